@@ -1,0 +1,1 @@
+"""The bounded browser adapter: observation, actions, the model loop and the scripted endpoint."""

@@ -1,0 +1,74 @@
+"""The one place that builds browsers: which Chromium to run, and how to launch it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from playwright.async_api import Browser, Playwright
+
+ENV_VAR = "COMPUTEROPS_CHROMIUM"
+SYSTEM_CHROMIUMS: tuple[str, ...] = (
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+)
+LAUNCH_ARGS: tuple[str, ...] = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+)
+
+
+class ChromiumNotFound(RuntimeError):
+    """No Chromium to run: neither Playwright's own build nor a system one."""
+
+
+def find_chromium(
+    bundled: str | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    candidates: Sequence[str] = SYSTEM_CHROMIUMS,
+) -> str | None:
+    """The Chromium executable to launch; None means "use Playwright's own build".
+
+    `bundled` is Playwright's expected executable path (`playwright.chromium.executable_path`).
+    An explicit `COMPUTEROPS_CHROMIUM` wins over everything and must exist; otherwise Playwright's
+    build is used when installed, else the first existing system Chromium.
+    """
+    env = os.environ if env is None else env
+    explicit = env.get(ENV_VAR, "").strip()
+    if explicit:
+        if Path(explicit).is_file():
+            return explicit
+        raise ChromiumNotFound(f"{ENV_VAR}={explicit!r} does not name an existing file.")
+    if bundled and Path(bundled).is_file():
+        return None
+    for candidate in candidates:
+        if Path(candidate).is_file():
+            return candidate
+    tried = ", ".join([f"Playwright's Chromium ({bundled})", f"${ENV_VAR} (unset)", *candidates])
+    raise ChromiumNotFound(
+        f"No Chromium found. Tried: {tried}. Install one with `apt-get install chromium` "
+        f"or `playwright install chromium`, or set {ENV_VAR} to a Chromium executable."
+    )
+
+
+def chromium_executable(playwright: Playwright) -> str | None:
+    """`find_chromium` for this Playwright installation."""
+    return find_chromium(playwright.chromium.executable_path)
+
+
+async def launch_browser(playwright: Playwright) -> Browser:
+    """A headless Chromium with the benchmark's launch flags."""
+    return await playwright.chromium.launch(
+        executable_path=chromium_executable(playwright),
+        headless=True,
+        args=list(LAUNCH_ARGS),
+    )

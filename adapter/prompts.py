@@ -1,0 +1,97 @@
+"""The conversation format between the adapter and a model, defined once.
+
+The model loop writes messages with these functions; the scripted endpoint reads the same
+messages back with the parsers below, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from adapter.actions import text_protocol
+
+OBSERVATION_MARK = "\n\nObservation:\n"
+TASK_MARK = "Task: "
+OMITTED = "[observation omitted to fit the context]"
+RESULT_OK = "Result: ok"
+
+_SYSTEM = """You operate a web application through a text view of its pages.
+Each observation lists the page text and every visible control as a line like
+[7] button "Save". Act on a control by its id in brackets. Use one action per reply.
+Only pages of this site are reachable. When the task is complete, or cannot be completed,
+call done with success true or false and a short message with any answer the task asks for.
+Your claim of success is checked against the application's records."""
+
+
+def system_prompt(*, text_protocol_mode: bool) -> str:
+    """The system prompt; in text mode it also describes the action protocol."""
+    if text_protocol_mode:
+        return _SYSTEM + "\n\n" + text_protocol()
+    return _SYSTEM
+
+
+def first_message(instruction: str, observation: str) -> str:
+    return f"{TASK_MARK}{instruction}{OBSERVATION_MARK}{observation}"
+
+
+def result_message(result: str, observation: str | None) -> str:
+    return result if observation is None else f"{result}{OBSERVATION_MARK}{observation}"
+
+
+def result_ok(note: str) -> str:
+    return f"{RESULT_OK} — {note}" if note else RESULT_OK
+
+
+def result_rejected(cause: str, reason: str) -> str:
+    return f"Result: rejected ({cause}) — {reason}"
+
+
+def _content(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def instruction_of(messages: Sequence[Any]) -> str | None:
+    """The task instruction from the first user message."""
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "user":
+            text = _content(message)
+            if text.startswith(TASK_MARK):
+                return text[len(TASK_MARK):].split(OBSERVATION_MARK, 1)[0]
+            return None
+    return None
+
+
+def latest_observation(messages: Sequence[Any]) -> str:
+    """The most recent observation text in the conversation ('' if none)."""
+    for message in reversed(messages):
+        text = _content(message)
+        if OBSERVATION_MARK in text:
+            return text.split(OBSERVATION_MARK, 1)[1]
+    return ""
+
+
+def accepted_actions(messages: Sequence[Any]) -> int:
+    """How many actions the environment accepted so far."""
+    return sum(
+        1 for message in messages
+        if isinstance(message, dict) and message.get("role") in ("tool", "user")
+        and _content(message).startswith(RESULT_OK)
+    )
+
+
+def assistant_turns(messages: Sequence[Any]) -> int:
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+_WS = re.compile(r"\s+")
+
+
+def normalise_instruction(text: str) -> str:
+    return _WS.sub(" ", text).strip()

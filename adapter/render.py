@@ -1,0 +1,248 @@
+"""Annotated HTML (from annotate.js) → the compact text observation. Pure: no browser needed.
+
+The text is a header (`Page:`, `URL:`, any `Dialog:` lines), then the page in document order:
+headings as `# ...`, text as lines, list items as `- ...`, table rows as `| a | b |`, and each
+control on its own line exactly as `format_control` writes it. Controls inside a table row follow
+the row. Text of a `<label>` whose control is shown is left out: the control line carries it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from bs4 import BeautifulSoup
+from bs4.element import Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+
+from adapter.observation import Control, Observation, format_control
+
+# Mirrors BLOCK_TAGS in annotate.js; other elements laid out as blocks carry data-co-block.
+BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
+    "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+    "header", "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table",
+    "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+})
+HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
+# Controls whose text in a table cell is their name; other controls show as their [id].
+NAMED_IN_CELLS = frozenset({"link", "button"})
+_NOT_TEXT = (Comment, Declaration, Doctype, ProcessingInstruction)
+TRUNCATION_HINT = "Use navigate with a more specific page or filter."
+
+
+@dataclass
+class _Line:
+    text: str
+    control: Control | None = None
+
+
+@dataclass
+class _Writer:
+    """Collects lines; inline text is buffered until a block boundary or a control line."""
+
+    lines: list[_Line] = field(default_factory=list)
+    buffer: list[str] = field(default_factory=list)
+    prefix: str = ""
+
+    def text(self, value: str) -> None:
+        self.buffer.append(value)
+
+    def flush(self) -> None:
+        text = " ".join("".join(self.buffer).split())
+        self.buffer.clear()
+        if text:
+            self.lines.append(_Line(self.prefix + text))
+            self.prefix = ""
+
+    def end_block(self) -> None:
+        self.flush()
+        self.prefix = ""
+
+    def control(self, control: Control) -> None:
+        self.flush()
+        self.lines.append(_Line(format_control(control), control))
+
+
+def control_from(tag: Tag) -> Control:
+    """The Control described by an element's data-co-* attributes."""
+
+    def attr(name: str) -> str | None:
+        value = tag.get(f"data-co-{name}")
+        return value if isinstance(value, str) else None
+
+    checked = attr("checked")
+    options = attr("options")
+    return Control(
+        id=attr("id") or "",
+        role=attr("role") or "generic",
+        name=" ".join((attr("name") or "").split()),
+        value=attr("value"),
+        checked=None if checked is None else checked == "true",
+        options=json.loads(options) if options else [],
+        required=tag.has_attr("data-co-required"),
+        disabled=tag.has_attr("data-co-disabled"),
+        readonly=tag.has_attr("data-co-readonly"),
+        validation=attr("validation") or None,
+        href=attr("href"),
+    )
+
+
+class _Renderer:
+    def __init__(self, shown_ids: set[str]) -> None:
+        self.out = _Writer()
+        self.shown_ids = shown_ids
+
+    def node(self, node: object, *, controls_only: bool = False) -> None:
+        if isinstance(node, NavigableString):
+            if not controls_only and not isinstance(node, _NOT_TEXT):
+                self.out.text(str(node))
+            return
+        if not isinstance(node, Tag):
+            return
+        if node.has_attr("data-co-id"):
+            self.out.control(control_from(node))
+            self.children(node, controls_only=True)
+            return
+        label_for = node.get("data-co-label-for")
+        if isinstance(label_for, str) and label_for in self.shown_ids:
+            self.children(node, controls_only=True)
+            return
+        if controls_only:
+            self.children(node, controls_only=True)
+        elif node.name == "table":
+            self.table(node)
+        elif node.name == "br":
+            self.out.flush()
+        elif node.name in HEADING_LEVELS:
+            self.block(node, "#" * HEADING_LEVELS[node.name] + " ")
+        elif node.name == "li":
+            self.block(node, "- ")
+        elif node.name in BLOCK_TAGS or node.has_attr("data-co-block") or node.has_attr("data-co-frame"):
+            self.block(node, "")
+        else:
+            self.children(node)
+
+    def children(self, node: Tag, *, controls_only: bool = False) -> None:
+        for child in node.children:
+            self.node(child, controls_only=controls_only)
+
+    def block(self, node: Tag, prefix: str) -> None:
+        self.out.end_block()
+        self.out.prefix = prefix
+        self.children(node)
+        self.out.end_block()
+
+    def table(self, table: Tag) -> None:
+        self.out.end_block()
+        for part in _own(table, "caption"):
+            self.block(part, "")
+        for row in _own_rows(table):
+            cells = [c for c in row.children if isinstance(c, Tag) and c.name in ("td", "th")]
+            texts = [" ".join("".join(_cell_text(c)).split()) for c in cells]
+            if any(texts):
+                self.out.lines.append(_Line("| " + " | ".join(texts) + " |"))
+            for cell in cells:
+                self.children(cell, controls_only=True)
+        self.out.end_block()
+
+
+def _own(table: Tag, name: str) -> Iterator[Tag]:
+    return (c for c in table.children if isinstance(c, Tag) and c.name == name)
+
+
+def _own_rows(table: Tag) -> Iterator[Tag]:
+    """Rows of this table, not of tables nested in its cells."""
+    for row in table.find_all("tr"):
+        if row.find_parent("table") is table:
+            yield row
+
+
+def _cell_text(node: Tag) -> Iterator[str]:
+    for child in node.children:
+        if isinstance(child, NavigableString):
+            if not isinstance(child, _NOT_TEXT):
+                yield str(child)
+        elif isinstance(child, Tag):
+            if child.has_attr("data-co-id"):
+                yield _cell_token(child)
+            elif child.has_attr("data-co-label-for"):
+                yield from (_cell_token(tag) for tag in child.find_all(None, {"data-co-id": True}))
+            elif child.name == "br" or child.name in BLOCK_TAGS:
+                yield " "
+                yield from _cell_text(child)
+                yield " "
+            else:
+                yield from _cell_text(child)
+
+
+def _cell_token(tag: Tag) -> str:
+    """A control inside a table cell: links and buttons read as their name, others as [id]."""
+    control = control_from(tag)
+    return f" {control.name} " if control.role in NAMED_IN_CELLS else f" [{control.id}] "
+
+
+def _body_lines(annotated_html: str) -> list[_Line]:
+    soup = BeautifulSoup(annotated_html, "html.parser")
+    shown = {tag["data-co-id"] for tag in soup.find_all(None, {"data-co-id": True})}
+    renderer = _Renderer({s for s in shown if isinstance(s, str)})
+    root = soup.find("body")
+    renderer.node(root if isinstance(root, Tag) else soup)
+    renderer.out.end_block()
+    return renderer.out.lines
+
+
+def _size(lines: list[_Line]) -> int:
+    return sum(len(line.text) + 1 for line in lines)
+
+
+def _bound(head: list[_Line], body: list[_Line], max_chars: int) -> tuple[list[_Line], int]:
+    """Keep head, a prefix of the text lines and as many control lines as fit; report omitted chars.
+
+    Control lines come first in the budget, so every control stays when the controls fit.
+    """
+    total = _size(body)
+    notice_room = 120
+    budget = max_chars - _size(head) - notice_room
+    controls = [line for line in body if line.control]
+    kept_ids: set[int] = set()
+    used = 0
+    for line in controls:
+        if used + len(line.text) + 1 > budget:
+            break
+        kept_ids.add(id(line))
+        used += len(line.text) + 1
+    for line in body:
+        if line.control:
+            continue
+        if used + len(line.text) + 1 > budget:
+            break  # keep a contiguous start of the page's text, not scattered lines
+        kept_ids.add(id(line))
+        used += len(line.text) + 1
+    kept = [line for line in body if id(line) in kept_ids]
+    return kept, total - _size(kept)
+
+
+def render_observation(
+    annotated_html: str,
+    *,
+    url: str,
+    title: str,
+    max_chars: int = 6000,
+    dialogs: list[str] | None = None,
+) -> Observation:
+    """Render annotated HTML to the observation text and its control table (same order)."""
+    dialogs = list(dialogs or [])
+    head = [_Line(f"Page: {' '.join(title.split())}"), _Line(f"URL: {url}")]
+    head += [_Line(f"Dialog: {json.dumps(text, ensure_ascii=False)}") for text in dialogs]
+    head.append(_Line(""))
+    body = _body_lines(annotated_html)
+    truncated = len("\n".join(line.text for line in head + body)) > max_chars
+    if truncated:
+        body, omitted = _bound(head, body, max_chars)
+        body.append(_Line(f"Output truncated: {omitted} characters omitted. {TRUNCATION_HINT}"))
+    text = "\n".join(line.text for line in head + body)
+    controls = [line.control for line in body if line.control]
+    return Observation(
+        url=url, title=title, text=text, controls=controls, truncated=truncated, dialogs=dialogs
+    )

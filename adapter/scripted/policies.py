@@ -1,0 +1,182 @@
+"""Deterministic scripted policies. Each sees only the conversation, like a real model would.
+
+`oracle` follows the task's scripted control, resolving each step's role and accessible name to
+a control id in the latest observation text; if the observation does not show the control, it
+gives up honestly. The other policies fail in characteristic ways. Policies are stateless: the
+step to take is derived from the conversation (how many actions were accepted so far).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from adapter.observation import controls_in_text
+from adapter.prompts import (
+    accepted_actions,
+    assistant_turns,
+    instruction_of,
+    latest_observation,
+    normalise_instruction,
+)
+from tasks import LoadedTask, ScriptedStep
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a policy may look at."""
+
+    task: LoadedTask | None
+    observation: str
+    accepted: int
+    turns: int
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted model reply: a tool call (name + raw JSON arguments, possibly malformed) or text."""
+
+    tool: str | None = None
+    arguments: str | None = None
+    content: str | None = None
+
+
+def _call(name: str, **arguments: Any) -> Reply:
+    return Reply(tool=name, arguments=json.dumps(arguments, ensure_ascii=False))
+
+
+def _give_up(reason: str) -> Reply:
+    return _call("done", success=False, message=reason)
+
+
+def resolve_step(step: ScriptedStep, observation: str) -> Reply:
+    """Turn a step addressed by role and name into a tool call on the control the observation shows."""
+    if step.action == "done":
+        return _call("done", success=bool(step.success), message=step.message or "")
+    if step.action == "navigate":
+        return _call("navigate", url=step.url)
+    if step.action == "back":
+        return _call("back")
+    match = next(
+        (cid for cid, role, name in controls_in_text(observation) if role == step.role and name == step.name), None
+    )
+    if match is None:
+        return _give_up(f"The page shows no {step.role} named {step.name!r}; cannot continue.")
+    if step.action == "fill":
+        return _call("fill", id=match, text=step.text)
+    if step.action == "select":
+        return _call("select", id=match, option=step.option)
+    if step.action == "check":
+        return _call("check", id=match, checked=True if step.checked is None else step.checked)
+    return _call("click", id=match)
+
+
+def follow(steps: Sequence[ScriptedStep], conversation: Conversation) -> Reply:
+    """Take the next step of a step list, given how many actions were accepted."""
+    if conversation.accepted >= len(steps):
+        return _give_up("The scripted steps are used up.")
+    return resolve_step(steps[conversation.accepted], conversation.observation)
+
+
+def _require_task(conversation: Conversation) -> LoadedTask | Reply:
+    if conversation.task is None:
+        return _give_up("Scripted policy: this instruction is not a task of the catalog.")
+    return conversation.task
+
+
+def oracle(conversation: Conversation) -> Reply:
+    task = _require_task(conversation)
+    return task if isinstance(task, Reply) else follow(task.spec.scripted_control, conversation)
+
+
+def noop(conversation: Conversation) -> Reply:
+    return _call("done", success=True, message="Done.")
+
+
+def false_finish(conversation: Conversation) -> Reply:
+    """Follows the first half of the scripted control, then claims success."""
+    task = _require_task(conversation)
+    if isinstance(task, Reply):
+        return task
+    acting = [s for s in task.spec.scripted_control if s.action != "done"]
+    if conversation.accepted < len(acting) // 2:
+        return follow(acting, conversation)
+    return _call("done", success=True, message="All done, the task is complete.")
+
+
+def give_up(conversation: Conversation) -> Reply:
+    return _give_up("I could not work out how to complete this task.")
+
+
+def loop(conversation: Conversation) -> Reply:
+    """Repeats the first step of the scripted control for ever (a budget-exhausting loop)."""
+    task = _require_task(conversation)
+    if isinstance(task, Reply):
+        return task
+    reply = resolve_step(task.spec.scripted_control[0], conversation.observation)
+    if reply.tool == "done":
+        controls = controls_in_text(conversation.observation)
+        return _call("click", id=controls[0][0]) if controls else _call("back")
+    return reply
+
+
+_MALFORMED: tuple[Reply, ...] = (
+    Reply(content="Let me think about which control to use first."),
+    Reply(tool="click", arguments='{"id": 5'),
+    Reply(tool="click", arguments='{"id": "9999"}'),
+    Reply(tool="navigate", arguments='{"url": "https://example.com/"}'),
+    Reply(tool="teleport", arguments="{}"),
+)
+
+
+def malformed(conversation: Conversation) -> Reply:
+    """Rotates through output the adapter must reject: prose, bad JSON, unknown id, off-site, unknown action."""
+    return _MALFORMED[conversation.turns % len(_MALFORMED)]
+
+
+def negative(control_id: str) -> Callable[[Conversation], Reply]:
+    """Follows one negative control of the task (used by `tasks check`)."""
+
+    def policy(conversation: Conversation) -> Reply:
+        task = _require_task(conversation)
+        if isinstance(task, Reply):
+            return task
+        control = next((n for n in task.spec.negative_controls if n.id == control_id), None)
+        if control is None:
+            return _give_up(f"Task {task.id} has no negative control {control_id!r}.")
+        return follow(control.derive(list(task.spec.scripted_control)), conversation)
+
+    return policy
+
+
+POLICIES: dict[str, Callable[[Conversation], Reply]] = {
+    "oracle": oracle,
+    "false-finish": false_finish,
+    "give-up": give_up,
+    "loop": loop,
+    "malformed": malformed,
+    "noop": noop,
+}
+POLICY_NAMES = (*POLICIES, "negative:<control-id>")
+
+
+def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
+    """A policy from its name; `negative:ID` follows that negative control. Unknown names raise."""
+    if name.startswith("negative:") and len(name) > len("negative:"):
+        return negative(name.split(":", 1)[1])
+    if name not in POLICIES:
+        raise ValueError(f"unknown scripted policy {name!r}; known: {', '.join(POLICY_NAMES)}")
+    return POLICIES[name]
+
+
+def decide(policy: str, messages: Sequence[Any], tasks_by_instruction: dict[str, LoadedTask]) -> Reply:
+    """The scripted model's reply to a chat request."""
+    instruction = instruction_of(messages)
+    task = tasks_by_instruction.get(normalise_instruction(instruction)) if instruction else None
+    conversation = Conversation(
+        task=task, observation=latest_observation(messages),
+        accepted=accepted_actions(messages), turns=assistant_turns(messages),
+    )
+    return policy_by_name(policy)(conversation)

@@ -1,0 +1,95 @@
+"""`computerops tasks check`: the catalog proves each task solvable and each verifier strict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.records import EpisodeRecord
+from computerops.runner import Progress, execute_run
+from tasks import LoadedTask
+
+REJECTED = {"false_completion", "honest_failure"}
+
+
+class ControlResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    control: str
+    """`scripted`, `no-op` or `negative:<id>`."""
+    expected: str
+    outcome: str
+    replay: str
+    ok: bool
+
+
+class TaskCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task_id: str
+    solvable: bool
+    noop_rejected: bool
+    negatives_rejected: int
+    negatives_total: int
+    results: list[ControlResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+
+def check_plan(tasks: list[LoadedTask]) -> list[PlannedEpisode]:
+    """Per task: the scripted control (oracle), the no-op control, then every negative control."""
+    plan: list[PlannedEpisode] = []
+    for task in tasks:
+        policies = ["oracle", "noop", *(f"negative:{n.id}" for n in task.spec.negative_controls)]
+        for policy in policies:
+            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task.id}--{policy.replace(':', '-')}",
+                                       task_id=task.id, policy=policy))
+    return plan
+
+
+def _judge(task: LoadedTask, record: EpisodeRecord, policy: str) -> ControlResult:
+    if policy == "oracle":
+        control, expected = "scripted", "verified_success"
+        ok = record.outcome == "verified_success"
+    elif policy == "noop":
+        control, expected = "no-op", "rejected"
+        ok = record.outcome in REJECTED
+    else:
+        negative_id = policy.split(":", 1)[1]
+        control = f"negative:{negative_id}"
+        negative = next(n for n in task.spec.negative_controls if n.id == negative_id)
+        if negative.equivalent_to_success:
+            expected = "verified_success (marked equivalent)"
+            ok = record.outcome == "verified_success"
+        else:
+            expected = "rejected"
+            ok = record.outcome in REJECTED
+    outcome = record.outcome + (f" ({record.false_completion_kind})" if record.false_completion_kind else "")
+    return ControlResult(control=control, expected=expected, outcome=outcome, replay=record.replay,
+                         ok=ok and record.replay == "PASS")
+
+
+async def check_tasks(tasks: list[LoadedTask], out: Path, progress: Progress) -> list[TaskCheck]:
+    """Run every control of every task through the browser and the scripted endpoint."""
+    plan = check_plan(tasks)
+    config = RunConfig(run_id="tasks-check", tasks=[t.id for t in tasks],
+                       endpoint=EndpointConfig(kind="scripted", policies=sorted({p.policy or "" for p in plan})),
+                       episodes=plan)
+    records = await execute_run(config, tasks, out, progress)
+    by_episode = {r.episode_id: r for r in records}
+    checks = []
+    for task in tasks:
+        results = [
+            _judge(task, by_episode[p.episode_id], p.policy or "")
+            for p in plan if p.task_id == task.id
+        ]
+        negatives = [r for r in results if r.control.startswith("negative:")]
+        checks.append(TaskCheck(
+            task_id=task.id, solvable=results[0].ok, noop_rejected=results[1].ok,
+            negatives_rejected=sum(r.ok for r in negatives), negatives_total=len(negatives), results=results,
+        ))
+    return checks

@@ -1,0 +1,231 @@
+"""The `computerops` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from adapter.loop import Bounds, ToolMode
+from adapter.scripted import create_scripted_app
+from computerops.bundle import BundleError, RunDirectory
+from computerops.checking import check_tasks
+from computerops.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.console import console, print_receipts, print_report, print_task_checks, print_tasks
+from computerops.replaying import replay_run
+from computerops.report import run_report
+from computerops.runner import EndpointError, execute_run
+from sites.kit.app import create_app
+from sites.kit.tenancy import TenantRegistry
+from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
+
+app = typer.Typer(help="ComputerOps: a benchmark server for tool-using browser agents.", no_args_is_help=True,
+                  pretty_exceptions_enable=False)
+tasks_app = typer.Typer(help="The task catalog.", no_args_is_help=True)
+app.add_typer(tasks_app, name="tasks")
+
+DEMO_POLICIES = "oracle,false-finish,give-up,loop,malformed"
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    console.print(f"[red]error:[/] {message}")
+    return typer.Exit(code)
+
+
+def _progress(line: str) -> None:
+    console.print(line)
+
+
+@app.command()
+def run(
+    out: Annotated[Path, typer.Option(help="New run directory to write.")],
+    tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
+    endpoint: Annotated[str | None, typer.Option(help="scripted:POLICY[,POLICY...] (the built-in endpoint).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1")]
+    = None,
+    model: Annotated[str | None, typer.Option(help="Model name to request (with --base-url).")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key.")] = None,
+    artifact_sha256: Annotated[str | None, typer.Option(help="SHA-256 of the model file, if you know it.")] = None,
+    action_budget: int = 32,
+    max_response_tokens: int = 180,
+    context_tokens: int = 8192,
+    temperature: float = 0.0,
+    seed: int = 42,
+    tool_mode: Annotated[str, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
+    = "auto",
+) -> None:
+    """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
+    try:
+        catalog = load_catalog()
+        selected = select_tasks(catalog, tasks)
+        endpoint_config = parse_endpoint(endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
+                                         artifact_sha256=artifact_sha256)
+        if tool_mode not in ("auto", "native", "text"):
+            raise ValueError(f"--tool-mode must be auto, native or text, not {tool_mode!r}")
+        mode: ToolMode = tool_mode  # type: ignore[assignment]
+        bounds = Bounds(action_budget=action_budget, max_response_tokens=max_response_tokens,
+                        context_tokens=context_tokens, temperature=temperature, seed=seed, tool_mode=mode)
+    except (TaskFileError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    task_ids = [t.id for t in selected]
+    config = RunConfig(run_id=out.name, tasks=task_ids, endpoint=endpoint_config, bounds=bounds,
+                       episodes=plan_episodes(task_ids, endpoint_config))
+    _execute(config, selected, out)
+    _report(RunDirectory.open(out), as_json=False)
+
+
+def _execute(config: RunConfig, selected: list[LoadedTask], out: Path) -> None:
+    try:
+        asyncio.run(execute_run(config, selected, out, _progress))
+    except (EndpointError, BundleError) as exc:
+        raise _fail(str(exc)) from exc
+
+
+def _report(bundle: RunDirectory, *, as_json: bool) -> None:
+    manifest = bundle.manifest()
+    report = run_report(manifest.config.run_id, manifest.scripted, bundle.records())
+    if as_json:
+        typer.echo(report.total.model_dump_json(indent=2) if len(report.by_endpoint) <= 1
+                   else report.model_dump_json(indent=2))
+    else:
+        print_report(report)
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the numbers as JSON.")] = False,
+) -> None:
+    """Print the outcome table of a run."""
+    try:
+        bundle = RunDirectory.open(run_dir)
+        manifest = bundle.manifest()
+        report_ = run_report(manifest.config.run_id, manifest.scripted, bundle.records())
+    except BundleError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        payload = report_.total.model_dump(mode="json")
+        payload["run_id"] = report_.run_id
+        payload["by_endpoint"] = [row.model_dump(mode="json") for row in report_.by_endpoint]
+        typer.echo(json.dumps(payload, indent=2))
+    else:
+        print_report(report_)
+
+
+@app.command()
+def replay(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the receipts as JSON.")] = False,
+) -> None:
+    """Replay every episode's saved operations on a fresh tenant; exit 0 only if all PASS."""
+    try:
+        receipts = asyncio.run(replay_run(RunDirectory.open(run_dir)))
+    except (BundleError, TaskFileError) as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps([r.model_dump(mode="json") for r in receipts], indent=2))
+    else:
+        print_receipts(receipts)
+    failed = [r for r in receipts if r.result != "PASS"]
+    if failed:
+        raise _fail(f"{len(failed)} of {len(receipts)} replays FAILED; first: {failed[0].episode_id}: "
+                    f"{failed[0].first_mismatch}", code=1)
+    console.print(f"All {len(receipts)} replays PASS.")
+
+
+@tasks_app.command("list")
+def tasks_list() -> None:
+    """List the catalog."""
+    try:
+        print_tasks(list(load_catalog().values()))
+    except TaskFileError as exc:
+        raise _fail(str(exc)) from exc
+
+
+@tasks_app.command("check")
+def tasks_check(
+    tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
+    out: Annotated[Path | None, typer.Option(help="Keep the check's run directory here.")] = None,
+) -> None:
+    """Prove every task solvable by its scripted control and every verifier strict."""
+    try:
+        selected = select_tasks(load_catalog(), tasks)
+    except TaskFileError as exc:
+        raise _fail(str(exc)) from exc
+    with tempfile.TemporaryDirectory(prefix="computerops-check-") as scratch:
+        target = out or Path(scratch) / "tasks-check"
+        try:
+            checks = asyncio.run(check_tasks(selected, target, _progress))
+        except (EndpointError, BundleError) as exc:
+            raise _fail(str(exc)) from exc
+    print_task_checks(checks)
+    if not all(c.ok for c in checks):
+        raise _fail("some controls did not behave as the task declares", code=1)
+
+
+@app.command()
+def demo(
+    out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/demo-<time>).")] = None,
+) -> None:
+    """Everything end to end against the SCRIPTED endpoint: run, verify, replay, report."""
+    target = out or Path("runs") / f"demo-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S')}"
+    console.print(f"[bold]ComputerOps demo[/] — scripted policies {DEMO_POLICIES} on every task; "
+                  f"writing {target}")
+    catalog = load_catalog()
+    selected = list(catalog.values())
+    endpoint_config = parse_endpoint(f"scripted:{DEMO_POLICIES}", base_url=None, model=None, api_key_env=None)
+    task_ids = [t.id for t in selected]
+    config = RunConfig(run_id=target.name, tasks=task_ids, endpoint=endpoint_config,
+                       episodes=plan_episodes(task_ids, endpoint_config))
+    _execute(config, selected, target)
+    bundle = RunDirectory.open(target)
+    _report(bundle, as_json=False)
+    receipts = asyncio.run(replay_run(bundle))
+    print_receipts(receipts)
+    passed = sum(r.result == "PASS" for r in receipts)
+    console.print(f"Replayed from disk: {passed}/{len(receipts)} PASS. Evidence in {target}/")
+    if passed != len(receipts):
+        raise typer.Exit(1)
+
+
+@app.command()
+def serve(
+    site: str = "helpdesk",
+    seed: int = 1,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+) -> None:
+    """Serve the sites for a person, with one fresh tenant; prints the URL that enters it."""
+    registry = TenantRegistry()
+    try:
+        tenant = registry.create(site, seed)
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    console.print(f"Tenant for {site} (seed {seed}) ready. Open http://{host}:{port}/_enter/{tenant.token}")
+    uvicorn.run(create_app(registry), host=host, port=port, log_level="info")
+
+
+@app.command("mock-llm")
+def mock_llm(
+    policy: Annotated[str, typer.Option(help="Default scripted policy: oracle, false-finish, give-up, loop, "
+                                              "malformed, noop, negative:<id>.")] = "oracle",
+    host: str = "127.0.0.1",
+    port: int = 8799,
+) -> None:
+    """Serve the SCRIPTED OpenAI-compatible endpoint (/v1/models, /v1/chat/completions)."""
+    try:
+        scripted = create_scripted_app(list(load_catalog().values()), default_policy=policy)
+    except (TaskFileError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    console.print(f"Scripted endpoint (policy {policy}) at http://{host}:{port}/v1 — results are SCRIPTED.")
+    uvicorn.run(scripted, host=host, port=port, log_level="info")
+
+
+def main() -> None:
+    app()

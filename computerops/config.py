@@ -1,0 +1,102 @@
+"""The run configuration: what is frozen into a run's manifest before any model call."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from adapter.loop import Bounds
+from adapter.scripted.policies import policy_by_name
+
+RUN_FORMAT: Literal["computerops.run/1"] = "computerops.run/1"
+
+
+class EndpointConfig(BaseModel):
+    """Which model answers, as the operator *claims* it. What the endpoint says is recorded apart."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["scripted", "openai"]
+    policies: list[str] = Field(default_factory=list)
+    """Scripted policy names (kind scripted only); every task runs once per policy."""
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key; the key itself is never recorded."""
+    artifact_sha256: str | None = None
+    """SHA-256 of the model file, when the operator supplies it; never guessed."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> EndpointConfig:
+        if self.kind == "scripted" and not self.policies:
+            raise ValueError("a scripted endpoint needs at least one policy")
+        if self.kind == "openai" and not (self.base_url and self.model):
+            raise ValueError("an OpenAI-compatible endpoint needs --base-url and --model")
+        return self
+
+    def model_for(self, policy: str | None) -> str:
+        """The model name sent with each request, and the label results carry: `scripted:<policy>`
+        for the scripted endpoint, else the claimed model name."""
+        return f"scripted:{policy}" if self.kind == "scripted" else str(self.model)
+
+    @property
+    def scripted(self) -> bool:
+        return self.kind == "scripted"
+
+
+def parse_endpoint(
+    endpoint: str | None, *, base_url: str | None, model: str | None, api_key_env: str | None,
+    artifact_sha256: str | None = None,
+) -> EndpointConfig:
+    """From CLI options: `--endpoint scripted:POLICY`, or `--base-url URL --model NAME`."""
+    if endpoint and base_url:
+        raise ValueError("give either --endpoint scripted:POLICY or --base-url/--model, not both")
+    if endpoint:
+        kind, _, names = endpoint.partition(":")
+        policies = [p.strip() for p in names.split(",") if p.strip()]
+        if kind != "scripted" or not policies:
+            raise ValueError(f"--endpoint must look like scripted:POLICY[,POLICY...], got {endpoint!r}")
+        for policy in policies:
+            policy_by_name(policy)
+        return EndpointConfig(kind="scripted", policies=policies)
+    if not base_url:
+        raise ValueError("no endpoint: give --endpoint scripted:POLICY or --base-url URL --model NAME")
+    return EndpointConfig(kind="openai", base_url=base_url.rstrip("/"), model=model, api_key_env=api_key_env,
+                          artifact_sha256=artifact_sha256)
+
+
+class PlannedEpisode(BaseModel):
+    """One episode the run will attempt, fixed before any model call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    episode_id: str
+    task_id: str
+    policy: str | None = None
+    """The scripted policy, for a scripted endpoint."""
+
+
+def plan_episodes(task_ids: list[str], endpoint: EndpointConfig) -> list[PlannedEpisode]:
+    """Every task once per policy (once for a real endpoint); ids are stable for the same inputs."""
+    policies: list[str | None] = list(endpoint.policies) if endpoint.scripted else [None]
+    plan: list[PlannedEpisode] = []
+    for task_id in task_ids:
+        for policy in policies:
+            suffix = f"--{policy.replace(':', '-')}" if policy and len(policies) > 1 else ""
+            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
+                                       policy=policy))
+    return plan
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run's conditions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["computerops.run/1"] = RUN_FORMAT
+    run_id: str
+    tasks: list[str] = Field(min_length=1)
+    endpoint: EndpointConfig
+    episodes: list[PlannedEpisode] = Field(min_length=1)
+    bounds: Bounds = Field(default_factory=Bounds)

@@ -1,0 +1,91 @@
+"""Rendering results for people: rich tables on the terminal. The only module that formats output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from computerops.checking import TaskCheck
+from computerops.report import RunReport
+from replays import Receipt
+from tasks import LoadedTask
+
+console = Console(highlight=False)
+
+
+def scripted_note(scripted: bool) -> str:
+    return " [bold yellow](SCRIPTED endpoint: deterministic policies, not a language model)[/]" if scripted else ""
+
+
+def print_report(report: RunReport) -> None:
+    table = Table(title=f"Run {report.run_id}" + scripted_note(report.scripted), title_justify="left")
+    for column in ("endpoint", "attempted", "verified success", "self-reported success", "false completions",
+                   "state / procedure / forbidden", "claimed failure", "no finish", "infra", "replay PASS"):
+        table.add_column(column, justify="left" if column == "endpoint" else "right")
+    rows = [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else [report.total]
+    for row in rows:
+        kinds = row.false_completion_kinds
+        table.add_row(
+            row.label if row.label != "all" else "[bold]all[/]", str(row.attempted), str(row.verified_success),
+            str(row.self_reported_success), str(row.false_completions),
+            f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}",
+            str(row.claimed_failure), str(row.no_finish), str(row.infrastructure_failures),
+            f"{row.replay_pass}/{row.attempted}",
+        )
+    console.print(table)
+    total = report.total
+    console.print(
+        f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
+        f" and {total.false_completions}/{total.self_reported_success} success claims."
+        f" Rejected actions: {total.rejected_actions}. Stop reasons: "
+        + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items())
+    )
+
+
+def print_receipts(receipts: Sequence[Receipt]) -> None:
+    table = Table(title="Replay receipts", title_justify="left")
+    for column in ("episode", "operations", "journal sha256", "verdict sha256", "result", "first mismatch"):
+        table.add_column(column)
+    for receipt in receipts:
+        colour = "green" if receipt.result == "PASS" else "red"
+        table.add_row(receipt.episode_id, str(receipt.operations), receipt.replayed_journal_sha256[:12],
+                      receipt.replayed_verdict_sha256[:12], f"[{colour}]{receipt.result}[/]",
+                      receipt.first_mismatch or "")
+    console.print(table)
+
+
+def print_tasks(tasks: Sequence[LoadedTask]) -> None:
+    table = Table(title=f"{len(tasks)} tasks", title_justify="left")
+    for column in ("id", "site", "family", "difficulty", "checks", "negative controls", "sha256"):
+        table.add_column(column)
+    for task in tasks:
+        spec = task.spec
+        checks = len(spec.expected_state) + len(spec.required_procedure) + 1
+        table.add_row(task.id, spec.site, spec.family, spec.difficulty, str(checks),
+                      str(len(spec.negative_controls)), task.sha256[:12])
+    console.print(table)
+
+
+def print_task_checks(checks: Sequence[TaskCheck]) -> None:
+    table = Table(title="tasks check (SCRIPTED controls through the browser and the scripted endpoint)",
+                  title_justify="left")
+    for column in ("task", "solvable", "no-op rejected", "negatives rejected", "problems"):
+        table.add_column(column)
+    for check in checks:
+        problems = "; ".join(f"{r.control}: expected {r.expected}, got {r.outcome}, replay {r.replay}"
+                             for r in check.results if not r.ok)
+        table.add_row(check.task_id, _mark(check.solvable), _mark(check.noop_rejected),
+                      f"{check.negatives_rejected}/{check.negatives_total}", problems)
+    console.print(table)
+    solvable = sum(c.solvable for c in checks)
+    noop = sum(c.noop_rejected for c in checks)
+    rejected = sum(c.negatives_rejected for c in checks)
+    total = sum(c.negatives_total for c in checks)
+    console.print(f"Total: solvable {solvable}/{len(checks)}, no-op rejected {noop}/{len(checks)}, "
+                  f"negative controls rejected {rejected}/{total}")
+
+
+def _mark(ok: bool) -> str:
+    return "[green]yes[/]" if ok else "[red]NO[/]"

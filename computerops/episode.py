@@ -1,0 +1,107 @@
+"""One episode end to end: fresh tenant, browser context bound to it, model loop, evidence, verdict."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import openai
+from playwright.async_api import Browser
+
+from adapter.driver import PageDriver
+from adapter.loop import AgentTranscript, ModelLoop
+from computerops.bundle import RunDirectory
+from computerops.config import PlannedEpisode, RunConfig
+from computerops.records import EpisodeRecord
+from replays import Receipt, RecordedEpisode, replay_episode
+from sites.kit.tenancy import TenantRegistry
+from tasks import LoadedTask
+from verifier import Claim, Verdict, judge
+
+TENANT_COOKIE = "computerops_tenant"
+ACTION_HEADER = "X-ComputerOps-Action"
+
+
+@dataclass(frozen=True)
+class EpisodeContext:
+    """What every episode of a run shares."""
+
+    config: RunConfig
+    bundle: RunDirectory
+    registry: TenantRegistry
+    replay_registry: TenantRegistry
+    browser: Browser
+    origin: str
+    client: openai.AsyncOpenAI
+
+
+def claim_of(transcript: AgentTranscript) -> Claim:
+    finish = transcript.finish
+    return Claim(success=None) if finish is None else Claim(success=finish.success, message=finish.message)
+
+
+async def _drive(ctx: EpisodeContext, task: LoadedTask, token: str, model: str) -> AgentTranscript:
+    context = await ctx.browser.new_context(base_url=ctx.origin)
+    try:
+        await context.add_cookies([{"name": TENANT_COOKIE, "value": token, "url": ctx.origin}])
+        # Action 0 is the start page the harness opens before the model's first action.
+        await context.set_extra_http_headers({ACTION_HEADER: "0"})
+        page = await context.new_page()
+        await page.goto(ctx.origin + task.spec.start_path, wait_until="domcontentloaded")
+        driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
+                            max_chars=ctx.config.bounds.observation_chars)
+        loop = ModelLoop(ctx.client, model, ctx.config.bounds, budget=task.spec.budgets.actions)
+        return await loop.run(driver, task.spec.instruction)
+    finally:
+        await context.close()
+
+
+async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode) -> tuple[EpisodeRecord, Receipt]:
+    """Run, judge, save and replay one episode; the record is admitted to the run only after all that."""
+    episode_id = planned.episode_id
+    model = ctx.config.endpoint.model_for(planned.policy)
+    started = time.monotonic()
+    tenant = ctx.registry.create(task.spec.site, task.spec.seed)
+    try:
+        transcript = await _drive(ctx, task, tenant.token, model)
+        operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
+    finally:
+        ctx.registry.drop(tenant)
+    wall_s = time.monotonic() - started
+    claim = claim_of(transcript)
+    verdict: Verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=operations, claim=claim)
+    write = ctx.bundle.write_evidence
+    evidence = {
+        "transcript.json": write(episode_id, "transcript.json", transcript),
+        "operations.json": write(episode_id, "operations.json", operations),
+        "journal.json": write(episode_id, "journal.json", journal),
+        "final_state.json": write(episode_id, "final_state.json", state),
+        "verdict.json": write(episode_id, "verdict.json", verdict),
+    }
+    receipt = await replay_episode(
+        task, RecordedEpisode(episode_id=episode_id, operations=operations, journal=journal,
+                              final_state=state, verdict=verdict),
+        ctx.replay_registry,
+    )
+    write(episode_id, "receipt.json", receipt)
+    calls = [s.call for s in transcript.steps]
+    prompt = [c.prompt_tokens for c in calls]
+    completion = [c.completion_tokens for c in calls]
+    record = EpisodeRecord(
+        episode_id=episode_id, task_id=task.id, task_sha256=task.sha256, endpoint=model,
+        scripted=ctx.config.endpoint.scripted,
+        outcome="infrastructure_failure" if transcript.stop_reason == "infrastructure" else verdict.outcome,
+        false_completion_kind=verdict.false_completion_kind, claim=claim,
+        stop_reason=transcript.stop_reason or "budget_exhausted", steps=len(transcript.steps),
+        rejected_actions=transcript.rejected_actions,
+        rejections_by_cause=dict(sorted(Counter(s.rejection.cause for s in transcript.steps if s.rejection).items())),
+        prompt_tokens=None if None in prompt else sum(p for p in prompt if p is not None),
+        completion_tokens=None if None in completion else sum(c for c in completion if c is not None),
+        wall_s=round(wall_s, 3), operations=len(operations), journal_entries=len(journal),
+        evidence_sha256=evidence, replay=receipt.result,
+        models_seen=sorted({c.model for c in calls if c.model}),
+        fingerprints_seen=sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
+    )
+    ctx.bundle.admit(record)
+    return record, receipt

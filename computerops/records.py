@@ -1,0 +1,76 @@
+"""What a run directory holds, as pydantic models: manifest and one record per admitted episode."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapter.loop import StopReason
+from computerops.config import RunConfig
+from verifier import Claim, FalseCompletionKind, Outcome
+
+EpisodeOutcome = Outcome | Literal["infrastructure_failure"]
+
+
+class TaskRef(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    sha256: str
+    path: str
+
+
+class ObservedEndpoint(BaseModel):
+    """What the endpoint said about itself. Unknown stays None; nothing is guessed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models_payload: Any | None = None
+    models_error: str | None = None
+    server_headers: dict[str, str] = Field(default_factory=dict)
+
+
+class RunManifest(BaseModel):
+    """Frozen before the first model call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: RunConfig
+    created_at: str
+    scripted: bool
+    """True when a scripted policy, not a model, produced every reply."""
+    tasks: list[TaskRef]
+    code_sha256: dict[str, str]
+    """Content hash of each package of ours (sites, adapter, verifier, tasks, replays, computerops)."""
+    versions: dict[str, str | None]
+    endpoint_observed: ObservedEndpoint
+
+
+class EpisodeRecord(BaseModel):
+    """One admitted episode: one line of episodes.jsonl."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    episode_id: str
+    task_id: str
+    task_sha256: str
+    endpoint: str
+    scripted: bool
+    outcome: EpisodeOutcome
+    false_completion_kind: FalseCompletionKind | None
+    claim: Claim
+    stop_reason: StopReason
+    steps: int
+    rejected_actions: int
+    rejections_by_cause: dict[str, int]
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    wall_s: float
+    operations: int
+    journal_entries: int
+    evidence_sha256: dict[str, str]
+    """sha256 of each evidence file of the episode, by file name."""
+    replay: Literal["PASS", "FAIL"]
+    models_seen: list[str]
+    fingerprints_seen: list[str]

@@ -1,0 +1,34 @@
+"""Serving an ASGI app on a free loopback port inside the running event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import uvicorn
+from starlette.types import ASGIApp
+
+
+@asynccontextmanager
+async def serve_app(app: ASGIApp, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """Run `app` with uvicorn on a free port of `host`; yields its origin, e.g. http://127.0.0.1:41234."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
+                                           access_log=False))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                task.result()  # raises the start-up error
+                raise RuntimeError("server stopped before it started")
+            await asyncio.sleep(0.01)
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()

@@ -1,0 +1,108 @@
+"""Re-running an episode's saved operations against a fresh tenant, in-process, without a browser."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from replays.hashing import canonical_sha256
+from replays.receipt import Receipt
+from sites.kit.app import create_app
+from sites.kit.records import JournalEntry, Operation, StateSnapshot
+from sites.kit.tenancy import TenantRegistry
+from tasks import LoadedTask
+from verifier import Verdict, judge
+
+ACTION_HEADER = "X-ComputerOps-Action"
+TENANT_HEADER = "X-ComputerOps-Tenant"
+_SHOWN = 20  # mismatches listed in a receipt before the rest are summarised
+
+
+@dataclass(frozen=True)
+class RecordedEpisode:
+    """The saved evidence of one episode that replay needs."""
+
+    episode_id: str
+    operations: list[Operation]
+    journal: list[JournalEntry]
+    final_state: StateSnapshot
+    verdict: Verdict
+
+
+def _first_difference(recorded: Operation, replayed: Operation) -> str | None:
+    for field in Operation.model_fields:
+        a, b = getattr(recorded, field), getattr(replayed, field)
+        if a != b:
+            return f"operation #{recorded.seq} {recorded.method} {recorded.path}: {field} recorded {a!r}, replayed {b!r}"
+    return None
+
+
+def _compare_journals(recorded: Sequence[JournalEntry], replayed: Sequence[JournalEntry]) -> list[str]:
+    problems = []
+    for old, new in zip(recorded, replayed, strict=False):
+        if old != new:
+            problems.append(f"journal entry #{old.seq} ({old.change} {old.table} {old.key}) differs on replay")
+    if len(recorded) != len(replayed):
+        problems.append(f"journal has {len(recorded)} entries recorded, {len(replayed)} on replay")
+    return problems
+
+
+async def replay_episode(
+    task: LoadedTask,
+    episode: RecordedEpisode,
+    registry: TenantRegistry,
+    *,
+    evidence_problems: Sequence[str] = (),
+) -> Receipt:
+    """Replay the operations in order on a fresh tenant of the task's site and seed; compare all.
+
+    `evidence_problems` are integrity failures found before replay (e.g. a file whose hash no
+    longer matches its record); they make the receipt FAIL and head its list of reasons.
+    """
+    problems = list(evidence_problems)
+    if episode.verdict.task_sha256 != task.sha256:
+        problems.append(f"task {task.id} changed since the episode ran (sha256 {episode.verdict.task_sha256[:12]} "
+                        f"recorded, {task.sha256[:12]} now)")
+    tenant = registry.create(task.spec.site, task.spec.seed)
+    try:
+        transport = httpx.ASGITransport(app=create_app(registry))
+        async with httpx.AsyncClient(transport=transport, base_url="http://replay.invalid") as client:
+            for op in episode.operations:
+                headers = {TENANT_HEADER: tenant.token}
+                if op.action is not None:
+                    headers[ACTION_HEADER] = str(op.action)
+                if op.content_type:
+                    headers["content-type"] = op.content_type
+                url = op.path + (f"?{op.query}" if op.query else "")
+                await client.request(op.method, url, content=op.body.encode("utf-8"), headers=headers)
+        replayed_ops = tenant.operations()
+        journal = tenant.journal()
+        state = tenant.snapshot()
+    finally:
+        registry.drop(tenant)
+    for old, new in zip(episode.operations, replayed_ops, strict=False):
+        difference = _first_difference(old, new)
+        if difference:
+            problems.append(difference)
+    if len(replayed_ops) != len(episode.operations):
+        problems.append(f"{len(episode.operations)} operations recorded, {len(replayed_ops)} logged on replay")
+    problems.extend(_compare_journals(episode.journal, journal))
+    if canonical_sha256(state) != canonical_sha256(episode.final_state):
+        problems.append("final state differs on replay")
+    verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=replayed_ops,
+                    claim=episode.verdict.claim)
+    if verdict != episode.verdict:
+        problems.append(f"verdict differs on replay: recorded {episode.verdict.outcome}, replayed {verdict.outcome}")
+    if len(problems) > _SHOWN:
+        problems = [*problems[:_SHOWN], f"... and {len(problems) - _SHOWN} more"]
+    return Receipt(
+        episode_id=episode.episode_id, task_id=task.id, task_sha256=task.sha256, site=task.spec.site,
+        seed=task.spec.seed, operations=len(episode.operations),
+        operations_sha256=canonical_sha256(episode.operations),
+        journal_sha256=canonical_sha256(episode.journal), replayed_journal_sha256=canonical_sha256(journal),
+        final_state_sha256=canonical_sha256(episode.final_state), replayed_final_state_sha256=canonical_sha256(state),
+        verdict_sha256=canonical_sha256(episode.verdict), replayed_verdict_sha256=canonical_sha256(verdict),
+        result="FAIL" if problems else "PASS", mismatches=problems,
+    )

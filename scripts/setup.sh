@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Set up ComputerOps on a fresh Debian/Ubuntu machine with Python 3.11+:
+# a virtual environment in .venv with the package and its dev tools, and a Chromium to drive.
+# Idempotent: a second run only checks. Needs root (or sudo) only when a system package is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+  say "need root for: $*"; exit 1; fi; }
+apt_updated=""
+apt_install() {
+  [ -n "$apt_updated" ] || { as_root apt-get update -qq; apt_updated=1; }
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+PYTHON="${PYTHON:-python3}"
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  say "Python 3.11 or newer is required ($PYTHON is $("$PYTHON" --version 2>&1 || echo missing))"; exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  if ! "$PYTHON" -m venv --help >/dev/null 2>&1 || ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
+    say "installing python3-venv"; apt_install python3-venv
+  fi
+  say "creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.computerops-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  say "installing computerops and its dev tools into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e '.[dev]'
+  touch "$stamp"
+fi
+
+# Chromium: Playwright's own build if installed, else a system Chromium (Debian's `chromium`).
+if ! .venv/bin/python -m adapter.browser >/dev/null 2>&1; then
+  if grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
+    say "installing Debian's chromium"; apt_install chromium
+  else
+    say "installing Playwright's Chromium"; .venv/bin/python -m playwright install --with-deps chromium
+  fi
+fi
+say "chromium: $(.venv/bin/python -m adapter.browser)"

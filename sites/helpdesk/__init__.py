@@ -1,0 +1,17 @@
+"""The helpdesk site: tickets, orders, refunds bound to approvals, goodwill credits, notifications."""
+
+from sites.helpdesk.models import METADATA, REFUND_POLICY_VERSION
+from sites.helpdesk.routes import build_router
+from sites.helpdesk.seed import seed_helpdesk
+from sites.kit.site import SiteDefinition
+
+HELPDESK = SiteDefinition(
+    name="helpdesk",
+    title="Helpdesk",
+    router=build_router,
+    metadata=METADATA,
+    seed=seed_helpdesk,
+    start_path="/helpdesk/",
+)
+
+__all__ = ["HELPDESK", "REFUND_POLICY_VERSION"]

@@ -1,0 +1,59 @@
+"""Rendering and look-ups shared by the helpdesk's routes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, col, select
+from starlette.responses import HTMLResponse
+
+from sites.helpdesk.models import Customer, Order, RefundApproval, Ticket
+from sites.kit.operation import OperationContext
+from sites.kit.pages import PageRenderer
+
+RENDERER = PageRenderer(Path(__file__).parent / "templates")
+PREFIX = "/helpdesk"
+
+
+def page(operation: OperationContext, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+    """A helpdesk page: the shared layout with nav and the operation's logical time ("Now: ...")."""
+    return RENDERER.page(name, status=status, now=operation.clock.text(), **context)
+
+
+def not_found(operation: OperationContext, what: str) -> HTMLResponse:
+    """The helpdesk's 404 page, naming what was looked for."""
+    return page(operation, "not_found.html", status=404, message=f"{what} was not found.")
+
+
+def ticket_by_number(session: Session, number: str) -> Ticket | None:
+    """The ticket numbered `number` (e.g. T-2001), or None."""
+    return session.exec(select(Ticket).where(Ticket.number == number)).first()
+
+
+def order_by_number(session: Session, number: str) -> Order | None:
+    """The order numbered `number` (e.g. O-1042), or None."""
+    return session.exec(select(Order).where(Order.number == number)).first()
+
+
+def customer_by_id(session: Session, customer_id: str) -> Customer | None:
+    """The customer with this id (given as path text), or None when it is not a known id."""
+    if not customer_id.isdigit():
+        return None
+    return session.get(Customer, int(customer_id))
+
+
+def customers_by_id(session: Session) -> dict[int, Customer]:
+    """Every customer keyed by id, for tables that show customer names."""
+    return {customer.id: customer for customer in session.exec(select(Customer)) if customer.id is not None}
+
+
+def orders_by_id(session: Session) -> dict[int, Order]:
+    """Every order keyed by id, for tables that show order numbers."""
+    return {order.id: order for order in session.exec(select(Order)) if order.id is not None}
+
+
+def approvals_of(session: Session, order: Order) -> list[RefundApproval]:
+    """The refund approvals issued for an order, by code."""
+    query = select(RefundApproval).where(RefundApproval.order_id == order.id).order_by(col(RefundApproval.id))
+    return list(session.exec(query))

@@ -1,0 +1,96 @@
+"""The refund procedure: which approvals a refund may use, and what issuing one changes.
+
+The rules are enforced here, on the server, so an agent cannot refund with an expired, used,
+foreign or outdated approval, or for a different amount than the one approved.
+"""
+
+from __future__ import annotations
+
+from sqlmodel import Session, select
+
+from sites.helpdesk.models import CURRENCIES, REFUND_POLICY_VERSION, Order, Refund, RefundApproval
+from sites.kit.money import format_cents
+
+
+def refunded_cents(session: Session, order: Order) -> int:
+    """Sum of every refund and goodwill credit already issued on the order."""
+    return sum(refund.amount_cents for refund in session.exec(select(Refund).where(Refund.order_id == order.id)))
+
+
+def refusal_for_amount(session: Session, order: Order, cents: int | None, text: str, kind: str) -> str | None:
+    """Why `text` cannot be refunded on this order (unparseable, not positive, too much), or None."""
+    if cents is None:
+        return f'{kind} refused: "{text}" is not an amount; type it like 49.90.'
+    if cents <= 0:
+        return f"{kind} refused: the amount must be more than 0.00."
+    remaining = order.total_cents - refunded_cents(session, order)
+    if cents > remaining:
+        return (
+            f"{kind} refused: {format_cents(cents)} {order.currency} is more than the "
+            f"{format_cents(remaining)} {order.currency} still refundable on order {order.number}."
+        )
+    return None
+
+
+def refusal_for_approval(
+    *, order: Order, approval: RefundApproval | None, code: str, cents: int, currency: str, now: str
+) -> str | None:
+    """Why this approval does not allow refunding `cents` `currency` on `order` at `now`, or None."""
+    if currency not in CURRENCIES:
+        return f"Refund refused: unknown currency {currency}."
+    if code in ("", "none"):
+        return f"Refund refused: an approval is required to refund order {order.number}."
+    if approval is None:
+        return f"Refund refused: approval {code} does not exist."
+    if approval.order_id != order.id:
+        return f"Refund refused: approval {approval.code} is not for order {order.number}."
+    if approval.status != "active":
+        return f"Refund refused: approval {approval.code} has already been used."
+    if approval.expires_at <= now:  # both are YYYY-MM-DD HH:MM, so text order is time order
+        return f"Refund refused: approval {approval.code} expired on {approval.expires_at}."
+    if approval.policy_version != REFUND_POLICY_VERSION:
+        return (
+            f"Refund refused: approval {approval.code} was issued under refund policy "
+            f"{approval.policy_version}, but policy {REFUND_POLICY_VERSION} is in force."
+        )
+    if approval.amount_cents != cents or approval.currency != currency:
+        return (
+            f"Refund refused: approval {approval.code} covers {format_cents(approval.amount_cents)} "
+            f"{approval.currency}, not {format_cents(cents)} {currency}."
+        )
+    return None
+
+
+def issue_refund(
+    session: Session,
+    *,
+    order: Order,
+    cents: int,
+    reason: str,
+    created_at: str,
+    approval: RefundApproval | None,
+) -> Refund:
+    """Records a refund (method "approval" when bound to one, else "goodwill") in the session.
+
+    The approval becomes "used" and the order "refunded" or "partially_refunded"; the caller's
+    session commits all of it, with its journal rows, as one transaction.
+    """
+    assert order.id is not None, "a stored order has an id"
+    already = refunded_cents(session, order)
+    refund = Refund(
+        order_id=order.id,
+        amount_cents=cents,
+        currency=order.currency if approval is None else approval.currency,
+        reason=reason,
+        method="goodwill" if approval is None else "approval",
+        approval_id=None if approval is None else approval.id,
+        status="issued",
+        created_at=created_at,
+    )
+    session.add(refund)
+    if approval is not None:
+        approval.status = "used"
+        session.add(approval)
+    order.status = "refunded" if already + cents >= order.total_cents else "partially_refunded"
+    session.add(order)
+    return refund

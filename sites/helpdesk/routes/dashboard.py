@@ -1,0 +1,48 @@
+"""Dashboard, approvals and notifications: the read-only overview pages."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from sqlmodel import col, select
+from starlette.responses import HTMLResponse
+
+from sites.helpdesk.models import Notification, RefundApproval, Ticket
+from sites.helpdesk.pages import customers_by_id, orders_by_id, page
+from sites.kit.deps import OperationDep, SessionDep
+
+router = APIRouter()
+
+
+@router.get("/", response_class=HTMLResponse)
+def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
+    """Counts of tickets by status, of active approvals and of notifications sent."""
+    tickets = list(session.exec(select(Ticket)))
+    approvals = list(session.exec(select(RefundApproval)))
+    counts = [
+        ("Open tickets", sum(ticket.status == "open" for ticket in tickets)),
+        ("Pending tickets", sum(ticket.status == "pending" for ticket in tickets)),
+        ("Solved tickets", sum(ticket.status == "solved" for ticket in tickets)),
+        ("Active approvals", sum(approval.status == "active" for approval in approvals)),
+        ("Notifications sent", len(list(session.exec(select(Notification))))),
+    ]
+    return page(operation, "dashboard.html", title="Helpdesk", counts=counts)
+
+
+@router.get("/approvals", response_class=HTMLResponse)
+def approvals(session: SessionDep, operation: OperationDep) -> HTMLResponse:
+    """Every refund approval with its order, approver, amount, expiry, policy and status."""
+    rows = list(session.exec(select(RefundApproval).order_by(col(RefundApproval.id))))
+    return page(operation, "approvals.html", title="Approvals", approvals=rows, orders=orders_by_id(session))
+
+
+@router.get("/notifications", response_class=HTMLResponse)
+def notifications(session: SessionDep, operation: OperationDep) -> HTMLResponse:
+    """Every notification sent, oldest first."""
+    rows = list(session.exec(select(Notification).order_by(col(Notification.id))))
+    return page(
+        operation,
+        "notifications.html",
+        title="Notifications",
+        notifications=rows,
+        customers=customers_by_id(session),
+    )

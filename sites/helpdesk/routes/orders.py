@@ -1,0 +1,146 @@
+"""Order list, order details, refunds bound to an approval, and goodwill credits."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form
+from fastapi.responses import RedirectResponse
+from sqlmodel import Session, col, select
+from starlette.responses import HTMLResponse, Response
+
+from sites.helpdesk.models import CURRENCIES, Customer, Order, Refund, RefundApproval
+from sites.helpdesk.pages import PREFIX, approvals_of, customers_by_id, not_found, order_by_number, page
+from sites.helpdesk.refunds import issue_refund, refusal_for_amount, refusal_for_approval
+from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.money import parse_cents
+from sites.kit.operation import OperationContext
+
+router = APIRouter()
+
+_NOTICES = {"refunded": "Refund issued.", "credited": "Goodwill credit issued."}
+
+
+@router.get("/orders", response_class=HTMLResponse)
+def order_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
+    """Every order by number."""
+    orders = list(session.exec(select(Order).order_by(col(Order.number))))
+    return page(operation, "orders.html", title="Orders", orders=orders, customers=customers_by_id(session))
+
+
+def _order_page(
+    session: Session, operation: OperationContext, order: Order, *, status: int = 200, **context: Any
+) -> HTMLResponse:
+    refunds = session.exec(select(Refund).where(Refund.order_id == order.id).order_by(col(Refund.id)))
+    approvals = approvals_of(session, order)
+    defaults: dict[str, Any] = {
+        "notice": None,
+        "refund_error": None,
+        "credit_error": None,
+        "amount": "",
+        "currency": order.currency,
+        "approval_code": "none",
+        "reason": "",
+        "credit_amount": "",
+        "credit_reason": "",
+    }
+    return page(
+        operation,
+        "order.html",
+        status=status,
+        title=f"Order {order.number}",
+        order=order,
+        customer=session.get(Customer, order.customer_id),
+        refunds=list(refunds),
+        approvals=approvals,
+        approval_codes={approval.id: approval.code for approval in approvals},
+        currencies=CURRENCIES,
+        **{**defaults, **context},
+    )
+
+
+@router.get("/orders/{number}", response_class=HTMLResponse)
+def order_detail(
+    number: str, session: SessionDep, operation: OperationDep, refunded: str = "", credited: str = ""
+) -> HTMLResponse:
+    """An order's details, its refunds, and the refund and goodwill forms; 404 for an unknown number."""
+    order = order_by_number(session, number)
+    if order is None:
+        return not_found(operation, f"Order {number}")
+    flags = {"refunded": refunded, "credited": credited}
+    notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
+    return _order_page(session, operation, order, notice=notice)
+
+
+@router.post("/orders/{number}/refunds", response_model=None)
+def refund_order(
+    number: str,
+    session: SessionDep,
+    operation: OperationDep,
+    amount: Annotated[str, Form()] = "",
+    currency: Annotated[str, Form()] = "",
+    approval: Annotated[str, Form()] = "none",
+    reason: Annotated[str, Form()] = "",
+) -> Response:
+    """Issues a refund bound to a valid approval; any rule broken → 422 naming it, and no change."""
+    order = order_by_number(session, number)
+    if order is None:
+        return not_found(operation, f"Order {number}")
+    cents = parse_cents(amount)
+    found = session.exec(select(RefundApproval).where(RefundApproval.code == approval)).first()
+    refusal = refusal_for_amount(session, order, cents, amount, "Refund")
+    if refusal is None and cents is not None:
+        refusal = refusal_for_approval(
+            order=order, approval=found, code=approval, cents=cents, currency=currency, now=operation.clock.text()
+        )
+    if refusal is not None or cents is None:
+        return _order_page(
+            session,
+            operation,
+            order,
+            status=422,
+            refund_error=refusal,
+            amount=amount,
+            currency=currency,
+            approval_code=approval,
+            reason=reason,
+        )
+    issue_refund(
+        session, order=order, cents=cents, reason=reason.strip(), created_at=operation.clock.text(), approval=found
+    )
+    return RedirectResponse(f"{PREFIX}/orders/{order.number}?refunded=1", status_code=303)
+
+
+@router.post("/orders/{number}/credits", response_model=None)
+def credit_order(
+    number: str,
+    session: SessionDep,
+    operation: OperationDep,
+    credit_amount: Annotated[str, Form()] = "",
+    credit_reason: Annotated[str, Form()] = "",
+) -> Response:
+    """Issues a goodwill credit (a refund without approval) in the order's currency."""
+    order = order_by_number(session, number)
+    if order is None:
+        return not_found(operation, f"Order {number}")
+    cents = parse_cents(credit_amount)
+    refusal = refusal_for_amount(session, order, cents, credit_amount, "Credit")
+    if refusal is not None or cents is None:
+        return _order_page(
+            session,
+            operation,
+            order,
+            status=422,
+            credit_error=refusal,
+            credit_amount=credit_amount,
+            credit_reason=credit_reason,
+        )
+    issue_refund(
+        session,
+        order=order,
+        cents=cents,
+        reason=credit_reason.strip(),
+        created_at=operation.clock.text(),
+        approval=None,
+    )
+    return RedirectResponse(f"{PREFIX}/orders/{order.number}?credited=1", status_code=303)

@@ -1,0 +1,134 @@
+"""Ticket list, ticket details, status changes and customer notifications."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form
+from fastapi.responses import RedirectResponse
+from sqlmodel import Session, col, select
+from starlette.responses import HTMLResponse, Response
+
+from sites.helpdesk.models import TICKET_STATUSES, Customer, Notification, Order, Ticket
+from sites.helpdesk.pages import PREFIX, customers_by_id, not_found, page, ticket_by_number
+from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.operation import OperationContext
+
+router = APIRouter()
+
+_NOTICES = {"saved": "Ticket updated.", "notified": "Notification sent."}
+
+
+@router.get("/tickets", response_class=HTMLResponse)
+def ticket_list(session: SessionDep, operation: OperationDep, status: str = "all") -> HTMLResponse:
+    """Tickets by number, optionally only those with one status."""
+    query = select(Ticket).order_by(col(Ticket.number))
+    if status in TICKET_STATUSES:
+        query = query.where(Ticket.status == status)
+    shown = status if status in TICKET_STATUSES else "all"
+    return page(
+        operation,
+        "tickets.html",
+        title="Tickets",
+        tickets=list(session.exec(query)),
+        customers=customers_by_id(session),
+        selected_status=shown,
+        statuses=("all", *TICKET_STATUSES),
+    )
+
+
+def _ticket_page(
+    session: Session,
+    operation: OperationContext,
+    ticket: Ticket,
+    *,
+    status: int = 200,
+    notice: str | None = None,
+    status_error: str | None = None,
+    notify_error: str | None = None,
+    subject: str = "",
+    message: str = "",
+) -> HTMLResponse:
+    return page(
+        operation,
+        "ticket.html",
+        status=status,
+        title=f"Ticket {ticket.number}",
+        ticket=ticket,
+        customer=session.get(Customer, ticket.customer_id),
+        order=None if ticket.order_id is None else session.get(Order, ticket.order_id),
+        statuses=TICKET_STATUSES,
+        notice=notice,
+        status_error=status_error,
+        notify_error=notify_error,
+        subject=subject,
+        message=message,
+    )
+
+
+@router.get("/tickets/{number}", response_class=HTMLResponse)
+def ticket_detail(
+    number: str, session: SessionDep, operation: OperationDep, saved: str = "", notified: str = ""
+) -> HTMLResponse:
+    """A ticket's details with its status form and notify form; 404 for an unknown number."""
+    ticket = ticket_by_number(session, number)
+    if ticket is None:
+        return not_found(operation, f"Ticket {number}")
+    flags = {"saved": saved, "notified": notified}
+    notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
+    return _ticket_page(session, operation, ticket, notice=notice)
+
+
+@router.post("/tickets/{number}/status", response_model=None)
+def change_status(
+    number: str, session: SessionDep, operation: OperationDep, status: Annotated[str, Form()] = ""
+) -> Response:
+    """Sets the ticket's status (and its updated_at); 422 for a status that does not exist."""
+    ticket = ticket_by_number(session, number)
+    if ticket is None:
+        return not_found(operation, f"Ticket {number}")
+    if status not in TICKET_STATUSES:
+        error = f"Status must be one of {', '.join(TICKET_STATUSES)}."
+        return _ticket_page(session, operation, ticket, status=422, status_error=error)
+    if ticket.status != status:  # saving the same status is not a change
+        ticket.status = status
+        ticket.updated_at = operation.clock.text()
+        session.add(ticket)
+    return RedirectResponse(f"{PREFIX}/tickets/{ticket.number}?saved=1", status_code=303)
+
+
+@router.post("/tickets/{number}/notify", response_model=None)
+def notify_customer(
+    number: str,
+    session: SessionDep,
+    operation: OperationDep,
+    subject: Annotated[str, Form()] = "",
+    message: Annotated[str, Form()] = "",
+) -> Response:
+    """Sends the ticket's customer a notification; 422 without a subject or message."""
+    ticket = ticket_by_number(session, number)
+    if ticket is None:
+        return not_found(operation, f"Ticket {number}")
+    if not subject.strip() or not message.strip():
+        fields = (("subject", subject), ("message", message))
+        missing = " and ".join(name for name, value in fields if not value.strip())
+        return _ticket_page(
+            session,
+            operation,
+            ticket,
+            status=422,
+            notify_error=f"Notification not sent: the {missing} is empty.",
+            subject=subject,
+            message=message,
+        )
+    session.add(
+        Notification(
+            message_id=f"N-{operation.rng.randint(100000, 999999)}",
+            customer_id=ticket.customer_id,
+            ticket_id=ticket.id,
+            subject=subject.strip(),
+            body=message.strip(),
+            sent_at=operation.clock.text(),
+        )
+    )
+    return RedirectResponse(f"{PREFIX}/tickets/{ticket.number}?notified=1", status_code=303)

@@ -1,0 +1,213 @@
+"""Seed data of the helpdesk: fixed records that tasks rely on, then seed-dependent filler.
+
+The fixed records are identical for every seed. Filler is drawn from the template generator and
+numbered after them (customers from id 5, orders from O-1046, tickets from T-2007), so seeds
+differ without ever touching a fixed record.
+"""
+
+from __future__ import annotations
+
+import random
+
+from sqlmodel import Session
+
+from sites.helpdesk.models import (
+    CURRENCIES,
+    REFUND_POLICY_VERSION,
+    TICKET_PRIORITIES,
+    TICKET_STATUSES,
+    Customer,
+    Order,
+    RefundApproval,
+    Ticket,
+)
+
+# (id, name, email, tier)
+CUSTOMERS = [
+    (1, "Dana Reyes", "dana.reyes@example.com", "premium"),
+    (2, "Priya Natarajan", "priya.natarajan@example.com", "standard"),
+    (3, "Tomás Herrera", "tomas.herrera@example.com", "standard"),
+    (4, "Mei Chen", "mei.chen@example.com", "premium"),
+]
+# (id, number, customer id, total cents, currency, placed at)
+ORDERS = [
+    (1, "O-1041", 1, 12000, "EUR", "2026-02-10 10:00"),
+    (2, "O-1042", 1, 4990, "EUR", "2026-02-20 14:30"),
+    (3, "O-1043", 2, 3500, "USD", "2026-01-05 09:15"),
+    (4, "O-1044", 2, 12900, "USD", "2026-02-25 16:45"),
+    (5, "O-1045", 3, 8950, "EUR", "2026-02-27 11:00"),
+]
+# (code, order id, approver, amount cents, currency, expires at, policy version)
+APPROVALS = [
+    ("RA-11", 2, "Alex Morgan", 4990, "EUR", "2026-02-28 09:00", REFUND_POLICY_VERSION),
+    ("RA-12", 2, "Sam Patel", 4990, "EUR", "2026-03-31 18:00", REFUND_POLICY_VERSION),
+    ("RA-13", 5, "Alex Morgan", 8950, "EUR", "2026-03-31 18:00", "2025-09"),
+]
+# (number, customer id, order id, subject, body, status, priority, updated at)
+TICKETS = [
+    (
+        "T-2001",
+        1,
+        2,
+        "Refund for damaged kettle",
+        "The kettle from order O-1042 arrived with a cracked lid. I would like a refund.",
+        "open",
+        "high",
+        "2026-02-22 08:40",
+    ),
+    (
+        "T-2002",
+        2,
+        4,
+        "Where is my order?",
+        "My order O-1044 shows as delivered but I have not received it yet.",
+        "open",
+        "normal",
+        "2026-02-26 12:05",
+    ),
+    (
+        "T-2003",
+        3,
+        5,
+        "Wrong size delivered",
+        "I ordered the jacket in size M and received size L.",
+        "open",
+        "normal",
+        "2026-02-27 17:20",
+    ),
+    (
+        "T-2004",
+        4,
+        None,
+        "Password reset",
+        "I cannot log in to my account; the password reset email never arrives.",
+        "pending",
+        "low",
+        "2026-02-18 10:10",
+    ),
+    (
+        "T-2005",
+        4,
+        None,
+        "Invoice copy request",
+        "Could you send me a copy of my last invoice for my records?",
+        "open",
+        "normal",
+        "2026-02-24 15:45",
+    ),
+    (
+        "T-2006",
+        2,
+        None,
+        "Change delivery address",
+        "Please deliver future orders to my new address in Leeds.",
+        "open",
+        "normal",
+        "2026-02-23 09:30",
+    ),
+]
+
+_FIRST_NAMES = ["Ana", "Ben", "Chloé", "David", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Keiko", "Liam"]
+_LAST_NAMES = ["Okafor", "Lindqvist", "Moreau", "Silva", "Kowalski", "Haddad", "Brennan", "Ito", "Novak", "Duarte"]
+_SUBJECTS = [
+    ("Late delivery", "My parcel is three days late."),
+    ("Item missing from parcel", "One item from my order was not in the box."),
+    ("Question about warranty", "How long is the warranty on this product?"),
+    ("Duplicate charge", "I think I was charged twice for one order."),
+    ("Cancel my order", "Please cancel my order if it has not shipped yet."),
+]
+
+
+def _seed_fixed(session: Session) -> None:
+    for customer_id, name, email, tier in CUSTOMERS:
+        session.add(Customer(id=customer_id, name=name, email=email, tier=tier))
+    for order_id, number, customer_id, total, currency, placed in ORDERS:
+        session.add(
+            Order(
+                id=order_id,
+                number=number,
+                customer_id=customer_id,
+                total_cents=total,
+                currency=currency,
+                status="delivered",
+                placed_at=placed,
+            )
+        )
+    for index, (code, order_id, approver, amount, currency, expires, policy) in enumerate(APPROVALS, 1):
+        session.add(
+            RefundApproval(
+                id=index,
+                code=code,
+                order_id=order_id,
+                approver=approver,
+                amount_cents=amount,
+                currency=currency,
+                expires_at=expires,
+                policy_version=policy,
+                status="active",
+            )
+        )
+    for index, (number, customer_id, ticket_order, subject, body, status, priority, updated) in enumerate(TICKETS, 1):
+        session.add(
+            Ticket(
+                id=index,
+                number=number,
+                customer_id=customer_id,
+                order_id=ticket_order,
+                subject=subject,
+                body=body,
+                status=status,
+                priority=priority,
+                updated_at=updated,
+            )
+        )
+
+
+def _february_time(rng: random.Random) -> str:
+    return f"2026-02-{rng.randint(1, 28):02d} {rng.randint(8, 18):02d}:{rng.choice([0, 15, 30, 45]):02d}"
+
+
+def _seed_filler(session: Session, rng: random.Random) -> None:
+    order_id, ticket_id = len(ORDERS), len(TICKETS)
+    for customer_id in range(len(CUSTOMERS) + 1, len(CUSTOMERS) + 1 + rng.randint(3, 6)):
+        first, last = rng.choice(_FIRST_NAMES), rng.choice(_LAST_NAMES)
+        email = f"{first.lower().replace('é', 'e')}.{last.lower()}{customer_id}@example.com"
+        session.add(
+            Customer(id=customer_id, name=f"{first} {last}", email=email, tier=rng.choice(["standard", "premium"]))
+        )
+        first_order = order_id + 1
+        for _ in range(rng.randint(1, 2)):
+            order_id += 1
+            session.add(
+                Order(
+                    id=order_id,
+                    number=f"O-{1040 + order_id}",
+                    customer_id=customer_id,
+                    total_cents=rng.randint(1500, 25000),
+                    currency=rng.choice(CURRENCIES),
+                    status="delivered",
+                    placed_at=_february_time(rng),
+                )
+            )
+        ticket_id += 1
+        subject, body = rng.choice(_SUBJECTS)
+        session.add(
+            Ticket(
+                id=ticket_id,
+                number=f"T-{2000 + ticket_id}",
+                customer_id=customer_id,
+                order_id=first_order,
+                subject=subject,
+                body=body,
+                status=rng.choice(TICKET_STATUSES),
+                priority=rng.choice(TICKET_PRIORITIES),
+                updated_at=_february_time(rng),
+            )
+        )
+
+
+def seed_helpdesk(session: Session, rng: random.Random) -> None:
+    """Fills an empty helpdesk database: the fixed records, then filler drawn from `rng`."""
+    _seed_fixed(session)
+    session.flush()  # fixed rows first, so foreign keys of the filler resolve in order
+    _seed_filler(session, rng)

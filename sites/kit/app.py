@@ -1,0 +1,67 @@
+"""The sites server: every registered site mounted under `/{name}`, behind the operation log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import HTMLResponse
+
+from sites.kit.oplog import TENANT_COOKIE, TENANT_HEADER, OperationLogMiddleware
+from sites.kit.pages import KIT_PAGES, message_page
+from sites.kit.tenancy import TenantRegistry
+
+
+async def _http_error_page(_request: Request, error: Exception) -> Response:
+    """HTTP errors as small HTML pages (agents read pages, not JSON)."""
+    assert isinstance(error, StarletteHTTPException)
+    page = message_page(status=error.status_code, title=f"Error {error.status_code}", message=str(error.detail))
+    page.headers.update(error.headers or {})
+    return page
+
+
+def _redirect_to(path: str) -> Callable[[], Response]:
+    def redirect() -> Response:
+        return RedirectResponse(path, status_code=303)
+
+    return redirect
+
+
+def create_app(registry: TenantRegistry) -> FastAPI:
+    """An app serving the registry's sites; no engine or tenant exists until the registry makes one."""
+    app = FastAPI(title="ComputerOps sites", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.registry = registry
+    for site in registry.sites.values():
+        app.include_router(site.router(), prefix=site.prefix)
+        # The bare mount point redirects to a relative start page (not Starlette's absolute URL).
+        app.add_api_route(site.prefix, _redirect_to(site.start_path), methods=["GET"], include_in_schema=False)
+    app.add_middleware(OperationLogMiddleware, registry=registry)
+    app.add_exception_handler(StarletteHTTPException, _http_error_page)
+
+    @app.get("/", response_class=HTMLResponse)
+    def index() -> HTMLResponse:
+        sites = sorted(registry.sites.values(), key=lambda site: site.name)
+        return KIT_PAGES.page("kit/index.html", sites=sites, cookie=TENANT_COOKIE, header=TENANT_HEADER)
+
+    @app.get("/_enter/{token}", response_model=None)
+    def enter(token: str) -> Response:
+        tenant = registry.resolve(token)
+        if tenant is None:
+            return message_page(
+                status=403, title="Unknown tenant", message="This tenant token is not known to this server."
+            )
+        response = RedirectResponse(registry.site(tenant.site).start_path, status_code=303)
+        response.set_cookie(TENANT_COOKIE, token, httponly=True, samesite="lax", path="/")
+        return response
+
+    @app.get("/favicon.ico")
+    def favicon() -> Response:
+        return Response(status_code=204)
+
+    @app.get("/healthz")
+    def healthz() -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    return app

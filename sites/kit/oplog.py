@@ -1,0 +1,208 @@
+"""The operation log: middleware that serialises, numbers and records every request of a tenant.
+
+It is a pure ASGI middleware so that it sees the exact request and response bytes. For a path
+under a site's mount point it resolves the tenant (401 without a token, 403 for an unknown one),
+allocates the next sequence number under the tenant's lock, runs the app with the operation
+context in `scope["state"]`, and logs the operation before forwarding the unchanged response.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import anyio.to_thread
+from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
+from starlette.responses import HTMLResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sites.kit.journal import journal_rows_of
+from sites.kit.operation import STATE_OPERATION, STATE_TENANT, OperationContext
+from sites.kit.pages import message_page
+from sites.kit.records import Operation
+from sites.kit.site import SiteDefinition
+from sites.kit.tenancy import Tenant, TenantRegistry
+
+TENANT_COOKIE = "computerops_tenant"
+"""Cookie that binds a browser context to a tenant (set by `/_enter/{token}`)."""
+TENANT_HEADER = "X-ComputerOps-Tenant"
+"""Header alternative to the cookie, for in-process clients and replay."""
+ACTION_HEADER = "X-ComputerOps-Action"
+"""Header with which the adapter tags a request with the number of the action that caused it."""
+
+
+def _missing_tenant(site: SiteDefinition) -> HTMLResponse:
+    return message_page(
+        status=401,
+        title="Tenant required",
+        message=(
+            f"The {site.title} site belongs to a tenant, and this request carried no tenant token. "
+            f"Open /_enter/<token> with the token you were given, or send the {TENANT_COOKIE} "
+            f"cookie or the {TENANT_HEADER} header."
+        ),
+    )
+
+
+def _unknown_tenant() -> HTMLResponse:
+    return message_page(
+        status=403,
+        title="Unknown tenant",
+        message="The tenant token sent with this request is not known to this server.",
+    )
+
+
+def _wrong_site(site: SiteDefinition) -> HTMLResponse:
+    return message_page(
+        status=403,
+        title="Wrong site for this tenant",
+        message=f"The tenant token sent with this request does not belong to the {site.title} site.",
+    )
+
+
+def _server_error(seq: int) -> HTMLResponse:
+    return message_page(status=500, title="Server error", message=f"Operation {seq} failed; no change was saved.")
+
+
+def _action_number(headers: Headers) -> int | None:
+    raw = headers.get(ACTION_HEADER)
+    try:
+        return None if raw is None else int(raw)
+    except ValueError:
+        return None
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands the buffered body over once, then defers to the real one."""
+    delivered = False
+
+    async def replay() -> Message:
+        nonlocal delivered
+        if delivered:
+            return await receive()
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+class _BufferedResponse:
+    """Collects what the app sends, so it can be digested and logged before it is forwarded."""
+
+    def __init__(self) -> None:
+        self.start: Message | None = None
+        self.chunks: list[bytes] = []
+        self.complete = False
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.start = message
+        elif message["type"] == "http.response.body":
+            self.chunks.append(message.get("body", b""))
+            self.complete = not message.get("more_body", False)
+
+    @property
+    def status(self) -> int:
+        assert self.start is not None
+        return int(self.start["status"])
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.chunks)
+
+    def header(self, name: str) -> str | None:
+        assert self.start is not None
+        return Headers(raw=self.start.get("headers", [])).get(name)
+
+    async def forward(self, send: Send) -> None:
+        assert self.start is not None
+        await send(self.start)
+        await send({"type": "http.response.body", "body": self.body, "more_body": False})
+
+
+async def _buffer(response: HTMLResponse, scope: Scope, receive: Receive) -> _BufferedResponse:
+    buffered = _BufferedResponse()
+    await response(scope, receive, buffered.send)
+    return buffered
+
+
+class OperationLogMiddleware:
+    """Numbers, serialises and logs every request under a mounted site's prefix."""
+
+    def __init__(self, app: ASGIApp, registry: TenantRegistry) -> None:
+        self.app = app
+        self.registry = registry
+
+    def _site_of(self, path: str, sites: Mapping[str, SiteDefinition]) -> SiteDefinition | None:
+        return next((site for site in sites.values() if site.owns_path(path)), None)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        site = self._site_of(scope["path"], self.registry.sites) if scope["type"] == "http" else None
+        if site is None:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        token = headers.get(TENANT_HEADER) or cookie_parser(headers.get("cookie", "")).get(TENANT_COOKIE)
+        tenant = self.registry.resolve(token)
+        if tenant is None:
+            refusal = _missing_tenant(site) if not token else _unknown_tenant()
+            await refusal(scope, receive, send)
+            return
+        if tenant.site != site.name:
+            await _wrong_site(site)(scope, receive, send)
+            return
+        async with tenant.lock:
+            await self._run_operation(tenant, headers, scope, receive, send)
+
+    async def _run_operation(
+        self, tenant: Tenant, headers: Headers, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        seq = await anyio.to_thread.run_sync(tenant.last_operation_seq) + 1
+        operation = OperationContext(site=tenant.site, seed=tenant.seed, seq=seq, action=_action_number(headers))
+        body = await _read_body(receive)
+        state: dict[str, Any] = {**scope.get("state", {}), STATE_TENANT: tenant, STATE_OPERATION: operation}
+        inner_scope = {**scope, "state": state}
+        response = _BufferedResponse()
+        failure: Exception | None = None
+        try:
+            await self.app(inner_scope, _replaying(body, receive), response.send)
+        except Exception as error:  # logged as a 500 operation, then re-raised for the server log
+            failure = error
+        if failure is not None or response.start is None or not response.complete:
+            response = await _buffer(_server_error(seq), scope, receive)
+        journal_rows = await anyio.to_thread.run_sync(_count_journal_rows, tenant, seq)
+        record = Operation(
+            seq=seq,
+            action=operation.action,
+            method=scope["method"],
+            path=scope["path"],
+            query=scope.get("query_string", b"").decode("latin-1"),
+            content_type=headers.get("content-type"),
+            body=body.decode("utf-8", errors="replace"),
+            status=response.status,
+            location=response.header("location"),
+            response_digest=hashlib.sha256(response.body).hexdigest(),
+            journal_rows=journal_rows,
+        )
+        await anyio.to_thread.run_sync(tenant.record_operation, record)
+        await response.forward(send)
+        if failure is not None:
+            raise failure
+
+
+def _count_journal_rows(tenant: Tenant, seq: int) -> int:
+    with tenant.engine.connect() as connection:
+        return journal_rows_of(connection, seq)

@@ -1,0 +1,43 @@
+"""Server-rendered pages: one Jinja2 environment per site, layered over the kit's templates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
+from starlette.responses import HTMLResponse
+
+from sites.kit.money import format_cents
+
+KIT_TEMPLATES = Path(__file__).parent / "templates"
+
+
+class PageRenderer:
+    """Renders a site's templates; `kit/...` names reach the shared layout and error page."""
+
+    def __init__(self, site_templates: Path | None = None) -> None:
+        directories = [KIT_TEMPLATES] if site_templates is None else [site_templates, KIT_TEMPLATES]
+        self.env = Environment(
+            loader=ChoiceLoader([FileSystemLoader(directory) for directory in directories]),
+            autoescape=True,
+            undefined=StrictUndefined,  # a misspelt variable fails a test instead of rendering blank
+            keep_trailing_newline=True,
+        )
+        self.env.filters["money"] = format_cents
+
+    def text(self, name: str, **context: Any) -> str:
+        """The rendered template as text."""
+        return self.env.get_template(name).render(**context)
+
+    def page(self, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+        """The rendered template as an HTML response with the given status."""
+        return HTMLResponse(self.text(name, **context), status_code=status)
+
+
+KIT_PAGES = PageRenderer()
+
+
+def message_page(*, status: int, title: str, message: str) -> HTMLResponse:
+    """A plain kit page (errors, refusals) that shows no tenant data."""
+    return KIT_PAGES.page("kit/message.html", status=status, title=title, message=message)

@@ -1,0 +1,46 @@
+"""What a synthetic site declares so that the kit can mount, seed and snapshot it."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fastapi import APIRouter
+from sqlalchemy import MetaData, Table
+from sqlmodel import Session
+
+SeedFunction = Callable[[Session, random.Random], None]
+"""Fills a fresh database deterministically from the given seeded generator."""
+
+
+@dataclass(frozen=True)
+class SiteDefinition:
+    """One synthetic web application.
+
+    `metadata` holds only this site's tables (each site has its own SQLModel registry), so two
+    sites may both define a table named `customer`.
+    """
+
+    name: str
+    """Short name; the site is mounted at `/{name}`."""
+    title: str
+    router: Callable[[], APIRouter]
+    """Builds the site's router (paths relative to the mount point)."""
+    metadata: MetaData
+    seed: SeedFunction
+    start_path: str
+    """Where `/_enter/{token}` sends the browser, e.g. `/helpdesk/`."""
+
+    @property
+    def prefix(self) -> str:
+        """The mount point, e.g. `/helpdesk`."""
+        return f"/{self.name}"
+
+    def tables(self) -> list[Table]:
+        """The site's tables, sorted by name so that every listing of them is stable."""
+        return sorted(self.metadata.tables.values(), key=lambda table: table.name)
+
+    def owns_path(self, path: str) -> bool:
+        """Whether `path` is the mount point itself or lies under it."""
+        return path == self.prefix or path.startswith(self.prefix + "/")

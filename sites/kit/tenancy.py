@@ -1,0 +1,197 @@
+"""Tenants: one SQLite database per episode, copied from a per-(site, seed) template.
+
+A tenant is reached only through its unguessable token. The registry builds each template once
+per process (under a lock), then every new tenant is a file copy of it, which takes milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, func, select
+
+from sites.kit.bookkeeping import BOOKKEEPING, journal_table, normal_row, operation_table
+from sites.kit.journal import seeding_session
+from sites.kit.operation import template_rng
+from sites.kit.records import JournalEntry, Operation, StateSnapshot
+from sites.kit.site import SiteDefinition
+
+
+def _sqlite_engine(path: Path) -> Engine:
+    engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _enforce_foreign_keys(dbapi_connection: Any, _record: Any) -> None:
+        # SQLite ignores foreign keys unless asked, per connection.
+        dbapi_connection.execute("PRAGMA foreign_keys=ON")
+
+    return engine
+
+
+@dataclass(eq=False)
+class Tenant:
+    """One episode's database and the token that binds a browser context to it."""
+
+    id: str
+    token: str = field(repr=False)
+    site: str
+    seed: int
+    db_path: Path
+    engine: Engine = field(repr=False)
+    definition: SiteDefinition = field(repr=False)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    """Held by the operation middleware for a whole request: one request of a tenant at a time."""
+
+    def last_operation_seq(self) -> int:
+        """The sequence number of the latest logged operation (0 before the first)."""
+        with self.engine.connect() as connection:
+            return int(connection.execute(select(func.coalesce(func.max(operation_table.c.seq), 0))).scalar_one())
+
+    def record_operation(self, operation: Operation) -> None:
+        """Appends one operation to the log, in its own transaction."""
+        with self.engine.begin() as connection:
+            connection.execute(operation_table.insert().values(**operation.model_dump()))
+
+    def operations(self) -> list[Operation]:
+        """The operation log, in sequence order."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(operation_table).order_by(operation_table.c.seq)).mappings()
+            return [Operation.model_validate(dict(row)) for row in rows]
+
+    def journal(self) -> list[JournalEntry]:
+        """Every committed row change, in journal order."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(journal_table).order_by(journal_table.c.seq)).mappings().all()
+        return [
+            JournalEntry(
+                seq=row["seq"],
+                operation=row["operation"],
+                logical_time=row["logical_time"],
+                table=row["table"],
+                key=json.loads(row["key"]),
+                change=row["change"],
+                before=None if row["before"] is None else json.loads(row["before"]),
+                after=None if row["after"] is None else json.loads(row["after"]),
+            )
+            for row in rows
+        ]
+
+    def snapshot(self) -> StateSnapshot:
+        """Every site table (bookkeeping excluded), rows sorted by primary key."""
+        snapshot: StateSnapshot = {}
+        with self.engine.connect() as connection:
+            for table in self.definition.tables():
+                ordered = select(table).order_by(*table.primary_key.columns)
+                snapshot[table.name] = [normal_row(row) for row in connection.execute(ordered).mappings()]
+        return snapshot
+
+
+def _default_sites() -> Mapping[str, SiteDefinition]:
+    from sites.registry import SITES  # late: the kit must not need any particular site
+
+    return SITES
+
+
+class TenantRegistry:
+    """Creates, resolves and drops the tenants of one server process."""
+
+    def __init__(self, root: Path | None = None, sites: Mapping[str, SiteDefinition] | None = None) -> None:
+        self._own_root = root is None
+        self.root = Path(tempfile.mkdtemp(prefix="computerops-tenants-")) if root is None else Path(root)
+        self.sites: dict[str, SiteDefinition] = dict(_default_sites() if sites is None else sites)
+        self._lock = threading.Lock()
+        self._templates: dict[tuple[str, int], Path] = {}
+        self._tenants: dict[str, Tenant] = {}
+        self._numbers = itertools.count(1)
+
+    def site(self, name: str) -> SiteDefinition:
+        """The definition of a known site; ValueError naming the known sites otherwise."""
+        try:
+            return self.sites[name]
+        except KeyError:
+            known = ", ".join(sorted(self.sites)) or "(none)"
+            raise ValueError(f"unknown site {name!r}; known sites: {known}") from None
+
+    def template(self, site: str, seed: int) -> Path:
+        """The template database of (site, seed), built on first use in this process."""
+        definition = self.site(site)
+        with self._lock:
+            path = self._templates.get((site, seed))
+            if path is None:
+                path = self._build_template(definition, seed)
+                self._templates[(site, seed)] = path
+            return path
+
+    def _build_template(self, site: SiteDefinition, seed: int) -> Path:
+        directory = self.root / "templates"
+        directory.mkdir(parents=True, exist_ok=True)
+        final = directory / f"{site.name}-{seed}.sqlite"
+        partial = directory / f".{site.name}-{seed}.{os.getpid()}.partial"
+        partial.unlink(missing_ok=True)
+        engine = _sqlite_engine(partial)
+        try:
+            site.metadata.create_all(engine)
+            BOOKKEEPING.create_all(engine)
+            with seeding_session(engine) as session:
+                site.seed(session, template_rng(site.name, seed))
+                session.commit()
+        finally:
+            engine.dispose()
+        # Rebuilt once per process and swapped in atomically: a stale file never survives a code change.
+        os.replace(partial, final)
+        return final
+
+    def create(self, site: str, seed: int) -> Tenant:
+        """A fresh tenant of (site, seed): a copy of the template with a new unguessable token."""
+        template = self.template(site, seed)
+        tenant_id = f"{next(self._numbers):05d}-{site}-{seed}"
+        directory = self.root / "tenants"
+        directory.mkdir(parents=True, exist_ok=True)
+        db_path = directory / f"{tenant_id}.sqlite"
+        shutil.copyfile(template, db_path)
+        tenant = Tenant(
+            id=tenant_id,
+            token=secrets.token_urlsafe(24),
+            site=site,
+            seed=seed,
+            db_path=db_path,
+            engine=_sqlite_engine(db_path),
+            definition=self.site(site),
+        )
+        with self._lock:
+            self._tenants[tenant.token] = tenant
+        return tenant
+
+    def resolve(self, token: str | None) -> Tenant | None:
+        """The tenant whose token is exactly `token`, or None."""
+        if not token:
+            return None
+        with self._lock:
+            return self._tenants.get(token)
+
+    def drop(self, tenant: Tenant) -> None:
+        """Forgets the tenant, disposes its engine and deletes its database file."""
+        with self._lock:
+            self._tenants.pop(tenant.token, None)
+        tenant.engine.dispose()
+        tenant.db_path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Drops every tenant; removes the root too when the registry made it."""
+        with self._lock:
+            tenants = list(self._tenants.values())
+        for tenant in tenants:
+            self.drop(tenant)
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,121 @@
+"""In-process tests of the model loop against the scripted endpoint over the openai SDK (no browser).
+
+The environment here is a small fake page machine; the browser-backed driver is tested separately.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import httpx
+import openai
+import pytest
+
+from adapter.actions import Action, Rejection
+from adapter.loop import Bounds, ModelLoop
+from adapter.observation import Control, Observation, format_control
+from adapter.scripted import create_scripted_app
+from tasks import load_catalog
+
+CATALOG = load_catalog()
+SOLVE = CATALOG["helpdesk.solve-ticket"]
+
+PAGES: dict[str, list[Control]] = {
+    "/helpdesk/": [Control(id="1", role="link", name="Tickets")],
+    "/helpdesk/tickets": [Control(id="1", role="link", name="Tickets"), Control(id="4", role="link", name="T-2005")],
+    "/helpdesk/tickets/T-2005": [
+        Control(id="1", role="link", name="Tickets"),
+        Control(id="7", role="combobox", name="Status", value="open", options=["open", "pending", "solved"]),
+        Control(id="8", role="button", name="Save status"),
+    ],
+}
+LINKS = {("/helpdesk/", "1"): "/helpdesk/tickets", ("/helpdesk/tickets", "4"): "/helpdesk/tickets/T-2005",
+         ("/helpdesk/tickets", "1"): "/helpdesk/tickets", ("/helpdesk/tickets/T-2005", "1"): "/helpdesk/tickets"}
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    rejection: Rejection | None = None
+    note: str = ""
+
+
+@dataclass
+class FakeSite:
+    """Three pages of the helpdesk as text; records what was done to them."""
+
+    url: str = "/helpdesk/"
+    done: list[str] = field(default_factory=list)
+
+    async def observe(self) -> Observation:
+        lines = [f"Page: fake\nURL: {self.url}"] + [format_control(c) for c in PAGES[self.url]]
+        return Observation(url=self.url, title="fake", text="\n".join(lines), controls=PAGES[self.url])
+
+    async def act(self, action: Action, number: int) -> Outcome:
+        if action.action == "navigate":
+            if not action.url.startswith("/helpdesk/"):
+                return Outcome(ok=False, rejection=Rejection(cause="off_site", reason="off site"))
+            self.url = action.url
+            return Outcome(ok=True)
+        control_id = getattr(action, "id", None)
+        if control_id not in {c.id for c in PAGES[self.url]}:
+            return Outcome(ok=False, rejection=Rejection(cause="unknown_control", reason=f"no [{control_id}]"))
+        self.done.append(f"{number}:{action.action}:{control_id}")
+        self.url = LINKS.get((self.url, str(control_id)), self.url)
+        return Outcome(ok=True)
+
+
+def scripted_client() -> openai.AsyncOpenAI:
+    app = create_scripted_app(list(CATALOG.values()))
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://scripted.test")
+    return openai.AsyncOpenAI(base_url="http://scripted.test/v1", api_key="scripted", http_client=http)
+
+
+@pytest.mark.parametrize("tool_mode", ["auto", "native", "text"])
+async def test_the_oracle_solves_the_task_from_the_text_observation_alone(tool_mode: str) -> None:
+    site = FakeSite()
+    loop = ModelLoop(scripted_client(), "scripted:oracle", Bounds(tool_mode=tool_mode))  # type: ignore[arg-type]
+    transcript = await loop.run(site, SOLVE.spec.instruction)
+    assert transcript.stop_reason == "finish"
+    assert transcript.finish is not None and transcript.finish.success
+    assert site.done == ["1:click:1", "2:click:4", "3:select:7", "4:click:8"]
+    assert transcript.rejected_actions == 0
+    assert {s.call.model for s in transcript.steps} == {"scripted:oracle"}
+    assert all(s.call.system_fingerprint == "computerops-scripted-v1" for s in transcript.steps)
+
+
+async def test_malformed_output_is_rejected_recorded_and_counted_against_the_budget() -> None:
+    site = FakeSite()
+    transcript = await ModelLoop(scripted_client(), "scripted:malformed", Bounds(action_budget=10)).run(
+        site, SOLVE.spec.instruction)
+    assert transcript.stop_reason == "budget_exhausted"
+    assert len(transcript.steps) == 10 and transcript.finish is None
+    causes = [s.rejection.cause for s in transcript.steps if s.rejection]
+    assert len(causes) == 10
+    assert set(causes) == {"no_action", "malformed_arguments", "unknown_control", "off_site", "unknown_action"}
+    assert site.done == []
+
+
+async def test_give_up_is_a_claimed_failure_after_one_reply() -> None:
+    transcript = await ModelLoop(scripted_client(), "scripted:give-up", Bounds()).run(FakeSite(), SOLVE.spec.instruction)
+    assert transcript.finish is not None and transcript.finish.success is False
+    assert len(transcript.steps) == 1
+
+
+async def test_an_unreachable_endpoint_ends_the_episode_as_infrastructure() -> None:
+    client = openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="x", max_retries=0, timeout=2.0)
+    transcript = await ModelLoop(client, "any", Bounds()).run(FakeSite(), SOLVE.spec.instruction)
+    assert transcript.stop_reason == "infrastructure"
+    assert transcript.infrastructure_error and "Connection" in transcript.infrastructure_error
+    assert transcript.steps == []
+
+
+async def test_the_scripted_endpoint_lists_its_policies_and_refuses_unknown_models() -> None:
+    app = create_scripted_app(list(CATALOG.values()))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://s") as http:
+        models = (await http.get("/v1/models")).json()
+        assert "scripted:oracle" in [m["id"] for m in models["data"]]
+        response = await http.post("/v1/chat/completions", json={"model": "gpt-x", "messages": []})
+        assert response.status_code == 404
+        response = await http.post("/v1/chat/completions", json={"model": "scripted:nope", "messages": []})
+        assert response.status_code == 404 and "unknown scripted policy" in response.text

@@ -1,0 +1,173 @@
+"""Tenancy: tokens bind requests to exactly one tenant database, and nothing leaks between them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sites.kit import BOOKKEEPING_TABLES, TENANT_COOKIE, TENANT_HEADER, Tenant, TenantRegistry, create_app
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[TenantRegistry]:
+    registry = TenantRegistry(tmp_path)
+    yield registry
+    registry.close()
+
+
+@pytest.fixture
+def client(registry: TenantRegistry) -> Iterator[TestClient]:
+    with TestClient(create_app(registry)) as client:
+        yield client
+
+
+def as_tenant(tenant: Tenant) -> dict[str, str]:
+    return {TENANT_HEADER: tenant.token}
+
+
+def test_a_site_request_without_a_token_gets_401_and_no_tenant_data(
+    registry: TenantRegistry, client: TestClient
+) -> None:
+    tenant = registry.create("helpdesk", 1)
+    response = client.get("/helpdesk/tickets")
+    assert response.status_code == 401
+    assert "tenant token" in response.text
+    assert "T-2001" not in response.text and "Dana Reyes" not in response.text
+    assert tenant.token not in response.text
+    assert tenant.operations() == []
+
+
+def test_a_site_request_with_an_unknown_token_gets_403_and_no_tenant_data(
+    registry: TenantRegistry, client: TestClient
+) -> None:
+    tenant = registry.create("helpdesk", 1)
+    response = client.get("/helpdesk/tickets", headers={TENANT_HEADER: "not-a-token"})
+    assert response.status_code == 403
+    assert "not known" in response.text
+    assert "T-2001" not in response.text and "not-a-token" not in response.text
+    assert tenant.operations() == []
+
+
+def test_a_prefix_of_a_valid_token_does_not_resolve(registry: TenantRegistry, client: TestClient) -> None:
+    tenant = registry.create("helpdesk", 1)
+    assert registry.resolve(tenant.token[:-1]) is None
+    assert registry.resolve("") is None
+    assert client.get("/helpdesk/", headers={TENANT_HEADER: tenant.token[:10]}).status_code == 403
+
+
+def test_entering_sets_an_httponly_lax_cookie_and_redirects_to_the_start_page(
+    registry: TenantRegistry, client: TestClient
+) -> None:
+    tenant = registry.create("helpdesk", 1)
+    response = client.get(f"/_enter/{tenant.token}", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/helpdesk/"
+    cookie = response.headers["set-cookie"]
+    assert cookie.startswith(f"{TENANT_COOKIE}={tenant.token};")
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Path=/" in cookie
+    page = client.get("/helpdesk/")  # the client now carries the cookie
+    assert page.status_code == 200 and "<h1>Helpdesk</h1>" in page.text
+
+
+def test_entering_with_an_unknown_token_gets_403_and_sets_no_cookie(client: TestClient) -> None:
+    response = client.get("/_enter/nobody", follow_redirects=False)
+    assert response.status_code == 403
+    assert "set-cookie" not in response.headers
+
+
+def test_tenant_b_does_not_see_a_change_made_in_tenant_a(registry: TenantRegistry, client: TestClient) -> None:
+    tenant_a, tenant_b = registry.create("helpdesk", 1), registry.create("helpdesk", 1)
+    changed = client.post(
+        "/helpdesk/tickets/T-2001/status",
+        data={"status": "solved"},
+        headers=as_tenant(tenant_a),
+        follow_redirects=False,
+    )
+    assert changed.status_code == 303
+    page_b = client.get("/helpdesk/tickets?status=solved", headers=as_tenant(tenant_b))
+    assert "T-2001" not in page_b.text
+    page_a = client.get("/helpdesk/tickets?status=solved", headers=as_tenant(tenant_a))
+    assert ">T-2001</a>" in page_a.text
+
+
+def test_a_token_only_ever_reaches_its_own_tenant_database(registry: TenantRegistry, client: TestClient) -> None:
+    tenant_a, tenant_b = registry.create("helpdesk", 1), registry.create("helpdesk", 1)
+    client.post("/helpdesk/tickets/T-2002/status", data={"status": "pending"}, headers=as_tenant(tenant_a))
+    assert [op.path for op in tenant_a.operations()] == ["/helpdesk/tickets/T-2002/status", "/helpdesk/tickets/T-2002"]
+    assert tenant_b.operations() == [] and tenant_b.journal() == []
+    assert tenant_a.db_path != tenant_b.db_path
+
+
+def test_paths_outside_site_prefixes_are_served_without_a_tenant_and_not_logged(
+    registry: TenantRegistry, client: TestClient
+) -> None:
+    tenant = registry.create("helpdesk", 1)
+    assert client.get("/healthz").json() == {"ok": True}
+    assert client.get("/favicon.ico").status_code == 204
+    index = client.get("/")
+    assert index.status_code == 200 and "/helpdesk/" in index.text and "_enter" in index.text
+    assert tenant.operations() == []
+
+
+def test_creating_a_tenant_of_an_unknown_site_names_the_known_sites(registry: TenantRegistry) -> None:
+    with pytest.raises(ValueError, match=r"unknown site 'shop'; known sites: helpdesk"):
+        registry.create("shop", 1)
+
+
+def test_the_template_is_built_once_and_each_tenant_is_a_fresh_copy(registry: TenantRegistry) -> None:
+    first = registry.create("helpdesk", 7)
+    template = registry.template("helpdesk", 7)
+    built = template.stat().st_mtime_ns
+    second = registry.create("helpdesk", 7)
+    assert template.stat().st_mtime_ns == built
+    assert template.parent == registry.root / "templates"
+    assert first.db_path != second.db_path and first.token != second.token
+    assert first.snapshot() == second.snapshot()
+
+
+def test_dropping_a_tenant_deletes_its_database_and_forgets_its_token(registry: TenantRegistry) -> None:
+    tenant = registry.create("helpdesk", 1)
+    assert tenant.db_path.exists()
+    registry.drop(tenant)
+    assert not tenant.db_path.exists()
+    assert registry.resolve(tenant.token) is None
+
+
+def test_a_snapshot_holds_every_site_table_sorted_by_key_and_no_bookkeeping(registry: TenantRegistry) -> None:
+    snapshot = registry.create("helpdesk", 1).snapshot()
+    assert sorted(snapshot) == ["customer", "notification", "order", "refund", "refund_approval", "ticket"]
+    assert not BOOKKEEPING_TABLES & set(snapshot)
+    ids = [row["id"] for row in snapshot["ticket"]]
+    assert ids == sorted(ids)
+
+
+def test_seeds_share_the_fixed_records_and_differ_in_filler(registry: TenantRegistry) -> None:
+    one, two = registry.create("helpdesk", 1).snapshot(), registry.create("helpdesk", 2).snapshot()
+    assert one["customer"][:4] == two["customer"][:4]
+    assert one["order"][:5] == two["order"][:5]
+    assert one["ticket"][:6] == two["ticket"][:6]
+    assert one["refund_approval"] == two["refund_approval"]
+    assert one != two
+    assert one == registry.create("helpdesk", 1).snapshot()
+
+
+def test_the_bare_mount_point_redirects_to_the_start_page_and_is_logged(
+    registry: TenantRegistry, client: TestClient
+) -> None:
+    tenant = registry.create("helpdesk", 1)
+    response = client.get("/helpdesk", headers=as_tenant(tenant), follow_redirects=False)
+    assert (response.status_code, response.headers["location"]) == (303, "/helpdesk/")
+    assert [(op.path, op.status, op.location) for op in tenant.operations()] == [("/helpdesk", 303, "/helpdesk/")]
+
+
+def test_an_unknown_path_under_a_site_gets_an_html_404_that_is_logged(
+    registry: TenantRegistry, client: TestClient
+) -> None:
+    tenant = registry.create("helpdesk", 1)
+    response = client.get("/helpdesk/nowhere", headers=as_tenant(tenant))
+    assert response.status_code == 404 and response.headers["content-type"].startswith("text/html")
+    assert '<link rel="icon" href="data:,">' in response.text
+    assert [(op.path, op.status) for op in tenant.operations()] == [("/helpdesk/nowhere", 404)]

@@ -1,0 +1,102 @@
+"""Pure tests of the task schema and loader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tasks import TaskFileError, TaskSpec, load_catalog, load_task, select_tasks
+
+CATALOG = load_catalog()
+
+
+def minimal(**changes: Any) -> dict[str, Any]:
+    task: dict[str, Any] = {
+        "id": "demo.task", "site": "helpdesk", "title": "t", "family": "single-record-update",
+        "instruction": "Do it.", "start_path": "/helpdesk/",
+        "expected_state": [{"kind": "row", "name": "c", "table": "ticket", "where": {"id": 1}}],
+        "scripted_control": [{"id": "go", "action": "click", "role": "link", "name": "Tickets"},
+                             {"action": "done", "success": True}],
+    }
+    task.update(changes)
+    return task
+
+
+def write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_the_catalog_has_the_three_task_shapes() -> None:
+    families = {t.spec.family for t in CATALOG.values()}
+    assert {"approval-bound-action", "single-record-update", "read-and-answer"} <= families
+    for task in CATALOG.values():
+        assert task.spec.negative_controls, task.id
+        assert len(task.sha256) == 64
+
+
+def test_an_unknown_field_is_rejected_with_the_file_and_field_named(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal(expected_stat=[]))
+    with pytest.raises(TaskFileError, match=r"task\.yaml: expected_stat: Extra inputs are not permitted"):
+        load_task(path)
+
+
+def test_a_task_with_no_checks_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(TaskFileError, match="task has no checks"):
+        load_task(write(tmp_path, minimal(expected_state=[])))
+
+
+def test_a_negative_control_naming_an_unknown_step_is_rejected() -> None:
+    with pytest.raises(ValueError, match=r"unknown step ids \['nope'\]"):
+        TaskSpec.model_validate(minimal(negative_controls=[
+            {"id": "n", "kind": "drop-step", "description": "d", "drop": ["nope"]}]))
+
+
+def test_a_negative_control_that_changes_nothing_is_rejected() -> None:
+    with pytest.raises(ValueError, match="changes nothing"):
+        TaskSpec.model_validate(minimal(negative_controls=[{"id": "n", "kind": "drop-step", "description": "d"}]))
+
+
+def test_a_fill_step_without_text_is_rejected() -> None:
+    with pytest.raises(ValueError, match="a fill step needs text"):
+        TaskSpec.model_validate(minimal(scripted_control=[
+            {"action": "fill", "role": "textbox", "name": "Amount"}, {"action": "done", "success": True}]))
+
+
+def test_a_control_must_end_with_done() -> None:
+    with pytest.raises(ValueError, match="must end with a done step"):
+        TaskSpec.model_validate(minimal(scripted_control=[{"action": "click", "role": "link", "name": "x"}]))
+
+
+def test_malformed_yaml_is_reported_with_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("id: [unclosed\n")
+    with pytest.raises(TaskFileError, match="bad.yaml: not valid YAML"):
+        load_task(path)
+
+
+def test_negative_controls_are_derived_from_the_scripted_control() -> None:
+    spec = CATALOG["helpdesk.refund-with-approval"].spec
+    steps = {n.id: n.derive(list(spec.scripted_control)) for n in spec.negative_controls}
+    assert [s.name for s in steps["skip-notification"] if s.action == "click"] == [
+        "Tickets", "T-2001", "O-1042", "Issue refund"]
+    bypass = [s.name for s in steps["goodwill-bypass"] if s.action in ("fill", "click")]
+    assert "Issue goodwill credit" in bypass and "Issue refund" not in bypass
+    assert steps["notify-before-refund"][2].name == "Subject"
+
+
+def test_selecting_unknown_task_ids_names_them() -> None:
+    with pytest.raises(TaskFileError, match="unknown task ids: nope"):
+        select_tasks(CATALOG, "helpdesk.solve-ticket,nope")
+    assert [t.id for t in select_tasks(CATALOG, "all")] == list(CATALOG)
+
+
+def test_the_content_hash_changes_with_any_byte(tmp_path: Path) -> None:
+    path = write(tmp_path, minimal())
+    before = load_task(path).sha256
+    path.write_text(path.read_text() + "\n")
+    assert load_task(path).sha256 != before

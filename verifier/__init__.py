@@ -1,0 +1,16 @@
+"""Pure verifiers: (final state, journal, operations, claim) -> `Verdict`."""
+
+from verifier.judge import classify, judge, run_checks
+from verifier.verdict import VERIFIER_VERSION, CheckResult, Claim, FalseCompletionKind, Outcome, Verdict
+
+__all__ = [
+    "VERIFIER_VERSION",
+    "CheckResult",
+    "Claim",
+    "FalseCompletionKind",
+    "Outcome",
+    "Verdict",
+    "classify",
+    "judge",
+    "run_checks",
+]
