@@ -141,7 +141,7 @@ class _Renderer:
             cells = [c for c in row.children if isinstance(c, Tag) and c.name in ("td", "th")]
             texts = [" ".join("".join(_cell_text(c)).split()) for c in cells]
             if any(texts):
-                self.out.lines.append(_Line("| " + " | ".join(texts) + " |"))
+                self.out.lines.append(_Line("|" + "|".join(f" {t} " if t else " " for t in texts) + "|"))
             for cell in cells:
                 self.children(cell, controls_only=True)
         self.out.end_block()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -12,7 +13,8 @@ from computerops.report import RunReport
 from replays import Receipt
 from tasks import LoadedTask
 
-console = Console(highlight=False)
+# Piped output (CI, files) gets a wide fixed width so tables and progress lines are not wrapped.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def scripted_note(scripted: bool) -> str:

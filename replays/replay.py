@@ -35,7 +35,8 @@ def _first_difference(recorded: Operation, replayed: Operation) -> str | None:
     for field in Operation.model_fields:
         a, b = getattr(recorded, field), getattr(replayed, field)
         if a != b:
-            return f"operation #{recorded.seq} {recorded.method} {recorded.path}: {field} recorded {a!r}, replayed {b!r}"
+            where = f"operation #{recorded.seq} {recorded.method} {recorded.path}"
+            return f"{where}: {field} recorded {a!r}, replayed {b!r}"
     return None
 
 

@@ -97,7 +97,8 @@ async def test_malformed_output_is_rejected_recorded_and_counted_against_the_bud
 
 
 async def test_give_up_is_a_claimed_failure_after_one_reply() -> None:
-    transcript = await ModelLoop(scripted_client(), "scripted:give-up", Bounds()).run(FakeSite(), SOLVE.spec.instruction)
+    loop = ModelLoop(scripted_client(), "scripted:give-up", Bounds())
+    transcript = await loop.run(FakeSite(), SOLVE.spec.instruction)
     assert transcript.finish is not None and transcript.finish.success is False
     assert len(transcript.steps) == 1
 

@@ -75,7 +75,7 @@ def test_a_control_must_end_with_done() -> None:
 def test_malformed_yaml_is_reported_with_the_file(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("id: [unclosed\n")
-    with pytest.raises(TaskFileError, match="bad.yaml: not valid YAML"):
+    with pytest.raises(TaskFileError, match=r"bad\.yaml: not valid YAML"):
         load_task(path)
 
 

@@ -56,8 +56,8 @@ def refund_journal(*, refund_path: str = "/helpdesk/orders/O-1042/refunds", noti
     ]
     journal.sort(key=lambda e: (e.operation, e.seq))
     journal = [e.model_copy(update={"seq": i}) for i, e in enumerate(journal, start=1)]
-    operations = sorted([op(refund_op, "POST", refund_path, 3), op(notify_op, "POST", "/helpdesk/tickets/T-2001/notify", 1)],
-                        key=lambda o: o.seq)
+    operations = [op(refund_op, "POST", refund_path, 3), op(notify_op, "POST", "/helpdesk/tickets/T-2001/notify", 1)]
+    operations.sort(key=lambda o: o.seq)
     return journal, operations
 
 

@@ -1,0 +1,112 @@
+"""In-process tests of replay: operations sent over ASGI to a tenant, then replayed on a fresh one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest_asyncio
+
+from replays import RecordedEpisode, replay_episode
+from sites.kit.app import create_app
+from sites.kit.tenancy import TenantRegistry
+from tasks import LoadedTask, load_catalog
+from verifier import Claim, judge
+
+CATALOG = load_catalog()
+REFUND = CATALOG["helpdesk.refund-with-approval"]
+FORM = "application/x-www-form-urlencoded"
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def registry(tmp_path: Path) -> AsyncIterator[TenantRegistry]:
+    registry = TenantRegistry(tmp_path)
+    yield registry
+    registry.close()
+
+
+async def perform(registry: TenantRegistry, task: LoadedTask, requests: list[tuple[str, str, str]],
+                  claim: Claim, episode_id: str = "e1") -> RecordedEpisode:
+    """Send (method, path, form body) requests as one episode and judge it, as the runner would."""
+    tenant = registry.create(task.spec.site, task.spec.seed)
+    transport = httpx.ASGITransport(app=create_app(registry))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        for number, (method, path, body) in enumerate(requests, start=1):
+            headers = {"X-ComputerOps-Tenant": tenant.token, "X-ComputerOps-Action": str(number)}
+            if body:
+                headers["content-type"] = FORM
+            await client.request(method, path, content=body.encode(), headers=headers)
+    operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
+    registry.drop(tenant)
+    verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=operations, claim=claim)
+    return RecordedEpisode(episode_id=episode_id, operations=operations, journal=journal, final_state=state,
+                           verdict=verdict)
+
+
+SOLVED = [
+    ("GET", "/helpdesk/orders/O-1042", ""),
+    ("POST", "/helpdesk/orders/O-1042/refunds", "amount=49.90&currency=EUR&approval=RA-12&reason=damaged"),
+    ("GET", "/helpdesk/orders/O-1042?refunded=1", ""),
+    ("POST", "/helpdesk/tickets/T-2001/notify", "subject=Refund&message=Your+refund+was+issued"),
+]
+EXPIRED = [
+    ("POST", "/helpdesk/orders/O-1042/refunds", "amount=49.90&currency=EUR&approval=RA-11&reason=damaged"),
+    ("POST", "/helpdesk/tickets/T-2001/notify", "subject=Refund&message=Your+refund+was+issued"),
+]
+
+
+async def test_a_successful_episode_replays_pass_with_matching_hashes(registry: TenantRegistry) -> None:
+    episode = await perform(registry, REFUND, SOLVED, Claim(success=True))
+    assert episode.verdict.outcome == "verified_success", [c for c in episode.verdict.checks if not c.passed]
+    receipt = await replay_episode(REFUND, episode, registry)
+    assert receipt.result == "PASS", receipt.mismatches
+    assert receipt.operations == 4
+    assert receipt.journal_sha256 == receipt.replayed_journal_sha256
+    assert receipt.verdict_sha256 == receipt.replayed_verdict_sha256
+
+
+async def test_replay_of_a_failed_episode_passes(registry: TenantRegistry) -> None:
+    episode = await perform(registry, REFUND, EXPIRED, Claim(success=True, message="refunded"))
+    assert episode.verdict.outcome == "false_completion"
+    assert episode.operations[0].status == 422 and episode.operations[0].journal_rows == 0
+    receipt = await replay_episode(REFUND, episode, registry)
+    assert receipt.result == "PASS", receipt.mismatches
+
+
+async def test_one_altered_byte_in_a_saved_operation_fails_replay_with_a_clear_reason(
+    registry: TenantRegistry,
+) -> None:
+    episode = await perform(registry, REFUND, SOLVED, Claim(success=True))
+    original = episode.operations[1]
+    altered = original.model_copy(update={"body": original.body.replace("RA-12", "RA-11")})
+    tampered = RecordedEpisode(
+        episode_id=episode.episode_id, operations=[episode.operations[0], altered, *episode.operations[2:]],
+        journal=episode.journal, final_state=episode.final_state, verdict=episode.verdict,
+    )
+    receipt = await replay_episode(REFUND, tampered, registry)
+    assert receipt.result == "FAIL"
+    assert receipt.first_mismatch is not None
+    assert receipt.first_mismatch.startswith("operation #2 POST /helpdesk/orders/O-1042/refunds: status recorded 303")
+    assert any("verdict differs" in m for m in receipt.mismatches)
+
+
+async def test_an_altered_response_digest_fails_replay(registry: TenantRegistry) -> None:
+    episode = await perform(registry, REFUND, SOLVED, Claim(success=True))
+    first = episode.operations[0]
+    digest = ("1" if first.response_digest[0] != "1" else "2") + first.response_digest[1:]
+    tampered = RecordedEpisode(
+        episode_id="e1", operations=[first.model_copy(update={"response_digest": digest}), *episode.operations[1:]],
+        journal=episode.journal, final_state=episode.final_state, verdict=episode.verdict,
+    )
+    receipt = await replay_episode(REFUND, tampered, registry)
+    assert receipt.result == "FAIL"
+    assert "response_digest" in (receipt.first_mismatch or "")
+
+
+async def test_replay_against_a_changed_task_file_fails(registry: TenantRegistry, tmp_path: Path) -> None:
+    episode = await perform(registry, REFUND, SOLVED, Claim(success=True))
+    changed = LoadedTask(spec=REFUND.spec, path=REFUND.path, sha256="0" * 64)
+    receipt = await replay_episode(changed, episode, registry)
+    assert receipt.result == "FAIL"
+    assert "changed since the episode ran" in (receipt.first_mismatch or "")
