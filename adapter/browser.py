@@ -72,3 +72,21 @@ async def launch_browser(playwright: Playwright) -> Browser:
         headless=True,
         args=list(LAUNCH_ARGS),
     )
+
+
+async def _report_executable() -> str:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        return chromium_executable(playwright) or f"Playwright's own ({playwright.chromium.executable_path})"
+
+
+if __name__ == "__main__":  # `python -m adapter.browser`: which Chromium would run; exit 1 if none
+    import asyncio
+    import sys
+
+    try:
+        print(asyncio.run(_report_executable()))
+    except ChromiumNotFound as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(1)

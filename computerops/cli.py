@@ -16,8 +16,8 @@ from adapter.loop import Bounds, ToolMode
 from adapter.scripted import create_scripted_app
 from computerops.bundle import BundleError, RunDirectory
 from computerops.checking import check_tasks
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
-from computerops.console import console, print_receipts, print_report, print_task_checks, print_tasks
+from computerops.config import EndpointConfig, RunConfig, parse_endpoint, plan_episodes
+from computerops.console import console, errors, print_receipts, print_report, print_task_checks, print_tasks
 from computerops.replaying import replay_run
 from computerops.report import run_report
 from computerops.runner import EndpointError, execute_run
@@ -31,10 +31,13 @@ tasks_app = typer.Typer(help="The task catalog.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
 
 DEMO_POLICIES = "oracle,false-finish,give-up,loop,malformed"
+# Two negative controls, so the demo table also shows procedure-only and forbidden-mutation false completions.
+DEMO_NEGATIVES = [("helpdesk.refund-with-approval", "negative:notify-before-refund"),
+                  ("helpdesk.solve-ticket", "negative:also-solves-T-2006")]
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    console.print(f"[red]error:[/] {message}")
+    errors.print(f"[red]error:[/] {message}")
     return typer.Exit(code)
 
 
@@ -89,7 +92,8 @@ def _execute(config: RunConfig, selected: list[LoadedTask], out: Path) -> None:
 
 def _report(bundle: RunDirectory, *, as_json: bool) -> None:
     manifest = bundle.manifest()
-    report = run_report(manifest.config.run_id, manifest.scripted, bundle.records())
+    records = bundle.records()
+    report = run_report(manifest.config.run_id, manifest.scripted or any(r.scripted for r in records), records)
     if as_json:
         typer.echo(report.total.model_dump_json(indent=2) if len(report.by_endpoint) <= 1
                    else report.model_dump_json(indent=2))
@@ -106,7 +110,8 @@ def report(
     try:
         bundle = RunDirectory.open(run_dir)
         manifest = bundle.manifest()
-        report_ = run_report(manifest.config.run_id, manifest.scripted, bundle.records())
+        records = bundle.records()
+        report_ = run_report(manifest.config.run_id, manifest.scripted or any(r.scripted for r in records), records)
     except BundleError as exc:
         raise _fail(str(exc)) from exc
     if as_json:
@@ -175,14 +180,16 @@ def demo(
 ) -> None:
     """Everything end to end against the SCRIPTED endpoint: run, verify, replay, report."""
     target = out or Path("runs") / f"demo-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S')}"
-    console.print(f"[bold]ComputerOps demo[/] — scripted policies {DEMO_POLICIES} on every task; "
-                  f"writing {target}")
+    console.print(f"[bold]ComputerOps demo[/] — SCRIPTED policies {DEMO_POLICIES} on every task, plus the "
+                  f"negative controls {', '.join(p for _, p in DEMO_NEGATIVES)}; writing {target}")
     catalog = load_catalog()
     selected = list(catalog.values())
-    endpoint_config = parse_endpoint(f"scripted:{DEMO_POLICIES}", base_url=None, model=None, api_key_env=None)
+    policies = ",".join([DEMO_POLICIES, *(p for _, p in DEMO_NEGATIVES)])
+    endpoint_config = parse_endpoint(f"scripted:{policies}", base_url=None, model=None, api_key_env=None)
     task_ids = [t.id for t in selected]
+    base = EndpointConfig(kind="scripted", policies=DEMO_POLICIES.split(","))
     config = RunConfig(run_id=target.name, tasks=task_ids, endpoint=endpoint_config,
-                       episodes=plan_episodes(task_ids, endpoint_config))
+                       episodes=plan_episodes(task_ids, base, extra=DEMO_NEGATIVES))
     _execute(config, selected, target)
     bundle = RunDirectory.open(target)
     _report(bundle, as_json=False)

@@ -77,15 +77,19 @@ class PlannedEpisode(BaseModel):
     """The scripted policy, for a scripted endpoint."""
 
 
-def plan_episodes(task_ids: list[str], endpoint: EndpointConfig) -> list[PlannedEpisode]:
-    """Every task once per policy (once for a real endpoint); ids are stable for the same inputs."""
+def plan_episodes(
+    task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None
+) -> list[PlannedEpisode]:
+    """Every task once per policy (once for a real endpoint), then any extra (task, policy) pairs.
+
+    Episode ids are stable for the same inputs.
+    """
     policies: list[str | None] = list(endpoint.policies) if endpoint.scripted else [None]
+    pairs = [(task_id, policy) for task_id in task_ids for policy in policies] + list(extra or [])
     plan: list[PlannedEpisode] = []
-    for task_id in task_ids:
-        for policy in policies:
-            suffix = f"--{policy.replace(':', '-')}" if policy and len(policies) > 1 else ""
-            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
-                                       policy=policy))
+    for task_id, policy in pairs:
+        suffix = f"--{policy.replace(':', '-')}" if policy and (len(policies) > 1 or extra) else ""
+        plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id, policy=policy))
     return plan
 
 

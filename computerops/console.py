@@ -15,6 +15,7 @@ from tasks import LoadedTask
 
 # Piped output (CI, files) gets a wide fixed width so tables and progress lines are not wrapped.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+errors = Console(highlight=False, stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
 def scripted_note(scripted: bool) -> str:
@@ -25,7 +26,7 @@ def print_report(report: RunReport) -> None:
     table = Table(title=f"Run {report.run_id}" + scripted_note(report.scripted), title_justify="left")
     for column in ("endpoint", "attempted", "verified success", "self-reported success", "false completions",
                    "state / procedure / forbidden", "claimed failure", "no finish", "infra", "replay PASS"):
-        table.add_column(column, justify="left" if column == "endpoint" else "right")
+        table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=column == "endpoint")
     rows = [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else [report.total]
     for row in rows:
         kinds = row.false_completion_kinds
@@ -49,7 +50,7 @@ def print_report(report: RunReport) -> None:
 def print_receipts(receipts: Sequence[Receipt]) -> None:
     table = Table(title="Replay receipts", title_justify="left")
     for column in ("episode", "operations", "journal sha256", "verdict sha256", "result", "first mismatch"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "episode")
     for receipt in receipts:
         colour = "green" if receipt.result == "PASS" else "red"
         table.add_row(receipt.episode_id, str(receipt.operations), receipt.replayed_journal_sha256[:12],
@@ -61,7 +62,7 @@ def print_receipts(receipts: Sequence[Receipt]) -> None:
 def print_tasks(tasks: Sequence[LoadedTask]) -> None:
     table = Table(title=f"{len(tasks)} tasks", title_justify="left")
     for column in ("id", "site", "family", "difficulty", "checks", "negative controls", "sha256"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "id")
     for task in tasks:
         spec = task.spec
         checks = len(spec.expected_state) + len(spec.required_procedure) + 1
@@ -74,7 +75,7 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
     table = Table(title="tasks check (SCRIPTED controls through the browser and the scripted endpoint)",
                   title_justify="left")
     for column in ("task", "solvable", "no-op rejected", "negatives rejected", "problems"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "task")
     for check in checks:
         problems = "; ".join(f"{r.control}: expected {r.expected}, got {r.outcome}, replay {r.replay}"
                              for r in check.results if not r.ok)

@@ -86,11 +86,16 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     )
     write(episode_id, "receipt.json", receipt)
     calls = [s.call for s in transcript.steps]
+    models_seen = sorted({c.model for c in calls if c.model})
+    # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
+    scripted = ctx.config.endpoint.scripted or (
+        bool(models_seen) and all(m.startswith("scripted:") for m in models_seen)
+    )
     prompt = [c.prompt_tokens for c in calls]
     completion = [c.completion_tokens for c in calls]
     record = EpisodeRecord(
         episode_id=episode_id, task_id=task.id, task_sha256=task.sha256, endpoint=model,
-        scripted=ctx.config.endpoint.scripted,
+        scripted=scripted,
         outcome="infrastructure_failure" if transcript.stop_reason == "infrastructure" else verdict.outcome,
         false_completion_kind=verdict.false_completion_kind, claim=claim,
         stop_reason=transcript.stop_reason or "budget_exhausted", steps=len(transcript.steps),
@@ -100,7 +105,7 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         completion_tokens=None if None in completion else sum(c for c in completion if c is not None),
         wall_s=round(wall_s, 3), operations=len(operations), journal_entries=len(journal),
         evidence_sha256=evidence, replay=receipt.result,
-        models_seen=sorted({c.model for c in calls if c.model}),
+        models_seen=models_seen,
         fingerprints_seen=sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
     )
     ctx.bundle.admit(record)

@@ -19,6 +19,7 @@ class OutcomeTable(BaseModel):
 
     label: str
     scripted: bool
+    """True when any episode's replies came from the scripted endpoint."""
     attempted: int
     verified_success: int
     self_reported_success: int
@@ -56,7 +57,7 @@ def outcome_table(label: str, records: Iterable[EpisodeRecord]) -> OutcomeTable:
         for r in episodes if r.outcome != "infrastructure_failure"
     )
     return OutcomeTable(
-        label=label, scripted=all(r.scripted for r in episodes) if episodes else False,
+        label=label, scripted=any(r.scripted for r in episodes),
         attempted=len(episodes), verified_success=outcomes["verified_success"],
         self_reported_success=claimed, false_completions=outcomes["false_completion"],
         false_completion_kinds={k: kinds[k] for k in FALSE_COMPLETION_KINDS},

@@ -21,10 +21,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser
 
 from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Select
-from adapter.browser import ChromiumNotFound, find_chromium, launch_browser
+from adapter.browser import ChromiumNotFound, find_chromium
 from adapter.driver import ActionOutcome, PageDriver, annotate_script
 from adapter.observation import Control, Observation, controls_in_text, format_control
 
@@ -100,17 +100,6 @@ def site() -> Iterator[FixtureSite]:
     yield fixture_site
     server.shutdown()
     server.server_close()
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        try:
-            chromium = await launch_browser(playwright)
-        except ChromiumNotFound as exc:
-            pytest.skip(str(exc))
-        yield chromium
-        await chromium.close()
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -1,0 +1,52 @@
+"""Real-browser tests that the catalog proves itself, and that `demo` works end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from computerops.checking import check_tasks
+from computerops.cli import app
+from tasks import LoadedTask, NegativeControl, ScriptedStep, load_catalog
+
+CATALOG = load_catalog()
+pytestmark = pytest.mark.browser
+
+
+async def test_every_task_is_solvable_rejects_the_no_op_and_rejects_every_negative_control(tmp_path: Path) -> None:
+    checks = await check_tasks(list(CATALOG.values()), tmp_path / "check", lambda _: None)
+    assert [c.task_id for c in checks] == list(CATALOG)
+    for check in checks:
+        assert check.ok, [r for r in check.results if not r.ok]
+        assert check.solvable and check.noop_rejected
+        assert check.negatives_rejected == check.negatives_total >= 3
+
+
+async def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_the_check(tmp_path: Path) -> None:
+    solve = CATALOG["helpdesk.solve-ticket"]
+    lenient = NegativeControl(
+        id="other-words", kind="wrong-claim", description="Only the final message differs.",
+        replace={"finish": [ScriptedStep(action="done", success=True, message="Solved it.")]},
+    )
+    task = LoadedTask(spec=solve.spec.model_copy(update={"negative_controls": [lenient]}), path=solve.path,
+                      sha256=solve.sha256)
+    [check] = await check_tasks([task], tmp_path / "check", lambda _: None)
+    assert check.solvable and check.noop_rejected
+    assert check.negatives_rejected == 0 and not check.ok
+    assert check.results[-1].outcome == "verified_success"
+
+
+def test_the_demo_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(app, ["demo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "SCRIPTED" in result.output
+    assert "Replayed from disk: 17/17 PASS" in result.output
+    report = json.loads(CliRunner().invoke(app, ["report", str(out), "--json"]).stdout)
+    assert report["attempted"] == 17
+    assert report["verified_success"] == 3
+    assert report["false_completion_kinds"] == {"state": 3, "procedure_only": 1, "forbidden_mutation": 1}
+    assert report["claimed_failure"] == 3 and report["no_finish"] == 6
