@@ -14,8 +14,8 @@ from replays import Receipt
 from tasks import LoadedTask
 
 # Piped output (CI, files) gets a wide fixed width so tables and progress lines are not wrapped.
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-errors = Console(highlight=False, stderr=True, width=None if sys.stderr.isatty() else 160)
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+errors = Console(highlight=False, stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
 def scripted_note(scripted: bool) -> str:
@@ -24,9 +24,13 @@ def scripted_note(scripted: bool) -> str:
 
 def print_report(report: RunReport) -> None:
     table = Table(title=f"Run {report.run_id}" + scripted_note(report.scripted), title_justify="left")
-    for column in ("endpoint", "attempted", "verified success", "self-reported success", "false completions",
-                   "state / procedure / forbidden", "claimed failure", "no finish", "infra", "replay PASS"):
-        table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=column == "endpoint")
+    table.caption = ("verified = verifier passed and success claimed; self-reported = done(success=true); "
+                     "false compl. = claimed but rejected, split state / procedure-only / forbidden mutation")
+    table.caption_justify = "left"
+    for column in ("endpoint", "attempted", "verified", "self-reported", "false compl.", "state/proc/forbid",
+                   "claimed fail", "no finish", "infra", "replay PASS"):
+        table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=True,
+                         min_width=len(column))
     rows = [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else [report.total]
     for row in rows:
         kinds = row.false_completion_kinds
