@@ -11,6 +11,7 @@ from tasks.spec import (
     ScriptedStep,
     TaskSpec,
     ViaRoute,
+    Visited,
 )
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "TaskFileError",
     "TaskSpec",
     "ViaRoute",
+    "Visited",
     "load_catalog",
     "load_task",
     "select_tasks",

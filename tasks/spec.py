@@ -95,7 +95,23 @@ class Ordered(_Spec):
     then: RowSelector
 
 
-ProcedureCheck = Annotated[ViaRoute | Ordered, Field(discriminator="kind")]
+class Visited(_Spec):
+    """Required procedure: the agent looked — some request with this method and path succeeded (2xx)."""
+
+    kind: Literal["visited"] = "visited"
+    name: str
+    method: str = "GET"
+    path: str
+    """Regular expression the request path must fully match."""
+
+    @field_validator("path")
+    @classmethod
+    def _compiles(cls, path: str) -> str:
+        re.compile(path)
+        return path
+
+
+ProcedureCheck = Annotated[ViaRoute | Ordered | Visited, Field(discriminator="kind")]
 
 StepAction = Literal["click", "fill", "select", "check", "navigate", "back", "done"]
 _TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check"})

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
-from tasks.spec import AnswerCheck, MutationRule, Ordered, RowCheck, RowSelector, ViaRoute
+from tasks.spec import AnswerCheck, MutationRule, Ordered, RowCheck, RowSelector, ViaRoute, Visited
 from verifier.matching import mismatched_columns, row_matches
 from verifier.verdict import CheckResult, Claim
 
@@ -124,3 +124,17 @@ def check_ordered(check: Ordered, journal: Sequence[JournalEntry]) -> CheckResul
         name=check.name, category="procedure", passed=False,
         detail=f"{_describe(min(then, key=lambda e: e.seq))} came before any {check.first.table} change",
     )
+
+
+def check_visited(check: Visited, operations: Sequence[Operation]) -> CheckResult:
+    """Some request with the method and a fully matching path succeeded."""
+    route = re.compile(check.path)
+    hits = [
+        op for op in operations
+        if op.method == check.method and route.fullmatch(op.path) and 200 <= op.status < 300
+    ]
+    if not hits:
+        return CheckResult(name=check.name, category="procedure", passed=False,
+                           detail=f"no successful {check.method} request to {check.path}")
+    return CheckResult(name=check.name, category="procedure", passed=True,
+                       detail=f"{check.method} {hits[0].path} (operation #{hits[0].seq})")

@@ -5,8 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
-from tasks.spec import AnswerCheck, Ordered, RowCheck, TaskSpec, ViaRoute
-from verifier.checks import check_answer, check_mutations, check_ordered, check_row, check_via_route
+from tasks.spec import AnswerCheck, Ordered, RowCheck, TaskSpec, ViaRoute, Visited
+from verifier.checks import (
+    check_answer,
+    check_mutations,
+    check_ordered,
+    check_row,
+    check_via_route,
+    check_visited,
+)
 from verifier.verdict import (
     VERIFIER_VERSION,
     CheckResult,
@@ -36,6 +43,8 @@ def run_checks(
             results.append(check_via_route(procedure, journal, operations))
         elif isinstance(procedure, Ordered):
             results.append(check_ordered(procedure, journal))
+        elif isinstance(procedure, Visited):
+            results.append(check_visited(procedure, operations))
     results.append(check_mutations(task.allowed_mutations, journal))
     return results
 
