@@ -50,11 +50,16 @@ class RunDirectory:
     def __init__(self, root: Path):
         self.root = root
 
+    @staticmethod
+    def ensure_new(root: Path) -> None:
+        """Refuse a target that holds anything, so no earlier evidence is ever overwritten."""
+        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+            raise BundleError(f"{root} already exists and is not empty; choose a new --out directory")
+
     @classmethod
     def create(cls, root: Path, manifest: RunManifest) -> RunDirectory:
         """A new run directory; refuses to write into a non-empty one so nothing is overwritten."""
-        if root.exists() and any(root.iterdir()):
-            raise BundleError(f"{root} already exists and is not empty; choose a new --out directory")
+        cls.ensure_new(root)
         (root / "episodes").mkdir(parents=True, exist_ok=True)
         bundle = cls(root)
         _write_json(root / MANIFEST, manifest.model_dump_json(indent=2))

@@ -50,7 +50,8 @@ async def model_endpoint(endpoint: EndpointConfig, tasks: list[LoadedTask]) -> A
 async def execute_run(
     config: RunConfig, tasks: list[LoadedTask], out: Path, progress: Progress = lambda _: None
 ) -> list[EpisodeRecord]:
-    """Run every task once into a new run directory at `out`; returns the admitted records."""
+    """Run every planned episode into a new run directory at `out`; returns the admitted records."""
+    RunDirectory.ensure_new(out)  # before any server, browser or model call
     records: list[EpisodeRecord] = []
     async with AsyncExitStack() as stack:
         tenant_root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="computerops-tenants-")))

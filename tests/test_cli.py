@@ -1,0 +1,139 @@
+"""The command line: clear errors for bad input, nothing overwritten, and the two servers it starts."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from typer.testing import CliRunner
+
+from computerops.cli import app
+from tasks import load_catalog
+
+runner = CliRunner()
+CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, " ".join(result.output.split())
+
+
+def test_tasks_list_shows_every_task_with_its_hash() -> None:
+    code, output = invoke("tasks", "list")
+    assert code == 0
+    for task in load_catalog().values():
+        assert task.id in output and task.sha256[:12] in output
+
+
+def test_an_unknown_task_id_is_named(tmp_path: Path) -> None:
+    out = str(tmp_path / "r")
+    code, output = invoke("run", "--tasks", "helpdesk.nope", "--endpoint", "scripted:oracle", "--out", out)
+    assert code == 2 and "unknown task ids: helpdesk.nope" in output
+
+
+def test_an_unknown_scripted_policy_is_named(tmp_path: Path) -> None:
+    code, output = invoke("run", "--endpoint", "scripted:oracle,wizard", "--out", str(tmp_path / "r"))
+    assert code == 2 and "unknown scripted policy 'wizard'" in output
+
+
+def test_a_run_needs_exactly_one_endpoint(tmp_path: Path) -> None:
+    assert invoke("run", "--out", str(tmp_path / "r"))[0] == 2
+    code, output = invoke("run", "--endpoint", "scripted:oracle", "--base-url", "http://127.0.0.1:1/v1",
+                          "--out", str(tmp_path / "r"))
+    assert code == 2 and "not both" in output
+
+
+def test_an_unreachable_endpoint_fails_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    code, output = invoke("run", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(out))
+    assert code == 2 and "did not answer GET /models" in output
+    assert not out.exists()
+
+
+def test_a_missing_api_key_variable_is_named(tmp_path: Path) -> None:
+    os.environ.pop("COMPUTEROPS_TEST_NO_SUCH_KEY", None)
+    code, output = invoke("run", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                          "--api-key-env", "COMPUTEROPS_TEST_NO_SUCH_KEY", "--out", str(tmp_path / "r"))
+    assert code == 2 and "COMPUTEROPS_TEST_NO_SUCH_KEY" in output
+
+
+def test_an_existing_run_directory_is_never_overwritten(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "keep.txt").write_text("earlier evidence")
+    code, output = invoke("run", "--endpoint", "scripted:oracle", "--out", str(out))
+    assert code == 2 and "already exists and is not empty" in output
+    assert (out / "keep.txt").read_text() == "earlier evidence"
+
+
+def test_report_and_replay_refuse_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
+    for command in ("report", "replay"):
+        code, output = invoke(command, str(tmp_path))
+        assert code == 2 and "is not a run directory" in output
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def background(*args: str) -> Iterator[subprocess.Popen[str]]:
+    process = subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def wait_until_up(url: str, deadline_s: float = 20.0) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1.0)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise AssertionError(f"{url} did not come up within {deadline_s} s")
+
+
+def test_mock_llm_serves_an_openai_compatible_scripted_endpoint() -> None:
+    port = free_port()
+    with background("mock-llm", "--policy", "give-up", "--port", str(port)):
+        base = f"http://127.0.0.1:{port}/v1"
+        wait_until_up(f"{base}/models")
+        models = httpx.get(f"{base}/models").json()
+        assert [m["id"] for m in models["data"]] == ["scripted:give-up"]
+        reply = httpx.post(f"{base}/chat/completions", json={
+            "model": "whatever", "messages": [{"role": "user", "content": "Task: anything"}],
+            "tools": [{"type": "function", "function": {"name": "done", "parameters": {}}}],
+        }).json()
+        assert reply["model"] == "scripted:give-up"
+        call = reply["choices"][0]["message"]["tool_calls"][0]["function"]
+        assert call["name"] == "done" and '"success": false' in call["arguments"]
+
+
+def test_serve_lets_a_person_enter_a_fresh_tenant_and_refuses_strangers() -> None:
+    port = free_port()
+    with background("serve", "--port", str(port)) as process:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert "/_enter/" in line, line
+        enter = line.split("Open ", 1)[1].strip()
+        wait_until_up(f"http://127.0.0.1:{port}/healthz")
+        stranger = httpx.get(f"http://127.0.0.1:{port}/helpdesk/tickets")
+        assert stranger.status_code == 401 and "T-2001" not in stranger.text
+        with httpx.Client() as person:
+            page = person.get(enter, follow_redirects=True)
+            assert page.status_code == 200 and "Helpdesk" in page.text
+            assert "T-2005" in person.get(f"http://127.0.0.1:{port}/helpdesk/tickets").text
