@@ -68,6 +68,7 @@ class Environment(Protocol):
 class ToolCall(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    id: str | None = None
     name: str
     arguments: str
 
@@ -125,7 +126,7 @@ def _observed(response: Any, latency: float, estimated: int) -> ModelCall:
     choice = response.choices[0] if response.choices else None
     message = choice.message if choice else None
     calls = [
-        ToolCall(name=tc.function.name, arguments=tc.function.arguments or "")
+        ToolCall(id=getattr(tc, "id", None), name=tc.function.name, arguments=tc.function.arguments or "")
         for tc in (message.tool_calls or []) if getattr(tc, "function", None) is not None
     ] if message else []
     usage = response.usage
@@ -145,6 +146,27 @@ def _interpret(call: ModelCall, mode: ToolMode) -> Action | Rejection:
     if mode == "native":
         return Rejection(cause="no_action", reason="No tool call was made. Call exactly one of the tools.")
     return parse_text_action(call.content)
+
+
+def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
+    """The tool call as echoed back in the conversation.
+
+    Arguments that are not valid JSON are echoed as `{}`: some servers' chat templates parse the
+    history's arguments and fail on the model's own malformed output. The transcript keeps the raw text.
+    """
+    try:
+        json.loads(call.arguments or "{}")
+        arguments = call.arguments or "{}"
+    except json.JSONDecodeError:
+        arguments = "{}"
+    return {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
+
+
+_TOOLS_TOKENS = estimate_tokens(json.dumps(tool_schemas()))
+
+
+class EnvironmentFailure(Exception):
+    """The page could not be observed or acted on (browser crash, closed page): not the agent's fault."""
 
 
 class ModelLoop:
@@ -167,14 +189,36 @@ class ModelLoop:
             kwargs["tools"] = tool_schemas()
         return await self.client.chat.completions.create(**kwargs)
 
+    def _window(self, mode: ToolMode) -> ContextWindow:
+        # Tool schemas are part of the prompt on every server, so they count against the context.
+        tools = 0 if mode == "text" else _TOOLS_TOKENS
+        return ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens - tools)
+
+    @staticmethod
+    async def _observe(env: Environment) -> Observation:
+        try:
+            return await env.observe()
+        except Exception as exc:  # any failure of the page itself is the environment's, not the agent's
+            raise EnvironmentFailure(f"observe failed: {type(exc).__name__}: {exc}") from exc
+
+    @staticmethod
+    async def _act(env: Environment, action: Action, number: int) -> ActionOutcomeLike:
+        try:
+            return await env.act(action, number)
+        except Exception as exc:
+            raise EnvironmentFailure(f"action {number} failed: {type(exc).__name__}: {exc}") from exc
+
     async def run(self, env: Environment, instruction: str) -> AgentTranscript:
+        """Run until done or a bound; every way the episode can end is recorded as its stop reason."""
         mode = self.bounds.tool_mode
-        first = await env.observe()
-        transcript = AgentTranscript(
-            system_prompt=system_prompt(text_protocol_mode=mode == "text"), instruction=instruction,
-            tool_mode=mode, first_observation=first.text,
-        )
-        window = ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens)
+        transcript = AgentTranscript(system_prompt=system_prompt(text_protocol_mode=mode == "text"),
+                                     instruction=instruction, tool_mode=mode, first_observation="")
+        try:
+            first = await self._observe(env)
+        except EnvironmentFailure as exc:
+            return self._infrastructure(transcript, exc)
+        transcript.first_observation = first.text
+        window = self._window(mode)
         window.add({"role": "system", "content": transcript.system_prompt})
         window.add({"role": "user", "content": first_message(instruction, first.text)}, observation=first.text)
         started = time.monotonic()
@@ -191,57 +235,62 @@ class ModelLoop:
             try:
                 response = await self._request(messages, mode)
             except openai.BadRequestError as exc:
-                if mode == "auto" and "tool" in str(exc).lower():
-                    # A server without tool support: fall back to the text protocol for the episode.
-                    mode = transcript.tool_mode = "text"
-                    window.replace_system(system_prompt(text_protocol_mode=True))
-                    messages = window.fit() or messages
-                    try:
-                        response = await self._request(messages, mode)
-                    except openai.APIError as retry_exc:
-                        return self._infrastructure(transcript, retry_exc)
-                else:
+                if mode != "auto" or "tool" not in str(exc).lower():
                     return self._infrastructure(transcript, exc)
+                # A server without tool support: use the text protocol for the rest of the episode.
+                mode = transcript.tool_mode = "text"
+                transcript.system_prompt = system_prompt(text_protocol_mode=True)
+                window.replace_system(transcript.system_prompt)
+                window.budget += _TOOLS_TOKENS
+                try:
+                    response = await self._request(window.fit() or messages, mode)
+                except openai.APIError as retry_exc:
+                    return self._infrastructure(transcript, retry_exc)
             except openai.APIError as exc:
                 return self._infrastructure(transcript, exc)
             call = _observed(response, time.monotonic() - began, estimated)
-            decided = _interpret(call, mode)
-            assistant: dict[str, Any] = {"role": "assistant", "content": call.content}
-            if call.tool_calls:
-                assistant["tool_calls"] = [{
-                    "id": tc.id, "type": "function",
-                    "function": {"name": tc.function.name, "arguments": tc.function.arguments},
-                } for tc in response.choices[0].message.tool_calls[:1]]
-            window.add(assistant)
-            if isinstance(decided, Done):
-                transcript.steps.append(Step(number=number, call=call, action=decided.model_dump(),
-                                             rejection=None, note="finished", observation=None))
-                transcript.finish = decided
-                transcript.stop_reason = "finish"
+            try:
+                finished = await self._step(env, window, transcript, number, call, mode)
+            except EnvironmentFailure as exc:
+                return self._infrastructure(transcript, exc)
+            if finished:
                 return transcript
-            if isinstance(decided, Rejection):
-                rejection: Rejection | None = decided
-                note = ""
-            else:
-                outcome = await env.act(decided, number)
-                rejection, note = outcome.rejection, outcome.note
-            observation = await env.observe()
-            result = result_ok(note) if rejection is None else result_rejected(rejection.cause, rejection.reason)
-            content = result_message(result, observation.text)
-            if call.tool_calls:
-                tool_call_id = assistant["tool_calls"][0]["id"]
-                window.add({"role": "tool", "tool_call_id": tool_call_id, "content": content},
-                           observation=observation.text)
-            else:
-                window.add({"role": "user", "content": content}, observation=observation.text)
-            transcript.steps.append(Step(
-                number=number, call=call,
-                action=None if isinstance(decided, Rejection) else {"action": decided.action,
-                                                                    **action_to_arguments(decided)},
-                rejection=rejection, note=note, observation=observation.text,
-            ))
         transcript.stop_reason = "budget_exhausted"
         return transcript
+
+    async def _step(self, env: Environment, window: ContextWindow, transcript: AgentTranscript, number: int,
+                    call: ModelCall, mode: ToolMode) -> bool:
+        """Carry out one model reply; True when it finished the episode."""
+        decided = _interpret(call, mode)
+        # Echo the server's own call id; invent one only when it sent none.
+        call_id = (call.tool_calls[0].id if call.tool_calls else None) or f"call_{number}"
+        assistant: dict[str, Any] = {"role": "assistant", "content": call.content}
+        if call.tool_calls:
+            assistant["tool_calls"] = [_history_tool_call(call.tool_calls[0], call_id)]
+        window.add(assistant)
+        if isinstance(decided, Done):
+            transcript.steps.append(Step(number=number, call=call, action=decided.model_dump(), rejection=None,
+                                         note="finished", observation=None))
+            transcript.finish = decided
+            transcript.stop_reason = "finish"
+            return True
+        rejection: Rejection | None
+        if isinstance(decided, Rejection):
+            rejection, note, action = decided, "", None
+        else:
+            outcome = await self._act(env, decided, number)
+            rejection, note = outcome.rejection, outcome.note
+            action = {"action": decided.action, **action_to_arguments(decided)}
+        observation = await self._observe(env)
+        result = result_ok(note) if rejection is None else result_rejected(rejection.cause, rejection.reason)
+        content = result_message(result, observation.text)
+        if call.tool_calls:
+            window.add({"role": "tool", "tool_call_id": call_id, "content": content}, observation=observation.text)
+        else:
+            window.add({"role": "user", "content": content}, observation=observation.text)
+        transcript.steps.append(Step(number=number, call=call, action=action, rejection=rejection, note=note,
+                                     observation=observation.text))
+        return False
 
     @staticmethod
     def _infrastructure(transcript: AgentTranscript, exc: Exception) -> AgentTranscript:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import httpx
 import openai
 import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
 
 from adapter.actions import Action, Rejection
 from adapter.loop import Bounds, ModelLoop
@@ -120,3 +122,42 @@ async def test_the_scripted_endpoint_lists_its_policies_and_refuses_unknown_mode
         assert response.status_code == 404
         response = await http.post("/v1/chat/completions", json={"model": "scripted:nope", "messages": []})
         assert response.status_code == 404 and "unknown scripted policy" in response.text
+
+
+class BrokenSite(FakeSite):
+    async def act(self, action: Action, number: int) -> Outcome:
+        raise RuntimeError("Target page, context or browser has been closed")
+
+
+async def test_a_crashed_page_ends_the_episode_as_infrastructure_not_as_an_agent_failure() -> None:
+    transcript = await ModelLoop(scripted_client(), "scripted:oracle", Bounds()).run(
+        BrokenSite(), SOLVE.spec.instruction)
+    assert transcript.stop_reason == "infrastructure"
+    assert "browser has been closed" in (transcript.infrastructure_error or "")
+
+
+def without_tool_support() -> openai.AsyncOpenAI:
+    """A server that answers 400 to any request carrying tools, like some local servers do."""
+    scripted = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_scripted_app(list(CATALOG.values()))),
+                                 base_url="http://scripted.test")
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Response:
+        body = await request.json()
+        if "tools" in body:
+            return JSONResponse({"error": {"message": "tools are not supported by this server"}}, status_code=400)
+        forwarded = await scripted.post("/v1/chat/completions", json=body)
+        return Response(forwarded.content, status_code=forwarded.status_code, media_type="application/json")
+
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://plain.test")
+    return openai.AsyncOpenAI(base_url="http://plain.test/v1", api_key="x", http_client=http, max_retries=0)
+
+
+async def test_a_server_without_tool_calls_falls_back_to_the_text_protocol() -> None:
+    site = FakeSite()
+    transcript = await ModelLoop(without_tool_support(), "scripted:oracle", Bounds()).run(site, SOLVE.spec.instruction)
+    assert transcript.tool_mode == "text"
+    assert "Reply with exactly one action as a JSON object" in transcript.system_prompt
+    assert transcript.stop_reason == "finish" and site.done == ["1:click:1", "2:click:4", "3:select:7", "4:click:8"]
+    assert all(not s.call.tool_calls and s.call.content for s in transcript.steps)
