@@ -85,6 +85,7 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         ctx.replay_registry,
     )
     write(episode_id, "receipt.json", receipt)
+    assert transcript.stop_reason is not None, "the model loop always records why an episode ended"
     calls = [s.call for s in transcript.steps]
     models_seen = sorted({c.model for c in calls if c.model})
     # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
@@ -98,7 +99,7 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         scripted=scripted,
         outcome="infrastructure_failure" if transcript.stop_reason == "infrastructure" else verdict.outcome,
         false_completion_kind=verdict.false_completion_kind, claim=claim,
-        stop_reason=transcript.stop_reason or "budget_exhausted", steps=len(transcript.steps),
+        stop_reason=transcript.stop_reason, steps=len(transcript.steps),
         rejected_actions=transcript.rejected_actions,
         rejections_by_cause=dict(sorted(Counter(s.rejection.cause for s in transcript.steps if s.rejection).items())),
         prompt_tokens=None if None in prompt else sum(p for p in prompt if p is not None),

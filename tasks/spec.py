@@ -69,12 +69,10 @@ class RowSelector(_Spec):
     where: dict[str, Scalar] = Field(default_factory=dict)
 
 
-class ViaRoute(_Spec):
-    """Required procedure: the selected changes exist and every one was made by a matching request."""
+class _RouteCheck(_Spec):
+    """A procedure check about requests: a method and a path pattern."""
 
-    kind: Literal["via_route"] = "via_route"
     name: str
-    rows: RowSelector
     method: str = "POST"
     path: str
     """Regular expression the request path must fully match."""
@@ -86,6 +84,13 @@ class ViaRoute(_Spec):
         return path
 
 
+class ViaRoute(_RouteCheck):
+    """Required procedure: the selected changes exist and every one was made by a matching request."""
+
+    kind: Literal["via_route"] = "via_route"
+    rows: RowSelector
+
+
 class Ordered(_Spec):
     """Required procedure: a change selected by `first` happens before every change selected by `then`."""
 
@@ -95,20 +100,11 @@ class Ordered(_Spec):
     then: RowSelector
 
 
-class Visited(_Spec):
+class Visited(_RouteCheck):
     """Required procedure: the agent looked — some request with this method and path succeeded (2xx)."""
 
     kind: Literal["visited"] = "visited"
-    name: str
     method: str = "GET"
-    path: str
-    """Regular expression the request path must fully match."""
-
-    @field_validator("path")
-    @classmethod
-    def _compiles(cls, path: str) -> str:
-        re.compile(path)
-        return path
 
 
 ProcedureCheck = Annotated[ViaRoute | Ordered | Visited, Field(discriminator="kind")]
