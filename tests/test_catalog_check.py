@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -50,3 +51,25 @@ def test_the_demo_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -
     assert report["verified_success"] == 3
     assert report["false_completion_kinds"] == {"state": 3, "procedure_only": 1, "forbidden_mutation": 1}
     assert report["claimed_failure"] == 3 and report["no_finish"] == 6
+    assert readme_demo_rows() == {row["label"]: demo_row(row) for row in [*report["by_endpoint"], report]}
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    assert (f"False completions: {report['false_completions']}/{report['attempted']} attempted episodes, "
+            f"{report['false_completions']}/{report['self_reported_success']} success claims") in readme
+    assert f"the {report['rejected_actions']} rejected actions" in readme
+
+
+def demo_row(row: dict[str, Any]) -> list[str]:
+    kinds = row["false_completion_kinds"]
+    return [str(row[k]) for k in ("attempted", "verified_success", "self_reported_success", "false_completions")] + [
+        f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}",
+        str(row["claimed_failure"]), str(row["no_finish"]), f"{row['replay_pass']}/{row['attempted']}"]
+
+
+def readme_demo_rows() -> dict[str, list[str]]:
+    """The demo table as the README shows it, so its figures cannot drift from what the demo prints."""
+    rows = {}
+    for line in (Path(__file__).parent.parent / "README.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("| scripted:") or line.startswith("| **all** |"):
+            rows["all" if cells[0] == "**all**" else cells[0]] = [c.replace("**", "") for c in cells[1:]]
+    return rows
