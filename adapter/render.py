@@ -118,6 +118,13 @@ class _Renderer:
             self.block(node, "#" * HEADING_LEVELS[node.name] + " ")
         elif node.name == "li":
             self.block(node, "- ")
+        elif node.name == "dt":  # a term and its description share one line: "Total: 49.90"
+            self.out.end_block()
+            self.children(node)
+            self.out.text(": ")
+        elif node.name == "dd":
+            self.children(node)
+            self.out.end_block()
         elif node.name in BLOCK_TAGS or node.has_attr("data-co-block") or node.has_attr("data-co-frame"):
             self.block(node, "")
         else:

@@ -217,3 +217,13 @@ def test_a_page_without_content_renders_only_the_header() -> None:
     observation = render_observation("<body> \n </body>", url="/site/empty", title="")
     assert observation.text == "Page: \nURL: /site/empty\n"
     assert observation.controls == []
+
+
+def test_a_description_list_puts_each_term_and_its_value_on_one_line() -> None:
+    html = (
+        '<body><dl><dt>Total</dt><dd>49.90</dd><dt>Customer</dt><dd>'
+        '<a data-co-id="7" data-co-role="link" data-co-name="Dana Reyes" href="/c/1">Dana Reyes</a></dd></dl>'
+        "<p>After</p></body>"
+    )
+    lines = render_observation(html, url="/site/dl", title="Order").text.splitlines()
+    assert lines[3:] == ["Total: 49.90", "Customer:", '[7] link "Dana Reyes"', "After"]
