@@ -77,7 +77,8 @@ def test_the_evidence_on_disk_matches_its_recorded_hashes_and_the_manifest_says_
     assert manifest.scripted
     assert [t.id for t in manifest.tasks] == [t.id for t in TASKS]
     assert manifest.versions["chromium"] and manifest.versions["playwright"]
-    assert manifest.endpoint_observed.models_payload["data"][0]["id"].startswith("scripted:")
+    payload = manifest.endpoint_observed.models_payload
+    assert payload is not None and payload["data"][0]["id"].startswith("scripted:")
     for record in bundle.records():
         assert bundle.integrity_problems(record) == []
         assert bundle.receipt(record.episode_id) is not None
@@ -137,4 +138,5 @@ async def test_a_mock_llm_reached_by_base_url_is_still_labelled_scripted(tmp_pat
     assert record.outcome == "verified_success"
     manifest = RunDirectory.open(tmp_path / "mock").manifest()
     assert manifest.config.endpoint.model == "local-model"
-    assert manifest.endpoint_observed.models_payload["data"][0]["id"] == "scripted:oracle"
+    payload = manifest.endpoint_observed.models_payload
+    assert payload is not None and payload["data"][0]["id"] == "scripted:oracle"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import httpx
+import httpx2
 import openai
 import pytest
 from fastapi import FastAPI, Request
@@ -67,16 +68,20 @@ class FakeSite:
         return Outcome(ok=True)
 
 
+def in_process(app: FastAPI, base_url: str, *, max_retries: int = 2) -> openai.AsyncOpenAI:
+    """An openai client whose HTTP goes straight into an ASGI app (the SDK's own HTTP client class)."""
+    http = openai.DefaultAsyncHttpxClient(transport=httpx2.ASGITransport(app=app))
+    return openai.AsyncOpenAI(base_url=f"{base_url}/v1", api_key="scripted", http_client=http, max_retries=max_retries)
+
+
 def scripted_client() -> openai.AsyncOpenAI:
-    app = create_scripted_app(list(CATALOG.values()))
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://scripted.test")
-    return openai.AsyncOpenAI(base_url="http://scripted.test/v1", api_key="scripted", http_client=http)
+    return in_process(create_scripted_app(list(CATALOG.values())), "http://scripted.test")
 
 
 @pytest.mark.parametrize("tool_mode", ["auto", "native", "text"])
 async def test_the_oracle_solves_the_task_from_the_text_observation_alone(tool_mode: str) -> None:
     site = FakeSite()
-    loop = ModelLoop(scripted_client(), "scripted:oracle", Bounds(tool_mode=tool_mode))  # type: ignore[arg-type]
+    loop = ModelLoop(scripted_client(), "scripted:oracle", Bounds(tool_mode=tool_mode))
     transcript = await loop.run(site, SOLVE.spec.instruction)
     assert transcript.stop_reason == "finish"
     assert transcript.finish is not None and transcript.finish.success
@@ -150,8 +155,7 @@ def without_tool_support() -> openai.AsyncOpenAI:
         forwarded = await scripted.post("/v1/chat/completions", json=body)
         return Response(forwarded.content, status_code=forwarded.status_code, media_type="application/json")
 
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://plain.test")
-    return openai.AsyncOpenAI(base_url="http://plain.test/v1", api_key="x", http_client=http, max_retries=0)
+    return in_process(app, "http://plain.test", max_retries=0)
 
 
 async def test_a_server_without_tool_calls_falls_back_to_the_text_protocol() -> None:

@@ -27,7 +27,7 @@ def op(seq: int, method: str, path: str, journal_rows: int = 0) -> Operation:
 def entry(seq: int, operation: int, table: str, change: str, key: int,
           before: dict[str, Any] | None, after: dict[str, Any] | None) -> JournalEntry:
     return JournalEntry(seq=seq, operation=operation, logical_time=operation, table=table, key={"id": key},
-                        change=change, before=before, after=after)  # type: ignore[arg-type]
+                        change=change, before=before, after=after)
 
 
 def refund_state(*, approval_status: str = "used", notified: bool = True, order_status: str = "refunded",
