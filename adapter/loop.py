@@ -6,6 +6,7 @@ rejected with a reason the model sees, recorded, and counted against the action 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -87,6 +88,8 @@ class ModelCall(BaseModel):
     content: str | None
     tool_calls: list[ToolCall]
     prompt_tokens_estimated: int
+    request_sha256: str
+    """sha256 of the canonical JSON of the messages sent, so the exact prompt lineage can be checked."""
 
 
 class Step(BaseModel):
@@ -122,7 +125,7 @@ class AgentTranscript(BaseModel):
         return sum(1 for s in self.steps if s.rejection is not None)
 
 
-def _observed(response: Any, latency: float, estimated: int) -> ModelCall:
+def _observed(response: Any, latency: float, estimated: int, request_sha256: str) -> ModelCall:
     choice = response.choices[0] if response.choices else None
     message = choice.message if choice else None
     calls = [
@@ -136,6 +139,7 @@ def _observed(response: Any, latency: float, estimated: int) -> ModelCall:
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
         content=message.content if message else None, tool_calls=calls, prompt_tokens_estimated=estimated,
+        request_sha256=request_sha256,
     )
 
 
@@ -231,6 +235,7 @@ class ModelLoop:
                 transcript.stop_reason = "context_exhausted"
                 return transcript
             estimated = sum(estimate_tokens(json.dumps(m)) for m in messages)
+            sent = messages
             began = time.monotonic()
             try:
                 response = await self._request(messages, mode)
@@ -242,13 +247,15 @@ class ModelLoop:
                 transcript.system_prompt = system_prompt(text_protocol_mode=True)
                 window.replace_system(transcript.system_prompt)
                 window.budget += _TOOLS_TOKENS
+                sent = window.fit() or messages
                 try:
-                    response = await self._request(window.fit() or messages, mode)
+                    response = await self._request(sent, mode)
                 except openai.APIError as retry_exc:
                     return self._infrastructure(transcript, retry_exc)
             except openai.APIError as exc:
                 return self._infrastructure(transcript, exc)
-            call = _observed(response, time.monotonic() - began, estimated)
+            digest = hashlib.sha256(json.dumps(sent, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+            call = _observed(response, time.monotonic() - began, estimated, digest)
             try:
                 finished = await self._step(env, window, transcript, number, call, mode)
             except EnvironmentFailure as exc:

@@ -31,7 +31,8 @@ def print_report(report: RunReport) -> None:
                    "claimed fail", "no finish", "infra", "replay PASS"):
         table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=True,
                          min_width=len(column))
-    rows = [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else [report.total]
+    # One row per endpoint label, plus the total when there are several.
+    rows = [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else report.by_endpoint or [report.total]
     for row in rows:
         kinds = row.false_completion_kinds
         table.add_row(

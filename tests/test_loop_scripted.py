@@ -89,6 +89,7 @@ async def test_the_oracle_solves_the_task_from_the_text_observation_alone(tool_m
     assert transcript.rejected_actions == 0
     assert {s.call.model for s in transcript.steps} == {"scripted:oracle"}
     assert all(s.call.system_fingerprint == "computerops-scripted-v1" for s in transcript.steps)
+    assert len({s.call.request_sha256 for s in transcript.steps}) == len(transcript.steps)
 
 
 async def test_malformed_output_is_rejected_recorded_and_counted_against_the_budget() -> None:
