@@ -178,18 +178,24 @@ def tasks_check(
 def demo(
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/demo-<time>).")] = None,
 ) -> None:
-    """Everything end to end against the SCRIPTED endpoint: run, verify, replay, report."""
+    """Everything end to end against the SCRIPTED endpoint: catalog, run, verify, report, replay, tasks check."""
     target = out or Path("runs") / f"demo-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S')}"
+    check_dir = target.with_name(f"{target.name}-tasks-check")
     console.print(f"[bold]ComputerOps demo[/] — SCRIPTED policies {DEMO_POLICIES} on every task, plus the "
                   f"negative controls {', '.join(p for _, p in DEMO_NEGATIVES)}; writing {target}")
     catalog = load_catalog()
     selected = list(catalog.values())
+    print_tasks(selected)
     policies = ",".join([DEMO_POLICIES, *(p for _, p in DEMO_NEGATIVES)])
     endpoint_config = parse_endpoint(f"scripted:{policies}", base_url=None, model=None, api_key_env=None)
     task_ids = [t.id for t in selected]
     base = EndpointConfig(kind="scripted", policies=DEMO_POLICIES.split(","))
     config = RunConfig(run_id=target.name, tasks=task_ids, endpoint=endpoint_config,
                        episodes=plan_episodes(task_ids, base, extra=DEMO_NEGATIVES))
+    try:
+        RunDirectory.ensure_new(check_dir)
+    except BundleError as exc:
+        raise _fail(str(exc)) from exc
     _execute(config, selected, target)
     bundle = RunDirectory.open(target)
     _report(bundle, as_json=False)
@@ -197,8 +203,14 @@ def demo(
     print_receipts(receipts)
     passed = sum(r.result == "PASS" for r in receipts)
     console.print(f"Replayed from disk: {passed}/{len(receipts)} PASS. Evidence in {target}/")
-    if passed != len(receipts):
-        raise typer.Exit(1)
+    console.print(f"[bold]tasks check[/]: every control of every task, evidence in {check_dir}/")
+    try:
+        checks = asyncio.run(check_tasks(selected, check_dir, _progress))
+    except (EndpointError, BundleError) as exc:
+        raise _fail(str(exc)) from exc
+    print_task_checks(checks)
+    if passed != len(receipts) or not all(c.ok for c in checks):
+        raise _fail("the demo found replay failures or tasks that do not behave as declared", code=1)
 
 
 @app.command()

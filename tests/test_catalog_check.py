@@ -46,6 +46,10 @@ def test_the_demo_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     assert "SCRIPTED" in result.output
     assert "Replayed from disk: 17/17 PASS" in result.output
+    negatives = sum(len(t.spec.negative_controls) for t in CATALOG.values())
+    assert (f"solvable {len(CATALOG)}/{len(CATALOG)}, no-op rejected {len(CATALOG)}/{len(CATALOG)}, "
+            f"negative controls rejected {negatives}/{negatives}") in result.output
+    assert (tmp_path / "demo-tasks-check" / "episodes.jsonl").is_file()
     report = json.loads(CliRunner().invoke(app, ["report", str(out), "--json"]).stdout)
     assert report["attempted"] == 17
     assert report["verified_success"] == 3
