@@ -91,14 +91,20 @@ def _execute(config: RunConfig, selected: list[LoadedTask], out: Path) -> None:
 
 
 def _report(bundle: RunDirectory, *, as_json: bool) -> None:
-    manifest = bundle.manifest()
-    records = bundle.records()
-    report = run_report(manifest.config.run_id, manifest.scripted or any(r.scripted for r in records), records)
+    """Print a run's report: the table, or JSON with the total's keys at the top level."""
+    try:
+        manifest = bundle.manifest()
+        records = bundle.records()
+    except (BundleError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    report_ = run_report(manifest.config.run_id, manifest.scripted or any(r.scripted for r in records), records)
     if as_json:
-        typer.echo(report.total.model_dump_json(indent=2) if len(report.by_endpoint) <= 1
-                   else report.model_dump_json(indent=2))
+        payload = report_.total.model_dump(mode="json")
+        payload["run_id"] = report_.run_id
+        payload["by_endpoint"] = [row.model_dump(mode="json") for row in report_.by_endpoint]
+        typer.echo(json.dumps(payload, indent=2))
     else:
-        print_report(report)
+        print_report(report_)
 
 
 @app.command()
@@ -109,18 +115,9 @@ def report(
     """Print the outcome table of a run."""
     try:
         bundle = RunDirectory.open(run_dir)
-        manifest = bundle.manifest()
-        records = bundle.records()
-        report_ = run_report(manifest.config.run_id, manifest.scripted or any(r.scripted for r in records), records)
     except BundleError as exc:
         raise _fail(str(exc)) from exc
-    if as_json:
-        payload = report_.total.model_dump(mode="json")
-        payload["run_id"] = report_.run_id
-        payload["by_endpoint"] = [row.model_dump(mode="json") for row in report_.by_endpoint]
-        typer.echo(json.dumps(payload, indent=2))
-    else:
-        print_report(report_)
+    _report(bundle, as_json=as_json)
 
 
 @app.command()

@@ -15,12 +15,10 @@ from computerops.bundle import RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.records import EpisodeRecord
 from replays import Receipt, RecordedEpisode, replay_episode
+from sites.kit.oplog import ACTION_HEADER, TENANT_COOKIE
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Claim, Verdict, judge
-
-TENANT_COOKIE = "computerops_tenant"
-ACTION_HEADER = "X-ComputerOps-Action"
 
 
 @dataclass(frozen=True)

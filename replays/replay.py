@@ -10,13 +10,12 @@ import httpx
 from replays.hashing import canonical_sha256
 from replays.receipt import Receipt
 from sites.kit.app import create_app
+from sites.kit.oplog import ACTION_HEADER, TENANT_HEADER
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Verdict, judge
 
-ACTION_HEADER = "X-ComputerOps-Action"
-TENANT_HEADER = "X-ComputerOps-Tenant"
 _SHOWN = 20  # mismatches listed in a receipt before the rest are summarised
 
 

@@ -140,3 +140,16 @@ async def test_a_mock_llm_reached_by_base_url_is_still_labelled_scripted(tmp_pat
     assert manifest.config.endpoint.model == "local-model"
     payload = manifest.endpoint_observed.models_payload
     assert payload is not None and payload["data"][0]["id"] == "scripted:oracle"
+
+
+def test_every_request_names_the_action_that_caused_it(scripted_run: Path) -> None:
+    bundle = RunDirectory.open(scripted_run)
+    directory = bundle.episode_dir("004-helpdesk.refund-with-approval--oracle")
+    transcript = json.loads((directory / "transcript.json").read_text())
+    operations = json.loads((directory / "operations.json").read_text())
+    assert operations[0]["action"] == 0  # the start page the harness opened
+    assert all(isinstance(op["action"], int) for op in operations)
+    submit = next(s["number"] for s in transcript["steps"] if 'button "Issue refund"' in s["note"])
+    refund_posts = [op for op in operations if op["method"] == "POST" and op["path"].endswith("/refunds")]
+    assert [op["action"] for op in refund_posts] == [submit]
+    assert next(op for op in operations if op["seq"] == refund_posts[0]["seq"] + 1)["action"] == submit  # redirect
