@@ -97,7 +97,7 @@ def _report(bundle: RunDirectory, *, as_json: bool) -> None:
         records = bundle.records()
     except (BundleError, ValueError) as exc:
         raise _fail(str(exc)) from exc
-    report_ = run_report(manifest.config.run_id, manifest.scripted or any(r.scripted for r in records), records)
+    report_ = run_report(manifest.config.run_id, records, declared_scripted=manifest.scripted)
     if as_json:
         payload = report_.total.model_dump(mode="json")
         payload["run_id"] = report_.run_id

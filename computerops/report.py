@@ -86,9 +86,12 @@ class RunReport(BaseModel):
     by_endpoint: list[OutcomeTable]
 
 
-def run_report(run_id: str, scripted: bool, records: list[EpisodeRecord]) -> RunReport:
+def run_report(run_id: str, records: list[EpisodeRecord], *, declared_scripted: bool) -> RunReport:
+    """The report of a run. It is scripted when the manifest declares it or any episode's replies came
+    from the scripted endpoint (e.g. `computerops mock-llm` reached through --base-url)."""
     labels = sorted({r.endpoint for r in records})
+    total = outcome_table("all", records)
     return RunReport(
-        run_id=run_id, scripted=scripted, total=outcome_table("all", records),
+        run_id=run_id, scripted=declared_scripted or total.scripted, total=total,
         by_endpoint=[outcome_table(label, [r for r in records if r.endpoint == label]) for label in labels],
     )
