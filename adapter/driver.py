@@ -183,7 +183,7 @@ class PageDriver:
         problem = check_applicable(action, control)
         if problem:
             return _reject("not_applicable", problem)
-        element = await self._element(action.id)
+        element = await self.element(action.id)
         if element is None:
             return _reject(
                 "stale_control",
@@ -205,7 +205,7 @@ class PageDriver:
         await self._settle()
         return ActionOutcome(ok=True, note=note)
 
-    async def _element(self, control_id: str) -> ElementHandle | None:
+    async def element(self, control_id: str) -> ElementHandle | None:
         """The live element of a control id, from whichever same-origin frame holds it."""
         if self._token is None:
             return None
