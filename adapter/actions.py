@@ -83,6 +83,12 @@ class Back(_Action):
     action: Literal["back"] = "back"
 
 
+class More(_Action):
+    """Show the next part of a long page whose text was cut off; the observation says when it was."""
+
+    action: Literal["more"] = "more"
+
+
 class Done(_Action):
     """Finish the task. Say whether you succeeded; put any requested answer in the message."""
 
@@ -91,8 +97,8 @@ class Done(_Action):
     message: str = Field(default="", description="A short report, including any answer the task asks for.")
 
 
-Action = Annotated[Click | Fill | Select | Check | Navigate | Back | Done, Field(discriminator="action")]
-ACTION_TYPES: tuple[type[_Action], ...] = (Click, Fill, Select, Check, Navigate, Back, Done)
+Action = Annotated[Click | Fill | Select | Check | Navigate | Back | More | Done, Field(discriminator="action")]
+ACTION_TYPES: tuple[type[_Action], ...] = (Click, Fill, Select, Check, Navigate, Back, More, Done)
 _ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 _BY_NAME: dict[str, type[_Action]] = {
     cls.model_fields["action"].default: cls for cls in ACTION_TYPES

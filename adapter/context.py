@@ -17,8 +17,14 @@ from adapter.prompts import OBSERVATION_MARK, OMITTED
 _PER_MESSAGE = 4
 
 
+def text_tokens(text: str) -> int:
+    """Estimated tokens of a text: one per 4 characters, rounded up."""
+    return (len(text) + 3) // 4
+
+
 def estimate_tokens(text: str) -> int:
-    return (len(text) + 3) // 4 + _PER_MESSAGE
+    """Estimated tokens of one message of the conversation."""
+    return text_tokens(text) + _PER_MESSAGE
 
 
 @dataclass

@@ -19,8 +19,8 @@ from playwright.async_api import Dialog, ElementHandle, Page, Request
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
-from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Rejection, Select
-from adapter.observation import Control, Observation, format_control
+from adapter.actions import Action, Back, Check, Click, Done, Fill, More, Navigate, Rejection, Select
+from adapter.observation import Control, Observation, PagePart, format_control
 from adapter.render import render_observation
 
 ACTION_HEADER = "X-ComputerOps-Action"
@@ -38,6 +38,9 @@ _LOOKUP = """([id, token]) => {
   const el = co.byId.get(id);
   return el && el.isConnected && el.ownerDocument === document ? el : null;
 }"""
+
+
+_NEXT_TASK = "() => new Promise(resolve => setTimeout(resolve, 0))"
 
 
 class ActionOutcome(BaseModel):
@@ -119,8 +122,12 @@ class PageDriver:
         self.latest: Observation | None = None
         self.dialog_log: list[DialogEvent] = []
         self._pending_dialogs: list[str] = []
+        self._part: PagePart | None = None
+        """The part of a long page the next observation shows (set by `more`, cleared by any other action)."""
         self._token: str | None = None
         self._inflight: set[Request] = set()
+        self._quiet = asyncio.Event()
+        """Set when the last request in flight ended."""
         page.on("dialog", self._on_dialog)
         page.on("request", self._request_started)
         page.on("requestfinished", self._request_ended)
@@ -131,6 +138,8 @@ class PageDriver:
 
     def _request_ended(self, request: Request) -> None:
         self._inflight.discard(request)
+        if not self._inflight:
+            self._quiet.set()
 
     async def _on_dialog(self, dialog: Dialog) -> None:
         self.dialog_log.append(DialogEvent(kind=dialog.type, message=dialog.message))
@@ -140,22 +149,25 @@ class PageDriver:
 
     async def observe(self) -> Observation:
         """Render the current page; dialogs raised since the last observation are included."""
-        script = f"() => {{ const html = ({annotate_script()})(); return [html, window.__computerops.token]; }}"
+        script = (f"() => {{ const html = ({annotate_script()})(); "
+                  "return [html, window.__computerops.token, document.title]; }}")
         for attempt in range(3):
             try:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
-                html, token = await self.page.evaluate(script)
-                title = await self.page.title()
+                html, token, title = await self.page.evaluate(script)
                 break
             except PlaywrightError:
                 if attempt == 2:
                     raise
                 await asyncio.sleep(0.2)  # a navigation replaced the document mid-evaluation
         dialogs, self._pending_dialogs = self._pending_dialogs, []
+        here = site_path(self.page.url, self.origin)
+        if self._part is not None and self.latest is not None and here != self.latest.url:
+            self._part = None  # the page went elsewhere on its own: start at its top
         self._token = str(token)
         self.latest = render_observation(
-            str(html), url=site_path(self.page.url, self.origin), title=title,
-            max_chars=self.max_chars, dialogs=dialogs,
+            str(html), url=here, title=str(title),
+            max_chars=self.max_chars, dialogs=dialogs, part=self._part,
         )
         return self.latest
 
@@ -163,6 +175,9 @@ class PageDriver:
         """Check and carry out one action; requests it causes carry `X-ComputerOps-Action: number`."""
         if isinstance(action, Done):
             return _reject("not_applicable", "done is handled by the episode loop, not the page.")
+        if isinstance(action, More):
+            return self._more()
+        self._part = None
         await self.page.context.set_extra_http_headers({ACTION_HEADER: str(number)})
         try:
             if isinstance(action, Navigate):
@@ -172,6 +187,13 @@ class PageDriver:
             return await self._on_control(action)
         except PlaywrightError as error:
             return _reject("execution_error", f"The browser could not do it: {_short(error)}")
+
+    def _more(self) -> ActionOutcome:
+        following = self.latest.next_part if self.latest else None
+        if following is None:
+            return _reject("not_applicable", "The whole page is already shown; there is no further part.")
+        self._part = following
+        return ActionOutcome(ok=True, note="showing the next part of the page")
 
     async def _on_control(self, action: Click | Fill | Select | Check) -> ActionOutcome:
         control = self.latest.control(action.id) if self.latest else None
@@ -244,15 +266,25 @@ class PageDriver:
         return ActionOutcome(ok=True, note=f"went back to {site_path(self.page.url, self.origin)}")
 
     async def _settle(self) -> None:
-        """Wait for the document to load and for requests the action started to finish (bounded)."""
+        """Wait until what the action started is over: a navigation it began has reached DOMContentLoaded
+        and the requests it started have finished. Event-driven and bounded by SETTLE_TIMEOUT_S."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SETTLE_TIMEOUT_S
-        await asyncio.sleep(0.05)  # let a navigation or fetch the action scheduled begin
-        while loop.time() < deadline:
+        while True:
+            # A round trip through the page's task queue: a navigation or fetch the action scheduled has
+            # begun (its request is in flight) by the time this returns, or the old document is gone.
+            with suppress(PlaywrightError):
+                await self.page.evaluate(_NEXT_TASK)
             try:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
             except PlaywrightError:
                 return
             if not self._inflight:
                 return
-            await asyncio.sleep(0.05)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            self._quiet.clear()
+            if self._inflight:
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(self._quiet.wait(), timeout=remaining)

@@ -104,6 +104,10 @@ class Step(BaseModel):
     note: str
     observation: str | None
     """The observation after the step (None after done)."""
+    act_s: float | None = None
+    """Seconds the adapter spent carrying out the action (None when there was none to carry out)."""
+    observe_s: float | None = None
+    """Seconds the adapter spent observing the page after the step (None after done)."""
 
 
 class AgentTranscript(BaseModel):
@@ -282,13 +286,18 @@ class ModelLoop:
             transcript.stop_reason = "finish"
             return True
         rejection: Rejection | None
+        act_s: float | None = None
         if isinstance(decided, Rejection):
             rejection, note, action = decided, "", None
         else:
+            began = time.perf_counter()
             outcome = await self._act(env, decided, number)
+            act_s = round(time.perf_counter() - began, 4)
             rejection, note = outcome.rejection, outcome.note
             action = {"action": decided.action, **action_to_arguments(decided)}
+        began = time.perf_counter()
         observation = await self._observe(env)
+        observe_s = round(time.perf_counter() - began, 4)
         result = result_ok(note) if rejection is None else result_rejected(rejection.cause, rejection.reason)
         content = result_message(result, observation.text)
         if call.tool_calls:
@@ -296,7 +305,7 @@ class ModelLoop:
         else:
             window.add({"role": "user", "content": content}, observation=observation.text)
         transcript.steps.append(Step(number=number, call=call, action=action, rejection=rejection, note=note,
-                                     observation=observation.text))
+                                     observation=observation.text, act_s=act_s, observe_s=observe_s))
         return False
 
     @staticmethod

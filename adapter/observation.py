@@ -34,6 +34,15 @@ class Control(BaseModel):
     """Link target as a site path, for links."""
 
 
+class PagePart(BaseModel):
+    """Where a part of a long page's observation starts: the first text line and control line shown."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text_line: int = Field(default=0, ge=0)
+    control_line: int = Field(default=0, ge=0)
+
+
 class Observation(BaseModel):
     """The rendered page: text for the model plus the control table for the adapter."""
 
@@ -46,6 +55,9 @@ class Observation(BaseModel):
     """The complete observation text sent to the model (header, page text, control lines)."""
     controls: list[Control]
     truncated: bool = False
+    """Some of the page is not in this observation (cut at the size bound, or shown in an earlier part)."""
+    next_part: PagePart | None = None
+    """Where the `more` action continues; None when nothing after this part was left out."""
     dialogs: list[str] = Field(default_factory=list)
     """Texts of alert/confirm dialogs shown since the previous observation."""
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from bs4 import BeautifulSoup
 from bs4.element import Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
-from adapter.observation import Control, Observation, format_control
+from adapter.observation import Control, Observation, PagePart, format_control
 
 # Mirrors BLOCK_TAGS in annotate.js; other elements laid out as blocks carry data-co-block.
 BLOCK_TAGS = frozenset({
@@ -28,7 +28,23 @@ HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
 # Controls whose text in a table cell is their name; other controls show as their [id].
 NAMED_IN_CELLS = frozenset({"link", "button"})
 _NOT_TEXT = (Comment, Declaration, Doctype, ProcessingInstruction)
-TRUNCATION_HINT = "Use navigate with a more specific page or filter."
+TRUNCATION_HINT = "Use the more action to see the next part."
+CONTINUED_NOTICE = "(A later part of a long page: text shown in earlier parts is left out.)"
+NOTICE_ROOM = 120
+MAX_LINE = 400
+"""Longest text line; longer runs of text are split so the size bound never hides a whole paragraph."""
+
+
+def _wrap(text: str) -> list[str]:
+    """A very long run of text as lines of at most MAX_LINE characters, split at spaces where possible,
+    so a part of a long page can always show some of it."""
+    pieces = []
+    while len(text) > MAX_LINE:
+        cut = text.rfind(" ", 0, MAX_LINE + 1)
+        cut = cut if cut > 0 else MAX_LINE
+        pieces.append(text[:cut])
+        text = text[cut:].lstrip()
+    return [*pieces, text] if text else pieces
 
 
 @dataclass
@@ -52,7 +68,7 @@ class _Writer:
         text = " ".join("".join(self.buffer).split())
         self.buffer.clear()
         if text:
-            self.lines.append(_Line(self.prefix + text))
+            self.lines.extend(_Line(piece) for piece in _wrap(self.prefix + text))
             self.prefix = ""
 
     def end_block(self) -> None:
@@ -203,31 +219,43 @@ def _size(lines: list[_Line]) -> int:
     return sum(len(line.text) + 1 for line in lines)
 
 
-def _bound(head: list[_Line], body: list[_Line], max_chars: int) -> tuple[list[_Line], int]:
-    """Keep head, a prefix of the text lines and as many control lines as fit; report omitted chars.
+def _bound(
+    head: list[_Line], body: list[_Line], max_chars: int, start: PagePart
+) -> tuple[list[_Line], int, PagePart | None]:
+    """One part of a long page: from `start`, as many control lines as fit, then a contiguous run of text.
 
     Control lines come first in the budget, so every control stays when the controls fit.
+    Returns the kept lines, the characters after `start` left out, and where the next part starts.
     """
-    total = _size(body)
-    notice_room = 120
-    budget = max_chars - _size(head) - notice_room
-    controls = [line for line in body if line.control]
+    texts = [line for line in body if not line.control][start.text_line:]
+    controls = [line for line in body if line.control][start.control_line:]
+    budget = max_chars - _size(head) - NOTICE_ROOM
     kept_ids: set[int] = set()
     used = 0
+    shown_controls = 0
     for line in controls:
         if used + len(line.text) + 1 > budget:
             break
         kept_ids.add(id(line))
         used += len(line.text) + 1
-    for line in body:
-        if line.control:
-            continue
+        shown_controls += 1
+    shown_texts = 0
+    for line in texts:
         if used + len(line.text) + 1 > budget:
-            break  # keep a contiguous start of the page's text, not scattered lines
+            break  # keep a contiguous run of the page's text, not scattered lines
         kept_ids.add(id(line))
         used += len(line.text) + 1
+        shown_texts += 1
     kept = [line for line in body if id(line) in kept_ids]
-    return kept, total - _size(kept)
+    omitted = _size(texts) + _size(controls) - _size(kept)
+    if shown_texts == len(texts) and shown_controls == len(controls):
+        return kept, omitted, None
+    following = PagePart(
+        text_line=start.text_line + shown_texts,
+        # While the controls do not all fit, parts page through them too; otherwise every part shows them all.
+        control_line=start.control_line + shown_controls if shown_controls < len(controls) else 0,
+    )
+    return kept, omitted, following
 
 
 def render_observation(
@@ -237,19 +265,30 @@ def render_observation(
     title: str,
     max_chars: int = 6000,
     dialogs: list[str] | None = None,
+    part: PagePart | None = None,
 ) -> Observation:
-    """Render annotated HTML to the observation text and its control table (same order)."""
+    """Render annotated HTML to the observation text and its control table (same order).
+
+    A page over `max_chars` is shown in parts: `part` says where this one starts (the `more` action
+    asks for `next_part` of the previous observation).
+    """
     dialogs = list(dialogs or [])
+    start = part or PagePart()
     head = [_Line(f"Page: {' '.join(title.split())}"), _Line(f"URL: {url}")]
     head += [_Line(f"Dialog: {json.dumps(text, ensure_ascii=False)}") for text in dialogs]
+    continued = start != PagePart()
+    if continued:
+        head.append(_Line(CONTINUED_NOTICE))
     head.append(_Line(""))
     body = _body_lines(annotated_html)
-    truncated = len("\n".join(line.text for line in head + body)) > max_chars
-    if truncated:
-        body, omitted = _bound(head, body, max_chars)
-        body.append(_Line(f"Output truncated: {omitted} characters omitted. {TRUNCATION_HINT}"))
+    following: PagePart | None = None
+    if continued or len("\n".join(line.text for line in head + body)) > max_chars:
+        body, omitted, following = _bound(head, body, max_chars, start)
+        if following is not None:
+            body.append(_Line(f"Output truncated: {omitted} characters omitted. {TRUNCATION_HINT}"))
     text = "\n".join(line.text for line in head + body)
     controls = [line.control for line in body if line.control]
     return Observation(
-        url=url, title=title, text=text, controls=controls, truncated=truncated, dialogs=dialogs
+        url=url, title=title, text=text, controls=controls, truncated=continued or following is not None,
+        dialogs=dialogs, next_part=following,
     )

@@ -109,7 +109,7 @@ class Visited(_RouteCheck):
 
 ProcedureCheck = Annotated[ViaRoute | Ordered | Visited, Field(discriminator="kind")]
 
-StepAction = Literal["click", "fill", "select", "check", "navigate", "back", "done"]
+StepAction = Literal["click", "fill", "select", "check", "navigate", "back", "more", "done"]
 _TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check"})
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter.observation import Control, Observation, controls_in_text, format_control
-from adapter.render import render_observation
+from adapter.render import CONTINUED_NOTICE, render_observation
 
 ANNOTATED = Path(__file__).parent / "fixtures" / "annotated"
 
@@ -191,13 +191,57 @@ def test_a_long_page_keeps_the_start_and_every_control_and_says_what_was_cut() -
     assert lines[:5] == ["Page: Fixture", "URL: /site/long.html", "", "# Maintenance log", '[1] link "New ticket"']
     assert lines[-3:-1] == ['[2] textbox "Filter" value=""', '[3] button "Load more"']
     omitted = len(full.text) - (len(cut.text) - len(lines[-1]) - 1)
-    assert lines[-1] == (
-        f"Output truncated: {omitted} characters omitted. Use navigate with a more specific page or filter."
-    )
+    assert lines[-1] == f"Output truncated: {omitted} characters omitted. Use the more action to see the next part."
     kept_paragraphs = [line for line in lines if line.startswith("Paragraph ")]
     assert kept_paragraphs == [line for line in full.text.splitlines() if line.startswith("Paragraph ")][
         : len(kept_paragraphs)
     ]
+
+
+def _parts(html: str, max_chars: int) -> list[Observation]:
+    parts = [render_observation(html, url="/site/x", title="Long", max_chars=max_chars)]
+    while parts[-1].next_part is not None:
+        assert len(parts) < 100, "the parts must come to an end"
+        parts.append(render_observation(html, url="/site/x", title="Long", max_chars=max_chars,
+                                        part=parts[-1].next_part))
+    return parts
+
+
+def test_more_pages_through_a_long_page_until_every_line_was_shown_once() -> None:
+    html = (ANNOTATED / "long.html").read_text(encoding="utf-8")
+    full = render_observation(html, url="/site/x", title="Long", max_chars=100_000)
+    parts = _parts(html, 1500)
+    assert len(parts) > 3 and all(p.truncated and p.chars <= 1500 for p in parts)
+    assert all(p.controls == full.controls for p in parts)  # the controls fit, so every part has them all
+    assert all(CONTINUED_NOTICE in p.text for p in parts[1:]) and CONTINUED_NOTICE not in parts[0].text
+    assert all(p.text.splitlines()[-1].startswith("Output truncated: ") for p in parts[:-1])
+    assert not parts[-1].text.splitlines()[-1].startswith("Output truncated: ")
+    body = full.text.splitlines()[3:]
+    text_of_parts = [
+        line for p in parts for line in p.text.splitlines()[4 if p is not parts[0] else 3:]
+        if not line.startswith(("[", "Output truncated: "))
+    ]
+    assert text_of_parts == [line for line in body if not line.startswith("[")]
+
+
+def test_a_paragraph_longer_than_a_part_is_split_so_every_word_is_shown() -> None:
+    words = [f"word{n}" for n in range(3000)]
+    html = f"<body><p>{' '.join(words)}</p><button data-co-id='1' data-co-role='button' data-co-name='Go'></button></body>"
+    parts = _parts(html, 2000)
+    assert len(parts) > 5
+    shown = [w for p in parts for line in p.text.splitlines() if line.startswith("word") for w in line.split()]
+    assert shown == words
+    assert all(p.control("1") is not None for p in parts)
+
+
+def test_when_even_the_controls_do_not_fit_the_parts_page_through_them() -> None:
+    buttons = "".join(
+        f'<button data-co-id="{n}" data-co-role="button" data-co-name="Action number {n}"></button>'
+        for n in range(1, 201)
+    )
+    parts = _parts(f"<body><p>Intro</p>{buttons}</body>", 6000)
+    assert [c.id for p in parts for c in p.controls] == [str(n) for n in range(1, 201)]
+    assert sum("Intro" in p.text.splitlines() for p in parts) == 1
 
 
 def test_when_even_the_controls_do_not_fit_the_first_ones_are_kept() -> None:

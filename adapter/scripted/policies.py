@@ -57,8 +57,8 @@ def resolve_step(step: ScriptedStep, observation: str) -> Reply:
         return _call("done", success=bool(step.success), message=step.message or "")
     if step.action == "navigate":
         return _call("navigate", url=step.url)
-    if step.action == "back":
-        return _call("back")
+    if step.action in ("back", "more"):
+        return _call(step.action)
     match = next(
         (cid for cid, role, name in controls_in_text(observation) if role == step.role and name == step.name), None
     )
