@@ -150,7 +150,7 @@ class PageDriver:
     async def observe(self) -> Observation:
         """Render the current page; dialogs raised since the last observation are included."""
         script = (f"() => {{ const html = ({annotate_script()})(); "
-                  "return [html, window.__computerops.token, document.title]; }}")
+                  "return [html, window.__computerops.token, document.title]; }")
         for attempt in range(3):
             try:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
