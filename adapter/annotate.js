@@ -5,6 +5,15 @@
 // data-co-* attributes. The live page's DOM is never changed; the only state kept in the page is
 // window.__computerops: element -> id (so an element keeps its id across observations), id ->
 // element (for the driver to act on), and which controls the user has touched (for validation).
+//
+// What is offered is checked against Chromium's accessibility tree by adapter/fidelity.py (tests in
+// tests/test_adapter_fidelity.py). Deliberate differences from that tree:
+// - a control clipped to nothing by a zero-size overflow:hidden ancestor is left out (Chromium keeps
+//   it, but no one can see or click it);
+// - a control entirely left of or above the document's origin (a skip link at left:-9999px) is left
+//   out (fidelity.py leaves it out too: it is outside the page's scrollable area);
+// - closed shadow roots cannot be walked, so their controls are missing;
+// - a link with no name at all is named by its target, so the model can tell such links apart.
 () => {
   const SKIP = new Set([
     "script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "datalist",
@@ -45,13 +54,15 @@
     }
   }
 
+  // Hidden with everything inside it. The `hidden` attribute counts only through the display it
+  // implies (a page may override it), visibility:hidden is handled in visit() (a descendant may be
+  // visible again), and content-visibility:hidden hides only an element's contents (checkVisibility
+  // is false for them).
   function isHidden(el) {
-    if (el.hidden || el.inert) return true;
+    if (el.inert) return true;
     if (el.getAttribute("aria-hidden") === "true") return true;
     const style = getComputedStyle(el);
     if (style.display === "none") return true;
-    if (style.visibility === "hidden" || style.visibility === "collapse") return true;
-    if (style.contentVisibility === "hidden") return true;
     if (style.display === "contents") return false;
     // Catches content of closed <details> and other boxes the browser does not render.
     if (typeof el.checkVisibility === "function" && !el.checkVisibility()) return true;
@@ -59,6 +70,19 @@
     const clips = /(hidden|clip)/.test(style.overflow);
     if ((r.width === 0 || r.height === 0) && clips) return true;
     return r.width === 0 && r.height === 0 && el.children.length === 0 && !el.textContent.trim();
+  }
+
+  function isInvisible(el) {
+    return /^(hidden|collapse)$/.test(getComputedStyle(el).visibility);
+  }
+
+  // A box entirely left of or above the document's origin (a skip link at left:-9999px): nobody can
+  // scroll to it, see it or click it, so such a control is not offered. Content far down or right
+  // is offered: scrolling reaches it.
+  function isOffPage(el) {
+    const box = el.getBoundingClientRect();
+    const view = el.ownerDocument.defaultView;
+    return box.width > 0 && box.height > 0 && (box.right + view.scrollX <= 0 || box.bottom + view.scrollY <= 0);
   }
 
   function roleOf(el) {
@@ -102,8 +126,8 @@
 
   // For label lookahead: is a control elsewhere on the page visible and offered?
   function isVisibleControl(el) {
-    if (!el || !isOffered(el) || isHidden(el)) return false;
-    if (el.closest("[aria-hidden=true],[inert],[hidden]")) return false;
+    if (!el || !isOffered(el) || isHidden(el) || isInvisible(el) || isOffPage(el)) return false;
+    if (el.closest("[aria-hidden=true],[inert]")) return false;
     return typeof el.checkVisibility !== "function" || el.checkVisibility({ visibilityProperty: true });
   }
 
@@ -124,10 +148,25 @@
     return clean(copy.textContent);
   }
 
+  // Rendered text of an element, without what aria-hidden takes out of the accessibility tree.
+  function renderedText(el) {
+    if (!el.querySelector("[aria-hidden=true]")) return el.innerText;
+    let text = "";
+    for (const child of el.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) text += child.data;
+      else if (child.localName === "br") text += " ";
+      else if (child.nodeType === Node.ELEMENT_NODE && child.getAttribute("aria-hidden") !== "true"
+               && !SKIP.has(child.localName) && child.checkVisibility({ visibilityProperty: true })) {
+        text += BLOCKISH.test(getComputedStyle(child).display) ? ` ${renderedText(child)} ` : renderedText(child);
+      }
+    }
+    return text;
+  }
+
   function contentName(el) {
-    const text = clean(el.innerText);
+    const text = clean(renderedText(el));
     if (text) return text;
-    for (const n of el.querySelectorAll("img[alt],[aria-label],svg title")) {
+    for (const n of el.querySelectorAll("img[alt],[aria-label]:not([aria-hidden=true]),svg title")) {
       const t = clean(n.localName === "img" ? n.alt : n.getAttribute("aria-label") || n.textContent);
       if (t) return t;
     }
@@ -233,10 +272,11 @@
     return node.childNodes;
   }
 
-  function walkChildren(node, into) {
+  // Text shows only where its parent is visible; elements decide for themselves in visit().
+  function walkChildren(node, into, textShown) {
     for (const child of childrenOf(node)) {
       if (child.nodeType === Node.TEXT_NODE) {
-        if (child.data) into.appendChild(out.createTextNode(child.data));
+        if (child.data && textShown) into.appendChild(out.createTextNode(child.data));
       } else if (child.nodeType === Node.ELEMENT_NODE) {
         visit(child, into);
       }
@@ -246,20 +286,28 @@
   function visit(el, into) {
     const tag = el.localName;
     if (SKIP.has(tag) || isHidden(el)) return;
+    const invisible = isInvisible(el);
     if (tag === "iframe" || tag === "frame") {
       let doc = null;
       try { doc = el.contentDocument; } catch (e) { /* cross-origin */ }
-      if (doc && doc.body) {
+      if (doc && doc.body && !invisible) {
         listen(doc);
         const frame = into.appendChild(out.createElement("div"));
         frame.setAttribute("data-co-frame", "");
-        walkChildren(doc.body, frame);
+        walkChildren(doc.body, frame, !isInvisible(doc.body));
       }
       return;
     }
+    const role = roleOf(el);
+    if (role && !invisible && isOffPage(el)) return;
     const c = into.appendChild(out.createElement(/^[a-z][a-z0-9-]*$/.test(tag) ? tag : "span"));
     if (!BLOCK_TAGS.has(tag) && BLOCKISH.test(getComputedStyle(el).display)) c.setAttribute("data-co-block", "");
-    const role = roleOf(el);
+    if (invisible) {
+      // visibility:hidden: neither this element nor its text shows, but a descendant may set visible.
+      if (tag !== "select" && tag !== "textarea" && tag !== "option" && tag !== "optgroup") walkChildren(el, c, false);
+      if (!c.textContent.trim() && !c.querySelector("[data-co-id]")) c.remove();
+      return;
+    }
     if (role && isOffered(el)) {
       mark(el, c, role);
       if (tag === "input" || tag === "select" || tag === "textarea" || el.isContentEditable) return;
@@ -270,11 +318,12 @@
       return;
     }
     if (tag === "br") return;
-    walkChildren(el, c);
+    walkChildren(el, c, true);
   }
 
   listen(document);
   const root = out.createElement("body");
-  walkChildren(document.body || document.documentElement, root);
+  const start = document.body || document.documentElement;
+  walkChildren(start, root, !isInvisible(start));
   return root.outerHTML;
 }

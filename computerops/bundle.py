@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,6 +19,8 @@ MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
 EVIDENCE_FILES = ("transcript.json", "operations.json", "journal.json", "final_state.json", "verdict.json")
 RECEIPT = "receipt.json"
+TRACE = "trace.zip"
+"""The Playwright trace of an episode, saved only when the run was asked for traces."""
 
 M = TypeVar("M", bound=BaseModel)
 _OPERATIONS = TypeAdapter(list[Operation])
@@ -49,6 +52,7 @@ class RunDirectory:
 
     def __init__(self, root: Path):
         self.root = root
+        self._admit_lock = threading.Lock()
 
     @staticmethod
     def ensure_new(root: Path) -> None:
@@ -73,26 +77,41 @@ class RunDirectory:
         return cls(root)
 
     def manifest(self) -> RunManifest:
-        return RunManifest.model_validate_json((self.root / MANIFEST).read_text(encoding="utf-8"))
+        path = self.root / MANIFEST
+        try:
+            return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise BundleError(f"{path}: not a valid run manifest: {exc}") from exc
 
     def episode_dir(self, episode_id: str) -> Path:
         return self.root / "episodes" / episode_id
 
-    def write_evidence(self, episode_id: str, name: str, value: object) -> str:
-        """Write one evidence file; returns its sha256."""
+    def evidence_path(self, episode_id: str, name: str) -> Path:
+        """Where an evidence file of the episode goes (its directory created); for files written by others."""
         directory = self.episode_dir(episode_id)
         directory.mkdir(parents=True, exist_ok=True)
-        _write_json(directory / name, _dump(value))
-        return file_sha256(directory / name)
+        return directory / name
+
+    def write_evidence(self, episode_id: str, name: str, value: object) -> str:
+        """Write one evidence file; returns its sha256."""
+        path = self.evidence_path(episode_id, name)
+        _write_json(path, _dump(value))
+        return file_sha256(path)
 
     def admit(self, record: EpisodeRecord) -> None:
-        """Append one episode record and fsync it before returning."""
-        with (self.root / EPISODES).open("a", encoding="utf-8") as handle:
-            handle.write(record.model_dump_json() + "\n")
+        """Append one episode record and fsync it before returning.
+
+        Episodes of a concurrent run finish in any order; the lock keeps each record one whole line
+        even if admissions ever come from several threads (in the event loop they cannot interleave).
+        """
+        line = record.model_dump_json() + "\n"
+        with self._admit_lock, (self.root / EPISODES).open("a", encoding="utf-8") as handle:
+            handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
 
     def records(self) -> list[EpisodeRecord]:
+        """The admitted records in plan order (episodes.jsonl holds them in the order they finished)."""
         path = self.root / EPISODES
         records = []
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -101,7 +120,9 @@ class RunDirectory:
                     records.append(EpisodeRecord.model_validate_json(line))
                 except ValueError as exc:
                     raise BundleError(f"{path}:{number}: not a valid episode record: {exc}") from exc
-        return records
+        plan = {p.episode_id: index for index, p in enumerate(self.manifest().config.episodes)}
+        # Stable: a record outside the plan (none is written so) keeps its file position, after the plan's.
+        return sorted(records, key=lambda r: plan.get(r.episode_id, len(plan)))
 
     def receipt(self, episode_id: str) -> Receipt | None:
         path = self.episode_dir(episode_id) / RECEIPT

@@ -11,16 +11,28 @@ from typing import Annotated
 
 import typer
 import uvicorn
+from playwright.async_api import Error as PlaywrightError
 
 from adapter.loop import Bounds, ToolMode
 from adapter.scripted import create_scripted_app
+from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
 from computerops.bundle import BundleError, RunDirectory
 from computerops.checking import check_tasks
 from computerops.config import EndpointConfig, RunConfig, parse_endpoint, plan_episodes
-from computerops.console import console, errors, print_receipts, print_report, print_task_checks, print_tasks
+from computerops.console import (
+    console,
+    errors,
+    print_bench,
+    print_observed,
+    print_receipts,
+    print_report,
+    print_task_checks,
+    print_tasks,
+)
+from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
 from computerops.report import run_report
-from computerops.runner import EndpointError, execute_run
+from computerops.runner import EndpointError, RunAborted, execute_run
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
@@ -62,9 +74,16 @@ def run(
     seed: int = 42,
     tool_mode: Annotated[str, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
     = "auto",
+    concurrency: Annotated[int, typer.Option(help="Episodes run at once, each with its own browser context and "
+                                                  "tenant; results are the same as a serial run's.")] = 1,
+    trace: Annotated[bool, typer.Option("--trace", help="Save a Playwright trace per episode "
+                                                        "(episodes/<id>/trace.zip, for `playwright show-trace`).")]
+    = False,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     try:
+        if concurrency < 1:
+            raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
         catalog = load_catalog()
         selected = select_tasks(catalog, tasks)
         endpoint_config = parse_endpoint(endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
@@ -79,15 +98,18 @@ def run(
     task_ids = [t.id for t in selected]
     config = RunConfig(run_id=out.name, tasks=task_ids, endpoint=endpoint_config, bounds=bounds,
                        episodes=plan_episodes(task_ids, endpoint_config))
-    _execute(config, selected, out)
+    _execute(config, selected, out, concurrency=concurrency, trace=trace)
     _report(RunDirectory.open(out), as_json=False)
 
 
-def _execute(config: RunConfig, selected: list[LoadedTask], out: Path) -> None:
+def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,
+             trace: bool = False) -> None:
     try:
-        asyncio.run(execute_run(config, selected, out, _progress))
+        asyncio.run(execute_run(config, selected, out, _progress, concurrency=concurrency, trace=trace))
     except (EndpointError, BundleError) as exc:
         raise _fail(str(exc)) from exc
+    except RunAborted as exc:
+        raise _fail(str(exc), code=1) from exc
 
 
 def _report(bundle: RunDirectory, *, as_json: bool) -> None:
@@ -241,6 +263,58 @@ def mock_llm(
         raise _fail(str(exc)) from exc
     console.print(f"Scripted endpoint (policy {policy}) at http://{host}:{port}/v1 — results are SCRIPTED.")
     uvicorn.run(scripted, host=host, port=port, log_level="info")
+
+
+@app.command()
+def observe(
+    target: Annotated[str, typer.Argument(help="A catalog page (/helpdesk/tickets), a local HTML file or a URL.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the observation as JSON.")] = False,
+    compare: Annotated[bool, typer.Option(help="Also print Playwright's ai snapshot of the page, both sizes, and "
+                                               "the controls checked against Chromium's accessibility tree.")]
+    = False,
+    seed: Annotated[int, typer.Option(help="Seed of the fresh tenant a catalog page is served from.")] = 1,
+    max_chars: Annotated[int, typer.Option(help="The observation's size bound.")] = 6000,
+) -> None:
+    """Render a page exactly as the model sees it, with its control table."""
+    try:
+        parsed = parse_target(target)
+        observed = asyncio.run(observe_target(parsed, seed=seed, max_chars=max_chars, compare=compare))
+    except (TargetError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    except PlaywrightError as exc:
+        raise _fail(f"the browser could not open {target}: {str(exc).splitlines()[0]}") from exc
+    if as_json:
+        typer.echo(observed.model_dump_json(indent=2))
+    else:
+        print_observed(observed)
+
+
+@app.command()
+def bench(
+    out: Annotated[Path, typer.Option(help="Where to write the figures as JSON.")] = Path("bench.json"),
+    tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
+    episodes: Annotated[int, typer.Option(help="SCRIPTED episodes at each concurrency level.")] = 16,
+    levels: Annotated[str, typer.Option(help="Comma-separated concurrency levels.")] = "1,2,4,8",
+    reset_samples: Annotated[int, typer.Option(help="Fresh tenants created per site to time the reset.")] = 50,
+    page_repeats: Annotated[int, typer.Option(help="Times each page is observed and snapshotted.")] = 5,
+    page_limit: Annotated[int, typer.Option(help="Most pages crawled per site.")] = 40,
+    markdown: Annotated[bool, typer.Option(help="Also print the README's figures table.")] = False,
+) -> None:
+    """Measure reset, observation size and time, control recall, step overhead, replay and throughput."""
+    try:
+        selected = select_tasks(load_catalog(), tasks)
+        options = BenchOptions(episodes=episodes, levels=[int(n) for n in levels.split(",") if n.strip()],
+                               reset_samples=reset_samples, page_repeats=page_repeats, page_limit=page_limit)
+        if any(level < 1 for level in options.levels):
+            raise ValueError(f"--levels must be positive integers, got {levels!r}")
+    except (TaskFileError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    figures = asyncio.run(run_bench(selected, options, _progress))
+    write_bench(out, figures)
+    print_bench(figures)
+    console.print(f"Figures written to {out}")
+    if markdown:
+        typer.echo(bench_markdown(figures))
 
 
 def main() -> None:

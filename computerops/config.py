@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -104,3 +105,11 @@ class RunConfig(BaseModel):
     endpoint: EndpointConfig
     episodes: list[PlannedEpisode] = Field(min_length=1)
     bounds: Bounds = Field(default_factory=Bounds)
+
+    @model_validator(mode="after")
+    def _distinct_episodes(self) -> RunConfig:
+        # Each episode owns episodes/<id>/; two with one id would overwrite each other's evidence.
+        repeated = sorted(i for i, n in Counter(p.episode_id for p in self.episodes).items() if n > 1)
+        if repeated:
+            raise ValueError(f"episode ids must be distinct; repeated: {', '.join(repeated)}")
+        return self

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table
 
+from computerops.bench import BenchReport
 from computerops.checking import TaskCheck
+from computerops.observing import ObservedPage
 from computerops.report import RunReport
 from replays import Receipt
 from tasks import LoadedTask
@@ -97,3 +99,75 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
 
 def _mark(ok: bool) -> str:
     return "[green]yes[/]" if ok else "[red]NO[/]"
+
+
+def print_observed(page: ObservedPage) -> None:
+    """The observation text as the model reads it, its control table, and with --compare the ai snapshot."""
+    status = f", HTTP {page.status}" if page.status is not None else ""
+    console.rule(f"Observation of {page.target} ({page.kind}{status})", align="left")
+    console.print(page.text, markup=False)
+    table = Table(title=f"{len(page.controls)} controls", title_justify="left")
+    for column in ("id", "role", "name", "value / state", "flags", "href"):
+        table.add_column(column, no_wrap=column in ("id", "role"))
+    for control in page.controls:
+        state = "checked" if control.checked else "unchecked" if control.checked is not None else control.value or ""
+        flags = [f for f in ("required", "disabled", "readonly") if getattr(control, f)]
+        if control.validation:
+            flags.append(f"invalid: {control.validation}")
+        table.add_row(control.id, control.role, control.name, state, ", ".join(flags), control.href or "",
+                      style="dim" if control.disabled else None)
+    console.print(table)
+    if page.ai_snapshot is not None:
+        console.rule('Playwright page.aria_snapshot(mode="ai") of the same page', align="left")
+        console.print(page.ai_snapshot.text, markup=False)
+    sizes = Table(title="Sizes", title_justify="left")
+    for column in ("", "characters", "estimated tokens", "ms"):
+        sizes.add_column(column, justify="left" if not column else "right")
+    sizes.add_row("observation", str(page.chars), str(page.estimated_tokens), f"{page.observe_ms:.1f}")
+    if page.ai_snapshot is not None:
+        sizes.add_row("ai snapshot", str(page.ai_snapshot.chars), str(page.ai_snapshot.estimated_tokens),
+                      f"{page.ai_snapshot.ms:.1f}")
+        sizes.add_row("ratio", f"{page.chars_ratio:.2f}" if page.chars_ratio is not None else "-", "", "")
+    console.print(sizes)
+    if page.truncated:
+        console.print("[yellow]The observation is cut at the size bound; the model gets the rest with `more`.[/]")
+    if page.accessibility is not None:
+        fidelity = page.accessibility
+        console.print(f"Controls against Chromium's accessibility tree: recall {fidelity.recall:.0%} "
+                      f"({fidelity.matched}/{fidelity.expected}), offered {fidelity.offered}, "
+                      f"missing {len(fidelity.missing)}, offered but not in the tree {len(fidelity.extra)}")
+        for missing in fidelity.missing:
+            console.print(f"  [red]missing[/] {missing.role} {missing.name!r}", markup=True)
+        for extra in fidelity.extra:
+            console.print(f"  [red]extra[/] {extra!r}")
+
+
+def print_bench(report: BenchReport) -> None:
+    pages = Table(title=f"Catalog pages ({len(report.pages)})", title_justify="left")
+    for column in ("page", "observe ms", "chars", "~tokens", "ai snapshot chars", "ratio", "recall", "extra",
+                   "problems"):
+        pages.add_column(column, justify="left" if column in ("page", "problems") else "right", no_wrap=True)
+    for page in report.pages:
+        pages.add_row(page.path, f"{page.observe_ms.median:.1f}", str(page.chars), str(page.estimated_tokens),
+                      str(page.ai_snapshot_chars), f"{page.chars_ratio:.2f}", f"{page.recall:.0%}",
+                      str(page.offered_not_in_tree), "; ".join(page.control_problems))
+    console.print(pages)
+    levels = Table(title="SCRIPTED episodes by concurrency (one browser, one context and tenant per episode)",
+                   title_justify="left")
+    for column in ("concurrency", "episodes", "wall s", "episodes/min", "peak MiB", "verified", "identical"):
+        levels.add_column(column, justify="right")
+    for level in report.levels:
+        levels.add_row(str(level.concurrency), str(level.episodes), f"{level.wall_s:.1f}",
+                       f"{level.episodes_per_minute:.1f}", f"{level.peak_rss_mib:.0f}", str(level.verified_success),
+                       "yes" if level.identical_to_first_level else "[red]NO[/]")
+    console.print(levels)
+    figures = Table(title="Figures against targets", title_justify="left")
+    for column in ("figure", "measured", "target", "met"):
+        figures.add_column(column)
+    for target in report.targets:
+        figures.add_row(target.figure, target.measured, target.target, _mark(target.met))
+    for name, dist in (("observe", report.observe_ms), ("act", report.act_ms),
+                       ("step overhead", report.step_overhead_ms), ("reset", report.reset_ms)):
+        figures.add_row(f"{name} (n={dist.n})", f"median {dist.median} {dist.unit}, p95 {dist.p95} {dist.unit}",
+                        "", "")
+    console.print(figures)

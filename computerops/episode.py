@@ -5,16 +5,17 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import openai
 from playwright.async_api import Browser
 
 from adapter.driver import PageDriver
 from adapter.loop import AgentTranscript, ModelLoop
-from computerops.bundle import RunDirectory
+from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.records import EpisodeRecord
-from replays import Receipt, RecordedEpisode, replay_episode
+from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
 from sites.kit.oplog import ACTION_HEADER, TENANT_COOKIE
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
@@ -23,7 +24,8 @@ from verifier import Claim, Verdict, judge
 
 @dataclass(frozen=True)
 class EpisodeContext:
-    """What every episode of a run shares."""
+    """What every episode of a run shares. Episodes may run concurrently over one context: each
+    gets its own tenant and browser context, and everything here is safe to share in one event loop."""
 
     config: RunConfig
     bundle: RunDirectory
@@ -32,6 +34,10 @@ class EpisodeContext:
     browser: Browser
     origin: str
     client: openai.AsyncOpenAI
+    trace: bool = False
+    """Save a Playwright trace of each episode's browser context as episodes/<id>/trace.zip."""
+    clock_zero: float = 0.0
+    """`time.monotonic()` when the run began its episodes; records place themselves on that timeline."""
 
 
 def claim_of(transcript: AgentTranscript) -> Claim:
@@ -39,18 +45,28 @@ def claim_of(transcript: AgentTranscript) -> Claim:
     return Claim(success=None) if finish is None else Claim(success=finish.success, message=finish.message)
 
 
-async def _drive(ctx: EpisodeContext, task: LoadedTask, token: str, model: str) -> AgentTranscript:
+async def _drive(
+    ctx: EpisodeContext, task: LoadedTask, token: str, model: str, trace: Path | None
+) -> AgentTranscript:
+    """The browser session of one episode in a context of its own; with `trace`, its Playwright trace
+    is saved there before the context closes, whether the session ended normally or not."""
     context = await ctx.browser.new_context(base_url=ctx.origin)
     try:
         await context.add_cookies([{"name": TENANT_COOKIE, "value": token, "url": ctx.origin}])
         # Action 0 is the start page the harness opens before the model's first action.
         await context.set_extra_http_headers({ACTION_HEADER: "0"})
-        page = await context.new_page()
-        await page.goto(ctx.origin + task.spec.start_path, wait_until="domcontentloaded")
-        driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
-                            max_chars=ctx.config.bounds.observation_chars)
-        loop = ModelLoop(ctx.client, model, ctx.config.bounds, budget=task.spec.budgets.actions)
-        return await loop.run(driver, task.spec.instruction)
+        if trace is not None:
+            await context.tracing.start(title=trace.parent.name, screenshots=True, snapshots=True, sources=False)
+        try:
+            page = await context.new_page()
+            await page.goto(ctx.origin + task.spec.start_path, wait_until="domcontentloaded")
+            driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
+                                max_chars=ctx.config.bounds.observation_chars)
+            loop = ModelLoop(ctx.client, model, ctx.config.bounds, budget=task.spec.budgets.actions)
+            return await loop.run(driver, task.spec.instruction)
+        finally:
+            if trace is not None:
+                await context.tracing.stop(path=trace)
     finally:
         await context.close()
 
@@ -60,9 +76,10 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     episode_id = planned.episode_id
     model = ctx.config.endpoint.model_for(planned.policy)
     started = time.monotonic()
+    trace = ctx.bundle.evidence_path(episode_id, TRACE) if ctx.trace else None
     tenant = ctx.registry.create(task.spec.site, task.spec.seed)
     try:
-        transcript = await _drive(ctx, task, tenant.token, model)
+        transcript = await _drive(ctx, task, tenant.token, model, trace)
         operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
     finally:
         ctx.registry.drop(tenant)
@@ -77,6 +94,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         "final_state.json": write(episode_id, "final_state.json", state),
         "verdict.json": write(episode_id, "verdict.json", verdict),
     }
+    if trace is not None:
+        evidence[TRACE] = file_sha256(trace)
     receipt = await replay_episode(
         task, RecordedEpisode(episode_id=episode_id, operations=operations, journal=journal,
                               final_state=state, verdict=verdict),
@@ -102,7 +121,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         rejections_by_cause=dict(sorted(Counter(s.rejection.cause for s in transcript.steps if s.rejection).items())),
         prompt_tokens=None if None in prompt else sum(p for p in prompt if p is not None),
         completion_tokens=None if None in completion else sum(c for c in completion if c is not None),
-        wall_s=round(wall_s, 3), operations=len(operations), journal_entries=len(journal),
+        wall_s=round(wall_s, 3), started_s=round(started - ctx.clock_zero, 3),
+        operations=len(operations), journal_entries=len(journal),
         evidence_sha256=evidence, replay=receipt.result,
         models_seen=models_seen,
         fingerprints_seen=sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),

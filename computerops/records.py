@@ -31,6 +31,18 @@ class ObservedEndpoint(BaseModel):
     server_headers: dict[str, str] = Field(default_factory=dict)
 
 
+class RunExecution(BaseModel):
+    """How the run was carried out. Unlike `RunConfig`, none of it is a condition of the results:
+    the same config gives the same evidence at any concurrency, with or without traces."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    concurrency: int = Field(default=1, ge=1)
+    """Episodes in flight at once (one browser context and one tenant each)."""
+    trace: bool = False
+    """True when each episode saved a Playwright trace (episodes/<id>/trace.zip)."""
+
+
 class RunManifest(BaseModel):
     """Frozen before the first model call."""
 
@@ -45,6 +57,8 @@ class RunManifest(BaseModel):
     """Content hash of each package of ours (sites, adapter, verifier, tasks, replays, computerops)."""
     versions: dict[str, str | None]
     endpoint_observed: ObservedEndpoint
+    execution: RunExecution = Field(default_factory=RunExecution)
+    """How the episodes were executed; manifests written before it existed read as serial, untraced."""
 
 
 class EpisodeRecord(BaseModel):
@@ -67,6 +81,10 @@ class EpisodeRecord(BaseModel):
     prompt_tokens: int | None
     completion_tokens: int | None
     wall_s: float
+    """Seconds from creating the tenant to the end of the browser session (judging and replay excluded)."""
+    started_s: float | None = None
+    """Seconds from the moment the run began its episodes to the start of this one (monotonic clock): with
+    wall_s, the episode's place on the run's timeline. None in records written before it existed."""
     operations: int
     journal_entries: int
     evidence_sha256: dict[str, str]

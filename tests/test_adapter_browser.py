@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import pytest_asyncio
+from fixture_site import FixtureSite
+from fixture_site import fixture_handler as _handler
 from playwright.async_api import Browser
 
 from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Select
@@ -29,65 +28,9 @@ from adapter.driver import ActionOutcome, PageDriver, annotate_script
 from adapter.observation import Control, Observation, controls_in_text, format_control
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PAGES = FIXTURES / "pages"
 ANNOTATED = FIXTURES / "annotated"
 SAVED_PAGES = ("forms.html", "hidden.html", "table.html", "frames.html", "long.html")
 browser_test = pytest.mark.browser
-
-
-@dataclass
-class FixtureSite:
-    origin: str
-    requests: list[tuple[str, str, str | None]] = field(default_factory=list)
-    """(method, path with query, X-ComputerOps-Action header) of every request, in order."""
-
-    def tagged(self, path_start: str) -> list[str | None]:
-        return [tag for _, path, tag in self.requests if path.startswith(path_start)]
-
-
-def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # keep test output clean
-
-        def _send(self, status: int, body: str, content_type: str = "text/html", **headers: str) -> None:
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", f"{content_type}; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _record(self) -> str:
-            site.requests.append((self.command, self.path, self.headers.get("X-ComputerOps-Action")))
-            return urlsplit(self.path).path
-
-        def do_GET(self) -> None:
-            path = self._record()
-            if path == "/site/submit":
-                items = "".join(f"<li>{k}: {v}</li>" for k, v in parse_qsl(urlsplit(self.path).query))
-                self._send(200, f"<title>Submitted</title><h1>Submitted</h1><ul>{items}</ul>")
-            elif path == "/site/api/ping":
-                self._send(200, "pong", "text/plain")
-            elif path.startswith("/site/") and (PAGES / path.removeprefix("/site/")).is_file():
-                self._send(200, (PAGES / path.removeprefix("/site/")).read_text(encoding="utf-8"))
-            elif path == "/elsewhere/page.html":
-                self._send(200, "<title>Elsewhere</title><p>Not the site</p>")
-            else:
-                self._send(404, "<title>Not found</title><p>Not found</p>")
-
-        def do_POST(self) -> None:
-            path = self._record()
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
-            if path == "/site/slow":
-                time.sleep(0.7)  # the driver must wait for this navigation to finish
-                self._send(303, "", Location=f"/site/submit?{body}")
-            else:
-                self._send(404, "<title>Not found</title>")
-
-    return Handler
 
 
 @pytest.fixture(scope="module")

@@ -226,7 +226,8 @@ def test_more_pages_through_a_long_page_until_every_line_was_shown_once() -> Non
 
 def test_a_paragraph_longer_than_a_part_is_split_so_every_word_is_shown() -> None:
     words = [f"word{n}" for n in range(3000)]
-    html = f"<body><p>{' '.join(words)}</p><button data-co-id='1' data-co-role='button' data-co-name='Go'></button></body>"
+    button = "<button data-co-id='1' data-co-role='button' data-co-name='Go'></button>"
+    html = f"<body><p>{' '.join(words)}</p>{button}</body>"
     parts = _parts(html, 2000)
     assert len(parts) > 5
     shown = [w for p in parts for line in p.text.splitlines() if line.startswith("word") for w in line.split()]

@@ -32,9 +32,14 @@ def _sqlite_engine(path: Path) -> Engine:
     engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")
-    def _enforce_foreign_keys(dbapi_connection: Any, _record: Any) -> None:
+    def _configure(dbapi_connection: Any, _record: Any) -> None:
         # SQLite ignores foreign keys unless asked, per connection.
         dbapi_connection.execute("PRAGMA foreign_keys=ON")
+        # A tenant is a scratch copy that lives for one episode: no fsync, rollback journal in memory.
+        # Transactions still roll back; only durability across a crash is given up, and a crash loses
+        # the episode either way. The evidence that matters is written and fsync'd to the run directory.
+        dbapi_connection.execute("PRAGMA synchronous=OFF")
+        dbapi_connection.execute("PRAGMA journal_mode=MEMORY")
 
     return engine
 
@@ -155,7 +160,8 @@ class TenantRegistry:
     def create(self, site: str, seed: int) -> Tenant:
         """A fresh tenant of (site, seed): a copy of the template with a new unguessable token."""
         template = self.template(site, seed)
-        tenant_id = f"{next(self._numbers):05d}-{site}-{seed}"
+        with self._lock:  # ids stay unique when tenants are created from several threads
+            tenant_id = f"{next(self._numbers):05d}-{site}-{seed}"
         directory = self.root / "tenants"
         directory.mkdir(parents=True, exist_ok=True)
         db_path = directory / f"{tenant_id}.sqlite"

@@ -1,0 +1,447 @@
+"""`computerops bench`: the adapter and harness measured, in one run, on catalog pages and scripted episodes.
+
+Everything is measured here, on this machine, in this process; nothing is assumed. Timings are
+medians and 95th percentiles of repeated samples; sizes are exact. Episodes use the SCRIPTED
+endpoint, so model time is near zero and what is timed is the benchmark's own overhead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
+from pathlib import Path
+from typing import Literal
+
+import psutil
+from playwright.async_api import Browser, async_playwright
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapter.browser import launch_browser
+from adapter.context import text_tokens
+from adapter.driver import PageDriver
+from adapter.fidelity import check_offered_controls_work, compare_with_accessibility_tree
+from adapter.loop import AgentTranscript
+from computerops.bundle import RunDirectory
+from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.crawl import crawl_site_pages, crawl_targets, tenant_context
+from computerops.observing import ai_snapshot
+from computerops.provenance import versions
+from computerops.records import EpisodeRecord
+from computerops.runner import execute_run
+from computerops.serving import serve_app
+from replays import replay_episode
+from sites.kit.app import create_app
+from sites.kit.tenancy import TenantRegistry
+from tasks import LoadedTask
+
+BENCH_FORMAT: Literal["computerops.bench/1"] = "computerops.bench/1"
+Progress = Callable[[str], None]
+
+
+class Distribution(BaseModel):
+    """Repeated samples of one figure."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n: int
+    median: float
+    p95: float
+    unit: str
+
+
+def distribution(values: Sequence[float], unit: str, digits: int = 2) -> Distribution:
+    """Median and nearest-rank 95th percentile; an empty sample is an error, not a zero."""
+    if not values:
+        raise ValueError("no samples")
+    ordered = sorted(values)
+    rank = max(0, -(-95 * len(ordered) // 100) - 1)  # nearest rank: ceil(0.95 n), 1-based
+    return Distribution(n=len(ordered), median=round(statistics.median(ordered), digits),
+                        p95=round(ordered[rank], digits), unit=unit)
+
+
+class BenchOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reset_samples: int = Field(default=50, ge=1)
+    page_repeats: int = Field(default=5, ge=1)
+    """Observations (and ai snapshots) timed per page."""
+    page_limit: int = Field(default=40, ge=1)
+    """Most pages crawled per site."""
+    episodes: int = Field(default=16, ge=1)
+    """Scripted episodes per concurrency level."""
+    levels: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1)
+    policy: str = "oracle"
+    max_chars: int = Field(default=6000, ge=500)
+    seed: int = 1
+
+
+class PageFigures(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    site: str
+    path: str
+    observe_ms: Distribution
+    chars: int
+    estimated_tokens: int
+    truncated: bool
+    ai_snapshot_ms: Distribution
+    ai_snapshot_chars: int
+    ai_snapshot_estimated_tokens: int
+    chars_ratio: float
+    """Observation characters / ai snapshot characters."""
+    accessibility_expected: int
+    offered: int
+    matched: int
+    recall: float
+    offered_not_in_tree: int
+    control_problems: list[str]
+    """Offered controls that did not resolve or could not be acted on (should be empty)."""
+
+
+class ReplayFigures(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    episode_id: str
+    task_id: str
+    operations: int
+    episode_wall_s: float
+    replay_s: float
+    speedup: float
+    """Episode wall time / replay time."""
+    result: Literal["PASS", "FAIL"]
+
+
+class LevelFigures(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    concurrency: int
+    episodes: int
+    wall_s: float
+    episodes_per_minute: float
+    peak_rss_mib: float
+    """Peak resident memory of this process and all its children (browser, driver), sampled every 50 ms."""
+    verified_success: int
+    identical_to_first_level: bool
+    """Every episode's operations, journal, final state and verdict have the same bytes as at the first level."""
+
+
+class TargetCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    figure: str
+    target: str
+    measured: str
+    met: bool
+
+
+class BenchReport(BaseModel):
+    """What `computerops bench` measured; written as JSON."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["computerops.bench/1"] = BENCH_FORMAT
+    created_at: str
+    scripted: bool = True
+    """Episodes ran against the SCRIPTED endpoint (model time is not what is measured)."""
+    options: BenchOptions
+    tasks: list[str]
+    machine: dict[str, str | int | None]
+    reset_ms: Distribution
+    pages: list[PageFigures]
+    observation_chars_ratio: Distribution
+    """Per page: observation characters / ai snapshot characters."""
+    recall: float
+    """Matched / expected controls over every page."""
+    offered_not_in_tree: int
+    step_overhead_ms: Distribution
+    """Per carried-out action: act + observe, model time excluded (first concurrency level)."""
+    act_ms: Distribution
+    observe_ms: Distribution
+    replays: list[ReplayFigures]
+    replay_speedup: Distribution
+    levels: list[LevelFigures]
+    targets: list[TargetCheck]
+
+
+@contextmanager
+def peak_memory() -> Iterator[Callable[[], float]]:
+    """Sample the resident memory of this process tree every 50 ms; yields a function giving the peak in MiB."""
+    peak = 0
+    stop = threading.Event()
+    me = psutil.Process()
+
+    def sample() -> None:
+        nonlocal peak
+        while True:
+            total = 0
+            for process in [me, *me.children(recursive=True)]:
+                try:
+                    total += process.memory_info().rss
+                except psutil.Error:
+                    continue  # a process that ended between listing and reading
+            peak = max(peak, total)
+            if stop.wait(0.05):
+                return
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield lambda: round(peak / 2**20, 1)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _ms(seconds: float) -> float:
+    return seconds * 1000
+
+
+def bench_reset(sites: Sequence[tuple[str, int]], samples: int, root: Path) -> Distribution:
+    """Creating a fresh tenant of each (site, seed), after its template exists."""
+    registry = TenantRegistry(root)
+    try:
+        times: list[float] = []
+        for site, seed in sites:
+            registry.drop(registry.create(site, seed))  # builds the template once; not what is measured
+            for _ in range(samples):
+                began = time.perf_counter()
+                tenant = registry.create(site, seed)
+                times.append(_ms(time.perf_counter() - began))
+                registry.drop(tenant)
+        return distribution(times, "ms")
+    finally:
+        registry.close()
+
+
+async def bench_pages(browser: Browser, tasks: Sequence[LoadedTask], options: BenchOptions, root: Path,
+                      progress: Progress) -> list[PageFigures]:
+    """Every catalog page reachable by links from each site's root and the tasks' start pages,
+    observed, snapshotted and checked against the accessibility tree."""
+    figures: list[PageFigures] = []
+    registry = TenantRegistry(root)
+    async with AsyncExitStack() as stack:
+        stack.callback(registry.close)
+        origin = await stack.enter_async_context(serve_app(create_app(registry)))
+        sites = {t.spec.site: registry.site(t.spec.site) for t in tasks}
+        for target in crawl_targets(tasks, sites):
+            prefix = f"/{target.site}/"
+            context = await tenant_context(browser, origin, registry.create(target.site, target.seed).token)
+            try:
+                found = await crawl_site_pages(context, origin, target.start_paths, site_prefix=prefix,
+                                               limit=options.page_limit)
+                progress(f"pages: {target.site} (seed {target.seed}): {len(found)} pages reached by links")
+                page = await context.new_page()
+                driver = PageDriver(page, origin=origin, site_prefix=prefix, max_chars=options.max_chars)
+                for path in found:
+                    await page.goto(origin + path, wait_until="domcontentloaded")
+                    figures.append(await _page_figures(driver, target.site, path, options.page_repeats))
+            finally:
+                await context.close()
+    return figures
+
+
+async def _page_figures(driver: PageDriver, site: str, path: str, repeats: int) -> PageFigures:
+    observe_times, snapshot_times = [], []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        observation = await driver.observe()
+        observe_times.append(_ms(time.perf_counter() - began))
+        snapshot = await ai_snapshot(driver.page)
+        snapshot_times.append(snapshot.ms)
+    fidelity = await compare_with_accessibility_tree(driver.page, observation)
+    problems = await check_offered_controls_work(driver, observation)
+    return PageFigures(
+        site=site, path=path, observe_ms=distribution(observe_times, "ms"),
+        chars=observation.chars, estimated_tokens=text_tokens(observation.text),
+        truncated=observation.truncated, ai_snapshot_ms=distribution(snapshot_times, "ms"),
+        ai_snapshot_chars=snapshot.chars, ai_snapshot_estimated_tokens=snapshot.estimated_tokens,
+        chars_ratio=round(observation.chars / max(snapshot.chars, 1), 3),
+        accessibility_expected=fidelity.expected, offered=fidelity.offered,
+        matched=fidelity.matched, recall=fidelity.recall,
+        offered_not_in_tree=len(fidelity.extra), control_problems=problems,
+    )
+
+
+def bench_plan(tasks: Sequence[LoadedTask], episodes: int, policy: str) -> list[PlannedEpisode]:
+    """`episodes` episodes over the tasks in turn, all with one scripted policy."""
+    return [
+        PlannedEpisode(episode_id=f"{n + 1:03d}-{tasks[n % len(tasks)].id}", task_id=tasks[n % len(tasks)].id,
+                       policy=policy)
+        for n in range(episodes)
+    ]
+
+
+def _evidence_bytes(bundle: RunDirectory, record: EpisodeRecord) -> tuple[bytes, ...]:
+    directory = bundle.episode_dir(record.episode_id)
+    return tuple((directory / name).read_bytes()
+                 for name in ("operations.json", "journal.json", "final_state.json", "verdict.json"))
+
+
+async def bench_levels(tasks: Sequence[LoadedTask], options: BenchOptions, root: Path,
+                       progress: Progress) -> tuple[list[LevelFigures], Path]:
+    """The same scripted plan at each concurrency level; returns the figures and the first level's run."""
+    endpoint = EndpointConfig(kind="scripted", policies=[options.policy])
+    plan = bench_plan(tasks, options.episodes, options.policy)
+    levels: list[LevelFigures] = []
+    first: dict[str, tuple[bytes, ...]] = {}
+    first_run = root / f"level-{options.levels[0]}"
+    for concurrency in options.levels:
+        out = root / f"level-{concurrency}"
+        config = RunConfig(run_id=out.name, tasks=sorted({t.id for t in tasks}), endpoint=endpoint, episodes=plan)
+        with peak_memory() as peak:
+            began = time.perf_counter()
+            records = await execute_run(config, list(tasks), out, concurrency=concurrency)
+            wall = time.perf_counter() - began
+        bundle = RunDirectory(out)
+        evidence = {r.episode_id: _evidence_bytes(bundle, r) for r in records}
+        if not first:
+            first = evidence
+        level = LevelFigures(
+            concurrency=concurrency, episodes=len(records), wall_s=round(wall, 2),
+            episodes_per_minute=round(len(records) / wall * 60, 1), peak_rss_mib=peak(),
+            verified_success=sum(r.outcome == "verified_success" for r in records),
+            identical_to_first_level=evidence == first,
+        )
+        progress(f"concurrency {concurrency}: {level.episodes} episodes in {level.wall_s} s "
+                 f"({level.episodes_per_minute}/min), peak memory {level.peak_rss_mib} MiB, "
+                 f"identical to the first level: {level.identical_to_first_level}")
+        levels.append(level)
+    return levels, first_run
+
+
+def step_times(bundle: RunDirectory) -> tuple[list[float], list[float], list[float]]:
+    """(act + observe, act, observe) in ms for every action the adapter carried out in a run."""
+    steps, acts, observes = [], [], []
+    for record in bundle.records():
+        path = bundle.episode_dir(record.episode_id) / "transcript.json"
+        transcript = AgentTranscript.model_validate_json(path.read_text(encoding="utf-8"))
+        for step in transcript.steps:
+            if step.act_s is not None and step.observe_s is not None:
+                acts.append(_ms(step.act_s))
+                observes.append(_ms(step.observe_s))
+                steps.append(_ms(step.act_s + step.observe_s))
+    return steps, acts, observes
+
+
+async def bench_replays(bundle: RunDirectory, tasks: Sequence[LoadedTask], root: Path) -> list[ReplayFigures]:
+    """Each episode's saved operations replayed on a fresh tenant, timed against the episode's wall time."""
+    by_id = {t.id: t for t in tasks}
+    registry = TenantRegistry(root)
+    figures = []
+    try:
+        for record in bundle.records():
+            episode = bundle.load_episode(record)
+            began = time.perf_counter()
+            receipt = await replay_episode(by_id[record.task_id], episode, registry)
+            replay_s = time.perf_counter() - began
+            figures.append(ReplayFigures(
+                episode_id=record.episode_id, task_id=record.task_id, operations=record.operations,
+                episode_wall_s=record.wall_s, replay_s=round(replay_s, 4),
+                speedup=round(record.wall_s / replay_s, 1), result=receipt.result,
+            ))
+    finally:
+        registry.close()
+    return figures
+
+
+def target_checks(report: BenchReport) -> list[TargetCheck]:
+    """The issue's targets, against what was measured."""
+    ratio = report.observation_chars_ratio.median
+    return [
+        TargetCheck(figure="observation size", target="at most 0.5 x ai snapshot characters, full recall",
+                    measured=f"median {ratio:.2f} x, recall {report.recall:.0%}",
+                    met=ratio <= 0.5 and report.recall == 1.0 and report.offered_not_in_tree == 0),
+        TargetCheck(figure="step overhead", target="median under 50 ms",
+                    measured=f"median {report.step_overhead_ms.median:.1f} ms",
+                    met=report.step_overhead_ms.median < 50),
+        TargetCheck(figure="reset", target="under 10 ms", measured=f"median {report.reset_ms.median:.2f} ms, "
+                    f"p95 {report.reset_ms.p95:.2f} ms", met=report.reset_ms.p95 < 10),
+        TargetCheck(figure="replay", target="at least 20 x faster than the episode",
+                    measured=f"median {report.replay_speedup.median:.0f} x",
+                    met=report.replay_speedup.median >= 20),
+    ]
+
+
+def _machine(browser_version: str | None) -> dict[str, str | int | None]:
+    known = versions(browser_version)
+    return {"platform": platform.platform(), "cpus": os.cpu_count(),
+            "memory_gib": round(psutil.virtual_memory().total / 2**30), **known}
+
+
+async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
+                    progress: Progress = lambda _: None) -> BenchReport:
+    """Measure everything in one run, in the order: reset, pages, concurrency levels, steps, replays."""
+    if not tasks:
+        raise ValueError("no tasks to bench")
+    with tempfile.TemporaryDirectory(prefix="computerops-bench-") as tmp:
+        root = Path(tmp)
+        sites = sorted({(t.spec.site, t.spec.seed) for t in tasks})
+        reset = bench_reset(sites, options.reset_samples, root / "reset")
+        progress(f"reset: fresh tenant median {reset.median} ms, p95 {reset.p95} ms ({reset.n} samples)")
+        async with async_playwright() as playwright:
+            browser = await launch_browser(playwright)
+            try:
+                browser_version = browser.version
+                pages = await bench_pages(browser, tasks, options, root / "pages", progress)
+            finally:
+                await browser.close()
+        progress(f"pages: {len(pages)} observed, median chars ratio to the ai snapshot "
+                 f"{statistics.median(p.chars_ratio for p in pages):.2f}")
+        levels, first_run = await bench_levels(tasks, options, root / "runs", progress)
+        bundle = RunDirectory(first_run)
+        steps, acts, observes = step_times(bundle)
+        replays = await bench_replays(bundle, tasks, root / "replay")
+    expected = sum(p.accessibility_expected for p in pages)
+    report = BenchReport(
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), options=options,
+        tasks=sorted({t.id for t in tasks}), machine=_machine(browser_version), reset_ms=reset, pages=pages,
+        observation_chars_ratio=distribution([p.chars_ratio for p in pages], "x", digits=3),
+        recall=round(sum(p.matched for p in pages) / expected, 4) if expected else 1.0,
+        offered_not_in_tree=sum(p.offered_not_in_tree for p in pages),
+        step_overhead_ms=distribution(steps, "ms"), act_ms=distribution(acts, "ms"),
+        observe_ms=distribution(observes, "ms"), replays=replays,
+        replay_speedup=distribution([r.speedup for r in replays], "x", digits=1), levels=levels, targets=[],
+    )
+    return report.model_copy(update={"targets": target_checks(report)})
+
+
+def bench_markdown(report: BenchReport) -> str:
+    """The README's figures table, rendered from a bench JSON file (so the README cannot drift from it)."""
+    machine = report.machine
+    lines = [
+        f"Measured {report.created_at} on {machine.get('cpus')} CPUs / {machine.get('memory_gib')} GiB, "
+        f"Chromium {machine.get('chromium')}, {len(report.pages)} catalog pages, "
+        f"{report.levels[0].episodes} SCRIPTED episodes per concurrency level.",
+        "",
+        "| figure | measured | target | met |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {t.figure} | {t.measured} | {t.target} | {'yes' if t.met else 'no'} |" for t in report.targets]
+    lines += [
+        f"| observation time | median {report.observe_ms.median:.1f} ms, p95 {report.observe_ms.p95:.1f} ms "
+        "| | |",
+        f"| act time | median {report.act_ms.median:.1f} ms, p95 {report.act_ms.p95:.1f} ms | | |",
+        f"| step overhead p95 | {report.step_overhead_ms.p95:.1f} ms | | |",
+    ]
+    lines += [
+        f"| concurrency {level.concurrency} | {level.episodes_per_minute:.1f} episodes/min, "
+        f"peak {level.peak_rss_mib:.0f} MiB, identical results: {'yes' if level.identical_to_first_level else 'NO'}"
+        " | | |"
+        for level in report.levels
+    ]
+    return "\n".join(lines)
+
+
+def write_bench(path: Path, report: BenchReport) -> None:
+    """Write the figures atomically: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,95 @@
+"""`computerops bench`: every figure is measured in the run, consistent with the evidence it came from.
+
+Timings are never asserted against limits here (the machine is shared and noisy); what is checked
+is that each figure exists, is computed from its samples, and agrees with the run it measured.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from computerops.bench import BenchReport, Distribution, bench_markdown, distribution, target_checks
+from computerops.cli import app
+from tasks import load_catalog
+
+ROOT = Path(__file__).parent.parent
+LATEST = ROOT / "docs" / "bench" / "latest.json"
+runner = CliRunner()
+
+
+def test_distribution_is_the_median_and_nearest_rank_p95() -> None:
+    values = [float(n) for n in range(1, 101)]
+    assert distribution(values, "ms") == Distribution(n=100, median=50.5, p95=95.0, unit="ms")
+    assert distribution([3.0], "ms") == Distribution(n=1, median=3.0, p95=3.0, unit="ms")
+    assert distribution([1.0, 2.0, 3.0, 100.0], "ms").p95 == 100.0
+    with pytest.raises(ValueError, match="no samples"):
+        distribution([], "ms")
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchReport, str]:
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    result = runner.invoke(app, ["bench", "--out", str(out), "--episodes", "3", "--levels", "1,2",
+                                 "--reset-samples", "5", "--page-repeats", "1", "--page-limit", "6", "--markdown"])
+    assert result.exit_code == 0, result.output
+    return BenchReport.model_validate_json(out.read_text(encoding="utf-8")), result.output
+
+
+@pytest.mark.browser
+def test_bench_measures_pages_against_the_ai_snapshot_and_the_accessibility_tree(
+    bench_run: tuple[BenchReport, str],
+) -> None:
+    report, _ = bench_run
+    assert report.scripted and report.tasks == sorted(load_catalog())
+    assert 1 <= len(report.pages) <= 6 * len({t.spec.site for t in load_catalog().values()})
+    for page in report.pages:
+        assert page.chars > 0 and page.ai_snapshot_chars > 0
+        assert page.chars_ratio == round(page.chars / page.ai_snapshot_chars, 3)
+        assert page.estimated_tokens == (page.chars + 3) // 4
+        assert page.recall == 1.0 and page.offered_not_in_tree == 0 and page.control_problems == []
+        assert page.observe_ms.n == 1
+    assert report.recall == 1.0
+    assert report.observation_chars_ratio.n == len(report.pages)
+    assert report.reset_ms.n == 5 * len({(t.spec.site, t.spec.seed) for t in load_catalog().values()})
+
+
+@pytest.mark.browser
+def test_bench_runs_the_same_episodes_at_each_level_with_identical_results(bench_run: tuple[BenchReport, str]) -> None:
+    report, _ = bench_run
+    assert [level.concurrency for level in report.levels] == [1, 2]
+    for level in report.levels:
+        assert level.episodes == 3 and level.identical_to_first_level
+        assert level.verified_success == 3  # the oracle policy solves every task
+        assert level.peak_rss_mib > 0
+        assert level.episodes_per_minute == round(level.episodes / level.wall_s * 60, 1)
+    assert len(report.replays) == 3 and all(r.result == "PASS" for r in report.replays)
+    for replay in report.replays:
+        assert replay.speedup == round(replay.episode_wall_s / replay.replay_s, 1)
+    assert report.step_overhead_ms.n == report.act_ms.n == report.observe_ms.n > 0
+
+
+@pytest.mark.browser
+def test_targets_are_judged_from_the_figures_and_printed(bench_run: tuple[BenchReport, str]) -> None:
+    report, output = bench_run
+    assert report.targets == target_checks(report)
+    assert [t.figure for t in report.targets] == ["observation size", "step overhead", "reset", "replay"]
+    assert report.targets[1].met == (report.step_overhead_ms.median < 50)
+    assert "Figures against targets" in output and "SCRIPTED episodes by concurrency" in output
+    assert bench_markdown(report) in output
+
+
+def test_bad_levels_are_refused() -> None:
+    result = runner.invoke(app, ["bench", "--levels", "1,0"])
+    assert result.exit_code == 2 and "--levels" in result.output
+
+
+def test_the_readme_figures_are_the_committed_bench_output() -> None:
+    report = BenchReport.model_validate_json(LATEST.read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert bench_markdown(report) in readme, "regenerate: computerops bench --out docs/bench/latest.json --markdown"
+    assert report.recall == 1.0
+    json.loads(LATEST.read_text(encoding="utf-8"))
