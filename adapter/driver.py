@@ -15,7 +15,7 @@ from functools import cache
 from importlib.resources import files
 from urllib.parse import urljoin, urlsplit
 
-from playwright.async_api import Dialog, ElementHandle, Page, Request
+from playwright.async_api import Dialog, ElementHandle, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
@@ -42,6 +42,43 @@ _LOOKUP = """([id, token]) => {
 
 _NEXT_TASK = "() => new Promise(resolve => setTimeout(resolve, 0))"
 
+# In the element's frame: scroll it into view if it is outside, then hit-test its centre (through open
+# shadow roots). "self" when the click lands on it; the index of a label of it that is hit at its own
+# centre when the element itself is hidden under that label; else what covers it.
+_HIT_TEST = """e => {
+  const view = e.ownerDocument.defaultView;
+  const box = e.getBoundingClientRect();
+  if (box.bottom <= 0 || box.top >= view.innerHeight || box.right <= 0 || box.left >= view.innerWidth) {
+    e.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+  }
+  const hitAt = (target) => {
+    const r = target.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    let hit = e.ownerDocument.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  };
+  const within = (hit, target) => {
+    for (let n = hit; n; n = n.parentNode || n.host) if (n === target) return true;
+    return false;
+  };
+  const hit = hitAt(e);
+  if (hit && within(hit, e)) return "self";
+  const labels = [...(e.labels || [])];
+  for (let i = 0; i < labels.length; i++) {
+    if ((hit && within(hit, labels[i])) || within(hitAt(labels[i]) || e, labels[i])) return i;
+  }
+  if (!hit) return "its centre is outside the page";
+  const id = hit.id ? "#" + hit.id : "";
+  const cls = typeof hit.className === "string" && hit.className.trim()
+    ? "." + hit.className.trim().split(/\\s+/).join(".") : "";
+  return `it is covered by <${hit.localName}${id}${cls}>`;
+}"""
+
 
 class ActionOutcome(BaseModel):
     """What happened to one action: carried out, or rejected with a reason."""
@@ -51,6 +88,8 @@ class ActionOutcome(BaseModel):
     ok: bool
     rejection: Rejection | None = None
     note: str = ""
+    navigated: bool = False
+    """The action loaded a new document in the page (a link, a form submission, a navigation)."""
 
 
 @dataclass(frozen=True)
@@ -128,10 +167,16 @@ class PageDriver:
         self._inflight: set[Request] = set()
         self._quiet = asyncio.Event()
         """Set when the last request in flight ended."""
+        self._navigations = 0
         page.on("dialog", self._on_dialog)
+        page.on("framenavigated", self._frame_navigated)
         page.on("request", self._request_started)
         page.on("requestfinished", self._request_ended)
         page.on("requestfailed", self._request_ended)
+
+    def _frame_navigated(self, frame: Frame) -> None:
+        if frame == self.page.main_frame:
+            self._navigations += 1
 
     def _request_started(self, request: Request) -> None:
         self._inflight.add(request)
@@ -205,6 +250,7 @@ class PageDriver:
         problem = check_applicable(action, control)
         if problem:
             return _reject("not_applicable", problem)
+        navigations_before = self._navigations
         element = await self.element(action.id)
         if element is None:
             return _reject(
@@ -212,20 +258,47 @@ class PageDriver:
                 f"Control [{action.id}] is no longer on the page; the page changed. "
                 "Use an id from the latest observation.",
             )
-        if isinstance(action, Click):
-            await element.click(timeout=ACTION_TIMEOUT_MS)
-            note = f"clicked {_describe(control)}"
-        elif isinstance(action, Fill):
+        if isinstance(action, Fill):
             await element.fill(action.text, timeout=ACTION_TIMEOUT_MS)
             note = f"filled {_describe(control)}"
         elif isinstance(action, Select):
             await element.select_option(label=action.option, timeout=ACTION_TIMEOUT_MS)
             note = f"selected {action.option!r} in {_describe(control)}"
         else:
-            await element.set_checked(action.checked, timeout=ACTION_TIMEOUT_MS)
-            note = f"{'checked' if action.checked else 'unchecked'} {_describe(control)}"
+            target, problem = await self.click_target(element)
+            if target is None:
+                return _reject("not_applicable", f"Control [{action.id}] cannot be clicked now: {problem}.")
+            if isinstance(action, Click):
+                await target.click(force=True, timeout=ACTION_TIMEOUT_MS)
+                note = f"clicked {_describe(control)}"
+            else:
+                if await element.is_checked() != action.checked:
+                    await target.click(force=True, timeout=ACTION_TIMEOUT_MS)
+                if await element.is_checked() != action.checked:
+                    return _reject("execution_error", f"Clicking [{action.id}] did not change its state.")
+                note = f"{'checked' if action.checked else 'unchecked'} {_describe(control)}"
+        navigated = self._navigations != navigations_before
         await self._settle()
-        return ActionOutcome(ok=True, note=note)
+        navigated = navigated or self._navigations != navigations_before
+        return ActionOutcome(ok=True, note=note, navigated=navigated)
+
+    async def click_target(self, element: ElementHandle) -> tuple[ElementHandle | None, str]:
+        """What a click on the control lands on: the element itself, else one of its labels (a styled
+        checkbox often hides its input behind the label); None and why when something else covers it.
+
+        One hit test at the centre, after scrolling the element into view if needed; the click itself
+        then goes through real mouse events at that point.
+        """
+        found = await element.evaluate(_HIT_TEST)
+        if found == "self":
+            return element, ""
+        if isinstance(found, int):
+            labels = await element.evaluate_handle("(e, i) => e.labels[i]", found)
+            label = labels.as_element()
+            if label is not None:
+                return label, ""
+            return None, "its label is gone"
+        return None, str(found)
 
     async def element(self, control_id: str) -> ElementHandle | None:
         """The live element of a control id, from whichever same-origin frame holds it."""

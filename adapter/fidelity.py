@@ -402,8 +402,9 @@ _UNFILLABLE = """e => {
 }"""
 
 
-async def _actionable(element: ElementHandle, control: Control) -> str | None:
-    """None when Playwright would act on the element; else what stands in the way."""
+async def _actionable(driver: PageDriver, element: ElementHandle, control: Control) -> str | None:
+    """None when the driver's click would land on the control and Playwright's own actionability check
+    agrees (a trial click, no event sent); else what stands in the way."""
     try:
         if control.role in FILLABLE_ROLES and not control.options and not control.readonly:
             unfillable = await element.evaluate(_UNFILLABLE)
@@ -411,7 +412,10 @@ async def _actionable(element: ElementHandle, control: Control) -> str | None:
                 return f"offered to fill, but Playwright cannot fill {unfillable}"
             if not await element.is_editable():
                 return "offered to fill, but Playwright finds it not editable"
-        await element.click(trial=True, timeout=TRIAL_TIMEOUT_MS)
+        target, problem = await driver.click_target(element)
+        if target is None:
+            return f"the driver's click would not land on it: {problem}"
+        await target.click(trial=True, timeout=TRIAL_TIMEOUT_MS)
     except PlaywrightError as error:
         return str(error).strip().splitlines()[0][:200]
     return None
@@ -423,7 +427,7 @@ async def _control_problem(driver: PageDriver, control: Control) -> str | None:
         return "the id does not resolve to a live element"
     try:
         if not control.disabled:
-            return await _actionable(element, control)
+            return await _actionable(driver, element, control)
         refusal = check_applicable(_probe_action(control), control)
         if refusal is None or "disabled" not in refusal:
             return "disabled, but the driver would act on it"

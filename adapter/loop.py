@@ -56,6 +56,8 @@ class ActionOutcomeLike(Protocol):
     def rejection(self) -> Rejection | None: ...
     @property
     def note(self) -> str: ...
+    @property
+    def navigated(self) -> bool: ...
 
 
 class Environment(Protocol):
@@ -108,6 +110,8 @@ class Step(BaseModel):
     """Seconds the adapter spent carrying out the action (None when there was none to carry out)."""
     observe_s: float | None = None
     """Seconds the adapter spent observing the page after the step (None after done)."""
+    navigated: bool = False
+    """The action loaded a new document (so its act time includes a page load)."""
 
 
 class AgentTranscript(BaseModel):
@@ -287,13 +291,14 @@ class ModelLoop:
             return True
         rejection: Rejection | None
         act_s: float | None = None
+        navigated = False
         if isinstance(decided, Rejection):
             rejection, note, action = decided, "", None
         else:
             began = time.perf_counter()
             outcome = await self._act(env, decided, number)
             act_s = round(time.perf_counter() - began, 4)
-            rejection, note = outcome.rejection, outcome.note
+            rejection, note, navigated = outcome.rejection, outcome.note, outcome.navigated
             action = {"action": decided.action, **action_to_arguments(decided)}
         began = time.perf_counter()
         observation = await self._observe(env)
@@ -305,7 +310,8 @@ class ModelLoop:
         else:
             window.add({"role": "user", "content": content}, observation=observation.text)
         transcript.steps.append(Step(number=number, call=call, action=action, rejection=rejection, note=note,
-                                     observation=observation.text, act_s=act_s, observe_s=observe_s))
+                                     observation=observation.text, act_s=act_s, observe_s=observe_s,
+                                     navigated=navigated))
         return False
 
     @staticmethod

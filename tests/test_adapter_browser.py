@@ -361,3 +361,45 @@ async def test_a_long_page_is_truncated_but_keeps_every_control(driver: PageDriv
     filter_box = named(observation, "Filter")
     await assert_ok(driver, Fill(id=filter_box.id, text="toner"))
     assert named(await driver.observe(), "Filter").value == "toner"
+
+
+@browser_test
+async def test_a_checkbox_hidden_under_its_label_is_checked_through_the_label(driver: PageDriver) -> None:
+    observation = await open_page(driver, "visibility.html")
+    box = named(observation, "Visually hidden checkbox", "checkbox")
+    assert box.checked is False
+    await assert_ok(driver, Check(id=box.id))
+    assert named(await driver.observe(), "Visually hidden checkbox").checked is True
+    await assert_ok(driver, Check(id=box.id, checked=False), 2)
+    assert named(await driver.observe(), "Visually hidden checkbox").checked is False
+
+
+@browser_test
+async def test_a_control_covered_by_another_element_is_refused_with_what_covers_it(driver: PageDriver) -> None:
+    observation = await open_page(driver, "forms.html")
+    button = next(c for c in observation.controls if c.role == "button" and not c.disabled)
+    await driver.page.evaluate("""() => {
+      const cover = document.createElement("div");
+      cover.id = "cover";
+      cover.className = "sheet dim";
+      cover.style.cssText = "position: fixed; inset: 0; background: rgba(0, 0, 0, 0.01); z-index: 10";
+      document.body.append(cover);
+    }""")
+    outcome = await driver.act(Click(id=button.id), 1)
+    assert not outcome.ok and outcome.rejection is not None
+    assert outcome.rejection.cause == "not_applicable"
+    assert outcome.rejection.reason == (
+        f"Control [{button.id}] cannot be clicked now: it is covered by <div#cover.sheet.dim>."
+    )
+    await driver.page.evaluate("() => document.getElementById('cover').remove()")
+
+
+@browser_test
+async def test_an_action_that_loads_a_page_says_so(driver: PageDriver) -> None:
+    observation = await open_page(driver, "forms.html")
+    link = next(c for c in observation.controls if c.role == "link")
+    textbox = next(c for c in observation.controls if c.role == "textbox" and not c.disabled and not c.readonly)
+    filled = await assert_ok(driver, Fill(id=textbox.id, text="abc"))
+    assert not filled.navigated
+    clicked = await assert_ok(driver, Click(id=link.id), 2)
+    assert clicked.navigated

@@ -75,14 +75,6 @@ DOCUMENTED_EXCEPTIONS: dict[str, dict[Deviation, str]] = {
             "on a div. ARIA comboboxes need a driver action of their own (adapter/driver.py)."
         ),
     },
-    "visibility.html": {
-        ("broken", "checkbox", "Visually hidden checkbox"): (
-            "A 1px clipped ('sr-only') checkbox with a visible label, a common custom-checkbox pattern. "
-            "It is offered (Chromium exposes it), but its label receives the pointer, so Playwright's "
-            "actionability check (and so PageDriver's check action) fails. Needs a label fallback in "
-            "adapter/driver.py."
-        ),
-    },
 }
 # Chromium names a link without any text ''; the observation names it by its target so the model can
 # tell such links apart. The only name disagreement the observation is allowed.

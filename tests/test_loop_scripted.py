@@ -41,6 +41,7 @@ class Outcome:
     ok: bool
     rejection: Rejection | None = None
     note: str = ""
+    navigated: bool = False
 
 
 @dataclass
