@@ -15,7 +15,7 @@ from functools import cache
 from importlib.resources import files
 from urllib.parse import urljoin, urlsplit
 
-from playwright.async_api import Dialog, ElementHandle, Frame, Page, Request
+from playwright.async_api import Dialog, ElementHandle, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
@@ -40,21 +40,38 @@ _LOOKUP = """([id, token]) => {
 }"""
 
 
+# Whether a checkable control is checked now (native or ARIA); null when the id no longer resolves.
+_CHECKED = """([id, token]) => {
+  const co = window.__computerops;
+  const e = co && co.token === token ? co.byId.get(id) : null;
+  if (!e || !e.isConnected) return null;
+  if (e instanceof e.ownerDocument.defaultView.HTMLInputElement && (e.type === "checkbox" || e.type === "radio")) {
+    return e.checked;
+  }
+  return ["true", "mixed"].includes(e.getAttribute("aria-checked"));
+}"""
 _NEXT_TASK = "() => new Promise(resolve => setTimeout(resolve, 0))"
 
-# In the element's frame: scroll it into view if it is outside, then hit-test its centre (through open
-# shadow roots). "self" when the click lands on it; the index of a label of it that is hit at its own
-# centre when the element itself is hidden under that label; else what covers it.
-_HIT_TEST = """e => {
-  const view = e.ownerDocument.defaultView;
+# In the top frame, for a control id of the latest observation: scroll the element into view if it is
+# outside, hit-test its centre (through open shadow roots), and return where a click lands in top-level
+# viewport coordinates. The click lands on the element itself ({x, y, label: null}), else on one of its
+# labels when the element is hidden under that label ({x, y, label: i}); otherwise {problem}. {stale}
+# when the id no longer names a connected element. One round trip, in the page's own world.
+_CLICK_POINT = """([id, token]) => {
+  const co = window.__computerops;
+  const e = co && co.token === token ? co.byId.get(id) : null;
+  if (!e || !e.isConnected) return { stale: true };
+  const doc = e.ownerDocument, view = doc.defaultView;
   const box = e.getBoundingClientRect();
   if (box.bottom <= 0 || box.top >= view.innerHeight || box.right <= 0 || box.left >= view.innerWidth) {
     e.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
   }
-  const hitAt = (target) => {
+  const centre = (target) => {
     const r = target.getBoundingClientRect();
-    const x = r.left + r.width / 2, y = r.top + r.height / 2;
-    let hit = e.ownerDocument.elementFromPoint(x, y);
+    return [r.left + r.width / 2, r.top + r.height / 2];
+  };
+  const hitAt = ([x, y]) => {
+    let hit = doc.elementFromPoint(x, y);
     while (hit && hit.shadowRoot) {
       const inner = hit.shadowRoot.elementFromPoint(x, y);
       if (!inner || inner === hit) break;
@@ -66,18 +83,39 @@ _HIT_TEST = """e => {
     for (let n = hit; n; n = n.parentNode || n.host) if (n === target) return true;
     return false;
   };
-  const hit = hitAt(e);
-  if (hit && within(hit, e)) return "self";
+  const topLevel = ([x, y]) => {  // add the offsets of the same-origin frames the document sits in
+    for (let w = view; w !== w.top && w.frameElement; w = w.parent) {
+      const frame = w.frameElement.getBoundingClientRect();
+      x += frame.left + w.frameElement.clientLeft;
+      y += frame.top + w.frameElement.clientTop;
+    }
+    return { x, y };
+  };
+  const own = centre(e);
+  const hit = hitAt(own);
+  if (hit && within(hit, e)) return { ...topLevel(own), label: null };
   const labels = [...(e.labels || [])];
   for (let i = 0; i < labels.length; i++) {
-    if ((hit && within(hit, labels[i])) || within(hitAt(labels[i]) || e, labels[i])) return i;
+    const at = centre(labels[i]);
+    const labelHit = hitAt(at);
+    if (labelHit && within(labelHit, labels[i])) return { ...topLevel(at), label: i };
   }
-  if (!hit) return "its centre is outside the page";
-  const id = hit.id ? "#" + hit.id : "";
+  if (!hit) return { problem: "its centre is outside the page" };
+  const hitId = hit.id ? "#" + hit.id : "";
   const cls = typeof hit.className === "string" && hit.className.trim()
     ? "." + hit.className.trim().split(/\\s+/).join(".") : "";
-  return `it is covered by <${hit.localName}${id}${cls}>`;
+  return { problem: `it is covered by <${hit.localName}${hitId}${cls}>` };
 }"""
+
+
+@dataclass(frozen=True)
+class ClickPoint:
+    """Where a click on a control lands, in top-level viewport coordinates."""
+
+    x: float
+    y: float
+    label: int | None
+    """None: on the control itself; else the index of the label of it that takes the click."""
 
 
 class ActionOutcome(BaseModel):
@@ -108,6 +146,17 @@ def annotate_script() -> str:
 
 def _reject(cause: str, reason: str) -> ActionOutcome:
     return ActionOutcome(ok=False, rejection=Rejection.model_validate({"cause": cause, "reason": reason}))
+
+
+def _state(checked: bool) -> str:
+    return "checked" if checked else "unchecked"
+
+
+def _stale(control_id: str) -> ActionOutcome:
+    return _reject(
+        "stale_control",
+        f"Control [{control_id}] is no longer on the page; the page changed. Use an id from the latest observation.",
+    )
 
 
 def _short(error: Exception) -> str:
@@ -165,26 +214,50 @@ class PageDriver:
         """The part of a long page the next observation shows (set by `more`, cleared by any other action)."""
         self._token: str | None = None
         self._inflight: set[Request] = set()
+        self._committing: Request | None = None
+        """A navigation of the page whose new document has not committed yet."""
         self._quiet = asyncio.Event()
-        """Set when the last request in flight ended."""
+        """Set while no request is in flight and no navigation waits to commit."""
         self._navigations = 0
         page.on("dialog", self._on_dialog)
         page.on("framenavigated", self._frame_navigated)
         page.on("request", self._request_started)
+        page.on("response", self._response)
         page.on("requestfinished", self._request_ended)
-        page.on("requestfailed", self._request_ended)
+        page.on("requestfailed", self._request_failed)
+        self._check_quiet()
+
+    def _check_quiet(self) -> None:
+        if not self._inflight and self._committing is None:
+            self._quiet.set()
+        else:
+            self._quiet.clear()
 
     def _frame_navigated(self, frame: Frame) -> None:
         if frame == self.page.main_frame:
             self._navigations += 1
+            self._committing = None
+            self._check_quiet()
 
     def _request_started(self, request: Request) -> None:
         self._inflight.add(request)
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self._committing = request
+        self._check_quiet()
+
+    def _response(self, response: Response) -> None:
+        if response.request is self._committing and response.status in (204, 205):
+            self._committing = None  # no content: the page stays as it is, nothing will commit
 
     def _request_ended(self, request: Request) -> None:
         self._inflight.discard(request)
-        if not self._inflight:
-            self._quiet.set()
+        self._check_quiet()
+
+    def _request_failed(self, request: Request) -> None:
+        if request is self._committing and "ERR_ABORTED" in (request.failure or ""):
+            self._committing = None  # became a download, or was cancelled: nothing will commit
+        # Any other failed navigation commits Chromium's error page, which clears _committing.
+        self._request_ended(request)
 
     async def _on_dialog(self, dialog: Dialog) -> None:
         self.dialog_log.append(DialogEvent(kind=dialog.type, message=dialog.message))
@@ -224,14 +297,19 @@ class PageDriver:
             return self._more()
         self._part = None
         await self.page.context.set_extra_http_headers({ACTION_HEADER: str(number)})
+        navigations_before = self._navigations
         try:
             if isinstance(action, Navigate):
-                return await self._navigate(action)
-            if isinstance(action, Back):
-                return await self._back()
-            return await self._on_control(action)
+                outcome = await self._navigate(action)
+            elif isinstance(action, Back):
+                outcome = await self._back()
+            else:
+                outcome = await self._on_control(action)
         except PlaywrightError as error:
             return _reject("execution_error", f"The browser could not do it: {_short(error)}")
+        if outcome.ok and self._navigations != navigations_before:
+            outcome = outcome.model_copy(update={"navigated": True})
+        return outcome
 
     def _more(self) -> ActionOutcome:
         following = self.latest.next_part if self.latest else None
@@ -250,55 +328,56 @@ class PageDriver:
         problem = check_applicable(action, control)
         if problem:
             return _reject("not_applicable", problem)
-        navigations_before = self._navigations
+        if isinstance(action, Click | Check):
+            return await self._click(action, control)
         element = await self.element(action.id)
         if element is None:
-            return _reject(
-                "stale_control",
-                f"Control [{action.id}] is no longer on the page; the page changed. "
-                "Use an id from the latest observation.",
-            )
+            return _stale(action.id)
         if isinstance(action, Fill):
             await element.fill(action.text, timeout=ACTION_TIMEOUT_MS)
             note = f"filled {_describe(control)}"
-        elif isinstance(action, Select):
+        else:
             await element.select_option(label=action.option, timeout=ACTION_TIMEOUT_MS)
             note = f"selected {action.option!r} in {_describe(control)}"
-        else:
-            target, problem = await self.click_target(element)
-            if target is None:
-                return _reject("not_applicable", f"Control [{action.id}] cannot be clicked now: {problem}.")
-            if isinstance(action, Click):
-                await target.click(force=True, timeout=ACTION_TIMEOUT_MS)
-                note = f"clicked {_describe(control)}"
-            else:
-                if await element.is_checked() != action.checked:
-                    await target.click(force=True, timeout=ACTION_TIMEOUT_MS)
-                if await element.is_checked() != action.checked:
-                    return _reject("execution_error", f"Clicking [{action.id}] did not change its state.")
-                note = f"{'checked' if action.checked else 'unchecked'} {_describe(control)}"
-        navigated = self._navigations != navigations_before
         await self._settle()
-        navigated = navigated or self._navigations != navigations_before
-        return ActionOutcome(ok=True, note=note, navigated=navigated)
+        return ActionOutcome(ok=True, note=note)
 
-    async def click_target(self, element: ElementHandle) -> tuple[ElementHandle | None, str]:
-        """What a click on the control lands on: the element itself, else one of its labels (a styled
-        checkbox often hides its input behind the label); None and why when something else covers it.
+    async def _click(self, action: Click | Check, control: Control) -> ActionOutcome:
+        """A click with real mouse events where the control (or the label it hides under) is hit;
+        `check` clicks only when the state differs, then verifies the state it asked for."""
+        if isinstance(action, Check) and await self._checked(action.id) == action.checked:
+            return ActionOutcome(ok=True, note=f"{_describe(control)} was already {_state(action.checked)}")
+        point = await self.click_point(action.id)
+        if point is None:
+            return _stale(action.id)
+        if isinstance(point, str):
+            return _reject("not_applicable", f"Control [{action.id}] cannot be clicked now: {point}.")
+        await self.page.mouse.click(point.x, point.y)
+        await self._settle()
+        if isinstance(action, Click):
+            return ActionOutcome(ok=True, note=f"clicked {_describe(control)}")
+        if await self._checked(action.id) != action.checked:
+            return _reject("execution_error", f"Clicking [{action.id}] did not make it {_state(action.checked)}.")
+        return ActionOutcome(ok=True, note=f"{_state(action.checked)} {_describe(control)}")
 
-        One hit test at the centre, after scrolling the element into view if needed; the click itself
-        then goes through real mouse events at that point.
+    async def click_point(self, control_id: str) -> ClickPoint | str | None:
+        """Where a click on the control lands (see _CLICK_POINT); a reason when nothing of it can be clicked;
+        None when the id no longer names an element on the page.
+
+        The click itself then goes through real mouse events at that point: what a person's click does,
+        without Playwright's extra actionability round trips.
         """
-        found = await element.evaluate(_HIT_TEST)
-        if found == "self":
-            return element, ""
-        if isinstance(found, int):
-            labels = await element.evaluate_handle("(e, i) => e.labels[i]", found)
-            label = labels.as_element()
-            if label is not None:
-                return label, ""
-            return None, "its label is gone"
-        return None, str(found)
+        if self._token is None:
+            return None
+        found = await self.page.evaluate(_CLICK_POINT, [control_id, self._token])
+        if found.get("stale"):
+            return None
+        if "problem" in found:
+            return str(found["problem"])
+        return ClickPoint(x=float(found["x"]), y=float(found["y"]), label=found["label"])
+
+    async def _checked(self, control_id: str) -> bool | None:
+        return await self.page.evaluate(_CHECKED, [control_id, self._token])  # type: ignore[no-any-return]
 
     async def element(self, control_id: str) -> ElementHandle | None:
         """The live element of a control id, from whichever same-origin frame holds it."""
@@ -352,12 +431,10 @@ class PageDriver:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
             except PlaywrightError:
                 return
-            if not self._inflight:
+            if self._quiet.is_set():
                 return
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return
-            self._quiet.clear()
-            if self._inflight:
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(self._quiet.wait(), timeout=remaining)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._quiet.wait(), timeout=remaining)

@@ -412,9 +412,15 @@ async def _actionable(driver: PageDriver, element: ElementHandle, control: Contr
                 return f"offered to fill, but Playwright cannot fill {unfillable}"
             if not await element.is_editable():
                 return "offered to fill, but Playwright finds it not editable"
-        target, problem = await driver.click_target(element)
-        if target is None:
-            return f"the driver's click would not land on it: {problem}"
+        point = await driver.click_point(control.id)
+        if point is None or isinstance(point, str):
+            return f"the driver's click would not land on it: {point or 'the id does not resolve'}"
+        target = element
+        if point.label is not None:  # the driver clicks the label the control hides under
+            label = (await element.evaluate_handle("(e, i) => e.labels[i]", point.label)).as_element()
+            if label is None:
+                return "the driver would click a label that is gone"
+            target = label
         await target.click(trial=True, timeout=TRIAL_TIMEOUT_MS)
     except PlaywrightError as error:
         return str(error).strip().splitlines()[0][:200]

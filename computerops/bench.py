@@ -164,6 +164,10 @@ class BenchReport(BaseModel):
     """Per carried-out action: act + observe, model time excluded (first concurrency level)."""
     act_ms: Distribution
     observe_ms: Distribution
+    page_load_step_ms: Distribution | None
+    """Step overhead of actions that loaded a new document (None when the run had none)."""
+    in_page_step_ms: Distribution | None
+    """Step overhead of actions that stayed on the document (None when the run had none)."""
     replays: list[ReplayFigures]
     replay_speedup: Distribution
     levels: list[LevelFigures]
@@ -316,18 +320,35 @@ async def bench_levels(tasks: Sequence[LoadedTask], options: BenchOptions, root:
     return levels, first_run
 
 
-def step_times(bundle: RunDirectory) -> tuple[list[float], list[float], list[float]]:
-    """(act + observe, act, observe) in ms for every action the adapter carried out in a run."""
-    steps, acts, observes = [], [], []
+class StepSamples(BaseModel):
+    """Adapter time per carried-out action of a run, in ms (model time excluded)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: list[float] = Field(default_factory=list)
+    """act + observe."""
+    acts: list[float] = Field(default_factory=list)
+    observes: list[float] = Field(default_factory=list)
+    page_loads: list[float] = Field(default_factory=list)
+    """act + observe of actions that loaded a new document (links, form submissions, navigate, back)."""
+    in_page: list[float] = Field(default_factory=list)
+    """act + observe of actions that stayed on the document (fill, select, check, most checkbox clicks)."""
+
+
+def step_times(bundle: RunDirectory) -> StepSamples:
+    """Every action the adapter carried out in a run, from the transcripts."""
+    samples = StepSamples()
     for record in bundle.records():
         path = bundle.episode_dir(record.episode_id) / "transcript.json"
         transcript = AgentTranscript.model_validate_json(path.read_text(encoding="utf-8"))
         for step in transcript.steps:
             if step.act_s is not None and step.observe_s is not None:
-                acts.append(_ms(step.act_s))
-                observes.append(_ms(step.observe_s))
-                steps.append(_ms(step.act_s + step.observe_s))
-    return steps, acts, observes
+                total = _ms(step.act_s + step.observe_s)
+                samples.acts.append(_ms(step.act_s))
+                samples.observes.append(_ms(step.observe_s))
+                samples.steps.append(total)
+                (samples.page_loads if step.navigated else samples.in_page).append(total)
+    return samples
 
 
 async def bench_replays(bundle: RunDirectory, tasks: Sequence[LoadedTask], root: Path) -> list[ReplayFigures]:
@@ -396,7 +417,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
                  f"{statistics.median(p.chars_ratio for p in pages):.2f}")
         levels, first_run = await bench_levels(tasks, options, root / "runs", progress)
         bundle = RunDirectory(first_run)
-        steps, acts, observes = step_times(bundle)
+        samples = step_times(bundle)
         replays = await bench_replays(bundle, tasks, root / "replay")
     expected = sum(p.accessibility_expected for p in pages)
     report = BenchReport(
@@ -405,8 +426,10 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         observation_chars_ratio=distribution([p.chars_ratio for p in pages], "x", digits=3),
         recall=round(sum(p.matched for p in pages) / expected, 4) if expected else 1.0,
         offered_not_in_tree=sum(p.offered_not_in_tree for p in pages),
-        step_overhead_ms=distribution(steps, "ms"), act_ms=distribution(acts, "ms"),
-        observe_ms=distribution(observes, "ms"), replays=replays,
+        step_overhead_ms=distribution(samples.steps, "ms"), act_ms=distribution(samples.acts, "ms"),
+        observe_ms=distribution(samples.observes, "ms"),
+        page_load_step_ms=distribution(samples.page_loads, "ms") if samples.page_loads else None,
+        in_page_step_ms=distribution(samples.in_page, "ms") if samples.in_page else None, replays=replays,
         replay_speedup=distribution([r.speedup for r in replays], "x", digits=1), levels=levels, targets=[],
     )
     return report.model_copy(update={"targets": target_checks(report)})
@@ -430,6 +453,10 @@ def bench_markdown(report: BenchReport) -> str:
         f"| act time | median {report.act_ms.median:.1f} ms, p95 {report.act_ms.p95:.1f} ms | | |",
         f"| step overhead p95 | {report.step_overhead_ms.p95:.1f} ms | | |",
     ]
+    for name, split in (("steps that load a page", report.page_load_step_ms),
+                        ("steps within a page", report.in_page_step_ms)):
+        if split is not None:
+            lines.append(f"| {name} (n={split.n}) | median {split.median:.1f} ms, p95 {split.p95:.1f} ms | | |")
     lines += [
         f"| concurrency {level.concurrency} | {level.episodes_per_minute:.1f} episodes/min, "
         f"peak {level.peak_rss_mib:.0f} MiB, identical results: {'yes' if level.identical_to_first_level else 'NO'}"

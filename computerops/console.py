@@ -166,8 +166,10 @@ def print_bench(report: BenchReport) -> None:
         figures.add_column(column)
     for target in report.targets:
         figures.add_row(target.figure, target.measured, target.target, _mark(target.met))
-    for name, dist in (("observe", report.observe_ms), ("act", report.act_ms),
-                       ("step overhead", report.step_overhead_ms), ("reset", report.reset_ms)):
+    splits = [("steps that load a page", report.page_load_step_ms), ("steps within a page", report.in_page_step_ms)]
+    for name, dist in [("observe", report.observe_ms), ("act", report.act_ms),
+                       ("step overhead", report.step_overhead_ms),
+                       *[(n, d) for n, d in splits if d is not None], ("reset", report.reset_ms)]:
         figures.add_row(f"{name} (n={dist.n})", f"median {dist.median} {dist.unit}, p95 {dist.p95} {dist.unit}",
                         "", "")
     console.print(figures)

@@ -403,3 +403,5 @@ async def test_an_action_that_loads_a_page_says_so(driver: PageDriver) -> None:
     assert not filled.navigated
     clicked = await assert_ok(driver, Click(id=link.id), 2)
     assert clicked.navigated
+    assert (await assert_ok(driver, Back(), 3)).navigated
+    assert (await assert_ok(driver, Navigate(url="/site/table.html"), 4)).navigated

@@ -62,7 +62,7 @@ def test_with_trace_each_episode_saves_a_playwright_trace_of_what_it_did(tmp_pat
     transcript = json.loads((bundle.episode_dir(record.episode_id) / "transcript.json").read_text())
     clicks = accepted(transcript, "click")
     assert clicks >= 2
-    assert len(calls(events, "click")) == clicks  # every click the episode made, and no other
+    assert len(calls(events, "mouseClick")) == clicks  # every click the episode made, and no other
     assert len(calls(events, "selectOption")) == accepted(transcript, "select")
     assert calls(events, "goto")  # the start page the harness opened is in the trace too
     assert any(e.get("type") == "frame-snapshot" for e in events)
@@ -100,4 +100,4 @@ async def test_the_trace_is_saved_even_when_the_episode_fails(tmp_path: Path, mo
     bundle = RunDirectory.open(tmp_path / "run")
     assert bundle.records() == []  # not admitted: it did not finish
     path = bundle.episode_dir(config.episodes[0].episode_id) / TRACE
-    assert calls(trace_events(path), "click")  # but its trace shows what it did
+    assert calls(trace_events(path), "mouseClick")  # but its trace shows what it did
