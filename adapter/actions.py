@@ -70,6 +70,16 @@ class Check(_Action):
     _normalise_id = field_validator("id", mode="before")(_control_id)
 
 
+class Press(_Action):
+    """Press a key on a control: arrow keys move a slider or spin button, Enter submits, Escape closes."""
+
+    action: Literal["press"] = "press"
+    id: ControlId
+    key: str = Field(description='A key name such as "Enter", "Escape", "ArrowDown", "ArrowRight", "Tab", "a".')
+
+    _normalise_id = field_validator("id", mode="before")(_control_id)
+
+
 class Navigate(_Action):
     """Open a page of this site by its path, e.g. /helpdesk/tickets. Other sites are not allowed."""
 
@@ -97,8 +107,10 @@ class Done(_Action):
     message: str = Field(default="", description="A short report, including any answer the task asks for.")
 
 
-Action = Annotated[Click | Fill | Select | Check | Navigate | Back | More | Done, Field(discriminator="action")]
-ACTION_TYPES: tuple[type[_Action], ...] = (Click, Fill, Select, Check, Navigate, Back, More, Done)
+Action = Annotated[
+    Click | Fill | Select | Check | Press | Navigate | Back | More | Done, Field(discriminator="action")
+]
+ACTION_TYPES: tuple[type[_Action], ...] = (Click, Fill, Select, Check, Press, Navigate, Back, More, Done)
 _ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 _BY_NAME: dict[str, type[_Action]] = {
     cls.model_fields["action"].default: cls for cls in ACTION_TYPES

@@ -19,7 +19,7 @@ from playwright.async_api import Dialog, ElementHandle, Frame, Page, Request, Re
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
-from adapter.actions import Action, Back, Check, Click, Done, Fill, More, Navigate, Rejection, Select
+from adapter.actions import Action, Back, Check, Click, Done, Fill, More, Navigate, Press, Rejection, Select
 from adapter.observation import Control, Observation, PagePart, format_control
 from adapter.render import render_observation
 
@@ -49,6 +49,17 @@ _CHECKED = """([id, token]) => {
     return e.checked;
   }
   return ["true", "mixed"].includes(e.getAttribute("aria-checked"));
+}"""
+# Why Playwright's fill cannot work on an element (null when it can): fill types into an <input> of a
+# text-like type, sets the value of the other fillable input types, and types into a <textarea> or an
+# editing host; anything else (a div with role=slider, say) it cannot fill.
+FILL_PROBLEM = """e => {
+  const view = e.ownerDocument.defaultView;
+  if (e.isContentEditable || e instanceof view.HTMLTextAreaElement) return null;
+  const types = ["text", "email", "number", "password", "search", "tel", "url", "color", "date", "time",
+                 "datetime-local", "month", "range", "week"];
+  if (e instanceof view.HTMLInputElement) return types.includes(e.type) ? null : `an input of type ${e.type}`;
+  return `a <${e.localName}>, not a text field`;
 }"""
 _NEXT_TASK = "() => new Promise(resolve => setTimeout(resolve, 0))"
 
@@ -318,7 +329,7 @@ class PageDriver:
         self._part = following
         return ActionOutcome(ok=True, note="showing the next part of the page")
 
-    async def _on_control(self, action: Click | Fill | Select | Check) -> ActionOutcome:
+    async def _on_control(self, action: Click | Fill | Select | Check | Press) -> ActionOutcome:
         control = self.latest.control(action.id) if self.latest else None
         if control is None:
             return _reject(
@@ -334,8 +345,15 @@ class PageDriver:
         if element is None:
             return _stale(action.id)
         if isinstance(action, Fill):
+            unfillable = await element.evaluate(FILL_PROBLEM)
+            if unfillable:
+                return _reject("not_applicable", f"Cannot fill [{action.id}]: it is {unfillable}. Use press with "
+                                                 "keys (ArrowUp, ArrowDown, Enter, letters) or click it.")
             await element.fill(action.text, timeout=ACTION_TIMEOUT_MS)
             note = f"filled {_describe(control)}"
+        elif isinstance(action, Press):
+            await element.press(action.key, timeout=ACTION_TIMEOUT_MS)
+            note = f"pressed {action.key} on {_describe(control)}"
         else:
             await element.select_option(label=action.option, timeout=ACTION_TIMEOUT_MS)
             note = f"selected {action.option!r} in {_describe(control)}"

@@ -40,7 +40,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.actions import Action, Check, Click, Fill, Select
-from adapter.driver import CHECKABLE_ROLES, FILLABLE_ROLES, PageDriver, check_applicable
+from adapter.driver import CHECKABLE_ROLES, FILL_PROBLEM, FILLABLE_ROLES, PageDriver, check_applicable
 from adapter.observation import Control, Observation
 
 # Roles of Chromium's accessibility tree (as `Accessibility.getFullAXTree` names them) that a user
@@ -390,28 +390,15 @@ def _probe_action(control: Control) -> Action:
     return Click(id=control.id)
 
 
-# Why Playwright's fill cannot work on an element (None when it can): fill types into an <input> of a
-# text-like type, sets the value of the other fillable input types, and types into a <textarea> or an
-# editing host; anything else (a div with role=slider, say) throws.
-_UNFILLABLE = """e => {
-  if (e.isContentEditable || e instanceof HTMLTextAreaElement) return null;
-  const types = ["text", "email", "number", "password", "search", "tel", "url", "color", "date", "time",
-                 "datetime-local", "month", "range", "week"];
-  if (e instanceof HTMLInputElement) return types.includes(e.type) ? null : `an input of type ${e.type}`;
-  return `a <${e.localName}>, not an input, textarea or contenteditable element`;
-}"""
-
-
 async def _actionable(driver: PageDriver, element: ElementHandle, control: Control) -> str | None:
     """None when the driver's click would land on the control and Playwright's own actionability check
     agrees (a trial click, no event sent); else what stands in the way."""
     try:
-        if control.role in FILLABLE_ROLES and not control.options and not control.readonly:
-            unfillable = await element.evaluate(_UNFILLABLE)
-            if unfillable:
-                return f"offered to fill, but Playwright cannot fill {unfillable}"
-            if not await element.is_editable():
-                return "offered to fill, but Playwright finds it not editable"
+        # A widget that is not a text field (a div with role=slider) is refused fill with a pointer to press;
+        # it must still take the focus and the keys, which the trial click below checks.
+        fillable = control.role in FILLABLE_ROLES and not control.options and not control.readonly
+        if fillable and not await element.evaluate(FILL_PROBLEM) and not await element.is_editable():
+            return "offered to fill, but Playwright finds it not editable"
         point = await driver.click_point(control.id)
         if point is None or isinstance(point, str):
             return f"the driver's click would not land on it: {point or 'the id does not resolve'}"

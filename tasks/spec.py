@@ -109,8 +109,8 @@ class Visited(_RouteCheck):
 
 ProcedureCheck = Annotated[ViaRoute | Ordered | Visited, Field(discriminator="kind")]
 
-StepAction = Literal["click", "fill", "select", "check", "navigate", "back", "more", "done"]
-_TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check"})
+StepAction = Literal["click", "fill", "select", "check", "press", "navigate", "back", "more", "done"]
+_TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check", "press"})
 
 
 class ScriptedStep(_Spec):
@@ -123,6 +123,7 @@ class ScriptedStep(_Spec):
     text: str | None = None
     option: str | None = None
     checked: bool | None = None
+    key: str | None = None
     url: str | None = None
     success: bool | None = None
     message: str | None = None
@@ -130,7 +131,8 @@ class ScriptedStep(_Spec):
     @model_validator(mode="after")
     def _arguments_fit_the_action(self) -> ScriptedStep:
         needs: dict[str, tuple[str, ...]] = {
-            "fill": ("text",), "select": ("option",), "navigate": ("url",), "done": ("success",),
+            "fill": ("text",), "select": ("option",), "press": ("key",), "navigate": ("url",),
+            "done": ("success",),
         }
         if self.action in _TARGETED and not (self.role and self.name is not None):
             raise ValueError(f"a {self.action} step needs role and name")

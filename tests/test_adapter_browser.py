@@ -22,7 +22,7 @@ from fixture_site import FixtureSite
 from fixture_site import fixture_handler as _handler
 from playwright.async_api import Browser
 
-from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Select
+from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Press, Select
 from adapter.browser import ChromiumNotFound, find_chromium
 from adapter.driver import ActionOutcome, PageDriver, annotate_script
 from adapter.observation import Control, Observation, controls_in_text, format_control
@@ -405,3 +405,19 @@ async def test_an_action_that_loads_a_page_says_so(driver: PageDriver) -> None:
     assert clicked.navigated
     assert (await assert_ok(driver, Back(), 3)).navigated
     assert (await assert_ok(driver, Navigate(url="/site/table.html"), 4)).navigated
+
+
+@browser_test
+async def test_a_widget_that_is_not_a_text_field_is_refused_fill_and_takes_keys(driver: PageDriver) -> None:
+    observation = await open_page(driver, "widgets.html")
+    slider = named(observation, "Brightness", "slider")
+    assert slider.value == "40"
+    refused = await driver.act(Fill(id=slider.id, text="70"), 1)
+    assert refused.rejection is not None and refused.rejection.cause == "not_applicable"
+    assert refused.rejection.reason.startswith(f"Cannot fill [{slider.id}]: it is a <div>, not a text field. Use press")
+    await assert_ok(driver, Press(id=slider.id, key="ArrowRight"), 2)
+    await assert_ok(driver, Press(id=slider.id, key="ArrowRight"), 3)
+    assert named(await driver.observe(), "Brightness").value == "60"
+    unknown = await driver.act(Press(id=slider.id, key="NoSuchKey"), 4)
+    assert unknown.rejection is not None and unknown.rejection.cause == "execution_error"
+    assert "NoSuchKey" in unknown.rejection.reason

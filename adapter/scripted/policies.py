@@ -68,6 +68,8 @@ def resolve_step(step: ScriptedStep, observation: str) -> Reply:
         return _call("fill", id=match, text=step.text)
     if step.action == "select":
         return _call("select", id=match, option=step.option)
+    if step.action == "press":
+        return _call("press", id=match, key=step.key)
     if step.action == "check":
         return _call("check", id=match, checked=True if step.checked is None else step.checked)
     return _call("click", id=match)
