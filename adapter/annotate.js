@@ -258,7 +258,11 @@
     if (el.willValidate && el.validity && !el.validity.valid) {
       let userInvalid = co.touched.has(el);
       try { userInvalid = userInvalid || el.matches(":user-invalid"); } catch (e) { /* old browser */ }
-      if (userInvalid && el.validationMessage) c.setAttribute("data-co-validation", el.validationMessage);
+      if (userInvalid && el.validationMessage) {
+        // A browser shows the title beside "Please match the requested format."; the model needs it too.
+        const hint = el.validity.patternMismatch && clean(el.title) ? ` (${clean(el.title)})` : "";
+        c.setAttribute("data-co-validation", el.validationMessage + hint);
+      }
     }
     if (role === "link" && el.hasAttribute("href")) c.setAttribute("data-co-href", hrefOf(el));
   }

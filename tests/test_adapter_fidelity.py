@@ -235,6 +235,7 @@ async def test_validation_messages_show_after_a_failed_submit(driver: PageDriver
     assert messages["Register return"] is None
     assert all(messages[n] for n in ("Name", "I agree to the return policy", "Reason", "Return code"))
     assert "@" in (messages["Email"] or "")
+    assert (messages["Return code"] or "").endswith(" (R- and four digits)")  # the title a browser shows with it
     assert "5" in (messages["Quantity"] or "") and "0" in (messages["Days since delivery"] or "")
     for name in ("Email", "Quantity"):  # fixing a field clears its message
         fix = {"Email": "ada@example.test", "Quantity": "2"}[name]
