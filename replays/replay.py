@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 import httpx
+from starlette.types import ASGIApp
 
 from replays.hashing import canonical_sha256
 from replays.receipt import Receipt
@@ -49,6 +51,18 @@ def _compare_journals(recorded: Sequence[JournalEntry], replayed: Sequence[Journ
     return problems
 
 
+_APPS: WeakKeyDictionary[TenantRegistry, ASGIApp] = WeakKeyDictionary()
+
+
+def _app_for(registry: TenantRegistry) -> ASGIApp:
+    """One site app per registry: building FastAPI's routes for every replayed episode would cost more than
+    the replay itself."""
+    app = _APPS.get(registry)
+    if app is None:
+        app = _APPS[registry] = create_app(registry)
+    return app
+
+
 async def replay_episode(
     task: LoadedTask,
     episode: RecordedEpisode,
@@ -67,7 +81,7 @@ async def replay_episode(
                         f"recorded, {task.sha256[:12]} now)")
     tenant = registry.create(task.spec.site, task.spec.seed)
     try:
-        transport = httpx.ASGITransport(app=create_app(registry))
+        transport = httpx.ASGITransport(app=_app_for(registry))
         async with httpx.AsyncClient(transport=transport, base_url="http://replay.invalid") as client:
             for op in episode.operations:
                 headers = {TENANT_HEADER: tenant.token}

@@ -11,15 +11,12 @@ annotate.js with:
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import AsyncIterator, Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from fixture_site import FixtureSite
-from fixture_site import fixture_handler as _handler
+from fixture_site import FixtureSite, serve_fixture_site
 from playwright.async_api import Browser
 
 from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Press, Select
@@ -35,14 +32,8 @@ browser_test = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[FixtureSite]:
-    fixture_site = FixtureSite(origin="")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fixture_site))
-    fixture_site.origin = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield fixture_site
-    server.shutdown()
-    server.server_close()
+    with serve_fixture_site() as fixture_site:
+        yield fixture_site
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.util import LRUCache
 
 from sites.kit.bookkeeping import BOOKKEEPING, journal_table, normal_row, operation_table
 from sites.kit.journal import seeding_session
@@ -27,9 +28,15 @@ from sites.kit.operation import template_rng
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.site import SiteDefinition
 
+# Every tenant is a new engine, and an engine compiles each statement anew unless it shares a cache: all
+# tenants speak the same SQLite dialect, so they share one compiled-statement cache.
+_COMPILED: LRUCache[Any, Any] = LRUCache(2000)
+
 
 def _sqlite_engine(path: Path) -> Engine:
-    engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False})
+    engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False}).execution_options(
+        compiled_cache=_COMPILED
+    )
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection: Any, _record: Any) -> None:
