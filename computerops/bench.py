@@ -30,12 +30,12 @@ from adapter.fidelity import check_offered_controls_work, compare_with_accessibi
 from adapter.loop import AgentTranscript
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
-from computerops.crawl import crawl_site_pages, crawl_targets, tenant_context
+from computerops.crawl import crawl_site_pages, crawl_targets
 from computerops.observing import ai_snapshot
 from computerops.provenance import versions
 from computerops.records import EpisodeRecord
 from computerops.runner import execute_run
-from computerops.serving import serve_app
+from computerops.serving import serve_app, tenant_context
 from replays import replay_episode
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry

@@ -11,11 +11,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urljoin, urlsplit
 
-from playwright.async_api import Browser, BrowserContext, Page
+from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
-from sites.kit.oplog import TENANT_COOKIE
 from sites.kit.site import SiteDefinition
 from tasks import LoadedTask
 
@@ -71,13 +70,6 @@ def crawl_targets(tasks: Iterable[LoadedTask], sites: Mapping[str, SiteDefinitio
     return targets
 
 
-async def tenant_context(browser: Browser, origin: str, token: str) -> BrowserContext:
-    """A new browser context bound to a tenant by its cookie, as an episode's context is."""
-    context = await browser.new_context(base_url=origin)
-    await context.add_cookies([{"name": TENANT_COOKIE, "value": token, "url": origin}])
-    return context
-
-
 def _site_path(url: str, origin: str, site_prefix: str) -> str | None:
     """Path and query of a URL on the site (fragment dropped), or None for anything off the site."""
     parts = urlsplit(url)
@@ -99,7 +91,7 @@ async def crawl_site_pages(
 ) -> list[str]:
     """Visit, breadth first, every page of the site that GET links reach from `start_paths`.
 
-    `context` must already be bound to a tenant of the site (`tenant_context`); the crawl opens a
+    `context` must already be bound to a tenant of the site (`computerops.serving.tenant_context`); the crawl opens a
     page of its own there and closes it at the end. Given a page of such a context instead, it
     navigates that page and leaves it open, so that `on_page` can use a driver made for that page
     (a `PageDriver`). Only links whose URL is on `origin` and under `site_prefix` (`/helpdesk/`)

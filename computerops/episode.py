@@ -15,8 +15,9 @@ from adapter.loop import AgentTranscript, ModelLoop
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.records import EpisodeRecord
+from computerops.serving import tenant_context
 from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
-from sites.kit.oplog import ACTION_HEADER, TENANT_COOKIE
+from sites.kit.oplog import ACTION_HEADER
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Claim, Verdict, judge
@@ -50,9 +51,8 @@ async def _drive(
 ) -> AgentTranscript:
     """The browser session of one episode in a context of its own; with `trace`, its Playwright trace
     is saved there before the context closes, whether the session ended normally or not."""
-    context = await ctx.browser.new_context(base_url=ctx.origin)
+    context = await tenant_context(ctx.browser, ctx.origin, token)
     try:
-        await context.add_cookies([{"name": TENANT_COOKIE, "value": token, "url": ctx.origin}])
         # Action 0 is the start page the harness opens before the model's first action.
         await context.set_extra_http_headers({ACTION_HEADER: "0"})
         if trace is not None:

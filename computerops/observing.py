@@ -23,8 +23,7 @@ from adapter.context import text_tokens
 from adapter.driver import PageDriver
 from adapter.fidelity import FidelityReport, compare_with_accessibility_tree
 from adapter.observation import Control
-from computerops.crawl import tenant_context
-from computerops.serving import serve_app
+from computerops.serving import serve_app, tenant_context
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from sites.registry import SITES

@@ -1,4 +1,5 @@
-"""Serving an ASGI app on a free loopback port inside the running event loop."""
+"""Serving an ASGI app on a free loopback port inside the running event loop, and binding browser contexts
+to the tenants a sites app serves."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import uvicorn
+from playwright.async_api import Browser, BrowserContext
 from starlette.types import ASGIApp
+
+from sites.kit.oplog import TENANT_COOKIE
 
 
 @asynccontextmanager
@@ -32,3 +36,10 @@ async def serve_app(app: ASGIApp, host: str = "127.0.0.1") -> AsyncIterator[str]
         server.should_exit = True
         await task
         sock.close()
+
+
+async def tenant_context(browser: Browser, origin: str, token: str) -> BrowserContext:
+    """A new browser context whose every request reaches the tenant `token` (its cookie), as each episode's does."""
+    context = await browser.new_context(base_url=origin)
+    await context.add_cookies([{"name": TENANT_COOKIE, "value": token, "url": origin}])
+    return context
