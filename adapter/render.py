@@ -232,28 +232,29 @@ def _bound(
     budget = max_chars - _size(head) - NOTICE_ROOM
     kept_ids: set[int] = set()
     used = 0
-    shown_controls = 0
     for line in controls:
         if used + len(line.text) + 1 > budget:
             break
         kept_ids.add(id(line))
         used += len(line.text) + 1
-        shown_controls += 1
-    shown_texts = 0
     for line in texts:
         if used + len(line.text) + 1 > budget:
             break  # keep a contiguous run of the page's text, not scattered lines
         kept_ids.add(id(line))
         used += len(line.text) + 1
-        shown_texts += 1
+    if not kept_ids and (controls or texts):  # a bound too small for any line: show one, so parts still advance
+        kept_ids.add(id(controls[0] if controls else texts[0]))
+    shown_controls = sum(id(line) in kept_ids for line in controls)
+    shown_texts = sum(id(line) in kept_ids for line in texts)
     kept = [line for line in body if id(line) in kept_ids]
     omitted = _size(texts) + _size(controls) - _size(kept)
     if shown_texts == len(texts) and shown_controls == len(controls):
         return kept, omitted, None
+    # Every part shows all the controls while they fit in one; otherwise the parts page through them once.
+    paging_controls = start.control_line > 0 or shown_controls < len(controls)
     following = PagePart(
         text_line=start.text_line + shown_texts,
-        # While the controls do not all fit, parts page through them too; otherwise every part shows them all.
-        control_line=start.control_line + shown_controls if shown_controls < len(controls) else 0,
+        control_line=start.control_line + shown_controls if paging_controls else 0,
     )
     return kept, omitted, following
 

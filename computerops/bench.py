@@ -26,12 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapter.browser import launch_browser
 from adapter.context import text_tokens
 from adapter.driver import PageDriver
-from adapter.fidelity import check_offered_controls_work, compare_with_accessibility_tree
+from adapter.fidelity import check_offered_controls_work
 from adapter.loop import AgentTranscript
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.crawl import crawl_site_pages, crawl_targets
-from computerops.observing import ai_snapshot
+from computerops.observing import accessibility_of, ai_snapshot
 from computerops.provenance import versions
 from computerops.records import EpisodeRecord
 from computerops.runner import execute_run
@@ -259,7 +259,7 @@ async def _page_figures(driver: PageDriver, site: str, path: str, repeats: int) 
         observe_times.append(_ms(time.perf_counter() - began))
         snapshot = await ai_snapshot(driver.page)
         snapshot_times.append(snapshot.ms)
-    fidelity = await compare_with_accessibility_tree(driver.page, observation)
+    fidelity = await accessibility_of(driver, observation)
     problems = await check_offered_controls_work(driver, observation)
     return PageFigures(
         site=site, path=path, observe_ms=distribution(observe_times, "ms"),

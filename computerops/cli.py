@@ -273,7 +273,7 @@ def observe(
                                                "the controls checked against Chromium's accessibility tree.")]
     = False,
     seed: Annotated[int, typer.Option(help="Seed of the fresh tenant a catalog page is served from.")] = 1,
-    max_chars: Annotated[int, typer.Option(help="The observation's size bound.")] = 6000,
+    max_chars: Annotated[int, typer.Option(help="The observation's size bound.", min=500)] = 6000,
 ) -> None:
     """Render a page exactly as the model sees it, with its control table."""
     try:

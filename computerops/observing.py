@@ -22,7 +22,7 @@ from adapter.browser import launch_browser
 from adapter.context import text_tokens
 from adapter.driver import PageDriver
 from adapter.fidelity import FidelityReport, compare_with_accessibility_tree
-from adapter.observation import Control
+from adapter.observation import Control, Observation
 from computerops.serving import serve_app, tenant_context
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
@@ -102,6 +102,22 @@ class ObservedPage(BaseModel):
     """The offered controls against Chromium's accessibility tree (with --compare)."""
 
 
+WHOLE_PAGE = 10**9
+"""An observation bound no page reaches: every control in one part."""
+
+
+async def accessibility_of(driver: PageDriver, observation: Observation) -> FidelityReport:
+    """The controls against Chromium's accessibility tree for the whole page, also when `observation` is one
+    part of a long page (the controls of other parts would otherwise count as missing)."""
+    if observation.truncated:
+        limit, driver.max_chars = driver.max_chars, WHOLE_PAGE
+        try:
+            observation = await driver.observe()
+        finally:
+            driver.max_chars = limit
+    return await compare_with_accessibility_tree(driver, observation)
+
+
 async def ai_snapshot(page: Page) -> AiSnapshot:
     began = time.perf_counter()
     text = await page.aria_snapshot(mode="ai")
@@ -144,7 +160,7 @@ async def observe_in(
         observation = await driver.observe()
         observe_ms = round((time.perf_counter() - began) * 1000, 2)
         snapshot = await ai_snapshot(page) if compare else None
-        accessibility = await compare_with_accessibility_tree(page, observation) if compare else None
+        accessibility = await accessibility_of(driver, observation) if compare else None
     return ObservedPage(
         target=target.location, kind=target.kind, status=status, url=observation.url, title=observation.title,
         text=observation.text, controls=observation.controls, truncated=observation.truncated,

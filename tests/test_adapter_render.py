@@ -235,14 +235,31 @@ def test_a_paragraph_longer_than_a_part_is_split_so_every_word_is_shown() -> Non
     assert all(p.control("1") is not None for p in parts)
 
 
+def test_a_bound_too_small_for_any_line_still_pages_through_everything() -> None:
+    html = (ANNOTATED / "forms.html").read_text(encoding="utf-8")
+    full = render_observation(html, url="/site/x", title="Long", max_chars=100_000)
+    parts = _parts(html, 50)
+    assert [c.id for p in parts for c in p.controls] == [c.id for c in full.controls]
+    shown_text = [line for p in parts for line in _body(p) if not line.startswith("[")]
+    assert shown_text == [line for line in _body(full) if not line.startswith("[")]
+
+
+def _body(observation: Observation) -> list[str]:
+    """The page lines of an observation: no header, no part notices."""
+    return [line for line in observation.text.splitlines()[2:]
+            if line and line != CONTINUED_NOTICE and not line.startswith("Output truncated: ")]
+
+
 def test_when_even_the_controls_do_not_fit_the_parts_page_through_them() -> None:
     buttons = "".join(
         f'<button data-co-id="{n}" data-co-role="button" data-co-name="Action number {n}"></button>'
         for n in range(1, 201)
     )
-    parts = _parts(f"<body><p>Intro</p>{buttons}</body>", 6000)
+    paragraphs = "".join(f"<p>Paragraph {n} of the long page.</p>" for n in range(300))
+    parts = _parts(f"<body><p>Intro</p>{buttons}{paragraphs}</body>", 6000)
     assert [c.id for p in parts for c in p.controls] == [str(n) for n in range(1, 201)]
-    assert sum("Intro" in p.text.splitlines() for p in parts) == 1
+    shown_text = [line for p in parts for line in _body(p) if not line.startswith("[")]
+    assert shown_text == ["Intro"] + [f"Paragraph {n} of the long page." for n in range(300)]
 
 
 def test_when_even_the_controls_do_not_fit_the_first_ones_are_kept() -> None:

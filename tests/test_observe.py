@@ -88,6 +88,14 @@ def test_compare_adds_the_ai_snapshot_its_size_and_the_accessibility_check(pages
 
 
 @browser_test
+def test_a_long_page_shown_in_parts_is_still_compared_whole() -> None:
+    observed = observe_json(str(PAGES / "forms.html"), "--max-chars", "600", "--compare")
+    assert observed.truncated and observed.chars <= 600
+    assert observed.accessibility is not None and observed.accessibility.recall == 1.0
+    assert observed.accessibility.offered > len(observed.controls)  # controls of later parts count too
+
+
+@browser_test
 def test_the_table_output_shows_the_text_the_controls_and_both_sizes_side_by_side() -> None:
     result = runner.invoke(app, ["observe", str(PAGES / "table.html"), "--compare"])
     assert result.exit_code == 0, result.output
