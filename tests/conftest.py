@@ -1,10 +1,12 @@
-"""Shared fixtures: one headless Chromium for the whole test session."""
+"""Shared fixtures: one headless Chromium for the whole test session, and the fixture-page server."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
+import pytest
 import pytest_asyncio
+from fixture_site import FixtureSite, serve_fixture_site
 from playwright.async_api import Browser, async_playwright
 
 from adapter.browser import launch_browser
@@ -17,3 +19,10 @@ async def browser() -> AsyncIterator[Browser]:
         chromium = await launch_browser(playwright)
         yield chromium
         await chromium.close()
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[FixtureSite]:
+    """The fixture pages on a loopback port, recording every request (tests/fixture_site.py)."""
+    with serve_fixture_site() as fixture_site:
+        yield fixture_site

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
+
+from playwright.async_api import Browser
+
+from adapter.driver import PageDriver
+from adapter.observation import Control, Observation
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 
@@ -88,3 +93,27 @@ def serve_fixture_site() -> Iterator[FixtureSite]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@asynccontextmanager
+async def fixture_driver(browser: Browser, site: FixtureSite, *, max_chars: int = 6000) -> AsyncIterator[PageDriver]:
+    """A driver on a page of its own browser context, for the fixture site."""
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        yield PageDriver(page, origin=site.origin, site_prefix="/site/", max_chars=max_chars)
+    finally:
+        await context.close()
+
+
+async def open_page(driver: PageDriver, name: str) -> Observation:
+    """Load a fixture page (and its frames and scripts) and observe it."""
+    await driver.page.goto(f"{driver.origin}/site/{name}", wait_until="load")
+    return await driver.observe()
+
+
+def named(observation: Observation, name: str, role: str | None = None) -> Control:
+    """The one control of that name (and role); fails the test when there is not exactly one."""
+    found = [c for c in observation.controls if c.name == name and (role is None or c.role == role)]
+    assert len(found) == 1, f"expected one control {name!r}, found {found}"
+    return found[0]

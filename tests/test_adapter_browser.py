@@ -11,12 +11,12 @@ annotate.js with:
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from fixture_site import FixtureSite, serve_fixture_site
+from fixture_site import FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 
 from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Press, Select
@@ -30,29 +30,10 @@ SAVED_PAGES = ("forms.html", "hidden.html", "table.html", "frames.html", "long.h
 browser_test = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[FixtureSite]:
-    with serve_fixture_site() as fixture_site:
-        yield fixture_site
-
-
 @pytest_asyncio.fixture(loop_scope="session")
 async def driver(browser: Browser, site: FixtureSite) -> AsyncIterator[PageDriver]:
-    context = await browser.new_context()
-    page = await context.new_page()
-    yield PageDriver(page, origin=site.origin, site_prefix="/site/")
-    await context.close()
-
-
-async def open_page(driver: PageDriver, name: str) -> Observation:
-    await driver.page.goto(f"{driver.origin}/site/{name}", wait_until="domcontentloaded")
-    return await driver.observe()
-
-
-def named(observation: Observation, name: str, role: str | None = None) -> Control:
-    found = [c for c in observation.controls if c.name == name and (role is None or c.role == role)]
-    assert len(found) == 1, f"expected one control {name!r}, found {found}"
-    return found[0]
+    async with fixture_driver(browser, site) as page_driver:
+        yield page_driver
 
 
 def lines(observation: Observation) -> list[str]:

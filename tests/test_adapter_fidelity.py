@@ -10,12 +10,12 @@ check that each of them still happens, so the list cannot go stale.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from fixture_site import PAGES, FixtureSite, serve_fixture_site
+from fixture_site import PAGES, FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 
 from adapter.actions import Check, Click, Fill, Select
@@ -30,7 +30,7 @@ from adapter.fidelity import (
     compare_with_accessibility_tree,
     offered_backend_ids,
 )
-from adapter.observation import Control, Observation
+from adapter.observation import Control
 from computerops.crawl import crawl_site_pages, crawl_targets
 from computerops.serving import serve_app, tenant_context
 from sites.kit.app import create_app
@@ -67,29 +67,10 @@ DOCUMENTED_EXCEPTIONS: dict[str, dict[Deviation, str]] = {
 NAMELESS_LINK = ("link", "")
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[FixtureSite]:
-    with serve_fixture_site() as fixture_site:
-        yield fixture_site
-
-
 @pytest_asyncio.fixture(loop_scope="session")
 async def driver(browser: Browser, site: FixtureSite) -> AsyncIterator[PageDriver]:
-    context = await browser.new_context()
-    page = await context.new_page()
-    yield PageDriver(page, origin=site.origin, site_prefix="/site/", max_chars=WHOLE_PAGE)
-    await context.close()
-
-
-async def open_page(driver: PageDriver, name: str) -> Observation:
-    await driver.page.goto(f"{driver.origin}/site/{name}", wait_until="load")
-    return await driver.observe()
-
-
-def named(observation: Observation, name: str) -> Control:
-    found = [c for c in observation.controls if c.name == name]
-    assert len(found) == 1, f"expected one control {name!r}, found {found}"
-    return found[0]
+    async with fixture_driver(browser, site, max_chars=WHOLE_PAGE) as page_driver:
+        yield page_driver
 
 
 def deviations(audit: PageAudit) -> set[Deviation]:
