@@ -243,9 +243,12 @@ async def bench_pages(browser: Browser, tasks: Sequence[LoadedTask], options: Be
                 progress(f"pages: {target.site} (seed {target.seed}): {len(found)} pages reached by links")
                 page = await context.new_page()
                 driver = PageDriver(page, origin=origin, site_prefix=prefix, max_chars=options.max_chars)
-                for path in found:
+                for number, path in enumerate(found, start=1):
                     await page.goto(origin + path, wait_until="domcontentloaded")
-                    figures.append(await _page_figures(driver, target.site, path, options.page_repeats))
+                    figure = await _page_figures(driver, target.site, path, options.page_repeats)
+                    figures.append(figure)
+                    progress(f"  page {number}/{len(found)} {path}: {figure.chars} chars "
+                             f"({figure.chars_ratio:.2f} x the ai snapshot), recall {figure.recall:.0%}")
             finally:
                 await context.close()
     return figures
@@ -301,7 +304,8 @@ async def bench_levels(tasks: Sequence[LoadedTask], options: BenchOptions, root:
         config = RunConfig(run_id=out.name, tasks=sorted({t.id for t in tasks}), endpoint=endpoint, episodes=plan)
         with peak_memory() as peak:
             began = time.perf_counter()
-            records = await execute_run(config, list(tasks), out, concurrency=concurrency)
+            records = await execute_run(config, list(tasks), out, lambda line: progress(f"  {line}"),
+                                        concurrency=concurrency)
             wall = time.perf_counter() - began
         bundle = RunDirectory(out)
         evidence = {r.episode_id: _evidence_bytes(bundle, r) for r in records}
