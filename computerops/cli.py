@@ -293,20 +293,21 @@ def observe(
 def bench(
     out: Annotated[Path, typer.Option(help="Where to write the figures as JSON.")] = Path("bench.json"),
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
-    episodes: Annotated[int, typer.Option(help="SCRIPTED episodes at each concurrency level.")] = 16,
+    episodes: Annotated[int, typer.Option(help="SCRIPTED episodes at each concurrency level.", min=1)] = 16,
     levels: Annotated[str, typer.Option(help="Comma-separated concurrency levels.")] = "1,2,4,8",
-    reset_samples: Annotated[int, typer.Option(help="Fresh tenants created per site to time the reset.")] = 50,
-    page_repeats: Annotated[int, typer.Option(help="Times each page is observed and snapshotted.")] = 5,
-    page_limit: Annotated[int, typer.Option(help="Most pages crawled per site.")] = 40,
+    reset_samples: Annotated[int, typer.Option(help="Fresh tenants created per site to time the reset.", min=1)] = 50,
+    page_repeats: Annotated[int, typer.Option(help="Times each page is observed and snapshotted.", min=1)] = 5,
+    page_limit: Annotated[int, typer.Option(help="Most pages crawled per site.", min=1)] = 40,
     markdown: Annotated[bool, typer.Option(help="Also print the README's figures table.")] = False,
 ) -> None:
     """Measure reset, observation size and time, control recall, step overhead, replay and throughput."""
     try:
         selected = select_tasks(load_catalog(), tasks)
-        options = BenchOptions(episodes=episodes, levels=[int(n) for n in levels.split(",") if n.strip()],
-                               reset_samples=reset_samples, page_repeats=page_repeats, page_limit=page_limit)
-        if any(level < 1 for level in options.levels):
-            raise ValueError(f"--levels must be positive integers, got {levels!r}")
+        parts = [n.strip() for n in levels.split(",") if n.strip()]
+        if not parts or not all(n.isdigit() and int(n) >= 1 for n in parts):
+            raise ValueError(f"--levels must be comma-separated positive integers like 1,2,4,8; got {levels!r}")
+        options = BenchOptions(episodes=episodes, levels=[int(n) for n in parts], reset_samples=reset_samples,
+                               page_repeats=page_repeats, page_limit=page_limit)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     figures = asyncio.run(run_bench(selected, options, _progress))

@@ -85,9 +85,11 @@ def test_targets_are_judged_from_the_figures_and_printed(bench_run: tuple[BenchR
     assert bench_markdown(report) in output
 
 
-def test_bad_levels_are_refused() -> None:
-    result = runner.invoke(app, ["bench", "--levels", "1,0"])
-    assert result.exit_code == 2 and "--levels" in result.output
+@pytest.mark.parametrize("levels", ["1,0", "a", ",", "2,-1"])
+def test_bad_levels_are_refused(levels: str) -> None:
+    result = runner.invoke(app, ["bench", "--levels", levels])
+    assert result.exit_code == 2
+    assert "--levels must be comma-separated positive integers" in " ".join(result.output.split())
 
 
 def test_the_readme_figures_are_the_committed_bench_output() -> None:
