@@ -18,7 +18,7 @@ from adapter.scripted import create_scripted_app
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
 from computerops.bundle import BundleError, RunDirectory
 from computerops.checking import check_tasks
-from computerops.config import EndpointConfig, RunConfig, parse_endpoint, plan_episodes
+from computerops.config import EndpointConfig, RunConfig, SubsetRef, parse_endpoint, plan_episodes
 from computerops.console import (
     console,
     errors,
@@ -26,6 +26,7 @@ from computerops.console import (
     print_observed,
     print_receipts,
     print_report,
+    print_subset,
     print_task_checks,
     print_tasks,
 )
@@ -33,6 +34,8 @@ from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
 from computerops.report import run_report
 from computerops.runner import EndpointError, RunAborted, execute_run
+from computerops.subsets import SubsetError, load_subset, reserve_subset, subset_tasks, write_subset
+from computerops.taskdoc import tasks_markdown
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
@@ -41,11 +44,29 @@ app = typer.Typer(help="ComputerOps: a benchmark server for tool-using browser a
                   pretty_exceptions_enable=False)
 tasks_app = typer.Typer(help="The task catalog.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
+subset_app = typer.Typer(help="Reserved task subsets, drawn and hash-locked before any model runs.",
+                         no_args_is_help=True)
+app.add_typer(subset_app, name="subset")
 
 DEMO_POLICIES = "oracle,false-finish,give-up,loop,malformed"
-# Two negative controls, so the demo table also shows procedure-only and forbidden-mutation false completions.
-DEMO_NEGATIVES = [("helpdesk.refund-with-approval", "negative:notify-before-refund"),
-                  ("helpdesk.solve-ticket", "negative:also-solves-T-2006")]
+DEMO_SUBSET_SIZE = 10
+DEMO_SUBSET_SEED = 2026
+# One negative control of each kind runs too, so the demo table shows procedure-only and forbidden-mutation
+# false completions beside the policies' state ones.
+DEMO_NEGATIVE_KINDS = ("bypass-procedure", "unrelated-write")
+
+
+def _select(selection: str) -> tuple[list[LoadedTask], SubsetRef | None]:
+    """`all`, comma-separated ids, or a reserved subset file (refused when its tasks changed since)."""
+    catalog = load_catalog()
+    path = Path(selection)
+    if selection.endswith(".json") or path.is_file():
+        if not path.is_file():
+            raise SubsetError(f"{path}: no such subset file (reserve one with `computerops subset reserve`)")
+        subset = load_subset(path)
+        ref = SubsetRef(file=str(path), lock_sha256=subset.lock_sha256, seed=subset.seed, count=subset.count)
+        return subset_tasks(subset, catalog, path), ref
+    return select_tasks(catalog, selection), None
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -60,7 +81,8 @@ def _progress(line: str) -> None:
 @app.command()
 def run(
     out: Annotated[Path, typer.Option(help="New run directory to write.")],
-    tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
+    tasks: Annotated[str, typer.Option(help="`all`, comma-separated task ids, or a reserved subset file "
+                                            "(`computerops subset reserve`).")] = "all",
     endpoint: Annotated[str | None, typer.Option(help="scripted:POLICY[,POLICY...] (the built-in endpoint).")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL, e.g. http://127.0.0.1:1234/v1")]
     = None,
@@ -84,8 +106,7 @@ def run(
     try:
         if concurrency < 1:
             raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
-        catalog = load_catalog()
-        selected = select_tasks(catalog, tasks)
+        selected, subset = _select(tasks)
         endpoint_config = parse_endpoint(endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
                                          artifact_sha256=artifact_sha256)
         if tool_mode not in ("auto", "native", "text"):
@@ -96,7 +117,7 @@ def run(
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     task_ids = [t.id for t in selected]
-    config = RunConfig(run_id=out.name, tasks=task_ids, endpoint=endpoint_config, bounds=bounds,
+    config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
                        episodes=plan_episodes(task_ids, endpoint_config))
     _execute(config, selected, out, concurrency=concurrency, trace=trace)
     _report(RunDirectory.open(out), as_json=False)
@@ -172,6 +193,28 @@ def tasks_list() -> None:
         raise _fail(str(exc)) from exc
 
 
+@tasks_app.command("doc")
+def tasks_doc(
+    out: Annotated[Path, typer.Option(help="The document to write.")] = Path("docs/tasks.md"),
+    check: Annotated[bool, typer.Option("--check", help="Only check that the file is current; exit 1 if not.")]
+    = False,
+) -> None:
+    """Generate docs/tasks.md from the task files (id, site, family, what is checked, allowed mutations)."""
+    try:
+        text = tasks_markdown(load_catalog().values())
+    except TaskFileError as exc:
+        raise _fail(str(exc)) from exc
+    if check:
+        current = out.read_text(encoding="utf-8") if out.is_file() else None
+        if current != text:
+            raise _fail(f"{out} is stale: regenerate it with `computerops tasks doc --out {out}`", code=1)
+        console.print(f"{out} is current.")
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    console.print(f"Wrote {out}.")
+
+
 @tasks_app.command("check")
 def tasks_check(
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
@@ -197,24 +240,31 @@ def tasks_check(
 def demo(
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/demo-<time>).")] = None,
 ) -> None:
-    """Everything end to end against the SCRIPTED endpoint: catalog, run, verify, report, replay, tasks check."""
+    """Everything end to end against the SCRIPTED endpoint: reserve a subset, run it, report, replay, tasks check."""
     target = out or Path("runs") / f"demo-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S')}"
     check_dir = target.with_name(f"{target.name}-tasks-check")
-    console.print(f"[bold]ComputerOps demo[/] — SCRIPTED policies {DEMO_POLICIES} on every task, plus the "
-                  f"negative controls {', '.join(p for _, p in DEMO_NEGATIVES)}; writing {target}")
+    subset_file = target.with_name(f"{target.name}-subset.json")
     catalog = load_catalog()
-    selected = list(catalog.values())
+    try:
+        RunDirectory.ensure_new(target)
+        RunDirectory.ensure_new(check_dir)
+        subset = reserve_subset(catalog, min(DEMO_SUBSET_SIZE, len(catalog)), DEMO_SUBSET_SEED)
+        write_subset(subset_file, subset)
+        selected, ref = _select(str(subset_file))
+    except (BundleError, SubsetError) as exc:
+        raise _fail(str(exc)) from exc
+    negatives = demo_negatives(selected)
+    console.print(f"[bold]ComputerOps demo[/] — a reserved subset of {len(selected)} tasks, SCRIPTED policies "
+                  f"{DEMO_POLICIES} on each, plus the negative controls {', '.join(p for _, p in negatives)}; "
+                  f"writing {target}")
+    print_subset(subset, subset_file)
     print_tasks(selected)
-    policies = ",".join([DEMO_POLICIES, *(p for _, p in DEMO_NEGATIVES)])
+    policies = ",".join([DEMO_POLICIES, *(p for _, p in negatives)])
     endpoint_config = parse_endpoint(f"scripted:{policies}", base_url=None, model=None, api_key_env=None)
     task_ids = [t.id for t in selected]
     base = EndpointConfig(kind="scripted", policies=DEMO_POLICIES.split(","))
-    config = RunConfig(run_id=target.name, tasks=task_ids, endpoint=endpoint_config,
-                       episodes=plan_episodes(task_ids, base, extra=DEMO_NEGATIVES))
-    try:
-        RunDirectory.ensure_new(check_dir)
-    except BundleError as exc:
-        raise _fail(str(exc)) from exc
+    config = RunConfig(run_id=target.name, tasks=task_ids, subset=ref, endpoint=endpoint_config,
+                       episodes=plan_episodes(task_ids, base, extra=negatives))
     _execute(config, selected, target)
     bundle = RunDirectory.open(target)
     _report(bundle, as_json=False)
@@ -222,7 +272,7 @@ def demo(
     print_receipts(receipts)
     passed = sum(r.result == "PASS" for r in receipts)
     console.print(f"Replayed from disk: {passed}/{len(receipts)} PASS. Evidence in {target}/")
-    console.print(f"[bold]tasks check[/]: every control of every task, evidence in {check_dir}/")
+    console.print(f"[bold]tasks check[/]: every control of every task of the subset, evidence in {check_dir}/")
     try:
         checks = asyncio.run(check_tasks(selected, check_dir, _progress))
     except (EndpointError, BundleError) as exc:
@@ -230,6 +280,33 @@ def demo(
     print_task_checks(checks)
     if passed != len(receipts) or not all(c.ok for c in checks):
         raise _fail("the demo found replay failures or tasks that do not behave as declared", code=1)
+
+
+def demo_negatives(tasks: list[LoadedTask]) -> list[tuple[str, str]]:
+    """(task id, policy) for the first negative control of each kind in DEMO_NEGATIVE_KINDS among the tasks, in id
+    order: the demo table then also shows procedure-only and forbidden-mutation false completions."""
+    chosen = []
+    for kind in DEMO_NEGATIVE_KINDS:
+        found = next(((t.id, f"negative:{n.id}") for t in sorted(tasks, key=lambda t: t.id)
+                      for n in t.spec.negative_controls if n.kind == kind), None)
+        if found:
+            chosen.append(found)
+    return chosen
+
+
+@subset_app.command("reserve")
+def subset_reserve(
+    count: Annotated[int, typer.Option(help="How many tasks to draw.", min=1)],
+    seed: Annotated[int, typer.Option(help="The draw's seed (recorded in the file).")],
+    out: Annotated[Path, typer.Option(help="The subset file to write (never overwritten).")],
+) -> None:
+    """Draw a subset of the catalog and lock it with the content hash of every task, before any run."""
+    try:
+        subset = reserve_subset(load_catalog(), count, seed)
+        write_subset(out, subset)
+    except (TaskFileError, SubsetError) as exc:
+        raise _fail(str(exc)) from exc
+    print_subset(subset, out)
 
 
 @app.command()

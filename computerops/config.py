@@ -94,6 +94,17 @@ def plan_episodes(
     return plan
 
 
+class SubsetRef(BaseModel):
+    """The reserved subset a run's tasks came from (`run --tasks FILE`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str
+    lock_sha256: str
+    seed: int
+    count: int
+
+
 class RunConfig(BaseModel):
     """Everything that defines a run's conditions."""
 
@@ -102,6 +113,8 @@ class RunConfig(BaseModel):
     format: Literal["computerops.run/1"] = RUN_FORMAT
     run_id: str
     tasks: list[str] = Field(min_length=1)
+    subset: SubsetRef | None = None
+    """Set when the tasks are a reserved subset; the manifest's task hashes match the subset's."""
     endpoint: EndpointConfig
     episodes: list[PlannedEpisode] = Field(min_length=1)
     bounds: Bounds = Field(default_factory=Bounds)

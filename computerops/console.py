@@ -12,6 +12,7 @@ from computerops.bench import BenchReport
 from computerops.checking import TaskCheck
 from computerops.observing import ObservedPage
 from computerops.report import RunReport
+from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
 
@@ -173,3 +174,14 @@ def print_bench(report: BenchReport) -> None:
         figures.add_row(f"{name} (n={dist.n})", f"median {dist.median} {dist.unit}, p95 {dist.p95} {dist.unit}",
                         "", "")
     console.print(figures)
+
+
+def print_subset(subset: ReservedSubset, path: object) -> None:
+    table = Table(title=f"Reserved subset: {subset.count} of {subset.catalog_size} tasks, seed {subset.seed} "
+                        f"(lock {subset.lock_sha256[:12]})", title_justify="left")
+    for column in ("id", "sha256"):
+        table.add_column(column, no_wrap=True)
+    for task in subset.tasks:
+        table.add_row(task.id, task.sha256[:12])
+    console.print(table)
+    console.print(f"Draw: {subset.method}. Written to {path}; run it with `computerops run --tasks {path} ...`.")

@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from computerops.bundle import RunDirectory
 from computerops.checking import check_tasks
-from computerops.cli import app
+from computerops.cli import app, demo_negatives
+from computerops.subsets import load_subset
 from tasks import LoadedTask, NegativeControl, ScriptedStep, load_catalog
 
 CATALOG = load_catalog()
@@ -40,21 +42,27 @@ async def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_th
     assert check.results[-1].outcome == "verified_success"
 
 
-def test_the_demo_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -> None:
+def test_the_demo_reserves_a_subset_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = CliRunner().invoke(app, ["demo", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "SCRIPTED" in result.output
-    assert "Replayed from disk: 17/17 PASS" in result.output
-    negatives = sum(len(t.spec.negative_controls) for t in CATALOG.values())
-    assert (f"solvable {len(CATALOG)}/{len(CATALOG)}, no-op rejected {len(CATALOG)}/{len(CATALOG)}, "
-            f"negative controls rejected {negatives}/{negatives}") in result.output
+    subset = load_subset(tmp_path / "demo-subset.json")
+    assert subset.count == min(10, len(CATALOG)) and subset.seed == 2026
+    manifest = RunDirectory.open(out).manifest()
+    assert manifest.config.subset is not None and manifest.config.subset.lock_sha256 == subset.lock_sha256
+    assert manifest.config.tasks == subset.task_ids
+    subset_tasks = [CATALOG[task_id] for task_id in subset.task_ids]
+    planned = len(subset_tasks) * 5 + len(demo_negatives(subset_tasks))
+    assert f"Replayed from disk: {planned}/{planned} PASS" in result.output
+    negatives, n = sum(len(t.spec.negative_controls) for t in subset_tasks), len(subset_tasks)
+    assert (f"solvable {n}/{n}, no-op rejected {n}/{n}, negative controls rejected {negatives}/{negatives}"
+            in result.output)
     assert (tmp_path / "demo-tasks-check" / "episodes.jsonl").is_file()
     report = json.loads(CliRunner().invoke(app, ["report", str(out), "--json"]).stdout)
-    assert report["attempted"] == 17
-    assert report["verified_success"] == 3
-    assert report["false_completion_kinds"] == {"state": 3, "procedure_only": 1, "forbidden_mutation": 1}
-    assert report["claimed_failure"] == 3 and report["no_finish"] == 6
+    assert report["attempted"] == planned and report["replay_pass"] == planned
+    assert report["verified_success"] > 0 and report["claimed_failure"] > 0 and report["no_finish"] > 0
+    assert all(count > 0 for count in report["false_completion_kinds"].values())  # state, procedure, forbidden
     assert readme_demo_rows() == {row["label"]: demo_row(row) for row in [*report["by_endpoint"], report]}
     readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
     assert (f"False completions: {report['false_completions']}/{report['attempted']} attempted episodes, "
