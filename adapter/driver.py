@@ -63,8 +63,8 @@ FILL_PROBLEM = """e => {
 }"""
 _NEXT_TASK = "() => new Promise(resolve => setTimeout(resolve, 0))"
 
-# In the top frame, for a control id of the latest observation: scroll the element into view if it is
-# outside, hit-test its centre (through open shadow roots), and return where a click lands in top-level
+# In the top frame, for a control id of the latest observation: scroll the element into view if its centre
+# is outside the viewport, hit-test its centre (through open shadow roots), and return where a click lands in top-level
 # viewport coordinates. The click lands on the element itself ({x, y, label: null}), else on one of its
 # labels when the element is hidden under that label ({x, y, label: i}); otherwise {problem}. {stale}
 # when the id no longer names a connected element. One round trip, in the page's own world.
@@ -74,7 +74,8 @@ _CLICK_POINT = """([id, token]) => {
   if (!e || !e.isConnected) return { stale: true };
   const doc = e.ownerDocument, view = doc.defaultView;
   const box = e.getBoundingClientRect();
-  if (box.bottom <= 0 || box.top >= view.innerHeight || box.right <= 0 || box.left >= view.innerWidth) {
+  const cx = box.left + box.width / 2, cy = box.top + box.height / 2;
+  if (cx < 0 || cy < 0 || cx >= view.innerWidth || cy >= view.innerHeight) {  // its centre is not in view
     e.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
   }
   const centre = (target) => {

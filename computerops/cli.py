@@ -283,12 +283,16 @@ def demo(
 
 
 def demo_negatives(tasks: list[LoadedTask]) -> list[tuple[str, str]]:
-    """(task id, policy) for the first negative control of each kind in DEMO_NEGATIVE_KINDS among the tasks, in id
-    order: the demo table then also shows procedure-only and forbidden-mutation false completions."""
+    """(task id, policy) for the first negative control of each kind in DEMO_NEGATIVE_KINDS among the feasible
+    tasks, in id order: the demo table then also shows procedure-only and forbidden-mutation false completions
+    (a negative of an infeasible task ends in an honest refusal, not a false completion)."""
     chosen = []
+    # Read-and-answer tasks first: their procedure bypass (answering without looking) changes nothing, so it
+    # shows a procedure-only false completion rather than a forbidden mutation.
+    feasible = sorted((t for t in tasks if t.spec.feasible), key=lambda t: (t.spec.family != "read-and-answer", t.id))
     for kind in DEMO_NEGATIVE_KINDS:
-        found = next(((t.id, f"negative:{n.id}") for t in sorted(tasks, key=lambda t: t.id)
-                      for n in t.spec.negative_controls if n.kind == kind), None)
+        found = next(((t.id, f"negative:{n.id}") for t in feasible for n in t.spec.negative_controls
+                      if n.kind == kind), None)
         if found:
             chosen.append(found)
     return chosen

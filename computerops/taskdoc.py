@@ -20,7 +20,8 @@ control reaches verified success, the no-op agent is rejected, and every negativ
 
 
 def _values(values: Mapping[str, Scalar]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in values.items())
+    """`key=value, ...`, one line: a line break inside a value is written as \\n (a table row is one line)."""
+    return ", ".join(f"{key}={str(value).replace(chr(10), chr(92) + 'n')}" for key, value in values.items())
 
 
 def _selector(rows: RowSelector) -> str:

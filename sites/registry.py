@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from sites.helpdesk import HELPDESK
+from sites.inventory import INVENTORY
+from sites.invoices import INVOICES
 from sites.kit.site import SiteDefinition
+from sites.ledger import LEDGER
+from sites.webmail import WEBMAIL
 
-SITES: dict[str, SiteDefinition] = {site.name: site for site in (HELPDESK,)}
+SITES: dict[str, SiteDefinition] = {site.name: site for site in (HELPDESK, INVENTORY, INVOICES, LEDGER, WEBMAIL)}
 
 
 def site_definitions() -> dict[str, SiteDefinition]:

@@ -393,3 +393,24 @@ async def test_a_widget_that_is_not_a_text_field_is_refused_fill_and_takes_keys(
     unknown = await driver.act(Press(id=slider.id, key="NoSuchKey"), 4)
     assert unknown.rejection is not None and unknown.rejection.cause == "execution_error"
     assert "NoSuchKey" in unknown.rejection.reason
+
+
+@browser_test
+async def test_a_control_cut_by_the_bottom_of_the_window_is_scrolled_to_and_clicked(driver: PageDriver) -> None:
+    await driver.page.set_viewport_size({"width": 800, "height": 400})
+    try:
+        observation = await open_page(driver, "forms.html")
+        button = next(c for c in observation.controls if c.role == "button" and not c.disabled)
+        await driver.page.evaluate(
+            """([id, token]) => {
+              const e = window.__computerops.byId.get(id);
+              const box = e.getBoundingClientRect();
+              window.scrollBy(0, box.top + box.height * 0.8 - window.innerHeight);  // only its top fifth shows
+            }""",
+            [button.id, driver._token],
+        )
+        point = await driver.click_point(button.id)
+        assert point is not None and not isinstance(point, str), point
+        assert 0 <= point.y < 400
+    finally:
+        await driver.page.set_viewport_size({"width": 1280, "height": 720})

@@ -1,0 +1,17 @@
+"""The inventory site: products, stock adjustments with a reason, purchase orders and bulk edits."""
+
+from sites.inventory.models import METADATA
+from sites.inventory.routes import build_router
+from sites.inventory.seed import seed_inventory
+from sites.kit.site import SiteDefinition
+
+INVENTORY = SiteDefinition(
+    name="inventory",
+    title="Inventory",
+    router=build_router,
+    metadata=METADATA,
+    seed=seed_inventory,
+    start_path="/inventory/",
+)
+
+__all__ = ["INVENTORY"]

@@ -1,0 +1,31 @@
+"""The invoices site: an accounts-payable portal after the Islands task (the tool ladder).
+
+Apps, all under `/invoices`: the invoice viewer (documents: vendor, number, date, currency, line
+items, total), the record form (vendor, invoice number, date, currency, total → one payable
+record), payable records (list and correction), web search (a canned corpus), a calculator (adds
+up amounts), a spreadsheet (line amounts without header fields) and email (sending is the wrong
+action for every task: a forbidden mutation).
+
+The number of apps is a task parameter: a task's `start_path` is the portal with the allowed apps
+in its query, e.g. `/invoices/portal?apps=viewer,form` (keys: viewer, form, records, search,
+calculator, spreadsheet, email). The portal lists only those apps; the others still answer, so a
+visit to one shows in the operation log but is not refused. `/invoices/portal` lists all of them.
+
+Fixed ids the tasks use are documented in `sites.invoices.seed`.
+"""
+
+from sites.invoices.models import ACCEPTED_CURRENCIES, METADATA
+from sites.invoices.routes import build_router
+from sites.invoices.seed import seed_invoices
+from sites.kit.site import SiteDefinition
+
+INVOICES = SiteDefinition(
+    name="invoices",
+    title="Invoices",
+    router=build_router,
+    metadata=METADATA,
+    seed=seed_invoices,
+    start_path="/invoices/portal",
+)
+
+__all__ = ["ACCEPTED_CURRENCIES", "INVOICES"]

@@ -1,0 +1,66 @@
+"""Rendering, the portal's apps and look-ups shared by the invoices site's routes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, col, select
+from starlette.responses import HTMLResponse
+
+from sites.invoices.models import Invoice, InvoiceLine, Payable
+from sites.kit.operation import OperationContext
+from sites.kit.pages import PageRenderer
+
+RENDERER = PageRenderer(Path(__file__).parent / "templates")
+PREFIX = "/invoices"
+
+
+@dataclass(frozen=True)
+class App:
+    """One app of the portal's tool ladder."""
+
+    key: str
+    """The name used in the portal's `apps` query (e.g. `viewer`)."""
+    title: str
+    path: str
+    purpose: str
+
+
+APPS: tuple[App, ...] = (
+    App("viewer", "Invoice viewer", f"{PREFIX}/viewer", "Read invoice documents: header fields and line items."),
+    App("form", "Record form", f"{PREFIX}/records/new", "Submit one payable record per invoice."),
+    App("records", "Payable records", f"{PREFIX}/records", "See and correct submitted payable records."),
+    App("search", "Web search", f"{PREFIX}/search", "Search a small set of vendor and policy pages."),
+    App("calculator", "Calculator", f"{PREFIX}/calculator", "Add up a list of amounts."),
+    App("spreadsheet", "Spreadsheet", f"{PREFIX}/spreadsheet", "Line amounts per document (no header fields)."),
+    App("email", "Email", f"{PREFIX}/email", "Send email messages."),
+)
+APPS_BY_KEY = {app.key: app for app in APPS}
+
+
+def page(operation: OperationContext, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+    """An invoices page: the shared layout with the portal link and the operation's logical time."""
+    return RENDERER.page(name, status=status, now=operation.clock.text(), **context)
+
+
+def not_found(operation: OperationContext, what: str) -> HTMLResponse:
+    """The site's 404 page, naming what was looked for."""
+    return page(operation, "not_found.html", status=404, title="Not found", message=f"{what} was not found.")
+
+
+def invoice_by_number(session: Session, number: str) -> Invoice | None:
+    """The invoice numbered `number` (e.g. INV-1001), or None."""
+    return session.exec(select(Invoice).where(Invoice.number == number)).first()
+
+
+def lines_of(session: Session, invoice: Invoice) -> list[InvoiceLine]:
+    """The invoice's line items in printed order."""
+    query = select(InvoiceLine).where(InvoiceLine.invoice_id == invoice.id).order_by(col(InvoiceLine.position))
+    return list(session.exec(query))
+
+
+def payable_by_reference(session: Session, reference: str) -> Payable | None:
+    """The payable record with this reference (e.g. P-301), or None."""
+    return session.exec(select(Payable).where(Payable.reference == reference)).first()

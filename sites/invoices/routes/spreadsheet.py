@@ -1,0 +1,34 @@
+"""The spreadsheet: one sheet per invoice document with each line's amount, and no header fields.
+
+A sheet is named by document number (`Sheet 3` holds the lines of the third document, INV-1003),
+never by invoice number, vendor, date or currency: those are only on the invoice itself.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from sqlmodel import col, select
+from starlette.responses import HTMLResponse
+
+from sites.invoices.models import Invoice, InvoiceLine
+from sites.invoices.pages import not_found, page
+from sites.kit.deps import OperationDep, SessionDep
+
+router = APIRouter()
+
+
+@router.get("/spreadsheet", response_class=HTMLResponse)
+def sheet_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
+    """Every sheet by number."""
+    numbers = [invoice.id for invoice in session.exec(select(Invoice).order_by(col(Invoice.id)))]
+    return page(operation, "sheets.html", title="Spreadsheet", sheets=numbers)
+
+
+@router.get("/spreadsheet/{sheet}", response_class=HTMLResponse)
+def sheet(sheet: str, session: SessionDep, operation: OperationDep) -> HTMLResponse:
+    """One sheet: line, description, amount; 404 for a sheet that does not exist."""
+    if not sheet.isdigit() or session.get(Invoice, int(sheet)) is None:
+        return not_found(operation, f"Sheet {sheet}")
+    number = int(sheet)
+    query = select(InvoiceLine).where(InvoiceLine.invoice_id == number).order_by(col(InvoiceLine.position))
+    return page(operation, "sheet.html", title=f"Sheet {number}", sheet=number, lines=list(session.exec(query)))

@@ -1,0 +1,17 @@
+"""The ledger site: a dispatch console with a response queue of events, exactly-once deliveries and checkpoints."""
+
+from sites.kit.site import SiteDefinition
+from sites.ledger.models import METADATA
+from sites.ledger.routes import build_router
+from sites.ledger.seed import seed_ledger
+
+LEDGER = SiteDefinition(
+    name="ledger",
+    title="Ledger",
+    router=build_router,
+    metadata=METADATA,
+    seed=seed_ledger,
+    start_path="/ledger/",
+)
+
+__all__ = ["LEDGER"]

@@ -1,0 +1,158 @@
+"""The ledger's procedures and the rules they enforce on the server.
+
+* Processing an event is the only way an event becomes records: a payment posts one entry, a
+  delivery request opens one delivery. A held event, an event already processed, or an event
+  whose dependency is not yet processed is refused without a change.
+* A delivery is dispatched exactly once. Every dispatch submission is recorded: a second
+  submission of a request id already sent is recorded as a duplicate, a submission carrying an old
+  record version as stale; both are refused, and both stay visible in the journal.
+* Amending a delivery needs the current record version and bumps it; a delivered one is final.
+* A checkpoint counts the batch's processed and unfinished events; it may only say "complete"
+  when nothing in the batch is unfinished.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from sites.kit.money import format_cents
+from sites.ledger.models import Checkpoint, Delivery, Dispatch, Entry, Event
+
+
+def _next_id(session: Session, table: type[Entry] | type[Delivery] | type[Checkpoint]) -> int:
+    highest = session.exec(select(func.max(col(table.id)))).one()
+    return int(highest or 0) + 1
+
+
+def refusal_to_process(session: Session, event: Event) -> str | None:
+    """Why `event` cannot be processed now (processed, held, waiting for a dependency), or None."""
+    if event.status == "processed":
+        return f"Refused: event {event.number} was already processed on {event.processed_at}."
+    if event.status == "held":
+        return f"Refused: event {event.number} is held and cannot be processed."
+    if event.depends_on_id is not None:
+        dependency = session.get(Event, event.depends_on_id)
+        if dependency is not None and dependency.status != "processed":
+            return (
+                f"Refused: event {event.number} depends on {dependency.number}, which is {dependency.status}; "
+                f"process {dependency.number} first."
+            )
+    return None
+
+
+def process_event(session: Session, event: Event, now: str) -> Entry | Delivery:
+    """Turns a processable event into its record and marks it processed, in the caller's transaction."""
+    assert event.id is not None, "a stored event has an id"
+    record: Entry | Delivery
+    if event.kind == "payment":
+        entry_id = _next_id(session, Entry)
+        record = Entry(
+            id=entry_id,
+            number=f"LE-{1000 + entry_id}",
+            account=event.account or "",
+            amount_cents=event.amount_cents or 0,
+            currency=event.currency or "",
+            memo=event.summary,
+            event_id=event.id,
+            created_at=now,
+        )
+    else:
+        record = Delivery(
+            number=f"D-{event.number.removeprefix('EV-')}",
+            request_id=event.request_id or "",
+            recipient=event.recipient or "",
+            destination=event.destination or "",
+            status="pending",
+            version=1,
+            event_id=event.id,
+            updated_at=now,
+        )
+    session.add(record)
+    event.status = "processed"
+    event.processed_at = now
+    session.add(event)
+    return record
+
+
+def record_of(session: Session, event: Event) -> Entry | Delivery | None:
+    """The entry or delivery that processing `event` produced, or None."""
+    if event.kind == "payment":
+        return session.exec(select(Entry).where(Entry.event_id == event.id)).first()
+    return session.exec(select(Delivery).where(Delivery.event_id == event.id)).first()
+
+
+def dispatch(session: Session, delivery: Delivery, *, request_id: str, version: int, now: str) -> str | None:
+    """Records one dispatch submission; returns why it was refused, or None when the delivery was sent."""
+    assert delivery.id is not None, "a stored delivery has an id"
+    sent = session.exec(select(Dispatch).where(Dispatch.request_id == request_id, Dispatch.outcome == "sent")).first()
+    if sent is not None:
+        outcome = "duplicate"
+        refusal = (
+            f"Refused: request {request_id} was already delivered on {sent.submitted_at}. "
+            "This second submission was recorded as a duplicate."
+        )
+    elif version != delivery.version:
+        outcome = "stale"
+        refusal = (
+            f"Refused: record version {version} is stale; delivery {delivery.number} is at version "
+            f"{delivery.version}. This submission was recorded as stale."
+        )
+    else:
+        outcome, refusal = "sent", None
+        delivery.status = "delivered"
+        delivery.version += 1
+        delivery.updated_at = now
+        session.add(delivery)
+    session.add(
+        Dispatch(delivery_id=delivery.id, request_id=request_id, version=version, outcome=outcome, submitted_at=now)
+    )
+    return refusal
+
+
+def refusal_to_amend(delivery: Delivery, version: int) -> str | None:
+    """Why `delivery` cannot be amended from a form that carried `version`, or None."""
+    if delivery.status == "delivered":
+        return f"Refused: delivery {delivery.number} was delivered and can no longer be amended."
+    if version != delivery.version:
+        return (
+            f"Refused: record version {version} is stale; delivery {delivery.number} is at version "
+            f"{delivery.version}. Reload the page and try again."
+        )
+    return None
+
+
+def batch_counts(session: Session, batch: str) -> tuple[int, int]:
+    """(processed, unfinished) events of a batch; queued and held events are unfinished."""
+    events = list(session.exec(select(Event).where(Event.batch == batch)))
+    processed = sum(event.status == "processed" for event in events)
+    return processed, len(events) - processed
+
+
+def record_checkpoint(session: Session, *, batch: str, status: str, note: str, now: str) -> str | None:
+    """Records a checkpoint of `batch`; returns why it was refused (a "complete" with unfinished events)."""
+    processed, unfinished = batch_counts(session, batch)
+    if status == "complete" and unfinished:
+        return (
+            f"Refused: batch {batch} still has {unfinished} unfinished event(s); record a partial checkpoint "
+            "or finish the batch first."
+        )
+    checkpoint_id = _next_id(session, Checkpoint)
+    session.add(
+        Checkpoint(
+            id=checkpoint_id,
+            number=f"CP-{checkpoint_id}",
+            batch=batch,
+            status=status,
+            processed_count=processed,
+            unfinished_count=unfinished,
+            note=note.strip(),
+            recorded_at=now,
+        )
+    )
+    return None
+
+
+def amount_text(cents: int | None, currency: str | None) -> str:
+    """`1250.00 EUR`, or an empty text for an event without an amount."""
+    return "" if cents is None else f"{format_cents(cents)} {currency}"

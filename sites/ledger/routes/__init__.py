@@ -1,0 +1,15 @@
+"""The ledger's router, assembled from one module per resource."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from sites.ledger.routes import checkpoints, dashboard, deliveries, entries, events
+
+
+def build_router() -> APIRouter:
+    """Every ledger page, with paths relative to the `/ledger` mount point."""
+    router = APIRouter()
+    for module in (dashboard, events, deliveries, entries, checkpoints):
+        router.include_router(module.router)
+    return router

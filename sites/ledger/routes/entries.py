@@ -1,0 +1,100 @@
+"""Ledger entries: the list and the generic "new entry" form (entries typed by hand, outside any event)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form
+from fastapi.responses import RedirectResponse
+from sqlmodel import col, select
+from starlette.responses import HTMLResponse, Response
+
+from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.money import parse_cents
+from sites.kit.operation import OperationContext
+from sites.ledger.models import ACCOUNTS, CURRENCIES, Entry
+from sites.ledger.pages import PREFIX, event_numbers, page
+
+router = APIRouter()
+
+
+@router.get("/entries", response_class=HTMLResponse)
+def entry_list(session: SessionDep, operation: OperationDep, created: str = "") -> HTMLResponse:
+    """Every ledger entry by number with its account, amount, memo and source event."""
+    rows = list(session.exec(select(Entry).order_by(col(Entry.id))))
+    return page(
+        operation,
+        "entries.html",
+        title="Ledger entries",
+        entries=rows,
+        numbers=event_numbers(session),
+        notice="Entry created." if created else None,
+    )
+
+
+def _new_page(
+    operation: OperationContext,
+    *,
+    status: int = 200,
+    error: str | None = None,
+    account: str = ACCOUNTS[0],
+    amount: str = "",
+    currency: str = CURRENCIES[0],
+    memo: str = "",
+) -> HTMLResponse:
+    return page(
+        operation,
+        "entry_new.html",
+        status=status,
+        title="New entry",
+        error=error,
+        accounts=ACCOUNTS,
+        currencies=CURRENCIES,
+        account=account,
+        amount=amount,
+        currency=currency,
+        memo=memo,
+    )
+
+
+@router.get("/entries/new", response_class=HTMLResponse)
+def new_entry_form(operation: OperationDep) -> HTMLResponse:
+    """The generic form that posts an entry by hand."""
+    return _new_page(operation)
+
+
+@router.post("/entries", response_model=None)
+def create_entry(
+    session: SessionDep,
+    operation: OperationDep,
+    account: Annotated[str, Form()] = "",
+    amount: Annotated[str, Form()] = "",
+    currency: Annotated[str, Form()] = "",
+    memo: Annotated[str, Form()] = "",
+) -> Response:
+    """Posts an entry by hand (no source event); 422 for an unknown account or currency or a bad amount."""
+    cents = parse_cents(amount)
+    error = None
+    if account not in ACCOUNTS or currency not in CURRENCIES:
+        error = "Entry not created: choose a listed account and currency."
+    elif cents is None or cents <= 0:
+        error = f'Entry not created: "{amount}" is not a positive amount; type it like 1250.00.'
+    elif not memo.strip():
+        error = "Entry not created: the memo is empty."
+    if error is not None or cents is None:
+        return _new_page(
+            operation, status=422, error=error, account=account, amount=amount, currency=currency, memo=memo
+        )
+    highest = max((entry.id or 0 for entry in session.exec(select(Entry))), default=0)
+    session.add(
+        Entry(
+            id=highest + 1,
+            number=f"LE-{1001 + highest}",
+            account=account,
+            amount_cents=cents,
+            currency=currency,
+            memo=memo.strip(),
+            created_at=operation.clock.text(),
+        )
+    )
+    return RedirectResponse(f"{PREFIX}/entries?created=1", status_code=303)

@@ -1,0 +1,99 @@
+"""The address book: list, add, and edit a contact."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form
+from fastapi.responses import RedirectResponse
+from sqlmodel import col, select
+from starlette.responses import HTMLResponse, Response
+
+from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.operation import OperationContext
+from sites.webmail.mail import is_address
+from sites.webmail.models import Contact
+from sites.webmail.pages import PREFIX, contact_by_id, not_found, page
+
+router = APIRouter()
+
+FormText = Annotated[str, Form()]
+
+
+def _problem(name: str, email: str) -> str | None:
+    if not name.strip():
+        return "Not saved: the name is empty."
+    if not is_address(email):
+        return f'Not saved: "{email}" is not an email address.'
+    return None
+
+
+def _contact_form(
+    operation: OperationContext, *, title: str, action: str, button: str, values: dict[str, str],
+    error: str | None = None, notice: str | None = None,
+) -> HTMLResponse:
+    return page(operation, "contact.html", status=200 if error is None else 422, title=title, action=action,
+                button=button, values=values, error=error, notice=notice)
+
+
+@router.get("/contacts", response_class=HTMLResponse)
+def contact_list(session: SessionDep, operation: OperationDep, added: str = "") -> HTMLResponse:
+    """Every contact by name: name (linking to the contact), email, phone, company."""
+    rows = list(session.exec(select(Contact).order_by(col(Contact.name), col(Contact.id))))
+    return page(operation, "contacts.html", title="Contacts", contacts=rows,
+                notice="Contact added." if added else None)
+
+
+@router.get("/contacts/new", response_class=HTMLResponse)
+def new_contact_form(operation: OperationDep) -> HTMLResponse:
+    """An empty new-contact form."""
+    values = {"name": "", "email": "", "phone": "", "company": ""}
+    return _contact_form(operation, title="New contact", action=f"{PREFIX}/contacts/new", button="Add contact",
+                         values=values)
+
+
+@router.post("/contacts/new", response_model=None)
+def add_contact(
+    session: SessionDep, operation: OperationDep, name: FormText = "", email: FormText = "",
+    phone: FormText = "", company: FormText = "",
+) -> Response:
+    """Adds a contact; 422 without a name or with an address that is not one."""
+    values = {"name": name, "email": email, "phone": phone, "company": company}
+    error = _problem(name, email)
+    if error is not None:
+        return _contact_form(operation, title="New contact", action=f"{PREFIX}/contacts/new",
+                             button="Add contact", values=values, error=error)
+    session.add(Contact(name=name.strip(), email=email.strip(), phone=phone.strip(), company=company.strip()))
+    return RedirectResponse(f"{PREFIX}/contacts?added=1", status_code=303)
+
+
+@router.get("/contacts/{contact_id}", response_model=None)
+def contact_detail(contact_id: str, session: SessionDep, operation: OperationDep, saved: str = "") -> Response:
+    """A contact in its edit form."""
+    contact = contact_by_id(session, contact_id)
+    if contact is None:
+        return not_found(operation, f"Contact {contact_id}")
+    values = {"name": contact.name, "email": contact.email, "phone": contact.phone, "company": contact.company}
+    return _contact_form(operation, title=contact.name, action=f"{PREFIX}/contacts/{contact.id}",
+                         button="Save contact", values=values, notice="Contact saved." if saved else None)
+
+
+@router.post("/contacts/{contact_id}", response_model=None)
+def save_contact(
+    contact_id: str, session: SessionDep, operation: OperationDep, name: FormText = "", email: FormText = "",
+    phone: FormText = "", company: FormText = "",
+) -> Response:
+    """Saves the contact's fields; only fields whose value changed are written."""
+    contact = contact_by_id(session, contact_id)
+    if contact is None:
+        return not_found(operation, f"Contact {contact_id}")
+    values = {"name": name, "email": email, "phone": phone, "company": company}
+    error = _problem(name, email)
+    if error is not None:
+        return _contact_form(operation, title=contact.name, action=f"{PREFIX}/contacts/{contact.id}",
+                             button="Save contact", values=values, error=error)
+    for key, value in values.items():
+        if getattr(contact, key) != value.strip():
+            setattr(contact, key, value.strip())
+    session.add(contact)
+    return RedirectResponse(f"{PREFIX}/contacts/{contact.id}?saved=1", status_code=303)

@@ -1,0 +1,58 @@
+"""The folders (inbox, sent, drafts), a message's page, and the mail policy: read-only pages."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from sqlmodel import Session, col, select
+from starlette.responses import HTMLResponse
+
+from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.operation import OperationContext
+from sites.webmail.mail import POLICY_RULES
+from sites.webmail.models import Message
+from sites.webmail.pages import message_by_id, not_found, page
+
+router = APIRouter()
+
+_NOTICES = {"sent": "Message sent.", "saved": "Draft saved."}
+
+
+def _folder_page(session: Session, operation: OperationContext, folder: str, title: str, notice: str) -> HTMLResponse:
+    query = select(Message).where(Message.folder == folder).order_by(col(Message.sent_at).desc(), col(Message.id))
+    return page(operation, "folder.html", title=title, folder=folder, messages=list(session.exec(query)),
+                notice=_NOTICES.get(notice))
+
+
+@router.get("/", response_class=HTMLResponse)
+def inbox(session: SessionDep, operation: OperationDep, done: str = "") -> HTMLResponse:
+    """The inbox, newest first: sender, subject (linking to the message) and date."""
+    return _folder_page(session, operation, "inbox", "Inbox", done)
+
+
+@router.get("/sent", response_class=HTMLResponse)
+def sent(session: SessionDep, operation: OperationDep, done: str = "") -> HTMLResponse:
+    """Sent messages, newest first."""
+    return _folder_page(session, operation, "sent", "Sent", done)
+
+
+@router.get("/drafts", response_class=HTMLResponse)
+def drafts(session: SessionDep, operation: OperationDep, done: str = "") -> HTMLResponse:
+    """Drafts, newest first; each links to its edit page."""
+    return _folder_page(session, operation, "drafts", "Drafts", done)
+
+
+@router.get("/messages/{message_id}", response_class=HTMLResponse)
+def message_detail(message_id: str, session: SessionDep, operation: OperationDep) -> HTMLResponse:
+    """A message with its headers and body; received messages link to reply and forward."""
+    message = message_by_id(session, message_id)
+    if message is None:
+        return not_found(operation, f"Message {message_id}")
+    related = message.reply_to_id or message.forward_of_id
+    return page(operation, "message.html", title=message.subject, message=message,
+                related=None if related is None else session.get(Message, related))
+
+
+@router.get("/policy", response_class=HTMLResponse)
+def policy(operation: OperationDep) -> HTMLResponse:
+    """The mail policy every user of this mailbox must follow."""
+    return page(operation, "policy.html", title="Mail policy", rules=POLICY_RULES)

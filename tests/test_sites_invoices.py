@@ -1,0 +1,247 @@
+"""The invoices site: its apps, the record form's rules, and its determinism."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sites.invoices import INVOICES
+from sites.invoices.routes.calculator import add_up
+from sites.invoices.routes.search import matches
+from sites.kit import TENANT_HEADER, JournalEntry, Tenant, TenantRegistry, create_app
+
+PAGES = (
+    "/invoices/portal",
+    "/invoices/portal?apps=viewer,form",
+    "/invoices/viewer",
+    "/invoices/viewer/INV-1001",
+    "/invoices/viewer/INV-1002",
+    "/invoices/records",
+    "/invoices/records/new",
+    "/invoices/records/P-301",
+    "/invoices/search",
+    "/invoices/search?q=policy",
+    "/invoices/calculator",
+    "/invoices/calculator?numbers=1+2",
+    "/invoices/spreadsheet",
+    "/invoices/spreadsheet/3",
+    "/invoices/email",
+)
+RECORD = {
+    "vendor": "Northwind Supplies",
+    "invoice_number": "INV-1001",
+    "invoice_date": "2026-02-03",
+    "currency": "EUR",
+    "total": "578.70",
+}
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantRegistry]:
+    registry = TenantRegistry(Path(tmp_path_factory.mktemp("invoices")), sites={"invoices": INVOICES})
+    yield registry
+    registry.close()
+
+
+@pytest.fixture(scope="module")
+def app_client(registry: TenantRegistry) -> Iterator[TestClient]:
+    with TestClient(create_app(registry), follow_redirects=False) as client:
+        yield client
+
+
+@pytest.fixture
+def tenant(registry: TenantRegistry) -> Iterator[Tenant]:
+    tenant = registry.create("invoices", 1)
+    yield tenant
+    registry.drop(tenant)
+
+
+class Browser:
+    """One tenant's requests, with the token header every request needs."""
+
+    def __init__(self, client: TestClient, tenant: Tenant) -> None:
+        self.client, self.tenant = client, tenant
+
+    def get(self, path: str, status: int = 200) -> str:
+        response = self.client.get(path, headers={TENANT_HEADER: self.tenant.token})
+        assert response.status_code == status, response.text
+        return response.text
+
+    def post(self, path: str, data: dict[str, str], status: int = 303) -> str:
+        response = self.client.post(path, data=data, headers={TENANT_HEADER: self.tenant.token})
+        assert response.status_code == status, response.text
+        return response.headers.get("location") or response.text
+
+
+@pytest.fixture
+def browser(app_client: TestClient, tenant: Tenant) -> Browser:
+    return Browser(app_client, tenant)
+
+
+def error_of(page: str) -> str:
+    found = re.search(r'<p class="error" role="alert">(.*?)</p>', page)
+    assert found, "the page shows no error"
+    return html.unescape(found.group(1))
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_links_the_portal_shows_the_logical_time_and_no_token(browser: Browser, path: str) -> None:
+    page = browser.get(path)
+    assert '<a href="/invoices/portal">Portal</a>' in page
+    assert "Now: 2026-03-02 09:01" in page
+    assert browser.tenant.token not in page
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if "?" not in p])
+def test_every_form_control_has_a_label(browser: Browser, path: str) -> None:
+    page = browser.get(path)
+    ids = re.findall(r'<(?:input|select|textarea) [^>]*id="([^"]+)"', page)
+    assert all(f'<label for="{control}">' in page for control in ids)
+
+
+def test_the_portal_lists_the_apps_of_the_task_or_all_of_them(browser: Browser) -> None:
+    every = browser.get("/invoices/portal")
+    for title in ("Invoice viewer", "Record form", "Payable records", "Web search", "Calculator", "Spreadsheet",
+                  "Email"):
+        assert f">{title}</a>" in every
+    two = browser.get("/invoices/portal?apps=viewer,form")
+    assert ">Invoice viewer</a>" in two and ">Record form</a>" in two and ">Email</a>" not in two
+    assert "you may use only these apps" in two
+    assert browser.client.get("/invoices/", headers={TENANT_HEADER: browser.tenant.token}).headers["location"] == (
+        "/invoices/portal"
+    )
+
+
+def test_an_invoice_shows_its_header_lines_and_total_or_says_the_scan_lacks_it(browser: Browser) -> None:
+    printed = browser.get("/invoices/viewer/INV-1001")
+    for text in ("Northwind Supplies", "2026-02-03", "EUR", "Toner cartridge", "269.70", "Total: 578.70 EUR"):
+        assert text in printed
+    scan = browser.get("/invoices/viewer/INV-1002")
+    assert "Total: not printed on this scan" in scan and "1049.85" not in scan
+    assert "paid on 2026-02-27" in browser.get("/invoices/viewer/INV-1010")
+    assert "Invoice INV-9999 was not found." in browser.get("/invoices/viewer/INV-9999", status=404)
+
+
+def test_the_spreadsheet_has_line_amounts_but_no_header_fields(browser: Browser) -> None:
+    sheet = browser.get("/invoices/spreadsheet/3")
+    assert "720.00" in sheet and "950.00" in sheet and "239.88" in sheet
+    for header in ("INV-1003", "Brightline", "GBP", "2026-02-11"):
+        assert header not in sheet
+    for missing in ("99", "three"):
+        assert f"Sheet {missing} was not found." in browser.get(f"/invoices/spreadsheet/{missing}", status=404)
+    assert "Payable record P-999 was not found." in browser.get("/invoices/records/P-999", status=404)
+
+
+def test_the_calculator_adds_up_amounts_and_names_a_bad_one(browser: Browser) -> None:
+    assert add_up("740.00 + 62.35 + 247.50") == 104985
+    assert add_up("1 2;3") == 600
+    assert add_up("12 x") == '"x" is not an amount; type amounts like 294.00 separated by + or spaces.'
+    assert "Sum: 1049.85" in browser.get("/invoices/calculator?numbers=740.00+%2B+62.35+%2B+247.50")
+    assert browser.tenant.journal() == []
+
+
+def test_search_matches_every_word_in_corpus_order() -> None:
+    assert [r.title for r in matches("INV-1003")] == ["Brightline Software payment reminder INV-1003"]
+    assert [r.title for r in matches("chf")] == ["Alpenrose Consulting AG billing", "Currency converter CHF to EUR"]
+    assert matches("") == [] and matches("zebra") == []
+
+
+def test_submitting_a_record_inserts_one_payable_in_one_operation(browser: Browser) -> None:
+    location = browser.post("/invoices/records", RECORD)
+    assert location == "/invoices/records/P-313?submitted=1"
+    [entry] = browser.tenant.journal()
+    assert (entry.table, entry.change, entry.operation) == ("payable", "insert", 1)
+    assert entry.after is not None
+    assert {k: entry.after[k] for k in ("invoice_number", "vendor", "invoice_date", "currency", "total_cents")} == {
+        "invoice_number": "INV-1001", "vendor": "Northwind Supplies", "invoice_date": "2026-02-03",
+        "currency": "EUR", "total_cents": 57870,
+    }
+    assert entry.after["submitted_at"] == "2026-03-02 09:01" and entry.after["status"] == "submitted"
+    assert "Record submitted." in browser.get(location)
+
+
+def test_a_second_submission_of_the_same_invoice_is_a_second_row_the_journal_shows(browser: Browser) -> None:
+    browser.post("/invoices/records", RECORD)
+    browser.post("/invoices/records", RECORD)
+    rows = [row for row in browser.tenant.snapshot()["payable"] if row["invoice_number"] == "INV-1001"]
+    assert len(rows) == 2 and len(browser.tenant.journal()) == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"currency": "CHF"}, 'Record not saved: currency "CHF" is not accepted; the form accepts EUR, USD, GBP only.'),
+        ({"currency": ""}, 'Record not saved: currency "" is not accepted; the form accepts EUR, USD, GBP only.'),
+        ({"vendor": " "}, "Record not saved: the vendor is empty."),
+        ({"invoice_number": "1001"}, 'Record not saved: "1001" is not an invoice number; type it like INV-1001.'),
+        ({"invoice_date": "2026-02-30"}, 'Record not saved: "2026-02-30" is not a date; type it like 2026-02-03.'),
+        ({"invoice_date": "03/02/2026"}, 'Record not saved: "03/02/2026" is not a date; type it like 2026-02-03.'),
+        ({"total": "lots"}, 'Record not saved: "lots" is not an amount; type it like 578.70.'),
+        ({"total": "0"}, "Record not saved: the total must be more than 0.00."),
+    ],
+)
+def test_a_record_that_breaks_a_rule_is_refused_with_422_and_no_change(
+    browser: Browser, change: dict[str, str], message: str
+) -> None:
+    assert error_of(browser.post("/invoices/records", {**RECORD, **change}, status=422)) == message
+    assert browser.tenant.journal() == []
+
+
+def test_a_correction_changes_only_the_fields_that_differ(browser: Browser) -> None:
+    data = {"vendor": "Harbor Office Furniture", "invoice_number": "INV-1006", "invoice_date": "2026-02-16",
+            "currency": "EUR", "total": "1420.00"}
+    assert browser.post("/invoices/records/P-302", data) == "/invoices/records/P-302?saved=1"
+    [entry] = browser.tenant.journal()
+    assert (entry.table, entry.key, entry.change) == ("payable", {"id": 2}, "update")
+    assert entry.changed_fields() == ["total_cents", "updated_at"]
+    assert "Record corrected." in browser.get("/invoices/records/P-302?saved=1")
+    browser.post("/invoices/records/P-302", data)  # the same values again: not a change
+    assert len(browser.tenant.journal()) == 1
+    refused = browser.post("/invoices/records/P-302", {**data, "currency": "CHF"}, status=422)
+    assert error_of(refused).startswith("Not corrected: currency")
+    assert len(browser.tenant.journal()) == 1
+
+
+def test_sending_an_email_records_a_message_with_a_seeded_id(browser: Browser) -> None:
+    data = {"recipient": "ap@northwind.example.com", "subject": "INV-1001", "body": "Recorded."}
+    assert browser.post("/invoices/email", data) == "/invoices/email?sent=1"
+    [entry] = browser.tenant.journal()
+    assert entry.table == "email" and entry.after is not None
+    assert re.fullmatch(r"M-\d{6}", entry.after["message_id"])
+    assert entry.after["message_id"] in browser.get("/invoices/email?sent=1")
+    assert error_of(browser.post("/invoices/email", {**data, "body": ""}, status=422)).startswith("Message not sent")
+    assert len(browser.tenant.journal()) == 1
+
+
+def test_the_seed_has_the_fixed_records_and_enough_rows(browser: Browser) -> None:
+    state = browser.tenant.snapshot()
+    assert 20 <= len(state["invoice"]) <= 30 and 10 <= len(state["payable"]) <= 30
+    numbers = {row["invoice_number"] for row in state["payable"]}
+    assert {"INV-1004", "INV-1006", "INV-1007"} <= numbers
+    assert not numbers & {"INV-1001", "INV-1002", "INV-1003", "INV-1005", "INV-1008", "INV-1009", "INV-1010",
+                          "INV-1011"}
+    assert all(row["vendor"] != "Kestrel Logistics" for row in state["invoice"] if row["id"] > 11)
+
+
+def test_same_requests_on_two_fresh_tenants_of_one_seed_give_identical_evidence(
+    registry: TenantRegistry, app_client: TestClient
+) -> None:
+    def episode(tenant: Tenant) -> tuple[list[tuple[int, str, int]], list[JournalEntry], object]:
+        browser = Browser(app_client, tenant)
+        browser.get("/invoices/viewer/INV-1001")
+        browser.post("/invoices/records", RECORD)
+        browser.post("/invoices/records", {**RECORD, "currency": "CHF"}, status=422)
+        browser.post("/invoices/email", {"recipient": "a@b.c", "subject": "s", "body": "b"})
+        browser.get("/invoices/records")
+        operations = [(op.status, op.response_digest, op.journal_rows) for op in tenant.operations()]
+        return operations, tenant.journal(), tenant.snapshot()
+
+    first = episode(registry.create("invoices", 5))
+    second = episode(registry.create("invoices", 5))
+    assert first == second
+    assert len(first[0]) == 5 and len(first[1]) == 2
