@@ -40,6 +40,9 @@ from tasks import load_catalog
 
 browser_test = pytest.mark.browser
 FIXTURE_PAGES = sorted(path.name for path in PAGES.glob("*.html"))
+CRAWL_LIMIT = 30
+"""Pages audited per site in CI (breadth first from the site's root and the tasks' start pages, so the kinds
+of page come first); `computerops bench --page-limit` audits more."""
 WHOLE_PAGE = 1_000_000
 """Observation budget for these tests: every control of a page in one part."""
 
@@ -320,8 +323,8 @@ async def test_every_catalog_page_offers_exactly_the_accessible_controls(browser
                         ) -> None:
                             audits.append(await audit_page(driver))
 
-                        pages = await crawl_site_pages(page, origin, target.start_paths,
-                                                       site_prefix=f"/{target.site}/", on_page=check)
+                        pages = await crawl_site_pages(page, origin, target.start_paths, site_prefix=f"/{target.site}/",
+                                                       on_page=check, limit=CRAWL_LIMIT)
                     finally:
                         await context.close()
                     assert len(pages) >= 10, f"{target.site}: only {pages}"

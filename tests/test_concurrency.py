@@ -22,7 +22,10 @@ from computerops.runner import RunAborted, execute_run
 from replays import Receipt
 from tasks import LoadedTask, load_catalog
 
-TASKS = list(load_catalog().values())
+# The first three helpdesk tasks: enough to compare serial and concurrent runs; the whole catalog is proven by
+# tests/test_catalog_check.py.
+TASK_IDS = ("helpdesk.answer-latest-order", "helpdesk.refund-with-approval", "helpdesk.solve-ticket")
+TASKS = [load_catalog()[task_id] for task_id in TASK_IDS]
 POLICIES = "oracle,false-finish,give-up,loop"
 CONCURRENCY = 4
 # Evidence that must be byte-identical whatever the concurrency. The transcript also holds measured

@@ -21,7 +21,9 @@ from computerops.serving import serve_app
 from tasks import load_catalog
 
 CATALOG = load_catalog()
-TASKS = list(CATALOG.values())
+# Three helpdesk tasks through the whole pipeline; every task of the catalog is proven by test_catalog_check.py.
+TASKS = [CATALOG[task_id] for task_id in
+         ("helpdesk.answer-latest-order", "helpdesk.refund-with-approval", "helpdesk.solve-ticket")]
 pytestmark = pytest.mark.browser
 
 
