@@ -35,7 +35,8 @@ def describe_check(check: RowCheck | AnswerCheck) -> str:
         return f"answer matches /{'/, /'.join(check.patterns)}/{forbidden}"
     where = f" where {_values(check.where)}" if check.where else ""
     expect = f": {_values(check.expect)}" if check.expect else ""
-    return f"{check.count} {check.table} row{'s' if check.count != 1 else ''}{where}{expect}"
+    like = "".join(f"; {column} ~ /{pattern}/" for column, pattern in check.like.items())
+    return f"{check.count} {check.table} row{'s' if check.count != 1 else ''}{where}{expect}{like}"
 
 
 def describe_procedure(check: ViaRoute | Ordered | Visited) -> str:

@@ -18,7 +18,8 @@ class _Spec(BaseModel):
 
 
 class RowCheck(_Spec):
-    """Expected state: exactly `count` rows of `table` match `where`, each with the `expect` values."""
+    """Expected state: exactly `count` rows of `table` match `where`, each with the `expect` values
+    and each text column in `like` matching its regular expression."""
 
     kind: Literal["row"] = "row"
     name: str
@@ -26,6 +27,16 @@ class RowCheck(_Spec):
     where: dict[str, Scalar] = Field(default_factory=dict)
     count: int = Field(default=1, ge=0)
     expect: dict[str, Scalar] = Field(default_factory=dict)
+    like: dict[str, str] = Field(default_factory=dict)
+    """Column -> regular expression searched case-insensitively in the column's text (free text
+    the agent writes, such as a message that must mention a fact)."""
+
+    @field_validator("like")
+    @classmethod
+    def _compiles(cls, like: dict[str, str]) -> dict[str, str]:
+        for pattern in like.values():
+            re.compile(pattern)
+        return like
 
 
 class AnswerCheck(_Spec):

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from site_client import Browser, error_of, site_fixtures
 
 from sites.helpdesk import HELPDESK
-from sites.kit import TENANT_HEADER, JournalEntry, Tenant, TenantRegistry, create_app
+from sites.kit import TENANT_HEADER, JournalEntry, Tenant, TenantRegistry
 from sites.kit.money import format_cents, parse_cents
 
-NAV = ("Dashboard", "Tickets", "Orders", "Customers", "Approvals", "Notifications")
+NAV = ("Dashboard", "Tickets", "Orders", "Customers", "Approvals", "Notifications", "Follow-ups", "Escalations")
 PAGES = (
     "/helpdesk/",
     "/helpdesk/tickets",
@@ -25,60 +23,20 @@ PAGES = (
     "/helpdesk/customers",
     "/helpdesk/customers/2",
     "/helpdesk/notifications",
+    "/helpdesk/follow-ups",
+    "/helpdesk/follow-ups?status=open",
+    "/helpdesk/follow-ups/FU-1",
+    "/helpdesk/follow-ups/FU-5",
+    "/helpdesk/escalations",
 )
 
 
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantRegistry]:
-    registry = TenantRegistry(Path(tmp_path_factory.mktemp("helpdesk")), sites={"helpdesk": HELPDESK})
-    yield registry
-    registry.close()
-
-
-@pytest.fixture(scope="module")
-def app_client(registry: TenantRegistry) -> Iterator[TestClient]:
-    with TestClient(create_app(registry), follow_redirects=False) as client:
-        yield client
-
-
-@pytest.fixture
-def tenant(registry: TenantRegistry) -> Iterator[Tenant]:
-    tenant = registry.create("helpdesk", 1)
-    yield tenant
-    registry.drop(tenant)
-
-
-class Browser:
-    """One tenant's requests, with the token header every request needs."""
-
-    def __init__(self, client: TestClient, tenant: Tenant) -> None:
-        self.client, self.tenant = client, tenant
-
-    def get(self, path: str) -> str:
-        response = self.client.get(path, headers={TENANT_HEADER: self.tenant.token})
-        assert response.status_code == 200, response.text
-        return response.text
-
-    def post(self, path: str, data: dict[str, str], status: int = 303) -> str:
-        response = self.client.post(path, data=data, headers={TENANT_HEADER: self.tenant.token})
-        assert response.status_code == status, response.text
-        return response.headers.get("location") or response.text
-
-
-@pytest.fixture
-def browser(app_client: TestClient, tenant: Tenant) -> Browser:
-    return Browser(app_client, tenant)
+registry, app_client, tenant, browser = site_fixtures(HELPDESK)
 
 
 def refund(browser: Browser, approval: str, amount: str = "49.90", currency: str = "EUR", status: int = 303) -> str:
     data = {"amount": amount, "currency": currency, "approval": approval, "reason": "damaged"}
     return browser.post("/helpdesk/orders/O-1042/refunds", data, status)
-
-
-def error_of(page: str) -> str:
-    found = re.search(r'<p class="error" role="alert">(.*?)</p>', page)
-    assert found, "the page shows no error"
-    return html.unescape(found.group(1))
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -190,7 +148,7 @@ def test_a_refund_that_breaks_the_approval_binding_is_refused_without_a_change(
     assert browser.tenant.journal() == []
 
 
-def test_a_refund_with_the_valid_approval_changes_refund_approval_and_order_in_one_operation(
+def test_a_refund_with_the_valid_approval_changes_refund_approval_and_order_and_opens_a_follow_up_in_one_operation(
     browser: Browser,
 ) -> None:
     location = refund(browser, "RA-12", amount="49,90")
@@ -204,9 +162,14 @@ def test_a_refund_with_the_valid_approval_changes_refund_approval_and_order_in_o
         ),
         ("order", "update", ["status"]),
         ("refund_approval", "update", ["status"]),
+        (
+            "follow_up",
+            "insert",
+            ["code", "created_at", "description", "id", "kind", "note", "order_id", "status", "ticket_id"],
+        ),
     ]
     assert {entry.operation for entry in journal} == {1}
-    refund_row, order_row, approval_row = (entry.after for entry in journal)
+    refund_row, order_row, approval_row, follow_up_row = (entry.after for entry in journal)
     assert refund_row == {
         "id": 1,
         "order_id": 2,
@@ -220,7 +183,16 @@ def test_a_refund_with_the_valid_approval_changes_refund_approval_and_order_in_o
     }
     assert order_row is not None and order_row["status"] == "refunded"
     assert approval_row is not None and approval_row["status"] == "used"
-    assert browser.tenant.operations()[0].journal_rows == 3
+    assert follow_up_row is not None
+    assert {key: follow_up_row[key] for key in ("code", "ticket_id", "order_id", "kind", "status")} == {
+        "code": "FU-6",
+        "ticket_id": 1,
+        "order_id": 2,
+        "kind": "notify-customer",
+        "status": "open",
+    }
+    assert follow_up_row["description"] == "Tell Dana Reyes that 49.90 EUR was refunded on order O-1042."
+    assert browser.tenant.operations()[0].journal_rows == 4
     assert "Refund issued." in browser.get(location)
 
 
@@ -230,17 +202,18 @@ def test_a_used_approval_cannot_be_used_again(browser: Browser) -> None:
     data = {"amount": "49.90", "currency": "EUR", "approval": "RA-12"}
     page = browser.post("/helpdesk/orders/O-1042/refunds", data, status=422)
     assert "Refund refused:" in error_of(page)
-    assert len(browser.tenant.journal()) == 3
+    assert len(browser.tenant.journal()) == 4
 
 
 def test_a_goodwill_credit_needs_no_approval_and_partially_refunds_the_order(browser: Browser) -> None:
     location = browser.post("/helpdesk/orders/O-1041/credits", {"credit_amount": "10", "credit_reason": "sorry"})
     assert location == "/helpdesk/orders/O-1041?credited=1"
-    refund_entry, order_entry = browser.tenant.journal()
+    refund_entry, order_entry, follow_up_entry = browser.tenant.journal()
     assert refund_entry.after is not None
     assert (refund_entry.after["method"], refund_entry.after["approval_id"]) == ("goodwill", None)
     assert (refund_entry.after["amount_cents"], refund_entry.after["currency"]) == (1000, "EUR")
     assert order_entry.after is not None and order_entry.after["status"] == "partially_refunded"
+    assert follow_up_entry.after is not None and follow_up_entry.after["ticket_id"] is None  # O-1041 has no ticket
     assert "Goodwill credit issued." in browser.get(location)
 
 
@@ -262,7 +235,7 @@ def test_same_requests_on_two_fresh_tenants_of_one_seed_give_identical_evidence(
     first = episode(registry.create("helpdesk", 5))
     second = episode(registry.create("helpdesk", 5))
     assert first == second
-    assert len(first[0]) == 7 and len(first[1]) == 5
+    assert len(first[0]) == 7 and len(first[1]) == 6
 
 
 def test_amounts_are_parsed_to_cents_and_shown_with_two_decimals() -> None:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from site_client import Browser, error_of, site_fixtures
 
 from sites.inventory import INVENTORY
 from sites.inventory.stock import new_price, parse_integer
-from sites.kit import TENANT_HEADER, JournalEntry, Tenant, TenantRegistry, create_app
+from sites.kit import JournalEntry, Tenant, TenantRegistry
 
 NAV = ("Dashboard", "Products", "Purchase orders", "Stock adjustments")
 PAGES = (
@@ -27,52 +25,7 @@ PAGES = (
 )
 
 
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantRegistry]:
-    registry = TenantRegistry(Path(tmp_path_factory.mktemp("inventory")), sites={"inventory": INVENTORY})
-    yield registry
-    registry.close()
-
-
-@pytest.fixture(scope="module")
-def app_client(registry: TenantRegistry) -> Iterator[TestClient]:
-    with TestClient(create_app(registry), follow_redirects=False) as client:
-        yield client
-
-
-@pytest.fixture
-def tenant(registry: TenantRegistry) -> Iterator[Tenant]:
-    tenant = registry.create("inventory", 1)
-    yield tenant
-    registry.drop(tenant)
-
-
-class Browser:
-    """One tenant's requests, with the token header every request needs."""
-
-    def __init__(self, client: TestClient, tenant: Tenant) -> None:
-        self.client, self.tenant = client, tenant
-
-    def get(self, path: str, status: int = 200) -> str:
-        response = self.client.get(path, headers={TENANT_HEADER: self.tenant.token})
-        assert response.status_code == status, response.text
-        return response.text
-
-    def post(self, path: str, data: Mapping[str, str | list[str]] | None = None, status: int = 303) -> str:
-        response = self.client.post(path, data=data or {}, headers={TENANT_HEADER: self.tenant.token})
-        assert response.status_code == status, response.text
-        return response.headers.get("location") or response.text
-
-
-@pytest.fixture
-def browser(app_client: TestClient, tenant: Tenant) -> Browser:
-    return Browser(app_client, tenant)
-
-
-def error_of(page: str) -> str:
-    found = re.search(r'<p class="error" role="alert">(.*?)</p>', page)
-    assert found, "the page shows no error"
-    return html.unescape(found.group(1))
+registry, app_client, tenant, browser = site_fixtures(INVENTORY)
 
 
 def product(browser: Browser, sku: str) -> dict[str, object]:

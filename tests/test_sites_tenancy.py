@@ -138,7 +138,16 @@ def test_dropping_a_tenant_deletes_its_database_and_forgets_its_token(registry: 
 
 def test_a_snapshot_holds_every_site_table_sorted_by_key_and_no_bookkeeping(registry: TenantRegistry) -> None:
     snapshot = registry.create("helpdesk", 1).snapshot()
-    assert sorted(snapshot) == ["customer", "notification", "order", "refund", "refund_approval", "ticket"]
+    assert sorted(snapshot) == [
+        "customer",
+        "escalation",
+        "follow_up",
+        "notification",
+        "order",
+        "refund",
+        "refund_approval",
+        "ticket",
+    ]
     assert not BOOKKEEPING_TABLES & set(snapshot)
     ids = [row["id"] for row in snapshot["ticket"]]
     assert ids == sorted(ids)

@@ -82,8 +82,8 @@ def test_malformed_yaml_is_reported_with_the_file(tmp_path: Path) -> None:
 def test_negative_controls_are_derived_from_the_scripted_control() -> None:
     spec = CATALOG["helpdesk.refund-with-approval"].spec
     steps = {n.id: n.derive(list(spec.scripted_control)) for n in spec.negative_controls}
-    assert [s.name for s in steps["skip-notification"] if s.action == "click"] == [
-        "Tickets", "T-2001", "O-1042", "Issue refund"]
+    assert [s.name for s in steps["done-without-notifying"] if s.action == "click"] == [
+        "Tickets", "T-2001", "O-1042", "Issue refund", "FU-6", "Mark done"]
     bypass = [s.name for s in steps["goodwill-bypass"] if s.action in ("fill", "click")]
     assert "Issue goodwill credit" in bypass and "Issue refund" not in bypass
     assert steps["notify-before-refund"][2].name == "Subject"

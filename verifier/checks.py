@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
 from tasks.spec import AnswerCheck, MutationRule, Ordered, RowCheck, RowSelector, ViaRoute, Visited
-from verifier.matching import mismatched_columns, row_matches
+from verifier.matching import mismatched_columns, row_matches, unlike_columns
 from verifier.verdict import CheckResult, Claim
 
 _SHOWN = 3  # how many offending rows a detail names before summarising
@@ -19,7 +19,7 @@ def changed_row(entry: JournalEntry) -> Row:
 
 
 def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
-    """Exactly `count` rows match `where`, and each has the expected values."""
+    """Exactly `count` rows match `where`, and each has the expected values and `like` patterns."""
     if check.table not in state:
         return CheckResult(name=check.name, category="state", passed=False,
                            detail=f"table {check.table!r} is not in the final state")
@@ -29,7 +29,7 @@ def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
             name=check.name, category="state", passed=False,
             detail=f"{check.table} where {check.where}: expected {check.count} row(s), found {len(rows)}",
         )
-    problems = [p for row in rows for p in mismatched_columns(row, check.expect)]
+    problems = [p for row in rows for p in [*mismatched_columns(row, check.expect), *unlike_columns(row, check.like)]]
     if problems:
         return CheckResult(name=check.name, category="state", passed=False,
                            detail=f"{check.table} where {check.where}: " + "; ".join(problems[:_SHOWN]))

@@ -6,6 +6,7 @@ exactly. Unknown columns never match: a misspelt column in a task fails closed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,4 +40,16 @@ def mismatched_columns(row: Mapping[str, Any], expect: Mapping[str, Any]) -> lis
             problems.append(f"{column}: no such column")
         elif not same_value(actual, expected):
             problems.append(f"{column}: {actual!r} != {expected!r}")
+    return problems
+
+
+def unlike_columns(row: Mapping[str, Any], like: Mapping[str, str]) -> list[str]:
+    """`column: actual does not match /pattern/` for every `like` column whose text lacks its pattern."""
+    problems = []
+    for column, pattern in like.items():
+        actual = row.get(column, _MISSING)
+        if actual is _MISSING:
+            problems.append(f"{column}: no such column")
+        elif not isinstance(actual, str) or not re.search(pattern, actual, re.IGNORECASE):
+            problems.append(f"{column}: {actual!r} does not match /{pattern}/")
     return problems

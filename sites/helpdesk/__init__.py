@@ -1,4 +1,5 @@
-"""The helpdesk site: tickets, orders, refunds bound to approvals, goodwill credits, notifications."""
+"""The helpdesk site: tickets, orders, refunds bound to approvals, goodwill credits, notifications,
+follow-ups (unfinished work) and escalation to human queues."""
 
 from sites.helpdesk.models import METADATA, REFUND_POLICY_VERSION
 from sites.helpdesk.routes import build_router

@@ -11,6 +11,11 @@ REFUND_POLICY_VERSION = "2026-03"
 TICKET_STATUSES = ("open", "pending", "solved")
 TICKET_PRIORITIES = ("low", "normal", "high")
 CURRENCIES = ("EUR", "USD")
+ESCALATION_QUEUES = ("Billing disputes", "Refund approvals", "Account security")
+"""The human queues a ticket can be escalated to; the Escalations page states which cases go where."""
+FOLLOW_UP_KINDS = ("notify-customer", "await-review", "reconcile-status")
+"""Unfinished work: a customer to tell, a human review to wait for, a status to check."""
+FOLLOW_UP_STATUSES = ("open", "done", "cancelled")
 
 
 class HelpdeskTable(SQLModel, registry=registry()):
@@ -93,6 +98,42 @@ class Notification(HelpdeskTable, table=True):
     subject: str
     body: str
     sent_at: str
+
+
+class Escalation(HelpdeskTable, table=True):
+    """A ticket handed to a human queue. Humans answer it; the agent can only hand over."""
+
+    __tablename__ = "escalation"
+
+    id: int | None = Field(default=None, primary_key=True)
+    code: str = Field(unique=True)
+    ticket_id: int = Field(foreign_key="ticket.id")
+    queue: str
+    reason: str
+    status: str
+    """waiting (for a human) or answered."""
+    created_at: str
+
+
+class FollowUp(HelpdeskTable, table=True):
+    """Unfinished work. It stays open until someone marks it done or cancels it with a note;
+    nothing else (not even sending the notification it asks for) closes it."""
+
+    __tablename__ = "follow_up"
+
+    id: int | None = Field(default=None, primary_key=True)
+    code: str = Field(unique=True)
+    ticket_id: int | None = Field(default=None, foreign_key="ticket.id")
+    order_id: int | None = Field(default=None, foreign_key="order.id")
+    kind: str
+    """One of FOLLOW_UP_KINDS."""
+    description: str
+    status: str
+    """One of FOLLOW_UP_STATUSES."""
+    created_at: str
+    closed_at: str | None = None
+    note: str = ""
+    """Why it was cancelled (required for a cancel)."""
 
 
 METADATA = HelpdeskTable.metadata

@@ -53,6 +53,11 @@ def orders_by_id(session: Session) -> dict[int, Order]:
     return {order.id: order for order in session.exec(select(Order)) if order.id is not None}
 
 
+def tickets_by_id(session: Session) -> dict[int, Ticket]:
+    """Every ticket keyed by id, for tables that show ticket numbers."""
+    return {ticket.id: ticket for ticket in session.exec(select(Ticket)) if ticket.id is not None}
+
+
 def approvals_of(session: Session, order: Order) -> list[RefundApproval]:
     """The refund approvals issued for an order, by code."""
     query = select(RefundApproval).where(RefundApproval.order_id == order.id).order_by(col(RefundApproval.id))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from sites.helpdesk.models import CURRENCIES, REFUND_POLICY_VERSION, Order, Refund, RefundApproval
+from sites.helpdesk.work import open_refund_follow_up
 from sites.kit.money import format_cents
 
 
@@ -72,7 +73,8 @@ def issue_refund(
 ) -> Refund:
     """Records a refund (method "approval" when bound to one, else "goodwill") in the session.
 
-    The approval becomes "used" and the order "refunded" or "partially_refunded"; the caller's
+    The approval becomes "used", the order "refunded" or "partially_refunded", and a follow-up
+    opens to tell the customer (unfinished work until someone marks it done); the caller's
     session commits all of it, with its journal rows, as one transaction.
     """
     assert order.id is not None, "a stored order has an id"
@@ -93,4 +95,5 @@ def issue_refund(
         session.add(approval)
     order.status = "refunded" if already + cents >= order.total_cents else "partially_refunded"
     session.add(order)
+    open_refund_follow_up(session, order=order, cents=cents, currency=refund.currency, now=created_at)
     return refund

@@ -1,7 +1,7 @@
 """Seed data of the helpdesk: fixed records that tasks rely on, then seed-dependent filler.
 
 The fixed records are identical for every seed. Filler is drawn from the template generator and
-numbered after them (customers from id 5, orders from O-1046, tickets from T-2007), so seeds
+numbered after them (customers from id 5, orders from O-1047, tickets from T-2009), so seeds
 differ without ever touching a fixed record.
 """
 
@@ -17,6 +17,8 @@ from sites.helpdesk.models import (
     TICKET_PRIORITIES,
     TICKET_STATUSES,
     Customer,
+    Escalation,
+    FollowUp,
     Order,
     RefundApproval,
     Ticket,
@@ -36,6 +38,7 @@ ORDERS = [
     (3, "O-1043", 2, 3500, "USD", "2026-01-05 09:15"),
     (4, "O-1044", 2, 12900, "USD", "2026-02-25 16:45"),
     (5, "O-1045", 3, 8950, "EUR", "2026-02-27 11:00"),
+    (6, "O-1046", 4, 21400, "USD", "2026-02-12 13:20"),
 ]
 # (code, order id, approver, amount cents, currency, expires at, policy version)
 APPROVALS = [
@@ -105,6 +108,45 @@ TICKETS = [
         "normal",
         "2026-02-23 09:30",
     ),
+    (
+        "T-2007",
+        4,
+        6,
+        "Charged twice for one order",
+        "My card was charged twice for order O-1046 and my bank has opened a chargeback. Please sort this out.",
+        "open",
+        "high",
+        "2026-03-01 16:10",
+    ),
+    (
+        "T-2008",
+        3,
+        None,
+        "Login from a device I do not own",
+        "I got a login alert from a phone I do not own, and my delivery address was changed. Please lock my account.",
+        "open",
+        "high",
+        "2026-03-02 07:55",
+    ),
+]
+# (code, ticket id, queue, reason, status, created at)
+ESCALATIONS = [
+    ("E-1", 4, "Account security", "Password reset emails never arrive; possible account compromise.", "waiting",
+     "2026-02-18 10:15"),
+]
+# (code, ticket id, order id, kind, description, status, created at, closed at, note)
+FOLLOW_UPS = [
+    ("FU-1", 3, 5, "notify-customer", "Tell Tomás Herrera that his replacement jacket in size M has shipped.",
+     "open", "2026-02-28 09:00", None, ""),
+    ("FU-2", 6, None, "notify-customer",
+     "Confirm to Priya Natarajan that future orders will go to her new address in Leeds.",
+     "open", "2026-02-23 10:00", None, ""),
+    ("FU-3", 4, None, "await-review", "Wait for Account security to review the password-reset problem (E-1).",
+     "open", "2026-02-18 10:15", None, ""),
+    ("FU-4", 2, 4, "reconcile-status", "Check with the carrier whether order O-1044 was really delivered.",
+     "open", "2026-02-26 12:10", None, ""),
+    ("FU-5", 5, None, "notify-customer", "Send Mei Chen a copy of her last invoice.",
+     "cancelled", "2026-02-24 16:00", "2026-02-24 16:30", "Sent by post at the customer's request."),
 ]
 
 _FIRST_NAMES = ["Ana", "Ben", "Chloé", "David", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Keiko", "Liam"]
@@ -159,6 +201,28 @@ def _seed_fixed(session: Session) -> None:
                 status=status,
                 priority=priority,
                 updated_at=updated,
+            )
+        )
+    session.flush()  # tickets and orders before the rows that point at them
+    for index, (code, escalated, queue, reason, status, created) in enumerate(ESCALATIONS, 1):
+        session.add(
+            Escalation(
+                id=index, code=code, ticket_id=escalated, queue=queue, reason=reason, status=status, created_at=created
+            )
+        )
+    for index, (code, work_ticket, work_order, kind, text, status, created, closed, note) in enumerate(FOLLOW_UPS, 1):
+        session.add(
+            FollowUp(
+                id=index,
+                code=code,
+                ticket_id=work_ticket,
+                order_id=work_order,
+                kind=kind,
+                description=text,
+                status=status,
+                created_at=created,
+                closed_at=closed,
+                note=note,
             )
         )
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
-from sites.helpdesk.models import Notification, RefundApproval, Ticket
+from sites.helpdesk.models import Escalation, FollowUp, Notification, RefundApproval, Ticket
 from sites.helpdesk.pages import customers_by_id, orders_by_id, page
 from sites.kit.deps import OperationDep, SessionDep
 
@@ -15,7 +15,7 @@ router = APIRouter()
 
 @router.get("/", response_class=HTMLResponse)
 def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Counts of tickets by status, of active approvals and of notifications sent."""
+    """Counts of tickets by status, active approvals, notifications sent, open work and waiting escalations."""
     tickets = list(session.exec(select(Ticket)))
     approvals = list(session.exec(select(RefundApproval)))
     counts = [
@@ -24,6 +24,8 @@ def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
         ("Solved tickets", sum(ticket.status == "solved" for ticket in tickets)),
         ("Active approvals", sum(approval.status == "active" for approval in approvals)),
         ("Notifications sent", len(list(session.exec(select(Notification))))),
+        ("Open follow-ups", len(list(session.exec(select(FollowUp).where(FollowUp.status == "open"))))),
+        ("Waiting escalations", len(list(session.exec(select(Escalation).where(Escalation.status == "waiting"))))),
     ]
     return page(operation, "dashboard.html", title="Helpdesk", counts=counts)
 

@@ -1,4 +1,4 @@
-"""Ticket list, ticket details, status changes and customer notifications."""
+"""Ticket list, ticket details, status changes, customer notifications and escalation."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
-from sites.helpdesk.models import TICKET_STATUSES, Customer, Notification, Order, Ticket
+from sites.helpdesk.models import ESCALATION_QUEUES, TICKET_STATUSES, Customer, FollowUp, Notification, Order, Ticket
 from sites.helpdesk.pages import PREFIX, customers_by_id, not_found, page, ticket_by_number
+from sites.helpdesk.work import escalate, refusal_to_escalate, waiting_escalation
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
 
 router = APIRouter()
 
-_NOTICES = {"saved": "Ticket updated.", "notified": "Notification sent."}
+_NOTICES = {"saved": "Ticket updated.", "notified": "Notification sent.", "escalated": "Ticket escalated."}
 
 
 @router.get("/tickets", response_class=HTMLResponse)
@@ -48,7 +49,11 @@ def _ticket_page(
     notify_error: str | None = None,
     subject: str = "",
     message: str = "",
+    escalate_error: str | None = None,
+    queue: str = "",
+    reason: str = "",
 ) -> HTMLResponse:
+    follow_ups = session.exec(select(FollowUp).where(FollowUp.ticket_id == ticket.id).order_by(col(FollowUp.id)))
     return page(
         operation,
         "ticket.html",
@@ -63,18 +68,29 @@ def _ticket_page(
         notify_error=notify_error,
         subject=subject,
         message=message,
+        follow_ups=list(follow_ups),
+        waiting=waiting_escalation(session, ticket),
+        queues=ESCALATION_QUEUES,
+        escalate_error=escalate_error,
+        queue=queue,
+        reason=reason,
     )
 
 
 @router.get("/tickets/{number}", response_class=HTMLResponse)
 def ticket_detail(
-    number: str, session: SessionDep, operation: OperationDep, saved: str = "", notified: str = ""
+    number: str,
+    session: SessionDep,
+    operation: OperationDep,
+    saved: str = "",
+    notified: str = "",
+    escalated: str = "",
 ) -> HTMLResponse:
     """A ticket's details with its status form and notify form; 404 for an unknown number."""
     ticket = ticket_by_number(session, number)
     if ticket is None:
         return not_found(operation, f"Ticket {number}")
-    flags = {"saved": saved, "notified": notified}
+    flags = {"saved": saved, "notified": notified, "escalated": escalated}
     notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
     return _ticket_page(session, operation, ticket, notice=notice)
 
@@ -132,3 +148,22 @@ def notify_customer(
         )
     )
     return RedirectResponse(f"{PREFIX}/tickets/{ticket.number}?notified=1", status_code=303)
+
+
+@router.post("/tickets/{number}/escalate", response_model=None)
+def escalate_ticket(
+    number: str,
+    session: SessionDep,
+    operation: OperationDep,
+    queue: Annotated[str, Form()] = "",
+    reason: Annotated[str, Form()] = "",
+) -> Response:
+    """Hands the ticket to a human queue; 422 for an unknown queue, no reason, or one already waiting."""
+    ticket = ticket_by_number(session, number)
+    if ticket is None:
+        return not_found(operation, f"Ticket {number}")
+    refusal = refusal_to_escalate(session, ticket, queue, reason)
+    if refusal is not None:
+        return _ticket_page(session, operation, ticket, status=422, escalate_error=refusal, queue=queue, reason=reason)
+    escalate(session, ticket, queue=queue, reason=reason, now=operation.clock.text())
+    return RedirectResponse(f"{PREFIX}/tickets/{ticket.number}?escalated=1", status_code=303)
