@@ -15,6 +15,7 @@ from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
+from adapter.driver import site_path
 from sites.kit.site import SiteDefinition
 from tasks import LoadedTask
 
@@ -72,12 +73,12 @@ def crawl_targets(tasks: Iterable[LoadedTask], sites: Mapping[str, SiteDefinitio
 
 def _site_path(url: str, origin: str, site_prefix: str) -> str | None:
     """Path and query of a URL on the site (fragment dropped), or None for anything off the site."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or f"{parts.scheme}://{parts.netloc}" != origin:
+    path = site_path(url, origin)
+    if path == url or urlsplit(url).scheme not in ("http", "https"):
+        return None  # site_path keeps URLs of other origins whole
+    if not (path.startswith(site_prefix) or urlsplit(path).path == site_prefix.rstrip("/")):
         return None
-    if not (parts.path.startswith(site_prefix) or parts.path == site_prefix.rstrip("/")):
-        return None
-    return parts.path + (f"?{parts.query}" if parts.query else "")
+    return path
 
 
 async def crawl_site_pages(
