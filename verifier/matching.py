@@ -7,7 +7,7 @@ exactly. Unknown columns never match: a misspelt column in a task fails closed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 _MISSING = object()
@@ -31,25 +31,28 @@ def row_matches(row: Mapping[str, Any], where: Mapping[str, Any]) -> bool:
     return True
 
 
-def mismatched_columns(row: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
-    """`column: actual != expected` for every expected column the row does not satisfy."""
+def _column_problems(
+    row: Mapping[str, Any], wanted: Mapping[str, Any], fits: Callable[[Any, Any], bool], says: str
+) -> list[str]:
     problems = []
-    for column, expected in expect.items():
+    for column, want in wanted.items():
         actual = row.get(column, _MISSING)
         if actual is _MISSING:
             problems.append(f"{column}: no such column")
-        elif not same_value(actual, expected):
-            problems.append(f"{column}: {actual!r} != {expected!r}")
+        elif not fits(actual, want):
+            problems.append(f"{column}: {actual!r} {says.format(want)}")
     return problems
+
+
+def mismatched_columns(row: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
+    """`column: actual != expected` for every expected column the row does not satisfy."""
+    return _column_problems(row, expect, same_value, "!= {!r}")
+
+
+def _like(actual: Any, pattern: str) -> bool:
+    return isinstance(actual, str) and re.search(pattern, actual, re.IGNORECASE) is not None
 
 
 def unlike_columns(row: Mapping[str, Any], like: Mapping[str, str]) -> list[str]:
     """`column: actual does not match /pattern/` for every `like` column whose text lacks its pattern."""
-    problems = []
-    for column, pattern in like.items():
-        actual = row.get(column, _MISSING)
-        if actual is _MISSING:
-            problems.append(f"{column}: no such column")
-        elif not isinstance(actual, str) or not re.search(pattern, actual, re.IGNORECASE):
-            problems.append(f"{column}: {actual!r} does not match /{pattern}/")
-    return problems
+    return _column_problems(row, like, _like, "does not match /{}/")
