@@ -10,7 +10,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from computerops.records import EpisodeRecord, RunManifest
+from computerops.config import PlannedEpisode
+from computerops.records import EpisodeRecord, ResumeEntry, RunManifest
 from replays import Receipt, RecordedEpisode, file_sha256
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from verifier import Verdict
@@ -21,6 +22,18 @@ EVIDENCE_FILES = ("transcript.json", "operations.json", "journal.json", "final_s
 RECEIPT = "receipt.json"
 TRACE = "trace.zip"
 """The Playwright trace of an episode, saved only when the run was asked for traces."""
+STARTED = "started.json"
+"""Written when an episode starts: an episode directory without an admitted record was interrupted."""
+INTERRUPTED = "interrupted"
+"""Partial evidence of interrupted episodes, kept apart and never counted: interrupted/<id>/attempt-N/."""
+RESUMES = "resumes.jsonl"
+SUMMARY = "summary.json"
+"""The run's report as computed when the run ended; `computerops verify` recomputes it from raw evidence."""
+CHECKSUMS = "checksums.sha256"
+"""sha256 of every file of the bundle (but itself and verification.json), `sha256sum` format."""
+VERIFICATION = "verification.json"
+"""Written by a passing `computerops verify`: the checksum list it verified (evidence level E2)."""
+_UNSEALED = {CHECKSUMS, VERIFICATION}
 
 M = TypeVar("M", bound=BaseModel)
 _OPERATIONS = TypeAdapter(list[Operation])
@@ -45,6 +58,13 @@ def _dump(value: object) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json(indent=2)
     return json.dumps(TypeAdapter(type(value)).dump_python(value, mode="json"), indent=2, ensure_ascii=False)
+
+
+def _append_line(path: Path, line: str, lock: threading.Lock) -> None:
+    with lock, path.open("a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 class RunDirectory:
@@ -98,23 +118,98 @@ class RunDirectory:
         _write_json(path, _dump(value))
         return file_sha256(path)
 
+    def start_episode(self, planned: PlannedEpisode) -> None:
+        """Mark the episode as started (episodes/<id>/started.json) before anything else of it is written."""
+        _write_json(self.evidence_path(planned.episode_id, STARTED), planned.model_dump_json(indent=2))
+
     def admit(self, record: EpisodeRecord) -> None:
-        """Append one episode record and fsync it before returning.
+        """Append one episode record and fsync it before returning: the episode is admitted once its
+        whole line, newline included, is on disk.
 
         Episodes of a concurrent run finish in any order; the lock keeps each record one whole line
         even if admissions ever come from several threads (in the event loop they cannot interleave).
         """
-        line = record.model_dump_json() + "\n"
-        with self._admit_lock, (self.root / EPISODES).open("a", encoding="utf-8") as handle:
-            handle.write(line)
+        _append_line(self.root / EPISODES, record.model_dump_json(), self._admit_lock)
+
+    def repair_torn_tail(self) -> int:
+        """Cut an unfinished last line (a write the process did not live to end) off episodes.jsonl;
+        returns how many bytes were removed. Complete lines are never touched."""
+        path = self.root / EPISODES
+        data = path.read_bytes()
+        keep = data.rfind(b"\n") + 1
+        if keep == len(data):
+            return 0
+        with path.open("r+b") as handle:
+            handle.truncate(keep)
             handle.flush()
             os.fsync(handle.fileno())
+        return len(data) - keep
+
+    def set_apart(self, episode_id: str) -> Path:
+        """Move an interrupted episode's partial evidence to interrupted/<id>/attempt-N/ (kept, never
+        counted) so the episode can run again in a clean directory; returns where it went."""
+        attempts = self.root / INTERRUPTED / episode_id
+        attempts.mkdir(parents=True, exist_ok=True)
+        target = attempts / f"attempt-{sum(1 for _ in attempts.iterdir()) + 1}"
+        self.episode_dir(episode_id).rename(target)
+        return target
+
+    def log_resume(self, entry: ResumeEntry) -> None:
+        """Append one resume to resumes.jsonl, fsync'd."""
+        _append_line(self.root / RESUMES, entry.model_dump_json(), self._admit_lock)
+
+    def resumes(self) -> list[ResumeEntry]:
+        path = self.root / RESUMES
+        if not path.is_file():
+            return []
+        return [ResumeEntry.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+    def files(self) -> list[str]:
+        """Every file of the bundle that the checksum list covers, as sorted relative paths."""
+        paths = (p for p in self.root.rglob("*") if p.is_file())
+        relative = (p.relative_to(self.root).as_posix() for p in paths)
+        return sorted(r for r in relative if r not in _UNSEALED and not r.endswith(".tmp"))
+
+    def seal(self, summary: BaseModel) -> None:
+        """Write the summary, then the checksum list over every file (summary included). A run seals
+        itself whenever it stops, and again after each resume."""
+        _write_json(self.root / SUMMARY, summary.model_dump_json(indent=2))
+        lines = [f"{file_sha256(self.root / name)}  {name}\n" for name in self.files()]
+        _write_json(self.root / CHECKSUMS, "".join(lines))
+
+    def checksum_problems(self) -> list[str]:
+        """Files missing, altered or added since the bundle was sealed; a problem if it never was."""
+        path = self.root / CHECKSUMS
+        if not path.is_file():
+            return [f"{CHECKSUMS} is missing: the run was never sealed (an interrupted run is sealed by "
+                    f"`computerops run --resume`)"]
+        listed: dict[str, str] = {}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            digest, sep, name = line.partition("  ")
+            if not sep or len(digest) != 64:
+                return [f"{CHECKSUMS}:{number}: not a `sha256  path` line"]
+            listed[name] = digest
+        problems = []
+        present = set(self.files())
+        for name, digest in listed.items():
+            if name not in present:
+                problems.append(f"{name}: listed in {CHECKSUMS} but missing")
+            elif (actual := file_sha256(self.root / name)) != digest:
+                problems.append(f"{name}: sha256 {actual[:12]} differs from the listed {digest[:12]}")
+        problems += [f"{name}: present but not in {CHECKSUMS}" for name in sorted(present - set(listed))]
+        return problems
 
     def records(self) -> list[EpisodeRecord]:
-        """The admitted records in plan order (episodes.jsonl holds them in the order they finished)."""
+        """The admitted records in plan order (episodes.jsonl holds them in the order they finished).
+
+        An unfinished last line (no newline: the runner died while writing it) is not an admitted
+        record and is skipped; `run --resume` cuts it off and re-runs that episode.
+        """
         path = self.root / EPISODES
         records = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = path.read_text(encoding="utf-8")
+        complete = text[: text.rfind("\n") + 1]
+        for number, line in enumerate(complete.splitlines(), start=1):
             if line.strip():
                 try:
                     records.append(EpisodeRecord.model_validate_json(line))

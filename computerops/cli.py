@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -30,12 +31,16 @@ from computerops.console import (
     print_task_checks,
     print_tasks,
 )
+from computerops.corpus import record_corpus
+from computerops.html_report import write_html
 from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
-from computerops.report import run_report
-from computerops.runner import EndpointError, RunAborted, execute_run
+from computerops.report import report_json, run_report
+from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
 from computerops.subsets import SubsetError, load_subset, reserve_subset, subset_tasks, write_subset
 from computerops.taskdoc import tasks_markdown
+from computerops.verify import Verification, record_verification, reviewer_verified, verify_run
+from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
@@ -80,7 +85,10 @@ def _progress(line: str) -> None:
 
 @app.command()
 def run(
-    out: Annotated[Path, typer.Option(help="New run directory to write.")],
+    out: Annotated[Path | None, typer.Option(help="New run directory to write.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="Continue this interrupted run with the settings of its "
+                                                     "manifest: admitted episodes are kept, the rest run.")] = None,
+    repeat: Annotated[int, typer.Option(help="Trials per task (and policy): K of pass^k.")] = 1,
     tasks: Annotated[str, typer.Option(help="`all`, comma-separated task ids, or a reserved subset file "
                                             "(`computerops subset reserve`).")] = "all",
     endpoint: Annotated[str | None, typer.Option(help="scripted:POLICY[,POLICY...] (the built-in endpoint).")] = None,
@@ -103,6 +111,16 @@ def run(
     = False,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
+    if resume is not None:
+        given = [flag for flag, value in (("--out", out), ("--endpoint", endpoint), ("--base-url", base_url),
+                                          ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"))
+                 if value]
+        if given:
+            raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
+        _resume_run(resume, concurrency=concurrency, trace=trace)
+        return
+    if out is None:
+        raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
     try:
         if concurrency < 1:
             raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
@@ -117,50 +135,75 @@ def run(
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     task_ids = [t.id for t in selected]
+    try:
+        plan = plan_episodes(task_ids, endpoint_config, repeat=repeat)
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
     config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
-                       episodes=plan_episodes(task_ids, endpoint_config))
+                       episodes=plan, repeat=repeat)
     _execute(config, selected, out, concurrency=concurrency, trace=trace)
     _report(RunDirectory.open(out), as_json=False)
 
 
-def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,
-             trace: bool = False) -> None:
+def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
+    """Continue a run from its manifest: the same config, the tasks as they are in the catalog now."""
     try:
-        asyncio.run(execute_run(config, selected, out, _progress, concurrency=concurrency, trace=trace))
-    except (EndpointError, BundleError) as exc:
+        config = RunDirectory.open(run_dir).manifest().config
+        selected = select_tasks(load_catalog(), ",".join(config.tasks))
+    except (BundleError, TaskFileError) as exc:
+        raise _fail(f"cannot resume {run_dir}: {exc}") from exc
+    _execute(config, selected, run_dir, concurrency=concurrency, trace=trace, resume=True)
+    _report(RunDirectory.open(run_dir), as_json=False)
+
+
+def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,
+             trace: bool = False, resume: bool = False) -> None:
+    try:
+        asyncio.run(execute_run(config, selected, out, _progress, concurrency=concurrency, trace=trace,
+                                resume=resume))
+    except (EndpointError, BundleError, ResumeRefused) as exc:
         raise _fail(str(exc)) from exc
-    except RunAborted as exc:
+    except (RunAborted, RunHalted) as exc:
         raise _fail(str(exc), code=1) from exc
 
 
-def _report(bundle: RunDirectory, *, as_json: bool) -> None:
-    """Print a run's report: the table, or JSON with the total's keys at the top level."""
+def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None) -> None:
+    """Print a run's report: the tables, or JSON (the whole report, with the total's keys also at the top level);
+    with `html`, also write it as one self-contained HTML file (the same numbers as the JSON)."""
     try:
         manifest = bundle.manifest()
         records = bundle.records()
     except (BundleError, ValueError) as exc:
         raise _fail(str(exc)) from exc
-    report_ = run_report(manifest.config.run_id, records, declared_scripted=manifest.scripted)
+    report_ = run_report(manifest.config.run_id, records, declared_scripted=manifest.scripted, manifest=manifest,
+                         verified_by_reviewer=reviewer_verified(bundle))
+    if html is not None:
+        try:
+            write_html(html, report_)
+        except OSError as exc:
+            raise _fail(f"could not write {html}: {exc}") from exc
     if as_json:
-        payload = report_.total.model_dump(mode="json")
-        payload["run_id"] = report_.run_id
-        payload["by_endpoint"] = [row.model_dump(mode="json") for row in report_.by_endpoint]
-        typer.echo(json.dumps(payload, indent=2))
+        typer.echo(json.dumps(report_json(report_), indent=2))
     else:
         print_report(report_)
+    if html is not None:
+        # On stderr with --json, so stdout stays one JSON document.
+        (errors if as_json else console).print(f"HTML report written to {html}", markup=False)
 
 
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the numbers as JSON.")] = False,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write the report as one self-contained HTML "
+                                                             "file (no external CSS, scripts or fonts).")] = None,
 ) -> None:
-    """Print the outcome table of a run."""
+    """Print the report of a run: outcomes, 95% intervals, per-task table, tokens, latency and provenance."""
     try:
         bundle = RunDirectory.open(run_dir)
     except BundleError as exc:
         raise _fail(str(exc)) from exc
-    _report(bundle, as_json=as_json)
+    _report(bundle, as_json=as_json, html=html)
 
 
 @app.command()
@@ -240,7 +283,8 @@ def tasks_check(
 def demo(
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/demo-<time>).")] = None,
 ) -> None:
-    """Everything end to end against the SCRIPTED endpoint: reserve a subset, run it, report, replay, tasks check."""
+    """Everything end to end against the SCRIPTED endpoint: reserve a subset, run it, verify, report, replay,
+    tasks check."""
     target = out or Path("runs") / f"demo-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S')}"
     check_dir = target.with_name(f"{target.name}-tasks-check")
     subset_file = target.with_name(f"{target.name}-subset.json")
@@ -267,6 +311,7 @@ def demo(
                        episodes=plan_episodes(task_ids, base, extra=negatives))
     _execute(config, selected, target)
     bundle = RunDirectory.open(target)
+    verification = _verify(bundle)
     _report(bundle, as_json=False)
     receipts = asyncio.run(replay_run(bundle))
     print_receipts(receipts)
@@ -278,7 +323,7 @@ def demo(
     except (EndpointError, BundleError) as exc:
         raise _fail(str(exc)) from exc
     print_task_checks(checks)
-    if passed != len(receipts) or not all(c.ok for c in checks):
+    if passed != len(receipts) or not all(c.ok for c in checks) or not verification.passed:
         raise _fail("the demo found replay failures or tasks that do not behave as declared", code=1)
 
 
@@ -397,6 +442,95 @@ def bench(
     console.print(f"Figures written to {out}")
     if markdown:
         typer.echo(bench_markdown(figures))
+
+
+@app.command()
+def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+    """Check a run from its raw evidence: checksums, verdicts re-judged, records recomputed, every episode
+    replayed, the summary recomputed. Exit 0 and evidence level E2 on PASS; exit 1 with the first mismatch."""
+    try:
+        bundle = RunDirectory.open(run_dir)
+    except BundleError as exc:
+        raise _fail(str(exc)) from exc
+    if not _verify(bundle).passed:
+        raise typer.Exit(1)
+
+
+def _verify(bundle: RunDirectory) -> Verification:
+    """Run `verify` on a bundle and print the outcome; a pass is recorded (evidence level E2)."""
+    verification = asyncio.run(verify_run(bundle))
+    if not verification.passed:
+        errors.print(f"FAIL: {verification.first_mismatch}", markup=False, highlight=False)
+        if len(verification.problems) > 1:
+            errors.print(f"({len(verification.problems) - 1} more problems:)", markup=False)
+            for problem in verification.problems[1:]:
+                errors.print(f"  {problem}", markup=False, highlight=False)
+        return verification
+    record_verification(bundle, verification)
+    console.print(f"verify PASS: {verification.files_checked} files match their checksums, "
+                  f"{verification.episodes_replayed} episodes re-judged and replayed PASS, the summary recomputed "
+                  f"exactly. Evidence level E2 (recorded in {bundle.root / 'verification.json'}).", markup=False)
+    return verification
+
+
+corpus_app = typer.Typer(help="The golden replay corpus: reference episodes of every task, replayed in CI.",
+                         no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+
+
+@corpus_app.command("record")
+def corpus_record(
+    tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
+    root: Annotated[Path | None, typer.Option("--dir", help="The corpus directory (default replays/corpus).")]
+    = None,
+    concurrency: Annotated[int, typer.Option(help="Episodes run at once; the entries are the same at any level.",
+                                             min=1)] = 1,
+) -> None:
+    """Run the scripted control, the no-op policy and the first negative control of each task through the
+    browser and (re)write their corpus entries; `--tasks all` also removes entries of tasks no longer in the
+    catalog."""
+    target = root or CORPUS_ROOT
+    try:
+        selected = select_tasks(load_catalog(), tasks)
+    except TaskFileError as exc:
+        raise _fail(str(exc)) from exc
+    started = time.monotonic()
+    try:
+        recording = asyncio.run(record_corpus(selected, target, _progress, concurrency=concurrency,
+                                              prune=tasks.strip() == "all"))
+    except (EndpointError, BundleError, CorpusError) as exc:
+        raise _fail(str(exc)) from exc
+    except RunAborted as exc:
+        raise _fail(f"{exc} Nothing was written to the corpus.", code=1) from exc
+    changed = [r for r in recording.entries if r.changed]
+    for removed in recording.removed:
+        console.print(f"removed {removed}")
+    console.print(f"Recorded {len(recording.entries)} entries of {len(selected)} tasks into {target} in "
+                  f"{time.monotonic() - started:.1f} s: {len(changed)} new or changed, "
+                  f"{len(recording.entries) - len(changed)} unchanged, {len(recording.removed)} removed.")
+
+
+@corpus_app.command("check")
+def corpus_check(
+    root: Annotated[Path | None, typer.Option("--dir", help="The corpus directory (default replays/corpus).")]
+    = None,
+) -> None:
+    """Replay every corpus entry on a fresh tenant (no browser); exit 1 on any difference or uncovered task."""
+    target = root or CORPUS_ROOT
+    try:
+        result = asyncio.run(check_corpus(target, load_catalog()))
+    except (CorpusError, TaskFileError) as exc:
+        raise _fail(str(exc)) from exc
+    for line in result.messages():
+        errors.print(line, markup=False, highlight=False)
+    passed = len(result.results) - len(result.failures)
+    summary = (f"{passed}/{len(result.results)} corpus entries replay PASS "
+               f"({sum(r.operations for r in result.results)} operations); "
+               f"{len({r.task_id for r in result.results})} tasks covered, {len(result.uncovered)} uncovered.")
+    if not result.ok:
+        raise _fail(summary, code=1)
+    console.print(summary)
+
 
 
 def main() -> None:

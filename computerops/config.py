@@ -76,21 +76,30 @@ class PlannedEpisode(BaseModel):
     task_id: str
     policy: str | None = None
     """The scripted policy, for a scripted endpoint."""
+    repetition: int = Field(default=1, ge=1)
+    """Which of the run's K trials of this (task, policy) this is, from 1."""
 
 
 def plan_episodes(
-    task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None
+    task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None, *, repeat: int = 1
 ) -> list[PlannedEpisode]:
-    """Every task once per policy (once for a real endpoint), then any extra (task, policy) pairs.
+    """Every task `repeat` times per policy (per real endpoint), then any extra (task, policy) pairs once.
 
-    Episode ids are stable for the same inputs.
+    An episode id is derived from its place in the plan, its task, its policy (when the run has
+    several) and its repetition (when `repeat` > 1), e.g. `004-helpdesk.solve-ticket--oracle--r2`;
+    the same inputs always give the same ids, so a resumed run finds its episodes again.
     """
+    if repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, got {repeat}")
     policies: list[str | None] = list(endpoint.policies) if endpoint.scripted else [None]
-    pairs = [(task_id, policy) for task_id in task_ids for policy in policies] + list(extra or [])
+    trials = [(task_id, policy, k) for task_id in task_ids for policy in policies for k in range(1, repeat + 1)]
+    trials += [(task_id, policy, 1) for task_id, policy in extra or []]
     plan: list[PlannedEpisode] = []
-    for task_id, policy in pairs:
+    for task_id, policy, k in trials:
         suffix = f"--{policy.replace(':', '-')}" if policy and (len(policies) > 1 or extra) else ""
-        plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id, policy=policy))
+        suffix += f"--r{k}" if repeat > 1 else ""
+        plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
+                                   policy=policy, repetition=k))
     return plan
 
 
@@ -118,6 +127,8 @@ class RunConfig(BaseModel):
     endpoint: EndpointConfig
     episodes: list[PlannedEpisode] = Field(min_length=1)
     bounds: Bounds = Field(default_factory=Bounds)
+    repeat: int = Field(default=1, ge=1)
+    """Trials per (task, policy): K of pass^k."""
 
     @model_validator(mode="after")
     def _distinct_episodes(self) -> RunConfig:

@@ -6,12 +6,13 @@ import sys
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from computerops.bench import BenchReport
 from computerops.checking import TaskCheck
 from computerops.observing import ObservedPage
-from computerops.report import RunReport
+from computerops.report import OutcomeTable, Proportion, RunReport
 from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
@@ -25,8 +26,40 @@ def scripted_note(scripted: bool) -> str:
     return " [bold yellow](SCRIPTED endpoint: deterministic policies, not a language model)[/]" if scripted else ""
 
 
+def _report_rows(report: RunReport) -> list[OutcomeTable]:
+    """One row per endpoint label, plus the total when there are several."""
+    return [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else report.by_endpoint or [report.total]
+
+
+def _kinds(kinds: dict[str, int]) -> str:
+    return f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}"
+
+
+def _label(row: OutcomeTable) -> str:
+    return "[bold]all[/]" if row.label == "all" else escape(row.label)
+
+
+def _proportion(proportion: Proportion) -> tuple[str, str]:
+    """`n/d = rate` and its Wilson interval; `n/0` and n/a without a denominator."""
+    if proportion.rate is None or proportion.wilson95 is None:
+        return f"{proportion.numerator}/{proportion.denominator}", "n/a"
+    return (f"{proportion.numerator}/{proportion.denominator} = {proportion.rate:.4f}",
+            f"{proportion.wilson95.low:.4f}-{proportion.wilson95.high:.4f}")
+
+
+def _value(value: object) -> str:
+    return "unknown" if value is None else str(value)
+
+
+def _plain_table(title: str, columns: Sequence[str], caption: str | None = None) -> Table:
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0)
+    return table
+
+
 def print_report(report: RunReport) -> None:
-    table = Table(title=f"Run {report.run_id}" + scripted_note(report.scripted), title_justify="left")
+    table = Table(title=f"Run {escape(report.run_id)}" + scripted_note(report.scripted), title_justify="left")
     table.caption = ("verified = verifier passed and success claimed; self-reported = done(success=true); "
                      "false compl. = claimed but rejected, split state / procedure-only / forbidden mutation")
     table.caption_justify = "left"
@@ -34,14 +67,11 @@ def print_report(report: RunReport) -> None:
                    "claimed fail", "no finish", "infra", "replay PASS"):
         table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=True,
                          min_width=len(column))
-    # One row per endpoint label, plus the total when there are several.
-    rows = [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else report.by_endpoint or [report.total]
+    rows = _report_rows(report)
     for row in rows:
-        kinds = row.false_completion_kinds
         table.add_row(
-            row.label if row.label != "all" else "[bold]all[/]", str(row.attempted), str(row.verified_success),
-            str(row.self_reported_success), str(row.false_completions),
-            f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}",
+            _label(row), str(row.attempted), str(row.verified_success),
+            str(row.self_reported_success), str(row.false_completions), _kinds(row.false_completion_kinds),
             str(row.claimed_failure), str(row.no_finish), str(row.infrastructure_failures),
             f"{row.replay_pass}/{row.attempted}",
         )
@@ -52,6 +82,66 @@ def print_report(report: RunReport) -> None:
         f" and {total.false_completions}/{total.self_reported_success} success claims."
         f" Rejected actions: {total.rejected_actions}. Stop reasons: "
         + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items())
+    )
+    intervals = _plain_table(
+        "Rates and 95% intervals",
+        ("endpoint", "verified / attempted", "Wilson", "task bootstrap", "pass^k", "false compl. / attempted",
+         "Wilson", "false compl. / success claims", "Wilson"),
+        f"Wilson score intervals over episodes; the task bootstrap resamples tasks ({report.bootstrap_resamples} "
+        f"resamples, seed {report.bootstrap_seed}). The first false-completion rate: how often an attempted episode "
+        "ended in a rejected success claim; the second: how often a success claim was rejected. n/a: no denominator.")
+    for row in rows:
+        boot = row.verified_success_bootstrap.interval
+        pass_k = row.pass_hat_k
+        intervals.add_row(
+            _label(row), *_proportion(row.verified_success_rate),
+            f"{boot.low:.4f}-{boot.high:.4f}" if boot else "n/a",
+            " ".join(f"^{v.k} {v.value:.4f}" for v in pass_k.by_k) if pass_k else "n/a",
+            *_proportion(row.false_completion_over_attempted), *_proportion(row.false_completion_over_success_claims))
+    console.print(intervals)
+    taxonomy = _plain_table("Claim against verifier (infrastructure failures left out)",
+                            ("endpoint", "claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail"))
+    split = _plain_table("False completions by kind",
+                         ("endpoint", "false compl.", "state", "procedure only", "forbidden mutation"))
+    usage = _plain_table(
+        "Tokens and latency per episode", ("endpoint", "tokens known", "unknown", "mean", "median", "wall s mean",
+                                           "median", "max"),
+        "Tokens = prompt + completion where the endpoint reported both; the rest are counted unknown, not guessed.")
+    for row in rows:
+        taxonomy.add_row(_label(row), *(str(row.taxonomy[k]) for k in
+                                       ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")))
+        kinds = row.false_completion_kinds
+        split.add_row(_label(row), str(row.false_completions), str(kinds["state"]), str(kinds["procedure_only"]),
+                      str(kinds["forbidden_mutation"]))
+        usage.add_row(_label(row), str(row.tokens.known), str(row.tokens.unknown), _value(row.tokens.mean),
+                      _value(row.tokens.median), _value(row.latency.mean_s), _value(row.latency.median_s),
+                      _value(row.latency.max_s))
+    console.print(taxonomy)
+    console.print(split)
+    for row in report.by_endpoint:
+        per_task = _plain_table(f"Per task: {escape(row.label)}", ("task", "attempted", "verified", "self-reported",
+                                                                   "false compl.", "state/proc/forbid", "no finish"))
+        for task in row.per_task:
+            per_task.add_row(escape(task.task_id), str(task.attempted), str(task.verified_success),
+                             str(task.self_reported_success), str(task.false_completions),
+                             _kinds(task.false_completion_kinds), str(task.no_finish))
+        console.print(per_task)
+    console.print(usage)
+    console.print(f"Evidence level {report.evidence_level}: {report.evidence_level_meaning}.", markup=False)
+    claimed, observed = report.provenance.claimed, report.provenance.observed
+    claimed_text = ("unknown" if claimed is None else
+                    f"kind {claimed.kind}, base_url {_value(claimed.base_url)}, model {_value(claimed.model)}, "
+                    f"artifact_sha256 {_value(claimed.artifact_sha256)}")
+    ids = observed.models_payload_ids
+    headers = observed.server_headers
+    console.print(f"claimed: {claimed_text}", markup=False)
+    console.print(
+        f"observed: GET /models ids {_value(', '.join(ids) if ids is not None else None)}"
+        + (f" (error: {observed.models_error})" if observed.models_error else "")
+        + f"; models in replies {', '.join(observed.models_seen) or 'none'}"
+        + f"; fingerprints {', '.join(observed.fingerprints_seen) or 'none'}"
+        + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}",
+        markup=False,
     )
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import openai
 from playwright.async_api import Browser
+from playwright.async_api import Error as PlaywrightError
 
 from adapter.driver import PageDriver
 from adapter.loop import AgentTranscript, ModelLoop
@@ -18,6 +21,7 @@ from computerops.records import EpisodeRecord
 from computerops.serving import tenant_context
 from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
 from sites.kit.oplog import ACTION_HEADER
+from sites.kit.records import JournalEntry, Operation
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Claim, Verdict, judge
@@ -76,10 +80,16 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     episode_id = planned.episode_id
     model = ctx.config.endpoint.model_for(planned.policy)
     started = time.monotonic()
+    ctx.bundle.start_episode(planned)
     trace = ctx.bundle.evidence_path(episode_id, TRACE) if ctx.trace else None
     tenant = ctx.registry.create(task.spec.site, task.spec.seed)
     try:
-        transcript = await _drive(ctx, task, tenant.token, model, trace)
+        try:
+            transcript = await _drive(ctx, task, tenant.token, model, trace)
+        except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
+            transcript = AgentTranscript(system_prompt="", instruction=task.spec.instruction, tool_mode="auto",
+                                         first_observation="", stop_reason="infrastructure",
+                                         infrastructure_error=f"browser: {type(exc).__name__}: {exc}")
         operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
     finally:
         ctx.registry.drop(tenant)
@@ -102,30 +112,44 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         ctx.replay_registry,
     )
     write(episode_id, "receipt.json", receipt)
+    record = EpisodeRecord(
+        episode_id=episode_id, task_id=task.id, task_sha256=task.sha256,
+        **derived_fields(ctx.config, planned, transcript, operations, journal, verdict),
+        wall_s=round(wall_s, 3), started_s=round(started - ctx.clock_zero, 3),
+        evidence_sha256=evidence, replay=receipt.result,
+    )
+    ctx.bundle.admit(record)
+    return record, receipt
+
+
+def derived_fields(
+    config: RunConfig, planned: PlannedEpisode, transcript: AgentTranscript, operations: Sequence[Operation],
+    journal: Sequence[JournalEntry], verdict: Verdict,
+) -> dict[str, Any]:
+    """Every field of an episode record that follows from its evidence (all but ids, hashes, times and
+    the replay result). `computerops verify` recomputes them from the saved files and compares."""
     assert transcript.stop_reason is not None, "the model loop always records why an episode ended"
     calls = [s.call for s in transcript.steps]
     models_seen = sorted({c.model for c in calls if c.model})
     # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
-    scripted = ctx.config.endpoint.scripted or (
-        bool(models_seen) and all(m.startswith("scripted:") for m in models_seen)
-    )
+    scripted = config.endpoint.scripted or (bool(models_seen) and all(m.startswith("scripted:") for m in models_seen))
     prompt = [c.prompt_tokens for c in calls]
     completion = [c.completion_tokens for c in calls]
-    record = EpisodeRecord(
-        episode_id=episode_id, task_id=task.id, task_sha256=task.sha256, endpoint=model,
-        scripted=scripted,
-        outcome="infrastructure_failure" if transcript.stop_reason == "infrastructure" else verdict.outcome,
-        false_completion_kind=verdict.false_completion_kind, claim=claim,
-        stop_reason=transcript.stop_reason, steps=len(transcript.steps),
-        rejected_actions=transcript.rejected_actions,
-        rejections_by_cause=dict(sorted(Counter(s.rejection.cause for s in transcript.steps if s.rejection).items())),
-        prompt_tokens=None if None in prompt else sum(p for p in prompt if p is not None),
-        completion_tokens=None if None in completion else sum(c for c in completion if c is not None),
-        wall_s=round(wall_s, 3), started_s=round(started - ctx.clock_zero, 3),
-        operations=len(operations), journal_entries=len(journal),
-        evidence_sha256=evidence, replay=receipt.result,
-        models_seen=models_seen,
-        fingerprints_seen=sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
-    )
-    ctx.bundle.admit(record)
-    return record, receipt
+    return {
+        "endpoint": config.endpoint.model_for(planned.policy),
+        "scripted": scripted,
+        "outcome": "infrastructure_failure" if transcript.stop_reason == "infrastructure" else verdict.outcome,
+        "false_completion_kind": verdict.false_completion_kind,
+        "claim": claim_of(transcript),
+        "stop_reason": transcript.stop_reason,
+        "steps": len(transcript.steps),
+        "rejected_actions": transcript.rejected_actions,
+        "rejections_by_cause": dict(sorted(Counter(s.rejection.cause for s in transcript.steps
+                                                   if s.rejection).items())),
+        "prompt_tokens": None if None in prompt else sum(p for p in prompt if p is not None),
+        "completion_tokens": None if None in completion else sum(c for c in completion if c is not None),
+        "operations": len(operations),
+        "journal_entries": len(journal),
+        "models_seen": models_seen,
+        "fingerprints_seen": sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
+    }

@@ -10,7 +10,10 @@ from typing import Any
 
 import httpx
 
+from adapter.actions import text_protocol, tool_schemas
+from adapter.prompts import system_prompt
 from computerops.records import ObservedEndpoint
+from replays import canonical_sha256
 
 PACKAGES = ("sites", "adapter", "verifier", "tasks", "replays", "computerops")
 _CODE_SUFFIXES = {".py", ".html", ".js", ".css", ".yaml"}
@@ -30,6 +33,16 @@ def package_sha256(package: str, root: Path = _ROOT) -> str:
 
 def code_hashes() -> dict[str, str]:
     return {package: package_sha256(package) for package in PACKAGES}
+
+
+def protocol_hashes() -> dict[str, str]:
+    """sha256 of what the model is shown besides the pages: both system prompts and the action schemas."""
+    return {
+        "system_prompt": canonical_sha256(system_prompt(text_protocol_mode=False)),
+        "system_prompt_text_protocol": canonical_sha256(system_prompt(text_protocol_mode=True)),
+        "tool_schemas": canonical_sha256(tool_schemas()),
+        "text_protocol": canonical_sha256(text_protocol()),
+    }
 
 
 def _version(distribution: str) -> str | None:

@@ -55,6 +55,9 @@ class RunManifest(BaseModel):
     tasks: list[TaskRef]
     code_sha256: dict[str, str]
     """Content hash of each package of ours (sites, adapter, verifier, tasks, replays, computerops)."""
+    protocol_sha256: dict[str, str] = Field(default_factory=dict)
+    """sha256 of the system prompts and the action (tool) schemas the model is shown; empty in
+    manifests written before it existed."""
     versions: dict[str, str | None]
     endpoint_observed: ObservedEndpoint
     execution: RunExecution = Field(default_factory=RunExecution)
@@ -92,3 +95,21 @@ class EpisodeRecord(BaseModel):
     replay: Literal["PASS", "FAIL"]
     models_seen: list[str]
     fingerprints_seen: list[str]
+
+
+class ResumeEntry(BaseModel):
+    """One `run --resume` of a run directory: one line of resumes.jsonl."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    resumed_at: str
+    admitted_before: int
+    """Episodes already admitted when the resume began (they are kept, never re-run)."""
+    torn_bytes_removed: int
+    """Bytes of an unfinished last line of episodes.jsonl cut off (a record is admitted only once
+    its whole line, newline included, is on disk)."""
+    set_apart: dict[str, str]
+    """Episode id -> where its partial evidence was moved (under interrupted/); the episode is re-run."""
+    to_run: int
+    endpoint_observed: ObservedEndpoint
+    """What the endpoint said about itself at this resume (the manifest keeps the first observation)."""

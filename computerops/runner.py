@@ -20,14 +20,23 @@ from adapter.scripted import create_scripted_app
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.episode import EpisodeContext, run_episode
-from computerops.provenance import code_hashes, observe_endpoint, versions
-from computerops.records import EpisodeRecord, RunExecution, RunManifest, TaskRef
+from computerops.provenance import code_hashes, observe_endpoint, protocol_hashes, versions
+from computerops.records import EpisodeRecord, ObservedEndpoint, ResumeEntry, RunExecution, RunManifest, TaskRef
+from computerops.report import summarize
 from computerops.serving import serve_app
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 
 Progress = Callable[[str], None]
+
+HALT_AFTER_INFRASTRUCTURE_FAILURES = 3
+"""Consecutive infrastructure failures (endpoint unreachable, 5xx after the client's retries, browser
+gone) after which the run halts instead of recording more of them."""
+
+_RESUME_COMPARED = ("config", "scripted", "tasks", "code_sha256", "protocol_sha256", "versions")
+"""The manifest inputs a resume must reproduce exactly. Not compared: when the run was created, how
+it executes (concurrency, traces) and what the endpoint said about itself (logged per resume)."""
 
 
 class EndpointError(RuntimeError):
@@ -63,6 +72,43 @@ class RunAborted(RuntimeError):
         self.failed = failed
 
 
+class ResumeRefused(RuntimeError):
+    """`run --resume` found a manifest input that differs now: a resumed run would be a new condition."""
+
+
+class RunHalted(RuntimeError):
+    """Repeated infrastructure failures stopped the run; what was admitted stays, and it can be resumed."""
+
+
+def first_difference(recorded: object, now: object, path: str = "") -> str | None:
+    """Where two JSON-like values first differ (depth first, keys in order), e.g.
+    `code_sha256.sites: 3f2a... != 9c1b...`; None when they are equal."""
+    if isinstance(recorded, dict) and isinstance(now, dict):
+        for key in sorted(set(recorded) | set(now)):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in recorded or key not in now:
+                return f"{where}: {recorded.get(key, '(absent)')!r} recorded, {now.get(key, '(absent)')!r} now"
+            found = first_difference(recorded[key], now[key], where)
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list) and isinstance(now, list):
+        for index, (old, new) in enumerate(zip(recorded, now, strict=False)):
+            found = first_difference(old, new, f"{path}[{index}]")
+            if found:
+                return found
+        if len(recorded) != len(now):
+            return f"{path}: {len(recorded)} items recorded, {len(now)} now"
+        return None
+    return None if recorded == now else f"{path}: {recorded!r} recorded, {now!r} now"
+
+
+def manifest_difference(recorded: RunManifest, now: RunManifest) -> str | None:
+    """The first manifest input that differs between a run's manifest and the one it would have now."""
+    old, new = recorded.model_dump(mode="json"), now.model_dump(mode="json")
+    return first_difference({k: old[k] for k in _RESUME_COMPARED}, {k: new[k] for k in _RESUME_COMPARED})
+
+
 def _progress_line(done: int, total: int, planned: PlannedEpisode, record: EpisodeRecord) -> str:
     return (f"[{done}/{total}] {planned.episode_id} ({record.endpoint}): {record.outcome}"
             + (f" ({record.false_completion_kind})" if record.false_completion_kind else "")
@@ -70,23 +116,27 @@ def _progress_line(done: int, total: int, planned: PlannedEpisode, record: Episo
 
 
 async def _run_plan(
-    ctx: EpisodeContext, tasks: list[LoadedTask], concurrency: int, progress: Progress
+    ctx: EpisodeContext, tasks: list[LoadedTask], concurrency: int, progress: Progress,
+    admitted_before: list[EpisodeRecord] | None = None,
 ) -> list[EpisodeRecord]:
-    """Every planned episode, at most `concurrency` at once; the admitted records in plan order.
+    """Every planned episode not yet admitted, at most `concurrency` at once; all admitted records
+    (earlier ones included) in plan order.
 
     Workers take the next planned episode as they come free, so episodes finish (and are admitted
     and reported) in any order. When an episode raises, no further episode starts; those in flight
-    finish and are admitted; then RunAborted names what failed.
+    finish and are admitted; then RunAborted names what failed. After HALT_AFTER_INFRASTRUCTURE_FAILURES
+    infrastructure failures in a row the same happens and RunHalted says so.
     """
     plan = ctx.config.episodes
     by_id = {t.id: t for t in tasks}
-    queue = iter(plan)  # shared by the workers: next() never awaits, so each episode is taken once
-    records: dict[str, EpisodeRecord] = {}
+    records: dict[str, EpisodeRecord] = {r.episode_id: r for r in admitted_before or []}
+    queue = iter([p for p in plan if p.episode_id not in records])  # shared: next() never awaits
     failed: list[tuple[str, BaseException]] = []
+    infrastructure_run: list[str] = []  # the latest consecutive infrastructure failures
 
     async def worker() -> None:
         for planned in queue:
-            if failed:
+            if failed or len(infrastructure_run) >= HALT_AFTER_INFRASTRUCTURE_FAILURES:
                 return
             try:
                 record, _ = await run_episode(ctx, by_id[planned.task_id], planned)
@@ -97,6 +147,10 @@ async def _run_plan(
                 return
             records[planned.episode_id] = record
             progress(_progress_line(len(records), len(plan), planned, record))
+            if record.outcome == "infrastructure_failure":
+                infrastructure_run.append(planned.episode_id)
+            else:
+                infrastructure_run.clear()
 
     async with asyncio.TaskGroup() as group:
         for _ in range(min(concurrency, len(plan))):
@@ -111,6 +165,51 @@ async def _run_plan(
             f"{len(plan) - len(admitted) - len(failed)} not started.",
             admitted=admitted, failed=failed,
         ) from first
+    if len(infrastructure_run) >= HALT_AFTER_INFRASTRUCTURE_FAILURES:
+        raise RunHalted(
+            f"{len(infrastructure_run)} infrastructure failures in a row ({', '.join(infrastructure_run)}); "
+            f"the run halted with {len(admitted)} of {len(plan)} episodes admitted to {ctx.bundle.root}. "
+            f"They count as infrastructure failures, apart from agent outcomes. Fix the endpoint or browser, "
+            f"then continue with `computerops run --resume {ctx.bundle.root}`."
+        )
+    return admitted
+
+
+def build_manifest(
+    config: RunConfig, tasks: list[LoadedTask], *, chromium: str | None, observed: ObservedEndpoint,
+    execution: RunExecution,
+) -> RunManifest:
+    """The manifest a run has under the current code, catalog and versions."""
+    return RunManifest(
+        config=config, created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        scripted=config.endpoint.scripted,
+        tasks=[TaskRef(id=t.id, sha256=t.sha256, path=t.path.name) for t in tasks],
+        code_sha256=code_hashes(), protocol_sha256=protocol_hashes(), versions=versions(chromium),
+        endpoint_observed=observed, execution=execution,
+    )
+
+
+def _resume(bundle: RunDirectory, now: RunManifest, progress: Progress) -> list[EpisodeRecord]:
+    """Check that nothing the results depend on changed, repair a torn last record, set interrupted
+    episodes apart and log the resume; returns the records admitted before it."""
+    difference = manifest_difference(bundle.manifest(), now)
+    if difference is not None:
+        raise ResumeRefused(f"cannot resume {bundle.root}: a manifest input differs: {difference}. "
+                            "A run continued under other inputs would be a new condition; start a new run.")
+    torn = bundle.repair_torn_tail()
+    admitted = bundle.records()
+    done = {r.episode_id for r in admitted}
+    pending = [p for p in now.config.episodes if p.episode_id not in done]
+    set_apart = {p.episode_id: str(bundle.set_apart(p.episode_id).relative_to(bundle.root))
+                 for p in pending if bundle.episode_dir(p.episode_id).exists()}
+    bundle.log_resume(ResumeEntry(
+        resumed_at=now.created_at, admitted_before=len(admitted), torn_bytes_removed=torn, set_apart=set_apart,
+        to_run=len(pending), endpoint_observed=now.endpoint_observed,
+    ))
+    progress(f"resuming {bundle.root}: {len(admitted)} of {len(now.config.episodes)} episodes admitted, "
+             f"{len(pending)} to run" + (f", {len(set_apart)} interrupted set apart under interrupted/"
+                                         if set_apart else "")
+             + (f", {torn} bytes of an unfinished record cut off" if torn else ""))
     return admitted
 
 
@@ -122,16 +221,20 @@ async def execute_run(
     *,
     concurrency: int = 1,
     trace: bool = False,
+    resume: bool = False,
 ) -> list[EpisodeRecord]:
     """Run every planned episode into a new run directory at `out`; returns the admitted records in plan order.
 
     `concurrency` episodes run at once over one browser, each in its own context on its own tenant; the
     evidence is the same at any concurrency. `trace` saves a Playwright trace per episode (never started
-    otherwise). Raises RunAborted when an episode raised; what was admitted stays in the run directory.
+    otherwise). With `resume`, `out` is an existing run of this `config`: episodes it admitted are kept,
+    the rest run (ResumeRefused when any manifest input differs now). Raises RunAborted when an episode
+    raised and RunHalted after repeated infrastructure failures; what was admitted stays in the run directory.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    RunDirectory.ensure_new(out)  # before any server, browser or model call
+    if not resume:
+        RunDirectory.ensure_new(out)  # before any server, browser or model call
     async with AsyncExitStack() as stack:
         tenant_root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="computerops-tenants-")))
         registry = TenantRegistry(tenant_root / "run")
@@ -146,17 +249,20 @@ async def execute_run(
         playwright = await stack.enter_async_context(async_playwright())
         browser = await launch_browser(playwright)
         stack.push_async_callback(browser.close)
-        manifest = RunManifest(
-            config=config, created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            scripted=config.endpoint.scripted,
-            tasks=[TaskRef(id=t.id, sha256=t.sha256, path=t.path.name) for t in tasks],
-            code_sha256=code_hashes(), versions=versions(browser.version), endpoint_observed=observed,
-            execution=RunExecution(concurrency=concurrency, trace=trace),
-        )
-        bundle = RunDirectory.create(out, manifest)
+        manifest = build_manifest(config, tasks, chromium=browser.version, observed=observed,
+                                  execution=RunExecution(concurrency=concurrency, trace=trace))
+        admitted: list[EpisodeRecord] = []
+        if resume:
+            bundle = RunDirectory.open(out)
+            admitted = _resume(bundle, manifest, progress)
+        else:
+            bundle = RunDirectory.create(out, manifest)
         client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=2, timeout=120.0)
         stack.push_async_callback(client.close)
         ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,
                              browser=browser, origin=origin, client=client, trace=trace,
                              clock_zero=time.monotonic())
-        return await _run_plan(ctx, tasks, concurrency, progress)
+        try:
+            return await _run_plan(ctx, tasks, concurrency, progress, admitted)
+        finally:  # also when the run stopped early: what was admitted is sealed as it stands
+            bundle.seal(summarize(bundle.manifest(), bundle.records()))

@@ -41,14 +41,56 @@ def _first_difference(recorded: Operation, replayed: Operation) -> str | None:
     return None
 
 
+def _values_difference(field: str, a: object, b: object) -> str:
+    """One field that differs: the columns that differ when both are rows, else both values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        columns = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+        return f"{field} differs in {', '.join(map(str, columns))}"
+    return f"{field} recorded {a!r}, replayed {b!r}"
+
+
 def _compare_journals(recorded: Sequence[JournalEntry], replayed: Sequence[JournalEntry]) -> list[str]:
     problems = []
     for old, new in zip(recorded, replayed, strict=False):
         if old != new:
-            problems.append(f"journal entry #{old.seq} ({old.change} {old.table} {old.key}) differs on replay")
+            field = next(f for f in JournalEntry.model_fields if getattr(old, f) != getattr(new, f))
+            problems.append(f"journal entry #{old.seq} ({old.change} {old.table} {old.key}) differs on replay: "
+                            + _values_difference(field, getattr(old, field), getattr(new, field)))
     if len(recorded) != len(replayed):
         problems.append(f"journal has {len(recorded)} entries recorded, {len(replayed)} on replay")
     return problems
+
+
+def _state_difference(recorded: StateSnapshot, replayed: StateSnapshot) -> str:
+    """Where two snapshots first differ: the table, then the row (rows are sorted by primary key)."""
+    for table in sorted(recorded.keys() | replayed.keys()):
+        old, new = recorded.get(table), replayed.get(table)
+        if old is None or new is None:
+            return f"table {table} {'only on replay' if old is None else 'missing on replay'}"
+        if canonical_sha256(old) == canonical_sha256(new):
+            continue
+        for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+            if canonical_sha256(a) != canonical_sha256(b):
+                return f"table {table}, row {number}: " + _values_difference("row", a, b)
+        return f"table {table}: {len(old)} rows recorded, {len(new)} on replay"
+    return "same tables and rows, different encoding"
+
+
+def _verdict_difference(recorded: Verdict, replayed: Verdict) -> str:
+    """The first field of the verdict that differs (for checks, the first check that differs)."""
+    for field in Verdict.model_fields:
+        a, b = getattr(recorded, field), getattr(replayed, field)
+        if a == b:
+            continue
+        if field == "checks":
+            for old, new in zip(a, b, strict=False):
+                if old.passed != new.passed:
+                    return f"check {old.name}: passed recorded {old.passed}, replayed {new.passed}"
+                if old != new:
+                    return f"check {old.name}: recorded {old!r}, replayed {new!r}"
+            return f"checks: {len(a)} recorded, {len(b)} replayed"
+        return f"{field} recorded {a!r}, replayed {b!r}"
+    return "no field differs"
 
 
 _APPS: WeakKeyDictionary[TenantRegistry, ASGIApp] = WeakKeyDictionary()
@@ -104,11 +146,12 @@ async def replay_episode(
         problems.append(f"{len(episode.operations)} operations recorded, {len(replayed_ops)} logged on replay")
     problems.extend(_compare_journals(episode.journal, journal))
     if canonical_sha256(state) != canonical_sha256(episode.final_state):
-        problems.append("final state differs on replay")
+        problems.append(f"final state differs on replay: {_state_difference(episode.final_state, state)}")
     verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=replayed_ops,
                     claim=episode.verdict.claim)
     if verdict != episode.verdict:
-        problems.append(f"verdict differs on replay: recorded {episode.verdict.outcome}, replayed {verdict.outcome}")
+        problems.append(f"verdict differs on replay: recorded {episode.verdict.outcome}, replayed {verdict.outcome} "
+                        f"(first difference: {_verdict_difference(episode.verdict, verdict)})")
     if len(problems) > _SHOWN:
         problems = [*problems[:_SHOWN], f"... and {len(problems) - _SHOWN} more"]
     return Receipt(

@@ -49,7 +49,7 @@ def test_the_oracle_reaches_verified_success_on_every_task_through_the_browser(s
     assert [r.outcome for r in oracle] == ["verified_success"] * len(TASKS)
     assert all(r.scripted and r.replay == "PASS" and r.rejected_actions == 0 for r in oracle)
     refund = next(r for r in oracle if r.task_id == "helpdesk.refund-with-approval")
-    assert refund.journal_entries == 4 and refund.steps == 13
+    assert refund.journal_entries == 6 and refund.steps == 15
 
 
 def test_a_false_finish_is_classified_as_a_false_completion(scripted_run: Path) -> None:

@@ -49,6 +49,7 @@ SOLVED = [
     ("POST", "/helpdesk/orders/O-1042/refunds", "amount=49.90&currency=EUR&approval=RA-12&reason=damaged"),
     ("GET", "/helpdesk/orders/O-1042?refunded=1", ""),
     ("POST", "/helpdesk/tickets/T-2001/notify", "subject=Refund&message=Your+refund+was+issued"),
+    ("POST", "/helpdesk/follow-ups/FU-6/done", ""),
 ]
 EXPIRED = [
     ("POST", "/helpdesk/orders/O-1042/refunds", "amount=49.90&currency=EUR&approval=RA-11&reason=damaged"),
@@ -61,7 +62,7 @@ async def test_a_successful_episode_replays_pass_with_matching_hashes(registry: 
     assert episode.verdict.outcome == "verified_success", [c for c in episode.verdict.checks if not c.passed]
     receipt = await replay_episode(REFUND, episode, registry)
     assert receipt.result == "PASS", receipt.mismatches
-    assert receipt.operations == 4
+    assert receipt.operations == 5
     assert receipt.journal_sha256 == receipt.replayed_journal_sha256
     assert receipt.verdict_sha256 == receipt.replayed_verdict_sha256
 

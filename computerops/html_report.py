@@ -1,0 +1,226 @@
+"""A run report as one self-contained HTML file: inline CSS, an inline SVG chart, no scripts, no external links.
+
+It shows exactly the numbers of `RunReport` (what `report --json` prints). Every text value is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+from pathlib import Path
+
+from computerops.report import OUTCOMES, OutcomeTable, Provenance, RunReport, TaskRow
+
+OUTCOME_COLOURS = {
+    "verified_success": "#2e7d32",
+    "unclaimed_success": "#81c784",
+    "false_completion": "#c62828",
+    "honest_failure": "#9e9e9e",
+    "infrastructure_failure": "#6d4c41",
+}
+OUTCOME_NAMES = {
+    "verified_success": "verified success",
+    "unclaimed_success": "unclaimed success",
+    "false_completion": "false completion",
+    "honest_failure": "honest failure",
+    "infrastructure_failure": "infrastructure failure",
+}
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em; color: #212121; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; } h3 { font-size: 1em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f5f5f5; }
+.scripted { background: #fff3cd; border: 1px solid #e0b000; padding: 0.5em 1em; font-weight: bold; }
+.note { color: #555; font-size: 0.9em; }
+.unknown { color: #999; font-style: italic; }
+table.fields td, table.fields th { text-align: left; }
+"""
+
+
+def _text(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return '<span class="unknown">unknown</span>'
+    return _text(value)
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[object]], caption: str | None = None,
+           css_class: str = "") -> str:
+    head = "".join(f"<th>{_text(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>" for row in rows)
+    note = f'<p class="note">{_text(caption)}</p>' if caption else ""
+    attribute = f' class="{css_class}"' if css_class else ""
+    return f"<table{attribute}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
+
+
+def _rows(report: RunReport) -> list[OutcomeTable]:
+    """One row per endpoint label, plus the total when there are several (as the terminal table)."""
+    if len(report.by_endpoint) > 1:
+        return [*report.by_endpoint, report.total]
+    return report.by_endpoint or [report.total]
+
+
+def _kinds(kinds: dict[str, int]) -> str:
+    return f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}"
+
+
+def _outcome_table(rows: Sequence[OutcomeTable]) -> str:
+    return _table(
+        ("endpoint", "attempted", "verified", "self-reported", "false compl.", "state / proc / forbid",
+         "claimed fail", "no finish", "infra", "replay PASS"),
+        [(r.label, r.attempted, r.verified_success, r.self_reported_success, r.false_completions,
+          _kinds(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.infrastructure_failures,
+          f"{r.replay_pass}/{r.attempted}") for r in rows],
+        "verified = verifier passed and success claimed; self-reported = done(success=true); false compl. = "
+        "claimed but rejected, split state / procedure-only / forbidden mutation",
+    )
+
+
+def _intervals(rows: Sequence[OutcomeTable]) -> str:
+    return _table(
+        ("endpoint", "verified success / attempted", "task-clustered bootstrap 95%", "pass^k",
+         "false compl. / attempted", "false compl. / success claims"),
+        [(r.label, r.verified_success_rate.summary(), r.verified_success_bootstrap.summary(),
+          r.pass_hat_k.summary() if r.pass_hat_k else "n/a (a task has one episode, or endpoints are mixed)",
+          r.false_completion_over_attempted.summary(), r.false_completion_over_success_claims.summary())
+         for r in rows],
+        "The first false-completion rate asks how often an attempted episode ended in a rejected success claim; "
+        "the second how often a success claim was rejected. Wilson score intervals treat episodes as independent; "
+        "the bootstrap resamples tasks, so repeated episodes of one task count once as a cluster.",
+    )
+
+
+def _taxonomy(rows: Sequence[OutcomeTable]) -> str:
+    return _table(
+        ("endpoint", "claimed, verifier pass", "claimed, verifier fail", "not claimed, verifier pass",
+         "not claimed, verifier fail"),
+        [(r.label, r.taxonomy["claimed/pass"], r.taxonomy["claimed/fail"], r.taxonomy["not-claimed/pass"],
+          r.taxonomy["not-claimed/fail"]) for r in rows],
+        "Success claim (done(success=true)) against the verifier; infrastructure failures are left out.",
+    )
+
+
+def _split(rows: Sequence[OutcomeTable]) -> str:
+    return _table(
+        ("endpoint", "false completions", "state", "procedure only", "forbidden mutation"),
+        [(r.label, r.false_completions, r.false_completion_kinds["state"], r.false_completion_kinds["procedure_only"],
+          r.false_completion_kinds["forbidden_mutation"]) for r in rows],
+    )
+
+
+def _per_task(rows: Sequence[TaskRow]) -> str:
+    return _table(
+        ("task", "attempted", "verified", "self-reported", "false compl.", "state / proc / forbid", "no finish"),
+        [(t.task_id, t.attempted, t.verified_success, t.self_reported_success, t.false_completions,
+          _kinds(t.false_completion_kinds), t.no_finish) for t in rows],
+    )
+
+
+def _usage(rows: Sequence[OutcomeTable]) -> str:
+    return _table(
+        ("endpoint", "tokens known", "tokens unknown", "mean tokens", "median tokens", "mean wall s",
+         "median wall s", "max wall s"),
+        [(r.label, r.tokens.known, r.tokens.unknown, r.tokens.mean, r.tokens.median, r.latency.mean_s,
+          r.latency.median_s, r.latency.max_s) for r in rows],
+        "Tokens are prompt + completion per episode, only where the endpoint reported both (the rest are "
+        "counted as unknown, never guessed). wall s: tenant creation to the end of the browser session.",
+    )
+
+
+def _chart(rows: Sequence[TaskRow]) -> str:
+    """Horizontal bars, one per task, stacked by outcome; the bar length is the number of episodes."""
+    if not rows:
+        return '<p class="note">No episodes.</p>'
+    label_w, bar_w, row_h, top = 300, 420, 22, 30
+    most = max(t.attempted for t in rows) or 1
+    height = top + row_h * len(rows) + 10
+    parts = [f'<svg width="{label_w + bar_w + 60}" height="{height}" '
+             f'role="img" aria-label="Outcomes per task">']
+    x = 0
+    for outcome in OUTCOMES:
+        parts.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{OUTCOME_COLOURS[outcome]}"/>'
+                     f'<text x="{x + 16}" y="14" font-size="12">{_text(OUTCOME_NAMES[outcome])}</text>')
+        x += 150
+    for index, task in enumerate(rows):
+        y = top + index * row_h
+        parts.append(f'<text x="{label_w - 6}" y="{y + 14}" font-size="12" text-anchor="end">{_text(task.task_id)}'
+                     "</text>")
+        counts = {"verified_success": task.verified_success, "unclaimed_success": task.unclaimed_success,
+                  "false_completion": task.false_completions, "honest_failure": task.honest_failures,
+                  "infrastructure_failure": task.infrastructure_failures}
+        offset = float(label_w)
+        for outcome in OUTCOMES:
+            if counts[outcome]:
+                width = bar_w * counts[outcome] / most
+                parts.append(f'<rect x="{offset:.1f}" y="{y + 2}" width="{width:.1f}" height="{row_h - 6}" '
+                             f'fill="{OUTCOME_COLOURS[outcome]}"><title>{_text(task.task_id)}: '
+                             f'{counts[outcome]} {_text(OUTCOME_NAMES[outcome])}</title></rect>')
+                offset += width
+        parts.append(f'<text x="{offset + 4:.1f}" y="{y + 14}" font-size="12">{task.attempted}</text>')
+    parts.append("</svg>")  # inline SVG in HTML needs no namespace declaration
+    return "".join(parts)
+
+
+def _provenance(provenance: Provenance) -> str:
+    claimed = provenance.claimed
+    observed = provenance.observed
+    claimed_rows: list[tuple[str, object]] = [
+        ("kind", claimed.kind if claimed else None), ("base_url", claimed.base_url if claimed else None),
+        ("model", claimed.model if claimed else None),
+        ("artifact_sha256", claimed.artifact_sha256 if claimed else None),
+    ]
+    headers = observed.server_headers
+    observed_rows: list[tuple[str, object]] = [
+        ("GET /models ids", ", ".join(observed.models_payload_ids) if observed.models_payload_ids is not None
+         else None),
+        ("GET /models error", observed.models_error),
+        ("models named in replies", ", ".join(observed.models_seen) or None),
+        ("system fingerprints in replies", ", ".join(observed.fingerprints_seen) or None),
+        ("server headers", "; ".join(f"{k}: {v}" for k, v in sorted(headers.items())) if headers else None),
+    ]
+    return ("<h3>claimed</h3>" + _table(("field", "value"), claimed_rows,
+                                        "What the operator said the endpoint is; recorded, not checked.", "fields")
+            + "<h3>observed</h3>" + _table(("field", "value"), observed_rows,
+                                           "What the endpoint and its replies said about themselves.", "fields"))
+
+
+def render_html(report: RunReport) -> str:
+    """The whole report as one HTML document."""
+    rows = _rows(report)
+    title = f"ComputerOps run {report.run_id}"
+    scripted = ('<p class="scripted">SCRIPTED endpoint: deterministic policies, not a language model. '
+                "These results measure the harness, not a model.</p>") if report.scripted else ""
+    per_task = "".join(f"<h3>{_text(r.label)}</h3>" + _per_task(r.per_task) for r in report.by_endpoint)
+    total = report.total
+    body = [
+        f"<h1>{_text(title)}</h1>", scripted,
+        f'<p>Evidence level <strong>{_text(report.evidence_level)}</strong>: {_text(report.evidence_level_meaning)}.'
+        "</p>",
+        "<h2>Outcomes</h2>", _outcome_table(rows),
+        f"<p>False completions: {total.false_completions}/{total.attempted} attempted episodes and "
+        f"{total.false_completions}/{total.self_reported_success} success claims. Rejected actions: "
+        f"{total.rejected_actions}. Stop reasons: "
+        + _text(", ".join(f"{k} {v}" for k, v in total.stop_reasons.items()) or "none") + ".</p>",
+        "<h2>Rates and 95% intervals</h2>", _intervals(rows),
+        f'<p class="note">Bootstrap: {report.bootstrap_resamples} resamples, seed {report.bootstrap_seed}; '
+        f"{_text(total.verified_success_bootstrap.method)}.</p>",
+        "<h2>Claim against verifier</h2>", _taxonomy(rows),
+        "<h2>False completions by kind</h2>", _split(rows),
+        "<h2>Outcomes per task (all endpoints)</h2>", _chart(total.per_task),
+        "<h2>Per task</h2>", per_task,
+        "<h2>Tokens and latency per episode</h2>", _usage(rows),
+        "<h2>Provenance</h2>", _provenance(report.provenance),
+    ]
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_text(title)}</title>'
+            f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def write_html(path: Path, report: RunReport) -> None:
+    """Write the report to `path` (UTF-8)."""
+    path.write_text(render_html(report), encoding="utf-8")

@@ -1,0 +1,177 @@
+"""`computerops verify DIR`: a reviewer's check of a run from its raw evidence alone.
+
+In order: the checksum list against every file; each record's evidence hashes; each verdict
+re-judged from the saved state, journal, operations and transcript; each record's derived fields
+recomputed; each episode replayed on a fresh tenant (its receipt must equal the saved one and
+PASS); the summary recomputed from the verified records. The first mismatch is what a reviewer
+reads first; every problem is kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from adapter.loop import AgentTranscript
+from computerops.bundle import CHECKSUMS, SUMMARY, VERIFICATION, BundleError, RunDirectory
+from computerops.episode import claim_of, derived_fields
+from computerops.records import EpisodeRecord, RunManifest
+from computerops.report import summarize
+from computerops.runner import first_difference
+from replays import file_sha256, replay_episode
+from sites.kit.tenancy import TenantRegistry
+from tasks import LoadedTask, load_catalog
+from verifier import judge
+
+
+class Verification(BaseModel):
+    """What `computerops verify` found; written as verification.json when it passed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    verified_at: str
+    passed: bool
+    files_checked: int
+    episodes_replayed: int
+    checksums_sha256: str | None
+    """sha256 of the checksum list that was verified: the report shows E2 only while it is unchanged."""
+    problems: list[str]
+
+    @property
+    def first_mismatch(self) -> str | None:
+        return self.problems[0] if self.problems else None
+
+
+def _episode_problems(
+    bundle: RunDirectory, catalog: dict[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript
+) -> list[str]:
+    """The verdict re-judged and the record's derived fields recomputed from the episode's evidence."""
+    task = catalog.get(record.task_id)
+    if task is None:
+        return [f"{record.episode_id}: task {record.task_id} is not in the catalog"]
+    if task.sha256 != record.task_sha256:
+        return [f"{record.episode_id}: task file {task.path.name} changed since the run "
+                f"({task.sha256[:12]} now, {record.task_sha256[:12]} recorded)"]
+    plan = {p.episode_id: p for p in bundle.manifest().config.episodes}
+    planned = plan.get(record.episode_id)
+    if planned is None:
+        return [f"{record.episode_id}: not an episode of the run's plan"]
+    episode = bundle.load_episode(record)
+    verdict = judge(task.spec, task.sha256, state=episode.final_state, journal=episode.journal,
+                    operations=episode.operations, claim=claim_of(transcript))
+    problems = []
+    if (found := first_difference(episode.verdict.model_dump(mode="json"), verdict.model_dump(mode="json"))):
+        problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "
+                        f"evidence: {found}")
+    fields = derived_fields(bundle.manifest().config, planned, transcript, episode.operations, episode.journal,
+                            verdict)
+    recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
+    stored = record.model_dump(mode="json")
+    if (found := first_difference({k: stored[k] for k in fields}, {k: recomputed[k] for k in fields})):
+        problems.append(f"{record.episode_id}: record in episodes.jsonl differs from its evidence: {found}")
+    return problems
+
+
+async def verify_run(bundle: RunDirectory) -> Verification:
+    """Check a sealed run from its raw evidence; see the module docstring for the order."""
+    problems = bundle.checksum_problems()
+    checksums = bundle.root / CHECKSUMS
+    try:
+        manifest = bundle.manifest()
+        records = bundle.records()
+    except (BundleError, ValueError) as exc:
+        problems.append(f"the run cannot be read: {exc}")
+        return Verification(run_id=bundle.root.name, verified_at=_now(), passed=False,
+                            files_checked=len(bundle.files()), episodes_replayed=0, checksums_sha256=None,
+                            problems=problems)
+    seen: set[str] = set()
+    for record in records:
+        if record.episode_id in seen:
+            problems.append(f"{record.episode_id}: admitted twice in episodes.jsonl")
+        seen.add(record.episode_id)
+    replayed = 0
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory(prefix="computerops-verify-") as root:
+        registry = TenantRegistry(Path(root))
+        try:
+            for record in records:
+                try:
+                    found, did_replay = await _check_episode(bundle, catalog, registry, record)
+                except (BundleError, ValueError) as exc:
+                    found, did_replay = [f"{record.episode_id}: {exc}"], False
+                problems += found
+                replayed += did_replay
+        finally:
+            registry.close()
+    problems += _summary_problems(bundle, manifest, records)
+    return Verification(
+        run_id=manifest.config.run_id, verified_at=_now(), passed=not problems, files_checked=len(bundle.files()),
+        episodes_replayed=replayed, checksums_sha256=file_sha256(checksums) if checksums.is_file() else None,
+        problems=problems,
+    )
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+async def _check_episode(
+    bundle: RunDirectory, catalog: dict[str, LoadedTask], registry: TenantRegistry, record: EpisodeRecord
+) -> tuple[list[str], bool]:
+    """Problems of one admitted episode, and whether it was replayed."""
+    integrity = bundle.integrity_problems(record)
+    if integrity:
+        return integrity, False  # altered files are named; judging them again would only repeat that
+    transcript = AgentTranscript.model_validate_json(
+        (bundle.episode_dir(record.episode_id) / "transcript.json").read_text(encoding="utf-8"))
+    problems = _episode_problems(bundle, catalog, record, transcript)
+    if problems:
+        return problems, False
+    receipt = await replay_episode(catalog[record.task_id], bundle.load_episode(record), registry)
+    saved = bundle.receipt(record.episode_id)
+    if saved is None or saved != receipt:
+        found = "missing" if saved is None else first_difference(
+            saved.model_dump(mode="json"), receipt.model_dump(mode="json"))
+        problems.append(f"{record.episode_id}/receipt.json differs from a new replay: {found}")
+    if receipt.result != "PASS":
+        problems.append(f"{record.episode_id}: replay FAIL: {receipt.first_mismatch}")
+    if record.replay != receipt.result:
+        problems.append(f"{record.episode_id}: record says replay {record.replay}, replay gives {receipt.result}")
+    return problems, True
+
+
+def _summary_problems(bundle: RunDirectory, manifest: RunManifest, records: list[EpisodeRecord]) -> list[str]:
+    path = bundle.root / SUMMARY
+    if not path.is_file():
+        return [f"{SUMMARY} is missing"]
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        return [f"{SUMMARY} does not parse: {exc}"]
+    found = first_difference(stored, summarize(manifest, records).model_dump(mode="json"))
+    return [f"{SUMMARY} differs from the summary recomputed from the evidence: {found}"] if found else []
+
+
+def record_verification(bundle: RunDirectory, verification: Verification) -> None:
+    """Keep a passing verification beside the evidence (outside the checksum list): evidence level E2."""
+    if not verification.passed:
+        raise BundleError("only a passing verification is recorded")
+    (bundle.root / VERIFICATION).write_text(verification.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def reviewer_verified(bundle: RunDirectory) -> bool:
+    """True when a passing verification is recorded and the checksum list it verified is unchanged."""
+    path, checksums = bundle.root / VERIFICATION, bundle.root / CHECKSUMS
+    if not (path.is_file() and checksums.is_file()):
+        return False
+    try:
+        verification = Verification.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return False
+    unchanged = verification.checksums_sha256 == file_sha256(checksums) and not bundle.checksum_problems()
+    return verification.passed and unchanged

@@ -1,0 +1,190 @@
+"""Resumable runs: a runner killed with SIGKILL at any point and resumed admits exactly the episodes of
+an uninterrupted run, with the same evidence; a resume under changed inputs is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from computerops.bundle import EPISODES, INTERRUPTED, MANIFEST, RESUMES, STARTED, RunDirectory
+from computerops.config import parse_endpoint, plan_episodes
+from computerops.records import RunManifest
+from computerops.runner import first_difference, manifest_difference
+
+TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order,helpdesk.answer-valid-approval"
+POLICIES = "scripted:oracle,noop"
+PLANNED = 6  # three tasks, two policies
+IDENTICAL = ("operations.json", "journal.json", "final_state.json", "verdict.json", "receipt.json")
+CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
+
+
+def start(*args: str) -> subprocess.Popen[bytes]:
+    """The CLI in a session of its own, so SIGKILL takes its browser and servers down with it."""
+    return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def finish(process: subprocess.Popen[bytes], timeout: float = 240) -> str:
+    output, _ = process.communicate(timeout=timeout)
+    text = output.decode(errors="replace")
+    assert process.returncode == 0, text
+    return text
+
+
+def admitted_lines(run: Path) -> int:
+    path = run / EPISODES
+    return path.read_bytes().count(b"\n") if path.is_file() else 0
+
+
+def kill_when(process: subprocess.Popen[bytes], condition: Callable[[], bool], what: str) -> None:
+    """SIGKILL the runner's whole session as soon as `condition` holds (polled every 10 ms)."""
+    deadline = time.monotonic() + 240
+    while not condition():
+        if process.poll() is not None:
+            output = process.stdout.read().decode(errors="replace") if process.stdout else ""
+            pytest.fail(f"the run ended before {what}:\n{output}")
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def planned_ids() -> list[str]:
+    endpoint = parse_endpoint(POLICIES, base_url=None, model=None, api_key_env=None)
+    return [p.episode_id for p in plan_episodes(TASKS.split(","), endpoint)]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("resume") / "whole"
+    finish(start("run", "--tasks", TASKS, "--endpoint", POLICIES, "--out", str(run)))
+    return run
+
+
+def test_sigkill_at_several_points_then_resume_admits_the_same_episodes_as_an_uninterrupted_run(
+    uninterrupted: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "killed"
+    ids = planned_ids()
+    # 1. Killed during the very first episode: nothing admitted yet.
+    kill_when(start("run", "--tasks", TASKS, "--endpoint", POLICIES, "--out", str(run)),
+              lambda: (run / "episodes" / ids[0] / STARTED).is_file(), "the first episode started")
+    assert admitted_lines(run) == 0
+    # 2. Killed by the first resume between admissions.
+    kill_when(start("run", "--resume", str(run)), lambda: admitted_lines(run) >= 2, "two admissions")
+    # 3. Killed by the second resume in the middle of a later episode.
+    def mid_episode() -> bool:
+        done = admitted_lines(run)
+        return done >= 3 and done < PLANNED and (run / "episodes" / ids[done] / STARTED).is_file()
+
+    kill_when(start("run", "--resume", str(run), "--concurrency", "2"), mid_episode, "a later episode started")
+    # 4. Killed while writing a record: an unfinished last line (what a write cut short leaves).
+    admitted_now = admitted_lines(run)
+    pending = next(i for i in ids if i not in {json.loads(line)["episode_id"] for line in
+                                               (run / EPISODES).read_text().splitlines()})
+    whole_line = (uninterrupted / EPISODES).read_text().splitlines()
+    torn = next(line for line in whole_line if json.loads(line)["episode_id"] == pending)[:150]
+    with (run / EPISODES).open("a") as handle:
+        handle.write(torn)
+    assert len(RunDirectory.open(run).records()) == admitted_now, "an unfinished line is not an admitted record"
+
+    output = " ".join(finish(start("run", "--resume", str(run))).split())
+    assert "150 bytes of an unfinished record cut off" in output, output
+
+    lines = (run / EPISODES).read_text().splitlines()
+    admitted = [json.loads(line)["episode_id"] for line in lines]
+    assert sorted(admitted) == sorted(ids), "no gap, no duplicate"
+    assert len(admitted) == len(set(admitted)) == PLANNED
+    for episode_id in ids:
+        for name in IDENTICAL:
+            killed_bytes = (run / "episodes" / episode_id / name).read_bytes()
+            assert killed_bytes == (uninterrupted / "episodes" / episode_id / name).read_bytes(), (episode_id, name)
+    resumes = RunDirectory.open(run).resumes()
+    assert len(resumes) == 3
+    assert resumes[0].admitted_before == 0 and ids[0] in resumes[0].set_apart
+    assert resumes[-1].torn_bytes_removed == 150
+    set_apart = [path for entry in resumes for path in entry.set_apart.values()]
+    # Partial evidence is kept as it was left (a kill can land before even started.json is complete).
+    assert set_apart and all((run / path).is_dir() for path in set_apart)
+    assert not any((run / "episodes" / i / f"{STARTED}.tmp").exists() for i in ids)
+    assert all(path.startswith(f"{INTERRUPTED}/") for path in set_apart)
+    report = subprocess.run([*CLI, "report", str(run), "--json"], capture_output=True, text=True, check=True)
+    assert json.loads(report.stdout)["attempted"] == PLANNED, "set-apart attempts are never counted"
+    # The resumed run is sealed and verifies; its resume log and set-apart evidence are covered too.
+    assert subprocess.run([*CLI, "verify", str(run)], capture_output=True).returncode == 0
+    # The first kill waited for started.json, so the first set-apart attempt holds at least that file.
+    kept = next(path for apart in set_apart for path in sorted((run / apart).rglob("*")) if path.is_file())
+    for altered in (run / RESUMES, kept):
+        original = altered.read_bytes()
+        altered.write_bytes(original[:-2] + bytes([original[-2] ^ 1]) + original[-1:])
+        result = subprocess.run([*CLI, "verify", str(run)], capture_output=True, text=True)
+        assert result.returncode == 1, altered
+        assert altered.relative_to(run).as_posix() in " ".join(result.stderr.split())
+        altered.write_bytes(original)
+
+
+def test_a_resume_under_a_changed_input_is_refused_naming_the_first_difference(
+    uninterrupted: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "changed"
+    run.mkdir()
+    for item in (MANIFEST, EPISODES):
+        (run / item).write_bytes((uninterrupted / item).read_bytes())
+    manifest = json.loads((run / MANIFEST).read_text())
+    manifest["tasks"][1]["sha256"] = "0" * 64
+    manifest["versions"]["playwright"] = "0.0.1"
+    (run / MANIFEST).write_text(json.dumps(manifest))
+    result = subprocess.run([*CLI, "run", "--resume", str(run)], capture_output=True, text=True)
+    assert result.returncode == 2
+    message = " ".join((result.stderr + result.stdout).split())
+    assert f"a manifest input differs: tasks[1].sha256: '{'0' * 64}' recorded" in message, message
+    assert not (run / RESUMES).exists(), "a refused resume writes nothing"
+
+
+def test_resume_refuses_other_settings_and_run_needs_out_or_resume(tmp_path: Path) -> None:
+    both = subprocess.run([*CLI, "run", "--resume", str(tmp_path), "--endpoint", "scripted:oracle"],
+                          capture_output=True, text=True)
+    assert both.returncode == 2 and "drop --endpoint" in " ".join((both.stderr + both.stdout).split())
+    neither = subprocess.run([*CLI, "run", "--endpoint", "scripted:oracle"], capture_output=True, text=True)
+    assert neither.returncode == 2 and "--out DIR" in " ".join((neither.stderr + neither.stdout).split())
+    missing = subprocess.run([*CLI, "run", "--resume", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert missing.returncode == 2 and "not a run directory" in " ".join((missing.stderr + missing.stdout).split())
+
+
+def test_first_difference_walks_keys_and_lists_in_order() -> None:
+    assert first_difference({"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 2]}) is None
+    assert first_difference({"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 3]}) == "b[1]: 2 recorded, 3 now"
+    assert first_difference({"a": {"x": 1}}, {"a": {}}) == "a.x: 1 recorded, '(absent)' now"
+    assert first_difference({"a": [1]}, {"a": [1, 2]}) == "a: 1 items recorded, 2 now"
+
+
+def test_only_the_inputs_of_the_results_are_compared_on_resume(uninterrupted: Path) -> None:
+    recorded = RunManifest.model_validate_json((uninterrupted / MANIFEST).read_text())
+    later = recorded.model_copy(update={"created_at": "2030-01-01T00:00:00+00:00"})
+    assert manifest_difference(recorded, later) is None
+    changed = recorded.model_copy(update={"protocol_sha256": {**recorded.protocol_sha256, "tool_schemas": "x"}})
+    assert manifest_difference(recorded, changed) == (
+        f"protocol_sha256.tool_schemas: {recorded.protocol_sha256['tool_schemas']!r} recorded, 'x' now"
+    )
+
+
+def test_repeat_gives_stable_episode_ids_per_repetition() -> None:
+    endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
+    plan = plan_episodes(["helpdesk.solve-ticket", "helpdesk.answer-latest-order"], endpoint, repeat=2)
+    assert [(p.episode_id, p.repetition) for p in plan] == [
+        ("001-helpdesk.solve-ticket--r1", 1),
+        ("002-helpdesk.solve-ticket--r2", 2),
+        ("003-helpdesk.answer-latest-order--r1", 1),
+        ("004-helpdesk.answer-latest-order--r2", 2),
+    ]
+    assert plan == plan_episodes(["helpdesk.solve-ticket", "helpdesk.answer-latest-order"], endpoint, repeat=2)
+    assert [p.episode_id for p in plan_episodes(["helpdesk.solve-ticket"], endpoint)] == ["001-helpdesk.solve-ticket"]
+    with pytest.raises(ValueError, match="--repeat must be at least 1"):
+        plan_episodes(["helpdesk.solve-ticket"], endpoint, repeat=0)

@@ -1,0 +1,155 @@
+"""`computerops verify`: a sealed run passes; any altered byte of any kind of evidence file fails it, and
+forgeries that keep every hash consistent are caught by re-judging and recomputing from raw evidence."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from computerops.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, RunDirectory
+from computerops.verify import Verification, reviewer_verified, verify_run
+
+CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
+TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order"
+EPISODE = "001-helpdesk.solve-ticket--oracle"
+FALSE_FINISH = "002-helpdesk.solve-ticket--false-finish"
+EPISODE_FILES = ("started.json", "transcript.json", "operations.json", "journal.json", "final_state.json",
+                 "verdict.json", "receipt.json", "trace.zip")
+RUN_FILES = ("manifest.json", EPISODES, SUMMARY, CHECKSUMS)
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("verify") / "run"
+    subprocess.run([*CLI, "run", "--tasks", TASKS, "--endpoint", "scripted:oracle,false-finish", "--trace",
+                    "--out", str(run)], check=True, capture_output=True)
+    return run
+
+
+def copy_of(run: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "copy"
+    shutil.copytree(run, target)
+    return target
+
+
+def verify(run: Path) -> Verification:
+    return asyncio.run(verify_run(RunDirectory.open(run)))
+
+
+def flip_one_byte(path: Path) -> None:
+    """Change one digit (or else one letter) in the second half of the file: a one-byte alteration."""
+    data = bytearray(path.read_bytes())
+    for index in range(len(data) // 2, len(data)):
+        if chr(data[index]).isdigit():
+            data[index] = ord(str((int(chr(data[index])) + 1) % 10))
+            break
+        if chr(data[index]).isalpha():
+            data[index] = ord(chr(data[index]).swapcase())
+            break
+    else:
+        raise AssertionError(f"nothing to alter in {path}")
+    path.write_bytes(bytes(data))
+
+
+def reseal_checksums(run: Path) -> None:
+    """What a careful forger does after editing: recompute the checksum list over the altered files."""
+    bundle = RunDirectory.open(run)
+    lines = [f"{hashlib.sha256((run / name).read_bytes()).hexdigest()}  {name}\n" for name in bundle.files()]
+    (run / CHECKSUMS).write_text("".join(lines))
+
+
+def rewrite_record(run: Path, episode_id: str, **changes: object) -> None:
+    lines = (run / EPISODES).read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        if record["episode_id"] == episode_id:
+            record.update(changes)
+    (run / EPISODES).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_a_sealed_run_verifies_and_reaches_evidence_level_e2_until_a_byte_changes(sealed: Path,
+                                                                                   tmp_path: Path) -> None:
+    run = copy_of(sealed, tmp_path)
+    result = subprocess.run([*CLI, "verify", str(run)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "4 episodes re-judged and replayed PASS" in " ".join(result.stdout.split())
+    assert (run / VERIFICATION).is_file() and reviewer_verified(RunDirectory.open(run))
+    report = subprocess.run([*CLI, "report", str(run), "--json"], capture_output=True, text=True, check=True)
+    assert json.loads(report.stdout)["evidence_level"] == "E2"
+    flip_one_byte(run / "episodes" / EPISODE / "journal.json")
+    assert not reviewer_verified(RunDirectory.open(run))
+    report = subprocess.run([*CLI, "report", str(run), "--json"], capture_output=True, text=True, check=True)
+    assert json.loads(report.stdout)["evidence_level"] == "E1"
+
+
+@pytest.mark.parametrize("name", [*RUN_FILES, *(f"episodes/{EPISODE}/{name}" for name in EPISODE_FILES)])
+def test_one_altered_byte_in_any_kind_of_evidence_file_fails_verify_naming_it(
+    sealed: Path, tmp_path: Path, name: str
+) -> None:
+    run = copy_of(sealed, tmp_path)
+    flip_one_byte(run / name)
+    verification = verify(run)
+    assert not verification.passed
+    assert verification.first_mismatch is not None
+    if name == CHECKSUMS:  # the list itself was altered: a line no longer matches its file, or names none
+        assert "differs from the listed" in verification.first_mismatch or CHECKSUMS in verification.first_mismatch
+    else:
+        assert verification.first_mismatch.startswith(f"{name}: sha256"), verification.problems
+    result = subprocess.run([*CLI, "verify", str(run)], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stderr.startswith("FAIL: ")
+    assert not (run / VERIFICATION).exists()
+
+
+def test_an_added_file_fails_verify(sealed: Path, tmp_path: Path) -> None:
+    run = copy_of(sealed, tmp_path)
+    (run / "episodes" / EPISODE / "notes.txt").write_text("added later")
+    assert verify(run).problems == [f"episodes/{EPISODE}/notes.txt: present but not in {CHECKSUMS}"]
+
+
+def test_a_forged_verdict_with_every_hash_updated_is_caught_by_re_judging(sealed: Path, tmp_path: Path) -> None:
+    run = copy_of(sealed, tmp_path)
+    path = run / "episodes" / FALSE_FINISH / "verdict.json"
+    verdict = json.loads(path.read_text())
+    assert verdict["outcome"] == "false_completion"
+    verdict["outcome"] = "verified_success"
+    path.write_text(json.dumps(verdict, indent=2))
+    record = next(json.loads(line) for line in (run / EPISODES).read_text().splitlines()
+                  if json.loads(line)["episode_id"] == FALSE_FINISH)
+    hashes = {**record["evidence_sha256"], "verdict.json": hashlib.sha256(path.read_bytes()).hexdigest()}
+    rewrite_record(run, FALSE_FINISH, evidence_sha256=hashes)
+    reseal_checksums(run)
+    first = verify(run).first_mismatch
+    assert first is not None and first.startswith(
+        f"{FALSE_FINISH}/verdict.json differs from the verdict re-judged from the evidence: outcome: "
+        "'verified_success' recorded, 'false_completion' now"), first
+
+
+def test_a_forged_record_is_caught_by_recomputing_it_from_the_evidence(sealed: Path, tmp_path: Path) -> None:
+    run = copy_of(sealed, tmp_path)
+    rewrite_record(run, EPISODE, steps=1)
+    reseal_checksums(run)
+    first = verify(run).first_mismatch
+    assert first == f"{EPISODE}: record in episodes.jsonl differs from its evidence: steps: 1 recorded, 5 now", first
+
+
+def test_a_forged_summary_number_is_caught_by_recomputing_the_summary(sealed: Path, tmp_path: Path) -> None:
+    run = copy_of(sealed, tmp_path)
+    summary = json.loads((run / SUMMARY).read_text())
+    summary["total"]["verified_success"] += 1
+    (run / SUMMARY).write_text(json.dumps(summary, indent=2))
+    reseal_checksums(run)
+    first = verify(run).first_mismatch
+    assert first is not None and first.startswith(f"{SUMMARY} differs from the summary recomputed from the evidence: "
+                                                   "total.verified_success: 3 recorded, 2 now"), first
+
+
+def test_verify_of_a_directory_that_is_not_a_run_is_refused(tmp_path: Path) -> None:
+    result = subprocess.run([*CLI, "verify", str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 2 and "not a run directory" in result.stderr + result.stdout
