@@ -65,6 +65,9 @@ def _judge(task: LoadedTask, record: EpisodeRecord, policy: str) -> ControlResul
         if negative.equivalent_to_success:
             expected = "verified_success (marked equivalent)"
             ok = record.outcome == "verified_success"
+        elif negative.rejected_as:
+            expected = f"false_completion ({negative.rejected_as})"
+            ok = record.outcome == "false_completion" and record.false_completion_kind == negative.rejected_as
         else:
             expected = "rejected"
             ok = record.outcome in REJECTED

@@ -109,11 +109,20 @@ def run(
     trace: Annotated[bool, typer.Option("--trace", help="Save a Playwright trace per episode "
                                                         "(episodes/<id>/trace.zip, for `playwright show-trace`).")]
     = False,
+    fault_rate: Annotated[float, typer.Option(help="Inject faults into this share of eligible operations "
+                                                   "(docs/faults.md), besides those task files configure.")] = 0.0,
+    fault_classes: Annotated[str, typer.Option(help="Comma-separated fault classes the rate draws for.")] = "",
+    fault_seed: Annotated[int, typer.Option(help="Seed of the rate's decisions.")] = 0,
+    matched_controls: Annotated[bool, typer.Option("--matched-controls", help="Also run every task that has "
+                                                   "faults with injection disabled (episode ids end --control).")]
+    = False,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     if resume is not None:
         given = [flag for flag, value in (("--out", out), ("--endpoint", endpoint), ("--base-url", base_url),
-                                          ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"))
+                                          ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"),
+                                          ("--fault-rate", fault_rate), ("--fault-classes", fault_classes),
+                                          ("--matched-controls", matched_controls))
                  if value]
         if given:
             raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
@@ -136,11 +145,15 @@ def run(
         raise _fail(str(exc)) from exc
     task_ids = [t.id for t in selected]
     try:
-        plan = plan_episodes(task_ids, endpoint_config, repeat=repeat)
-    except ValueError as exc:
+        controls = [t.id for t in selected if t.spec.faults or fault_rate > 0] if matched_controls else []
+        plan = plan_episodes(task_ids, endpoint_config, repeat=repeat, matched_controls=controls)
+        config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
+                           episodes=plan, repeat=repeat, fault_seed=fault_seed, fault_rate=fault_rate,
+                           fault_classes=[c.strip() for c in fault_classes.split(",") if c.strip()])
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError: a bad rate or class is named
         raise _fail(str(exc)) from exc
-    config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
-                       episodes=plan, repeat=repeat)
+    if config.fault_rate > 0 and not config.fault_classes:
+        raise _fail("--fault-rate needs --fault-classes (which classes the rate draws for)")
     _execute(config, selected, out, concurrency=concurrency, trace=trace)
     _report(RunDirectory.open(out), as_json=False)
 

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from adapter.loop import Bounds
 from adapter.scripted.policies import policy_by_name
+from sites.kit.faults import FaultClass, FaultPlan
+from tasks.spec import TaskSpec
 
 RUN_FORMAT: Literal["computerops.run/1"] = "computerops.run/1"
 
@@ -78,28 +80,36 @@ class PlannedEpisode(BaseModel):
     """The scripted policy, for a scripted endpoint."""
     repetition: int = Field(default=1, ge=1)
     """Which of the run's K trials of this (task, policy) this is, from 1."""
+    faults: bool = True
+    """False for a matched control: the same task and policy with fault injection disabled."""
 
 
 def plan_episodes(
-    task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None, *, repeat: int = 1
+    task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None, *, repeat: int = 1,
+    matched_controls: list[str] | None = None,
 ) -> list[PlannedEpisode]:
     """Every task `repeat` times per policy (per real endpoint), then any extra (task, policy) pairs once.
 
     An episode id is derived from its place in the plan, its task, its policy (when the run has
     several) and its repetition (when `repeat` > 1), e.g. `004-helpdesk.solve-ticket--oracle--r2`;
-    the same inputs always give the same ids, so a resumed run finds its episodes again.
+    the same inputs always give the same ids, so a resumed run finds its episodes again. Each task in
+    `matched_controls` also gets, after its own, the same episodes with injection disabled (`--control`).
     """
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {repeat}")
     policies: list[str | None] = list(endpoint.policies) if endpoint.scripted else [None]
     trials = [(task_id, policy, k) for task_id in task_ids for policy in policies for k in range(1, repeat + 1)]
     trials += [(task_id, policy, 1) for task_id, policy in extra or []]
+    controlled = set(matched_controls or [])
     plan: list[PlannedEpisode] = []
     for task_id, policy, k in trials:
         suffix = f"--{policy.replace(':', '-')}" if policy and (len(policies) > 1 or extra) else ""
         suffix += f"--r{k}" if repeat > 1 else ""
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
                                    policy=policy, repetition=k))
+        if task_id in controlled:
+            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--control", task_id=task_id,
+                                       policy=policy, repetition=k, faults=False))
     return plan
 
 
@@ -129,6 +139,19 @@ class RunConfig(BaseModel):
     bounds: Bounds = Field(default_factory=Bounds)
     repeat: int = Field(default=1, ge=1)
     """Trials per (task, policy): K of pass^k."""
+    fault_seed: int = 0
+    """The run seed of fault decisions made by rate."""
+    fault_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Per-run fault rate over eligible operations (0: only the faults task files configure)."""
+    fault_classes: list[FaultClass] = Field(default_factory=list)
+    """The classes the rate draws for."""
+
+    def fault_plan(self, task: TaskSpec, planned: PlannedEpisode) -> FaultPlan | None:
+        """The faults of one planned episode: its task's rules and the run's rate; None when it has none."""
+        if not planned.faults or not (task.faults or self.fault_rate > 0):
+            return None
+        return FaultPlan(run_seed=self.fault_seed, task_id=task.id, repetition=planned.repetition, rules=task.faults,
+                         rate=self.fault_rate, rate_classes=self.fault_classes)
 
     @model_validator(mode="after")
     def _distinct_episodes(self) -> RunConfig:

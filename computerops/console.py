@@ -12,7 +12,7 @@ from rich.table import Table
 from computerops.bench import BenchReport
 from computerops.checking import TaskCheck
 from computerops.observing import ObservedPage
-from computerops.report import OutcomeTable, Proportion, RunReport
+from computerops.report import OutcomeTable, Proportion, RecoveryFunnelRow, RunReport
 from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
@@ -143,6 +143,84 @@ def print_report(report: RunReport) -> None:
         + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}",
         markup=False,
     )
+    _print_rejections(report)
+    if report.exposure.configured_any or report.exposure.fired_any:
+        _print_faults(report)
+    if report.loops.episodes_with_stats:
+        _print_loops(report)
+
+
+def _print_rejections(report: RunReport) -> None:
+    causes = report.rejected_by_cause
+    if not causes:
+        console.print(f"Rejected actions by cause: none recorded ({report.total.rejected_actions} rejected).")
+        return
+    table = _plain_table("Rejected actions by cause", ("cause", "rejected"))
+    for cause, count in causes.items():
+        table.add_row(escape(cause), str(count))
+    console.print(table)
+    console.print("A rejection is not by itself unsafe, and an accepted action is not by itself progress.")
+
+
+def _funnel_label(row: RecoveryFunnelRow) -> str:
+    return "[bold]any fault[/]" if row.fault_class is None else escape(row.fault_class)
+
+
+def _print_faults(report: RunReport) -> None:
+    exposure = report.exposure
+    table = _plain_table(
+        "Fault exposure", ("fault class", "configured", "fired", "fired / configured", "Wilson", "firings"),
+        f"configured = injection enabled and the class configured; fired = the class fired at least once. "
+        f"Configured is not exposed. Matched controls (injection disabled): {exposure.controls}."
+        + (f" {exposure.fired_without_configured} episode(s) fired a class not configured."
+           if exposure.fired_without_configured else ""))
+    for fault in exposure.by_class:
+        if fault.configured or fault.fired:
+            table.add_row(escape(fault.fault_class), str(fault.configured), str(fault.fired),
+                          *_proportion(fault.fired_over_configured), str(fault.firings))
+    table.add_row("[bold]any fault[/]", str(exposure.configured_any), str(exposure.fired_any),
+                  *_proportion(exposure.fired_over_configured), str(sum(r.firings for r in exposure.by_class)))
+    console.print(table)
+    funnel = report.recovery_funnel
+    steps = _plain_table(
+        "Recovery funnel", ("fault class", "attempted", "exposed", "verified after exposure", "verified / exposed",
+                            "Wilson", "explicit diagnosis", "matched controls verified"),
+        "attempted -> exposed (fault fired) -> verified success after exposure. Explicit diagnosis (the final "
+        "claim message names the fault) is beside the funnel, not a step of it. Controls: episodes with injection "
+        "disabled of the exposed episodes' tasks; matched on task, not a causal estimate of the fault's effect.")
+    for row in [funnel.total, *funnel.by_class]:
+        if row.fault_class is not None and not (row.attempted or row.exposed):
+            continue
+        steps.add_row(_funnel_label(row), str(row.attempted), str(row.exposed), str(row.verified_after_exposure),
+                      *_proportion(row.recovered_over_exposed), f"{row.explicit_diagnosis}/{row.exposed}",
+                      _proportion(row.control_verified_success_rate)[0] if row.controls else "no controls")
+    console.print(steps)
+    fault_completions = report.false_completions_with_fault_context
+    if not fault_completions:
+        console.print("False completions after a fault fired: none.")
+        return
+    table = _plain_table("False completions after a fault fired", ("episode", "kind", "faults fired", "firings"))
+    for item in fault_completions:
+        table.add_row(escape(item.episode_id), escape(item.kind), escape(", ".join(item.faults_fired)),
+                      str(item.firings))
+    console.print(table)
+
+
+def _print_loops(report: RunReport) -> None:
+    loops = report.loops
+    table = _plain_table(
+        "Recovery loops", ("episode", "configured faults", "actions", "state reads", "largest repeat", "loop",
+                           "stop", "outcome", "detector"),
+        f"{loops.loop_episodes} loop episode(s) of {loops.episodes_with_stats} with loop stats"
+        + (f" ({loops.episodes_without_stats} records without)" if loops.episodes_without_stats else "")
+        + f"; detector {', '.join(loops.detectors)}. Largest repeat: equal write intents in the final segment "
+        "without a durable effect; rows: loop, or an intent repeated at least twice.")
+    for row in loops.rows:
+        table.add_row(escape(row.episode_id), escape(", ".join(row.faults_configured) or "none")
+                      + ("" if row.faults_enabled else " (disabled)"), str(row.actions), str(row.state_reads),
+                      str(row.largest_repeat), "[bold red]yes[/]" if row.loop else "no", escape(row.stop_reason),
+                      escape(row.outcome), escape(row.detector))
+    console.print(table)
 
 
 def print_receipts(receipts: Sequence[Receipt]) -> None:

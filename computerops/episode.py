@@ -20,6 +20,8 @@ from computerops.config import PlannedEpisode, RunConfig
 from computerops.records import EpisodeRecord
 from computerops.serving import tenant_context
 from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
+from sites.kit.faults import FaultInjector
+from sites.kit.injection import FaultSession
 from sites.kit.oplog import ACTION_HEADER
 from sites.kit.records import JournalEntry, Operation
 from sites.kit.tenancy import TenantRegistry
@@ -83,6 +85,9 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     ctx.bundle.start_episode(planned)
     trace = ctx.bundle.evidence_path(episode_id, TRACE) if ctx.trace else None
     tenant = ctx.registry.create(task.spec.site, task.spec.seed)
+    plan = ctx.config.fault_plan(task.spec, planned)
+    if plan is not None:
+        tenant.faults = FaultSession(FaultInjector(plan))
     try:
         try:
             transcript = await _drive(ctx, task, tenant.token, model, trace)
@@ -114,7 +119,7 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     write(episode_id, "receipt.json", receipt)
     record = EpisodeRecord(
         episode_id=episode_id, task_id=task.id, task_sha256=task.sha256,
-        **derived_fields(ctx.config, planned, transcript, operations, journal, verdict),
+        **derived_fields(ctx.config, task, planned, transcript, operations, journal, verdict),
         wall_s=round(wall_s, 3), started_s=round(started - ctx.clock_zero, 3),
         evidence_sha256=evidence, replay=receipt.result,
     )
@@ -123,12 +128,13 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
 
 
 def derived_fields(
-    config: RunConfig, planned: PlannedEpisode, transcript: AgentTranscript, operations: Sequence[Operation],
-    journal: Sequence[JournalEntry], verdict: Verdict,
+    config: RunConfig, task: LoadedTask, planned: PlannedEpisode, transcript: AgentTranscript,
+    operations: Sequence[Operation], journal: Sequence[JournalEntry], verdict: Verdict,
 ) -> dict[str, Any]:
     """Every field of an episode record that follows from its evidence (all but ids, hashes, times and
     the replay result). `computerops verify` recomputes them from the saved files and compares."""
     assert transcript.stop_reason is not None, "the model loop always records why an episode ended"
+    plan = config.fault_plan(task.spec, planned)
     calls = [s.call for s in transcript.steps]
     models_seen = sorted({c.model for c in calls if c.model})
     # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
@@ -152,4 +158,7 @@ def derived_fields(
         "journal_entries": len(journal),
         "models_seen": models_seen,
         "fingerprints_seen": sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
+        "faults_enabled": planned.faults,
+        "faults_configured": [] if plan is None else plan.configured,
+        "faults_fired": [op.fault.fault for op in operations if op.fault is not None],
     }

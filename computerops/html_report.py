@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 
-from computerops.report import OUTCOMES, OutcomeTable, Provenance, RunReport, TaskRow
+from computerops.report import OUTCOMES, OutcomeTable, Provenance, RecoveryFunnelRow, RunReport, TaskRow
 
 OUTCOME_COLOURS = {
     "verified_success": "#2e7d32",
@@ -190,6 +190,82 @@ def _provenance(provenance: Provenance) -> str:
                                            "What the endpoint and its replies said about themselves.", "fields"))
 
 
+def _rejections(report: RunReport) -> str:
+    causes = report.rejected_by_cause
+    if not causes:
+        return f'<p class="note">No rejection causes recorded ({report.total.rejected_actions} rejected).</p>'
+    return _table(("cause", "rejected"), list(causes.items()),
+                  "Refused under the harness's enumerated causes; a rejection is not by itself unsafe, and an "
+                  "accepted action is not by itself progress.")
+
+
+def _exposure(report: RunReport) -> str:
+    exposure = report.exposure
+    rows: list[Sequence[object]] = [
+        (r.fault_class, r.configured, r.fired, r.fired_over_configured.summary(), r.firings)
+        for r in exposure.by_class if r.configured or r.fired]
+    rows.append(("any fault", exposure.configured_any, exposure.fired_any, exposure.fired_over_configured.summary(),
+                 sum(r.firings for r in exposure.by_class)))
+    anomaly = (f" {exposure.fired_without_configured} episode(s) fired a class not configured."
+               if exposure.fired_without_configured else "")
+    return _table(("fault class", "configured", "fired", "fired / configured", "firings"), rows,
+                  "configured = injection enabled and the class configured; fired = the class fired at least once. "
+                  f"Configured is not exposed. Matched controls (injection disabled): {exposure.controls}.{anomaly}")
+
+
+def _funnel_row(row: RecoveryFunnelRow) -> tuple[object, ...]:
+    return (row.fault_class or "any fault", row.attempted, row.exposed, row.verified_after_exposure,
+            row.recovered_over_exposed.summary(), row.diagnosis_over_exposed.summary(),
+            row.control_verified_success_rate.summary() if row.controls else "no controls")
+
+
+def _funnel(report: RunReport) -> str:
+    funnel = report.recovery_funnel
+    rows = [_funnel_row(r) for r in [funnel.total, *funnel.by_class]
+            if r.fault_class is None or r.attempted or r.exposed]
+    patterns = _table(("fault class", "diagnosis pattern (case-insensitive)"),
+                      [(k, v) for k, v in funnel.diagnosis_patterns.items()], css_class="fields")
+    return (_table(("fault class", "attempted", "exposed", "verified after exposure", "verified / exposed",
+                    "explicit diagnosis / exposed", "matched controls: verified / controls"), rows,
+                   "attempted -> exposed (the fault fired) -> verified success after exposure. Explicit diagnosis "
+                   "(the final claim message names the fault) stands beside the funnel, not in it. Controls: "
+                   "episodes with injection disabled of the exposed episodes' tasks; matched on task, not a causal "
+                   "estimate of the fault's effect.")
+            + "<details><summary>Diagnosis patterns</summary>" + patterns + "</details>")
+
+
+def _fault_completions(report: RunReport) -> str:
+    items = report.false_completions_with_fault_context
+    if not items:
+        return '<p class="note">None.</p>'
+    return _table(("episode", "kind", "faults fired", "firings", "claim message"),
+                  [(i.episode_id, i.kind, ", ".join(i.faults_fired), i.firings, i.claim_message) for i in items])
+
+
+def _loops(report: RunReport) -> str:
+    loops = report.loops
+    without = f" ({loops.episodes_without_stats} records without)" if loops.episodes_without_stats else ""
+    return _table(
+        ("episode", "configured faults", "actions", "state reads", "largest repeat", "loop", "stop", "outcome",
+         "detector"),
+        [(r.episode_id, (", ".join(r.faults_configured) or "none") + ("" if r.faults_enabled else " (disabled)"),
+          r.actions, r.state_reads, r.largest_repeat, "yes" if r.loop else "no", r.stop_reason, r.outcome,
+          r.detector) for r in loops.rows],
+        f"{loops.loop_episodes} loop episode(s) of {loops.episodes_with_stats} with loop stats{without}; detector "
+        f"{', '.join(loops.detectors)}. Largest repeat: equal write intents in the final segment without a durable "
+        "effect; rows: loop, or an intent repeated at least twice.")
+
+
+def _fault_sections(report: RunReport) -> list[str]:
+    parts = ["<h2>Rejected actions by cause</h2>", _rejections(report)]
+    if report.exposure.configured_any or report.exposure.fired_any:
+        parts += ["<h2>Fault exposure</h2>", _exposure(report), "<h2>Recovery funnel</h2>", _funnel(report),
+                  "<h2>False completions after a fault fired</h2>", _fault_completions(report)]
+    if report.loops.episodes_with_stats:
+        parts += ["<h2>Recovery loops</h2>", _loops(report)]
+    return parts
+
+
 def render_html(report: RunReport) -> str:
     """The whole report as one HTML document."""
     rows = _rows(report)
@@ -216,6 +292,7 @@ def render_html(report: RunReport) -> str:
         "<h2>Per task</h2>", per_task,
         "<h2>Tokens and latency per episode</h2>", _usage(rows),
         "<h2>Provenance</h2>", _provenance(report.provenance),
+        *_fault_sections(report),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_text(title)}</title>'
             f"<style>{_CSS}</style></head><body>{''.join(body)}</body></html>\n")

@@ -64,6 +64,23 @@ class RunManifest(BaseModel):
     """How the episodes were executed; manifests written before it existed read as serial, untraced."""
 
 
+class LoopStats(BaseModel):
+    """What the loop detector (computerops/loops.py, versioned) found in an episode's operations."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    detector: str
+    """Detector name and version, e.g. `write-intent/1`; a changed rule is a new version, never a silent rewrite."""
+    actions: int
+    """Operations the agent caused (requests with an action number above 0)."""
+    state_reads: int
+    """GET operations among them."""
+    largest_repeat: int
+    """Largest count of equal write/process intents in the final segment without a durable effect."""
+    loop: bool
+    """largest_repeat reached the detector's threshold (3)."""
+
+
 class EpisodeRecord(BaseModel):
     """One admitted episode: one line of episodes.jsonl."""
 
@@ -95,6 +112,14 @@ class EpisodeRecord(BaseModel):
     replay: Literal["PASS", "FAIL"]
     models_seen: list[str]
     fingerprints_seen: list[str]
+    faults_enabled: bool = True
+    """False for a matched control: the same task with injection disabled."""
+    faults_configured: list[str] = Field(default_factory=list)
+    """Fault classes configured for the episode (task rules and the run's rate), sorted, each once."""
+    faults_fired: list[str] = Field(default_factory=list)
+    """Fault classes that fired, in operation order (repeats kept)."""
+    loop: LoopStats | None = None
+    """None in records written before the loop detector existed."""
 
 
 class ResumeEntry(BaseModel):

@@ -4,23 +4,65 @@ Every figure names its numerator and denominator; a rate with a zero denominator
 Intervals are 95%: Wilson score intervals over episodes, and a bootstrap that resamples tasks (episodes of one
 task are not independent). Unknown values (tokens an endpoint did not report, provenance nobody recorded) stay
 None and are counted apart; nothing is guessed.
+
+Fault injection is reported from the records' faults_* and loop fields only: exposure (configured is not
+exposed), the recovery funnel attempted -> exposed -> verified success after exposure, with explicit diagnosis
+beside it (not a step) and the verified successes of matched controls (injection disabled, same tasks) next to
+it, the loop detector's table, rejections by cause and the false completions of exposed episodes. These are
+descriptive: a fault that fired depends on what the agent did, so class-level figures are not causal estimates.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
+from adapter.loop import StopReason
 from computerops.records import EpisodeRecord, RunManifest
 from computerops.stats import clustered_bootstrap, mean_pass_hat_k, wilson_interval
 
 FALSE_COMPLETION_KINDS = ("state", "procedure_only", "forbidden_mutation")
 OUTCOMES = ("verified_success", "unclaimed_success", "false_completion", "honest_failure", "infrastructure_failure")
 """Every outcome an episode can have, in the order reports show them."""
+STOP_REASONS: tuple[str, ...] = get_args(StopReason)
+"""Every stop reason, in the order reports show them (each appears, 0 when no episode stopped so)."""
+FAULT_CLASSES = (
+    "partial_success", "false_success", "ambiguous_after_commit", "ambiguous_without_commit", "duplicate_delivery",
+    "out_of_order", "schema_drift", "moved_endpoint", "transient_5xx", "throttling", "stale_read", "session_expiry",
+    "spurious_validation", "version_conflict", "missing_resource", "recovery_loop_trap",
+)
+"""Every fault class an episode can configure, in the order reports show them; a class a record names that is not
+here is shown after them, in name order."""
+
+_AMBIGUOUS = r"time ?out|timed out|no answer|no response|did not (answer|respond)|ambiguous|unclear whether"
+_CONFLICT = r"conflict|changed by (someone|another)|modified by (someone|another)|reload"
+DIAGNOSIS_PATTERNS: dict[str, str] = {
+    "partial_success": r"partial|partly|only (some|part)|not all|incomplete",
+    "false_success": r"not saved|nothing was saved|(was|were)n'?t saved|(was|were) not saved|false success"
+                     r"|did not (save|persist|take effect)|didn'?t (save|persist|take effect)",
+    "ambiguous_after_commit": _AMBIGUOUS,
+    "ambiguous_without_commit": _AMBIGUOUS,
+    "duplicate_delivery": r"duplicate|twice|double",
+    "out_of_order": r"out of order|wrong order|dependenc|depends on|prerequisite",
+    "schema_drift": r"renamed|field|form (has )?changed",
+    "moved_endpoint": r"moved|relocated|new (address|location|url|page)",
+    "transient_5xx": r"\b5\d\d\b|unavailable|server error|internal error|bad gateway",
+    "throttling": r"\b429\b|throttl|rate.?limit|too many requests",
+    "stale_read": r"stale|out of date|outdated|" + _CONFLICT,
+    "session_expiry": r"expired|session|sign(ed)? ?in again|log(ged)? ?in again",
+    "spurious_validation": r"validation|invalid|did not validate",
+    "version_conflict": _CONFLICT,
+    "missing_resource": r"not found|\b404\b|missing|no longer exists|does not exist",
+    "recovery_loop_trap": r"loop|stuck|same error|keeps? (failing|returning)|repeatedly",
+}
+"""What a final claim message must say (searched, case-insensitively) to name a fault of the class: a
+deliberately small vocabulary per family, so a diagnosis is explicit, not inferred. A class without a pattern
+is never diagnosed."""
 DEFAULT_BOOTSTRAP_SEED = 0
 DEFAULT_BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_METHOD = ("percentile interval of the pooled rate; tasks resampled with replacement, each bringing all "
@@ -171,7 +213,10 @@ class OutcomeTable(BaseModel):
     infrastructure_failures: int
     replay_pass: int
     rejected_actions: int
+    rejected_by_cause: dict[str, int]
+    """Rejected actions summed over episodes by cause (rejections_by_cause), causes in name order."""
     stop_reasons: dict[str, int]
+    """Episodes by stop reason: every reason of `STOP_REASONS`, 0 included."""
     taxonomy: dict[str, int]
     """Success claim (yes/no) x verifier (pass/fail), e.g. `claimed/pass`."""
     false_completion_rate_over_attempted: float | None
@@ -188,6 +233,131 @@ class OutcomeTable(BaseModel):
     per_task: list[TaskRow]
     tokens: TokenStats
     latency: LatencyStats
+
+
+class FaultExposureRow(BaseModel):
+    """One fault class: in how many episodes it was configured (with injection enabled) and in how many it fired.
+    Configured is not exposed: a configured fault fires only when the agent reaches the operation it targets."""
+
+    model_config = _FROZEN
+
+    fault_class: str
+    configured: int
+    """Episodes with the class in faults_configured and faults_enabled."""
+    fired: int
+    """Episodes with the class in faults_fired (once per episode, however often it fired)."""
+    firings: int
+    """Times it fired, over all episodes."""
+    fired_over_configured: Proportion
+
+
+class Exposure(BaseModel):
+    """Fault exposure per class and in total; every known class appears, 0 when no episode configured it."""
+
+    model_config = _FROZEN
+
+    by_class: list[FaultExposureRow]
+    episodes: int
+    configured_any: int
+    """Episodes with injection enabled and at least one fault class configured."""
+    fired_any: int
+    """Episodes where at least one fault fired."""
+    fired_without_configured: int
+    """Episodes where a class fired that was not configured with injection enabled (should be 0)."""
+    controls: int
+    """Episodes with injection disabled (matched controls)."""
+    fired_over_configured: Proportion
+
+
+class RecoveryFunnelRow(BaseModel):
+    """attempted -> exposed -> verified success after exposure, for one fault class (or any, `fault_class` None).
+
+    Explicit diagnosis stands beside the funnel, not in it (an agent can recover without naming the fault).
+    Matched controls are the episodes with injection disabled of the tasks of the exposed episodes; their rate
+    is shown next to the exposed episodes', not as an estimate of the fault's effect."""
+
+    model_config = _FROZEN
+
+    fault_class: str | None
+    attempted: int
+    """Episodes with the class (any class) configured and injection enabled."""
+    exposed: int
+    """Those of them where it (any configured class) fired."""
+    verified_after_exposure: int
+    """Exposed episodes that ended in verified success."""
+    exposed_over_attempted: Proportion
+    recovered_over_exposed: Proportion
+    """Verified success after exposure over exposed episodes."""
+    explicit_diagnosis: int
+    """Exposed episodes whose final claim message names the fault (`DIAGNOSIS_PATTERNS` of a class that fired)."""
+    diagnosis_over_exposed: Proportion
+    control_tasks: int
+    """Tasks of the exposed episodes that have at least one control episode."""
+    controls: int
+    """Control episodes (faults_enabled False) of the exposed episodes' tasks."""
+    control_verified_success: int
+    control_verified_success_rate: Proportion
+
+
+class RecoveryFunnel(BaseModel):
+    """The recovery funnel over all episodes of the run, in total and per fault class (every known class)."""
+
+    model_config = _FROZEN
+
+    total: RecoveryFunnelRow
+    by_class: list[RecoveryFunnelRow]
+    diagnosis_patterns: dict[str, str]
+    """The pattern each class's diagnosis is searched with (case-insensitive)."""
+
+
+class LoopRow(BaseModel):
+    """One episode the loop detector flagged, or that repeated an intent at least twice."""
+
+    model_config = _FROZEN
+
+    episode_id: str
+    task_id: str
+    faults_configured: list[str]
+    faults_enabled: bool
+    actions: int
+    state_reads: int
+    largest_repeat: int
+    """Largest repeated intent count in the final no-effect segment."""
+    loop: bool
+    stop_reason: str
+    outcome: str
+    claimed_success: bool | None
+    detector: str
+
+
+class LoopTable(BaseModel):
+    """Episodes by the loop detector; records written before it existed (no loop stats) are counted apart."""
+
+    model_config = _FROZEN
+
+    episodes_with_stats: int
+    episodes_without_stats: int
+    loop_episodes: int
+    """Episodes whose loop stats say loop (largest_repeat reached the detector's threshold)."""
+    detectors: list[str]
+    """Every detector version the records name; counts of different versions are not comparable."""
+    rows: list[LoopRow]
+    """Episodes with loop stats and loop set or largest_repeat >= 2, in episode id order."""
+
+
+class FaultContextFalseCompletion(BaseModel):
+    """A false completion in an episode where a fault fired."""
+
+    model_config = _FROZEN
+
+    episode_id: str
+    task_id: str
+    kind: str
+    """state, procedure_only or forbidden_mutation."""
+    faults_fired: list[str]
+    """The classes that fired, each once, in the order they first fired."""
+    firings: int
+    claim_message: str | None
 
 
 class ClaimedEndpoint(BaseModel):
@@ -239,6 +409,13 @@ class RunReport(BaseModel):
     bootstrap_seed: int = DEFAULT_BOOTSTRAP_SEED
     bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES
     provenance: Provenance
+    exposure: Exposure
+    recovery_funnel: RecoveryFunnel
+    loops: LoopTable
+    rejected_by_cause: dict[str, int]
+    """Rejected actions by cause over all episodes (the total's)."""
+    false_completions_with_fault_context: list[FaultContextFalseCompletion]
+    """False completions of episodes where a fault fired, in episode id order."""
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -341,7 +518,8 @@ def outcome_table(
         infrastructure_failures=outcomes["infrastructure_failure"],
         replay_pass=sum(1 for r in episodes if r.replay == "PASS"),
         rejected_actions=sum(r.rejected_actions for r in episodes),
-        stop_reasons=dict(sorted(Counter(r.stop_reason for r in episodes).items())),
+        stop_reasons=_stop_reasons(episodes),
+        rejected_by_cause=_rejected_by_cause(episodes),
         taxonomy={k: taxonomy[k] for k in ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")},
         false_completion_rate_over_attempted=_rate(outcomes["false_completion"], len(episodes)),
         false_completion_rate_over_success_claims=_rate(outcomes["false_completion"], claimed),
@@ -359,6 +537,124 @@ def outcome_table(
         per_task=[_task_row(task, rs) for task, rs in by_task.items()],
         tokens=_tokens(episodes), latency=_latency(episodes),
     )
+
+
+def _stop_reasons(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
+    counts: Counter[str] = Counter(r.stop_reason for r in episodes)
+    return {**{reason: counts[reason] for reason in STOP_REASONS},
+            **dict(sorted((k, v) for k, v in counts.items() if k not in STOP_REASONS))}
+
+
+def _rejected_by_cause(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for record in episodes:
+        total.update(record.rejections_by_cause)
+    return dict(sorted(total.items()))
+
+
+def _fault_classes(records: Sequence[EpisodeRecord]) -> list[str]:
+    """The known classes in report order, then any other class a record names, in name order."""
+    named = {c for r in records for c in (*r.faults_configured, *r.faults_fired)}
+    return [*FAULT_CLASSES, *sorted(named - set(FAULT_CLASSES))]
+
+
+def _configured(record: EpisodeRecord) -> set[str]:
+    """The classes configured with injection enabled (none for a control)."""
+    return set(record.faults_configured) if record.faults_enabled else set()
+
+
+def exposure(records: Sequence[EpisodeRecord]) -> Exposure:
+    """Configured against fired, per fault class and in total."""
+    rows = []
+    for fault in _fault_classes(records):
+        configured = sum(1 for r in records if fault in _configured(r))
+        fired = sum(1 for r in records if fault in r.faults_fired)
+        rows.append(FaultExposureRow(
+            fault_class=fault, configured=configured, fired=fired,
+            firings=sum(r.faults_fired.count(fault) for r in records),
+            fired_over_configured=_proportion(
+                sum(1 for r in records if fault in _configured(r) and fault in r.faults_fired), configured,
+                "episodes with the class configured"),
+        ))
+    configured_any = sum(1 for r in records if _configured(r))
+    return Exposure(
+        by_class=rows, episodes=len(records), configured_any=configured_any,
+        fired_any=sum(1 for r in records if r.faults_fired),
+        fired_without_configured=sum(1 for r in records if set(r.faults_fired) - _configured(r)),
+        controls=sum(1 for r in records if not r.faults_enabled),
+        fired_over_configured=_proportion(sum(1 for r in records if _configured(r) & set(r.faults_fired)),
+                                          configured_any, "episodes with a fault configured"),
+    )
+
+
+def names_fault(message: str | None, faults: Iterable[str]) -> bool:
+    """True when the claim message names a fault of one of the classes (its `DIAGNOSIS_PATTERNS` entry)."""
+    if not message:
+        return False
+    return any(re.search(DIAGNOSIS_PATTERNS[f], message, re.IGNORECASE) for f in faults if f in DIAGNOSIS_PATTERNS)
+
+
+def _funnel_row(fault: str | None, records: Sequence[EpisodeRecord]) -> RecoveryFunnelRow:
+    def configured(record: EpisodeRecord) -> set[str]:
+        classes = _configured(record)
+        return classes if fault is None else classes & {fault}
+
+    attempted = [r for r in records if configured(r)]
+    exposed = [r for r in attempted if configured(r) & set(r.faults_fired)]
+    verified = sum(1 for r in exposed if r.outcome == "verified_success")
+    diagnosed = sum(1 for r in exposed if names_fault(r.claim.message, configured(r) & set(r.faults_fired)))
+    tasks = {r.task_id for r in exposed}
+    controls = [r for r in records if not r.faults_enabled and r.task_id in tasks]
+    control_verified = sum(1 for r in controls if r.outcome == "verified_success")
+    return RecoveryFunnelRow(
+        fault_class=fault, attempted=len(attempted), exposed=len(exposed), verified_after_exposure=verified,
+        exposed_over_attempted=_proportion(len(exposed), len(attempted), "episodes with the fault configured"),
+        recovered_over_exposed=_proportion(verified, len(exposed), "exposed episodes"),
+        explicit_diagnosis=diagnosed, diagnosis_over_exposed=_proportion(diagnosed, len(exposed), "exposed episodes"),
+        control_tasks=len({r.task_id for r in controls}), controls=len(controls),
+        control_verified_success=control_verified,
+        control_verified_success_rate=_proportion(control_verified, len(controls), "matched control episodes"),
+    )
+
+
+def recovery_funnel(records: Sequence[EpisodeRecord]) -> RecoveryFunnel:
+    """attempted -> exposed -> verified success after exposure, with explicit diagnosis and matched controls
+    beside it, in total and per fault class."""
+    return RecoveryFunnel(
+        total=_funnel_row(None, records),
+        by_class=[_funnel_row(fault, records) for fault in _fault_classes(records)],
+        diagnosis_patterns=dict(DIAGNOSIS_PATTERNS),
+    )
+
+
+def loop_table(records: Sequence[EpisodeRecord]) -> LoopTable:
+    """The loop detector's findings, one row per episode that looped or repeated an intent twice."""
+    with_stats = [r for r in records if r.loop is not None]
+    rows = [
+        LoopRow(episode_id=r.episode_id, task_id=r.task_id, faults_configured=list(r.faults_configured),
+                faults_enabled=r.faults_enabled, actions=r.loop.actions, state_reads=r.loop.state_reads,
+                largest_repeat=r.loop.largest_repeat, loop=r.loop.loop, stop_reason=r.stop_reason,
+                outcome=r.outcome, claimed_success=r.claim.success, detector=r.loop.detector)
+        for r in with_stats if r.loop is not None and (r.loop.loop or r.loop.largest_repeat >= 2)
+    ]
+    return LoopTable(
+        episodes_with_stats=len(with_stats), episodes_without_stats=len(records) - len(with_stats),
+        loop_episodes=sum(1 for r in with_stats if r.loop is not None and r.loop.loop),
+        detectors=sorted({r.loop.detector for r in with_stats if r.loop is not None}),
+        rows=sorted(rows, key=lambda row: row.episode_id),
+    )
+
+
+def false_completions_with_fault_context(records: Sequence[EpisodeRecord]) -> list[FaultContextFalseCompletion]:
+    """Every false completion of an episode where a fault fired, in episode id order."""
+    rows = [
+        FaultContextFalseCompletion(
+            episode_id=r.episode_id, task_id=r.task_id, kind=str(r.false_completion_kind),
+            faults_fired=list(dict.fromkeys(r.faults_fired)), firings=len(r.faults_fired),
+            claim_message=r.claim.message)
+        for r in records if r.outcome == "false_completion" and r.faults_fired
+    ]
+    return sorted(rows, key=lambda row: row.episode_id)
 
 
 def _payload_ids(payload: Any) -> list[str] | None:
@@ -413,6 +709,9 @@ def run_report(
         evidence_level=level, evidence_level_meaning=EVIDENCE_LEVELS[level],
         bootstrap_seed=bootstrap_seed, bootstrap_resamples=bootstrap_resamples,
         provenance=provenance(records, manifest),
+        exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),
+        rejected_by_cause=total.rejected_by_cause,
+        false_completions_with_fault_context=false_completions_with_fault_context(records),
     )
 
 

@@ -76,7 +76,13 @@ def tasks_markdown(tasks: Iterable[LoadedTask]) -> str:
             checked = [describe_check(c) for c in spec.expected_state]
             if not spec.feasible:
                 checked.insert(0, "infeasible: done(success=false) and no mutation")
-            negatives = [f"{n.id} ({n.kind})" for n in spec.negative_controls]
+            checked[:0] = [
+                f"fault {f.fault} on {f.target.method} {f.target.path} (match {f.occurrence}"
+                + (f", {f.times} times" if f.times > 1 else "") + ")"
+                for f in spec.faults
+            ]
+            negatives = [f"{n.id} ({n.kind}" + (f", rejected as {n.rejected_as}" if n.rejected_as else "") + ")"
+                         for n in spec.negative_controls]
             lines.append(
                 f"| `{spec.id}`<br>{spec.title.replace('|', '/')} | {spec.family} | {spec.difficulty} | "
                 f"{_cell(checked)} | {_cell(describe_procedure(p) for p in spec.required_procedure)} | "

@@ -68,8 +68,8 @@ def _episode_problems(
     if (found := first_difference(episode.verdict.model_dump(mode="json"), verdict.model_dump(mode="json"))):
         problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "
                         f"evidence: {found}")
-    fields = derived_fields(bundle.manifest().config, planned, transcript, episode.operations, episode.journal,
-                            verdict)
+    fields = derived_fields(bundle.manifest().config, task, planned, transcript, episode.operations,
+                            episode.journal, verdict)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
     stored = record.model_dump(mode="json")
     if (found := first_difference({k: stored[k] for k in fields}, {k: recomputed[k] for k in fields})):

@@ -12,6 +12,8 @@ from starlette.types import ASGIApp
 from replays.hashing import canonical_sha256
 from replays.receipt import Receipt
 from sites.kit.app import create_app
+from sites.kit.faults import FaultInjector, FaultPlan
+from sites.kit.injection import FaultSession
 from sites.kit.oplog import ACTION_HEADER, TENANT_HEADER
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
@@ -112,7 +114,8 @@ async def replay_episode(
     *,
     evidence_problems: Sequence[str] = (),
 ) -> Receipt:
-    """Replay the operations in order on a fresh tenant of the task's site and seed; compare all.
+    """Replay the operations in order on a fresh tenant of the task's site and seed, forcing the faults
+    the recorded operations logged; compare all.
 
     `evidence_problems` are integrity failures found before replay (e.g. a file whose hash no
     longer matches its record); they make the receipt FAIL and head its list of reasons.
@@ -122,6 +125,9 @@ async def replay_episode(
         problems.append(f"task {task.id} changed since the episode ran (sha256 {episode.verdict.task_sha256[:12]} "
                         f"recorded, {task.sha256[:12]} now)")
     tenant = registry.create(task.spec.site, task.spec.seed)
+    forced = {op.seq: op.fault for op in episode.operations if op.fault is not None}
+    if forced:  # exactly the faults the episode logged, at the same operations
+        tenant.faults = FaultSession(FaultInjector(FaultPlan(), forced=forced))
     try:
         transport = httpx.ASGITransport(app=_app_for(registry))
         async with httpx.AsyncClient(transport=transport, base_url="http://replay.invalid") as client:

@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sites.kit.faults import FaultRule
+
 Scalar = str | int | float | bool | None
 ChangeKind = Literal["insert", "update", "delete"]
 _ALL_CHANGES: tuple[ChangeKind, ...] = ("insert", "update", "delete")
@@ -173,6 +175,9 @@ class NegativeControl(_Spec):
     """Step id -> steps added right after it."""
     equivalent_to_success: str | None = None
     """A written reason, when this variant truly is equivalent to success and must not be rejected."""
+    rejected_as: Literal["state", "procedure_only", "forbidden_mutation"] | None = None
+    """When given, `tasks check` also requires this false-completion category (e.g. a blind retry after an
+    ambiguous timeout must be a *state* false completion: the effect is duplicated)."""
 
     @model_validator(mode="after")
     def _changes_something(self) -> NegativeControl:
@@ -214,6 +219,8 @@ class TaskSpec(_Spec):
     feasible: bool = True
     """False when the right outcome is done(success=false) with no mutation."""
     budgets: Budgets = Field(default_factory=Budgets)
+    faults: list[FaultRule] = Field(default_factory=list)
+    """Faults injected into this task's episodes (docs/faults.md); a matched control runs without them."""
     expected_state: list[StateCheck] = Field(default_factory=list)
     allowed_mutations: list[MutationRule] = Field(default_factory=list)
     """Empty means nothing may change."""

@@ -10,12 +10,24 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from computerops import console as console_module
 from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.html_report import render_html
-from computerops.records import EpisodeOutcome, EpisodeRecord, ObservedEndpoint, RunManifest, TaskRef
-from computerops.report import Interval, OutcomeTable, RunReport, report_json, run_report
+from computerops.loops import DETECTOR, LOOP_THRESHOLD
+from computerops.records import EpisodeOutcome, EpisodeRecord, LoopStats, ObservedEndpoint, RunManifest, TaskRef
+from computerops.report import (
+    DIAGNOSIS_PATTERNS,
+    FAULT_CLASSES,
+    STOP_REASONS,
+    Interval,
+    OutcomeTable,
+    RunReport,
+    names_fault,
+    report_json,
+    run_report,
+)
 from verifier import Claim
 
 ODD_TASK = "odd<id>&"
@@ -23,15 +35,24 @@ ODD_TASK = "odd<id>&"
 
 def record(number: int, endpoint: str, task_id: str, outcome: EpisodeOutcome, claim: bool | None, *,
            kind: str | None = None, tokens: tuple[int | None, int | None] = (None, None), wall_s: float = 1.0,
-           models: list[str] | None = None, fingerprints: list[str] | None = None) -> EpisodeRecord:
+           models: list[str] | None = None, fingerprints: list[str] | None = None, message: str | None = None,
+           rejections: dict[str, int] | None = None, faults: dict[str, Any] | None = None,
+           loop: tuple[int, int, int] | None = None) -> EpisodeRecord:
+    """`faults`: faults_enabled / faults_configured / faults_fired; `loop`: (actions, state reads, largest repeat)."""
     data: dict[str, Any] = {
         "episode_id": f"{number:03d}-{task_id}", "task_id": task_id, "task_sha256": "0" * 64, "endpoint": endpoint,
         "scripted": endpoint.startswith("scripted:"), "outcome": outcome, "false_completion_kind": kind,
-        "claim": Claim(success=claim), "stop_reason": "finish" if claim is not None else "budget_exhausted",
-        "steps": 3, "rejected_actions": 1, "rejections_by_cause": {}, "prompt_tokens": tokens[0],
+        "claim": Claim(success=claim, message=message),
+        "stop_reason": "finish" if claim is not None else "budget_exhausted",
+        "steps": 3, "rejected_actions": sum((rejections or {}).values()) or 1, "rejections_by_cause": rejections or {},
+        "prompt_tokens": tokens[0],
         "completion_tokens": tokens[1], "wall_s": wall_s, "operations": 2, "journal_entries": 1,
         "evidence_sha256": {}, "replay": "PASS", "models_seen": models or [], "fingerprints_seen": fingerprints or [],
+        **(faults or {}),
     }
+    if loop is not None:
+        data["loop"] = LoopStats(detector=DETECTOR, actions=loop[0], state_reads=loop[1], largest_repeat=loop[2],
+                                 loop=loop[2] >= LOOP_THRESHOLD)
     return EpisodeRecord.model_validate(data)
 
 
@@ -254,3 +275,231 @@ def test_the_report_command_prints_every_table(tmp_path: Path) -> None:
                  "observed: GET /models ids model-x, other", f"HTML report written to {html}"):
         assert text in output, text
     assert html.is_file()
+
+
+def faulted(enabled: bool, configured: list[str], fired: list[str]) -> dict[str, Any]:
+    return {"faults_enabled": enabled, "faults_configured": configured, "faults_fired": fired}
+
+
+def fault_records() -> list[EpisodeRecord]:
+    """Five episodes with injection enabled (three exposed) and three matched controls.
+
+    a (transient_5xx): 11 exposed, recovers and names it; 12 configured, never fired, succeeds anyway.
+    odd (false_success, throttling): 13 false_success fired, false completion, a loop, does not name it; 14
+    throttling fired, honest failure that names it; 15 throttling configured, not fired, false completion.
+    Controls (injection disabled): 21 on a (succeeds), 22 on odd (fails), 23 on a task no exposed episode has.
+    """
+    return [
+        record(11, "m", "a", "verified_success", True, message="Saved after the server was unavailable once.",
+               rejections={"stale_id": 2}, faults=faulted(True, ["transient_5xx"], ["transient_5xx", "transient_5xx"]),
+               loop=(10, 4, 1)),
+        record(12, "m", "a", "verified_success", True, faults=faulted(True, ["transient_5xx"], [])),
+        record(13, "m", ODD_TASK, "false_completion", True, kind="state", message="<b>All done.</b>",
+               rejections={"stale_id": 1, "disabled": 1},
+               faults=faulted(True, ["false_success", "throttling"], ["false_success"]), loop=(11, 5, 5)),
+        record(14, "m", ODD_TASK, "honest_failure", None, message="The rate limit kept refusing the batch.",
+               faults=faulted(True, ["throttling"], ["throttling"]), loop=(60, 1, 2)),
+        record(15, "m", ODD_TASK, "false_completion", True, kind="procedure_only",
+               faults=faulted(True, ["throttling"], [])),
+        record(21, "m", "a", "verified_success", True, faults=faulted(False, ["transient_5xx"], [])),
+        record(22, "m", ODD_TASK, "honest_failure", False, faults=faulted(False, [], [])),
+        record(23, "m", "z", "verified_success", True, faults=faulted(False, [], []), loop=(3, 1, 0)),
+    ]
+
+
+def fault_report() -> RunReport:
+    return run_report("rf", fault_records(), declared_scripted=False)
+
+
+def test_exposure_keeps_configured_and_fired_apart() -> None:
+    exposure = fault_report().exposure
+    assert [r.fault_class for r in exposure.by_class] == list(FAULT_CLASSES)
+    rows = {r.fault_class: r for r in exposure.by_class}
+    # transient_5xx: configured in 11 and 12 (the control 21 has injection disabled); fired in 11, twice.
+    assert (rows["transient_5xx"].configured, rows["transient_5xx"].fired, rows["transient_5xx"].firings) == (2, 1, 2)
+    assert rows["transient_5xx"].fired_over_configured.rate == 0.5
+    assert (rows["false_success"].configured, rows["false_success"].fired) == (1, 1)
+    assert (rows["throttling"].configured, rows["throttling"].fired, rows["throttling"].firings) == (3, 1, 1)
+    assert (rows["schema_drift"].configured, rows["schema_drift"].fired) == (0, 0)
+    assert rows["schema_drift"].fired_over_configured.rate is None
+    totals = (exposure.episodes, exposure.configured_any, exposure.fired_any, exposure.controls,
+              exposure.fired_without_configured)
+    assert totals == (8, 5, 3, 3, 0)
+    over = exposure.fired_over_configured
+    assert (over.numerator, over.denominator, over.rate) == (3, 5, 0.6)
+
+
+def test_a_class_that_fired_without_being_configured_is_shown_and_counted() -> None:
+    odd = record(1, "m", "a", "honest_failure", False, faults=faulted(True, ["throttling"], ["new_kind"]))
+    exposure = run_report("r", [odd], declared_scripted=False).exposure
+    assert exposure.by_class[-1].fault_class == "new_kind" and exposure.by_class[-1].fired == 1
+    assert (exposure.configured_any, exposure.fired_any, exposure.fired_without_configured) == (1, 1, 1)
+    assert exposure.fired_over_configured.numerator == 0  # what fired was not what was configured
+
+
+def test_the_recovery_funnel_with_diagnosis_beside_it_and_matched_controls() -> None:
+    funnel = fault_report().recovery_funnel
+    total = funnel.total
+    assert total.fault_class is None
+    assert (total.attempted, total.exposed, total.verified_after_exposure) == (5, 3, 1)
+    assert (total.exposed_over_attempted.rate, total.recovered_over_exposed.rate) == (0.6, 0.3333)
+    assert total.recovered_over_exposed.denominator_is == "exposed episodes"
+    # 11 names the 5xx ("unavailable"), 14 the throttling ("rate limit"); 13 says nothing of the false success.
+    assert (total.explicit_diagnosis, total.diagnosis_over_exposed.rate) == (2, 0.6667)
+    # Controls of the exposed episodes' tasks a and odd: 21 (verified) and 22; 23's task had no exposure.
+    assert (total.control_tasks, total.controls, total.control_verified_success) == (2, 2, 1)
+    assert total.control_verified_success_rate.rate == 0.5
+    rows = {r.fault_class: r for r in funnel.by_class}
+    assert [r.fault_class for r in funnel.by_class] == list(FAULT_CLASSES)
+    five = rows["transient_5xx"]
+    assert (five.attempted, five.exposed, five.verified_after_exposure, five.explicit_diagnosis) == (2, 1, 1, 1)
+    assert (five.controls, five.control_verified_success, five.control_verified_success_rate.rate) == (1, 1, 1.0)
+    false_success = rows["false_success"]
+    assert (false_success.attempted, false_success.exposed, false_success.verified_after_exposure) == (1, 1, 0)
+    assert (false_success.explicit_diagnosis, false_success.controls, false_success.control_verified_success) == (
+        0, 1, 0)
+    throttling = rows["throttling"]
+    assert (throttling.attempted, throttling.exposed, throttling.verified_after_exposure) == (3, 1, 0)
+    assert throttling.explicit_diagnosis == 1 and throttling.controls == 1
+    idle = rows["moved_endpoint"]
+    assert (idle.attempted, idle.exposed, idle.controls) == (0, 0, 0)
+    for proportion in (idle.exposed_over_attempted, idle.recovered_over_exposed, idle.diagnosis_over_exposed,
+                       idle.control_verified_success_rate):
+        assert proportion.rate is None and proportion.wilson95 is None
+    assert funnel.diagnosis_patterns == DIAGNOSIS_PATTERNS and set(DIAGNOSIS_PATTERNS) == set(FAULT_CLASSES)
+
+
+def test_the_diagnosis_patterns_name_each_family() -> None:
+    said = {
+        "transient_5xx": "The server returned 503 twice", "throttling": "I was throttled",
+        "ambiguous_after_commit": "the save timed out", "ambiguous_without_commit": "no answer came back",
+        "version_conflict": "the record was changed by someone else", "stale_read": "the list was out of date",
+        "session_expiry": "my session expired", "schema_drift": "the amount field was renamed",
+        "moved_endpoint": "the form moved", "missing_resource": "event 7 was not found",
+        "duplicate_delivery": "it was delivered twice", "out_of_order": "a dependency was not processed",
+        "spurious_validation": "a validation error I could not fix", "false_success": "nothing was saved",
+        "partial_success": "only partially applied", "recovery_loop_trap": "I was stuck in a loop",
+    }
+    for fault, message in said.items():
+        assert names_fault(message, [fault]), fault
+        assert names_fault(message.upper(), [fault]), fault
+    assert not names_fault("All done.", FAULT_CLASSES)
+    assert not names_fault(None, FAULT_CLASSES) and not names_fault("", FAULT_CLASSES)
+    assert not names_fault("server error", ["throttling"])  # only the classes given count
+    assert not names_fault("anything at all", ["no_such_class"])
+    assert not names_fault("refund 1500 sent", ["transient_5xx"])  # a 5xx is a whole three-digit number
+
+
+def test_the_loop_table() -> None:
+    loops = fault_report().loops
+    assert (loops.episodes_with_stats, loops.episodes_without_stats, loops.loop_episodes) == (4, 4, 1)
+    assert loops.detectors == [DETECTOR]
+    # 11 (largest 1) and 23 (0) are not rows; 13 loops; 14 repeated an intent twice.
+    assert [r.episode_id for r in loops.rows] == [f"013-{ODD_TASK}", f"014-{ODD_TASK}"]
+    first, second = loops.rows
+    assert first.faults_configured == ["false_success", "throttling"] and first.faults_enabled
+    assert (first.actions, first.state_reads, first.largest_repeat, first.loop) == (11, 5, 5, True)
+    assert (first.stop_reason, first.outcome, first.claimed_success, first.detector) == (
+        "finish", "false_completion", True, DETECTOR)
+    assert (second.actions, second.state_reads, second.largest_repeat, second.loop) == (60, 1, 2, False)
+    assert second.stop_reason == "budget_exhausted"
+
+
+def test_rejections_by_cause_and_every_stop_reason() -> None:
+    result = fault_report()
+    assert result.rejected_by_cause == {"disabled": 1, "stale_id": 3}
+    assert list(result.rejected_by_cause) == ["disabled", "stale_id"]
+    assert result.total.rejected_by_cause == result.rejected_by_cause
+    assert result.by_endpoint[0].rejected_by_cause == {"disabled": 1, "stale_id": 3}
+    assert list(result.total.stop_reasons) == list(STOP_REASONS) == [
+        "finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure"]
+    assert result.total.stop_reasons == {"finish": 7, "budget_exhausted": 1, "context_exhausted": 0,
+                                         "wall_clock": 0, "infrastructure": 0}
+    data = report_json(result)
+    assert data["rejected_by_cause"] == {"disabled": 1, "stale_id": 3}
+
+
+def test_false_completions_with_fault_context() -> None:
+    items = fault_report().false_completions_with_fault_context
+    # 13 fired false_success and claimed success; 15 is a false completion too, but nothing fired.
+    assert [i.model_dump() for i in items] == [{
+        "episode_id": f"013-{ODD_TASK}", "task_id": ODD_TASK, "kind": "state", "faults_fired": ["false_success"],
+        "firings": 1, "claim_message": "<b>All done.</b>"}]
+    repeated = record(1, "m", "t", "false_completion", True, kind="forbidden_mutation",
+                      faults=faulted(True, ["throttling", "transient_5xx"],
+                                     ["transient_5xx", "throttling", "transient_5xx"]))
+    only = run_report("r", [repeated], declared_scripted=False).false_completions_with_fault_context
+    assert (only[0].kind, only[0].faults_fired, only[0].firings) == ("forbidden_mutation",
+                                                                     ["transient_5xx", "throttling"], 3)
+
+
+def test_runs_without_faults_have_every_section_with_zeros() -> None:
+    for result in (report(), run_report("empty", [], declared_scripted=False)):
+        exposure = result.exposure
+        assert (exposure.configured_any, exposure.fired_any, exposure.controls) == (0, 0, 0)
+        assert len(exposure.by_class) == len(FAULT_CLASSES)
+        assert all((r.configured, r.fired, r.firings) == (0, 0, 0) for r in exposure.by_class)
+        total = result.recovery_funnel.total
+        assert (total.attempted, total.exposed, total.verified_after_exposure, total.explicit_diagnosis) == (
+            0, 0, 0, 0)
+        assert total.recovered_over_exposed.rate is None and total.exposed_over_attempted.rate is None
+        loops = result.loops
+        assert (loops.episodes_with_stats, loops.loop_episodes, loops.rows, loops.detectors) == (0, 0, [], [])
+        assert result.false_completions_with_fault_context == [] and result.rejected_by_cause == {}
+        assert set(result.total.stop_reasons) == set(STOP_REASONS)
+        data = report_json(result)
+        for key in ("exposure", "recovery_funnel", "loops", "rejected_by_cause",
+                    "false_completions_with_fault_context"):
+            assert key in data, key
+        assert "NaN" not in json.dumps(data)
+    assert report().loops.episodes_without_stats == 8  # records from before the detector
+
+
+def test_the_fault_sections_do_not_depend_on_the_order_episodes_were_admitted() -> None:
+    recs = fault_records()
+    forward = run_report("rf", recs, declared_scripted=False)
+    backward = run_report("rf", list(reversed(recs)), declared_scripted=False)
+    for key in ("exposure", "recovery_funnel", "loops", "rejected_by_cause", "false_completions_with_fault_context"):
+        assert getattr(forward, key) == getattr(backward, key), key
+
+
+def printed(result: RunReport) -> str:
+    with console_module.console.capture() as captured:
+        console_module.print_report(result)
+    return " ".join(captured.get().split())
+
+
+def test_the_terminal_shows_the_fault_tables_only_when_faults_were_configured() -> None:
+    output = printed(fault_report())
+    for text in ("Rejected actions by cause", "stale_id │ 3", "Fault exposure", "transient_5xx │ 2 │ 1 │ 1/2 = 0.5000",
+                 "any fault │ 5 │ 3 │ 3/5 = 0.6000", "Recovery funnel", "any fault │ 5 │ 3 │ 1 │ 1/3 = 0.3333",
+                 "│ 2/3 │ 1/2 = 0.5000", "False completions after a fault fired", "false_success │ 1",
+                 "Recovery loops", "1 loop episode(s) of 4 with loop stats (4 records without)",
+                 "false_success, throttling │ 11 │ 5 │ 5 │ yes │ finish │ false_completion │ write-intent/1",
+                 "Stop reasons: finish 7, budget_exhausted 1, context_exhausted 0, wall_clock 0, infrastructure 0"):
+        assert text in output, text
+    assert "schema_drift" not in output  # classes nobody configured are left out of the printed tables
+    plain = printed(report())
+    assert "Rejected actions by cause: none recorded (8 rejected)." in plain
+    for text in ("Fault exposure", "Recovery funnel", "Recovery loops", "after a fault fired"):
+        assert text not in plain, text
+
+
+def test_the_html_shows_the_fault_sections_escaped() -> None:
+    page = render_html(fault_report())
+    for figure in ("<h2>Fault exposure</h2>", "<h2>Recovery funnel</h2>", "<h2>Recovery loops</h2>",
+                   "<h2>False completions after a fault fired</h2>", "<h2>Rejected actions by cause</h2>",
+                   "3/5 = 0.6000", "1/3 = 0.3333", "2/3 = 0.6667", "Matched controls (injection disabled): 3",
+                   "&lt;b&gt;All done.&lt;/b&gt;", "write-intent/1", r"\b429\b|throttl"):
+        assert figure in page, figure
+    assert "<b>All done" not in page and ODD_TASK not in page and "odd&lt;id&gt;&amp;" in page
+    assert not re.search(r"<script|<link|<img|<iframe|src=|href=|@import|url\(", page, re.IGNORECASE)
+    plain = render_html(report())
+    assert "<h2>Rejected actions by cause</h2>" in plain
+    for section in ("Fault exposure", "Recovery funnel", "Recovery loops"):
+        assert f"<h2>{section}</h2>" not in plain, section
+    loops_only = run_report("r", [record(1, "m", "t", "honest_failure", False, loop=(4, 1, 3))],
+                            declared_scripted=False)
+    page = render_html(loops_only)
+    assert "<h2>Recovery loops</h2>" in page and "<h2>Fault exposure</h2>" not in page
+    assert "Recovery loops" in printed(loops_only) and "Fault exposure" not in printed(loops_only)

@@ -46,6 +46,7 @@ operation_table = Table(
     Column("location", Text, nullable=True),
     Column("response_digest", String, nullable=False),
     Column("journal_rows", Integer, nullable=False),
+    Column("fault", Text, nullable=True),
 )
 
 BOOKKEEPING_TABLES: frozenset[str] = frozenset(BOOKKEEPING.tables)

@@ -33,14 +33,19 @@ def get_operation(request: Request) -> OperationContext:
 
 
 def get_session(request: Request) -> Iterator[TenantSession]:
-    """A journaled session on the tenant's database, committed when the handler returns normally.
+    """A journaled session on the tenant's database, committed when the handler returns normally
+    (rolled back instead when a false-success fault discards the operation).
 
     Any exception rolls the whole operation back, journal rows included.
     """
-    with operation_session(get_tenant(request).engine, get_operation(request)) as session:
+    operation = get_operation(request)
+    with operation_session(get_tenant(request).engine, operation) as session:
         try:
             yield session
-            session.commit()
+            if operation.discard:
+                session.rollback()
+            else:
+                session.commit()
         except BaseException:
             session.rollback()
             raise

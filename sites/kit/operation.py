@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass, field
 
 from sites.kit.clock import LogicalClock
+from sites.kit.faults import FiredFault
 
 STATE_OPERATION = "computerops_operation"
 """Key of the `OperationContext` in the ASGI scope state (`request.state`)."""
@@ -35,6 +36,10 @@ class OperationContext:
     seed: int
     seq: int
     action: int | None = None
+    fault: FiredFault | None = None
+    """The fault injected into this operation, for the sites that take part in one (partial success)."""
+    discard: bool = False
+    """Set by a false-success fault: the handler runs and answers as usual, but nothing is committed."""
     rng: random.Random = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -18,6 +18,8 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sites.kit.faults import FiredFault
+from sites.kit.injection import SITE_COOPERATIVE, FaultSession, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
 from sites.kit.operation import STATE_OPERATION, STATE_TENANT, OperationContext
 from sites.kit.pages import message_page
@@ -173,17 +175,31 @@ class OperationLogMiddleware:
         seq = await anyio.to_thread.run_sync(tenant.last_operation_seq) + 1
         operation = OperationContext(site=tenant.site, seed=tenant.seed, seq=seq, action=_action_number(headers))
         body = await _read_body(receive)
-        state: dict[str, Any] = {**scope.get("state", {}), STATE_TENANT: tenant, STATE_OPERATION: operation}
-        inner_scope = {**scope, "state": state}
+        method, path = scope["method"], scope["path"]
+        faults = tenant.faults
+        fired = None if faults is None else faults.injector.decide(seq, method, path)
+        if fired is not None and fired.fault in SITE_COOPERATIVE and fired.fault not in tenant.definition.fault_support:
+            fired = None  # this site cannot carry the fault out: nothing is applied, so nothing fired
         response = _BufferedResponse()
         failure: Exception | None = None
-        try:
-            await self.app(inner_scope, _replaying(body, receive), response.send)
-        except Exception as error:  # logged as a 500 operation, then re-raised for the server log
-            failure = error
-        if failure is not None or response.start is None or not response.complete:
-            response = await _buffer(_server_error(seq), scope, receive)
+        replaced = self._fault_response(faults, fired, tenant, method, path, body)
+        if replaced is not None:
+            response = await _buffer(replaced, scope, receive)
+        else:
+            if fired is not None:
+                operation.fault = fired
+                operation.discard = fired.fault == "false_success"
+            app_body = body if faults is None else faults.drift.translate(body)
+            state: dict[str, Any] = {**scope.get("state", {}), STATE_TENANT: tenant, STATE_OPERATION: operation}
+            try:
+                await self.app({**scope, "state": state}, _replaying(app_body, receive), response.send)
+            except Exception as error:  # logged as a 500 operation, then re-raised for the server log
+                failure = error
+            if failure is not None or response.start is None or not response.complete:
+                response = await _buffer(_server_error(seq), scope, receive)
         journal_rows = await anyio.to_thread.run_sync(_count_journal_rows, tenant, seq)
+        if faults is not None:
+            response, fired = await self._after(faults, fired, response, method, scope, journal_rows, receive)
         record = Operation(
             seq=seq,
             action=operation.action,
@@ -196,11 +212,50 @@ class OperationLogMiddleware:
             location=response.header("location"),
             response_digest=hashlib.sha256(response.body).hexdigest(),
             journal_rows=journal_rows,
+            fault=fired,
         )
         await anyio.to_thread.run_sync(tenant.record_operation, record)
         await response.forward(send)
         if failure is not None:
             raise failure
+
+
+    def _fault_response(
+        self, faults: FaultSession | None, fired: FiredFault | None, tenant: Tenant, method: str, path: str,
+        body: bytes,
+    ) -> HTMLResponse | None:
+        """The response that replaces the handler: a fault that never reaches it, or a drifted field."""
+        if faults is None:
+            return None
+        if fired is not None and fired.fault == "schema_drift":
+            faults.drift.activate(fired)
+            return faults.drift.refusal(body) or refusal_of_drift(fired)
+        if fired is not None and (replaced := refusal(fired, tenant.definition, method, path)) is not None:
+            return replaced
+        return faults.drift.refusal(body) if method != "GET" else None
+
+    async def _after(
+        self, faults: FaultSession, fired: FiredFault | None, response: _BufferedResponse, method: str,
+        scope: Scope, journal_rows: int, receive: Receive,
+    ) -> tuple[_BufferedResponse, FiredFault | None]:
+        """Faults that act on the handler's answer (ambiguous after commit, stale read) and page rewriting."""
+        key = scope["path"] + "?" + scope.get("query_string", b"").decode("latin-1")
+        if journal_rows:
+            faults.stale.changed()
+        if fired is not None and (replaced := after_commit(fired)) is not None:
+            return await _buffer(replaced, scope, receive), fired
+        if method == "GET" and response.status == 200:
+            if fired is not None and fired.fault == "stale_read":
+                stale = faults.stale.stale(key)
+                if stale is None:
+                    fired = None  # nothing older was seen: the read is fresh, and no fault fired
+                else:
+                    return await _buffer(HTMLResponse(stale), scope, receive), fired
+            faults.stale.remember(key, response.body)
+            if faults.drift.active:
+                rewritten = faults.drift.rewrite(response.body)
+                return await _buffer(HTMLResponse(rewritten), scope, receive), fired
+        return response, fired
 
 
 def _count_journal_rows(tenant: Tenant, seq: int) -> int:

@@ -1,7 +1,8 @@
 """What a tenant witnesses: the operation log and the mutation journal, as typed records.
 
 These two models are the raw evidence of an episode. Sites write them; the verifier and the
-replayer read them. They import nothing of ours so that every layer may depend on them.
+replayer read them. They import nothing of ours but the fault records (`sites.kit.faults`, which
+imports nothing of ours either), so that every layer may depend on them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from sites.kit.faults import FiredFault
 
 Row = dict[str, Any]
 """One database row as JSON-normal values (ints, strings, bools, None)."""
@@ -67,3 +70,5 @@ class Operation(BaseModel):
     """sha256 hex of the response body bytes."""
     journal_rows: int
     """Number of journal entries this operation caused."""
+    fault: FiredFault | None = None
+    """The fault injected into this operation, if one fired; replay forces the same."""

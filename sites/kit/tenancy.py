@@ -23,6 +23,7 @@ from sqlalchemy import Engine, create_engine, event, func, select
 from sqlalchemy.util import LRUCache
 
 from sites.kit.bookkeeping import BOOKKEEPING, journal_table, normal_row, operation_table
+from sites.kit.injection import FaultSession
 from sites.kit.journal import seeding_session
 from sites.kit.operation import template_rng
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
@@ -64,6 +65,8 @@ class Tenant:
     definition: SiteDefinition = field(repr=False)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
     """Held by the operation middleware for a whole request: one request of a tenant at a time."""
+    faults: FaultSession | None = field(default=None, repr=False)
+    """The fault decisions of this tenant's episode; None injects nothing."""
 
     def last_operation_seq(self) -> int:
         """The sequence number of the latest logged operation (0 before the first)."""
@@ -73,13 +76,18 @@ class Tenant:
     def record_operation(self, operation: Operation) -> None:
         """Appends one operation to the log, in its own transaction."""
         with self.engine.begin() as connection:
-            connection.execute(operation_table.insert().values(**operation.model_dump()))
+            values = operation.model_dump()
+            values["fault"] = None if operation.fault is None else operation.fault.model_dump_json()
+            connection.execute(operation_table.insert().values(**values))
 
     def operations(self) -> list[Operation]:
         """The operation log, in sequence order."""
         with self.engine.connect() as connection:
             rows = connection.execute(select(operation_table).order_by(operation_table.c.seq)).mappings()
-            return [Operation.model_validate(dict(row)) for row in rows]
+            return [
+                Operation.model_validate({**row, "fault": None if row["fault"] is None else json.loads(row["fault"])})
+                for row in rows
+            ]
 
     def journal(self) -> list[JournalEntry]:
         """Every committed row change, in journal order."""
