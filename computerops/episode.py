@@ -17,6 +17,7 @@ from adapter.driver import PageDriver
 from adapter.loop import AgentTranscript, ModelLoop
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
+from computerops.loops import loop_stats
 from computerops.records import EpisodeRecord
 from computerops.serving import tenant_context
 from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
@@ -161,4 +162,5 @@ def derived_fields(
         "faults_enabled": planned.faults,
         "faults_configured": [] if plan is None else plan.configured,
         "faults_fired": [op.fault.fault for op in operations if op.fault is not None],
+        "loop": loop_stats(operations),
     }

@@ -12,6 +12,7 @@ INVENTORY = SiteDefinition(
     metadata=METADATA,
     seed=seed_inventory,
     start_path="/inventory/",
+    fault_support=frozenset({"partial_success"}),
 )
 
 __all__ = ["INVENTORY"]

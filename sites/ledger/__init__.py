@@ -12,6 +12,7 @@ LEDGER = SiteDefinition(
     metadata=METADATA,
     seed=seed_ledger,
     start_path="/ledger/",
+    fault_support=frozenset({"duplicate_delivery", "out_of_order"}),
 )
 
 __all__ = ["LEDGER"]

@@ -25,6 +25,7 @@ from sites.inventory.stock import (
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import format_cents, parse_cents
 from sites.kit.operation import OperationContext
+from sites.kit.pages import message_page
 
 router = APIRouter()
 
@@ -121,7 +122,11 @@ def bulk_edit(
             session, operation, category=category, stock=stock, status=422, bulk_error=refusal, selected=skus,
             reorder_point=reorder_point, price_percent=price_percent,
         )
-    for code in skus:
+    fault = operation.fault
+    applied = skus
+    if fault is not None and fault.fault == "partial_success":  # docs/faults.md: commit some, then fail
+        applied = skus[: int(fault.params.get("commit", "1"))]
+    for code in applied:
         product = product_by_sku(session, code)
         assert product is not None, "checked by _bulk_refusal"
         if action == "reorder":
@@ -129,6 +134,9 @@ def bulk_edit(
         else:
             product.price_cents = new_price(product.price_cents, int(price_percent.strip()))
         session.add(product)
+    if applied != skus:
+        return message_page(status=500, title="Bulk edit failed",
+                            message=f"The bulk edit failed after {len(applied)} of {len(skus)} products.")
     query = urlencode({"category": category, "stock": stock, "updated": len(skus)})
     return RedirectResponse(f"{PREFIX}/products?{query}", status_code=303)
 

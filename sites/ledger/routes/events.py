@@ -18,13 +18,28 @@ router = APIRouter()
 
 @router.get("/events", response_class=HTMLResponse)
 def event_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every event by number with its batch, kind, dependency and status."""
+    """Every event by number with its batch, kind, dependency and status.
+
+    Faults this page carries out (docs/faults.md): `duplicate_delivery` lists the event `params.event`
+    a second time, as redelivered (it is the same event: processing it twice is refused, and typing
+    its record in by hand duplicates it); `out_of_order` leaves the event `params.event` (a dependency)
+    out of the list while its dependent is shown, as if it had not arrived yet.
+    """
     events = list(session.exec(select(Event).order_by(col(Event.number))))
+    fault = operation.fault
+    target = None if fault is None else fault.params.get("event")
+    rows: list[tuple[Event, bool]] = []  # (event, shown again as redelivered)
+    for event in events:
+        if fault is not None and fault.fault == "out_of_order" and event.number == target:
+            continue
+        rows.append((event, False))
+        if fault is not None and fault.fault == "duplicate_delivery" and event.number == target:
+            rows.append((event, True))
     return page(
         operation,
         "events.html",
         title="Response queue",
-        events=events,
+        rows=rows,
         numbers=event_numbers(session),
         amount_text=amount_text,
     )

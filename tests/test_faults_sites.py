@@ -1,0 +1,63 @@
+"""The fault classes that only a site's own handlers carry out: partial success (inventory bulk edit),
+duplicate delivery and out-of-order events (ledger response queue)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from site_client import Browser
+
+from sites.inventory import INVENTORY
+from sites.kit import TenantRegistry, create_app
+from sites.kit.faults import FaultInjector, FaultPlan, FaultRule
+from sites.kit.injection import FaultSession
+from sites.ledger import LEDGER
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantRegistry]:
+    registry = TenantRegistry(tmp_path_factory.mktemp("faults"), sites={"inventory": INVENTORY, "ledger": LEDGER})
+    yield registry
+    registry.close()
+
+
+def browser_for(registry: TenantRegistry, site: str, rule: dict[str, object]) -> Browser:
+    tenant = registry.create(site, 1)
+    plan = FaultPlan(task_id="t", rules=[FaultRule.model_validate(rule)])
+    tenant.faults = FaultSession(FaultInjector(plan))
+    return Browser(TestClient(create_app(registry), follow_redirects=False), tenant)
+
+
+def test_partial_success_commits_the_first_items_of_a_bulk_edit_then_fails(registry: TenantRegistry) -> None:
+    browser = browser_for(registry, "inventory", {"fault": "partial_success", "params": {"commit": "2"},
+                                                  "target": {"path": "/inventory/products/bulk"}})
+    skus = ["SKU-1001", "SKU-1002", "SKU-1003"]
+    page = browser.post("/inventory/products/bulk", {"sku": skus, "action": "reorder", "reorder_point": "77"},
+                        status=500)
+    assert "The bulk edit failed after 2 of 3 products." in page
+    changed = [entry.after["sku"] for entry in browser.tenant.journal() if entry.after]
+    assert changed == ["SKU-1001", "SKU-1002"], "committed before the error"
+    (operation,) = browser.tenant.operations()
+    assert operation.fault is not None and operation.fault.fault == "partial_success" and operation.journal_rows == 2
+
+
+def test_duplicate_delivery_lists_an_event_twice_and_out_of_order_hides_a_dependency(
+    registry: TenantRegistry,
+) -> None:
+    duplicated = browser_for(registry, "ledger", {"fault": "duplicate_delivery", "params": {"event": "EV-503"},
+                                                  "target": {"method": "GET", "path": "/ledger/events"}})
+    page = duplicated.get("/ledger/events")
+    assert len(re.findall(r">EV-503</a>", page)) == 2 and ">EV-503</a> (delivered again)" in page
+    assert len(re.findall(r">EV-503</a>", duplicated.get("/ledger/events"))) == 1, "only the faulted load"
+    late = browser_for(registry, "ledger", {"fault": "out_of_order", "params": {"event": "EV-503"}, "times": 2,
+                                            "target": {"method": "GET", "path": "/ledger/events"}})
+    for _ in range(2):
+        listed = late.get("/ledger/events")
+        assert ">EV-503</a>" not in listed and ">EV-504</a>" in listed
+    assert ">EV-503</a>" in late.get("/ledger/events"), "the dependency arrives after its dependent"
+    refused = late.post("/ledger/events/EV-504/process", status=409)
+    assert "depends on EV-503" in refused
+    assert late.tenant.journal() == []
