@@ -195,3 +195,18 @@ def test_a_fault_the_site_cannot_carry_out_is_never_applied_nor_logged_as_fired(
     browser.post(STATUS, {"status": "solved"})
     assert status_of(browser) == "solved"
     assert all(op.fault is None for op in browser.tenant.operations())
+
+
+def test_a_drifted_field_is_renamed_on_refusal_pages_too_and_a_stale_404_is_not_a_fault(
+    registry: TenantRegistry, browser: Browser
+) -> None:
+    inject(browser, rule("schema_drift", path="/helpdesk/tickets/T-2005/notify",
+                         params={"field": "subject", "renamed_to": "title", "label": "Subject", "new_label": "Title"}),
+           rule("stale_read", path="/helpdesk/tickets/T-9999", method="GET"))
+    browser.post("/helpdesk/tickets/T-2005/notify", {"subject": "Hi", "message": "x"}, status=422)
+    refused = browser.post("/helpdesk/tickets/T-2005/notify", {"title": "", "message": "x"}, status=422)
+    assert "Notification not sent: the subject is empty." in refused
+    assert 'name="title"' in refused and 'name="subject"' not in refused, "the handler's own 422 page is renamed"
+    browser.get("/helpdesk/tickets/T-9999", status=404)
+    assert browser.tenant.operations()[-1].fault is None, "nothing stale was served, so nothing fired"
+    assert replays_pass(registry, browser)

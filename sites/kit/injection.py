@@ -28,7 +28,9 @@ RUNS_HANDLER = frozenset({"ambiguous_after_commit", "false_success", "stale_read
 def _page(status: int, title: str, message: str, link: str | None = None, link_text: str = "",
           headers: dict[str, str] | None = None) -> HTMLResponse:
     body = KIT_PAGES.text("kit/fault.html", title=title, message=message, link=link, link_text=link_text)
-    return HTMLResponse(body, status_code=status, headers=headers)
+    # A browser may keep some error pages (a 410 among them) and never ask again: fault pages are not stored,
+    # so whether the next attempt is faulted is decided by the server, as the rule says.
+    return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store", **(headers or {})})
 
 
 def timeout_page() -> HTMLResponse:

@@ -238,24 +238,27 @@ class OperationLogMiddleware:
         self, faults: FaultSession, fired: FiredFault | None, response: _BufferedResponse, method: str,
         scope: Scope, journal_rows: int, receive: Receive,
     ) -> tuple[_BufferedResponse, FiredFault | None]:
-        """Faults that act on the handler's answer (ambiguous after commit, stale read) and page rewriting."""
+        """Faults that act on the handler's answer (ambiguous after commit, stale read) and the renaming of
+        drifted fields on every HTML page the handler answers, whatever its status."""
         key = scope["path"] + "?" + scope.get("query_string", b"").decode("latin-1")
         if journal_rows:
             faults.stale.changed()
         if fired is not None and (replaced := after_commit(fired)) is not None:
             return await _buffer(replaced, scope, receive), fired
-        if method == "GET" and response.status == 200:
-            if fired is not None and fired.fault == "stale_read":
-                stale = faults.stale.stale(key)
-                if stale is None:
-                    fired = None  # nothing older was seen: the read is fresh, and no fault fired
-                else:
-                    return await _buffer(HTMLResponse(stale), scope, receive), fired
+        fresh_page = method == "GET" and response.status == 200
+        body: bytes | None = None
+        if fired is not None and fired.fault == "stale_read":
+            body = faults.stale.stale(key) if fresh_page else None
+            if body is None:
+                fired = None  # nothing older to serve: the read is fresh, and no fault fired
+        elif fresh_page:
             faults.stale.remember(key, response.body)
-            if faults.drift.active:
-                rewritten = faults.drift.rewrite(response.body)
-                return await _buffer(HTMLResponse(rewritten), scope, receive), fired
-        return response, fired
+        html = (response.header("content-type") or "").startswith("text/html")
+        if faults.drift.active and html:
+            body = faults.drift.rewrite(response.body if body is None else body)
+        if body is None:
+            return response, fired
+        return await _buffer(HTMLResponse(body, status_code=response.status), scope, receive), fired
 
 
 def _count_journal_rows(tenant: Tenant, seq: int) -> int:
