@@ -26,6 +26,16 @@ async def test_every_task_is_solvable_rejects_the_no_op_and_rejects_every_negati
         assert check.ok, [r for r in check.results if not r.ok]
         assert check.solvable and check.noop_rejected
         assert check.negatives_rejected == check.negatives_total >= 3
+    # Fault scenarios: every scripted control recovers from a fault that really fired, and the loop detector
+    # flags the negatives that keep retrying a trapped route.
+    records = {r.episode_id.split("-", 1)[1]: r for r in RunDirectory.open(tmp_path / "check").records()}
+    faulted = [t for t in CATALOG.values() if t.spec.faults]
+    assert len(faulted) >= 30 and len({f.fault for t in faulted for f in t.spec.faults}) == 16
+    for task in faulted:
+        oracle = records[f"{task.id}--oracle"]
+        assert oracle.faults_fired and set(oracle.faults_fired) <= set(oracle.faults_configured), task.id
+    looping = [r for key, r in records.items() if "recovery-loop-trap" in key and r.loop and r.loop.loop]
+    assert looping and all(r.outcome != "verified_success" for r in looping)
 
 
 async def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_the_check(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from site_client import Browser, site_fixtures
 
+from computerops.config import RunConfig, parse_endpoint, plan_episodes
 from replays import RecordedEpisode, replay_episode
 from sites.helpdesk import HELPDESK
 from sites.kit import TenantRegistry
@@ -210,3 +211,19 @@ def test_a_drifted_field_is_renamed_on_refusal_pages_too_and_a_stale_404_is_not_
     browser.get("/helpdesk/tickets/T-9999", status=404)
     assert browser.tenant.operations()[-1].fault is None, "nothing stale was served, so nothing fired"
     assert replays_pass(registry, browser)
+
+
+def test_a_matched_control_is_the_same_episode_with_injection_disabled() -> None:
+    task = load_catalog()["helpdesk.fault-ambiguous-notify"]
+    endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
+    plan = plan_episodes([task.id], endpoint, matched_controls=[task.id])
+    assert [(p.episode_id, p.faults) for p in plan] == [
+        ("001-helpdesk.fault-ambiguous-notify", True), ("002-helpdesk.fault-ambiguous-notify--control", False)]
+    config = RunConfig(run_id="m", tasks=[task.id], endpoint=endpoint, episodes=plan)
+    faulted, control = (config.fault_plan(task.spec, p) for p in plan)
+    assert faulted is not None and faulted.rules == task.spec.faults
+    assert faulted.configured == ["ambiguous_after_commit"]
+    assert control is None
+    rated = config.model_copy(update={"fault_rate": 0.2, "fault_classes": ["transient_5xx"]})
+    plain = load_catalog()["helpdesk.solve-ticket"]
+    assert rated.fault_plan(plain.spec, plan[0]) is not None, "a run rate reaches tasks without rules"

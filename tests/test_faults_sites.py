@@ -15,11 +15,13 @@ from sites.kit import TenantRegistry, create_app
 from sites.kit.faults import FaultInjector, FaultPlan, FaultRule
 from sites.kit.injection import FaultSession
 from sites.ledger import LEDGER
+from sites.webmail import WEBMAIL
 
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantRegistry]:
-    registry = TenantRegistry(tmp_path_factory.mktemp("faults"), sites={"inventory": INVENTORY, "ledger": LEDGER})
+    sites = {"inventory": INVENTORY, "ledger": LEDGER, "webmail": WEBMAIL}
+    registry = TenantRegistry(tmp_path_factory.mktemp("faults"), sites=sites)
     yield registry
     registry.close()
 
@@ -61,3 +63,14 @@ def test_duplicate_delivery_lists_an_event_twice_and_out_of_order_hides_a_depend
     refused = late.post("/ledger/events/EV-504/process", status=409)
     assert "depends on EV-503" in refused
     assert late.tenant.journal() == []
+
+
+def test_the_webmail_inbox_delivers_a_message_twice_or_late(registry: TenantRegistry) -> None:
+    twice = browser_for(registry, "webmail", {"fault": "duplicate_delivery", "params": {"message": "5"},
+                                              "target": {"method": "GET", "path": "/webmail/"}})
+    inbox = twice.get("/webmail/")
+    assert inbox.count('href="/webmail/messages/5"') == 2 and "(delivered again)" in inbox
+    late = browser_for(registry, "webmail", {"fault": "out_of_order", "params": {"message": "4"},
+                                             "target": {"method": "GET", "path": "/webmail/"}})
+    assert 'href="/webmail/messages/4"' not in late.get("/webmail/")
+    assert 'href="/webmail/messages/4"' in late.get("/webmail/"), "it arrives on the next load"

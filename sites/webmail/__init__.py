@@ -18,6 +18,7 @@ WEBMAIL = SiteDefinition(
     metadata=METADATA,
     seed=seed_webmail,
     start_path="/webmail/",
+    fault_support=frozenset({"duplicate_delivery", "out_of_order"}),
 )
 
 __all__ = ["WEBMAIL"]

@@ -18,9 +18,20 @@ _NOTICES = {"sent": "Message sent.", "saved": "Draft saved."}
 
 
 def _folder_page(session: Session, operation: OperationContext, folder: str, title: str, notice: str) -> HTMLResponse:
+    """A folder's messages, newest first. Faults this page carries out (docs/faults.md): `duplicate_delivery`
+    lists the message `params.message` (an id) a second time, as delivered again (it is the same message);
+    `out_of_order` leaves it out, as if it had not arrived yet."""
     query = select(Message).where(Message.folder == folder).order_by(col(Message.sent_at).desc(), col(Message.id))
-    return page(operation, "folder.html", title=title, folder=folder, messages=list(session.exec(query)),
-                notice=_NOTICES.get(notice))
+    fault = operation.fault
+    target = None if fault is None else fault.params.get("message")
+    rows: list[tuple[Message, bool]] = []  # (message, shown again as delivered again)
+    for message in session.exec(query):
+        if fault is not None and fault.fault == "out_of_order" and str(message.id) == target:
+            continue
+        rows.append((message, False))
+        if fault is not None and fault.fault == "duplicate_delivery" and str(message.id) == target:
+            rows.append((message, True))
+    return page(operation, "folder.html", title=title, folder=folder, rows=rows, notice=_NOTICES.get(notice))
 
 
 @router.get("/", response_class=HTMLResponse)
