@@ -76,13 +76,16 @@ def _judge(task: LoadedTask, record: EpisodeRecord, policy: str) -> ControlResul
                          ok=ok and record.replay == "PASS")
 
 
-async def check_tasks(tasks: list[LoadedTask], out: Path, progress: Progress) -> list[TaskCheck]:
-    """Run every control of every task through the browser and the scripted endpoint."""
+async def check_tasks(
+    tasks: list[LoadedTask], out: Path, progress: Progress, *, concurrency: int = 1
+) -> list[TaskCheck]:
+    """Run every control of every task through the browser and the scripted endpoint (`concurrency` episodes at
+    once; the evidence, and so every result, is the same at any concurrency)."""
     plan = check_plan(tasks)
     config = RunConfig(run_id="tasks-check", tasks=[t.id for t in tasks],
                        endpoint=EndpointConfig(kind="scripted", policies=sorted({p.policy or "" for p in plan})),
                        episodes=plan)
-    records = await execute_run(config, tasks, out, progress)
+    records = await execute_run(config, tasks, out, progress, concurrency=concurrency)
     by_episode = {r.episode_id: r for r in records}
     checks = []
     for task in tasks:

@@ -161,6 +161,6 @@ def derived_fields(
         "fingerprints_seen": sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
         "faults_enabled": planned.faults,
         "faults_configured": [] if plan is None else plan.configured,
-        "faults_fired": [op.fault.fault for op in operations if op.fault is not None],
+        "faults_fired": [op.fault.fault for op in operations if op.fault is not None and op.fault.applied],
         "loop": loop_stats(operations),
     }

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 echo "[test] ruff"; .venv/bin/ruff check .
 echo "[test] mypy"; .venv/bin/mypy
-echo "[test] pytest"; exec .venv/bin/pytest -q "$@"
+echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 "$@"

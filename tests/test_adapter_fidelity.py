@@ -40,7 +40,7 @@ from tasks import load_catalog
 
 browser_test = pytest.mark.browser
 FIXTURE_PAGES = sorted(path.name for path in PAGES.glob("*.html"))
-CRAWL_LIMIT = 30
+CRAWL_LIMIT = 15
 """Pages audited per site in CI (breadth first from the site's root and the tasks' start pages, so the kinds
 of page come first); `computerops bench --page-limit` audits more."""
 WHOLE_PAGE = 1_000_000

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tasks import TaskFileError, TaskSpec, load_catalog, load_task, select_tasks
+from adapter.prompts import normalise_instruction
+from adapter.scripted import create_scripted_app
+from tasks import LoadedTask, TaskFileError, TaskSpec, load_catalog, load_task, select_tasks
 
 CATALOG = load_catalog()
 
@@ -100,3 +102,16 @@ def test_the_content_hash_changes_with_any_byte(tmp_path: Path) -> None:
     before = load_task(path).sha256
     path.write_text(path.read_text() + "\n")
     assert load_task(path).sha256 != before
+
+
+def test_every_task_of_the_catalog_has_its_own_instruction() -> None:
+    """Two tasks with one instruction would be indistinguishable to an agent (and to the scripted endpoint)."""
+    seen: dict[str, str] = {}
+    for task in CATALOG.values():
+        key = normalise_instruction(task.spec.instruction)
+        assert key not in seen, f"{task.id} has the instruction of {seen.get(key)}"
+        seen[key] = task.id
+    first = next(iter(CATALOG.values()))
+    twin = LoadedTask(spec=first.spec.model_copy(update={"id": "helpdesk.twin"}), path=first.path, sha256=first.sha256)
+    with pytest.raises(ValueError, match="have the same instruction"):
+        create_scripted_app([first, twin])

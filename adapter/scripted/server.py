@@ -85,7 +85,13 @@ def create_scripted_app(tasks: list[LoadedTask], default_policy: str | None = No
     """
     if default_policy is not None:
         policy_by_name(default_policy)  # fail at start-up, not on the first request
-    by_instruction = {normalise_instruction(t.spec.instruction): t for t in tasks}
+    by_instruction: dict[str, LoadedTask] = {}
+    for task in tasks:
+        key = normalise_instruction(task.spec.instruction)
+        if key in by_instruction:  # the scripted policies find a task by its instruction alone
+            raise ValueError(f"tasks {by_instruction[key].id} and {task.id} have the same instruction; the scripted "
+                             "endpoint could not tell them apart")
+        by_instruction[key] = task
     app = FastAPI(title="ComputerOps scripted endpoint")
     listed = [default_policy] if default_policy else [p for p in POLICIES]
 

@@ -5,8 +5,9 @@ Faults are part of the environment, never of the model client. A tenant carries 
 operation, whether a fault fires there. Every decision is a pure function of the plan and the
 operation: rules fire on the n-th operation matching their target; the rate fires when
 `draw(run seed, task, repetition, operation seq, class)` is below it, so an operation faulted at
-10% is faulted at every higher rate. A fired fault is logged on the operation itself
-(`Operation.fault`), and replay forces exactly the logged faults. `docs/faults.md` gives each
+10% is faulted at every higher rate. Every decision is logged on the operation itself
+(`Operation.fault`, with `applied` saying whether it fired), and replay forces exactly the logged
+decisions. `docs/faults.md` gives each
 class's precise semantics.
 """
 
@@ -100,13 +101,16 @@ class FaultPlan(_Spec):
         return sorted(classes)
 
 
-class FiredFault(_Spec):
-    """A fault applied to one operation, as logged on it and forced again on replay."""
+class FaultDecision(_Spec):
+    """A fault decided for one operation, as logged on it and forced again on replay."""
 
     fault: FaultClass
     source: str
     """`rule:<index>` for a task rule, `rate` for the run's rate."""
     params: dict[str, str] = Field(default_factory=dict)
+    applied: bool = True
+    """Whether it fired. False when it could not be carried out: a stale read with no older page to
+    serve, or a class the site does not implement. Configured and fired are counted apart."""
 
 
 def draw(run_seed: int, task_id: str, repetition: int, seq: int, fault: str) -> float:
@@ -118,17 +122,17 @@ def draw(run_seed: int, task_id: str, repetition: int, seq: int, fault: str) -> 
 class FaultInjector:
     """The decisions of one tenant: counts matching operations per rule, as the operations come."""
 
-    def __init__(self, plan: FaultPlan, *, forced: dict[int, FiredFault] | None = None) -> None:
+    def __init__(self, plan: FaultPlan, *, forced: dict[int, FaultDecision] | None = None) -> None:
         self.plan = plan
         self.forced = forced
         """On replay: exactly the faults logged by the recorded operations, by sequence number."""
         self._matches = [0] * len(plan.rules)
 
-    def decide(self, seq: int, method: str, path: str) -> FiredFault | None:
+    def decide(self, seq: int, method: str, path: str) -> FaultDecision | None:
         """The fault that fires on operation `seq`, or None. Call once per operation, in order."""
         if self.forced is not None:
             return self.forced.get(seq)
-        fired: FiredFault | None = None
+        fired: FaultDecision | None = None
         for index, rule in enumerate(self.plan.rules):
             if not rule.target.matches(method, path):
                 continue
@@ -138,12 +142,12 @@ class FaultInjector:
                 params = dict(rule.params)
                 if rule.fault == "recovery_loop_trap":  # alternates: unavailable, missing, unavailable, ...
                     params["phase"] = "unavailable" if (n - rule.occurrence) % 2 == 0 else "missing"
-                fired = FiredFault(fault=rule.fault, source=f"rule:{index}", params=params)
+                fired = FaultDecision(fault=rule.fault, source=f"rule:{index}", params=params)
         if fired is not None or self.plan.rate <= 0:
             return fired
         plan = self.plan
         for fault in plan.rate_classes:
             eligible = (method.upper() == "GET") == (fault in READ_FAULTS)
             if eligible and draw(plan.run_seed, plan.task_id, plan.repetition, seq, fault) < plan.rate:
-                return FiredFault(fault=fault, source="rate")
+                return FaultDecision(fault=fault, source="rate")
         return None

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from starlette.responses import HTMLResponse
 
-from sites.kit.faults import FaultInjector, FiredFault
+from sites.kit.faults import FaultDecision, FaultInjector
 from sites.kit.pages import KIT_PAGES
 from sites.kit.site import SiteDefinition
 
@@ -39,7 +39,7 @@ def timeout_page() -> HTMLResponse:
                  "request was carried out.")
 
 
-def refusal(fired: FiredFault, site: SiteDefinition, method: str, path: str) -> HTMLResponse | None:
+def refusal(fired: FaultDecision, site: SiteDefinition, method: str, path: str) -> HTMLResponse | None:
     """The response that replaces the handler for a class that never reaches it; None for the others."""
     fault = fired.fault
     if fault in RUNS_HANDLER or fault == "schema_drift":
@@ -70,13 +70,13 @@ def refusal(fired: FiredFault, site: SiteDefinition, method: str, path: str) -> 
     return _page(404, "Not found", f"{path} was not found.")
 
 
-def refusal_of_drift(fired: FiredFault) -> HTMLResponse:
+def refusal_of_drift(fired: FaultDecision) -> HTMLResponse:
     """The operation on which a schema drift fires: refused, whatever it sent, because the form changed."""
     return _page(422, "Form changed", f"The form has changed: the field \"{fired.params.get('field', '')}\" is now "
                  f"\"{fired.params.get('renamed_to', '')}\". Reload the form and submit it again. Nothing was saved.")
 
 
-def after_commit(fired: FiredFault) -> HTMLResponse | None:
+def after_commit(fired: FaultDecision) -> HTMLResponse | None:
     """The response that replaces the handler's own once the operation committed; None if it is kept."""
     return timeout_page() if fired.fault == "ambiguous_after_commit" else None
 
@@ -92,7 +92,7 @@ class SchemaDrift:
     def __init__(self) -> None:
         self.active: list[dict[str, str]] = []
 
-    def activate(self, fired: FiredFault) -> None:
+    def activate(self, fired: FaultDecision) -> None:
         if fired.params not in self.active:
             self.active.append(dict(fired.params))
 

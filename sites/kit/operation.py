@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass, field
 
 from sites.kit.clock import LogicalClock
-from sites.kit.faults import FiredFault
+from sites.kit.faults import FaultDecision
 
 STATE_OPERATION = "computerops_operation"
 """Key of the `OperationContext` in the ASGI scope state (`request.state`)."""
@@ -36,7 +36,7 @@ class OperationContext:
     seed: int
     seq: int
     action: int | None = None
-    fault: FiredFault | None = None
+    fault: FaultDecision | None = None
     """The fault injected into this operation, for the sites that take part in one (partial success)."""
     discard: bool = False
     """Set by a false-success fault: the handler runs and answers as usual, but nothing is committed."""

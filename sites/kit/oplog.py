@@ -18,7 +18,7 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sites.kit.faults import FiredFault
+from sites.kit.faults import FaultDecision
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
 from sites.kit.operation import STATE_OPERATION, STATE_TENANT, OperationContext
@@ -177,9 +177,11 @@ class OperationLogMiddleware:
         body = await _read_body(receive)
         method, path = scope["method"], scope["path"]
         faults = tenant.faults
-        fired = None if faults is None else faults.injector.decide(seq, method, path)
-        if fired is not None and fired.fault in SITE_COOPERATIVE and fired.fault not in tenant.definition.fault_support:
-            fired = None  # this site cannot carry the fault out: nothing is applied, so nothing fired
+        decision = None if faults is None else faults.injector.decide(seq, method, path)
+        fired = decision
+        unsupported = decision is not None and decision.fault not in tenant.definition.fault_support
+        if decision is not None and decision.fault in SITE_COOPERATIVE and unsupported:
+            decision, fired = decision.model_copy(update={"applied": False}), None  # the site cannot carry it out
         response = _BufferedResponse()
         failure: Exception | None = None
         replaced = self._fault_response(faults, fired, tenant, method, path, body)
@@ -200,6 +202,8 @@ class OperationLogMiddleware:
         journal_rows = await anyio.to_thread.run_sync(_count_journal_rows, tenant, seq)
         if faults is not None:
             response, fired = await self._after(faults, fired, response, method, scope, journal_rows, receive)
+            if decision is not None and fired is None:
+                decision = decision.model_copy(update={"applied": False})
         record = Operation(
             seq=seq,
             action=operation.action,
@@ -212,7 +216,7 @@ class OperationLogMiddleware:
             location=response.header("location"),
             response_digest=hashlib.sha256(response.body).hexdigest(),
             journal_rows=journal_rows,
-            fault=fired,
+            fault=decision,
         )
         await anyio.to_thread.run_sync(tenant.record_operation, record)
         await response.forward(send)
@@ -221,7 +225,7 @@ class OperationLogMiddleware:
 
 
     def _fault_response(
-        self, faults: FaultSession | None, fired: FiredFault | None, tenant: Tenant, method: str, path: str,
+        self, faults: FaultSession | None, fired: FaultDecision | None, tenant: Tenant, method: str, path: str,
         body: bytes,
     ) -> HTMLResponse | None:
         """The response that replaces the handler: a fault that never reaches it, or a drifted field."""
@@ -235,9 +239,9 @@ class OperationLogMiddleware:
         return faults.drift.refusal(body) if method != "GET" else None
 
     async def _after(
-        self, faults: FaultSession, fired: FiredFault | None, response: _BufferedResponse, method: str,
+        self, faults: FaultSession, fired: FaultDecision | None, response: _BufferedResponse, method: str,
         scope: Scope, journal_rows: int, receive: Receive,
-    ) -> tuple[_BufferedResponse, FiredFault | None]:
+    ) -> tuple[_BufferedResponse, FaultDecision | None]:
         """Faults that act on the handler's answer (ambiguous after commit, stale read) and the renaming of
         drifted fields on every HTML page the handler answers, whatever its status."""
         key = scope["path"] + "?" + scope.get("query_string", b"").decode("latin-1")

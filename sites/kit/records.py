@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from sites.kit.faults import FiredFault
+from sites.kit.faults import FaultDecision
 
 Row = dict[str, Any]
 """One database row as JSON-normal values (ints, strings, bools, None)."""
@@ -70,5 +70,5 @@ class Operation(BaseModel):
     """sha256 hex of the response body bytes."""
     journal_rows: int
     """Number of journal entries this operation caused."""
-    fault: FiredFault | None = None
-    """The fault injected into this operation, if one fired; replay forces the same."""
+    fault: FaultDecision | None = None
+    """The fault decided for this operation, if any (`applied`: whether it fired); replay forces the same."""
