@@ -208,6 +208,10 @@ def _print_faults(report: RunReport) -> None:
 
 def _print_loops(report: RunReport) -> None:
     loops = report.loops
+    if not loops.rows:
+        console.print(f"Recovery loops: none ({loops.episodes_with_stats} episodes with loop stats; detector "
+                      f"{', '.join(loops.detectors)}).", markup=False)
+        return
     table = _plain_table(
         "Recovery loops", ("episode", "configured faults", "actions", "state reads", "largest repeat", "loop",
                            "stop", "outcome", "detector"),

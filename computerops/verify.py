@@ -18,11 +18,12 @@ from pydantic import BaseModel, ConfigDict
 
 from adapter.loop import AgentTranscript
 from computerops.bundle import CHECKSUMS, SUMMARY, VERIFICATION, BundleError, RunDirectory
+from computerops.config import RunConfig
 from computerops.episode import claim_of, derived_fields
 from computerops.records import EpisodeRecord, RunManifest
 from computerops.report import summarize
 from computerops.runner import first_difference
-from replays import file_sha256, replay_episode
+from replays import RecordedEpisode, file_sha256, replay_episode
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
 from verifier import judge
@@ -48,7 +49,8 @@ class Verification(BaseModel):
 
 
 def _episode_problems(
-    bundle: RunDirectory, catalog: dict[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript
+    config: RunConfig, catalog: dict[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript,
+    episode: RecordedEpisode,
 ) -> list[str]:
     """The verdict re-judged and the record's derived fields recomputed from the episode's evidence."""
     task = catalog.get(record.task_id)
@@ -57,19 +59,16 @@ def _episode_problems(
     if task.sha256 != record.task_sha256:
         return [f"{record.episode_id}: task file {task.path.name} changed since the run "
                 f"({task.sha256[:12]} now, {record.task_sha256[:12]} recorded)"]
-    plan = {p.episode_id: p for p in bundle.manifest().config.episodes}
-    planned = plan.get(record.episode_id)
+    planned = next((p for p in config.episodes if p.episode_id == record.episode_id), None)
     if planned is None:
         return [f"{record.episode_id}: not an episode of the run's plan"]
-    episode = bundle.load_episode(record)
     verdict = judge(task.spec, task.sha256, state=episode.final_state, journal=episode.journal,
                     operations=episode.operations, claim=claim_of(transcript))
     problems = []
     if (found := first_difference(episode.verdict.model_dump(mode="json"), verdict.model_dump(mode="json"))):
         problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "
                         f"evidence: {found}")
-    fields = derived_fields(bundle.manifest().config, task, planned, transcript, episode.operations,
-                            episode.journal, verdict)
+    fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
     stored = record.model_dump(mode="json")
     if (found := first_difference({k: stored[k] for k in fields}, {k: recomputed[k] for k in fields})):
@@ -101,7 +100,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         try:
             for record in records:
                 try:
-                    found, did_replay = await _check_episode(bundle, catalog, registry, record)
+                    found, did_replay = await _check_episode(bundle, manifest.config, catalog, registry, record)
                 except (BundleError, ValueError) as exc:
                     found, did_replay = [f"{record.episode_id}: {exc}"], False
                 problems += found
@@ -121,7 +120,8 @@ def _now() -> str:
 
 
 async def _check_episode(
-    bundle: RunDirectory, catalog: dict[str, LoadedTask], registry: TenantRegistry, record: EpisodeRecord
+    bundle: RunDirectory, config: RunConfig, catalog: dict[str, LoadedTask], registry: TenantRegistry,
+    record: EpisodeRecord,
 ) -> tuple[list[str], bool]:
     """Problems of one admitted episode, and whether it was replayed."""
     integrity = bundle.integrity_problems(record)
@@ -129,10 +129,11 @@ async def _check_episode(
         return integrity, False  # altered files are named; judging them again would only repeat that
     transcript = AgentTranscript.model_validate_json(
         (bundle.episode_dir(record.episode_id) / "transcript.json").read_text(encoding="utf-8"))
-    problems = _episode_problems(bundle, catalog, record, transcript)
+    episode = bundle.load_episode(record)
+    problems = _episode_problems(config, catalog, record, transcript, episode)
     if problems:
         return problems, False
-    receipt = await replay_episode(catalog[record.task_id], bundle.load_episode(record), registry)
+    receipt = await replay_episode(catalog[record.task_id], episode, registry)
     saved = bundle.receipt(record.episode_id)
     if saved is None or saved != receipt:
         found = "missing" if saved is None else first_difference(

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sites.kit.faults import FaultRule
+from sites.kit.faults import FaultRule, PathPattern
 
 Scalar = str | int | float | bool | None
 ChangeKind = Literal["insert", "update", "delete"]
@@ -87,14 +87,7 @@ class _RouteCheck(_Spec):
 
     name: str
     method: str = "POST"
-    path: str
-    """Regular expression the request path must fully match."""
-
-    @field_validator("path")
-    @classmethod
-    def _compiles(cls, path: str) -> str:
-        re.compile(path)
-        return path
+    path: PathPattern
 
 
 class ViaRoute(_RouteCheck):

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 FaultClass = Literal[
     "partial_success",
@@ -47,6 +47,15 @@ READ_FAULTS: frozenset[FaultClass] = frozenset({"stale_read", "missing_resource"
 """Classes that apply to page loads (GET); the others apply to submissions (POST)."""
 
 
+def _compiles(pattern: str) -> str:
+    re.compile(pattern)
+    return pattern
+
+
+PathPattern = Annotated[str, AfterValidator(_compiles)]
+"""A regular expression a request path must fully match; refused at load time when it does not compile."""
+
+
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -55,13 +64,7 @@ class FaultTarget(_Spec):
     """Which operations a rule applies to: a method and a path pattern (full match)."""
 
     method: str = "POST"
-    path: str
-
-    @field_validator("path")
-    @classmethod
-    def _compiles(cls, path: str) -> str:
-        re.compile(path)
-        return path
+    path: PathPattern
 
     def matches(self, method: str, path: str) -> bool:
         return method.upper() == self.method.upper() and re.fullmatch(self.path, path) is not None
