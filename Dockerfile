@@ -1,7 +1,7 @@
-# ComputerOps: runs the demo (SCRIPTED endpoint) in Debian's Chromium.
+# ComputerOps: runs the demo (SCRIPTED endpoint) in Debian's Chromium headless shell.
 FROM python:3.11-slim
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium-headless-shell \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml README.md ./
@@ -14,5 +14,5 @@ COPY replays replays
 RUN pip install --no-cache-dir . && useradd --create-home computerops
 USER computerops
 WORKDIR /home/computerops
-ENV COMPUTEROPS_CHROMIUM=/usr/bin/chromium
+ENV COMPUTEROPS_CHROMIUM=/usr/lib/chromium/chromium-headless-shell
 CMD ["computerops", "demo", "--out", "runs/demo"]

@@ -8,6 +8,7 @@ for native tool calls and text replies alike.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Annotated, Any, Literal
@@ -144,8 +145,10 @@ def _parameters(cls: type[_Action]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
+@functools.cache
 def tool_schemas() -> list[dict[str, Any]]:
-    """OpenAI `tools` definitions, one function per action."""
+    """OpenAI `tools` definitions, one function per action (built once: every model request sends them; callers
+    must not change them)."""
     return [
         {
             "type": "function",

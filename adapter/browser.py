@@ -9,7 +9,11 @@ from pathlib import Path
 from playwright.async_api import Browser, Playwright
 
 ENV_VAR = "COMPUTEROPS_CHROMIUM"
+# Chromium's headless shell first: the same engine without the desktop browser around it, and the build Playwright
+# itself runs headless. It needs far less CPU per page than the full browser (docs/architecture.md, "Browser").
 SYSTEM_CHROMIUMS: tuple[str, ...] = (
+    "/usr/lib/chromium/chromium-headless-shell",
+    "/usr/bin/chromium-headless-shell",
     "/usr/lib/chromium/chromium",
     "/usr/bin/chromium",
     "/usr/bin/chromium-browser",

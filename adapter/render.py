@@ -206,7 +206,7 @@ def _cell_token(tag: Tag) -> str:
 
 
 def _body_lines(annotated_html: str) -> list[_Line]:
-    soup = BeautifulSoup(annotated_html, "html.parser")
+    soup = BeautifulSoup(annotated_html, "lxml")
     shown = {tag["data-co-id"] for tag in soup.find_all(None, {"data-co-id": True})}
     renderer = _Renderer({s for s in shown if isinstance(s, str)})
     root = soup.find("body")

@@ -34,12 +34,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
-# Chromium: Playwright's own build if installed, else a system Chromium (Debian's `chromium`).
-if ! .venv/bin/python -m adapter.browser >/dev/null 2>&1; then
-  if grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
-    say "installing Debian's chromium"; apt_install chromium
-  else
-    say "installing Playwright's Chromium"; .venv/bin/python -m playwright install --with-deps chromium
-  fi
+# Chromium: Playwright's own build if installed, else a system one. On Debian that is Chromium's headless shell
+# (package chromium-headless-shell, the lighter build Playwright itself runs headless), else Debian's chromium.
+chromium_now=$(.venv/bin/python -m adapter.browser 2>/dev/null || true)
+if grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
+  case "$chromium_now" in
+    *headless-shell* | "Playwright's own"*) ;;
+    *) say "installing Debian's chromium-headless-shell"
+       apt_install chromium-headless-shell || { say "no chromium-headless-shell here: installing chromium"; apt_install chromium; } ;;
+  esac
+elif [ -z "$chromium_now" ]; then
+  say "installing Playwright's Chromium"; .venv/bin/python -m playwright install --with-deps chromium
 fi
 say "chromium: $(.venv/bin/python -m adapter.browser)"
