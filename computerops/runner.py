@@ -24,6 +24,7 @@ from computerops.provenance import code_hashes, observe_endpoint, protocol_hashe
 from computerops.records import EpisodeRecord, ObservedEndpoint, ResumeEntry, RunExecution, RunManifest, TaskRef
 from computerops.report import summarize
 from computerops.serving import serve_app
+from replays.difference import first_difference
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
@@ -78,29 +79,6 @@ class ResumeRefused(RuntimeError):
 
 class RunHalted(RuntimeError):
     """Repeated infrastructure failures stopped the run; what was admitted stays, and it can be resumed."""
-
-
-def first_difference(recorded: object, now: object, path: str = "") -> str | None:
-    """Where two JSON-like values first differ (depth first, keys in order), e.g.
-    `code_sha256.sites: 3f2a... != 9c1b...`; None when they are equal."""
-    if isinstance(recorded, dict) and isinstance(now, dict):
-        for key in sorted(set(recorded) | set(now)):
-            where = f"{path}.{key}" if path else str(key)
-            if key not in recorded or key not in now:
-                return f"{where}: {recorded.get(key, '(absent)')!r} recorded, {now.get(key, '(absent)')!r} now"
-            found = first_difference(recorded[key], now[key], where)
-            if found:
-                return found
-        return None
-    if isinstance(recorded, list) and isinstance(now, list):
-        for index, (old, new) in enumerate(zip(recorded, now, strict=False)):
-            found = first_difference(old, new, f"{path}[{index}]")
-            if found:
-                return found
-        if len(recorded) != len(now):
-            return f"{path}: {len(recorded)} items recorded, {len(now)} now"
-        return None
-    return None if recorded == now else f"{path}: {recorded!r} recorded, {now!r} now"
 
 
 def manifest_difference(recorded: RunManifest, now: RunManifest) -> str | None:

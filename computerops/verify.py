@@ -22,8 +22,8 @@ from computerops.config import RunConfig
 from computerops.episode import claim_of, derived_fields
 from computerops.records import EpisodeRecord, RunManifest
 from computerops.report import summarize
-from computerops.runner import first_difference
 from replays import RecordedEpisode, file_sha256, replay_episode
+from replays.difference import first_difference
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
 from verifier import judge

@@ -1,5 +1,5 @@
-"""The fault classes that only a site's own handlers carry out: partial success (inventory bulk edit),
-duplicate delivery and out-of-order events (ledger response queue)."""
+"""The fault classes that only a site's own handlers carry out: partial success (inventory bulk edit, the
+ledger's "Process selected"), duplicate delivery and out-of-order events (ledger response queue, webmail inbox)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,19 @@ def test_partial_success_commits_the_first_items_of_a_bulk_edit_then_fails(regis
     assert changed == ["SKU-1001", "SKU-1002"], "committed before the error"
     (operation,) = browser.tenant.operations()
     assert operation.fault is not None and operation.fault.fault == "partial_success" and operation.journal_rows == 2
+
+
+def test_partial_success_processes_the_first_selected_events_then_fails(registry: TenantRegistry) -> None:
+    browser = browser_for(registry, "ledger", {"fault": "partial_success", "params": {"commit": "2"},
+                                               "target": {"path": "/ledger/events/process-selected"}})
+    page = browser.post("/ledger/events/process-selected", {"event": ["EV-504", "EV-503", "EV-501"]}, status=500)
+    assert "failed after 2 of 3" in page
+    processed = [entry.after["number"] for entry in browser.tenant.journal() if entry.table == "event" and entry.after]
+    assert processed == ["EV-501", "EV-503"], "event-number order, committed before the error"
+    again = browser.post("/ledger/events/process-selected", {"event": ["EV-501", "EV-503", "EV-504"]}, status=409)
+    assert "EV-501 was already processed" in again and "EV-503 was already processed" in again
+    assert browser.post("/ledger/events/process-selected", {"event": ["EV-504"]}) == "/ledger/events?processed=1"
+    assert [op.fault.applied if op.fault else None for op in browser.tenant.operations()] == [True, None, None]
 
 
 def test_duplicate_delivery_lists_an_event_twice_and_out_of_order_hides_a_dependency(

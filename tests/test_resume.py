@@ -17,7 +17,8 @@ import pytest
 from computerops.bundle import EPISODES, INTERRUPTED, MANIFEST, RESUMES, STARTED, RunDirectory
 from computerops.config import parse_endpoint, plan_episodes
 from computerops.records import RunManifest
-from computerops.runner import first_difference, manifest_difference
+from computerops.runner import manifest_difference
+from replays.difference import first_difference
 
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order,helpdesk.answer-valid-approval"
 POLICIES = "scripted:oracle,noop"

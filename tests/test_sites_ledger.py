@@ -75,6 +75,26 @@ def test_a_processed_held_or_waiting_event_is_refused_without_a_change(browser: 
     assert changes(browser.tenant) == [("entry", "insert"), ("event", "update")] * 2
 
 
+def test_process_selected_handles_queued_events_in_number_order_whole_or_not_at_all(browser: Browser) -> None:
+    queue = browser.get("/ledger/events")
+    assert "Select EV-501" in queue and "Select EV-509" not in queue, "only queued events can be selected"
+    assert "select at least one event" in error_of(browser.post("/ledger/events/process-selected", {}, status=422))
+    assert "no event EV-999" in error_of(
+        browser.post("/ledger/events/process-selected", {"event": ["EV-501", "EV-999"]}, status=404))
+    refused = error_of(browser.post("/ledger/events/process-selected",
+                                    {"event": ["EV-501", "EV-509", "EV-512"]}, status=409))
+    assert refused.startswith("Refused, nothing was processed:")
+    assert "EV-509 was already processed" in refused and "depends on EV-511, which is held" in refused
+    assert browser.tenant.journal() == []
+    # EV-504 depends on EV-503: selected together, the dependency is processed first.
+    location = browser.post("/ledger/events/process-selected", {"event": ["EV-504", "EV-503", "EV-504"]})
+    assert location == "/ledger/events?processed=2"
+    assert "Processed 2 event(s)." in browser.get(location)
+    events = [e.after["number"] for e in browser.tenant.journal() if e.table == "event" and e.after]
+    assert events == ["EV-503", "EV-504"]
+    assert changes(browser.tenant) == [("entry", "insert"), ("event", "update")] * 2
+
+
 def test_a_delivery_request_event_opens_a_delivery_numbered_after_the_event(browser: Browser) -> None:
     browser.post("/ledger/events/EV-505/process")
     page = browser.get("/ledger/events/EV-505")

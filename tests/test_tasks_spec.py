@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
 
 from adapter.prompts import normalise_instruction
 from adapter.scripted import create_scripted_app
+from sites.kit.faults import FaultClass
 from tasks import LoadedTask, TaskFileError, TaskSpec, load_catalog, load_task, select_tasks
 
 CATALOG = load_catalog()
@@ -115,3 +116,15 @@ def test_every_task_of_the_catalog_has_its_own_instruction() -> None:
     twin = LoadedTask(spec=first.spec.model_copy(update={"id": "helpdesk.twin"}), path=first.path, sha256=first.sha256)
     with pytest.raises(ValueError, match="have the same instruction"):
         create_scripted_app([first, twin])
+
+
+def test_every_fault_class_has_two_scenarios_on_at_least_two_sites() -> None:
+    sites: dict[str, set[str]] = {fault: set() for fault in get_args(FaultClass)}
+    scenarios: dict[str, int] = dict.fromkeys(sites, 0)
+    for task in CATALOG.values():
+        for fault in {rule.fault for rule in task.spec.faults}:
+            sites[fault].add(task.spec.site)
+            scenarios[fault] += 1
+    assert {fault for fault, count in scenarios.items() if count < 2} == set()
+    assert {fault for fault, where in sites.items() if len(where) < 2} == set()
+    assert sum(bool(task.spec.faults) for task in CATALOG.values()) >= 30

@@ -12,7 +12,7 @@ LEDGER = SiteDefinition(
     metadata=METADATA,
     seed=seed_ledger,
     start_path="/ledger/",
-    fault_support=frozenset({"duplicate_delivery", "out_of_order"}),
+    fault_support=frozenset({"duplicate_delivery", "out_of_order", "partial_success"}),
 )
 
 __all__ = ["LEDGER"]

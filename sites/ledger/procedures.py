@@ -3,6 +3,9 @@
 * Processing an event is the only way an event becomes records: a payment posts one entry, a
   delivery request opens one delivery. A held event, an event already processed, or an event
   whose dependency is not yet processed is refused without a change.
+* "Process selected" processes several events in event-number order, whole or not at all: a
+  dependency selected with its dependent counts as processed first; one refused event refuses the
+  batch, naming every refused event.
 * A delivery is dispatched exactly once. Every dispatch submission is recorded: a second
   submission of a request id already sent is recorded as a duplicate, a submission carrying an old
   record version as stale; both are refused, and both stay visible in the journal.
@@ -25,20 +28,38 @@ def _next_id(session: Session, table: type[Entry] | type[Delivery] | type[Checkp
     return int(highest or 0) + 1
 
 
-def refusal_to_process(session: Session, event: Event) -> str | None:
-    """Why `event` cannot be processed now (processed, held, waiting for a dependency), or None."""
+def refusal_to_process(session: Session, event: Event, *, ahead: frozenset[int] = frozenset()) -> str | None:
+    """Why `event` cannot be processed now (processed, held, waiting for a dependency), or None. A dependency
+    whose id is in `ahead` counts as processed: the same batch processes it first."""
     if event.status == "processed":
         return f"Refused: event {event.number} was already processed on {event.processed_at}."
     if event.status == "held":
         return f"Refused: event {event.number} is held and cannot be processed."
     if event.depends_on_id is not None:
         dependency = session.get(Event, event.depends_on_id)
-        if dependency is not None and dependency.status != "processed":
+        if dependency is not None and dependency.status != "processed" and dependency.id not in ahead:
             return (
                 f"Refused: event {event.number} depends on {dependency.number}, which is {dependency.status}; "
                 f"process {dependency.number} first."
             )
     return None
+
+
+def refusal_to_process_batch(session: Session, events: list[Event]) -> str | None:
+    """Why the batch `events` (processed in this order) cannot be processed, or None: a batch is processed
+    whole or not at all, so one refused event refuses it, naming every refused event."""
+    if not events:
+        return "Refused: select at least one event to process."
+    refusals, ahead = [], frozenset[int]()
+    for event in events:
+        refusal = refusal_to_process(session, event, ahead=ahead)
+        if refusal is not None:
+            refusals.append(refusal.removeprefix("Refused: "))
+        elif event.id is not None:
+            ahead |= {event.id}
+    if not refusals:
+        return None
+    return "Refused, nothing was processed: " + " ".join(refusals)
 
 
 def process_event(session: Session, event: Event, now: str) -> Entry | Delivery:

@@ -2,29 +2,52 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Form
 from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
+from sites.kit.pages import message_page
 from sites.ledger.models import Event
 from sites.ledger.pages import PREFIX, event_by_number, event_numbers, not_found, page
-from sites.ledger.procedures import amount_text, process_event, record_of, refusal_to_process
+from sites.ledger.procedures import (
+    amount_text,
+    process_event,
+    record_of,
+    refusal_to_process,
+    refusal_to_process_batch,
+)
 
 router = APIRouter()
 
 
 @router.get("/events", response_class=HTMLResponse)
-def event_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every event by number with its batch, kind, dependency and status.
+def event_list(session: SessionDep, operation: OperationDep, processed: int = 0) -> HTMLResponse:
+    """Every event by number with its batch, kind, dependency and status; queued events can be selected
+    and processed together ("Process selected").
 
     Faults this page carries out (docs/faults.md): `duplicate_delivery` lists the event `params.event`
     a second time, as redelivered (it is the same event: processing it twice is refused, and typing
     its record in by hand duplicates it); `out_of_order` leaves the event `params.event` (a dependency)
     out of the list while its dependent is shown, as if it had not arrived yet.
     """
+    notice = f"Processed {processed} event(s)." if processed > 0 else None
+    return _list_page(session, operation, notice=notice)
+
+
+def _list_page(
+    session: Session,
+    operation: OperationContext,
+    *,
+    status: int = 200,
+    notice: str | None = None,
+    error: str | None = None,
+    selected: frozenset[str] = frozenset(),
+) -> HTMLResponse:
     events = list(session.exec(select(Event).order_by(col(Event.number))))
     fault = operation.fault
     target = None if fault is None else fault.params.get("event")
@@ -38,10 +61,14 @@ def event_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     return page(
         operation,
         "events.html",
+        status=status,
         title="Response queue",
         rows=rows,
         numbers=event_numbers(session),
         amount_text=amount_text,
+        notice=notice,
+        error=error,
+        selected=selected,
     )
 
 
@@ -89,3 +116,34 @@ def process(number: str, session: SessionDep, operation: OperationDep) -> Respon
         return _event_page(session, operation, event, status=409, error=refusal)
     process_event(session, event, operation.clock.text())
     return RedirectResponse(f"{PREFIX}/events/{event.number}?processed=1", status_code=303)
+
+
+@router.post("/events/process-selected", response_model=None)
+def process_selected(
+    session: SessionDep, operation: OperationDep, event: Annotated[list[str] | None, Form()] = None
+) -> Response:
+    """The "process event" procedure for several queued events at once, in event-number order, whole or
+    not at all (409 naming every refused event, nothing changed).
+
+    Fault this route carries out (docs/faults.md): `partial_success` processes the first `params.commit`
+    events of the batch, then answers an error page.
+    """
+    chosen = frozenset(event or [])
+    found = [e for e in (event_by_number(session, number) for number in sorted(chosen)) if e is not None]
+    unknown = sorted(chosen - {e.number for e in found})
+    if unknown:
+        return _list_page(session, operation, status=404, selected=chosen,
+                          error=f"Refused, nothing was processed: no event {', '.join(unknown)}.")
+    refusal = refusal_to_process_batch(session, found)
+    if refusal is not None:
+        return _list_page(session, operation, status=409 if found else 422, error=refusal, selected=chosen)
+    fault = operation.fault
+    applied = found
+    if fault is not None and fault.fault == "partial_success":  # docs/faults.md: commit some, then fail
+        applied = found[: int(fault.params.get("commit", "1"))]
+    for item in applied:
+        process_event(session, item, operation.clock.text())
+    if len(applied) != len(found):
+        return message_page(status=500, title="Processing failed",
+                            message=f"Processing the selected events failed after {len(applied)} of {len(found)}.")
+    return RedirectResponse(f"{PREFIX}/events?processed={len(found)}", status_code=303)
