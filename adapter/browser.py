@@ -78,6 +78,13 @@ async def launch_browser(playwright: Playwright) -> Browser:
     )
 
 
+def describe_chromium(playwright: Playwright, browser: Browser) -> str:
+    """The running Chromium's version and build, as manifests and bench reports record it, e.g.
+    `156.0.8078.108 (/usr/lib/chromium/chromium-headless-shell)`; Playwright's own build is named as such."""
+    executable = chromium_executable(playwright) or "Playwright's own"
+    return f"{browser.version} ({executable})"
+
+
 async def _report_executable() -> str:
     from playwright.async_api import async_playwright
 

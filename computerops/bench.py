@@ -23,7 +23,7 @@ import psutil
 from playwright.async_api import Browser, async_playwright
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapter.browser import launch_browser
+from adapter.browser import describe_chromium, launch_browser
 from adapter.context import text_tokens
 from adapter.driver import PageDriver
 from adapter.fidelity import check_offered_controls_work
@@ -413,7 +413,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         async with async_playwright() as playwright:
             browser = await launch_browser(playwright)
             try:
-                browser_version = browser.version
+                browser_version = describe_chromium(playwright, browser)
                 pages = await bench_pages(browser, tasks, options, root / "pages", progress)
             finally:
                 await browser.close()

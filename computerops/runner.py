@@ -15,7 +15,7 @@ from pathlib import Path
 import openai
 from playwright.async_api import async_playwright
 
-from adapter.browser import launch_browser
+from adapter.browser import describe_chromium, launch_browser
 from adapter.scripted import create_scripted_app
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
@@ -227,7 +227,7 @@ async def execute_run(
         playwright = await stack.enter_async_context(async_playwright())
         browser = await launch_browser(playwright)
         stack.push_async_callback(browser.close)
-        manifest = build_manifest(config, tasks, chromium=browser.version, observed=observed,
+        manifest = build_manifest(config, tasks, chromium=describe_chromium(playwright, browser), observed=observed,
                                   execution=RunExecution(concurrency=concurrency, trace=trace))
         admitted: list[EpisodeRecord] = []
         if resume:

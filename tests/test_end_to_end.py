@@ -4,6 +4,7 @@ HTTP, verification, evidence on disk, replay and the report — the path `comput
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -78,7 +79,9 @@ def test_the_evidence_on_disk_matches_its_recorded_hashes_and_the_manifest_says_
     manifest = bundle.manifest()
     assert manifest.scripted
     assert [t.id for t in manifest.tasks] == [t.id for t in TASKS]
-    assert manifest.versions["chromium"] and manifest.versions["playwright"]
+    assert manifest.versions["playwright"]
+    # The version and the build that ran it.
+    assert re.fullmatch(r"\d+(\.\d+)+ \((/.+|Playwright's own)\)", str(manifest.versions["chromium"]))
     payload = manifest.endpoint_observed.models_payload
     assert payload is not None and payload["data"][0]["id"].startswith("scripted:")
     for record in bundle.records():

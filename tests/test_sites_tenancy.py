@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from sites.kit import BOOKKEEPING_TABLES, TENANT_COOKIE, TENANT_HEADER, Tenant, TenantRegistry, create_app
+from sites.kit.tenancy import _COMPILED
 
 
 @pytest.fixture
@@ -180,3 +181,15 @@ def test_an_unknown_path_under_a_site_gets_an_html_404_that_is_logged(
     assert response.status_code == 404 and response.headers["content-type"].startswith("text/html")
     assert '<link rel="icon" href="data:,">' in response.text
     assert [(op.path, op.status) for op in tenant.operations()] == [("/helpdesk/nowhere", 404)]
+
+
+def test_tenants_share_compiled_statements(registry: TenantRegistry, client: TestClient) -> None:
+    # Each tenant has an engine of its own; the second and third compile nothing the first did not.
+    sizes = []
+    for _ in range(3):
+        tenant = registry.create("helpdesk", 1)
+        assert client.get("/helpdesk/tickets/T-2001", headers=as_tenant(tenant)).status_code == 200
+        tenant.snapshot()
+        sizes.append(len(_COMPILED))
+        registry.drop(tenant)
+    assert sizes[0] > 0 and sizes[1] == sizes[0] and sizes[2] == sizes[0]

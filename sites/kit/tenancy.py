@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy.dialects import registry
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.util import LRUCache
 
 from sites.kit.bookkeeping import BOOKKEEPING, journal_table, normal_row, operation_table
@@ -30,14 +32,34 @@ from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.site import SiteDefinition
 
 # Every tenant is a new engine, and an engine compiles each statement anew unless it shares a cache: all
-# tenants speak the same SQLite dialect, so they share one compiled-statement cache.
+# tenants speak the same SQLite dialect, so they share one compiled-statement cache. SQLAlchemy keys that
+# cache by the dialect instance, and every engine makes its own; tenant engines therefore use a dialect whose
+# instances are equal to each other (same class, same settings), or the shared cache would never hit across
+# tenants (tests/test_sites_tenancy.py counts its entries).
 _COMPILED: LRUCache[Any, Any] = LRUCache(2000)
 
 
+class TenantSQLiteDialect(SQLiteDialect_pysqlite):
+    """pysqlite, with instances equal when their class and settings are (for the shared compiled cache)."""
+
+    supports_statement_cache = True
+
+    def _settings(self) -> tuple[Any, ...]:
+        return (type(self), self.paramstyle, self.positional, self.native_datetime, self.server_version_info)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TenantSQLiteDialect) and self._settings() == other._settings()
+
+    def __hash__(self) -> int:
+        return hash(self._settings())
+
+
+registry.register("sqlite.computerops_tenant", __name__, "TenantSQLiteDialect")
+
+
 def _sqlite_engine(path: Path) -> Engine:
-    engine = create_engine(f"sqlite:///{path}", connect_args={"check_same_thread": False}).execution_options(
-        compiled_cache=_COMPILED
-    )
+    engine = create_engine(f"sqlite+computerops_tenant:///{path}", connect_args={"check_same_thread": False})
+    engine = engine.execution_options(compiled_cache=_COMPILED)
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection: Any, _record: Any) -> None:
