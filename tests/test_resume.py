@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,24 @@ IDENTICAL = ("operations.json", "journal.json", "final_state.json", "verdict.jso
 CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
 
 
+CHILD_ENV: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The runs' temporary directory (tenants, Chromium profiles), removed afterwards: a process killed with
+    SIGKILL cannot remove its own."""
+    directory = tmp_path_factory.mktemp("scratch")
+    CHILD_ENV.update(os.environ, TMPDIR=str(directory))
+    yield
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def start(*args: str) -> subprocess.Popen[bytes]:
     """The CLI in a session of its own, so SIGKILL takes its browser and servers down with it."""
-    return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    env = CHILD_ENV or None
+    return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                            env=env)
 
 
 def finish(process: subprocess.Popen[bytes], timeout: float = 240) -> str:
