@@ -37,11 +37,18 @@ fi
 # Chromium: Playwright's own build if installed, else a system one. On Debian that is Chromium's headless shell
 # (package chromium-headless-shell, the lighter build Playwright itself runs headless), else Debian's chromium.
 chromium_now=$(.venv/bin/python -m adapter.browser 2>/dev/null || true)
-if grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
+if [ -n "${COMPUTEROPS_CHROMIUM:-}" ]; then
+  [ -n "$chromium_now" ] || { .venv/bin/python -m adapter.browser; exit 1; }  # names the missing file
+elif grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
   case "$chromium_now" in
     *headless-shell* | "Playwright's own"*) ;;
-    *) say "installing Debian's chromium-headless-shell"
-       apt_install chromium-headless-shell || { say "no chromium-headless-shell here: installing chromium"; apt_install chromium; } ;;
+    *) if [ -n "$chromium_now" ] && [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null; then
+         say "keeping $chromium_now (root or sudo would install the lighter chromium-headless-shell)"
+       else
+         say "installing Debian's chromium-headless-shell"
+         apt_install chromium-headless-shell || [ -n "$chromium_now" ] || {
+           say "no chromium-headless-shell here: installing chromium"; apt_install chromium; }
+       fi ;;
   esac
 elif [ -z "$chromium_now" ]; then
   say "installing Playwright's Chromium"; .venv/bin/python -m playwright install --with-deps chromium
