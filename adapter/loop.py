@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import openai
@@ -92,6 +92,8 @@ class ModelCall(BaseModel):
     prompt_tokens_estimated: int
     request_sha256: str
     """sha256 of the canonical JSON of the messages sent, so the exact prompt lineage can be checked."""
+    server_headers: dict[str, str] = Field(default_factory=dict)
+    """The reply's response headers that say which server answered (`SERVER_HEADERS`, names lower-case)."""
 
 
 class Step(BaseModel):
@@ -133,7 +135,18 @@ class AgentTranscript(BaseModel):
         return sum(1 for s in self.steps if s.rejection is not None)
 
 
-def _observed(response: Any, latency: float, estimated: int, request_sha256: str) -> ModelCall:
+SERVER_HEADERS = ("server", "x-computerops-scripted", "openai-version", "openai-model", "x-request-id")
+"""Response headers kept as provenance: which server (and, where it says so, which model) answered."""
+
+
+def server_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The `SERVER_HEADERS` among `headers`, names lower-case, in that order."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    return {name: lowered[name] for name in SERVER_HEADERS if name in lowered}
+
+
+def _observed(response: Any, latency: float, estimated: int, request_sha256: str,
+              headers: Mapping[str, str]) -> ModelCall:
     choice = response.choices[0] if response.choices else None
     message = choice.message if choice else None
     calls = [
@@ -147,7 +160,7 @@ def _observed(response: Any, latency: float, estimated: int, request_sha256: str
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
         content=message.content if message else None, tool_calls=calls, prompt_tokens_estimated=estimated,
-        request_sha256=request_sha256,
+        request_sha256=request_sha256, server_headers=server_headers(headers),
     )
 
 
@@ -190,7 +203,8 @@ class ModelLoop:
         self.bounds = bounds
         self.budget = budget or bounds.action_budget
 
-    async def _request(self, messages: Sequence[dict[str, Any]], mode: ToolMode) -> Any:
+    async def _request(self, messages: Sequence[dict[str, Any]], mode: ToolMode) -> tuple[Any, Mapping[str, str]]:
+        """The parsed reply and its response headers."""
         kwargs: dict[str, Any] = {
             "model": self.model, "messages": list(messages), "max_tokens": self.bounds.max_response_tokens,
             "temperature": self.bounds.temperature,
@@ -199,7 +213,8 @@ class ModelLoop:
             kwargs["seed"] = self.bounds.seed
         if mode != "text":
             kwargs["tools"] = tool_schemas()
-        return await self.client.chat.completions.create(**kwargs)
+        raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
+        return raw.parse(), raw.headers
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.
@@ -246,7 +261,7 @@ class ModelLoop:
             sent = messages
             began = time.monotonic()
             try:
-                response = await self._request(messages, mode)
+                response, headers = await self._request(messages, mode)
             except openai.BadRequestError as exc:
                 if mode != "auto" or "tool" not in str(exc).lower():
                     return self._infrastructure(transcript, exc)
@@ -257,13 +272,13 @@ class ModelLoop:
                 window.budget += _TOOLS_TOKENS
                 sent = window.fit() or messages
                 try:
-                    response = await self._request(sent, mode)
+                    response, headers = await self._request(sent, mode)
                 except openai.APIError as retry_exc:
                     return self._infrastructure(transcript, retry_exc)
             except openai.APIError as exc:
                 return self._infrastructure(transcript, exc)
             digest = hashlib.sha256(json.dumps(sent, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-            call = _observed(response, time.monotonic() - began, estimated, digest)
+            call = _observed(response, time.monotonic() - began, estimated, digest, headers)
             try:
                 finished = await self._step(env, window, transcript, number, call, mode)
             except EnvironmentFailure as exc:

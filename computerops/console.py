@@ -140,7 +140,8 @@ def print_report(report: RunReport) -> None:
         + (f" (error: {observed.models_error})" if observed.models_error else "")
         + f"; models in replies {', '.join(observed.models_seen) or 'none'}"
         + f"; fingerprints {', '.join(observed.fingerprints_seen) or 'none'}"
-        + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}",
+        + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}"
+        + f"; in replies {'; '.join(observed.reply_headers_seen) or 'none'}",
         markup=False,
     )
     _print_rejections(report)

@@ -159,6 +159,8 @@ def derived_fields(
         "journal_entries": len(journal),
         "models_seen": models_seen,
         "fingerprints_seen": sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
+        "reply_headers_seen": sorted({f"{name}: {value}" for c in calls for name, value in c.server_headers.items()
+                                      if name != "x-request-id"}),
         "faults_enabled": planned.faults,
         "faults_configured": [] if plan is None else plan.configured,
         "faults_fired": [op.fault.fault for op in operations if op.fault is not None and op.fault.applied],

@@ -182,7 +182,9 @@ def _provenance(provenance: Provenance) -> str:
         ("GET /models error", observed.models_error),
         ("models named in replies", ", ".join(observed.models_seen) or None),
         ("system fingerprints in replies", ", ".join(observed.fingerprints_seen) or None),
-        ("server headers", "; ".join(f"{k}: {v}" for k, v in sorted(headers.items())) if headers else None),
+        ("server headers of GET /models", "; ".join(f"{k}: {v}" for k, v in sorted(headers.items())) if headers
+         else None),
+        ("server headers of replies", "; ".join(observed.reply_headers_seen) or None),
     ]
     return ("<h3>claimed</h3>" + _table(("field", "value"), claimed_rows,
                                         "What the operator said the endpoint is; recorded, not checked.", "fields")

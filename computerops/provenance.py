@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from adapter.actions import text_protocol, tool_schemas
+from adapter.loop import server_headers
 from adapter.prompts import system_prompt
 from computerops.records import ObservedEndpoint
 from replays import canonical_sha256
@@ -62,7 +63,6 @@ def versions(chromium: str | None) -> dict[str, str | None]:
     }
 
 
-_HEADERS_KEPT = ("server", "x-computerops-scripted", "openai-version", "x-request-id")
 
 
 async def observe_endpoint(base_url: str, api_key: str) -> ObservedEndpoint:
@@ -72,7 +72,7 @@ async def observe_endpoint(base_url: str, api_key: str) -> ObservedEndpoint:
             response = await client.get(f"{base_url}/models", headers={"Authorization": f"Bearer {api_key}"})
     except httpx.HTTPError as exc:
         return ObservedEndpoint(models_error=f"{type(exc).__name__}: {exc}")
-    headers = {k: v for k, v in response.headers.items() if k.lower() in _HEADERS_KEPT}
+    headers = server_headers(response.headers)
     payload: Any
     try:
         payload = response.json()

@@ -112,6 +112,9 @@ class EpisodeRecord(BaseModel):
     replay: Literal["PASS", "FAIL"]
     models_seen: list[str]
     fingerprints_seen: list[str]
+    reply_headers_seen: list[str] = Field(default_factory=list)
+    """Distinct `name: value` server headers of the replies (`adapter.loop.SERVER_HEADERS` less the per-request
+    x-request-id), sorted."""
     faults_enabled: bool = True
     """False for a matched control: the same task with injection disabled."""
     faults_configured: list[str] = Field(default_factory=list)

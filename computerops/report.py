@@ -383,6 +383,8 @@ class ObservedEndpointSummary(BaseModel):
     """Every `model` the replies named, over all episodes."""
     fingerprints_seen: list[str]
     """Every `system_fingerprint` the replies carried, over all episodes."""
+    reply_headers_seen: list[str]
+    """Every `name: value` server header of the replies (x-request-id left out), over all episodes."""
     server_headers: dict[str, str] | None
 
 
@@ -681,6 +683,7 @@ def provenance(records: Sequence[EpisodeRecord], manifest: RunManifest | None) -
             models_error=observed_endpoint.models_error if observed_endpoint else None,
             models_seen=sorted({m for r in records for m in r.models_seen}),
             fingerprints_seen=sorted({f for r in records for f in r.fingerprints_seen}),
+            reply_headers_seen=sorted({h for r in records for h in r.reply_headers_seen}),
             server_headers=dict(observed_endpoint.server_headers) if observed_endpoint else None,
         ),
     )

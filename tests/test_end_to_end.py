@@ -49,6 +49,8 @@ def test_the_oracle_reaches_verified_success_on_every_task_through_the_browser(s
     oracle = records_by_policy(scripted_run)["scripted:oracle"]
     assert [r.outcome for r in oracle] == ["verified_success"] * len(TASKS)
     assert all(r.scripted and r.replay == "PASS" and r.rejected_actions == 0 for r in oracle)
+    # Which server answered each reply is kept as observed provenance (x-request-id, per reply, is left out).
+    assert {tuple(r.reply_headers_seen) for r in oracle} == {("server: uvicorn", "x-computerops-scripted: oracle")}
     refund = next(r for r in oracle if r.task_id == "helpdesk.refund-with-approval")
     assert refund.journal_entries == 6 and refund.steps == 15
 
@@ -102,6 +104,9 @@ def test_the_report_json_has_the_outcome_table(scripted_run: Path) -> None:
     assert report["no_finish"] == n
     assert report["replay_pass"] == 3 * n
     assert report["scripted"] is True
+    policies = ("oracle", "false-finish", "malformed")
+    assert report["provenance"]["observed"]["reply_headers_seen"] == [
+        "server: uvicorn", *(f"x-computerops-scripted: {p}" for p in sorted(policies))]
 
 
 def test_replaying_the_run_from_disk_passes_every_episode(scripted_run: Path) -> None:
