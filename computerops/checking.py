@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -40,15 +41,27 @@ class TaskCheck(BaseModel):
         return all(r.ok for r in self.results)
 
 
-def check_plan(tasks: list[LoadedTask]) -> list[PlannedEpisode]:
-    """Per task: the scripted control (oracle), the no-op control, then every negative control."""
+def control_plan(tasks: list[LoadedTask], policies: Callable[[LoadedTask], list[str]]) -> list[PlannedEpisode]:
+    """Per task, one scripted episode per policy of `policies(task)`, ids `NNN-<task>--<policy>`."""
     plan: list[PlannedEpisode] = []
     for task in tasks:
-        policies = ["oracle", "noop", *(f"negative:{n.id}" for n in task.spec.negative_controls)]
-        for policy in policies:
+        for policy in policies(task):
             plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task.id}--{policy.replace(':', '-')}",
                                        task_id=task.id, policy=policy))
     return plan
+
+
+def control_config(run_id: str, tasks: list[LoadedTask], plan: list[PlannedEpisode]) -> RunConfig:
+    """The run of a control plan against the scripted endpoint."""
+    return RunConfig(run_id=run_id, tasks=[t.id for t in tasks],
+                     endpoint=EndpointConfig(kind="scripted", policies=sorted({p.policy or "" for p in plan})),
+                     episodes=plan)
+
+
+def check_plan(tasks: list[LoadedTask]) -> list[PlannedEpisode]:
+    """Per task: the scripted control (oracle), the no-op control, then every negative control."""
+    return control_plan(tasks, lambda task: ["oracle", "noop",
+                                             *(f"negative:{n.id}" for n in task.spec.negative_controls)])
 
 
 def _judge(task: LoadedTask, record: EpisodeRecord, policy: str) -> ControlResult:
@@ -82,10 +95,8 @@ async def check_tasks(
     """Run every control of every task through the browser and the scripted endpoint (`concurrency` episodes at
     once; the evidence, and so every result, is the same at any concurrency)."""
     plan = check_plan(tasks)
-    config = RunConfig(run_id="tasks-check", tasks=[t.id for t in tasks],
-                       endpoint=EndpointConfig(kind="scripted", policies=sorted({p.policy or "" for p in plan})),
-                       episodes=plan)
-    records = await execute_run(config, tasks, out, progress, concurrency=concurrency)
+    records = await execute_run(control_config("tasks-check", tasks, plan), tasks, out, progress,
+                                concurrency=concurrency)
     by_episode = {r.episode_id: r for r in records}
     checks = []
     for task in tasks:

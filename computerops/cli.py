@@ -324,19 +324,19 @@ def demo(
                        episodes=plan_episodes(task_ids, base, extra=negatives))
     _execute(config, selected, target)
     bundle = RunDirectory.open(target)
-    verification = _verify(bundle)
+    verification = _verify(bundle)  # replays every episode from disk; its receipts are printed below
     _report(bundle, as_json=False)
-    receipts = asyncio.run(replay_run(bundle))
+    receipts, episodes = verification.receipts, len(bundle.records())
     print_receipts(receipts)
     passed = sum(r.result == "PASS" for r in receipts)
-    console.print(f"Replayed from disk: {passed}/{len(receipts)} PASS. Evidence in {target}/")
+    console.print(f"Replayed from disk: {passed}/{episodes} PASS. Evidence in {target}/")
     console.print(f"[bold]tasks check[/]: every control of every task of the subset, evidence in {check_dir}/")
     try:
         checks = asyncio.run(check_tasks(selected, check_dir, _progress))
     except (EndpointError, BundleError) as exc:
         raise _fail(str(exc)) from exc
     print_task_checks(checks)
-    if passed != len(receipts) or not all(c.ok for c in checks) or not verification.passed:
+    if passed != episodes or not all(c.ok for c in checks) or not verification.passed:
         raise _fail("the demo found replay failures or tasks that do not behave as declared", code=1)
 
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from computerops.bench import BenchReport
 from computerops.checking import TaskCheck
 from computerops.observing import ObservedPage
-from computerops.report import OutcomeTable, Proportion, RecoveryFunnelRow, RunReport
+from computerops.report import OutcomeTable, Proportion, RecoveryFunnelRow, RunReport, kinds_text
 from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
@@ -24,15 +24,6 @@ errors = Console(highlight=False, stderr=True, width=None if sys.stderr.isatty()
 
 def scripted_note(scripted: bool) -> str:
     return " [bold yellow](SCRIPTED endpoint: deterministic policies, not a language model)[/]" if scripted else ""
-
-
-def _report_rows(report: RunReport) -> list[OutcomeTable]:
-    """One row per endpoint label, plus the total when there are several."""
-    return [*report.by_endpoint, report.total] if len(report.by_endpoint) > 1 else report.by_endpoint or [report.total]
-
-
-def _kinds(kinds: dict[str, int]) -> str:
-    return f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}"
 
 
 def _label(row: OutcomeTable) -> str:
@@ -67,11 +58,11 @@ def print_report(report: RunReport) -> None:
                    "claimed fail", "no finish", "infra", "replay PASS"):
         table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=True,
                          min_width=len(column))
-    rows = _report_rows(report)
+    rows = report.rows()
     for row in rows:
         table.add_row(
             _label(row), str(row.attempted), str(row.verified_success),
-            str(row.self_reported_success), str(row.false_completions), _kinds(row.false_completion_kinds),
+            str(row.self_reported_success), str(row.false_completions), kinds_text(row.false_completion_kinds),
             str(row.claimed_failure), str(row.no_finish), str(row.infrastructure_failures),
             f"{row.replay_pass}/{row.attempted}",
         )
@@ -124,7 +115,7 @@ def print_report(report: RunReport) -> None:
         for task in row.per_task:
             per_task.add_row(escape(task.task_id), str(task.attempted), str(task.verified_success),
                              str(task.self_reported_success), str(task.false_completions),
-                             _kinds(task.false_completion_kinds), str(task.no_finish))
+                             kinds_text(task.false_completion_kinds), str(task.no_finish))
         console.print(per_task)
     console.print(usage)
     console.print(f"Evidence level {report.evidence_level}: {report.evidence_level_meaning}.", markup=False)

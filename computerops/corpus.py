@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from computerops.bundle import RunDirectory
-from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.checking import control_config, control_plan
 from computerops.runner import Progress, execute_run
 from replays.corpus import CorpusEntry, CorpusError, entry_files, entry_path, write_entry
 from tasks import LoadedTask
@@ -26,15 +26,6 @@ def corpus_policies(task: LoadedTask) -> list[str]:
     if task.spec.negative_controls:
         policies.append(f"negative:{task.spec.negative_controls[0].id}")
     return policies
-
-
-def corpus_plan(tasks: list[LoadedTask]) -> list[PlannedEpisode]:
-    plan: list[PlannedEpisode] = []
-    for task in tasks:
-        for policy in corpus_policies(task):
-            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task.id}--{policy.replace(':', '-')}",
-                                       task_id=task.id, policy=policy))
-    return plan
 
 
 @dataclass(frozen=True)
@@ -63,11 +54,8 @@ async def record_corpus(
     Raises CorpusError, writing nothing, when an episode hit an infrastructure failure or did not
     replay PASS (a reference that is not reproducible).
     """
-    plan = corpus_plan(tasks)
     by_id = {t.id: t for t in tasks}
-    config = RunConfig(run_id="corpus-record", tasks=[t.id for t in tasks],
-                       endpoint=EndpointConfig(kind="scripted", policies=sorted({p.policy or "" for p in plan})),
-                       episodes=plan)
+    config = control_config("corpus-record", tasks, control_plan(tasks, corpus_policies))
     with tempfile.TemporaryDirectory(prefix="computerops-corpus-") as scratch:
         out = Path(scratch) / "run"
         records = await execute_run(config, tasks, out, progress, concurrency=concurrency)

@@ -9,7 +9,15 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
 
-from computerops.report import OUTCOMES, OutcomeTable, Provenance, RecoveryFunnelRow, RunReport, TaskRow
+from computerops.report import (
+    OUTCOMES,
+    OutcomeTable,
+    Provenance,
+    RecoveryFunnelRow,
+    RunReport,
+    TaskRow,
+    kinds_text,
+)
 
 OUTCOME_COLOURS = {
     "verified_success": "#2e7d32",
@@ -59,23 +67,12 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[object]], caption: st
     return f"<table{attribute}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
 
 
-def _rows(report: RunReport) -> list[OutcomeTable]:
-    """One row per endpoint label, plus the total when there are several (as the terminal table)."""
-    if len(report.by_endpoint) > 1:
-        return [*report.by_endpoint, report.total]
-    return report.by_endpoint or [report.total]
-
-
-def _kinds(kinds: dict[str, int]) -> str:
-    return f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}"
-
-
 def _outcome_table(rows: Sequence[OutcomeTable]) -> str:
     return _table(
         ("endpoint", "attempted", "verified", "self-reported", "false compl.", "state / proc / forbid",
          "claimed fail", "no finish", "infra", "replay PASS"),
         [(r.label, r.attempted, r.verified_success, r.self_reported_success, r.false_completions,
-          _kinds(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.infrastructure_failures,
+          kinds_text(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.infrastructure_failures,
           f"{r.replay_pass}/{r.attempted}") for r in rows],
         "verified = verifier passed and success claimed; self-reported = done(success=true); false compl. = "
         "claimed but rejected, split state / procedure-only / forbidden mutation",
@@ -118,7 +115,7 @@ def _per_task(rows: Sequence[TaskRow]) -> str:
     return _table(
         ("task", "attempted", "verified", "self-reported", "false compl.", "state / proc / forbid", "no finish"),
         [(t.task_id, t.attempted, t.verified_success, t.self_reported_success, t.false_completions,
-          _kinds(t.false_completion_kinds), t.no_finish) for t in rows],
+          kinds_text(t.false_completion_kinds), t.no_finish) for t in rows],
     )
 
 
@@ -270,7 +267,7 @@ def _fault_sections(report: RunReport) -> list[str]:
 
 def render_html(report: RunReport) -> str:
     """The whole report as one HTML document."""
-    rows = _rows(report)
+    rows = report.rows()
     title = f"ComputerOps run {report.run_id}"
     scripted = ('<p class="scripted">SCRIPTED endpoint: deterministic policies, not a language model. '
                 "These results measure the harness, not a model.</p>") if report.scripted else ""

@@ -419,17 +419,28 @@ class RunReport(BaseModel):
     false_completions_with_fault_context: list[FaultContextFalseCompletion]
     """False completions of episodes where a fault fired, in episode id order."""
 
+    def rows(self) -> list[OutcomeTable]:
+        """The rows every view shows: one per endpoint label, plus the total when there are several."""
+        return [*self.by_endpoint, self.total] if len(self.by_endpoint) > 1 else self.by_endpoint or [self.total]
+
+
+def kinds_text(kinds: dict[str, int]) -> str:
+    """False-completion kinds as `state / procedure-only / forbidden mutation` counts."""
+    return f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}"
+
 
 def _rate(numerator: int, denominator: int) -> float | None:
     return None if denominator == 0 else round(numerator / denominator, 4)
 
 
+def _interval(bounds: tuple[float, float] | None) -> Interval | None:
+    return None if bounds is None else Interval(low=round(bounds[0], 4), high=round(bounds[1], 4))
+
+
 def _proportion(numerator: int, denominator: int, denominator_is: str) -> Proportion:
-    interval = wilson_interval(numerator, denominator)
     return Proportion(
         numerator=numerator, denominator=denominator, denominator_is=denominator_is,
-        rate=_rate(numerator, denominator),
-        wilson95=None if interval is None else Interval(low=round(interval[0], 4), high=round(interval[1], 4)),
+        rate=_rate(numerator, denominator), wilson95=_interval(wilson_interval(numerator, denominator)),
     )
 
 
@@ -440,18 +451,23 @@ def _by_task(episodes: Sequence[EpisodeRecord]) -> dict[str, list[EpisodeRecord]
     return dict(sorted(grouped.items()))
 
 
-def _task_row(task_id: str, episodes: Sequence[EpisodeRecord]) -> TaskRow:
+def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """The outcome counts a task row and an outcome table share (TaskRow's fields but its id)."""
     outcomes = Counter(r.outcome for r in episodes)
     kinds = Counter(str(r.false_completion_kind) for r in episodes if r.outcome == "false_completion")
-    return TaskRow(
-        task_id=task_id, attempted=len(episodes), verified_success=outcomes["verified_success"],
-        self_reported_success=sum(1 for r in episodes if r.claim.success is True),
-        false_completions=outcomes["false_completion"],
-        false_completion_kinds={k: kinds[k] for k in FALSE_COMPLETION_KINDS},
-        no_finish=sum(1 for r in episodes if r.claim.success is None),
-        unclaimed_success=outcomes["unclaimed_success"], honest_failures=outcomes["honest_failure"],
-        infrastructure_failures=outcomes["infrastructure_failure"],
-    )
+    return {
+        "attempted": len(episodes), "verified_success": outcomes["verified_success"],
+        "self_reported_success": sum(1 for r in episodes if r.claim.success is True),
+        "false_completions": outcomes["false_completion"],
+        "false_completion_kinds": {k: kinds[k] for k in FALSE_COMPLETION_KINDS},
+        "no_finish": sum(1 for r in episodes if r.claim.success is None),
+        "unclaimed_success": outcomes["unclaimed_success"], "honest_failures": outcomes["honest_failure"],
+        "infrastructure_failures": outcomes["infrastructure_failure"],
+    }
+
+
+def _task_row(task_id: str, episodes: Sequence[EpisodeRecord]) -> TaskRow:
+    return TaskRow(task_id=task_id, **_counts(episodes))
 
 
 def _pass_hat_k(by_task: dict[str, list[EpisodeRecord]]) -> PassHatK | None:
@@ -495,9 +511,8 @@ def outcome_table(
     """The table of one group of episodes. `with_pass_hat_k=False` for a group that mixes endpoints, where
     repeated episodes of a task are different agents, not repeated trials."""
     episodes = list(records)
-    outcomes = Counter(r.outcome for r in episodes)
-    kinds = Counter(str(r.false_completion_kind) for r in episodes if r.outcome == "false_completion")
-    claimed = sum(1 for r in episodes if r.claim.success is True)
+    counts = _counts(episodes)
+    claimed, false_completions = counts["self_reported_success"], counts["false_completions"]
     passed = {"verified_success", "unclaimed_success"}
     taxonomy = Counter(
         f"{'claimed' if r.claim.success is True else 'not-claimed'}/{'pass' if r.outcome in passed else 'fail'}"
@@ -509,31 +524,22 @@ def outcome_table(
         resamples=bootstrap_resamples, seed=bootstrap_seed,
     )
     return OutcomeTable(
-        label=label, scripted=any(r.scripted for r in episodes),
-        attempted=len(episodes), verified_success=outcomes["verified_success"],
-        self_reported_success=claimed, false_completions=outcomes["false_completion"],
-        false_completion_kinds={k: kinds[k] for k in FALSE_COMPLETION_KINDS},
-        honest_failures=outcomes["honest_failure"],
+        label=label, scripted=any(r.scripted for r in episodes), **counts,
         claimed_failure=sum(1 for r in episodes if r.claim.success is False),
-        no_finish=sum(1 for r in episodes if r.claim.success is None),
-        unclaimed_success=outcomes["unclaimed_success"],
-        infrastructure_failures=outcomes["infrastructure_failure"],
         replay_pass=sum(1 for r in episodes if r.replay == "PASS"),
         rejected_actions=sum(r.rejected_actions for r in episodes),
         stop_reasons=_stop_reasons(episodes),
         rejected_by_cause=_rejected_by_cause(episodes),
         taxonomy={k: taxonomy[k] for k in ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")},
-        false_completion_rate_over_attempted=_rate(outcomes["false_completion"], len(episodes)),
-        false_completion_rate_over_success_claims=_rate(outcomes["false_completion"], claimed),
-        verified_success_rate=_proportion(outcomes["verified_success"], len(episodes), "attempted episodes"),
-        false_completion_over_attempted=_proportion(outcomes["false_completion"], len(episodes),
-                                                    "attempted episodes"),
-        false_completion_over_success_claims=_proportion(outcomes["false_completion"], claimed,
+        false_completion_rate_over_attempted=_rate(false_completions, len(episodes)),
+        false_completion_rate_over_success_claims=_rate(false_completions, claimed),
+        verified_success_rate=_proportion(counts["verified_success"], len(episodes), "attempted episodes"),
+        false_completion_over_attempted=_proportion(false_completions, len(episodes), "attempted episodes"),
+        false_completion_over_success_claims=_proportion(false_completions, claimed,
                                                          "success claims (done(success=true))"),
         verified_success_bootstrap=BootstrapInterval(
             rate="verified success over attempted episodes", tasks=len(by_task), episodes=len(episodes),
-            interval=None if interval is None else Interval(low=round(interval[0], 4), high=round(interval[1], 4)),
-            resamples=bootstrap_resamples, seed=bootstrap_seed,
+            interval=_interval(interval), resamples=bootstrap_resamples, seed=bootstrap_seed,
         ),
         pass_hat_k=_pass_hat_k(by_task) if with_pass_hat_k else None,
         per_task=[_task_row(task, rs) for task, rs in by_task.items()],

@@ -14,7 +14,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from adapter.loop import AgentTranscript
 from computerops.bundle import CHECKSUMS, SUMMARY, VERIFICATION, BundleError, RunDirectory
@@ -22,7 +22,7 @@ from computerops.config import RunConfig
 from computerops.episode import claim_of, derived_fields
 from computerops.records import EpisodeRecord, RunManifest
 from computerops.report import summarize
-from replays import RecordedEpisode, file_sha256, replay_episode
+from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
 from replays.difference import first_difference
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
@@ -42,6 +42,12 @@ class Verification(BaseModel):
     checksums_sha256: str | None
     """sha256 of the checksum list that was verified: the report shows E2 only while it is unchanged."""
     problems: list[str]
+    _receipts: list[Receipt] = PrivateAttr(default_factory=list)
+
+    @property
+    def receipts(self) -> list[Receipt]:
+        """The receipts of this verification's own replays, in record order (not written to disk)."""
+        return self._receipts
 
     @property
     def first_mismatch(self) -> str | None:
@@ -93,26 +99,28 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         if record.episode_id in seen:
             problems.append(f"{record.episode_id}: admitted twice in episodes.jsonl")
         seen.add(record.episode_id)
-    replayed = 0
+    receipts: list[Receipt] = []
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="computerops-verify-") as root:
         registry = TenantRegistry(Path(root))
         try:
             for record in records:
                 try:
-                    found, did_replay = await _check_episode(bundle, manifest.config, catalog, registry, record)
+                    found, receipt = await _check_episode(bundle, manifest.config, catalog, registry, record)
                 except (BundleError, ValueError) as exc:
-                    found, did_replay = [f"{record.episode_id}: {exc}"], False
+                    found, receipt = [f"{record.episode_id}: {exc}"], None
                 problems += found
-                replayed += did_replay
+                receipts += [receipt] if receipt is not None else []
         finally:
             registry.close()
     problems += _summary_problems(bundle, manifest, records)
-    return Verification(
+    verification = Verification(
         run_id=manifest.config.run_id, verified_at=_now(), passed=not problems, files_checked=len(bundle.files()),
-        episodes_replayed=replayed, checksums_sha256=file_sha256(checksums) if checksums.is_file() else None,
+        episodes_replayed=len(receipts), checksums_sha256=file_sha256(checksums) if checksums.is_file() else None,
         problems=problems,
     )
+    verification._receipts = receipts
+    return verification
 
 
 def _now() -> str:
@@ -122,17 +130,17 @@ def _now() -> str:
 async def _check_episode(
     bundle: RunDirectory, config: RunConfig, catalog: dict[str, LoadedTask], registry: TenantRegistry,
     record: EpisodeRecord,
-) -> tuple[list[str], bool]:
-    """Problems of one admitted episode, and whether it was replayed."""
+) -> tuple[list[str], Receipt | None]:
+    """Problems of one admitted episode, and the receipt of its replay (None when it was not replayed)."""
     integrity = bundle.integrity_problems(record)
     if integrity:
-        return integrity, False  # altered files are named; judging them again would only repeat that
+        return integrity, None  # altered files are named; judging them again would only repeat that
     transcript = AgentTranscript.model_validate_json(
         (bundle.episode_dir(record.episode_id) / "transcript.json").read_text(encoding="utf-8"))
     episode = bundle.load_episode(record)
     problems = _episode_problems(config, catalog, record, transcript, episode)
     if problems:
-        return problems, False
+        return problems, None
     receipt = await replay_episode(catalog[record.task_id], episode, registry)
     saved = bundle.receipt(record.episode_id)
     if saved is None or saved != receipt:
@@ -143,7 +151,7 @@ async def _check_episode(
         problems.append(f"{record.episode_id}: replay FAIL: {receipt.first_mismatch}")
     if record.replay != receipt.result:
         problems.append(f"{record.episode_id}: record says replay {record.replay}, replay gives {receipt.result}")
-    return problems, True
+    return problems, receipt
 
 
 def _summary_problems(bundle: RunDirectory, manifest: RunManifest, records: list[EpisodeRecord]) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -37,12 +37,7 @@ FaultClass = Literal[
     "missing_resource",
     "recovery_loop_trap",
 ]
-FAULT_CLASSES: tuple[FaultClass, ...] = (
-    "partial_success", "false_success", "ambiguous_after_commit", "ambiguous_without_commit",
-    "duplicate_delivery", "out_of_order", "schema_drift", "moved_endpoint", "transient_5xx", "throttling",
-    "stale_read", "session_expiry", "spurious_validation", "version_conflict", "missing_resource",
-    "recovery_loop_trap",
-)
+FAULT_CLASSES: tuple[FaultClass, ...] = get_args(FaultClass)
 READ_FAULTS: frozenset[FaultClass] = frozenset({"stale_read", "missing_resource", "moved_endpoint"})
 """Classes that apply to page loads (GET); the others apply to submissions (POST)."""
 

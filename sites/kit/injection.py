@@ -11,6 +11,8 @@ reproduces it byte for byte. `docs/faults.md` states each class's semantics.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.responses import HTMLResponse
@@ -21,8 +23,35 @@ from sites.kit.site import SiteDefinition
 
 SITE_COOPERATIVE = frozenset({"partial_success", "duplicate_delivery", "out_of_order"})
 """Classes that only a site's own handlers can carry out (`SiteDefinition.fault_support`)."""
+T = TypeVar("T")
+
 RUNS_HANDLER = frozenset({"ambiguous_after_commit", "false_success", "stale_read"}) | SITE_COOPERATIVE
 """Classes whose operation still reaches the site's handler (the rest are answered without it)."""
+
+
+def committed_part(fault: FaultDecision | None, batch: list[T]) -> list[T]:
+    """The items of a batch a site commits: all of them, or under `partial_success` only the first
+    `params.commit`; the site then answers an error page instead of its usual one."""
+    if fault is None or fault.fault != "partial_success":
+        return batch
+    return batch[: int(fault.params.get("commit", "1"))]
+
+
+def as_delivered(
+    items: Iterable[T], fault: FaultDecision | None, param: str, key: Callable[[T], str]
+) -> list[tuple[T, bool]]:
+    """A site's inbox or queue as delivered: (item, delivered again). Under `duplicate_delivery` the item whose
+    `key` is `params[param]` is listed a second time (the same item); under `out_of_order` it is left out, as if
+    it had not arrived yet."""
+    target = None if fault is None else fault.params.get(param)
+    rows: list[tuple[T, bool]] = []
+    for item in items:
+        if fault is not None and fault.fault == "out_of_order" and key(item) == target:
+            continue
+        rows.append((item, False))
+        if fault is not None and fault.fault == "duplicate_delivery" and key(item) == target:
+            rows.append((item, True))
+    return rows
 
 
 def _page(status: int, title: str, message: str, link: str | None = None, link_text: str = "",
@@ -70,10 +99,14 @@ def refusal(fired: FaultDecision, site: SiteDefinition, method: str, path: str) 
     return _page(404, "Not found", f"{path} was not found.")
 
 
+def _form_changed(field: str, renamed_to: str) -> HTMLResponse:
+    return _page(422, "Form changed", f"The form has changed: the field \"{field}\" is now \"{renamed_to}\". Reload "
+                 "the form and submit it again. Nothing was saved.")
+
+
 def refusal_of_drift(fired: FaultDecision) -> HTMLResponse:
     """The operation on which a schema drift fires: refused, whatever it sent, because the form changed."""
-    return _page(422, "Form changed", f"The form has changed: the field \"{fired.params.get('field', '')}\" is now "
-                 f"\"{fired.params.get('renamed_to', '')}\". Reload the form and submit it again. Nothing was saved.")
+    return _form_changed(fired.params.get("field", ""), fired.params.get("renamed_to", ""))
 
 
 def after_commit(fired: FaultDecision) -> HTMLResponse | None:
@@ -101,8 +134,7 @@ class SchemaDrift:
         names = {name for name, _ in parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True)}
         for drift in self.active:
             if drift["field"] in names:
-                return _page(422, "Form changed", f"The form has changed: the field \"{drift['field']}\" is now "
-                             f"\"{drift['renamed_to']}\". Reload the form and submit it again. Nothing was saved.")
+                return _form_changed(drift["field"], drift["renamed_to"])
         return None
 
     def translate(self, body: bytes) -> bytes:

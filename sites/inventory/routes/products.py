@@ -23,6 +23,7 @@ from sites.inventory.stock import (
     refusal_for_discontinuing,
 )
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.injection import committed_part
 from sites.kit.money import format_cents, parse_cents
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
@@ -122,10 +123,7 @@ def bulk_edit(
             session, operation, category=category, stock=stock, status=422, bulk_error=refusal, selected=skus,
             reorder_point=reorder_point, price_percent=price_percent,
         )
-    fault = operation.fault
-    applied = skus
-    if fault is not None and fault.fault == "partial_success":  # docs/faults.md: commit some, then fail
-        applied = skus[: int(fault.params.get("commit", "1"))]
+    applied = committed_part(operation.fault, skus)  # docs/faults.md: partial success commits some, then fails
     for code in applied:
         product = product_by_sku(session, code)
         assert product is not None, "checked by _bulk_refusal"

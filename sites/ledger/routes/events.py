@@ -10,6 +10,7 @@ from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.injection import as_delivered, committed_part
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
 from sites.ledger.models import Event
@@ -48,16 +49,8 @@ def _list_page(
     error: str | None = None,
     selected: frozenset[str] = frozenset(),
 ) -> HTMLResponse:
-    events = list(session.exec(select(Event).order_by(col(Event.number))))
-    fault = operation.fault
-    target = None if fault is None else fault.params.get("event")
-    rows: list[tuple[Event, bool]] = []  # (event, shown again as redelivered)
-    for event in events:
-        if fault is not None and fault.fault == "out_of_order" and event.number == target:
-            continue
-        rows.append((event, False))
-        if fault is not None and fault.fault == "duplicate_delivery" and event.number == target:
-            rows.append((event, True))
+    events = session.exec(select(Event).order_by(col(Event.number)))
+    rows = as_delivered(events, operation.fault, "event", lambda event: event.number)
     return page(
         operation,
         "events.html",
@@ -137,10 +130,7 @@ def process_selected(
     refusal = refusal_to_process_batch(session, found)
     if refusal is not None:
         return _list_page(session, operation, status=409 if found else 422, error=refusal, selected=chosen)
-    fault = operation.fault
-    applied = found
-    if fault is not None and fault.fault == "partial_success":  # docs/faults.md: commit some, then fail
-        applied = found[: int(fault.params.get("commit", "1"))]
+    applied = committed_part(operation.fault, found)  # docs/faults.md: partial success commits some, then fails
     for item in applied:
         process_event(session, item, operation.clock.text())
     if len(applied) != len(found):

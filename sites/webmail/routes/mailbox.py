@@ -7,6 +7,7 @@ from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse
 
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.injection import as_delivered
 from sites.kit.operation import OperationContext
 from sites.webmail.mail import POLICY_RULES
 from sites.webmail.models import Message
@@ -22,15 +23,7 @@ def _folder_page(session: Session, operation: OperationContext, folder: str, tit
     lists the message `params.message` (an id) a second time, as delivered again (it is the same message);
     `out_of_order` leaves it out, as if it had not arrived yet."""
     query = select(Message).where(Message.folder == folder).order_by(col(Message.sent_at).desc(), col(Message.id))
-    fault = operation.fault
-    target = None if fault is None else fault.params.get("message")
-    rows: list[tuple[Message, bool]] = []  # (message, shown again as delivered again)
-    for message in session.exec(query):
-        if fault is not None and fault.fault == "out_of_order" and str(message.id) == target:
-            continue
-        rows.append((message, False))
-        if fault is not None and fault.fault == "duplicate_delivery" and str(message.id) == target:
-            rows.append((message, True))
+    rows = as_delivered(session.exec(query), operation.fault, "message", lambda message: str(message.id))
     return page(operation, "folder.html", title=title, folder=folder, rows=rows, notice=_NOTICES.get(notice))
 
 
