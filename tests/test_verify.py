@@ -47,11 +47,14 @@ def flip_one_byte(path: Path) -> None:
     """Change one digit (or else one letter) in the second half of the file: a one-byte alteration."""
     data = bytearray(path.read_bytes())
     for index in range(len(data) // 2, len(data)):
-        if chr(data[index]).isdigit():
-            data[index] = ord(str((int(chr(data[index])) + 1) % 10))
+        char = chr(data[index])
+        if not char.isascii():  # a binary file (trace.zip) holds bytes like 0xb5, a letter whose swapcase is not a byte
+            continue
+        if char.isdigit():
+            data[index] = ord(str((int(char) + 1) % 10))
             break
-        if chr(data[index]).isalpha():
-            data[index] = ord(chr(data[index]).swapcase())
+        if char.isalpha():
+            data[index] = ord(char.swapcase())
             break
     else:
         raise AssertionError(f"nothing to alter in {path}")
