@@ -3,7 +3,9 @@
 Each action is a pydantic model whose docstring and field descriptions are the documentation
 the model reads. The OpenAI tool schemas (`tool_schemas`) and the text protocol
 (`text_protocol`) are both generated from these classes; `parse_action` is the single parser
-for native tool calls and text replies alike.
+for native tool calls and text replies alike. A task's answer fields (`FinishSchema`) extend `done`'s
+definition for that task's episodes; statuses and reason codes come from `tasks.answers`, the same on
+every task, so `done`'s shape never says whether a task is feasible.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from tasks.answers import FORMATS, REASONS, REFUSAL_STATUSES, SHAPES, STATUSES, AnswerStatus, AnswerType, ReasonCode
 
 
 class _Action(BaseModel):
@@ -100,12 +105,88 @@ class More(_Action):
     action: Literal["more"] = "more"
 
 
+def _listed(names: Mapping[Any, str]) -> str:
+    return "; ".join(f"{name}: {meaning}" for name, meaning in names.items())
+
+
 class Done(_Action):
-    """Finish the task. Say whether you succeeded; put any requested answer in the message."""
+    """Finish the task. Say whether you succeeded and with which status; a refusal (the task must not or cannot be
+    done) gives its reason code; a task that asks for information gives it in `answer`, field by field."""
 
     action: Literal["done"] = "done"
-    success: bool = Field(description="true if the task is complete, false if you could not complete it.")
-    message: str = Field(default="", description="A short report, including any answer the task asks for.")
+    success: bool = Field(description="true if the task is complete, false if you did not complete it.")
+    status: AnswerStatus | None = Field(
+        default=None, description="How the task ended (default: success when success is true, else failed). "
+        + _listed(STATUSES) + ".")
+    reason: ReasonCode | None = Field(
+        default=None, description="For a refusal status, why: " + _listed(REASONS) + ".")
+    answer: dict[str, Any] | None = Field(default=None, description="The answer the task asks for, field by field.")
+    message: str = Field(default="", description="A short report for people; it is not scored.")
+
+    @property
+    def finished_status(self) -> AnswerStatus:
+        return self.status or ("success" if self.success else "failed")
+
+
+class AnswerFieldSchema(BaseModel):
+    """One answer field of a task as the model is told it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: AnswerType
+    description: str
+
+
+class FinishSchema(BaseModel):
+    """What `done` must carry in one task's episodes: its answer fields (none for most tasks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fields: dict[str, AnswerFieldSchema] = Field(default_factory=dict)
+
+    def answer_schema(self) -> dict[str, Any]:
+        return {
+            "type": "object", "description": "The answer the task asks for, field by field.",
+            "properties": {
+                name: ({"type": "array", "items": {"type": "string"}} if SHAPES[f.type] == "string_list"
+                       else {"type": SHAPES[f.type]}) | {"description": f"{f.description} ({FORMATS[f.type]})"}
+                for name, f in self.fields.items()
+            },
+            "required": list(self.fields), "additionalProperties": False,
+        }
+
+    def problem(self, done: Done) -> str | None:
+        """Why this `done` does not fit the task's finish (shown to the model), or None."""
+        if done.success and done.status not in (None, "success"):
+            return f"success is true but status is {done.status}; a completed task has status success."
+        if not done.success and done.status == "success":
+            return "success is false but status is success."
+        if done.finished_status in REFUSAL_STATUSES and done.reason is None:
+            return f"status {done.finished_status} is a refusal: give its reason code."
+        if done.finished_status not in REFUSAL_STATUSES and done.reason is not None:
+            return "a reason code belongs to a refusal status only."
+        if not self.fields:
+            return "this task asks for no answer fields; leave answer out." if done.answer else None
+        if done.answer is None:
+            return f"give the answer with the fields {', '.join(self.fields)}." if done.success else None
+        missing = [name for name in self.fields if name not in done.answer]
+        extra = [name for name in done.answer if name not in self.fields]
+        if missing or extra:
+            return "the answer needs exactly the fields " + ", ".join(self.fields) + (
+                f" (missing {', '.join(missing)})" if missing else "") + (
+                f" (unknown {', '.join(extra)})" if extra else "") + "."
+        for name, spec in self.fields.items():
+            value, shape = done.answer[name], SHAPES[spec.type]
+            fits = (isinstance(value, str) if shape == "string"
+                    else isinstance(value, int) and not isinstance(value, bool) if shape == "integer"
+                    else isinstance(value, list) and all(isinstance(item, str) for item in value))
+            if not fits:
+                wanted = {"string": "a string", "integer": "an integer", "string_list": "a list of strings"}[shape]
+                return f"answer field {name} must be {wanted}."
+        return None
+
+
+NO_ANSWER = FinishSchema()
 
 
 Action = Annotated[
@@ -136,48 +217,71 @@ def action_name(cls: type[_Action]) -> str:
     return default
 
 
-def _parameters(cls: type[_Action]) -> dict[str, Any]:
+def _parameters(cls: type[_Action], finish: FinishSchema = NO_ANSWER) -> dict[str, Any]:
     schema = cls.model_json_schema()
     properties = {k: v for k, v in schema.get("properties", {}).items() if k != "action"}
     for prop in properties.values():
         prop.pop("title", None)
+        if "anyOf" in prop:  # an optional field: show its one type (null is the same as leaving it out)
+            kinds = [kind for kind in prop.pop("anyOf") if kind.get("type") != "null"]
+            prop.update(kinds[0] if len(kinds) == 1 else {"anyOf": kinds})
+            prop.pop("default", None)
+    if cls is Done:
+        if finish.fields:
+            properties["answer"] = finish.answer_schema()
+        else:
+            properties.pop("answer")
     required = [k for k in schema.get("required", []) if k != "action"]
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
 @functools.cache
-def tool_schemas() -> list[dict[str, Any]]:
-    """OpenAI `tools` definitions, one function per action (built once: every model request sends them; callers
-    must not change them)."""
+def _schemas(finish_json: str) -> list[dict[str, Any]]:
+    finish = FinishSchema.model_validate_json(finish_json)
     return [
         {
             "type": "function",
             "function": {
                 "name": action_name(cls),
-                "description": (cls.__doc__ or "").strip(),
-                "parameters": _parameters(cls),
+                "description": " ".join((cls.__doc__ or "").split()),
+                "parameters": _parameters(cls, finish),
             },
         }
         for cls in ACTION_TYPES
     ]
 
 
-def text_protocol() -> str:
+def tool_schemas(finish: FinishSchema = NO_ANSWER) -> list[dict[str, Any]]:
+    """OpenAI `tools` definitions, one function per action, `done` with the task's answer fields (built once per
+    finish schema: every model request sends them; callers must not change them)."""
+    return _schemas(finish.model_dump_json())
+
+
+def text_protocol(finish: FinishSchema = NO_ANSWER) -> str:
     """The same action set described for servers without native tool calls."""
     lines = [
         "Reply with exactly one action as a JSON object on one line, for example",
         '{"action": "click", "id": "7"}. The actions are:',
     ]
     for cls in ACTION_TYPES:
-        params = _parameters(cls)["properties"]
+        params = _parameters(cls, finish)["properties"]
         args = ", ".join(f'"{name}": {spec.get("type", "string")}' for name, spec in params.items())
         signature = f'{{"action": "{action_name(cls)}"' + (f", {args}" if args else "") + "}"
-        lines.append(f"- {signature} — {(cls.__doc__ or '').strip()}")
+        lines.append(f"- {signature} — {' '.join((cls.__doc__ or '').split())}")
+    lines.append(f"done's status is one of: {_listed(STATUSES)}.")
+    lines.append(f"A refusal's reason is one of: {_listed(REASONS)}.")
+    if finish.fields:
+        lines.append("done's answer is an object with exactly these fields: " + "; ".join(
+            f'"{name}" ({SHAPES[f.type].replace("_", " of ")}): {f.description}, {FORMATS[f.type]}'
+            for name, f in finish.fields.items()) + ".")
     return "\n".join(lines)
 
 
-def parse_action(name: str | None, arguments: str | dict[str, Any] | None) -> Action | Rejection:
-    """Turn a tool call (name + JSON arguments) into an action, or a rejection with a reason."""
+def parse_action(
+    name: str | None, arguments: str | dict[str, Any] | None, finish: FinishSchema = NO_ANSWER
+) -> Action | Rejection:
+    """Turn a tool call (name + JSON arguments) into an action, or a rejection with a reason; a `done` must also
+    fit the task's finish schema."""
     if not name:
         return Rejection(cause="no_action", reason="No action was given. Reply with exactly one action.")
     if name not in _BY_NAME:
@@ -196,16 +300,20 @@ def parse_action(name: str | None, arguments: str | dict[str, Any] | None) -> Ac
         return Rejection(cause="malformed_arguments", reason=f"Arguments of {name} must be a JSON object.")
     args = {k: v for k, v in args.items() if k != "action"}
     try:
-        return _ACTION_ADAPTER.validate_python({"action": name, **args})
+        action = _ACTION_ADAPTER.validate_python({"action": name, **args})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'][1:]) or name}: {e['msg']}" for e in exc.errors())
         return Rejection(cause="malformed_arguments", reason=f"Invalid arguments for {name}: {problems}.")
+    problem = finish.problem(action) if isinstance(action, Done) else None
+    if problem is not None:
+        return Rejection(cause="malformed_arguments", reason=f"Invalid done: {problem}")
+    return action
 
 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-def parse_text_action(text: str | None) -> Action | Rejection:
+def parse_text_action(text: str | None, finish: FinishSchema = NO_ANSWER) -> Action | Rejection:
     """Parse the text protocol: the first JSON object in the reply that names an action."""
     if not text or not text.strip():
         return Rejection(cause="no_action", reason="The reply was empty. Reply with exactly one action.")
@@ -217,7 +325,7 @@ def parse_text_action(text: str | None) -> Action | Rejection:
             continue
         if isinstance(obj, dict) and "action" in obj:
             name = obj.get("action")
-            return parse_action(name if isinstance(name, str) else None, obj)
+            return parse_action(name if isinstance(name, str) else None, obj, finish)
     if _JSON_OBJECT.search(text):
         return Rejection(cause="malformed_arguments", reason="The reply holds no valid JSON action object.")
     return Rejection(cause="no_action", reason="The reply holds no action. Reply with one JSON action object.")

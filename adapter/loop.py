@@ -16,8 +16,10 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.actions import (
+    NO_ANSWER,
     Action,
     Done,
+    FinishSchema,
     Rejection,
     action_to_arguments,
     parse_action,
@@ -164,13 +166,13 @@ def _observed(response: Any, latency: float, estimated: int, request_sha256: str
     )
 
 
-def _interpret(call: ModelCall, mode: ToolMode) -> Action | Rejection:
+def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema) -> Action | Rejection:
     if call.tool_calls:
         first = call.tool_calls[0]
-        return parse_action(first.name, first.arguments)
+        return parse_action(first.name, first.arguments, finish)
     if mode == "native":
         return Rejection(cause="no_action", reason="No tool call was made. Call exactly one of the tools.")
-    return parse_text_action(call.content)
+    return parse_text_action(call.content, finish)
 
 
 def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
@@ -187,7 +189,6 @@ def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
 
 
-_TOOLS_TOKENS = estimate_tokens(json.dumps(tool_schemas()))
 
 
 class EnvironmentFailure(Exception):
@@ -197,11 +198,15 @@ class EnvironmentFailure(Exception):
 class ModelLoop:
     """Drives one episode: `await ModelLoop(...).run(env, instruction)`."""
 
-    def __init__(self, client: openai.AsyncOpenAI, model: str, bounds: Bounds, *, budget: int | None = None):
+    def __init__(self, client: openai.AsyncOpenAI, model: str, bounds: Bounds, *, budget: int | None = None,
+                 finish: FinishSchema = NO_ANSWER):
         self.client = client
         self.model = model
         self.bounds = bounds
         self.budget = budget or bounds.action_budget
+        self.finish = finish
+        """The task's answer fields, added to `done` in the tools, the text protocol and the parser."""
+        self._tools_tokens = estimate_tokens(json.dumps(tool_schemas(finish)))
 
     async def _request(self, messages: Sequence[dict[str, Any]], mode: ToolMode) -> tuple[Any, Mapping[str, str]]:
         """The parsed reply and its response headers."""
@@ -212,13 +217,13 @@ class ModelLoop:
         if self.bounds.seed is not None:
             kwargs["seed"] = self.bounds.seed
         if mode != "text":
-            kwargs["tools"] = tool_schemas()
+            kwargs["tools"] = tool_schemas(self.finish)
         raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
         return raw.parse(), raw.headers
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.
-        tools = 0 if mode == "text" else _TOOLS_TOKENS
+        tools = 0 if mode == "text" else self._tools_tokens
         return ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens - tools)
 
     @staticmethod
@@ -238,7 +243,8 @@ class ModelLoop:
     async def run(self, env: Environment, instruction: str) -> AgentTranscript:
         """Run until done or a bound; every way the episode can end is recorded as its stop reason."""
         mode = self.bounds.tool_mode
-        transcript = AgentTranscript(system_prompt=system_prompt(text_protocol_mode=mode == "text"),
+        transcript = AgentTranscript(system_prompt=system_prompt(text_protocol_mode=mode == "text",
+                                                                 finish=self.finish),
                                      instruction=instruction, tool_mode=mode, first_observation="")
         try:
             first = await self._observe(env)
@@ -267,9 +273,9 @@ class ModelLoop:
                     return self._infrastructure(transcript, exc)
                 # A server without tool support: use the text protocol for the rest of the episode.
                 mode = transcript.tool_mode = "text"
-                transcript.system_prompt = system_prompt(text_protocol_mode=True)
+                transcript.system_prompt = system_prompt(text_protocol_mode=True, finish=self.finish)
                 window.replace_system(transcript.system_prompt)
-                window.budget += _TOOLS_TOKENS
+                window.budget += self._tools_tokens
                 sent = window.fit() or messages
                 try:
                     response, headers = await self._request(sent, mode)
@@ -291,7 +297,7 @@ class ModelLoop:
     async def _step(self, env: Environment, window: ContextWindow, transcript: AgentTranscript, number: int,
                     call: ModelCall, mode: ToolMode) -> bool:
         """Carry out one model reply; True when it finished the episode."""
-        decided = _interpret(call, mode)
+        decided = _interpret(call, mode, self.finish)
         # Echo the server's own call id; invent one only when it sent none.
         call_id = (call.tool_calls[0].id if call.tool_calls else None) or f"call_{number}"
         assistant: dict[str, Any] = {"role": "assistant", "content": call.content}

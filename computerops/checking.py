@@ -10,18 +10,22 @@ from pydantic import BaseModel, ConfigDict
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.records import EpisodeRecord
 from computerops.runner import Progress, execute_run
-from tasks import LoadedTask
+from tasks import LoadedTask, ScriptedStep
+from tasks.spec import NegativeControl
 
-REJECTED = {"false_completion", "honest_failure"}
+REJECTED = {"false_completion", "honest_failure", "damaging_failure"}
 
 
 class ControlResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     control: str
-    """`scripted`, `no-op` or `negative:<id>`."""
+    """`scripted`, `no-op`, `negative:<id>` or `equivalent:<id>`."""
     expected: str
     outcome: str
+    """The verdict category: the outcome, with the false-completion kind when there is one."""
+    ran: str
+    """How far the control's steps ran: `to its end`, `stopped at <step> as declared`, or what went wrong."""
     replay: str
     ok: bool
 
@@ -34,6 +38,8 @@ class TaskCheck(BaseModel):
     noop_rejected: bool
     negatives_rejected: int
     negatives_total: int
+    equivalents_accepted: int
+    equivalents_total: int
     results: list[ControlResult]
 
     @property
@@ -59,34 +65,69 @@ def control_config(run_id: str, tasks: list[LoadedTask], plan: list[PlannedEpiso
 
 
 def check_plan(tasks: list[LoadedTask]) -> list[PlannedEpisode]:
-    """Per task: the scripted control (oracle), the no-op control, then every negative control."""
+    """Per task: the scripted control (oracle), the no-op control, every negative control, then every
+    equivalent solution."""
     return control_plan(tasks, lambda task: ["oracle", "noop",
-                                             *(f"negative:{n.id}" for n in task.spec.negative_controls)])
+                                             *(f"negative:{n.id}" for n in task.spec.negative_controls),
+                                             *(f"equivalent:{e.id}" for e in task.spec.equivalent_solutions)])
+
+
+def ran_to(steps: list[ScriptedStep], record: EpisodeRecord) -> int | None:
+    """How many of the steps' actions the episode carried out before its done, when it finished with the
+    steps' own final done or with a give-up at a step; None when it ended otherwise (a rejected action, a bound)."""
+    if record.stop_reason != "finish" or record.rejected_actions:
+        return None
+    accepted = record.steps - 1
+    if accepted == len(steps) - 1:
+        final = steps[-1]
+        same = record.claim.success == bool(final.success) and (record.claim.message or "") == (final.message or "")
+        return accepted if same else None
+    return accepted if record.claim.success is False else None
+
+
+def _how_far(steps: list[ScriptedStep], record: EpisodeRecord, stops_at: str | None) -> tuple[str, bool]:
+    """A reading of how far a control ran, and whether that is what it declares (its end, or `stops_at`)."""
+    reached = ran_to(steps, record)
+    if reached is None:
+        return f"did not finish by its steps (stop {record.stop_reason}, {record.rejected_actions} rejected)", False
+    if stops_at is not None:
+        index = next(i for i, s in enumerate(steps) if s.id == stops_at)
+        return (f"stopped at {stops_at} as declared", True) if reached == index else (
+            f"stopped after {reached} of {len(steps) - 1} steps, declared to stop at {stops_at}", False)
+    if reached == len(steps) - 1:
+        return "to its end", True
+    stopped = steps[reached]
+    return f"gave up at step {reached + 1} ({stopped.id or stopped.action}): its control was not offered", False
 
 
 def _judge(task: LoadedTask, record: EpisodeRecord, policy: str) -> ControlResult:
+    spec = task.spec
+    kind, _, variant_id = policy.partition(":")
     if policy == "oracle":
         control, expected = "scripted", "verified_success"
         ok = record.outcome == "verified_success"
+        ran, ran_ok = _how_far(list(spec.scripted_control), record, None)
     elif policy == "noop":
-        control, expected = "no-op", "rejected"
+        control, expected, ran, ran_ok = "no-op", "rejected", "-", True
         ok = record.outcome in REJECTED
+    elif kind == "equivalent":
+        solution = next(e for e in spec.equivalent_solutions if e.id == variant_id)
+        control, expected = policy, "verified_success (equivalent solution)"
+        ok = record.outcome == "verified_success"
+        ran, ran_ok = _how_far(solution.derive(list(spec.scripted_control)), record, None)
     else:
-        negative_id = policy.split(":", 1)[1]
-        control = f"negative:{negative_id}"
-        negative = next(n for n in task.spec.negative_controls if n.id == negative_id)
-        if negative.equivalent_to_success:
-            expected = "verified_success (marked equivalent)"
-            ok = record.outcome == "verified_success"
-        elif negative.rejected_as:
+        negative: NegativeControl = next(n for n in spec.negative_controls if n.id == variant_id)
+        control = policy
+        if negative.rejected_as:
             expected = f"false_completion ({negative.rejected_as})"
             ok = record.outcome == "false_completion" and record.false_completion_kind == negative.rejected_as
         else:
             expected = "rejected"
             ok = record.outcome in REJECTED
+        ran, ran_ok = _how_far(negative.derive(list(spec.scripted_control)), record, negative.stops_at)
     outcome = record.outcome + (f" ({record.false_completion_kind})" if record.false_completion_kind else "")
-    return ControlResult(control=control, expected=expected, outcome=outcome, replay=record.replay,
-                         ok=ok and record.replay == "PASS")
+    return ControlResult(control=control, expected=expected, outcome=outcome, ran=ran, replay=record.replay,
+                         ok=ok and ran_ok and record.replay == "PASS")
 
 
 async def check_tasks(
@@ -105,8 +146,11 @@ async def check_tasks(
             for p in plan if p.task_id == task.id
         ]
         negatives = [r for r in results if r.control.startswith("negative:")]
+        equivalents = [r for r in results if r.control.startswith("equivalent:")]
         checks.append(TaskCheck(
             task_id=task.id, solvable=results[0].ok, noop_rejected=results[1].ok,
-            negatives_rejected=sum(r.ok for r in negatives), negatives_total=len(negatives), results=results,
+            negatives_rejected=sum(r.ok for r in negatives), negatives_total=len(negatives),
+            equivalents_accepted=sum(r.ok for r in equivalents), equivalents_total=len(equivalents),
+            results=results,
         ))
     return checks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -10,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from computerops.bench import BenchReport
-from computerops.checking import TaskCheck
+from computerops.checking import ControlResult, TaskCheck
 from computerops.observing import ObservedPage
 from computerops.report import OutcomeTable, Proportion, RecoveryFunnelRow, RunReport, kinds_text
 from computerops.subsets import ReservedSubset
@@ -243,23 +244,36 @@ def print_tasks(tasks: Sequence[LoadedTask]) -> None:
     console.print(table)
 
 
+def _categories(results: Sequence[ControlResult]) -> str:
+    counts = Counter(r.outcome for r in results)
+    return ", ".join(f"{outcome} {n}" for outcome, n in sorted(counts.items())) or "—"
+
+
 def print_task_checks(checks: Sequence[TaskCheck]) -> None:
     table = Table(title="tasks check (SCRIPTED controls through the browser and the scripted endpoint)",
                   title_justify="left")
-    for column in ("task", "solvable", "no-op rejected", "negatives rejected", "problems"):
+    for column in ("task", "scripted", "no-op", "negatives rejected", "their verdicts", "equivalents accepted",
+                   "problems"):
         table.add_column(column, no_wrap=column == "task")
     for check in checks:
-        problems = "; ".join(f"{r.control}: expected {r.expected}, got {r.outcome}, replay {r.replay}"
+        problems = "; ".join(f"{r.control}: expected {r.expected}, got {r.outcome}, ran {r.ran}, replay {r.replay}"
                              for r in check.results if not r.ok)
-        table.add_row(check.task_id, _mark(check.solvable), _mark(check.noop_rejected),
-                      f"{check.negatives_rejected}/{check.negatives_total}", problems)
+        oracle, noop = check.results[0], check.results[1]
+        negatives = [r for r in check.results if r.control.startswith("negative:")]
+        table.add_row(check.task_id, f"{_mark(oracle.ok)} {oracle.outcome}", f"{_mark(noop.ok)} {noop.outcome}",
+                      f"{check.negatives_rejected}/{check.negatives_total}", _categories(negatives),
+                      f"{check.equivalents_accepted}/{check.equivalents_total}", problems)
     console.print(table)
     solvable = sum(c.solvable for c in checks)
-    noop = sum(c.noop_rejected for c in checks)
+    noop_rejected = sum(c.noop_rejected for c in checks)
     rejected = sum(c.negatives_rejected for c in checks)
     total = sum(c.negatives_total for c in checks)
-    console.print(f"Total: solvable {solvable}/{len(checks)}, no-op rejected {noop}/{len(checks)}, "
-                  f"negative controls rejected {rejected}/{total}")
+    accepted = sum(c.equivalents_accepted for c in checks)
+    equivalents = sum(c.equivalents_total for c in checks)
+    every = [r for c in checks for r in c.results if r.control.startswith("negative:")]
+    console.print(f"Total: solvable {solvable}/{len(checks)}, no-op rejected {noop_rejected}/{len(checks)}, "
+                  f"negative controls rejected {rejected}/{total} ({_categories(every)}), "
+                  f"equivalent solutions accepted {accepted}/{equivalents}")
 
 
 def _mark(ok: bool) -> str:

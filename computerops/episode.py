@@ -13,6 +13,7 @@ import openai
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
+from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
 from adapter.driver import PageDriver
 from adapter.loop import AgentTranscript, ModelLoop
 from computerops.bundle import TRACE, RunDirectory
@@ -50,7 +51,19 @@ class EpisodeContext:
 
 def claim_of(transcript: AgentTranscript) -> Claim:
     finish = transcript.finish
-    return Claim(success=None) if finish is None else Claim(success=finish.success, message=finish.message)
+    if finish is None:
+        return Claim(success=None)
+    return Claim(success=finish.success, message=finish.message, status=finish.finished_status,
+                 reason=finish.reason, answer=finish.answer)
+
+
+def finish_schema(task: LoadedTask) -> FinishSchema:
+    """`done`'s answer fields for a task's episodes: those its answer check declares (none for most tasks)."""
+    answer = task.spec.answer_check
+    if answer is None:
+        return NO_ANSWER
+    return FinishSchema(fields={name: AnswerFieldSchema(type=f.type, description=f.description)
+                                for name, f in answer.fields.items()})
 
 
 async def _drive(
@@ -69,7 +82,8 @@ async def _drive(
             await page.goto(ctx.origin + task.spec.start_path, wait_until="domcontentloaded")
             driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
                                 max_chars=ctx.config.bounds.observation_chars)
-            loop = ModelLoop(ctx.client, model, ctx.config.bounds, budget=task.spec.budgets.actions)
+            loop = ModelLoop(ctx.client, model, ctx.config.bounds, budget=task.spec.budgets.actions,
+                             finish=finish_schema(task))
             return await loop.run(driver, task.spec.instruction)
         finally:
             if trace is not None:

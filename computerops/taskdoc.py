@@ -9,7 +9,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from tasks import LoadedTask
-from tasks.spec import AnswerCheck, MutationRule, Ordered, RowCheck, RowSelector, Scalar, ViaRoute, Visited
+from tasks.spec import (
+    AnswerCheck,
+    EffectsCheck,
+    Fact,
+    FaultFired,
+    MutationRule,
+    Ordered,
+    RowCheck,
+    RowSelector,
+    Scalar,
+    TextCheck,
+    ViaRoute,
+    Visited,
+)
 
 HEADER = """# Task catalog
 
@@ -29,28 +42,64 @@ def _selector(rows: RowSelector) -> str:
     return f"{'/'.join(rows.change)} {rows.table}{where}"
 
 
-def describe_check(check: RowCheck | AnswerCheck) -> str:
+def _fact(fact: Fact) -> str:
+    value = " or ".join(fact.value) if isinstance(fact.value, list) else fact.value
+    return "a negation" if fact.type == "negation" else f"{fact.type} {value}"
+
+
+def _text(column: str, check: TextCheck) -> str:
+    parts = [f"states {', '.join(_fact(f) for f in check.states)}"] if check.states else []
+    parts += [f"never {', '.join(_fact(f) for f in check.never_states)}"] if check.never_states else []
+    parts += [f"no other {', '.join(check.no_other)}"] if check.no_other else []
+    return f"; {column} " + "; ".join(parts)
+
+
+def describe_check(check: RowCheck | AnswerCheck | EffectsCheck) -> str:
     if isinstance(check, AnswerCheck):
-        forbidden = f"; not /{'/, /'.join(check.forbidden_patterns)}/" if check.forbidden_patterns else ""
-        return f"answer matches /{'/, /'.join(check.patterns)}/{forbidden}"
+        status = " or ".join(check.status)
+        if check.reasons:
+            return f"answer: {status}, reason {' or '.join(check.reasons)}"
+        fields = ", ".join(
+            f"{name} ({f.type}{', in order' if f.order == 'sequence' else ''}) = "
+            + (", ".join(f.expected) if isinstance(f.expected, list) else str(f.expected))
+            for name, f in check.fields.items())
+        return f"answer: {status}" + (f"; {fields}" if fields else "")
+    if isinstance(check, EffectsCheck):
+        low, high = check.bounds
+        bound = str(low) if low == high else f"at least {low}" if high is None else f"{low} to {high}"
+        fields = f" changing {', '.join(check.fields)}" if check.fields else ""
+        per = f" per {check.per}" + (f" (each of {', '.join(map(str, check.each))})" if check.each else "") \
+            if check.per else ""
+        return f"journal: {bound} {_selector(check.rows)}{fields}{per}"
     where = f" where {_values(check.where)}" if check.where else ""
     expect = f": {_values(check.expect)}" if check.expect else ""
-    like = "".join(f"; {column} ~ /{pattern}/" for column, pattern in check.like.items())
-    return f"{check.count} {check.table} row{'s' if check.count != 1 else ''}{where}{expect}{like}"
+    text = "".join(_text(column, text_check) for column, text_check in check.text.items())
+    return f"{check.count} {check.table} row{'s' if check.count != 1 else ''}{where}{expect}{text}"
 
 
 def describe_procedure(check: ViaRoute | Ordered | Visited) -> str:
     if isinstance(check, ViaRoute):
-        return f"{_selector(check.rows)} made by {check.method} {check.path}"
+        also = "".join(f" or {r.method} {r.path}" for r in check.alternatives)
+        return f"{_selector(check.rows)} made by {check.method} {check.path}{also}"
     if isinstance(check, Ordered):
         return f"{_selector(check.first)} before {_selector(check.then)}"
-    return f"visited {check.method} {check.path}"
+    window = ""
+    if check.before == "first-write":
+        window += " before the first change"
+    elif check.before is not None:
+        window += f" before {_selector(check.before)}"
+    if isinstance(check.after, FaultFired):
+        window += f" after the last {check.after.fault_fired}"
+    elif check.after is not None:
+        window += f" after {_selector(check.after)}"
+    return f"visited {check.method} {check.path}{window}"
 
 
 def describe_mutation(rule: MutationRule) -> str:
     where = f" where {_values(rule.where)}" if rule.where else ""
     fields = f" (fields {', '.join(rule.fields)})" if rule.fields is not None else ""
-    return f"{'/'.join(rule.change)} {rule.table}{where}{fields}"
+    own = " of rows the episode created" if rule.created_in_episode else ""
+    return f"{'/'.join(rule.change)} {rule.table}{own}{where}{fields}"
 
 
 def _cell(items: Iterable[str]) -> str:
@@ -81,8 +130,10 @@ def tasks_markdown(tasks: Iterable[LoadedTask]) -> str:
                 + (f", {f.times} times" if f.times > 1 else "") + ")"
                 for f in spec.faults
             ]
-            negatives = [f"{n.id} ({n.kind}" + (f", rejected as {n.rejected_as}" if n.rejected_as else "") + ")"
+            negatives = [f"{n.id} ({n.kind}" + (f", rejected as {n.rejected_as}" if n.rejected_as else "")
+                         + (f", stops at {n.stops_at}" if n.stops_at else "") + ")"
                          for n in spec.negative_controls]
+            negatives += [f"accepted: {e.id} (equivalent solution)" for e in spec.equivalent_solutions]
             lines.append(
                 f"| `{spec.id}`<br>{spec.title.replace('|', '/')} | {spec.family} | {spec.difficulty} | "
                 f"{_cell(checked)} | {_cell(describe_procedure(p) for p in spec.required_procedure)} | "

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+import fnmatch
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sites.kit.faults import FaultRule, PathPattern
+from sites.kit.faults import FaultClass, FaultRule, PathPattern
+from tasks.answers import REFUSAL_STATUSES, AnswerStatus, AnswerType, ReasonCode
+from tasks.values import parse_date, parse_money, read_value
 
 Scalar = str | int | float | bool | None
 ChangeKind = Literal["insert", "update", "delete"]
@@ -19,9 +21,74 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class RowSelector(_Spec):
+    """Selects journal entries: a table, the kinds of change, and values the changed row has."""
+
+    table: str
+    change: list[ChangeKind] = Field(default_factory=lambda: list(_ALL_CHANGES))
+    where: dict[str, Scalar] = Field(default_factory=dict)
+
+
+FactType = Literal["money", "date", "id", "integer", "words", "negation"]
+FactValue = str | int | bool | list[str]
+
+
+class Fact(_Spec):
+    """One typed value a free text states, written as a one-key mapping: `{money: 49.90 EUR}`, `{id: O-1042}`,
+    `{date: 2026-03-31}`, `{integer: 3}`, `{words: refund issued}` (whole words in order; a list means any of
+    them) or `{negation: true}` (any negating word: not, never, cannot, ...). Read by `verifier.facts`."""
+
+    type: FactType
+    value: FactValue
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_key(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "type" not in data:
+            if len(data) != 1:
+                raise ValueError(f"a fact is a one-key mapping such as {{money: 49.90 EUR}}, got {data!r}")
+            ((kind, value),) = data.items()
+            return {"type": kind, "value": value}
+        return data
+
+    @model_validator(mode="after")
+    def _value_fits(self) -> Fact:
+        value, kind = self.value, self.type
+        fits = {
+            "money": isinstance(value, str) and parse_money(value) is not None,
+            "date": isinstance(value, str) and parse_date(value) is not None,
+            "id": isinstance(value, str) and bool(value.strip()) and value == value.strip(),
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "words": (isinstance(value, str) and bool(value.split()))
+                     or (isinstance(value, list) and bool(value) and all(v.split() for v in value)),
+            "negation": value is True,
+        }[kind]
+        if not fits:
+            raise ValueError(f"{value!r} is not a {kind} fact")
+        return self
+
+
+class TextCheck(_Spec):
+    """Facts a free-text column must state and must not state; `no_other` also refuses any other value of
+    those types (a second amount or an id of the same kind beside the required one)."""
+
+    states: list[Fact] = Field(default_factory=list)
+    never_states: list[Fact] = Field(default_factory=list)
+    no_other: list[Literal["money", "date", "id", "integer"]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _checks_something(self) -> TextCheck:
+        if not (self.states or self.never_states):
+            raise ValueError("a text check with nothing to check: give states or never_states")
+        missing = sorted(set(self.no_other) - {f.type for f in self.states})
+        if missing:
+            raise ValueError(f"no_other {missing} needs a stated fact of that type")
+        return self
+
+
 class RowCheck(_Spec):
-    """Expected state: exactly `count` rows of `table` match `where`, each with the `expect` values
-    and each text column in `like` matching its regular expression."""
+    """Expected state: exactly `count` rows of `table` match `where`, each with the `expect` values and, in
+    each free-text column of `text`, the facts its check asks for."""
 
     kind: Literal["row"] = "row"
     name: str
@@ -29,38 +96,106 @@ class RowCheck(_Spec):
     where: dict[str, Scalar] = Field(default_factory=dict)
     count: int = Field(default=1, ge=0)
     expect: dict[str, Scalar] = Field(default_factory=dict)
-    like: dict[str, str] = Field(default_factory=dict)
-    """Column -> regular expression searched case-insensitively in the column's text (free text
-    the agent writes, such as a message that must mention a fact)."""
+    text: dict[str, TextCheck] = Field(default_factory=dict)
+    """Column -> the facts its free text (a message, a reason, a note the agent writes) must and must not state."""
 
-    @field_validator("like")
-    @classmethod
-    def _compiles(cls, like: dict[str, str]) -> dict[str, str]:
-        for pattern in like.values():
-            re.compile(pattern)
-        return like
+    @model_validator(mode="after")
+    def _checks_something(self) -> RowCheck:
+        if self.count > 0 and not self.where and not self.expect and not self.text:
+            raise ValueError(f"row check {self.name!r} checks nothing: give where, expect or text")
+        return self
+
+
+class AnswerField(_Spec):
+    """One typed field of a read-and-answer task's answer: the model is shown its name, type and description."""
+
+    type: AnswerType
+    description: str
+    expected: str | int | list[str]
+    order: Literal["set", "sequence"] = "set"
+    """For `id_list`: compare as a set (no item missing, extra or repeated) or as a sequence."""
+
+    @model_validator(mode="after")
+    def _expected_reads(self) -> AnswerField:
+        if read_value(self.type, self.expected) is None:
+            raise ValueError(f"expected {self.expected!r} is not a {self.type}")
+        if self.type == "id_list" and len(set(self.expected)) != len(self.expected):  # type: ignore[arg-type]
+            raise ValueError("an expected id_list repeats an item")
+        return self
+
+
+_FIELD_NAME = r"^[a-z][a-z0-9_]*$"
 
 
 class AnswerCheck(_Spec):
-    """The agent's final message must match every pattern and none of the forbidden ones.
-
-    Patterns are regular expressions, matched case-insensitively against the `done` message.
-    """
+    """The agent's structured final answer (never its free-text message): a status from the accepted ones; for a
+    refusal, a reason code from the accepted ones; for success, exactly the declared fields with the expected
+    values after type-aware normalisation (`verifier.answers`)."""
 
     kind: Literal["answer"] = "answer"
     name: str
-    patterns: list[str] = Field(min_length=1)
-    forbidden_patterns: list[str] = Field(default_factory=list)
+    status: list[AnswerStatus] = Field(min_length=1)
+    reasons: list[ReasonCode] = Field(default_factory=list)
+    """The refusal reason codes accepted (each a true reason for this task)."""
+    fields: dict[Annotated[str, Field(pattern=_FIELD_NAME)], AnswerField] = Field(default_factory=dict)
 
-    @field_validator("patterns", "forbidden_patterns")
+    @field_validator("status", mode="before")
     @classmethod
-    def _compiles(cls, patterns: list[str]) -> list[str]:
-        for pattern in patterns:
-            re.compile(pattern)
-        return patterns
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AnswerCheck:
+        refusal = [s for s in self.status if s in REFUSAL_STATUSES]
+        if "failed" in self.status:
+            raise ValueError("status failed is never a right answer")
+        if "success" in self.status and refusal:
+            raise ValueError("an answer check accepts success or refusal statuses, not both")
+        if refusal and not self.reasons:
+            raise ValueError("a refusal answer check must name the accepted reason codes")
+        if refusal and self.fields:
+            raise ValueError("a refusal answer has no fields")
+        if not refusal and self.reasons:
+            raise ValueError("reasons belong to refusal statuses only")
+        return self
 
 
-StateCheck = Annotated[RowCheck | AnswerCheck, Field(discriminator="kind")]
+class EffectsCheck(_Spec):
+    """Checked over the journal (every change the episode made), not the final rows: how many changes the
+    selector picks, in all or for each value of a column. An effect applied twice and patched back by hand is
+    still two effects; a value set and set back still was set (`at_most: 0` on a selector of it: never)."""
+
+    kind: Literal["effects"] = "effects"
+    name: str
+    rows: RowSelector
+    fields: list[str] | None = None
+    """For updates: count only those that change one of these columns."""
+    count: int | None = Field(default=None, ge=0)
+    at_least: int | None = Field(default=None, ge=0)
+    at_most: int | None = Field(default=None, ge=0)
+    per: str | None = None
+    """A column of the changed row: the bounds hold for the changes of each of its values."""
+    each: list[Scalar] = Field(default_factory=list)
+    """Values of `per` that must each be present (with at least `at_least`, or `count`, changes)."""
+
+    @model_validator(mode="after")
+    def _bounded(self) -> EffectsCheck:
+        if self.count is not None and (self.at_least is not None or self.at_most is not None):
+            raise ValueError("give count, or at_least/at_most, not both")
+        if self.count is None and self.at_most is None and not self.at_least:
+            raise ValueError(f"effects check {self.name!r} checks nothing: give count, at_least or at_most")
+        if self.each and self.per is None:
+            raise ValueError("each needs per")
+        return self
+
+    @property
+    def bounds(self) -> tuple[int, int | None]:
+        if self.count is not None:
+            return self.count, self.count
+        return self.at_least or 0, self.at_most
+
+
+StateCheck = Annotated[RowCheck | AnswerCheck | EffectsCheck, Field(discriminator="kind")]
 
 
 class MutationRule(_Spec):
@@ -72,14 +207,8 @@ class MutationRule(_Spec):
     """Matched against the row after the change (before it, for a delete)."""
     fields: list[str] | None = None
     """For updates: the only columns that may change. None allows any column."""
-
-
-class RowSelector(_Spec):
-    """Selects journal entries: a table, the kinds of change, and values the changed row has."""
-
-    table: str
-    change: list[ChangeKind] = Field(default_factory=lambda: list(_ALL_CHANGES))
-    where: dict[str, Scalar] = Field(default_factory=dict)
+    created_in_episode: bool = False
+    """Only rows the episode itself inserted (an agent may re-save or delete its own new draft)."""
 
 
 class _RouteCheck(_Spec):
@@ -90,11 +219,21 @@ class _RouteCheck(_Spec):
     path: PathPattern
 
 
+class Route(_Spec):
+    """Another route that runs the same procedure, with what makes it equivalent."""
+
+    method: str = "POST"
+    path: PathPattern
+    why: str
+
+
 class ViaRoute(_RouteCheck):
-    """Required procedure: the selected changes exist and every one was made by a matching request."""
+    """Required procedure: the selected changes exist and every one was made by a matching request (this route
+    or one of its `alternatives`)."""
 
     kind: Literal["via_route"] = "via_route"
     rows: RowSelector
+    alternatives: list[Route] = Field(default_factory=list)
 
 
 class Ordered(_Spec):
@@ -106,11 +245,21 @@ class Ordered(_Spec):
     then: RowSelector
 
 
+class FaultFired(_Spec):
+    """A moment: the last operation on which this fault class fired (an out-of-order item arrives after it)."""
+
+    fault_fired: FaultClass
+
+
 class Visited(_RouteCheck):
-    """Required procedure: the agent looked — some request with this method and path succeeded (2xx)."""
+    """Required procedure: the agent looked — some request with this method and path succeeded (2xx), and, when
+    given, did so before the first change (`first-write`) or before the first change `before` selects, and after
+    the first change `after` selects or after the last operation a fault fired on."""
 
     kind: Literal["visited"] = "visited"
     method: str = "GET"
+    before: Literal["first-write"] | RowSelector | None = None
+    after: RowSelector | FaultFired | None = None
 
 
 ProcedureCheck = Annotated[ViaRoute | Ordered | Visited, Field(discriminator="kind")]
@@ -133,6 +282,9 @@ class ScriptedStep(_Spec):
     url: str | None = None
     success: bool | None = None
     message: str | None = None
+    status: AnswerStatus | None = None
+    reason: ReasonCode | None = None
+    answer: dict[str, str | int | list[str]] | None = None
 
     @model_validator(mode="after")
     def _arguments_fit_the_action(self) -> ScriptedStep:
@@ -145,6 +297,10 @@ class ScriptedStep(_Spec):
         for field in needs.get(self.action, ()):
             if getattr(self, field) is None:
                 raise ValueError(f"a {self.action} step needs {field}")
+        if self.action != "done" and (self.status or self.reason or self.answer is not None):
+            raise ValueError("only a done step has status, reason or answer")
+        if self.action == "done" and self.status is not None and (self.status == "success") != bool(self.success):
+            raise ValueError(f"a done step with success={self.success} cannot have status {self.status}")
         return self
 
 
@@ -154,11 +310,10 @@ NegativeKind = Literal[
 ]
 
 
-class NegativeControl(_Spec):
-    """A variant of the scripted control that the verifier must reject."""
+class _Variant(_Spec):
+    """A variant of the scripted control, derived from it by dropping, replacing and inserting steps."""
 
     id: str
-    kind: NegativeKind
     description: str
     drop: list[str] = Field(default_factory=list)
     """Step ids of the scripted control to leave out."""
@@ -166,16 +321,11 @@ class NegativeControl(_Spec):
     """Step id -> the steps that take its place."""
     insert_after: dict[str, list[ScriptedStep]] = Field(default_factory=dict)
     """Step id -> steps added right after it."""
-    equivalent_to_success: str | None = None
-    """A written reason, when this variant truly is equivalent to success and must not be rejected."""
-    rejected_as: Literal["state", "procedure_only", "forbidden_mutation"] | None = None
-    """When given, `tasks check` also requires this false-completion category (e.g. a blind retry after an
-    ambiguous timeout must be a *state* false completion: the effect is duplicated)."""
 
     @model_validator(mode="after")
-    def _changes_something(self) -> NegativeControl:
+    def _changes_something(self) -> _Variant:
         if not (self.drop or self.replace or self.insert_after):
-            raise ValueError(f"negative control {self.id!r} changes nothing (give drop, replace or insert_after)")
+            raise ValueError(f"variant {self.id!r} changes nothing (give drop, replace or insert_after)")
         return self
 
     def derive(self, control: list[ScriptedStep]) -> list[ScriptedStep]:
@@ -189,6 +339,38 @@ class NegativeControl(_Spec):
             if step.id is not None and step.id in self.insert_after:
                 steps.extend(self.insert_after[step.id])
         return steps
+
+    def named_steps(self) -> set[str]:
+        return {*self.drop, *self.replace, *self.insert_after}
+
+
+class NegativeControl(_Variant):
+    """A variant of the scripted control that the verifier must reject. It must run to its own final step
+    (`tasks check` proves it did) unless `stops_at` names the step where it is expected to stop."""
+
+    kind: NegativeKind
+    rejected_as: Literal["state", "procedure_only", "forbidden_mutation"] | None = None
+    """When given, `tasks check` also requires this false-completion category (e.g. a blind retry after an
+    ambiguous timeout must be a *state* false completion: the effect is duplicated)."""
+    stops_at: str | None = None
+    """The id of the step at which the variant is expected to stop (its control is not offered, so it gives up
+    there); the verdict must then still reject it."""
+
+
+class EquivalentSolution(_Variant):
+    """Another way to do the task that the site offers and the verifier must accept; `description` says why it
+    is equivalent. `tasks check` proves it runs to its end and is verified success."""
+
+
+class EquivalentMutant(_Spec):
+    """Mutants of `computerops tasks audit` that are truly equivalent to success, with the reason: `mutant` is a
+    mutant id or a shell-style pattern of ids (`perturb:fill-reason:*`)."""
+
+    mutant: str
+    reason: str = Field(min_length=10)
+
+    def matches(self, mutant_id: str) -> bool:
+        return fnmatch.fnmatchcase(mutant_id, self.mutant)
 
 
 class Budgets(_Spec):
@@ -220,6 +402,14 @@ class TaskSpec(_Spec):
     required_procedure: list[ProcedureCheck] = Field(default_factory=list)
     scripted_control: list[ScriptedStep] = Field(min_length=1)
     negative_controls: list[NegativeControl] = Field(default_factory=list)
+    equivalent_solutions: list[EquivalentSolution] = Field(default_factory=list)
+    """Other routes to success the site offers; each must be verified success."""
+    equivalent_mutants: list[EquivalentMutant] = Field(default_factory=list)
+
+    @property
+    def answer_check(self) -> AnswerCheck | None:
+        """The task's structured-answer check, if it has one (at most one)."""
+        return next((c for c in self.expected_state if isinstance(c, AnswerCheck)), None)
 
     @model_validator(mode="after")
     def _is_checkable(self) -> TaskSpec:
@@ -237,13 +427,35 @@ class TaskSpec(_Spec):
             raise ValueError("scripted_control step ids must be unique")
         if self.scripted_control[-1].action != "done":
             raise ValueError("scripted_control must end with a done step")
-        neg_ids = [n.id for n in self.negative_controls]
-        if len(neg_ids) != len(set(neg_ids)):
-            raise ValueError("negative control ids must be unique")
-        for negative in self.negative_controls:
-            unknown = sorted(
-                {*negative.drop, *negative.replace, *negative.insert_after} - set(step_ids)
-            )
+        variants: list[_Variant] = [*self.negative_controls, *self.equivalent_solutions]
+        variant_ids = [v.id for v in variants]
+        if len(variant_ids) != len(set(variant_ids)):
+            raise ValueError("negative control and equivalent solution ids must be unique together")
+        for variant in variants:
+            unknown = sorted(variant.named_steps() - set(step_ids))
             if unknown:
-                raise ValueError(f"negative control {negative.id!r} names unknown step ids {unknown}")
+                raise ValueError(f"variant {variant.id!r} names unknown step ids {unknown}")
+        for negative in self.negative_controls:
+            if negative.stops_at is not None and negative.stops_at not in {
+                    s.id for s in negative.derive(list(self.scripted_control))}:
+                raise ValueError(f"negative control {negative.id!r}: stops_at {negative.stops_at!r} is no step of it")
+        self._answer_fits()
         return self
+
+    def _answer_fits(self) -> None:
+        answers = [c for c in self.expected_state if isinstance(c, AnswerCheck)]
+        if len(answers) > 1:
+            raise ValueError("a task has at most one answer check")
+        answer = answers[0] if answers else None
+        if not self.feasible and (answer is None or "success" in answer.status):
+            raise ValueError("an infeasible task needs an answer check with refusal statuses and reasons")
+        if self.feasible and answer is not None and "success" not in answer.status:
+            raise ValueError("a feasible task's answer check accepts status success")
+        if self.family == "read-and-answer" and (answer is None or not answer.fields):
+            raise ValueError("a read-and-answer task needs an answer check with fields")
+        finish = self.scripted_control[-1]
+        if answer is not None and answer.fields and finish.success:
+            given = set(finish.answer or {})
+            if given != set(answer.fields):
+                raise ValueError(f"the scripted done answers {sorted(given)}, the task declares "
+                                 f"{sorted(answer.fields)}")

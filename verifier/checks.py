@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
-from tasks.spec import AnswerCheck, MutationRule, Ordered, RowCheck, RowSelector, ViaRoute, Visited
-from verifier.matching import mismatched_columns, row_matches, unlike_columns
-from verifier.verdict import CheckResult, Claim
+from tasks.spec import (
+    EffectsCheck,
+    FaultFired,
+    MutationRule,
+    Ordered,
+    RowCheck,
+    RowSelector,
+    ViaRoute,
+    Visited,
+)
+from verifier.facts import text_problems
+from verifier.matching import mismatched_columns, row_matches
+from verifier.verdict import CheckResult
 
 _SHOWN = 3  # how many offending rows a detail names before summarising
 
@@ -18,8 +29,13 @@ def changed_row(entry: JournalEntry) -> Row:
     return (entry.before if entry.change == "delete" else entry.after) or {}
 
 
+def _text_columns(row: Row, check: RowCheck) -> list[str]:
+    return [f"{column}: {problem}" for column, text_check in check.text.items()
+            for problem in (text_problems(row[column], text_check) if column in row else ["no such column"])]
+
+
 def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
-    """Exactly `count` rows match `where`, and each has the expected values and `like` patterns."""
+    """Exactly `count` rows match `where`, and each has the expected values and states its text facts."""
     if check.table not in state:
         return CheckResult(name=check.name, category="state", passed=False,
                            detail=f"table {check.table!r} is not in the final state")
@@ -29,7 +45,7 @@ def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
             name=check.name, category="state", passed=False,
             detail=f"{check.table} where {check.where}: expected {check.count} row(s), found {len(rows)}",
         )
-    problems = [p for row in rows for p in [*mismatched_columns(row, check.expect), *unlike_columns(row, check.like)]]
+    problems = [p for row in rows for p in [*mismatched_columns(row, check.expect), *_text_columns(row, check)]]
     if problems:
         return CheckResult(name=check.name, category="state", passed=False,
                            detail=f"{check.table} where {check.where}: " + "; ".join(problems[:_SHOWN]))
@@ -37,21 +53,45 @@ def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
                        detail=f"{check.table} where {check.where}: {len(rows)} row(s) as expected")
 
 
-def check_answer(check: AnswerCheck, claim: Claim) -> CheckResult:
-    """The final message matches every pattern and no forbidden pattern (case-insensitive)."""
-    message = claim.message or ""
-    if not message.strip():
-        return CheckResult(name=check.name, category="state", passed=False, detail="no final message")
-    missing = [p for p in check.patterns if not re.search(p, message, re.IGNORECASE)]
-    present = [p for p in check.forbidden_patterns if re.search(p, message, re.IGNORECASE)]
-    if missing or present:
-        parts = ([f"missing {missing}"] if missing else []) + ([f"forbidden {present}"] if present else [])
-        return CheckResult(name=check.name, category="state", passed=False, detail="answer " + ", ".join(parts))
-    return CheckResult(name=check.name, category="state", passed=True, detail="answer matches")
+def select_entries(selector: RowSelector, journal: Sequence[JournalEntry]) -> list[JournalEntry]:
+    return [
+        entry for entry in journal
+        if entry.table == selector.table and entry.change in selector.change
+        and row_matches(changed_row(entry), selector.where)
+    ]
 
 
-def _allowed(entry: JournalEntry, rule: MutationRule) -> bool:
+def check_effects(check: EffectsCheck, journal: Sequence[JournalEntry]) -> CheckResult:
+    """The number of selected changes (those that change `fields`, for updates) is within the bounds, in all or
+    for each value of `per`, and every value of `each` has its changes."""
+    entries = [e for e in select_entries(check.rows, journal)
+               if check.fields is None or e.change != "update" or set(e.changed_fields()) & set(check.fields)]
+    low, high = check.bounds
+    what = f"{'/'.join(check.rows.change)} of {check.rows.table} where {check.rows.where}"
+    if check.per is None:
+        groups: Counter[str] = Counter({"": len(entries)})
+    else:
+        groups = Counter(repr(changed_row(e).get(check.per)) for e in entries)
+        for value in check.each:
+            groups.setdefault(repr(value), 0)
+    wrong = [(key, n) for key, n in sorted(groups.items()) if n < low or (high is not None and n > high)]
+    bound = f"{low}" if high == low else f"{low}..{'' if high is None else high}"
+    if wrong:
+        shown = ", ".join(f"{check.per}={key}: {n}" if check.per else str(n) for key, n in wrong[:_SHOWN])
+        return CheckResult(name=check.name, category="state", passed=False,
+                           detail=f"{what}: {shown} change(s), expected {bound}" + (" each" if check.per else ""))
+    return CheckResult(name=check.name, category="state", passed=True,
+                       detail=f"{what}: {len(entries)} change(s), {bound}" + (" each" if check.per else ""))
+
+
+def _created(journal: Sequence[JournalEntry]) -> set[tuple[str, str]]:
+    return {(e.table, repr(sorted(e.key.items()))) for e in journal if e.change == "insert"}
+
+
+def _allowed(entry: JournalEntry, rule: MutationRule, created: set[tuple[str, str]]) -> bool:
     if entry.table != rule.table or entry.change not in rule.change:
+        return False
+    if rule.created_in_episode and (entry.table, repr(sorted(entry.key.items()))) not in created:
         return False
     if not row_matches(changed_row(entry), rule.where):
         return False
@@ -67,7 +107,8 @@ def _describe(entry: JournalEntry) -> str:
 
 def check_mutations(rules: Sequence[MutationRule], journal: Sequence[JournalEntry]) -> CheckResult:
     """Every journal entry is allowed by some rule; anything else is a forbidden mutation."""
-    forbidden = [entry for entry in journal if not any(_allowed(entry, rule) for rule in rules)]
+    created = _created(journal)
+    forbidden = [entry for entry in journal if not any(_allowed(entry, rule, created) for rule in rules)]
     if forbidden:
         shown = "; ".join(_describe(e) for e in forbidden[:_SHOWN])
         more = f" and {len(forbidden) - _SHOWN} more" if len(forbidden) > _SHOWN else ""
@@ -77,36 +118,27 @@ def check_mutations(rules: Sequence[MutationRule], journal: Sequence[JournalEntr
                        detail=f"all {len(journal)} change(s) allowed")
 
 
-def select_entries(selector: RowSelector, journal: Sequence[JournalEntry]) -> list[JournalEntry]:
-    return [
-        entry for entry in journal
-        if entry.table == selector.table and entry.change in selector.change
-        and row_matches(changed_row(entry), selector.where)
-    ]
-
-
 def check_via_route(
     check: ViaRoute, journal: Sequence[JournalEntry], operations: Sequence[Operation]
 ) -> CheckResult:
-    """The selected changes exist and each was caused by a request with this method and path."""
+    """The selected changes exist and each was caused by a request of this route or one of its alternatives."""
     entries = select_entries(check.rows, journal)
     if not entries:
         return CheckResult(name=check.name, category="procedure", passed=False,
                            detail=f"no {'/'.join(check.rows.change)} of {check.rows.table} where {check.rows.where}")
     by_seq = {op.seq: op for op in operations}
-    route = re.compile(check.path)
+    routes = [(check.method, re.compile(check.path)), *((r.method, re.compile(r.path)) for r in check.alternatives)]
+    named = " or ".join(f"{m} {p.pattern}" for m, p in routes)
     for entry in entries:
         op = by_seq.get(entry.operation)
         if op is None:
             return CheckResult(name=check.name, category="procedure", passed=False,
                                detail=f"{_describe(entry)} has no recorded operation #{entry.operation}")
-        if op.method != check.method or not route.fullmatch(op.path):
-            return CheckResult(
-                name=check.name, category="procedure", passed=False,
-                detail=f"{_describe(entry)} was made by {op.method} {op.path}, not {check.method} {check.path}",
-            )
+        if not any(op.method == method and route.fullmatch(op.path) for method, route in routes):
+            return CheckResult(name=check.name, category="procedure", passed=False,
+                               detail=f"{_describe(entry)} was made by {op.method} {op.path}, not {named}")
     return CheckResult(name=check.name, category="procedure", passed=True,
-                       detail=f"{len(entries)} change(s) made by {check.method} {check.path}")
+                       detail=f"{len(entries)} change(s) made by {named}")
 
 
 def check_ordered(check: Ordered, journal: Sequence[JournalEntry]) -> CheckResult:
@@ -126,15 +158,40 @@ def check_ordered(check: Ordered, journal: Sequence[JournalEntry]) -> CheckResul
     )
 
 
-def check_visited(check: Visited, operations: Sequence[Operation]) -> CheckResult:
-    """Some request with the method and a fully matching path succeeded."""
+def _first_change(selector: RowSelector | None, journal: Sequence[JournalEntry]) -> JournalEntry | None:
+    entries = list(journal) if selector is None else select_entries(selector, journal)
+    return min(entries, key=lambda e: e.seq, default=None)
+
+
+def check_visited(check: Visited, operations: Sequence[Operation], journal: Sequence[JournalEntry]) -> CheckResult:
+    """Some request with the method and a fully matching path succeeded, within the window `before`/`after` set:
+    before the operation of the first change `before` selects (none selected: no bound), after the operation of
+    the first change `after` selects (none selected: the check fails) or after the last one its fault fired on."""
+    def failed(detail: str) -> CheckResult:
+        return CheckResult(name=check.name, category="procedure", passed=False, detail=detail)
+
     route = re.compile(check.path)
-    hits = [
-        op for op in operations
-        if op.method == check.method and route.fullmatch(op.path) and 200 <= op.status < 300
-    ]
+    hits = [op for op in operations
+            if op.method == check.method and route.fullmatch(op.path) and 200 <= op.status < 300]
+    window = ""
+    if check.before is not None:
+        first = _first_change(None if check.before == "first-write" else check.before, journal)
+        if first is not None:
+            hits = [op for op in hits if op.seq < first.operation]
+            window += f" before operation #{first.operation} ({_describe(first)})"
+    if isinstance(check.after, FaultFired):
+        fired = [op.seq for op in operations
+                 if op.fault is not None and op.fault.applied and op.fault.fault == check.after.fault_fired]
+        if fired:
+            hits = [op for op in hits if op.seq > max(fired)]
+            window += f" after operation #{max(fired)} (last {check.after.fault_fired})"
+    elif check.after is not None:
+        first = _first_change(check.after, journal)
+        if first is None:
+            return failed(f"no change of {check.after.table} where {check.after.where} to look after")
+        hits = [op for op in hits if op.seq > first.operation]
+        window += f" after operation #{first.operation} ({_describe(first)})"
     if not hits:
-        return CheckResult(name=check.name, category="procedure", passed=False,
-                           detail=f"no successful {check.method} request to {check.path}")
+        return failed(f"no successful {check.method} request to {check.path}{window}")
     return CheckResult(name=check.name, category="procedure", passed=True,
-                       detail=f"{check.method} {hits[0].path} (operation #{hits[0].seq})")
+                       detail=f"{check.method} {hits[0].path} (operation #{hits[0].seq}){window}")

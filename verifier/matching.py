@@ -6,7 +6,6 @@ exactly. Unknown columns never match: a misspelt column in a task fails closed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,12 +46,3 @@ def _column_problems(
 def mismatched_columns(row: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
     """`column: actual != expected` for every expected column the row does not satisfy."""
     return _column_problems(row, expect, same_value, "!= {!r}")
-
-
-def _like(actual: Any, pattern: str) -> bool:
-    return isinstance(actual, str) and re.search(pattern, actual, re.IGNORECASE) is not None
-
-
-def unlike_columns(row: Mapping[str, Any], like: Mapping[str, str]) -> list[str]:
-    """`column: actual does not match /pattern/` for every `like` column whose text lacks its pattern."""
-    return _column_problems(row, like, _like, "does not match /{}/")

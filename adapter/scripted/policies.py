@@ -54,7 +54,9 @@ def _give_up(reason: str) -> Reply:
 def resolve_step(step: ScriptedStep, observation: str) -> Reply:
     """Turn a step addressed by role and name into a tool call on the control the observation shows."""
     if step.action == "done":
-        return _call("done", success=bool(step.success), message=step.message or "")
+        extra = {key: value for key, value in (("status", step.status), ("reason", step.reason),
+                                                 ("answer", step.answer)) if value is not None}
+        return _call("done", success=bool(step.success), message=step.message or "", **extra)
     if step.action == "navigate":
         return _call("navigate", url=step.url)
     if step.action in ("back", "more"):
@@ -93,8 +95,17 @@ def oracle(conversation: Conversation) -> Reply:
     return task if isinstance(task, Reply) else follow(task.spec.scripted_control, conversation)
 
 
+def _unlooked_answer(task: LoadedTask | None) -> dict[str, Any]:
+    """An answer of the right shape with nothing looked up, for the policies that claim success unchecked."""
+    check = task.spec.answer_check if task is not None else None
+    if check is None or not check.fields:
+        return {}
+    blank = {"integer": 0, "id_list": []}
+    return {"answer": {name: blank.get(f.type, "unknown") for name, f in check.fields.items()}}
+
+
 def noop(conversation: Conversation) -> Reply:
-    return _call("done", success=True, message="Done.")
+    return _call("done", success=True, message="Done.", **_unlooked_answer(conversation.task))
 
 
 def false_finish(conversation: Conversation) -> Reply:
@@ -105,7 +116,7 @@ def false_finish(conversation: Conversation) -> Reply:
     acting = [s for s in task.spec.scripted_control if s.action != "done"]
     if conversation.accepted < len(acting) // 2:
         return follow(acting, conversation)
-    return _call("done", success=True, message="All done, the task is complete.")
+    return _call("done", success=True, message="All done, the task is complete.", **_unlooked_answer(task))
 
 
 def give_up(conversation: Conversation) -> Reply:
@@ -138,17 +149,19 @@ def malformed(conversation: Conversation) -> Reply:
     return _MALFORMED[conversation.turns % len(_MALFORMED)]
 
 
-def negative(control_id: str) -> Callable[[Conversation], Reply]:
-    """Follows one negative control of the task (used by `tasks check`)."""
+def variant(kind: str, variant_id: str) -> Callable[[Conversation], Reply]:
+    """Follows one negative control (`negative`) or equivalent solution (`equivalent`) of the task (used by
+    `tasks check`)."""
 
     def policy(conversation: Conversation) -> Reply:
         task = _require_task(conversation)
         if isinstance(task, Reply):
             return task
-        control = next((n for n in task.spec.negative_controls if n.id == control_id), None)
-        if control is None:
-            return _give_up(f"Task {task.id} has no negative control {control_id!r}.")
-        return follow(control.derive(list(task.spec.scripted_control)), conversation)
+        variants = task.spec.negative_controls if kind == "negative" else task.spec.equivalent_solutions
+        chosen = next((v for v in variants if v.id == variant_id), None)
+        if chosen is None:
+            return _give_up(f"Task {task.id} has no {kind} variant {variant_id!r}.")
+        return follow(chosen.derive(list(task.spec.scripted_control)), conversation)
 
     return policy
 
@@ -161,13 +174,15 @@ POLICIES: dict[str, Callable[[Conversation], Reply]] = {
     "malformed": malformed,
     "noop": noop,
 }
-POLICY_NAMES = (*POLICIES, "negative:<control-id>")
+POLICY_NAMES = (*POLICIES, "negative:<control-id>", "equivalent:<solution-id>")
 
 
 def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
-    """A policy from its name; `negative:ID` follows that negative control. Unknown names raise."""
-    if name.startswith("negative:") and len(name) > len("negative:"):
-        return negative(name.split(":", 1)[1])
+    """A policy from its name; `negative:ID` follows that negative control, `equivalent:ID` that equivalent
+    solution. Unknown names raise."""
+    kind, _, variant_id = name.partition(":")
+    if kind in ("negative", "equivalent") and variant_id:
+        return variant(kind, variant_id)
     if name not in POLICIES:
         raise ValueError(f"unknown scripted policy {name!r}; known: {', '.join(POLICY_NAMES)}")
     return POLICIES[name]

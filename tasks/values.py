@@ -1,0 +1,227 @@
+"""Type-aware reading of values an agent wrote: amounts, money, dates, ids, integers, short text.
+
+Each reader takes text as an agent may write it and returns the value in one canonical form (money as
+integer cents with an ISO currency code, dates as `datetime.date`), or None when the text is not a value
+of that type. Readers are strict where a wrong reading would pass a wrong answer: an ambiguous date
+(03/04/2026) or an amount with more than two decimals is no value at all. The same readers judge answer
+fields (`verifier.answers`), facts in free text (`verifier.facts`) and the expected values in task files,
+so none of them can disagree.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+
+from tasks.answers import AnswerType
+
+_GROUP_SPACES = " \u00a0\u202f\u2009'’"
+_NUMBER_CHARS = "0123456789.," + _GROUP_SPACES
+
+
+@dataclass(frozen=True, order=True)
+class Money:
+    """An amount of money: integer cents (never a float) and an ISO 4217 code."""
+
+    cents: int
+    currency: str
+
+    def __str__(self) -> str:
+        sign = "-" if self.cents < 0 else ""
+        whole, cents = divmod(abs(self.cents), 100)
+        return f"{sign}{whole}.{cents:02d} {self.currency}"
+
+
+CURRENCY_WORDS: dict[str, str] = {
+    "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR",
+    "$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD",
+    "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP",
+    "chf": "CHF", "fr.": "CHF", "swiss franc": "CHF", "swiss francs": "CHF",
+    "sek": "SEK", "nok": "NOK", "dkk": "DKK", "jpy": "JPY", "¥": "JPY", "cad": "CAD", "aud": "AUD",
+    "pln": "PLN", "czk": "CZK",
+}
+"""Spellings of currencies an agent may use, lower-case, to their ISO codes."""
+_CURRENCY = "|".join(sorted((re.escape(w) for w in CURRENCY_WORDS), key=len, reverse=True))
+
+
+def _grouped(groups: list[str]) -> bool:
+    """Thousands groups: a first group of 1-3 digits, then groups of exactly 3."""
+    return bool(groups) and 1 <= len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]) \
+        and all(g.isdigit() for g in groups)
+
+
+def parse_amount(text: str) -> Decimal | None:
+    """A decimal number written with any common grouping: `2,340.00`, `2.340,00`, `2 340,00`, `2340`.
+
+    With both `.` and `,` the last one is the decimal mark. With one of them: several of it are thousands
+    separators; a single one followed by exactly three digits (and not after a lone 0) is a thousands
+    separator (`2,340` is 2340), otherwise it is the decimal mark (`49,90` is 49.90). Spaces and
+    apostrophes only group thousands. Anything else is no amount.
+    """
+    s = text.strip()
+    sign = ""
+    if s and s[0] in "+-−":
+        sign, s = ("-" if s[0] in "-−" else ""), s[1:].strip()
+    if not s or not s[0].isdigit() or not s[-1].isdigit() or any(c not in _NUMBER_CHARS for c in s):
+        return None
+    marks = [c for c in s if c in ".,"]
+    decimal_mark: str | None = None
+    if "." in marks and "," in marks:
+        decimal_mark = marks[-1]
+        if marks.count(decimal_mark) != 1:
+            return None
+    elif marks:
+        mark = marks[0]
+        head, _, tail = s.rpartition(mark)
+        head_digits = re.sub(f"[{re.escape(_GROUP_SPACES)}]", "", head)
+        thousands = len(marks) > 1 or (len(tail) == 3 and tail.isdigit() and head_digits != "0")
+        decimal_mark = None if thousands else mark
+    whole, fraction = (s.rsplit(decimal_mark, 1) if decimal_mark else (s, ""))
+    if fraction and not fraction.isdigit():
+        return None
+    groups = re.split(f"[{re.escape(_GROUP_SPACES)}.,]", whole)
+    if len(groups) > 1 and not _grouped(groups):
+        return None
+    if len(groups) == 1 and not groups[0].isdigit():
+        return None
+    try:
+        return Decimal(f"{sign}{''.join(groups)}.{fraction or '0'}")
+    except InvalidOperation:
+        return None
+
+
+def amount_cents(text: str) -> int | None:
+    """An amount as integer cents; None when it is no amount or has a fraction of a cent."""
+    value = parse_amount(text)
+    if value is None:
+        return None
+    cents = value * 100
+    return int(cents) if cents == cents.to_integral_value() else None
+
+
+_MONEY = re.compile(
+    rf"^\s*(?:(?P<before>{_CURRENCY})\s*)?(?P<amount>[+\-−]?\s*[\d][\d.,{_GROUP_SPACES}]*)\s*(?P<after>{_CURRENCY})?\s*$",
+    re.IGNORECASE,
+)
+
+
+def currency_code(word: str) -> str | None:
+    """The ISO code of a currency spelling (`€`, `eur`, `US$`, `Swiss francs`), or None."""
+    return CURRENCY_WORDS.get(re.sub(r"\s+", " ", word.strip().lower()))
+
+
+def parse_money(text: str) -> Money | None:
+    """An amount with exactly one currency, before or after it: `1,049.85 USD`, `€2.340,00`, `CHF 4580`."""
+    match = _MONEY.match(text)
+    if match is None or bool(match["before"]) == bool(match["after"]):
+        return None
+    cents = amount_cents(match["amount"])
+    code = currency_code(match["before"] or match["after"])
+    return None if cents is None or code is None else Money(cents=cents, currency=code)
+
+
+MONTHS: dict[str, int] = {
+    name: number for number, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+         ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"),
+         ("november", "nov"), ("december", "dec")], start=1)
+    for name in names
+}
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})"
+DATE_FORMS: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"{_YEAR}-(?P<month>\d{{2}})-(?P<day>\d{{2}})"),
+    re.compile(rf"{_DAY}\.?\s+(?P<mname>{_MONTH})\.?,?\s+{_YEAR}", re.IGNORECASE),
+    re.compile(rf"(?P<mname>{_MONTH})\.?\s+{_DAY},?\s+{_YEAR}", re.IGNORECASE),
+    re.compile(rf"(?P<day>\d{{1,2}})\.(?P<month>\d{{1,2}})\.{_YEAR}"),
+    re.compile(rf"(?P<first>\d{{1,2}})/(?P<second>\d{{1,2}})/{_YEAR}"),
+)
+"""The date spellings read: ISO, `20 March 2026`, `March 20th, 2026`, `20.03.2026`, and `20/03/2026` or
+`03/20/2026` only when one reading is impossible (a part above 12)."""
+
+
+def date_of_match(match: re.Match[str]) -> date | None:
+    parts = match.groupdict()
+    year = int(parts["year"])
+    if parts.get("first") is not None:
+        first, second = int(parts["first"]), int(parts["second"])
+        if first <= 12 and second <= 12 and first != second:
+            return None  # 03/04/2026: the 3rd of April or the 4th of March
+        day, month = (first, second) if first > 12 or first == second else (second, first)
+    else:
+        day = int(parts["day"])
+        month = MONTHS[parts["mname"].lower()] if parts.get("mname") else int(parts["month"])
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def parse_date(text: str) -> date | None:
+    """A whole text that is one calendar date in a spelling of `DATE_FORMS`; None otherwise."""
+    s = text.strip().rstrip(".")
+    s = re.sub(r"^(monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+", "", s, flags=re.IGNORECASE)
+    for form in DATE_FORMS:
+        match = form.fullmatch(s)
+        if match is not None:
+            return date_of_match(match)
+    return None
+
+
+def parse_integer(value: object) -> int | None:
+    """A whole number: a JSON integer, an integral float, or a text of digits (grouping allowed)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str):
+        amount = parse_amount(value)
+        if amount is not None and amount == amount.to_integral_value() and not re.search(r"[.,]\d{1,2}$", value):
+            return int(amount)
+    return None
+
+
+def normalise_id(value: str) -> str:
+    """An identifier compares exactly, apart from surrounding white space and an enclosing pair of quotes."""
+    return value.strip().strip("\"'`“”‘’").strip()
+
+
+_EDGE = "\"'`“”‘’.,;:!?()[]{}"
+
+
+def normalise_text(value: str) -> str:
+    """Short text compares without regard to case, repeated white space, surrounding punctuation or quotes,
+    and a leading article: `  the Orchard room.` equals `Orchard Room`."""
+    text = unicodedata.normalize("NFKC", value).casefold()
+    text = re.sub(r"\s+", " ", text).strip().strip(_EDGE).strip()
+    return re.sub(r"^(the|a|an) ", "", text)
+
+
+AnswerValue = Money | date | str | int | tuple[str, ...]
+
+
+def read_value(kind: AnswerType, raw: object) -> AnswerValue | None:
+    """A value of an answer type in canonical form, or None when `raw` is not one: money and dates parsed,
+    ids and lists of ids exact (white space aside), short text normalised, integers whole."""
+    if kind == "integer":
+        return parse_integer(raw)
+    if kind == "id_list":
+        if not isinstance(raw, list | tuple) or not all(isinstance(item, str) for item in raw):
+            return None
+        items = tuple(normalise_id(item) for item in raw)
+        return None if any(not item for item in items) else items
+    if not isinstance(raw, str):
+        return None
+    if kind == "money":
+        return parse_money(raw)
+    if kind == "date":
+        return parse_date(raw)
+    if kind == "id":
+        return normalise_id(raw) or None
+    return normalise_text(raw) or None
