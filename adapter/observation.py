@@ -105,3 +105,16 @@ def controls_in_text(text: str) -> list[tuple[str, str, str]]:
         if parsed:
             found.append(parsed)
     return found
+
+
+_OPTIONS = re.compile(r" options=(?P<options>\[(?:[^\]\"\\]|\"(?:[^\"\\]|\\.)*\")*\])")
+
+
+def control_options(text: str, role: str, name: str) -> list[str]:
+    """The options the observation lists for the control with this role and name ([] when none is shown)."""
+    for line in text.splitlines():
+        parsed = parse_control_line(line)
+        if parsed and parsed[1] == role and parsed[2] == name:
+            match = _OPTIONS.search(line)
+            return list(json.loads(match["options"])) if match else []
+    return []

@@ -16,6 +16,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from adapter.loop import Bounds, ToolMode
 from adapter.scripted import create_scripted_app
+from computerops.audit import audit_markdown, audit_tasks
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
 from computerops.bundle import BundleError, RunDirectory
 from computerops.checking import check_tasks
@@ -23,6 +24,7 @@ from computerops.config import EndpointConfig, RunConfig, SubsetRef, parse_endpo
 from computerops.console import (
     console,
     errors,
+    print_audit,
     print_bench,
     print_observed,
     print_receipts,
@@ -290,6 +292,38 @@ def tasks_check(
     print_task_checks(checks)
     if not all(c.ok for c in checks):
         raise _fail("some controls did not behave as the task declares", code=1)
+
+
+@tasks_app.command("audit")
+def tasks_audit(
+    tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
+    out: Annotated[Path | None, typer.Option(help="Keep the audit's two run directories here.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the whole report (every mutant) here.")]
+    = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write the counts and defects as Markdown here.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 2,
+) -> None:
+    """Generate mutants of every scripted control, run them, and list every one the verifier let through."""
+    try:
+        selected = select_tasks(load_catalog(), tasks)
+    except TaskFileError as exc:
+        raise _fail(str(exc)) from exc
+    with tempfile.TemporaryDirectory(prefix="computerops-audit-") as scratch:
+        target = out or Path(scratch) / "tasks-audit"
+        try:
+            report = asyncio.run(audit_tasks(selected, target, _progress, concurrency=concurrency))
+        except (EndpointError, BundleError) as exc:
+            raise _fail(str(exc)) from exc
+    print_audit(report)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    if markdown is not None:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        command = "computerops tasks audit" + ("" if tasks == "all" else f" --tasks {tasks}")
+        markdown.write_text(audit_markdown(report, command), encoding="utf-8")
+    if not report.ok:
+        raise _fail("the verifier let wrong solutions through or rejected a declared equivalent", code=1)
 
 
 @app.command()

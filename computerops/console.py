@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from computerops.audit import FATES, AuditReport, Fate, kill_rate
 from computerops.bench import BenchReport
 from computerops.checking import ControlResult, TaskCheck
 from computerops.observing import ObservedPage
@@ -274,6 +275,32 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
     console.print(f"Total: solvable {solvable}/{len(checks)}, no-op rejected {noop_rejected}/{len(checks)}, "
                   f"negative controls rejected {rejected}/{total} ({_categories(every)}), "
                   f"equivalent solutions accepted {accepted}/{equivalents}")
+
+
+def print_audit(report: AuditReport) -> None:
+    """The mutation audit: fates by operator and by task, then every defect (survivor or rejected equivalent)."""
+    def table(title: str, rows: Sequence[tuple[str, Mapping[Fate, int]]]) -> None:
+        shown = Table(title=title, title_justify="left")
+        for column in ("", *(f.replace("_", " ") for f in FATES), "kill rate"):
+            shown.add_column(column, justify="left" if not column else "right", no_wrap=not column)
+        for label, counts in rows:
+            rate = kill_rate(counts)
+            shown.add_row(label, *(str(counts[f]) for f in FATES), "—" if rate is None else f"{rate:.0%}")
+        console.print(shown)
+
+    table("tasks audit by operator (SCRIPTED mutants of the scripted controls)",
+          [*report.by_class().items(), ("all", report.totals())])
+    table("tasks audit by task", [(t.task_id + ("" if t.scripted_ok else " (scripted control failed)"),
+                                   {f: t.count(f) for f in FATES}) for t in report.tasks])
+    for task_id, result in report.defects():
+        console.print(f"[red]{result.fate}[/] {task_id} {result.mutant.id}: {result.mutant.description} "
+                      f"(verdict {result.outcome})", markup=True, highlight=False)
+    totals = report.totals()
+    rate = kill_rate(totals)
+    console.print(f"Total: {sum(totals.values())} mutants, killed {totals['killed']}, survived {totals['survived']}, "
+                  f"equivalent {totals['equivalent']} + declared {totals['declared_equivalent']}, rejected "
+                  f"equivalent {totals['rejected_equivalent']}, not run {totals['not_run']}; kill rate "
+                  + ("—" if rate is None else f"{rate:.1%}"))
 
 
 def _mark(ok: bool) -> str:

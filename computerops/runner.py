@@ -8,7 +8,7 @@ import datetime as dt
 import os
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -27,9 +27,11 @@ from computerops.serving import serve_app
 from replays.difference import first_difference
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
-from tasks import LoadedTask
+from tasks import LoadedTask, ScriptedStep
 
 Progress = Callable[[str], None]
+ExtraSteps = Mapping[str, Mapping[str, list[ScriptedStep]]]
+"""Step lists a scripted endpoint is given beside the task files': task id -> name -> steps."""
 
 HALT_AFTER_INFRASTRUCTURE_FAILURES = 3
 """Consecutive infrastructure failures (endpoint unreachable, 5xx after the client's retries, browser
@@ -45,10 +47,13 @@ class EndpointError(RuntimeError):
 
 
 @asynccontextmanager
-async def model_endpoint(endpoint: EndpointConfig, tasks: list[LoadedTask]) -> AsyncIterator[tuple[str, str]]:
-    """(base URL, API key) of the endpoint; a scripted one is served over HTTP for the duration."""
+async def model_endpoint(
+    endpoint: EndpointConfig, tasks: list[LoadedTask], extra_steps: ExtraSteps | None = None
+) -> AsyncIterator[tuple[str, str]]:
+    """(base URL, API key) of the endpoint; a scripted one is served over HTTP for the duration, with the step
+    lists of `extra_steps` for its `mutant:<name>` policies."""
     if endpoint.kind == "scripted":
-        async with serve_app(create_scripted_app(tasks)) as origin:
+        async with serve_app(create_scripted_app(tasks, extra_steps=extra_steps)) as origin:
             yield f"{origin}/v1", "scripted"
         return
     assert endpoint.base_url is not None
@@ -200,6 +205,7 @@ async def execute_run(
     concurrency: int = 1,
     trace: bool = False,
     resume: bool = False,
+    extra_steps: ExtraSteps | None = None,
 ) -> list[EpisodeRecord]:
     """Run every planned episode into a new run directory at `out`; returns the admitted records in plan order.
 
@@ -208,6 +214,7 @@ async def execute_run(
     otherwise). With `resume`, `out` is an existing run of this `config`: episodes it admitted are kept,
     the rest run (ResumeRefused when any manifest input differs now). Raises RunAborted when an episode
     raised and RunHalted after repeated infrastructure failures; what was admitted stays in the run directory.
+    `extra_steps` gives a scripted endpoint step lists by task id and name (`tasks audit`'s mutants).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -219,7 +226,7 @@ async def execute_run(
         stack.callback(registry.close)
         replay_registry = TenantRegistry(tenant_root / "replay")
         stack.callback(replay_registry.close)
-        base_url, api_key = await stack.enter_async_context(model_endpoint(config.endpoint, tasks))
+        base_url, api_key = await stack.enter_async_context(model_endpoint(config.endpoint, tasks, extra_steps))
         observed = await observe_endpoint(base_url, api_key)
         if config.endpoint.kind == "openai" and observed.models_error and observed.models_payload is None:
             raise EndpointError(f"endpoint {base_url} did not answer GET /models: {observed.models_error}")

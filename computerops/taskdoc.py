@@ -50,7 +50,8 @@ def _fact(fact: Fact) -> str:
 def _text(column: str, check: TextCheck) -> str:
     parts = [f"states {', '.join(_fact(f) for f in check.states)}"] if check.states else []
     parts += [f"never {', '.join(_fact(f) for f in check.never_states)}"] if check.never_states else []
-    parts += [f"no other {', '.join(check.no_other)}"] if check.no_other else []
+    allowed = f" than {', '.join(_fact(f) for f in check.may_state)}" if check.may_state else ""
+    parts += [f"no other {', '.join(check.no_other)}{allowed}"] if check.no_other else []
     return f"; {column} " + "; ".join(parts)
 
 

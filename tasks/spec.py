@@ -69,20 +69,25 @@ class Fact(_Spec):
 
 
 class TextCheck(_Spec):
-    """Facts a free-text column must state and must not state; `no_other` also refuses any other value of
-    those types (a second amount or an id of the same kind beside the required one)."""
+    """Facts a free-text column must state and must not state. `no_other` also refuses any value of those types
+    that is neither stated nor in `may_state` (a second, contradicting amount; an id of another record of the
+    same kind), so a text may leave a fact out but never get it wrong."""
 
     states: list[Fact] = Field(default_factory=list)
     never_states: list[Fact] = Field(default_factory=list)
+    may_state: list[Fact] = Field(default_factory=list)
+    """Values the text may state without having to (used by `no_other`)."""
     no_other: list[Literal["money", "date", "id", "integer"]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _checks_something(self) -> TextCheck:
-        if not (self.states or self.never_states):
-            raise ValueError("a text check with nothing to check: give states or never_states")
-        missing = sorted(set(self.no_other) - {f.type for f in self.states})
+        if not (self.states or self.never_states or self.no_other):
+            raise ValueError("a text check with nothing to check: give states, never_states or no_other")
+        missing = sorted(set(self.no_other) - {f.type for f in [*self.states, *self.may_state]})
         if missing:
-            raise ValueError(f"no_other {missing} needs a stated fact of that type")
+            raise ValueError(f"no_other {missing} needs a stated or allowed fact of that type")
+        if self.may_state and not self.no_other:
+            raise ValueError("may_state only matters with no_other")
         return self
 
 

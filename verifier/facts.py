@@ -182,7 +182,7 @@ def text_problems(text: object, check: TextCheck) -> list[str]:
     problems += [f"states {f.type} {f.value!r}" + (f" ({', '.join(negations(text))})" if f.type == "negation" else "")
                  for f in check.never_states if _stated(text, f)]
     for kind in check.no_other:
-        others = _others(text, kind, check.states)
+        others = _others(text, kind, [*check.states, *check.may_state])
         if others:
             problems.append(f"also states {kind} {', '.join(others)}")
     return problems

@@ -9,8 +9,8 @@ step to take is derived from the conversation (how many actions were accepted so
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from adapter.observation import controls_in_text
@@ -32,6 +32,8 @@ class Conversation:
     observation: str
     accepted: int
     turns: int
+    extra_steps: Mapping[str, list[ScriptedStep]] = field(default_factory=dict)
+    """Step lists the endpoint was given for this task beside its file's (the mutants of `tasks audit`)."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,9 @@ def _give_up(reason: str) -> Reply:
     return _call("done", success=False, message=reason)
 
 
-def resolve_step(step: ScriptedStep, observation: str) -> Reply:
-    """Turn a step addressed by role and name into a tool call on the control the observation shows."""
+def resolve_step(step: ScriptedStep, observation: str) -> Reply | None:
+    """Turn a step addressed by role and name into a tool call on the control the observation shows; None when
+    the observation shows no such control."""
     if step.action == "done":
         extra = {key: value for key, value in (("status", step.status), ("reason", step.reason),
                                                  ("answer", step.answer)) if value is not None}
@@ -65,7 +68,7 @@ def resolve_step(step: ScriptedStep, observation: str) -> Reply:
         (cid for cid, role, name in controls_in_text(observation) if role == step.role and name == step.name), None
     )
     if match is None:
-        return _give_up(f"The page shows no {step.role} named {step.name!r}; cannot continue.")
+        return None
     if step.action == "fill":
         return _call("fill", id=match, text=step.text)
     if step.action == "select":
@@ -77,11 +80,28 @@ def resolve_step(step: ScriptedStep, observation: str) -> Reply:
     return _call("click", id=match)
 
 
+def _not_shown(step: ScriptedStep) -> str:
+    return f"The page shows no {step.role} named {step.name!r}"
+
+
 def follow(steps: Sequence[ScriptedStep], conversation: Conversation) -> Reply:
-    """Take the next step of a step list, given how many actions were accepted."""
+    """Take the next step of a step list, given how many actions were accepted; give up honestly when the page
+    does not show the step's control."""
     if conversation.accepted >= len(steps):
         return _give_up("The scripted steps are used up.")
-    return resolve_step(steps[conversation.accepted], conversation.observation)
+    step = steps[conversation.accepted]
+    return resolve_step(step, conversation.observation) or _give_up(f"{_not_shown(step)}; cannot continue.")
+
+
+def follow_regardless(steps: Sequence[ScriptedStep], conversation: Conversation) -> Reply:
+    """Take step number `turns` of a step list whatever became of the earlier ones: a step whose control the page
+    does not show is skipped with a reply that names no action (the adapter rejects it), so the list always
+    reaches its final done, claiming what it claims. This is how `tasks audit` runs its mutants: a wrong
+    variant that could not do everything still claims success, and the verdict must reject it."""
+    if conversation.turns >= len(steps):
+        return _give_up("The scripted steps are used up.")
+    step = steps[conversation.turns]
+    return resolve_step(step, conversation.observation) or Reply(content=f"{_not_shown(step)}; skipping this step.")
 
 
 def _require_task(conversation: Conversation) -> LoadedTask | Reply:
@@ -129,6 +149,8 @@ def loop(conversation: Conversation) -> Reply:
     if isinstance(task, Reply):
         return task
     reply = resolve_step(task.spec.scripted_control[0], conversation.observation)
+    if reply is None:
+        return _give_up(f"{_not_shown(task.spec.scripted_control[0])}; cannot continue.")
     if reply.tool == "done":
         controls = controls_in_text(conversation.observation)
         return _call("click", id=controls[0][0]) if controls else _call("back")
@@ -174,7 +196,22 @@ POLICIES: dict[str, Callable[[Conversation], Reply]] = {
     "malformed": malformed,
     "noop": noop,
 }
-POLICY_NAMES = (*POLICIES, "negative:<control-id>", "equivalent:<solution-id>")
+def given(name: str) -> Callable[[Conversation], Reply]:
+    """Follows, regardless, a step list the endpoint was given for the task under this name (`mutant:<id>`)."""
+
+    def policy(conversation: Conversation) -> Reply:
+        task = _require_task(conversation)
+        if isinstance(task, Reply):
+            return task
+        steps = conversation.extra_steps.get(name)
+        if steps is None:
+            return _give_up(f"The scripted endpoint was given no steps {name!r} for task {task.id}.")
+        return follow_regardless(steps, conversation)
+
+    return policy
+
+
+POLICY_NAMES = (*POLICIES, "negative:<control-id>", "equivalent:<solution-id>", "mutant:<mutant-id>")
 
 
 def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
@@ -183,17 +220,21 @@ def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
     kind, _, variant_id = name.partition(":")
     if kind in ("negative", "equivalent") and variant_id:
         return variant(kind, variant_id)
+    if kind == "mutant" and variant_id:
+        return given(variant_id)
     if name not in POLICIES:
         raise ValueError(f"unknown scripted policy {name!r}; known: {', '.join(POLICY_NAMES)}")
     return POLICIES[name]
 
 
-def decide(policy: str, messages: Sequence[Any], tasks_by_instruction: dict[str, LoadedTask]) -> Reply:
-    """The scripted model's reply to a chat request."""
+def decide(policy: str, messages: Sequence[Any], tasks_by_instruction: dict[str, LoadedTask],
+           extra_steps: Mapping[str, Mapping[str, list[ScriptedStep]]] | None = None) -> Reply:
+    """The scripted model's reply to a chat request; `extra_steps` holds given step lists by task id and name."""
     instruction = instruction_of(messages)
     task = tasks_by_instruction.get(normalise_instruction(instruction)) if instruction else None
     conversation = Conversation(
         task=task, observation=latest_observation(messages),
         accepted=accepted_actions(messages), turns=assistant_turns(messages),
+        extra_steps=(extra_steps or {}).get(task.id, {}) if task is not None else {},
     )
     return policy_by_name(policy)(conversation)

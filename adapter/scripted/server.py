@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -17,7 +18,7 @@ from fastapi.responses import JSONResponse
 
 from adapter.prompts import normalise_instruction
 from adapter.scripted.policies import POLICIES, Reply, decide, policy_by_name
-from tasks import LoadedTask
+from tasks import LoadedTask, ScriptedStep
 
 SCRIPTED_FINGERPRINT = "computerops-scripted-v1"
 
@@ -77,11 +78,15 @@ def policy_of_model(model: object, default_policy: str | None) -> str | None:
     return default_policy
 
 
-def create_scripted_app(tasks: list[LoadedTask], default_policy: str | None = None) -> FastAPI:
+def create_scripted_app(
+    tasks: list[LoadedTask], default_policy: str | None = None,
+    extra_steps: Mapping[str, Mapping[str, list[ScriptedStep]]] | None = None,
+) -> FastAPI:
     """The endpoint app over the given tasks (found by their instruction text).
 
     The request's model name `scripted:<policy>` picks the policy; other names get `default_policy`
-    (the `--policy` of `computerops mock-llm`), or a 404 when there is none.
+    (the `--policy` of `computerops mock-llm`), or a 404 when there is none. `extra_steps` (task id -> name ->
+    steps) are the step lists `mutant:<name>` follows.
     """
     if default_policy is not None:
         policy_by_name(default_policy)  # fail at start-up, not on the first request
@@ -120,7 +125,7 @@ def create_scripted_app(tasks: list[LoadedTask], default_policy: str | None = No
             policy_by_name(policy)
         except ValueError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
-        reply = decide(policy, body["messages"], by_instruction)
+        reply = decide(policy, body["messages"], by_instruction, extra_steps)
         return JSONResponse(_completion(policy, body, reply), headers={"x-computerops-scripted": policy})
 
     return app

@@ -13,6 +13,7 @@ HELPDESK = SiteDefinition(
     metadata=METADATA,
     seed=seed_helpdesk,
     start_path="/helpdesk/",
+    generated_columns=frozenset({("notification", "message_id")}),
 )
 
 __all__ = ["HELPDESK", "REFUND_POLICY_VERSION"]

@@ -26,6 +26,7 @@ INVOICES = SiteDefinition(
     metadata=METADATA,
     seed=seed_invoices,
     start_path="/invoices/portal",
+    generated_columns=frozenset({("email", "message_id")}),
 )
 
 __all__ = ["ACCEPTED_CURRENCIES", "INVOICES"]

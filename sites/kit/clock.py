@@ -31,6 +31,14 @@ def parse_time(text: str) -> datetime:
     return datetime.strptime(text, TIME_FORMAT)
 
 
+def is_clock_time(text: str) -> bool:
+    """Whether a stored text is a time the logical clock gave (`format_time` of a moment at or after EPOCH)."""
+    try:
+        return parse_time(text) >= EPOCH
+    except ValueError:
+        return False
+
+
 def now_text(logical_time: int) -> str:
     """The display time of a logical time as stored text, e.g. `2026-03-02 09:05`."""
     return format_time(now(logical_time))

@@ -34,6 +34,9 @@ class SiteDefinition:
     fault_support: frozenset[str] = frozenset()
     """Fault classes that need the site's handlers to act (partial success, duplicate delivery, out-of-order
     events) and that this site implements; elsewhere such a fault is never applied, so never logged as fired."""
+    generated_columns: frozenset[tuple[str, str]] = frozenset()
+    """(table, column) pairs whose values the site draws from the operation's random generator (message ids): the
+    same row written by a later operation gets another value, as its clock times do."""
 
     @property
     def prefix(self) -> str:

@@ -1,0 +1,322 @@
+"""`computerops tasks audit`: run every generated mutant of every scripted control and say which the verifier
+let through.
+
+First each task's scripted control runs (it must be verified success and run to its end); then every browser
+mutant (`computerops.mutants`) runs through the same browser, adapter and scripted endpoint, and every claim
+mutant is judged on the scripted control's own evidence. A mutant's fate:
+
+- `killed`: it ran to its final step and the verdict is not verified success;
+- `survived`: verified success although it is a wrong solution — a verifier defect to fix;
+- `equivalent`: verified success with the effects of the scripted control (the same final state, the same
+  changes made by the same routes, each after at least the same page reads, the same answer; clock times and
+  generated ids aside): the site absorbed the difference (it refused a repeated submission, trimmed white
+  space), so no verifier could tell them apart;
+- `declared_equivalent`: verified success, and the task declares it equivalent with a reason;
+- `rejected_equivalent`: the task declares it equivalent but the verdict rejects it — a valid solution
+  rejected, also a defect;
+- `not_run`: it did not reach its final done (a bound ended it), so it tests nothing.
+
+A mutant goes on regardless when the page does not offer a step's control (the step is skipped and the
+adapter records a rejected reply), so a wrong variant that could not do everything still claims what the
+scripted control claims; its result counts the skipped steps.
+
+The kill rate is killed / (killed + survived); the target is every generated non-equivalent mutant killed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapter.loop import AgentTranscript, Bounds
+from computerops.bundle import RunDirectory
+from computerops.checking import control_config, control_plan, ran_to
+from computerops.config import PlannedEpisode
+from computerops.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
+from computerops.records import EpisodeRecord
+from computerops.runner import Progress, execute_run
+from replays import RecordedEpisode
+from sites.kit.clock import is_clock_time
+from sites.kit.records import Operation, Row
+from sites.registry import site_definitions
+from tasks import LoadedTask, ScriptedStep
+from tasks.spec import Budgets
+from verifier import Claim, judge
+
+AUDIT_FORMAT: Literal["computerops.audit/1"] = "computerops.audit/1"
+DEFAULT_BOUNDS = Bounds()
+Fate = Literal["killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent", "not_run"]
+FATES: tuple[Fate, ...] = ("killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent",
+                           "not_run")
+DEFECTS: frozenset[Fate] = frozenset({"survived", "rejected_equivalent"})
+
+
+class MutantResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mutant: Mutant
+    fate: Fate
+    outcome: str
+    """The verdict category (outcome, with the false-completion kind), or `-` for a mutant that did not run."""
+    failed_checks: list[str] = Field(default_factory=list)
+    skipped: int = 0
+    """Steps of a browser mutant skipped because the page did not offer their control (it went on regardless)."""
+    note: str = ""
+    """Why it did not run, the declared reason of an equivalence, or how many steps were skipped."""
+
+
+class TaskAudit(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task_id: str
+    task_sha256: str
+    scripted_ok: bool
+    """The scripted control was verified success and ran to its end (otherwise no mutant was generated)."""
+    results: list[MutantResult]
+
+    def count(self, fate: Fate, mutant_class: MutantClass | None = None) -> int:
+        return sum(1 for r in self.results if r.fate == fate
+                   and (mutant_class is None or r.mutant.mutant_class == mutant_class))
+
+    @property
+    def ok(self) -> bool:
+        return self.scripted_ok and not any(r.fate in DEFECTS for r in self.results)
+
+
+class AuditReport(BaseModel):
+    """What `tasks audit` found; written with `--json`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["computerops.audit/1"] = AUDIT_FORMAT
+    tasks: list[TaskAudit]
+
+    def by_class(self) -> dict[MutantClass, dict[Fate, int]]:
+        counts: dict[MutantClass, Counter[Fate]] = {c: Counter() for c in MUTANT_CLASSES}
+        for task in self.tasks:
+            for result in task.results:
+                counts[result.mutant.mutant_class][result.fate] += 1
+        return {c: {f: counts[c][f] for f in FATES} for c in MUTANT_CLASSES}
+
+    def totals(self) -> dict[Fate, int]:
+        return {f: sum(t.count(f) for t in self.tasks) for f in FATES}
+
+    def defects(self) -> list[tuple[str, MutantResult]]:
+        return [(t.task_id, r) for t in self.tasks for r in t.results if r.fate in DEFECTS]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.tasks)
+
+
+def kill_rate(counts: Mapping[Fate, int]) -> float | None:
+    """killed / (killed + survived); None when no mutant could be judged either way."""
+    judged = counts["killed"] + counts["survived"]
+    return counts["killed"] / judged if judged else None
+
+
+def _reads_before(operations: list[Operation], seq: int) -> frozenset[str]:
+    return frozenset(op.path for op in operations if op.seq < seq and op.method == "GET" and 200 <= op.status < 300)
+
+
+def _masked(table: str, row: Row | None, generated: frozenset[tuple[str, str]]) -> Row | None:
+    """A row without what depends only on when it was written: clock times and values the site drew from the
+    operation's random generator (an extra page load shifts both, and nothing else)."""
+    if row is None:
+        return None
+    return {column: "<clock>" if isinstance(value, str) and is_clock_time(value)
+            else "<generated>" if (table, column) in generated else value for column, value in row.items()}
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What an episode did, as far as any verifier could judge it, without ids of operations, clock times or
+    generated values: the final state, each change with the route that made it and the pages read before it,
+    every page read, and the structured answer."""
+
+    state: str
+    changes: tuple[tuple[str, frozenset[str]], ...]
+    reads: frozenset[str]
+    answer: str
+
+    def covers(self, reference: Effect) -> bool:
+        """The same state, changes, routes and answer, each change preceded by at least the reference's page
+        reads: reading more is never a wrong solution, doing or answering anything else may be."""
+        return (self.state == reference.state and self.answer == reference.answer
+                and len(self.changes) == len(reference.changes)
+                and all(mine == theirs and read >= read_before
+                        for (mine, read), (theirs, read_before) in zip(self.changes, reference.changes, strict=True))
+                and self.reads >= reference.reads)
+
+
+def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tuple[str, str]] = frozenset()) -> Effect:
+    by_seq = {op.seq: op for op in evidence.operations}
+    changes = []
+    for entry in evidence.journal:
+        op = by_seq.get(entry.operation)
+        change = [entry.table, entry.key, entry.change, _masked(entry.table, entry.before, generated),
+                  _masked(entry.table, entry.after, generated), op.method if op else None, op.path if op else None]
+        changes.append((json.dumps(change, sort_keys=True, default=str),
+                        _reads_before(evidence.operations, entry.operation)))
+    state = {table: [_masked(table, row, generated) for row in rows] for table, rows in evidence.final_state.items()}
+    return Effect(state=json.dumps(state, sort_keys=True, default=str), changes=tuple(changes),
+                  reads=_reads_before(evidence.operations, len(evidence.operations) + 1),
+                  answer=json.dumps([claim.success, claim.status, claim.reason, claim.answer], sort_keys=True))
+
+
+def _category(outcome: str, kind: str | None) -> str:
+    return outcome + (f" ({kind})" if kind else "")
+
+
+def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool) -> tuple[Fate, str]:
+    declared = next((d for d in task.spec.equivalent_mutants if d.matches(mutant.id)), None)
+    if declared is not None:
+        return ("declared_equivalent" if verified else "rejected_equivalent"), declared.reason
+    if not verified:
+        return "killed", ""
+    if same_effect:
+        return "equivalent", "same effects as the scripted control"
+    return "survived", ""
+
+
+def _load(bundle: RunDirectory, record: EpisodeRecord) -> tuple[RecordedEpisode, AgentTranscript]:
+    evidence = bundle.load_episode(record)
+    transcript = AgentTranscript.model_validate_json(
+        bundle.evidence_path(record.episode_id, "transcript.json").read_bytes())
+    return evidence, transcript
+
+
+def _judge_claim(task: LoadedTask, run: ScriptedRun, mutant: Mutant, reference: Effect) -> MutantResult:
+    assert mutant.claim is not None
+    ev = run.evidence
+    verdict = judge(task.spec, task.sha256, state=ev.final_state, journal=ev.journal, operations=ev.operations,
+                    claim=mutant.claim)
+    verified = verdict.outcome == "verified_success"
+    fate, note = _fate(task, mutant, verified, effect_of(ev, mutant.claim, _generated(task)).covers(reference))
+    return MutantResult(mutant=mutant, fate=fate, outcome=_category(verdict.outcome, verdict.false_completion_kind),
+                        failed_checks=[c.name for c in verdict.checks if not c.passed], note=note)
+
+
+async def audit_tasks(
+    tasks: list[LoadedTask], out: Path, progress: Progress, *, concurrency: int = 1,
+) -> AuditReport:
+    """Run each task's scripted control, then every mutant of it; `out` holds both runs (`scripted/`, `mutants/`)."""
+    scripted_plan = control_plan(tasks, lambda task: ["oracle"])
+    progress(f"audit: running the scripted control of {len(tasks)} task(s)")
+    scripted_records = await execute_run(control_config("audit-scripted", tasks, scripted_plan), tasks,
+                                         out / "scripted", progress, concurrency=concurrency)
+    scripted_bundle = RunDirectory.open(out / "scripted")
+    by_id = {t.id: t for t in tasks}
+    runs: dict[str, ScriptedRun] = {}
+    audits: dict[str, TaskAudit] = {}
+    mutants: dict[str, list[Mutant]] = {}
+    for task, record in zip(tasks, scripted_records, strict=True):
+        steps = list(task.spec.scripted_control)
+        if record.outcome != "verified_success" or ran_to(steps, record) != len(steps) - 1:
+            audits[task.id] = TaskAudit(task_id=task.id, task_sha256=task.sha256, scripted_ok=False, results=[])
+            continue
+        evidence, transcript = _load(scripted_bundle, record)
+        run = runs[task.id] = ScriptedRun(steps=steps, transcript=transcript, evidence=evidence)
+        mutants[task.id] = [*browser_mutants(task.spec, run), *claim_mutants(task.spec, run.claim)]
+    results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
+    references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]))
+                  for task_id, run in runs.items()}
+    for task_id, generated in mutants.items():
+        for mutant in generated:
+            if mutant.claim is not None:
+                results[task_id].append(_judge_claim(by_id[task_id], runs[task_id], mutant, references[task_id]))
+    extra: dict[str, dict[str, list[ScriptedStep]]] = {
+        task_id: {m.id: list(m.steps) for m in generated if m.steps is not None}
+        for task_id, generated in mutants.items()
+    }
+    plan: list[PlannedEpisode] = []
+    for task_id, named in extra.items():
+        for mutant_id in named:
+            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{task_id}", task_id=task_id,
+                                       policy=f"mutant:{mutant_id}"))
+    if plan:
+        progress(f"audit: running {len(plan)} browser mutant(s); {sum(map(len, results.values()))} answer "
+                 "mutant(s) judged on the scripted evidence")
+        mutant_tasks = [_with_room(by_id[task_id], max(map(len, extra[task_id].values()))) for task_id in extra]
+        records = await execute_run(control_config("audit-mutants", mutant_tasks, plan), mutant_tasks,
+                                    out / "mutants", progress, concurrency=concurrency, extra_steps=extra)
+        bundle = RunDirectory.open(out / "mutants")
+        for planned, record in zip(plan, records, strict=True):
+            task = by_id[planned.task_id]
+            mutant_id = (planned.policy or "").split(":", 1)[1]
+            mutant = next(m for m in mutants[task.id] if m.id == mutant_id)
+            results[task.id].append(_browser_result(task, mutant, record, bundle, references[task.id]))
+    for task_id, task_results in results.items():
+        order = {m.id: k for k, m in enumerate(mutants[task_id])}
+        audits[task_id] = TaskAudit(task_id=task_id, task_sha256=by_id[task_id].sha256, scripted_ok=True,
+                                    results=sorted(task_results, key=lambda r: order[r.mutant.id]))
+    return AuditReport(tasks=[audits[t.id] for t in tasks])
+
+
+def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bundle: RunDirectory,
+                    reference: Effect) -> MutantResult:
+    assert mutant.steps is not None
+    outcome = _category(record.outcome, record.false_completion_kind)
+    final = mutant.steps[-1]
+    claimed = record.claim.success == bool(final.success) and (record.claim.message or "") == (final.message or "")
+    if record.stop_reason != "finish" or not claimed or record.steps != len(mutant.steps):
+        return MutantResult(mutant=mutant, fate="not_run", outcome=outcome,
+                            note=f"did not reach its final done (stop {record.stop_reason}, {record.steps} of "
+                                 f"{len(mutant.steps)} steps)")
+    evidence, _ = _load(bundle, record)
+    verified = record.outcome == "verified_success"
+    same = verified and effect_of(evidence, record.claim, _generated(task)).covers(reference)
+    fate, note = _fate(task, mutant, verified, same)
+    skipped = record.rejected_actions
+    if skipped:
+        note = "; ".join(filter(None, [note, f"{skipped} step(s) skipped: their controls were not offered"]))
+    return MutantResult(mutant=mutant, fate=fate, outcome=outcome, skipped=skipped,
+                        failed_checks=[c.name for c in evidence.verdict.checks if not c.passed], note=note)
+
+
+def _with_room(task: LoadedTask, steps: int) -> LoadedTask:
+    """The task with an action budget of at least `steps` replies: a mutant is a longer or shorter variant of the
+    scripted control, and what is audited is the verdict on it, not whether it fits the agent's budget."""
+    budget = max(task.spec.budgets.actions or 0, steps, DEFAULT_BOUNDS.action_budget)
+    return replace(task, spec=task.spec.model_copy(update={"budgets": Budgets(actions=budget)}))
+
+
+def _generated(task: LoadedTask) -> frozenset[tuple[str, str]]:
+    site = site_definitions().get(task.spec.site)
+    return site.generated_columns if site is not None else frozenset()
+
+
+def audit_markdown(report: AuditReport, command: str) -> str:
+    """The audit's counts per operator and per task, and every defect, as a Markdown page."""
+    def row(label: str, counts: Mapping[Fate, int]) -> str:
+        rate = kill_rate(counts)
+        return (f"| {label} | " + " | ".join(str(counts[f]) for f in FATES)
+                + f" | {'—' if rate is None else f'{rate:.0%}'} |")
+
+    header = "| | " + " | ".join(f.replace("_", " ") for f in FATES) + " | kill rate |"
+    rule = "|---" * (len(FATES) + 2) + "|"
+    lines = ["# Mutation audit of the verifier", "",
+             f"Produced by `{command}`; regenerate it with the same command. Mutants are generated by program from "
+             "every task's scripted control (`computerops/mutants.py`), run through Chromium and the scripted "
+             "endpoint (claim mutants are judged on the scripted control's own evidence). These are SCRIPTED "
+             "variants, not a model's behaviour. Kill rate = killed / (killed + survived).", "",
+             "## By operator", "", header, rule]
+    lines += [row(c, counts) for c, counts in report.by_class().items()]
+    lines += [row("**all**", report.totals()), "", "## By task", "", header, rule]
+    lines += [row(f"`{t.task_id}`" + ("" if t.scripted_ok else " (scripted control failed)"),
+                  {f: t.count(f) for f in FATES}) for t in report.tasks]
+    defects = report.defects()
+    lines += ["", "## Defects", ""]
+    lines += [f"- `{task_id}` {r.mutant.id} ({r.fate.replace('_', ' ')}): {r.mutant.description}; verdict {r.outcome}"
+              for task_id, r in defects] or ["None: every generated non-equivalent mutant was rejected and every "
+                                             "declared equivalent accepted."]
+    lines += ["", "## Declared equivalents", ""]
+    declared = [(t.task_id, r) for t in report.tasks for r in t.results if r.fate == "declared_equivalent"]
+    lines += [f"- `{task_id}` {r.mutant.id}: {r.note}" for task_id, r in declared] or ["None."]
+    return "\n".join(lines) + "\n"
