@@ -14,7 +14,7 @@ from computerops.audit import FATES, AuditReport, Fate, kill_rate
 from computerops.bench import BenchReport
 from computerops.checking import ControlResult, TaskCheck
 from computerops.observing import ObservedPage
-from computerops.report import OutcomeTable, Proportion, RecoveryFunnelRow, RunReport, kinds_text
+from computerops.report import OUTCOME_CAPTION, OutcomeTable, Proportion, RecoveryFunnelRow, RunReport, kinds_text
 from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
@@ -53,11 +53,10 @@ def _plain_table(title: str, columns: Sequence[str], caption: str | None = None)
 
 def print_report(report: RunReport) -> None:
     table = Table(title=f"Run {escape(report.run_id)}" + scripted_note(report.scripted), title_justify="left")
-    table.caption = ("verified = verifier passed and success claimed; self-reported = done(success=true); "
-                     "false compl. = claimed but rejected, split state / procedure-only / forbidden mutation")
+    table.caption = OUTCOME_CAPTION
     table.caption_justify = "left"
     for column in ("endpoint", "attempted", "verified", "self-reported", "false compl.", "state/proc/forbid",
-                   "claimed fail", "no finish", "infra", "replay PASS"):
+                   "claimed fail", "no finish", "damaging", "infra", "replay PASS"):
         table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=True,
                          min_width=len(column))
     rows = report.rows()
@@ -65,14 +64,16 @@ def print_report(report: RunReport) -> None:
         table.add_row(
             _label(row), str(row.attempted), str(row.verified_success),
             str(row.self_reported_success), str(row.false_completions), kinds_text(row.false_completion_kinds),
-            str(row.claimed_failure), str(row.no_finish), str(row.infrastructure_failures),
-            f"{row.replay_pass}/{row.attempted}",
+            str(row.claimed_failure), str(row.no_finish), str(row.damaging_failures),
+            str(row.infrastructure_failures), f"{row.replay_pass}/{row.attempted}",
         )
     console.print(table)
     total = report.total
     console.print(
         f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
         f" and {total.false_completions}/{total.self_reported_success} success claims."
+        f" Forbidden mutations: {total.forbidden_mutations} episode(s), {total.damaging_failures} of them"
+        " without a success claim."
         f" Rejected actions: {total.rejected_actions}. Stop reasons: "
         + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items())
     )

@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 
 from computerops.report import (
+    OUTCOME_CAPTION,
     OUTCOMES,
     OutcomeTable,
     Provenance,
@@ -24,6 +25,7 @@ OUTCOME_COLOURS = {
     "unclaimed_success": "#81c784",
     "false_completion": "#c62828",
     "honest_failure": "#9e9e9e",
+    "damaging_failure": "#ef6c00",
     "infrastructure_failure": "#6d4c41",
 }
 OUTCOME_NAMES = {
@@ -31,6 +33,7 @@ OUTCOME_NAMES = {
     "unclaimed_success": "unclaimed success",
     "false_completion": "false completion",
     "honest_failure": "honest failure",
+    "damaging_failure": "damaging failure",
     "infrastructure_failure": "infrastructure failure",
 }
 
@@ -70,12 +73,11 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[object]], caption: st
 def _outcome_table(rows: Sequence[OutcomeTable]) -> str:
     return _table(
         ("endpoint", "attempted", "verified", "self-reported", "false compl.", "state / proc / forbid",
-         "claimed fail", "no finish", "infra", "replay PASS"),
+         "claimed fail", "no finish", "damaging", "infra", "replay PASS"),
         [(r.label, r.attempted, r.verified_success, r.self_reported_success, r.false_completions,
-          kinds_text(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.infrastructure_failures,
-          f"{r.replay_pass}/{r.attempted}") for r in rows],
-        "verified = verifier passed and success claimed; self-reported = done(success=true); false compl. = "
-        "claimed but rejected, split state / procedure-only / forbidden mutation",
+          kinds_text(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.damaging_failures,
+          r.infrastructure_failures, f"{r.replay_pass}/{r.attempted}") for r in rows],
+        OUTCOME_CAPTION,
     )
 
 
@@ -143,14 +145,14 @@ def _chart(rows: Sequence[TaskRow]) -> str:
     for outcome in OUTCOMES:
         parts.append(f'<rect x="{x}" y="4" width="12" height="12" fill="{OUTCOME_COLOURS[outcome]}"/>'
                      f'<text x="{x + 16}" y="14" font-size="12">{_text(OUTCOME_NAMES[outcome])}</text>')
-        x += 150
+        x += 130
     for index, task in enumerate(rows):
         y = top + index * row_h
         parts.append(f'<text x="{label_w - 6}" y="{y + 14}" font-size="12" text-anchor="end">{_text(task.task_id)}'
                      "</text>")
         counts = {"verified_success": task.verified_success, "unclaimed_success": task.unclaimed_success,
                   "false_completion": task.false_completions, "honest_failure": task.honest_failures,
-                  "infrastructure_failure": task.infrastructure_failures}
+                  "damaging_failure": task.damaging_failures, "infrastructure_failure": task.infrastructure_failures}
         offset = float(label_w)
         for outcome in OUTCOMES:
             if counts[outcome]:

@@ -27,8 +27,14 @@ from computerops.records import EpisodeRecord, RunManifest
 from computerops.stats import clustered_bootstrap, mean_pass_hat_k, wilson_interval
 
 FALSE_COMPLETION_KINDS = ("state", "procedure_only", "forbidden_mutation")
-OUTCOMES = ("verified_success", "unclaimed_success", "false_completion", "honest_failure", "infrastructure_failure")
+OUTCOMES = ("verified_success", "unclaimed_success", "false_completion", "honest_failure", "damaging_failure",
+            "infrastructure_failure")
 """Every outcome an episode can have, in the order reports show them."""
+OUTCOME_CAPTION = (
+    "verified = every check passed and the finish was the right one (a success claim; for an infeasible task an "
+    "accepted refusal); self-reported = done(success=true); false compl. = a success claim the verifier rejected, "
+    "split state / procedure-only / forbidden mutation; damaging = no success claim after a forbidden mutation")
+"""How the outcome columns are defined, under every outcome table (console and HTML)."""
 STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 """Every stop reason, in the order reports show them (each appears, 0 when no episode stopped so)."""
 FAULT_CLASSES = (
@@ -163,6 +169,8 @@ class TaskRow(BaseModel):
     no_finish: int
     unclaimed_success: int
     honest_failures: int
+    damaging_failures: int
+    forbidden_mutations: int
     infrastructure_failures: int
 
 
@@ -205,6 +213,11 @@ class OutcomeTable(BaseModel):
     false_completions: int
     false_completion_kinds: dict[str, int]
     honest_failures: int
+    damaging_failures: int
+    """Episodes without a success claim (claimed failure or no finish) that made a forbidden mutation."""
+    forbidden_mutations: int
+    """Episodes that made a forbidden mutation, whatever they claimed: false completions of that kind plus
+    damaging failures, so damage is never hidden among failures."""
     claimed_failure: int
     """Episodes that ended with done(success=false)."""
     no_finish: int
@@ -462,6 +475,8 @@ def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "false_completion_kinds": {k: kinds[k] for k in FALSE_COMPLETION_KINDS},
         "no_finish": sum(1 for r in episodes if r.claim.success is None),
         "unclaimed_success": outcomes["unclaimed_success"], "honest_failures": outcomes["honest_failure"],
+        "damaging_failures": outcomes["damaging_failure"],
+        "forbidden_mutations": kinds["forbidden_mutation"] + outcomes["damaging_failure"],
         "infrastructure_failures": outcomes["infrastructure_failure"],
     }
 

@@ -7,9 +7,15 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import pytest_asyncio
 from fixture_site import FixtureSite, serve_fixture_site
+from hypothesis import HealthCheck, settings
 from playwright.async_api import Browser, async_playwright
 
 from adapter.browser import launch_browser
+
+# Property tests run on a shared 2-core machine: wall-clock limits per example would fail by chance, not by
+# defect. The examples themselves are the same with any timing.
+settings.register_profile("computerops", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("computerops")
 
 
 @pytest_asyncio.fixture(loop_scope="session", scope="session")

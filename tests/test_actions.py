@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from adapter.actions import (
     ACTION_TYPES,
+    NO_ANSWER,
+    AnswerFieldSchema,
     Click,
     Done,
     Fill,
+    FinishSchema,
     Rejection,
     action_name,
     parse_action,
@@ -16,6 +24,7 @@ from adapter.actions import (
 )
 from adapter.context import ContextWindow
 from adapter.observation import Control, controls_in_text, format_control
+from tasks.answers import REASONS, STATUSES
 
 
 def test_tool_schemas_and_text_protocol_cover_every_action_once() -> None:
@@ -75,3 +84,57 @@ def test_the_context_window_elides_old_observations_first_and_keeps_the_latest()
     tight = ContextWindow(budget=50)
     tight.add({"role": "user", "content": "y" * 1000}, observation="y" * 1000)
     assert tight.fit() is None
+
+
+FINISH = FinishSchema(fields={"total": AnswerFieldSchema(type="money", description="the invoice total"),
+                              "skus": AnswerFieldSchema(type="id_list", description="the SKUs")})
+
+
+def test_done_carries_the_task_answer_fields_and_every_status_and_reason_on_every_task() -> None:
+    plain = next(t for t in tool_schemas() if t["function"]["name"] == "done")["function"]["parameters"]
+    answered = next(t for t in tool_schemas(FINISH) if t["function"]["name"] == "done")["function"]["parameters"]
+    assert "answer" not in plain["properties"] and plain["properties"]["reason"]["enum"] == list(REASONS)
+    assert plain["properties"]["status"]["enum"] == list(STATUSES)
+    assert answered["properties"]["answer"]["required"] == ["total", "skus"]
+    assert answered["properties"]["answer"]["properties"]["skus"]["type"] == "array"
+    assert plain["properties"]["status"] == answered["properties"]["status"]  # never says if a task is feasible
+    protocol = text_protocol(FINISH)
+    assert '"total" (string): the invoice total' in protocol and "not_allowed:" in protocol
+    assert "already-done:" in protocol and "answer" not in text_protocol().split("done's status")[0].split(
+        '"done"')[1].split("—")[0]
+
+
+def test_a_done_that_does_not_fit_the_task_finish_is_rejected_with_what_is_wrong() -> None:
+    right = '{"success": true, "answer": {"total": "4.00 EUR", "skus": ["A-1"]}}'
+    assert isinstance(parse_action("done", right, FINISH), Done)
+    cases = {
+        '{"success": true}': "give the answer",
+        '{"success": true, "answer": {"total": "4 EUR"}}': "missing skus",
+        '{"success": true, "answer": {"total": "4 EUR", "skus": ["A-1"], "x": 1}}': "unknown x",
+        '{"success": true, "answer": {"total": 4, "skus": ["A-1"]}}': "total must be a string",
+        '{"success": true, "answer": {"total": "4 EUR", "skus": "A-1"}}': "skus must be a list",
+        '{"success": true, "status": "not_found"}': "status is not_found",
+        '{"success": false, "status": "success"}': "success is false",
+        '{"success": false, "status": "not_allowed"}': "give its reason code",
+        '{"success": false, "reason": "other"}': "refusal status only",
+        '{"success": false, "status": "not_allowed", "reason": "bored"}': "reason",
+    }
+    for arguments, says in cases.items():
+        result = parse_action("done", arguments, FINISH)
+        assert isinstance(result, Rejection) and result.cause == "malformed_arguments", arguments
+        assert says in result.reason, (arguments, result.reason)
+    assert isinstance(parse_action("done", '{"success": true, "answer": {"a": 1}}'), Rejection)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+
+
+@given(st.dictionaries(st.sampled_from(["success", "status", "reason", "answer", "message", "x"]), JSON, max_size=6))
+def test_any_done_arguments_become_a_done_or_a_rejection_never_an_exception(arguments: dict[str, object]) -> None:
+    for finish in (NO_ANSWER, FINISH):
+        result = parse_action("done", json.dumps(arguments), finish)
+        assert isinstance(result, Done | Rejection)
+        if isinstance(result, Done):
+            assert finish.problem(result) is None

@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
+from sites.kit.faults import FaultDecision
 from sites.kit.records import JournalEntry, Operation
 from tasks import LoadedTask, load_catalog
-from tasks.spec import RowCheck
+from tasks.spec import EffectsCheck, FaultFired, MutationRule, Route, RowCheck, RowSelector, ViaRoute, Visited
 from verifier import Claim, judge
-from verifier.checks import check_row
+from verifier.checks import check_effects, check_mutations, check_row, check_via_route, check_visited
 from verifier.judge import classify
 from verifier.matching import same_value
 
@@ -39,7 +40,8 @@ def refund_state(*, approval_status: str = "used", notified: bool = True, order_
                     "method": method}],
         "refund_approval": [{"id": 2, "code": "RA-12", "status": approval_status}],
         "order": [{"id": 2, "number": "O-1042", "status": order_status}],
-        "notification": [{"id": 1, "customer_id": 1, "ticket_id": 1}] if notified else [],
+        "notification": [{"id": 1, "customer_id": 1, "ticket_id": 1, "subject": "Your refund",
+                          "body": "We have issued a refund of 49.90 EUR for order O-1042."}] if notified else [],
         "follow_up": [{"id": 6, "code": "FU-6", "order_id": 2, "ticket_id": 1, "kind": "notify-customer",
                        "status": "done" if notified else "open"}],
     }
@@ -225,3 +227,80 @@ def test_a_text_check_judges_free_text_the_agent_wrote_by_its_facts() -> None:
     assert by_post.passed and not emailed.passed and not postponed.passed
     assert "body: does not state words" in emailed.detail and "states words" in emailed.detail
     assert not check_row(check, {"notification": [row | {"body": None}]}).passed
+
+
+def stock(seq: int, operation: int, before: int, after: int) -> JournalEntry:
+    return entry(seq, operation, "product", "update", 3, {"id": 3, "sku": "SKU-1003", "stock": before},
+                 {"id": 3, "sku": "SKU-1003", "stock": after})
+
+
+def test_an_effect_applied_twice_and_patched_back_by_hand_is_still_two_effects() -> None:
+    once = EffectsCheck(name="raised-once", rows=RowSelector(table="product", change=["update"],
+                                                             where={"sku": "SKU-1003"}), fields=["stock"], count=1)
+    never_98 = EffectsCheck(name="never-98", rows=RowSelector(table="product", where={"stock": 98}), at_most=0)
+    right = [stock(1, 1, 18, 58)]
+    patched = [stock(1, 1, 18, 58), stock(2, 2, 58, 98), stock(3, 3, 98, 58)]
+    assert check_effects(once, right).passed and check_effects(never_98, right).passed
+    assert not check_effects(once, patched).passed and not check_effects(never_98, patched).passed
+    assert not check_effects(once, []).passed
+    renamed = [entry(1, 1, "product", "update", 3, {"id": 3, "sku": "SKU-1003", "name": "a"},
+                     {"id": 3, "sku": "SKU-1003", "name": "b"}), *right]
+    assert check_effects(once, renamed).passed  # an update of another column is not a stock change
+
+
+def test_each_item_processed_exactly_once_names_the_missing_and_the_repeated() -> None:
+    def processed(seq: int, number: str) -> JournalEntry:
+        return entry(seq, seq, "event", "update", seq, {"number": number, "status": "queued"},
+                     {"number": number, "status": "processed"})
+
+    each = EffectsCheck(name="each-once", rows=RowSelector(table="event", change=["update"],
+                                                           where={"status": "processed"}),
+                        fields=["status"], per="number", each=["EV-1", "EV-2"], count=1)
+    assert check_effects(each, [processed(1, "EV-1"), processed(2, "EV-2")]).passed
+    missing = check_effects(each, [processed(1, "EV-1")])
+    repeated = check_effects(each, [processed(1, "EV-1"), processed(2, "EV-2"), processed(3, "EV-2")])
+    assert not missing.passed and "number='EV-2': 0" in missing.detail
+    assert not repeated.passed and "number='EV-2': 2" in repeated.detail
+
+
+def test_a_visit_required_before_acting_does_not_count_after_the_first_write() -> None:
+    read_policy = Visited(name="read-policy", path="/webmail/policy", before="first-write")
+    write = [entry(1, 2, "message", "insert", 9, None, {"id": 9})]
+    before = [op(1, "GET", "/webmail/policy"), op(2, "POST", "/webmail/messages/5/forward", 1)]
+    after = [op(1, "POST", "/webmail/messages/5/forward", 1), op(2, "GET", "/webmail/policy")]
+    late = [entry(1, 1, "message", "insert", 9, None, {"id": 9})]
+    assert check_visited(read_policy, before, write).passed
+    assert not check_visited(read_policy, after, late).passed
+    assert check_visited(read_policy, [op(1, "GET", "/webmail/policy")], []).passed  # nothing written: no bound
+
+
+def test_a_visit_required_after_a_late_arrival_counts_only_once_the_fault_stopped_hiding_it() -> None:
+    arrived = Visited(name="read-approval", path="/webmail/messages/4", after=FaultFired(fault_fired="out_of_order"))
+    hidden = op(2, "GET", "/webmail/").model_copy(
+        update={"fault": FaultDecision(fault="out_of_order", source="rule:0", params={"message": "4"})})
+    early = [op(1, "GET", "/webmail/messages/4"), hidden]
+    in_time = [hidden, op(3, "GET", "/webmail/"), op(4, "GET", "/webmail/messages/4")]
+    assert not check_visited(arrived, early, []).passed
+    assert check_visited(arrived, in_time, []).passed
+
+
+def test_an_alternative_route_that_runs_the_same_procedure_is_accepted_and_no_other() -> None:
+    check = ViaRoute(name="by-processing", rows=RowSelector(table="entry", change=["insert"]),
+                     path="/ledger/events/EV-503/process",
+                     alternatives=[Route(path="/ledger/events/process-selected", why="the batch action")])
+    journal = [entry(1, 1, "entry", "insert", 1, None, {"id": 1})]
+    assert check_via_route(check, journal, [op(1, "POST", "/ledger/events/process-selected", 1)]).passed
+    assert check_via_route(check, journal, [op(1, "POST", "/ledger/events/EV-503/process", 1)]).passed
+    assert not check_via_route(check, journal, [op(1, "POST", "/ledger/entries", 1)]).passed
+
+
+def test_an_agent_may_edit_a_row_it_created_but_not_an_older_one() -> None:
+    rules = [MutationRule(table="message", change=["insert"], where={"folder": "drafts"}),
+             MutationRule(table="message", change=["update", "delete"], created_in_episode=True)]
+    own = [entry(1, 1, "message", "insert", 20, None, {"id": 20, "folder": "drafts"}),
+           entry(2, 2, "message", "update", 20, {"id": 20, "folder": "drafts"}, {"id": 20, "folder": "drafts",
+                                                                                   "body": "x"})]
+    old = [entry(1, 1, "message", "update", 7, {"id": 7, "folder": "drafts"}, {"id": 7, "folder": "drafts",
+                                                                                 "body": "x"})]
+    assert check_mutations(rules, own).passed
+    assert not check_mutations(rules, old).passed

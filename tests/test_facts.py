@@ -1,0 +1,96 @@
+"""Facts in free text: a value is stated only as a whole token of its type, never as part of another."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from tasks.spec import Fact, TextCheck
+from tasks.values import Money
+from verifier.facts import (
+    dates,
+    ids_like,
+    integers,
+    money_mentions,
+    negations,
+    states_id,
+    states_money,
+    states_words,
+    text_problems,
+)
+
+PREFIX = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=4)
+NUMBER = st.integers(min_value=1, max_value=99999)
+PUNCTUATION = st.sampled_from(["", ".", ",", ";", ")", ":", "!"])
+
+
+@given(PREFIX, NUMBER, PUNCTUATION)
+def test_an_id_is_stated_as_a_whole_token_whatever_punctuation_follows(prefix: str, number: int, end: str) -> None:
+    identifier = f"{prefix}-{number}"
+    assert states_id(f"Order ({identifier}{end} is done", identifier)
+    assert states_id(f"{identifier}{end}", identifier)
+
+
+@given(PREFIX, NUMBER)
+def test_a_longer_or_other_id_never_states_the_id(prefix: str, number: int) -> None:
+    identifier = f"{prefix}-{number}"
+    for text in (f"{prefix}-{number}0", f"X{prefix}-{number}", f"{prefix}-{number}-2", f"{prefix.lower()}-{number}",
+                 f"{prefix}-{number + 1}", f"{prefix}{number}"):
+        assert not states_id(f"see {text} now", identifier), text
+
+
+@given(st.integers(min_value=1, max_value=10**7), st.sampled_from(["EUR", "USD", "GBP"]))
+def test_money_is_stated_in_any_spelling_and_never_inside_a_longer_number(cents: int, code: str) -> None:
+    money = Money(cents=cents, currency=code)
+    whole, fraction = divmod(cents, 100)
+    symbol = {"EUR": "€", "USD": "$", "GBP": "£"}[code]
+    for text in (f"a refund of {whole}.{fraction:02d} {code}.", f"{symbol}{whole:,}.{fraction:02d} was paid",
+                 f"({code} {whole}.{fraction:02d})", f"{whole}.{fraction:02d} as agreed"):
+        assert states_money(text, money), text
+    for text in (f"1{whole}.{fraction:02d} {code}", f"{whole}.{fraction:02d}5 {code}", f"ID-{whole}.{fraction:02d}",
+                 f"{whole}.{fraction:02d} {'USD' if code != 'USD' else 'EUR'}"):
+        assert not states_money(text, money), text
+
+
+def test_mentions_list_every_value_of_a_type_and_leave_ids_and_dates_alone() -> None:
+    text = "Order O-1042 (2 items) refunded 49.90 EUR on 2026-03-02; the other 12,50 € stays, ref 2026"
+    assert [(a.cents, a.currency) for a in money_mentions(text)] == [(4990, "EUR"), (1250, "EUR")]
+    assert dates(text) == [dt.date(2026, 3, 2)]
+    assert integers(text) == [2, 2026]
+    assert ids_like("APR-7731 or APR-7604, not INV-4502", ["APR-7731"]) == ["APR-7731", "APR-7604"]
+
+
+def test_words_are_whole_words_and_negations_are_found() -> None:
+    assert states_words("It was sent by POST.", "post") and not states_words("It was postponed.", "post")
+    assert states_words("refund   issued", "refund issued") and not states_words("refunds issued", "refund issued")
+    assert negations("We have not issued it") == ["not"] and negations("It wasn’t sent") == ["n't"]
+    assert negations("We have issued it") == []
+
+
+def test_a_text_check_rejects_missing_forbidden_and_other_values() -> None:
+    check = TextCheck(states=[Fact(type="words", value=["refund", "refunded"])],
+                      never_states=[Fact(type="negation", value=True)],
+                      may_state=[Fact(type="money", value="49.90 EUR"), Fact(type="id", value="O-1042")],
+                      no_other=["money", "id"])
+    assert text_problems("We refunded 49.90 EUR for O-1042.", check) == []
+    assert text_problems("We refunded you.", check) == []  # leaving a fact out is allowed; getting it wrong is not
+    assert text_problems("We refunded 49.91 EUR.", check) == ["also states money 49.91 EUR"]
+    assert text_problems("We refunded 49.90 EUR or 59.90 EUR.", check) == ["also states money 59.90 EUR"]
+    assert text_problems("We refunded O-1043.", check) == ["also states id O-1043"]
+    assert text_problems("We have not refunded it.", check) == ["states negation True (not)"]
+    assert text_problems("Done.", check) == ["does not state words ['refund', 'refunded']"]
+    assert text_problems(None, check) == ["None is no text"]
+
+
+def test_a_text_check_with_nothing_to_check_or_a_fact_of_the_wrong_type_does_not_load() -> None:
+    with pytest.raises(ValidationError, match="nothing to check"):
+        TextCheck()
+    with pytest.raises(ValidationError, match="needs a stated or allowed fact"):
+        TextCheck(states=[Fact(type="words", value="x")], no_other=["money"])
+    with pytest.raises(ValidationError, match="not a money fact"):
+        Fact.model_validate({"money": "49.90"})
+    assert Fact.model_validate({"id": "O-1042"}) == Fact(type="id", value="O-1042")
