@@ -223,7 +223,7 @@ async def audit_tasks(
             continue
         evidence, transcript = _load(scripted_bundle, record)
         run = runs[task.id] = ScriptedRun(steps=steps, transcript=transcript, evidence=evidence)
-        mutants[task.id] = [*browser_mutants(task.spec, run), *claim_mutants(task.spec, run.claim)]
+        mutants[task.id] = [*browser_mutants(run), *claim_mutants(task.spec, run.claim)]
     results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
     references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]))
                   for task_id, run in runs.items()}

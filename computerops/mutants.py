@@ -100,6 +100,21 @@ def neighbour_ids(text: str) -> str | None:
     return text[: match.start(2)] + bumped + text[match.end(2):]
 
 
+def neighbour_page(path: str) -> str | None:
+    """The sibling record's page: its id-shaped token moved on (`/orders/O-1042` -> `/orders/O-1043`), else its
+    last all-digit path segment (`/messages/5` -> `/messages/6`); None when the page names no record."""
+    bumped = neighbour_ids(path)
+    if bumped is not None:
+        return bumped
+    page, _, query = path.partition("?")
+    segments = page.split("/")
+    for k in range(len(segments) - 1, -1, -1):
+        if segments[k].isdigit():
+            segments[k] = str(int(segments[k]) + 1)
+            return "/".join(segments) + (f"?{query}" if query else "")
+    return None
+
+
 def _shift_number(text: str) -> Iterator[tuple[str, str]]:
     """One cent (or one unit) up and down, for a whole value or the first amount inside a text."""
     match = re.search(r"(?<![\w.,-])(\d+)(?:([.,])(\d{1,2}))?(?![\w]|[.,]\d)", text)
@@ -167,7 +182,7 @@ def _segment_start(steps: list[ScriptedStep], index: int) -> int:
     return start
 
 
-def browser_mutants(spec: TaskSpec, run: ScriptedRun) -> Iterator[Mutant]:
+def browser_mutants(run: ScriptedRun) -> Iterator[Mutant]:
     """Every browser mutant of the scripted control, in step order within each operator."""
     steps = run.steps
     acting = range(len(steps) - 1)  # the final done is kept: each mutant claims what the control claims
@@ -184,7 +199,7 @@ def browser_mutants(spec: TaskSpec, run: ScriptedRun) -> Iterator[Mutant]:
         yield Mutant(id=f"duplicate:{_label(steps[i], i)}", mutant_class="duplicate-step",
                      steps=steps[: i + 1] + again + steps[start: i + 1] + steps[i + 1:],
                      description=f"submits step {i + 1} a second time, form filled again")
-        if form is not None and (sibling := neighbour_ids(form)) is not None:
+        if form is not None and (sibling := neighbour_page(form)) is not None:
             yield Mutant(id=f"sibling:{_label(steps[i], i)}", mutant_class="sibling-write",
                          steps=[*steps[:i + 1], ScriptedStep(action="navigate", url=sibling),
                                 *steps[start:i + 1], *steps[i + 1:]],

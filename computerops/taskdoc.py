@@ -28,7 +28,9 @@ HEADER = """# Task catalog
 
 Generated from `tasks/catalog/**/*.yaml` by `computerops tasks doc`; do not edit by hand (a test
 fails when this file is stale). Every task is proven by `computerops tasks check`: its scripted
-control reaches verified success, the no-op agent is rejected, and every negative control is rejected.
+control reaches verified success, the no-op agent is rejected, every negative control runs to its end and
+is rejected, and every equivalent solution is accepted. `computerops tasks audit` mutates every scripted
+control and lists what the verdict lets through ([audit.md](audit.md)). Check vocabulary: [verdicts.md](verdicts.md).
 """
 
 

@@ -53,6 +53,25 @@ async def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_th
     assert check.results[-1].outcome == "verified_success"
 
 
+async def test_a_negative_control_that_cannot_run_its_steps_fails_the_check_unless_it_declares_where_it_stops(
+    tmp_path: Path,
+) -> None:
+    solve = CATALOG["helpdesk.solve-ticket"]
+    # Looks at a ticket list that has no such link: the policy gives up before its success claim, which would
+    # count as "rejected" although the verifier was never tested.
+    missing = {"open-ticket": [ScriptedStep(id="open-missing", action="click", role="link", name="T-9999")]}
+    vacuous = NegativeControl(id="vacuous", kind="wrong-value", description="Cannot run.", replace=missing)
+    declared = NegativeControl(id="declared", kind="wrong-value", description="Stops where declared.",
+                               replace=missing, stops_at="open-missing")
+    task = LoadedTask(spec=solve.spec.model_copy(update={"negative_controls": [vacuous, declared]}), path=solve.path,
+                      sha256=solve.sha256)
+    [check] = await check_tasks([task], tmp_path / "check", lambda _: None)
+    first, second = check.results[2], check.results[3]
+    assert first.outcome == "honest_failure" and not first.ok and first.ran.startswith("gave up at step 2")
+    assert second.ok and second.ran == "stopped at open-missing as declared"
+    assert check.negatives_rejected == 1 and not check.ok
+
+
 def test_the_demo_reserves_a_subset_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     result = CliRunner().invoke(app, ["demo", "--out", str(out)])
