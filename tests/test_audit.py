@@ -1,0 +1,55 @@
+"""Real-browser tests of `tasks audit`: a fixed sample of the catalog lets no generated wrong solution through,
+the audit does find what a weakened task lets through, and (slow tier) the whole catalog's report is current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from computerops.audit import DEFECTS, audit_markdown, audit_tasks
+from tasks import LoadedTask, load_catalog
+
+CATALOG = load_catalog()
+SAMPLE = ["helpdesk.refund-with-approval", "invoices.refuse-chf-invoice", "ledger.process-dependent-events",
+          "webmail.fault-out-of-order-approval"]
+"""One task a site or so, chosen for their variety: a refund with a notice, a refusal, dependent events with a
+batch alternative, and an approval that arrives out of order."""
+AUDIT_DOC = Path(__file__).parent.parent / "docs" / "audit.md"
+pytestmark = pytest.mark.browser
+
+
+def weakened(task: LoadedTask, check_name: str) -> LoadedTask:
+    """The task without one of its checks, under another instruction (the scripted endpoint tells tasks apart by
+    their instruction) so it can be audited beside the original."""
+    spec = task.spec.model_copy(update={
+        "id": task.spec.id + "-weakened", "instruction": task.spec.instruction + " (weakened copy)",
+        "expected_state": [c for c in task.spec.expected_state if c.name != check_name],
+        "equivalent_mutants": [], "negative_controls": []})
+    return LoadedTask(spec=spec, path=task.path, sha256=task.sha256)
+
+
+async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_does(tmp_path: Path) -> None:
+    refund = CATALOG["helpdesk.refund-with-approval"]
+    tasks = [*(CATALOG[task_id] for task_id in SAMPLE), weakened(refund, "dana-notified-once")]
+    report = await audit_tasks(tasks, tmp_path / "audit", lambda _: None, concurrency=2)
+    by_task = {t.task_id: t for t in report.tasks}
+    for task_id in SAMPLE:
+        audit = by_task[task_id]
+        assert audit.scripted_ok and audit.ok, [(r.mutant.id, r.fate) for r in audit.results if r.fate in DEFECTS]
+        assert audit.count("killed") >= 10, task_id
+    classes = {r.mutant.mutant_class for t in SAMPLE for r in by_task[t].results if r.fate == "killed"}
+    assert classes == {"drop-step", "duplicate-step", "late-read", "perturb-value", "sibling-write",
+                       "wrong-answer", "wrong-status", "wrong-reason"}
+    weak = by_task["helpdesk.refund-with-approval-weakened"]
+    survivors = {r.mutant.id for r in weak.results if r.fate == "survived"}
+    assert {"perturb:notify-message:cent-up", "perturb:notify-message:next-id", "perturb:fill-reason:case"} <= survivors
+    assert not weak.ok and not report.ok
+
+
+@pytest.mark.slow
+async def test_the_whole_catalog_audit_finds_no_defect_and_its_report_is_current(tmp_path: Path) -> None:
+    report = await audit_tasks(list(CATALOG.values()), tmp_path / "audit", lambda _: None, concurrency=2)
+    assert report.ok, [(task_id, r.mutant.id, r.fate) for task_id, r in report.defects()]
+    assert AUDIT_DOC.read_text(encoding="utf-8") == audit_markdown(report, "computerops tasks audit"), (
+        "docs/audit.md is stale: run `computerops tasks audit --markdown docs/audit.md`")
