@@ -7,8 +7,9 @@ import datetime as dt
 import json
 import tempfile
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 import uvicorn
@@ -273,22 +274,34 @@ def tasks_doc(
     console.print(f"Wrote {out}.")
 
 
+T = TypeVar("T")
+
+
+def _catalog_tasks(selection: str) -> list[LoadedTask]:
+    """`all` or comma-separated ids of the catalog; a bad selection exits with its error."""
+    try:
+        return select_tasks(load_catalog(), selection)
+    except TaskFileError as exc:
+        raise _fail(str(exc)) from exc
+
+
+def _scripted_check(out: Path | None, name: str, check: Callable[[Path], Coroutine[Any, Any, T]]) -> T:
+    """Run a check of scripted episodes into `out`, or into a scratch directory removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix=f"computerops-{name}-") as scratch:
+        try:
+            return asyncio.run(check(out or Path(scratch) / name))
+        except (EndpointError, BundleError) as exc:
+            raise _fail(str(exc)) from exc
+
+
 @tasks_app.command("check")
 def tasks_check(
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Keep the check's run directory here.")] = None,
 ) -> None:
     """Prove every task solvable by its scripted control and every verifier strict."""
-    try:
-        selected = select_tasks(load_catalog(), tasks)
-    except TaskFileError as exc:
-        raise _fail(str(exc)) from exc
-    with tempfile.TemporaryDirectory(prefix="computerops-check-") as scratch:
-        target = out or Path(scratch) / "tasks-check"
-        try:
-            checks = asyncio.run(check_tasks(selected, target, _progress))
-        except (EndpointError, BundleError) as exc:
-            raise _fail(str(exc)) from exc
+    selected = _catalog_tasks(tasks)
+    checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress))
     print_task_checks(checks)
     if not all(c.ok for c in checks):
         raise _fail("some controls did not behave as the task declares", code=1)
@@ -304,16 +317,9 @@ def tasks_audit(
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 2,
 ) -> None:
     """Generate mutants of every scripted control, run them, and list every one the verifier let through."""
-    try:
-        selected = select_tasks(load_catalog(), tasks)
-    except TaskFileError as exc:
-        raise _fail(str(exc)) from exc
-    with tempfile.TemporaryDirectory(prefix="computerops-audit-") as scratch:
-        target = out or Path(scratch) / "tasks-audit"
-        try:
-            report = asyncio.run(audit_tasks(selected, target, _progress, concurrency=concurrency))
-        except (EndpointError, BundleError) as exc:
-            raise _fail(str(exc)) from exc
+    selected = _catalog_tasks(tasks)
+    report = _scripted_check(out, "tasks-audit",
+                             lambda target: audit_tasks(selected, target, _progress, concurrency=concurrency))
     print_audit(report)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
