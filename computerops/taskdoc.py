@@ -15,6 +15,7 @@ from tasks.spec import (
     Fact,
     FaultFired,
     MutationRule,
+    NotVisited,
     Ordered,
     RowCheck,
     RowSelector,
@@ -80,13 +81,17 @@ def describe_check(check: RowCheck | AnswerCheck | EffectsCheck) -> str:
     return f"{check.count} {check.table} row{'s' if check.count != 1 else ''}{where}{expect}{text}"
 
 
-def describe_procedure(check: ViaRoute | Ordered | Visited) -> str:
+def describe_procedure(check: ViaRoute | Ordered | Visited | NotVisited) -> str:
     if isinstance(check, ViaRoute):
         also = "".join(f" or {r.method} {r.path}" for r in check.alternatives)
         return f"{_selector(check.rows)} made by {check.method} {check.path}{also}"
     if isinstance(check, Ordered):
         return f"{_selector(check.first)} before {_selector(check.then)}"
-    window = ""
+    if isinstance(check, NotVisited):
+        return f"never visited {check.method} {check.path}"
+    window = f" with query /{check.query}/" if check.query else ""
+    window += "".join(f" or {p.method} {p.path}" + (f" with query /{p.query}/" if p.query else "")
+                      for p in check.alternatives)
     if check.before == "first-write":
         window += " before the first change"
     elif check.before is not None:

@@ -256,6 +256,15 @@ class FaultFired(_Spec):
     fault_fired: FaultClass
 
 
+class Page(_Spec):
+    """Another page a `visited` check accepts: a path, and a query when only some loads of it show the fact."""
+
+    method: str = "GET"
+    path: PathPattern
+    query: PathPattern | None = None
+    why: str
+
+
 class Visited(_RouteCheck):
     """Required procedure: the agent looked — some request with this method and path succeeded (2xx), and, when
     given, did so before the first change (`first-write`) or before the first change `before` selects, and after
@@ -263,11 +272,23 @@ class Visited(_RouteCheck):
 
     kind: Literal["visited"] = "visited"
     method: str = "GET"
+    query: PathPattern | None = None
+    """A regular expression searched in the request's URL-decoded query string (a search for the policy, not
+    any search)."""
+    alternatives: list[Page] = Field(default_factory=list)
+    """Other pages that show the same, each with why."""
     before: Literal["first-write"] | RowSelector | None = None
     after: RowSelector | FaultFired | None = None
 
 
-ProcedureCheck = Annotated[ViaRoute | Ordered | Visited, Field(discriminator="kind")]
+class NotVisited(_RouteCheck):
+    """Required procedure: no request with this method and path succeeded (an app the task may not use)."""
+
+    kind: Literal["not_visited"] = "not_visited"
+    method: str = "GET"
+
+
+ProcedureCheck = Annotated[ViaRoute | Ordered | Visited | NotVisited, Field(discriminator="kind")]
 
 StepAction = Literal["click", "fill", "select", "check", "press", "navigate", "back", "more", "done"]
 _TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check", "press"})

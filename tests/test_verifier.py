@@ -9,9 +9,27 @@ import pytest
 from sites.kit.faults import FaultDecision
 from sites.kit.records import JournalEntry, Operation
 from tasks import LoadedTask, load_catalog
-from tasks.spec import EffectsCheck, FaultFired, MutationRule, Route, RowCheck, RowSelector, ViaRoute, Visited
+from tasks.spec import (
+    EffectsCheck,
+    FaultFired,
+    MutationRule,
+    NotVisited,
+    Page,
+    Route,
+    RowCheck,
+    RowSelector,
+    ViaRoute,
+    Visited,
+)
 from verifier import Claim, judge
-from verifier.checks import check_effects, check_mutations, check_row, check_via_route, check_visited
+from verifier.checks import (
+    check_effects,
+    check_mutations,
+    check_not_visited,
+    check_row,
+    check_via_route,
+    check_visited,
+)
 from verifier.judge import classify
 from verifier.matching import same_value
 
@@ -304,3 +322,22 @@ def test_an_agent_may_edit_a_row_it_created_but_not_an_older_one() -> None:
                                                                                  "body": "x"})]
     assert check_mutations(rules, own).passed
     assert not check_mutations(rules, old).passed
+
+
+def test_a_visit_can_require_its_query_and_a_route_can_be_forbidden() -> None:
+    policy = Visited(name="searched-the-policy", path="/invoices/search", query=r"(^|&)q=[^&]*\bpolicy\b")
+    searched = op(1, "GET", "/invoices/search").model_copy(update={"query": "q=accounts+payable+policy"})
+    empty = op(1, "GET", "/invoices/search")
+    assert check_visited(policy, [searched], []).passed and not check_visited(policy, [empty], []).passed
+    unlisted = NotVisited(name="no-spreadsheet", path="/invoices/spreadsheet")
+    assert check_not_visited(unlisted, [searched]).passed
+    assert not check_not_visited(unlisted, [op(2, "GET", "/invoices/spreadsheet")]).passed
+
+
+def test_a_visit_accepts_another_page_that_shows_the_same_only_with_its_query() -> None:
+    currencies = Visited(name="saw-currencies", path="/invoices/records/new", alternatives=[
+        Page(path="/invoices/search", query=r"q=[^&]*policy", why="the policy lists them")])
+    search = op(1, "GET", "/invoices/search")
+    assert check_visited(currencies, [op(1, "GET", "/invoices/records/new")], []).passed
+    assert check_visited(currencies, [search.model_copy(update={"query": "q=ap+policy"})], []).passed
+    assert not check_visited(currencies, [search], []).passed

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from urllib.parse import unquote_plus
 
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
 from tasks.spec import (
     EffectsCheck,
     FaultFired,
     MutationRule,
+    NotVisited,
     Ordered,
     RowCheck,
     RowSelector,
@@ -158,6 +160,21 @@ def check_ordered(check: Ordered, journal: Sequence[JournalEntry]) -> CheckResul
     )
 
 
+def _successful(method: str, path: str, operations: Sequence[Operation]) -> list[Operation]:
+    route = re.compile(path)
+    return [op for op in operations if op.method == method and route.fullmatch(op.path) and 200 <= op.status < 300]
+
+
+def check_not_visited(check: NotVisited, operations: Sequence[Operation]) -> CheckResult:
+    """No request with the method and a fully matching path succeeded."""
+    hits = _successful(check.method, check.path, operations)
+    if hits:
+        return CheckResult(name=check.name, category="procedure", passed=False,
+                           detail=f"{check.method} {hits[0].path} succeeded (operation #{hits[0].seq})")
+    return CheckResult(name=check.name, category="procedure", passed=True,
+                       detail=f"no successful {check.method} request to {check.path}")
+
+
 def _first_change(selector: RowSelector | None, journal: Sequence[JournalEntry]) -> JournalEntry | None:
     entries = list(journal) if selector is None else select_entries(selector, journal)
     return min(entries, key=lambda e: e.seq, default=None)
@@ -170,10 +187,11 @@ def check_visited(check: Visited, operations: Sequence[Operation], journal: Sequ
     def failed(detail: str) -> CheckResult:
         return CheckResult(name=check.name, category="procedure", passed=False, detail=detail)
 
-    route = re.compile(check.path)
-    hits = [op for op in operations
-            if op.method == check.method and route.fullmatch(op.path) and 200 <= op.status < 300]
-    window = ""
+    pages = [(check.method, check.path, check.query), *((p.method, p.path, p.query) for p in check.alternatives)]
+    hits = sorted({op.seq: op for method, path, query in pages for op in _successful(method, path, operations)
+                   if query is None or re.search(query, unquote_plus(op.query))}.values(), key=lambda op: op.seq)
+    window = f" with query /{check.query}/" if check.query is not None else ""
+    window += "".join(f" or {m} {p}" + (f" with query /{q}/" if q else "") for m, p, q in pages[1:])
     if check.before is not None:
         first = _first_change(None if check.before == "first-write" else check.before, journal)
         if first is not None:
