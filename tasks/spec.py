@@ -78,11 +78,17 @@ class TextCheck(_Spec):
     may_state: list[Fact] = Field(default_factory=list)
     """Values the text may state without having to (used by `no_other`)."""
     no_other: list[Literal["money", "date", "id", "integer"]] = Field(default_factory=list)
+    nothing_else: list[str] | None = None
+    """When given, the text holds nothing but its stated (and may_state) id and words facts and these label
+    words, punctuation and white space aside: `Approval code: APR-7731` is the code "and nothing else"."""
 
     @model_validator(mode="after")
     def _checks_something(self) -> TextCheck:
         if not (self.states or self.never_states or self.no_other):
             raise ValueError("a text check with nothing to check: give states, never_states or no_other")
+        if self.nothing_else is not None and any(f.type not in ("id", "words")
+                                                 for f in [*self.states, *self.may_state]):
+            raise ValueError("nothing_else works with id and words facts only")
         missing = sorted(set(self.no_other) - {f.type for f in [*self.states, *self.may_state]})
         if missing:
             raise ValueError(f"no_other {missing} needs a stated or allowed fact of that type")

@@ -94,3 +94,13 @@ def test_a_text_check_with_nothing_to_check_or_a_fact_of_the_wrong_type_does_not
     with pytest.raises(ValidationError, match="not a money fact"):
         Fact.model_validate({"money": "49.90"})
     assert Fact.model_validate({"id": "O-1042"}) == Fact(type="id", value="O-1042")
+
+
+def test_nothing_else_allows_the_facts_and_their_labels_only() -> None:
+    check = TextCheck(states=[Fact(type="id", value="APR-7731")], no_other=["id"], nothing_else=["approval", "code"])
+    for right in ("APR-7731", "Approval APR-7731", "Approval code: APR-7731", " approval code - APR-7731. "):
+        assert text_problems(right, check) == [], right
+    for wrong in ("Approved by Helen Park, approval APR-7731.", "APR-7731 (see attached)", "APR-7731 not valid"):
+        assert text_problems(wrong, check) and "states more than its facts" in text_problems(wrong, check)[-1]
+    with pytest.raises(ValidationError, match="id and words facts only"):
+        TextCheck(states=[Fact(type="money", value="1.00 EUR")], nothing_else=[])

@@ -185,4 +185,22 @@ def text_problems(text: object, check: TextCheck) -> list[str]:
         others = _others(text, kind, [*check.states, *check.may_state])
         if others:
             problems.append(f"also states {kind} {', '.join(others)}")
+    if check.nothing_else is not None:
+        rest = _without(text, [*check.states, *check.may_state], check.nothing_else)
+        if rest:
+            problems.append(f"states more than its facts: {rest!r}")
     return problems
+
+
+def _without(text: str, facts: list[Fact], labels: list[str]) -> str:
+    """What is left of the text once its id and words facts and the label words are taken out (punctuation and
+    white space dropped)."""
+    rest = text
+    for fact in facts:
+        values = fact.value if isinstance(fact.value, list) else [str(fact.value)]
+        for value in values:
+            pattern = _id_pattern(value) if fact.type == "id" else _words_pattern(value)
+            rest = pattern.sub(" ", rest)
+    for label in labels:
+        rest = _words_pattern(label).sub(" ", rest)
+    return " ".join(re.sub(r"[^\w]+|_", " ", rest).split())
