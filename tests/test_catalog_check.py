@@ -104,7 +104,8 @@ def demo_row(row: dict[str, Any]) -> list[str]:
     kinds = row["false_completion_kinds"]
     return [str(row[k]) for k in ("attempted", "verified_success", "self_reported_success", "false_completions")] + [
         f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}",
-        str(row["claimed_failure"]), str(row["no_finish"]), f"{row['replay_pass']}/{row['attempted']}"]
+        str(row["claimed_failure"]), str(row["no_finish"]), str(row["damaging_failures"]),
+        f"{row['replay_pass']}/{row['attempted']}"]
 
 
 def readme_demo_rows() -> dict[str, list[str]]:

@@ -149,9 +149,7 @@ def loop(conversation: Conversation) -> Reply:
     if isinstance(task, Reply):
         return task
     reply = resolve_step(task.spec.scripted_control[0], conversation.observation)
-    if reply is None:
-        return _give_up(f"{_not_shown(task.spec.scripted_control[0])}; cannot continue.")
-    if reply.tool == "done":
+    if reply is None or reply.tool == "done":
         controls = controls_in_text(conversation.observation)
         return _call("click", id=controls[0][0]) if controls else _call("back")
     return reply
