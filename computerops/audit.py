@@ -39,7 +39,7 @@ from computerops.bundle import RunDirectory
 from computerops.checking import control_config, control_plan, ran_to
 from computerops.config import PlannedEpisode
 from computerops.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
-from computerops.records import EpisodeRecord
+from computerops.records import EpisodeRecord, verdict_category
 from computerops.runner import Progress, execute_run
 from replays import RecordedEpisode
 from sites.kit.clock import is_clock_time
@@ -170,10 +170,6 @@ def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tupl
                   answer=json.dumps([claim.success, claim.status, claim.reason, claim.answer], sort_keys=True))
 
 
-def _category(outcome: str, kind: str | None) -> str:
-    return outcome + (f" ({kind})" if kind else "")
-
-
 def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool) -> tuple[Fate, str]:
     declared = next((d for d in task.spec.equivalent_mutants if d.matches(mutant.id)), None)
     if declared is not None:
@@ -199,7 +195,8 @@ def _judge_claim(task: LoadedTask, run: ScriptedRun, mutant: Mutant, reference: 
                     claim=mutant.claim)
     verified = verdict.outcome == "verified_success"
     fate, note = _fate(task, mutant, verified, effect_of(ev, mutant.claim, _generated(task)).covers(reference))
-    return MutantResult(mutant=mutant, fate=fate, outcome=_category(verdict.outcome, verdict.false_completion_kind),
+    return MutantResult(mutant=mutant, fate=fate,
+                        outcome=verdict_category(verdict.outcome, verdict.false_completion_kind),
                         failed_checks=[c.name for c in verdict.checks if not c.passed], note=note)
 
 
@@ -262,7 +259,7 @@ async def audit_tasks(
 def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bundle: RunDirectory,
                     reference: Effect) -> MutantResult:
     assert mutant.steps is not None
-    outcome = _category(record.outcome, record.false_completion_kind)
+    outcome = verdict_category(record.outcome, record.false_completion_kind)
     final = mutant.steps[-1]
     claimed = record.claim.success == bool(final.success) and (record.claim.message or "") == (final.message or "")
     if record.stop_reason != "finish" or not claimed or record.steps != len(mutant.steps):

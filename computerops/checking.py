@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
-from computerops.records import EpisodeRecord
+from computerops.records import EpisodeRecord, verdict_category
 from computerops.runner import Progress, execute_run
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import NegativeControl
@@ -125,7 +125,7 @@ def _judge(task: LoadedTask, record: EpisodeRecord, policy: str) -> ControlResul
             expected = "rejected"
             ok = record.outcome in REJECTED
         ran, ran_ok = _how_far(negative.derive(list(spec.scripted_control)), record, negative.stops_at)
-    outcome = record.outcome + (f" ({record.false_completion_kind})" if record.false_completion_kind else "")
+    outcome = verdict_category(record.outcome, record.false_completion_kind)
     return ControlResult(control=control, expected=expected, outcome=outcome, ran=ran, replay=record.replay,
                          ok=ok and ran_ok and record.replay == "PASS")
 

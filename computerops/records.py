@@ -81,6 +81,11 @@ class LoopStats(BaseModel):
     """largest_repeat reached the detector's threshold (3)."""
 
 
+def verdict_category(outcome: str, kind: str | None) -> str:
+    """An outcome as reports name it, with its false-completion kind: `false_completion (state)`."""
+    return outcome + (f" ({kind})" if kind else "")
+
+
 class EpisodeRecord(BaseModel):
     """One admitted episode: one line of episodes.jsonl."""
 

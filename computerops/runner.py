@@ -21,7 +21,15 @@ from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.episode import EpisodeContext, run_episode
 from computerops.provenance import code_hashes, observe_endpoint, protocol_hashes, versions
-from computerops.records import EpisodeRecord, ObservedEndpoint, ResumeEntry, RunExecution, RunManifest, TaskRef
+from computerops.records import (
+    EpisodeRecord,
+    ObservedEndpoint,
+    ResumeEntry,
+    RunExecution,
+    RunManifest,
+    TaskRef,
+    verdict_category,
+)
 from computerops.report import summarize
 from computerops.serving import serve_app
 from replays.difference import first_difference
@@ -93,9 +101,9 @@ def manifest_difference(recorded: RunManifest, now: RunManifest) -> str | None:
 
 
 def _progress_line(done: int, total: int, planned: PlannedEpisode, record: EpisodeRecord) -> str:
-    return (f"[{done}/{total}] {planned.episode_id} ({record.endpoint}): {record.outcome}"
-            + (f" ({record.false_completion_kind})" if record.false_completion_kind else "")
-            + f", {record.steps} steps, stop {record.stop_reason}, replay {record.replay}")
+    return (f"[{done}/{total}] {planned.episode_id} ({record.endpoint}): "
+            f"{verdict_category(record.outcome, record.false_completion_kind)}"
+            f", {record.steps} steps, stop {record.stop_reason}, replay {record.replay}")
 
 
 async def _run_plan(

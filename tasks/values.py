@@ -44,7 +44,8 @@ CURRENCY_WORDS: dict[str, str] = {
     "pln": "PLN", "czk": "CZK",
 }
 """Spellings of currencies an agent may use, lower-case, to their ISO codes."""
-_CURRENCY = "|".join(sorted((re.escape(w) for w in CURRENCY_WORDS), key=len, reverse=True))
+CURRENCY_PATTERN = "|".join(sorted((re.escape(w) for w in CURRENCY_WORDS), key=len, reverse=True))
+"""A regular expression alternation of every currency spelling, longest first."""
 
 
 def _grouped(groups: list[str]) -> bool:
@@ -103,7 +104,7 @@ def amount_cents(text: str) -> int | None:
 
 
 _MONEY = re.compile(
-    rf"^\s*(?:(?P<before>{_CURRENCY})\s*)?(?P<amount>[+\-−]?\s*[\d][\d.,{_GROUP_SPACES}]*)\s*(?P<after>{_CURRENCY})?\s*$",
+    rf"^\s*(?:(?P<before>{CURRENCY_PATTERN})\s*)?(?P<amount>[+\-−]?\s*[\d][\d.,{_GROUP_SPACES}]*)\s*(?P<after>{CURRENCY_PATTERN})?\s*$",
     re.IGNORECASE,
 )
 

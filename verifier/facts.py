@@ -16,6 +16,7 @@ from datetime import date
 
 from tasks.spec import Fact, TextCheck
 from tasks.values import (
+    CURRENCY_PATTERN,
     CURRENCY_WORDS,
     DATE_FORMS,
     Money,
@@ -26,10 +27,9 @@ from tasks.values import (
     parse_money,
 )
 
-_CURRENCY = "|".join(sorted((re.escape(w) for w in CURRENCY_WORDS), key=len, reverse=True))
 _NUMBER = re.compile(r"(?<![\w.,/\-])(\d[\d.,\u00a0\u202f'’]*\d|\d)(?![\w/\-]|[.,]\d)")
-_CURRENCY_BEFORE = re.compile(rf"(?:^|(?<=[\s(]))({_CURRENCY})\s?$", re.IGNORECASE)
-_CURRENCY_AFTER = re.compile(rf"^\s?({_CURRENCY})(?![^\W\d_])", re.IGNORECASE)
+_CURRENCY_BEFORE = re.compile(rf"(?:^|(?<=[\s(]))({CURRENCY_PATTERN})\s?$", re.IGNORECASE)
+_CURRENCY_AFTER = re.compile(rf"^\s?({CURRENCY_PATTERN})(?![^\W\d_])", re.IGNORECASE)
 _ID_SHAPE = re.compile(r"(?<![\w-])([A-Z]{1,5}-\d+)(?![\w]|-\w)")
 NEGATIONS = ("not", "no", "never", "cannot", "can't", "won't", "n't", "without", "unable", "none", "nor",
              "neither", "nothing", "failed", "refused", "declined")
