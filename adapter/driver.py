@@ -222,6 +222,7 @@ class PageDriver:
         self.latest: Observation | None = None
         self.dialog_log: list[DialogEvent] = []
         self._pending_dialogs: list[str] = []
+        self._pending_notices: list[str] = []
         self._part: PagePart | None = None
         """The part of a long page the next observation shows (set by `more`, cleared by any other action)."""
         self._token: str | None = None
@@ -277,6 +278,11 @@ class PageDriver:
         with suppress(PlaywrightError):  # the page may go away with its dialog
             await dialog.accept()
 
+    def notify(self, notice: str) -> None:
+        """Tell the model something in the next observation's header (`Notice:` lines), e.g. that a request
+        the page made was blocked; notices are shown once."""
+        self._pending_notices.append(notice)
+
     async def observe(self) -> Observation:
         """Render the current page; dialogs raised since the last observation are included."""
         script = (f"() => {{ const html = ({annotate_script()})(); "
@@ -291,13 +297,14 @@ class PageDriver:
                     raise
                 await asyncio.sleep(0.2)  # a navigation replaced the document mid-evaluation
         dialogs, self._pending_dialogs = self._pending_dialogs, []
+        notices, self._pending_notices = self._pending_notices, []
         here = site_path(self.page.url, self.origin)
         if self._part is not None and self.latest is not None and here != self.latest.url:
             self._part = None  # the page went elsewhere on its own: start at its top
         self._token = str(token)
         self.latest = render_observation(
             str(html), url=here, title=str(title),
-            max_chars=self.max_chars, dialogs=dialogs, part=self._part,
+            max_chars=self.max_chars, dialogs=dialogs, notices=notices, part=self._part,
         )
         return self.latest
 

@@ -60,6 +60,9 @@ class Observation(BaseModel):
     """Where the `more` action continues; None when nothing after this part was left out."""
     dialogs: list[str] = Field(default_factory=list)
     """Texts of alert/confirm dialogs shown since the previous observation."""
+    notices: list[str] = Field(default_factory=list)
+    """What the adapter did on the page's behalf since the previous observation and the model should know:
+    a blocked request to another origin, a closed popup, a refused download (adapter/containment.py)."""
 
     def control(self, control_id: str) -> Control | None:
         return next((c for c in self.controls if c.id == control_id), None)

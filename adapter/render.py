@@ -1,6 +1,6 @@
 """Annotated HTML (from annotate.js) → the compact text observation. Pure: no browser needed.
 
-The text is a header (`Page:`, `URL:`, any `Dialog:` lines), then the page in document order:
+The text is a header (`Page:`, `URL:`, any `Dialog:` and `Notice:` lines), then the page in document order:
 headings as `# ...`, text as lines, list items as `- ...`, table rows as `| a | b |`, and each
 control on its own line exactly as `format_control` writes it. Controls inside a table row follow
 the row. Text of a `<label>` whose control is shown is left out: the control line carries it.
@@ -266,6 +266,7 @@ def render_observation(
     title: str,
     max_chars: int = 6000,
     dialogs: list[str] | None = None,
+    notices: list[str] | None = None,
     part: PagePart | None = None,
 ) -> Observation:
     """Render annotated HTML to the observation text and its control table (same order).
@@ -274,9 +275,11 @@ def render_observation(
     asks for `next_part` of the previous observation).
     """
     dialogs = list(dialogs or [])
+    notices = list(notices or [])
     start = part or PagePart()
     head = [_Line(f"Page: {' '.join(title.split())}"), _Line(f"URL: {url}")]
     head += [_Line(f"Dialog: {json.dumps(text, ensure_ascii=False)}") for text in dialogs]
+    head += [_Line(f"Notice: {json.dumps(text, ensure_ascii=False)}") for text in notices]
     continued = start != PagePart()
     if continued:
         head.append(_Line(CONTINUED_NOTICE))
@@ -291,5 +294,5 @@ def render_observation(
     controls = [line.control for line in body if line.control]
     return Observation(
         url=url, title=title, text=text, controls=controls, truncated=continued or following is not None,
-        dialogs=dialogs, next_part=following,
+        dialogs=dialogs, notices=notices, next_part=following,
     )
