@@ -11,13 +11,13 @@ every task, so `done`'s shape never says whether a task is feasible.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError, field_validator
 
+from adapter.reply import JsonProblem, holds_invalid_text, load_json
 from tasks.answers import FORMATS, REASONS, REFUSAL_STATUSES, SHAPES, STATUSES, AnswerStatus, AnswerType, ReasonCode
 
 
@@ -71,7 +71,7 @@ class Check(_Action):
 
     action: Literal["check"] = "check"
     id: ControlId
-    checked: bool = Field(default=True, description="true to check, false to uncheck.")
+    checked: StrictBool = Field(default=True, description="true to check, false to uncheck.")
 
     _normalise_id = field_validator("id", mode="before")(_control_id)
 
@@ -114,7 +114,8 @@ class Done(_Action):
     done) gives its reason code; a task that asks for information gives it in `answer`, field by field."""
 
     action: Literal["done"] = "done"
-    success: bool = Field(description="true if the task is complete, false if you did not complete it.")
+    success: StrictBool = Field(description="true if the task is complete, false if you did not complete it.")
+    """A JSON boolean only: "yes", 1 or 1.0 is not a claim of success (the reply is rejected and the model told)."""
     status: AnswerStatus | None = Field(
         default=None, description="How the task ended (default: success when success is true, else failed). "
         + _listed(STATUSES) + ".")
@@ -206,7 +207,7 @@ class Rejection(BaseModel):
 
     cause: Literal[
         "no_action", "unknown_action", "malformed_arguments", "unknown_control", "stale_control",
-        "off_site", "not_applicable", "execution_error",
+        "off_site", "not_applicable", "execution_error", "invalid_text", "truncated_reply",
     ]
     reason: str
 
@@ -291,11 +292,16 @@ def parse_action(
         args: Any = {}
     elif isinstance(arguments, str):
         try:
-            args = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            return Rejection(cause="malformed_arguments", reason=f"Arguments of {name} are not valid JSON: {exc.msg}.")
+            args = load_json(arguments)
+        except JsonProblem as exc:
+            cause: Literal["truncated_reply", "malformed_arguments"] = (
+                "truncated_reply" if exc.truncated else "malformed_arguments")
+            return Rejection(cause=cause, reason=f"Arguments of {name} are not valid JSON: {exc}.")
     else:
         args = arguments
+    if holds_invalid_text(args):
+        return Rejection(cause="invalid_text", reason=f"Arguments of {name} hold text that is not valid Unicode (a "
+                                                      "lone surrogate).")
     if not isinstance(args, dict):
         return Rejection(cause="malformed_arguments", reason=f"Arguments of {name} must be a JSON object.")
     args = {k: v for k, v in args.items() if k != "action"}
@@ -310,25 +316,69 @@ def parse_action(
     return action
 
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+MAX_TEXT_REPLY_CHARS = 20_000
+"""The text protocol reads at most this much of a reply (a bounded reply of `max_response_tokens` is far shorter)."""
+MAX_TEXT_CANDIDATES = 32
+"""At most this many `{` positions are tried as the start of the action object, so parsing stays linear."""
 
 
 def parse_text_action(text: str | None, finish: FinishSchema = NO_ANSWER) -> Action | Rejection:
-    """Parse the text protocol: the first JSON object in the reply that names an action."""
+    """Parse the text protocol: the first JSON object in the reply that names an action.
+
+    Linear in the reply and bounded: only the first MAX_TEXT_REPLY_CHARS characters are read, and at most
+    MAX_TEXT_CANDIDATES candidate starts are tried, each with the bounded reader of `adapter.reply`."""
     if not text or not text.strip():
         return Rejection(cause="no_action", reason="The reply was empty. Reply with exactly one action.")
-    decoder = json.JSONDecoder()
-    for start in (m.start() for m in re.finditer(r"\{", text)):
+    text = text[:MAX_TEXT_REPLY_CHARS]
+    braces = 0
+    cut_off = False
+    for match in re.finditer(r"\{", text):
+        braces += 1
+        if braces > MAX_TEXT_CANDIDATES:
+            break
+        start = match.start()
+        end = _object_end(text, start)
+        if end is None:
+            cut_off = True
+            continue
         try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+            obj = load_json(text[start:end])
+        except JsonProblem:
             continue
         if isinstance(obj, dict) and "action" in obj:
             name = obj.get("action")
             return parse_action(name if isinstance(name, str) else None, obj, finish)
-    if _JSON_OBJECT.search(text):
+    if cut_off:
+        return Rejection(cause="truncated_reply", reason="The reply's JSON action object is not closed.")
+    if braces:
         return Rejection(cause="malformed_arguments", reason="The reply holds no valid JSON action object.")
     return Rejection(cause="no_action", reason="The reply holds no action. Reply with one JSON action object.")
+
+
+def _object_end(text: str, start: int) -> int | None:
+    """Where the JSON object starting at `start` closes (by brackets outside strings), or None if it never does.
+
+    One pass from `start`; scanning stops at the end of the first balanced object."""
+    depth = 0
+    in_string = escaped = False
+    for position in range(start, len(text)):
+        char = text[position]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+    return None
 
 
 def action_to_arguments(action: Action) -> dict[str, Any]:

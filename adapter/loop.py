@@ -29,6 +29,7 @@ from adapter.actions import (
 from adapter.context import ContextWindow, estimate_tokens
 from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
+from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 
 StopReason = Literal["finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure"]
 ToolMode = Literal["auto", "native", "text"]
@@ -68,34 +69,6 @@ class Environment(Protocol):
     async def observe(self) -> Observation: ...
 
     async def act(self, action: Action, number: int) -> ActionOutcomeLike: ...
-
-
-class ToolCall(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str | None = None
-    name: str
-    arguments: str
-
-
-class ModelCall(BaseModel):
-    """What the endpoint returned for one request, as observed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    latency_s: float
-    model: str | None
-    system_fingerprint: str | None
-    finish_reason: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    content: str | None
-    tool_calls: list[ToolCall]
-    prompt_tokens_estimated: int
-    request_sha256: str
-    """sha256 of the canonical JSON of the messages sent, so the exact prompt lineage can be checked."""
-    server_headers: dict[str, str] = Field(default_factory=dict)
-    """The reply's response headers that say which server answered (`SERVER_HEADERS`, names lower-case)."""
 
 
 class Step(BaseModel):
@@ -147,32 +120,26 @@ def server_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {name: lowered[name] for name in SERVER_HEADERS if name in lowered}
 
 
-def _observed(response: Any, latency: float, estimated: int, request_sha256: str,
-              headers: Mapping[str, str]) -> ModelCall:
-    choice = response.choices[0] if response.choices else None
-    message = choice.message if choice else None
-    calls = [
-        ToolCall(id=getattr(tc, "id", None), name=tc.function.name, arguments=tc.function.arguments or "")
-        for tc in (message.tool_calls or []) if getattr(tc, "function", None) is not None
-    ] if message else []
-    usage = response.usage
-    return ModelCall(
-        latency_s=round(latency, 4), model=response.model, system_fingerprint=response.system_fingerprint,
-        finish_reason=choice.finish_reason if choice else None,
-        prompt_tokens=usage.prompt_tokens if usage else None,
-        completion_tokens=usage.completion_tokens if usage else None,
-        content=message.content if message else None, tool_calls=calls, prompt_tokens_estimated=estimated,
-        request_sha256=request_sha256, server_headers=server_headers(headers),
-    )
-
-
 def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema) -> Action | Rejection:
+    """The action a reply asks for, or why it asks for none.
+
+    Several tool calls in one reply: the first is carried out and the result says the others were not (the step
+    records how many there were). A reply cut off at the response limit that does not parse is `truncated_reply`."""
+    if call.invalid_text:
+        return Rejection(cause="invalid_text", reason="The reply held text that is not valid Unicode (a lone "
+                                                      "surrogate). Reply with one action in valid text.")
     if call.tool_calls:
         first = call.tool_calls[0]
-        return parse_action(first.name, first.arguments, finish)
-    if mode == "native":
-        return Rejection(cause="no_action", reason="No tool call was made. Call exactly one of the tools.")
-    return parse_text_action(call.content, finish)
+        decided = parse_action(first.name, first.arguments, finish)
+    elif mode == "native":
+        decided = Rejection(cause="no_action", reason="No tool call was made. Call exactly one of the tools.")
+    else:
+        decided = parse_text_action(call.content, finish)
+    if isinstance(decided, Rejection) and call.finish_reason == "length" and decided.cause != "truncated_reply":
+        return Rejection(cause="truncated_reply", reason="The reply was cut off at the response length limit "
+                                                         f"before its action was complete ({decided.reason}) "
+                                                         "Reply with a shorter action.")
+    return decided
 
 
 def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
@@ -182,9 +149,9 @@ def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
     history's arguments and fail on the model's own malformed output. The transcript keeps the raw text.
     """
     try:
-        json.loads(call.arguments or "{}")
+        load_json(call.arguments or "{}")
         arguments = call.arguments or "{}"
-    except json.JSONDecodeError:
+    except JsonProblem:
         arguments = "{}"
     return {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
 
@@ -208,8 +175,10 @@ class ModelLoop:
         """The task's answer fields, added to `done` in the tools, the text protocol and the parser."""
         self._tools_tokens = estimate_tokens(json.dumps(tool_schemas(finish)))
 
-    async def _request(self, messages: Sequence[dict[str, Any]], mode: ToolMode) -> tuple[Any, Mapping[str, str]]:
-        """The parsed reply and its response headers."""
+    async def _request(
+        self, messages: Sequence[dict[str, Any]], mode: ToolMode
+    ) -> tuple[bytes, str, Mapping[str, str]]:
+        """The reply's body, content type and response headers (HTTP errors raise openai's errors)."""
         kwargs: dict[str, Any] = {
             "model": self.model, "messages": list(messages), "max_tokens": self.bounds.max_response_tokens,
             "temperature": self.bounds.temperature,
@@ -219,7 +188,8 @@ class ModelLoop:
         if mode != "text":
             kwargs["tools"] = tool_schemas(self.finish)
         raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
-        return raw.parse(), raw.headers
+        response = raw.http_response
+        return response.content, response.headers.get("content-type", ""), response.headers
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.
@@ -267,7 +237,7 @@ class ModelLoop:
             sent = messages
             began = time.monotonic()
             try:
-                response, headers = await self._request(messages, mode)
+                body, content_type, headers = await self._request(messages, mode)
             except openai.BadRequestError as exc:
                 if mode != "auto" or "tool" not in str(exc).lower():
                     return self._infrastructure(transcript, exc)
@@ -278,13 +248,16 @@ class ModelLoop:
                 window.budget += self._tools_tokens
                 sent = window.fit() or messages
                 try:
-                    response, headers = await self._request(sent, mode)
+                    body, content_type, headers = await self._request(sent, mode)
                 except openai.APIError as retry_exc:
                     return self._infrastructure(transcript, retry_exc)
             except openai.APIError as exc:
                 return self._infrastructure(transcript, exc)
             digest = hashlib.sha256(json.dumps(sent, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-            call = _observed(response, time.monotonic() - began, estimated, digest, headers)
+            call = read_reply(body, content_type=content_type, latency_s=time.monotonic() - began,
+                              estimated=estimated, request_sha256=digest, headers=server_headers(headers))
+            if isinstance(call, EndpointFault):
+                return self._infrastructure(transcript, call)
             try:
                 finished = await self._step(env, window, transcript, number, call, mode)
             except EnvironmentFailure as exc:
@@ -300,8 +273,11 @@ class ModelLoop:
         decided = _interpret(call, mode, self.finish)
         # Echo the server's own call id; invent one only when it sent none.
         call_id = (call.tool_calls[0].id if call.tool_calls else None) or f"call_{number}"
-        assistant: dict[str, Any] = {"role": "assistant", "content": call.content}
-        if call.tool_calls:
+        # A tool call is echoed (and answered by a tool message) only when it named a function; content is a
+        # string, never null: some servers' chat templates fail on a null assistant content.
+        echoed = bool(call.tool_calls and call.tool_calls[0].name)
+        assistant: dict[str, Any] = {"role": "assistant", "content": call.content or ""}
+        if echoed:
             assistant["tool_calls"] = [_history_tool_call(call.tool_calls[0], call_id)]
         window.add(assistant)
         if isinstance(decided, Done):
@@ -324,9 +300,14 @@ class ModelLoop:
         began = time.perf_counter()
         observation = await self._observe(env)
         observe_s = round(time.perf_counter() - began, 4)
+        if len(call.tool_calls) > 1:
+            note = (f"only the first of {len(call.tool_calls)} tool calls was considered; send one action per reply"
+                    + (f"; {note}" if note else ""))
         result = result_ok(note) if rejection is None else result_rejected(rejection.cause, rejection.reason)
+        if rejection is not None and len(call.tool_calls) > 1:
+            result += f" (Only the first of {len(call.tool_calls)} tool calls was considered.)"
         content = result_message(result, observation.text)
-        if call.tool_calls:
+        if echoed:
             window.add({"role": "tool", "tool_call_id": call_id, "content": content}, observation=observation.text)
         else:
             window.add({"role": "user", "content": content}, observation=observation.text)
@@ -336,7 +317,8 @@ class ModelLoop:
         return False
 
     @staticmethod
-    def _infrastructure(transcript: AgentTranscript, exc: Exception) -> AgentTranscript:
+    def _infrastructure(transcript: AgentTranscript, exc: Exception | EndpointFault) -> AgentTranscript:
         transcript.stop_reason = "infrastructure"
-        transcript.infrastructure_error = f"{type(exc).__name__}: {exc}"
+        said = str(exc) if isinstance(exc, EndpointFault) else f"{type(exc).__name__}: {exc}"
+        transcript.infrastructure_error = clean_text(said)[0][:2000]  # an error may quote the endpoint's bytes
         return transcript

@@ -46,7 +46,13 @@ def test_bad_model_output_becomes_a_rejection_with_a_reason() -> None:
     cases = {
         (None, None): "no_action",
         ("teleport", "{}"): "unknown_action",
-        ("click", '{"id": 5'): "malformed_arguments",
+        ("click", '{"id": 5'): "truncated_reply",  # unterminated: cut off, whatever finish_reason says
+        ("click", '{"id": 5]'): "malformed_arguments",
+        ("click", '{"id": ' + "1" * 5000 + "}"): "malformed_arguments",
+        ("click", '{"id": ' + "[" * 5000 + "]" * 5000 + "}"): "malformed_arguments",
+        ("done", '{"success": "yes"}'): "malformed_arguments",
+        ("done", '{"success": 1.0}'): "malformed_arguments",
+        ("check", '{"id": "3", "checked": 1}'): "malformed_arguments",
         ("fill", '{"id": "5"}'): "malformed_arguments",
         ("click", '{"id": "5", "force": true}'): "malformed_arguments",
         ("done", '["yes"]'): "malformed_arguments",

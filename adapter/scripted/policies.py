@@ -157,7 +157,7 @@ def loop(conversation: Conversation) -> Reply:
 
 _MALFORMED: tuple[Reply, ...] = (
     Reply(content="Let me think about which control to use first."),
-    Reply(tool="click", arguments='{"id": 5'),
+    Reply(tool="click", arguments='{"id": 5]'),
     Reply(tool="click", arguments='{"id": "9999"}'),
     Reply(tool="navigate", arguments='{"url": "https://example.com/"}'),
     Reply(tool="teleport", arguments="{}"),
