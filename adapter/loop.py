@@ -6,8 +6,10 @@ rejected with a reason the model sees, recorded, and counted against the action 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
@@ -48,6 +50,8 @@ class Bounds(BaseModel):
     seed: int | None = 42
     """Requested sampling seed; whether the server honours it is not verified."""
     wall_clock_s: float = Field(default=600.0, gt=0)
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    """Longest wait for one model reply, the client's retries included; the episode's wall clock bounds it too."""
     tool_mode: ToolMode = "auto"
     observation_chars: int = Field(default=6000, ge=500)
 
@@ -104,6 +108,9 @@ class AgentTranscript(BaseModel):
     finish: Done | None = None
     stop_reason: StopReason | None = None
     infrastructure_error: str | None = None
+    stop_detail: str | None = None
+    """What ended the episode when a bound did, in words (e.g. the server's context-length refusal, or which time
+    bound a model request ran into)."""
 
     @property
     def rejected_actions(self) -> int:
@@ -158,6 +165,27 @@ def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
 
 
 
+CONTEXT_REFUSALS = re.compile(
+    r"context[ _-]?(length|window|size)|maximum context|n_ctx|too many tokens|exceeds? the (model'?s? )?"
+    r"(context|maximum)|prompt is too long|input is too long|max_model_len|tokens? limit", re.IGNORECASE)
+"""How OpenAI, vLLM, llama.cpp, LM Studio and Ollama word a refusal of a prompt longer than the model's context."""
+
+
+def context_refusal(error: openai.APIStatusError) -> bool:
+    """Whether an HTTP 400 refuses the prompt for its length: the episode's context is exhausted (a bound of the
+    episode), not the endpoint's failure."""
+    return bool(CONTEXT_REFUSALS.search(str(error)))
+
+
+class RequestBound(Exception):
+    """A model request ran into a time bound: the per-request timeout or the rest of the episode's wall clock."""
+
+    def __init__(self, which: Literal["request_timeout", "wall_clock"], limit_s: float) -> None:
+        super().__init__(f"no reply within {limit_s:.1f} s ({which.replace('_', ' ')})")
+        self.which = which
+        self.limit_s = limit_s
+
+
 class EnvironmentFailure(Exception):
     """The page could not be observed or acted on (browser crash, closed page): not the agent's fault."""
 
@@ -186,7 +214,9 @@ class ModelLoop:
         if self.bounds.seed is not None:
             kwargs["seed"] = self.bounds.seed
         if mode != "text":
+            # tool_choice explicitly: some servers (llama.cpp's) leave the tools out of the prompt without it.
             kwargs["tools"] = tool_schemas(self.finish)
+            kwargs["tool_choice"] = "auto"
         raw = await self.client.chat.completions.with_raw_response.create(**kwargs)
         response = raw.http_response
         return response.content, response.headers.get("content-type", ""), response.headers
@@ -237,8 +267,10 @@ class ModelLoop:
             sent = messages
             began = time.monotonic()
             try:
-                body, content_type, headers = await self._request(messages, mode)
+                body, content_type, headers = await self._bounded(messages, mode, started)
             except openai.BadRequestError as exc:
+                if context_refusal(exc):
+                    return self._stop(transcript, "context_exhausted", f"the server refused the prompt: {exc}")
                 if mode != "auto" or "tool" not in str(exc).lower():
                     return self._infrastructure(transcript, exc)
                 # A server without tool support: use the text protocol for the rest of the episode.
@@ -248,11 +280,20 @@ class ModelLoop:
                 window.budget += self._tools_tokens
                 sent = window.fit() or messages
                 try:
-                    body, content_type, headers = await self._request(sent, mode)
+                    body, content_type, headers = await self._bounded(sent, mode, started)
+                except openai.BadRequestError as retry_exc:
+                    if context_refusal(retry_exc):
+                        refused = f"the server refused the prompt: {retry_exc}"
+                        return self._stop(transcript, "context_exhausted", refused)
+                    return self._infrastructure(transcript, retry_exc)
                 except openai.APIError as retry_exc:
                     return self._infrastructure(transcript, retry_exc)
+                except RequestBound as bound:
+                    return self._bound_hit(transcript, bound)
             except openai.APIError as exc:
                 return self._infrastructure(transcript, exc)
+            except RequestBound as bound:
+                return self._bound_hit(transcript, bound)
             digest = hashlib.sha256(json.dumps(sent, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
             call = read_reply(body, content_type=content_type, latency_s=time.monotonic() - began,
                               estimated=estimated, request_sha256=digest, headers=server_headers(headers))
@@ -316,8 +357,37 @@ class ModelLoop:
                                      navigated=navigated))
         return False
 
+    async def _bounded(
+        self, messages: Sequence[dict[str, Any]], mode: ToolMode, started: float
+    ) -> tuple[bytes, str, Mapping[str, str]]:
+        """`_request` within the request timeout and what is left of the episode's wall clock (RequestBound says
+        which one it ran into)."""
+        left = self.bounds.wall_clock_s - (time.monotonic() - started)
+        limit = min(self.bounds.request_timeout_s, max(left, 0.0))
+        try:
+            return await asyncio.wait_for(self._request(messages, mode), timeout=limit)
+        except TimeoutError:
+            raise RequestBound("wall_clock" if left <= self.bounds.request_timeout_s else "request_timeout",
+                               limit) from None
+
     @staticmethod
-    def _infrastructure(transcript: AgentTranscript, exc: Exception | EndpointFault) -> AgentTranscript:
+    def _bound_hit(transcript: AgentTranscript, bound: RequestBound) -> AgentTranscript:
+        if bound.which == "wall_clock":
+            return ModelLoop._stop(transcript, "wall_clock",
+                                   f"a model request was still waiting when the episode's wall clock ran out "
+                                   f"({bound.limit_s:.1f} s left)")
+        transcript = ModelLoop._infrastructure(transcript, bound)
+        transcript.stop_detail = str(bound)
+        return transcript
+
+    @staticmethod
+    def _stop(transcript: AgentTranscript, reason: StopReason, detail: str) -> AgentTranscript:
+        transcript.stop_reason = reason
+        transcript.stop_detail = clean_text(detail)[0][:2000]
+        return transcript
+
+    @staticmethod
+    def _infrastructure(transcript: AgentTranscript, exc: BaseException | EndpointFault) -> AgentTranscript:
         transcript.stop_reason = "infrastructure"
         said = str(exc) if isinstance(exc, EndpointFault) else f"{type(exc).__name__}: {exc}"
         transcript.infrastructure_error = clean_text(said)[0][:2000]  # an error may quote the endpoint's bytes

@@ -16,6 +16,7 @@ from playwright.async_api import Error as PlaywrightError
 from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
 from adapter.driver import PageDriver
 from adapter.loop import AgentTranscript, ModelLoop
+from adapter.reply import clean_text
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.loops import loop_stats
@@ -92,6 +93,13 @@ async def _drive(
         await context.close()
 
 
+def _harness_failure(task: LoadedTask, error: str) -> AgentTranscript:
+    """The transcript of an episode the harness could not carry through (an infrastructure outcome)."""
+    return AgentTranscript(system_prompt="", instruction=task.spec.instruction, tool_mode="auto",
+                           first_observation="", stop_reason="infrastructure",
+                           infrastructure_error=clean_text(error)[0][:2000])
+
+
 async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode) -> tuple[EpisodeRecord, Receipt]:
     """Run, judge, save and replay one episode; the record is admitted to the run only after all that."""
     episode_id = planned.episode_id
@@ -107,9 +115,9 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         try:
             transcript = await _drive(ctx, task, tenant.token, model, trace)
         except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
-            transcript = AgentTranscript(system_prompt="", instruction=task.spec.instruction, tool_mode="auto",
-                                         first_observation="", stop_reason="infrastructure",
-                                         infrastructure_error=f"browser: {type(exc).__name__}: {exc}")
+            transcript = _harness_failure(task, f"browser: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # a defect of the harness itself: this episode's outcome, never the whole run's
+            transcript = _harness_failure(task, f"harness: {type(exc).__name__}: {exc}")
         operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
     finally:
         ctx.registry.drop(tenant)
