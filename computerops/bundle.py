@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -33,7 +36,10 @@ CHECKSUMS = "checksums.sha256"
 """sha256 of every file of the bundle (but itself and verification.json), `sha256sum` format."""
 VERIFICATION = "verification.json"
 """Written by a passing `computerops verify`: the checksum list it verified (evidence level E2)."""
-_UNSEALED = {CHECKSUMS, VERIFICATION}
+WRITER_LOCK = ".writer.lock"
+"""Held (flock, exclusive) by the one process that writes a run directory: `run`, `run --resume`, `verify`. The OS
+drops it when that process ends, however it ends, so a killed run can be resumed at once."""
+_UNSEALED = {CHECKSUMS, VERIFICATION, WRITER_LOCK}
 
 M = TypeVar("M", bound=BaseModel)
 _OPERATIONS = TypeAdapter(list[Operation])
@@ -43,6 +49,41 @@ _STATE: TypeAdapter[StateSnapshot] = TypeAdapter(StateSnapshot)
 
 class BundleError(ValueError):
     """A run directory that is missing, malformed or not what the command expects."""
+
+
+class RunLocked(BundleError):
+    """Another process is writing this run directory."""
+
+
+@contextmanager
+def writer_lock(root: Path) -> Iterator[None]:
+    """Hold the run directory's writer lock for the block; RunLocked at once if another process holds it.
+
+    Creates `root` if it does not exist yet (a new run) and removes it again if nothing but the lock was written."""
+    created = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / WRITER_LOCK
+    handle = path.open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise RunLocked(f"{root} is being written by {holder}; wait for it to end (or stop it) and try again, "
+                        "or choose another --out directory") from None
+    try:
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()}\n")
+        handle.flush()
+        yield
+    finally:
+        if created and [p.name for p in root.iterdir()] == [WRITER_LOCK]:
+            path.unlink()
+            root.rmdir()
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
 
 
 def _write_json(path: Path, data: str) -> None:
@@ -77,7 +118,7 @@ class RunDirectory:
     @staticmethod
     def ensure_new(root: Path) -> None:
         """Refuse a target that holds anything, so no earlier evidence is ever overwritten."""
-        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        if root.exists() and (not root.is_dir() or any(p.name != WRITER_LOCK for p in root.iterdir())):
             raise BundleError(f"{root} already exists and is not empty; choose a new --out directory")
 
     @classmethod

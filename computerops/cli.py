@@ -19,7 +19,7 @@ from adapter.loop import Bounds, ToolMode
 from adapter.scripted import create_scripted_app
 from computerops.audit import audit_markdown, audit_tasks
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
-from computerops.bundle import BundleError, RunDirectory
+from computerops.bundle import BundleError, RunDirectory, writer_lock
 from computerops.checking import check_tasks
 from computerops.config import EndpointConfig, RunConfig, SubsetRef, parse_endpoint, plan_episodes
 from computerops.console import (
@@ -508,9 +508,11 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) ->
     replayed, the summary recomputed. Exit 0 and evidence level E2 on PASS; exit 1 with the first mismatch."""
     try:
         bundle = RunDirectory.open(run_dir)
+        with writer_lock(bundle.root):  # a run still being written is refused, and nothing writes during verify
+            passed = _verify(bundle).passed
     except BundleError as exc:
         raise _fail(str(exc)) from exc
-    if not _verify(bundle).passed:
+    if not passed:
         raise typer.Exit(1)
 
 

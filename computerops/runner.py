@@ -17,7 +17,7 @@ from playwright.async_api import async_playwright
 
 from adapter.browser import describe_chromium, launch_browser
 from adapter.scripted import create_scripted_app
-from computerops.bundle import RunDirectory
+from computerops.bundle import RunDirectory, writer_lock
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.episode import EpisodeContext, run_episode
 from computerops.provenance import code_hashes, observe_endpoint, protocol_hashes, versions
@@ -229,6 +229,9 @@ async def execute_run(
     if not resume:
         RunDirectory.ensure_new(out)  # before any server, browser or model call
     async with AsyncExitStack() as stack:
+        stack.enter_context(writer_lock(out))  # one writer per run directory (RunLocked otherwise)
+        if not resume:
+            RunDirectory.ensure_new(out)  # again under the lock: another writer may have started meanwhile
         tenant_root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="computerops-tenants-")))
         registry = TenantRegistry(tenant_root / "run")
         stack.callback(registry.close)
