@@ -137,7 +137,7 @@ async def replay_episode(
                     headers[ACTION_HEADER] = str(op.action)
                 if op.content_type:
                     headers["content-type"] = op.content_type
-                url = op.path + (f"?{op.query}" if op.query else "")
+                url = (op.raw_path or op.path) + (f"?{op.query}" if op.query else "")
                 await client.request(op.method, url, content=op.body.encode("utf-8"), headers=headers)
         replayed_ops = tenant.operations()
         journal = tenant.journal()

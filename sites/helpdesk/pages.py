@@ -9,6 +9,7 @@ from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse
 
 from sites.helpdesk.models import Customer, Order, RefundApproval, Ticket
+from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.kit.pages import PageRenderer
 
@@ -38,9 +39,8 @@ def order_by_number(session: Session, number: str) -> Order | None:
 
 def customer_by_id(session: Session, customer_id: str) -> Customer | None:
     """The customer with this id (given as path text), or None when it is not a known id."""
-    if not customer_id.isdigit():
-        return None
-    return session.get(Customer, int(customer_id))
+    number = whole_number(customer_id)
+    return None if number is None else session.get(Customer, number)
 
 
 def customers_by_id(session: Session) -> dict[int, Customer]:

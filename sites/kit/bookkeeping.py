@@ -39,6 +39,7 @@ operation_table = Table(
     Column("action", Integer, nullable=True),
     Column("method", String, nullable=False),
     Column("path", Text, nullable=False),
+    Column("raw_path", Text, nullable=True),
     Column("query", Text, nullable=False),
     Column("content_type", Text, nullable=True),
     Column("body", Text, nullable=False),

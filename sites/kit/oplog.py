@@ -9,8 +9,9 @@ context in `scope["state"]`, and logs the operation before forwarding the unchan
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import anyio.to_thread
 from starlette.datastructures import Headers
@@ -67,12 +68,34 @@ def _server_error(seq: int) -> HTMLResponse:
     return message_page(status=500, title="Server error", message=f"Operation {seq} failed; no change was saved.")
 
 
-def _action_number(headers: Headers) -> int | None:
-    raw = headers.get(ACTION_HEADER)
-    try:
-        return None if raw is None else int(raw)
-    except ValueError:
+MAX_ACTION_NUMBER = 10**9
+"""Largest action number a request may carry (far above any episode's budget, far below SQLite's integer limit)."""
+_ACTION_NUMBER = re.compile(r"[0-9]{1,10}")
+
+
+def action_number(raw: str | None) -> int | Literal["invalid"] | None:
+    """The action number an `X-ComputerOps-Action` header carries: None without one, "invalid" for a value that is
+    not 0 to MAX_ACTION_NUMBER in ASCII digits (refused before any work, so nothing is done and nothing logged)."""
+    if raw is None:
         return None
+    if not _ACTION_NUMBER.fullmatch(raw) or int(raw) > MAX_ACTION_NUMBER:
+        return "invalid"
+    return int(raw)
+
+
+def _bad_action_header() -> HTMLResponse:
+    return message_page(status=400, title="Bad action header",
+                        message=f"The {ACTION_HEADER} header must be a whole number from 0 to {MAX_ACTION_NUMBER}.")
+
+
+def raw_path_of(scope: Scope) -> str | None:
+    """The request path exactly as sent (percent-escapes kept) when it differs from the decoded `path`: replay must
+    send `/a%3Fb` as such, not re-parse the decoded `/a?b`. None when the two are the same text."""
+    raw = scope.get("raw_path")
+    if not isinstance(raw, bytes | bytearray):
+        return None
+    text = bytes(raw).decode("latin-1").split("?", 1)[0]  # some servers leave the query on it
+    return None if text == scope["path"] else text
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -166,6 +189,9 @@ class OperationLogMiddleware:
         if tenant.site != site.name:
             await _wrong_site(site)(scope, receive, send)
             return
+        if action_number(headers.get(ACTION_HEADER)) == "invalid":
+            await _bad_action_header()(scope, receive, send)
+            return
         async with tenant.lock:
             await self._run_operation(tenant, headers, scope, receive, send)
 
@@ -173,7 +199,9 @@ class OperationLogMiddleware:
         self, tenant: Tenant, headers: Headers, scope: Scope, receive: Receive, send: Send
     ) -> None:
         seq = await anyio.to_thread.run_sync(tenant.last_operation_seq) + 1
-        operation = OperationContext(site=tenant.site, seed=tenant.seed, seq=seq, action=_action_number(headers))
+        number = action_number(headers.get(ACTION_HEADER))
+        operation = OperationContext(site=tenant.site, seed=tenant.seed, seq=seq,
+                                     action=None if number == "invalid" else number)
         body = await _read_body(receive)
         method, path = scope["method"], scope["path"]
         faults = tenant.faults
@@ -209,6 +237,7 @@ class OperationLogMiddleware:
             action=operation.action,
             method=scope["method"],
             path=scope["path"],
+            raw_path=raw_path_of(scope),
             query=scope.get("query_string", b"").decode("latin-1"),
             content_type=headers.get("content-type"),
             body=body.decode("utf-8", errors="replace"),

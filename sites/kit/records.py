@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from sites.kit.faults import FaultDecision
 
@@ -59,6 +59,10 @@ class Operation(BaseModel):
     """The adapter action number that caused the request (from the X-ComputerOps-Action header)."""
     method: str
     path: str
+    """The request path, percent-escapes decoded (as routes see it)."""
+    raw_path: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The path exactly as sent when that differs from `path` (it held percent-escapes); replay sends this one.
+    Left out of the evidence when None, so operations of ordinary paths are written as before it existed."""
     query: str
     content_type: str | None
     body: str

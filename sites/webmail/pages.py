@@ -8,6 +8,7 @@ from typing import Any
 from sqlmodel import Session
 from starlette.responses import HTMLResponse
 
+from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.kit.pages import PageRenderer
 from sites.webmail.models import Contact, Message
@@ -28,7 +29,8 @@ def not_found(operation: OperationContext, what: str) -> HTMLResponse:
 
 def message_by_id(session: Session, text: str, folder: str | None = None) -> Message | None:
     """The message with this id (given as path text), optionally only in `folder`, or None."""
-    found = session.get(Message, int(text)) if text.isdigit() else None
+    number = whole_number(text)
+    found = None if number is None else session.get(Message, number)
     if found is None or (folder is not None and found.folder != folder):
         return None
     return found
@@ -36,4 +38,5 @@ def message_by_id(session: Session, text: str, folder: str | None = None) -> Mes
 
 def contact_by_id(session: Session, text: str) -> Contact | None:
     """The contact with this id (given as path text), or None."""
-    return session.get(Contact, int(text)) if text.isdigit() else None
+    number = whole_number(text)
+    return None if number is None else session.get(Contact, number)

@@ -25,6 +25,7 @@ from sites.inventory.stock import (
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import committed_part
 from sites.kit.money import format_cents, parse_cents
+from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
 
@@ -76,7 +77,7 @@ def product_list(
     session: SessionDep, operation: OperationDep, category: str = "all", stock: str = "all", updated: str = ""
 ) -> HTMLResponse:
     """Products by SKU, optionally one category only and/or only those below their reorder point."""
-    notice = f"Updated {updated} products." if updated.isdigit() else None
+    notice = f"Updated {updated} products." if whole_number(updated) is not None else None
     return _list_page(session, operation, category=category, stock=stock, notice=notice)
 
 

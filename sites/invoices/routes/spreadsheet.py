@@ -13,6 +13,7 @@ from starlette.responses import HTMLResponse
 from sites.invoices.models import Invoice, InvoiceLine
 from sites.invoices.pages import not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.numbers import whole_number
 
 router = APIRouter()
 
@@ -27,7 +28,8 @@ def sheet_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
 @router.get("/spreadsheet/{sheet}", response_class=HTMLResponse)
 def sheet(sheet: str, session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """One sheet: line, description, amount; 404 for a sheet that does not exist."""
-    if not sheet.isdigit() or session.get(Invoice, int(sheet)) is None:
+    sheet_id = whole_number(sheet)
+    if sheet_id is None or session.get(Invoice, sheet_id) is None:
         return not_found(operation, f"Sheet {sheet}")
     number = int(sheet)
     query = select(InvoiceLine).where(InvoiceLine.invoice_id == number).order_by(col(InvoiceLine.position))

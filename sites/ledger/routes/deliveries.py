@@ -10,6 +10,7 @@ from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.ledger.models import DESTINATIONS, Delivery, Dispatch
 from sites.ledger.pages import PREFIX, delivery_by_number, event_numbers, not_found, page
@@ -132,7 +133,8 @@ def delivery_detail(
 
 
 def _version(text: str) -> int:
-    return int(text) if text.isdigit() else -1
+    number = whole_number(text)
+    return -1 if number is None else number
 
 
 @router.post("/deliveries/{number}/dispatch", response_model=None)
