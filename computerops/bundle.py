@@ -14,7 +14,7 @@ from typing import TypeVar
 from pydantic import BaseModel, TypeAdapter
 
 from computerops.config import PlannedEpisode
-from computerops.records import EpisodeRecord, ResumeEntry, RunManifest
+from computerops.records import Completeness, EpisodeRecord, ResumeEntry, RunManifest
 from replays import Receipt, RecordedEpisode, file_sha256
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from verifier import Verdict
@@ -240,8 +240,8 @@ class RunDirectory:
         problems += [f"{name}: present but not in {CHECKSUMS}" for name in sorted(present - set(listed))]
         return problems
 
-    def records(self) -> list[EpisodeRecord]:
-        """The admitted records in plan order (episodes.jsonl holds them in the order they finished).
+    def all_records(self) -> list[EpisodeRecord]:
+        """Every complete line of episodes.jsonl, in file order (superseded records included).
 
         An unfinished last line (no newline: the runner died while writing it) is not an admitted
         record and is skipped; `run --resume` cuts it off and re-runs that episode.
@@ -256,9 +256,47 @@ class RunDirectory:
                     records.append(EpisodeRecord.model_validate_json(line))
                 except ValueError as exc:
                     raise BundleError(f"{path}:{number}: not a valid episode record: {exc}") from exc
+        return records
+
+    def records(self) -> list[EpisodeRecord]:
+        """The admitted records in plan order (episodes.jsonl holds them in the order they finished): for an episode
+        re-run after an infrastructure failure (`run --resume`), its latest record; the earlier ones are
+        `superseded()`."""
+        return self._split()[0]
+
+    def completeness(self) -> Completeness:
+        """Planned against admitted, from the manifest, episodes.jsonl, resumes.jsonl and interrupted/."""
+        records, superseded = self._split()
+        admitted = {r.episode_id for r in records}
+        attempts = self.root / INTERRUPTED
+        return Completeness(
+            planned=len(self.manifest().config.episodes), admitted=len(admitted),
+            missing=[p.episode_id for p in self.manifest().config.episodes if p.episode_id not in admitted],
+            infrastructure_failures=[r.episode_id for r in records if r.outcome == "infrastructure_failure"],
+            interrupted_attempts=sum(1 for _ in attempts.glob("*/attempt-*")) if attempts.is_dir() else 0,
+            resumes=len(self.resumes()), rerun_after_infrastructure=len(superseded),
+        )
+
+    def superseded(self) -> list[EpisodeRecord]:
+        """Infrastructure-failure records of episodes that `run --resume` ran again (their evidence is under
+        interrupted/<id>/): kept and listed, never counted."""
+        return self._split()[1]
+
+    def _split(self) -> tuple[list[EpisodeRecord], list[EpisodeRecord]]:
+        latest: dict[str, EpisodeRecord] = {}
+        extra: list[EpisodeRecord] = []  # a second record of an episode that had not failed: verify names it
+        superseded: list[EpisodeRecord] = []
+        for record in self.all_records():
+            earlier = latest.get(record.episode_id)
+            if earlier is not None and earlier.outcome != "infrastructure_failure":
+                extra.append(record)
+                continue
+            if earlier is not None:
+                superseded.append(earlier)
+            latest[record.episode_id] = record
         plan = {p.episode_id: index for index, p in enumerate(self.manifest().config.episodes)}
         # Stable: a record outside the plan (none is written so) keeps its file position, after the plan's.
-        return sorted(records, key=lambda r: plan.get(r.episode_id, len(plan)))
+        return sorted([*latest.values(), *extra], key=lambda r: plan.get(r.episode_id, len(plan))), superseded
 
     def receipt(self, episode_id: str) -> Receipt | None:
         path = self.episode_dir(episode_id) / RECEIPT

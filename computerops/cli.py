@@ -192,6 +192,7 @@ def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None) ->
     except (BundleError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     report_ = run_report(manifest.config.run_id, records, declared_scripted=manifest.scripted, manifest=manifest,
+                         completeness=bundle.completeness(),
                          verified_by_reviewer=reviewer_verified(bundle))
     if html is not None:
         try:

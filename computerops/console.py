@@ -122,6 +122,9 @@ def print_report(report: RunReport) -> None:
         console.print(per_task)
     console.print(usage)
     console.print(f"Evidence level {report.evidence_level}: {report.evidence_level_meaning}.", markup=False)
+    if report.completeness is not None and not report.completeness.complete:
+        console.print(f"INCOMPLETE RUN: {report.completeness.describe()}. The figures cover only what was admitted; "
+                      "continue it with `computerops run --resume`.", markup=False)
     claimed, observed = report.provenance.claimed, report.provenance.observed
     claimed_text = ("unknown" if claimed is None else
                     f"kind {claimed.kind}, base_url {_value(claimed.base_url)}, model {_value(claimed.model)}, "

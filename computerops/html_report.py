@@ -279,6 +279,9 @@ def render_html(report: RunReport) -> str:
         f"<h1>{_text(title)}</h1>", scripted,
         f'<p>Evidence level <strong>{_text(report.evidence_level)}</strong>: {_text(report.evidence_level_meaning)}.'
         "</p>",
+        "" if report.completeness is None or report.completeness.complete else
+        f"<p><strong>Incomplete run</strong>: {_text(report.completeness.describe())}. The figures cover only what "
+        "was admitted.</p>",
         "<h2>Outcomes</h2>", _outcome_table(rows),
         f"<p>False completions: {total.false_completions}/{total.attempted} attempted episodes and "
         f"{total.false_completions}/{total.self_reported_success} success claims. Rejected actions: "

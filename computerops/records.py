@@ -143,6 +143,42 @@ class ResumeEntry(BaseModel):
     its whole line, newline included, is on disk)."""
     set_apart: dict[str, str]
     """Episode id -> where its partial evidence was moved (under interrupted/); the episode is re-run."""
+    rerun_infrastructure: list[str] = Field(default_factory=list)
+    """Admitted episodes that had failed as infrastructure and this resume runs again (their evidence is among
+    `set_apart`; the earlier record stays in episodes.jsonl, superseded)."""
     to_run: int
     endpoint_observed: ObservedEndpoint
     """What the endpoint said about itself at this resume (the manifest keeps the first observation)."""
+
+
+class Completeness(BaseModel):
+    """How much of a run's plan has an agent outcome: planned, admitted, what is missing and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    planned: int
+    admitted: int
+    """Episodes with a record (infrastructure failures included)."""
+    missing: list[str]
+    """Planned episodes with no record: never started, or interrupted (not yet resumed)."""
+    infrastructure_failures: list[str]
+    """Admitted episodes whose latest outcome is an infrastructure failure: to run again by `run --resume`."""
+    interrupted_attempts: int
+    """Attempts set apart under interrupted/ (interrupted runs and infrastructure failures run again)."""
+    resumes: int
+    rerun_after_infrastructure: int
+    """Records superseded because `run --resume` ran their episode again after an infrastructure failure."""
+
+    @property
+    def complete(self) -> bool:
+        """Every planned episode has an agent outcome (not an infrastructure failure)."""
+        return not self.missing and not self.infrastructure_failures
+
+    def describe(self) -> str:
+        parts = [f"{self.admitted} of {self.planned} planned episodes admitted"]
+        if self.missing:
+            parts.append(f"{len(self.missing)} missing ({', '.join(self.missing[:5])}"
+                         + (", ..." if len(self.missing) > 5 else "") + ")")
+        if self.infrastructure_failures:
+            parts.append(f"{len(self.infrastructure_failures)} infrastructure failures to run again")
+        return ", ".join(parts)

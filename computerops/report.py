@@ -23,7 +23,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 from adapter.loop import StopReason
-from computerops.records import EpisodeRecord, RunManifest
+from computerops.records import Completeness, EpisodeRecord, RunManifest
 from computerops.stats import clustered_bootstrap, mean_pass_hat_k, wilson_interval
 
 FALSE_COMPLETION_KINDS = ("state", "procedure_only", "forbidden_mutation")
@@ -421,6 +421,8 @@ class RunReport(BaseModel):
     by_endpoint: list[OutcomeTable]
     evidence_level: EvidenceLevel = "E1"
     evidence_level_meaning: str = EVIDENCE_LEVELS["E1"]
+    completeness: Completeness | None = None
+    """Planned against admitted (None when the report was made without the run directory)."""
     bootstrap_seed: int = DEFAULT_BOOTSTRAP_SEED
     bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES
     provenance: Provenance
@@ -713,7 +715,7 @@ def provenance(records: Sequence[EpisodeRecord], manifest: RunManifest | None) -
 def run_report(
     run_id: str, records: list[EpisodeRecord], *, declared_scripted: bool, manifest: RunManifest | None = None,
     bootstrap_seed: int = DEFAULT_BOOTSTRAP_SEED, bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
-    verified_by_reviewer: bool = False,
+    verified_by_reviewer: bool = False, completeness: Completeness | None = None,
 ) -> RunReport:
     """The report of a run. It is scripted when the manifest declares it or any episode's replies came
     from the scripted endpoint (e.g. `computerops mock-llm` reached through --base-url).
@@ -725,12 +727,13 @@ def run_report(
     labels = sorted({r.endpoint for r in records})
     total = outcome_table("all", records, bootstrap_seed=bootstrap_seed, bootstrap_resamples=bootstrap_resamples,
                           with_pass_hat_k=len(labels) <= 1)
-    level: EvidenceLevel = "E2" if verified_by_reviewer else "E1"
+    complete = completeness is None or completeness.complete
+    level: EvidenceLevel = "E2" if verified_by_reviewer and complete else "E1"
     return RunReport(
         run_id=run_id, scripted=declared_scripted or total.scripted, total=total,
         by_endpoint=[outcome_table(label, [r for r in records if r.endpoint == label], bootstrap_seed=bootstrap_seed,
                                    bootstrap_resamples=bootstrap_resamples) for label in labels],
-        evidence_level=level, evidence_level_meaning=EVIDENCE_LEVELS[level],
+        evidence_level=level, evidence_level_meaning=EVIDENCE_LEVELS[level], completeness=completeness,
         bootstrap_seed=bootstrap_seed, bootstrap_resamples=bootstrap_resamples,
         provenance=provenance(records, manifest),
         exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),

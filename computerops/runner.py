@@ -188,18 +188,21 @@ def _resume(bundle: RunDirectory, now: RunManifest, progress: Progress) -> list[
         raise ResumeRefused(f"cannot resume {bundle.root}: a manifest input differs: {difference}. "
                             "A run continued under other inputs would be a new condition; start a new run.")
     torn = bundle.repair_torn_tail()
-    admitted = bundle.records()
+    records = bundle.records()
+    failed = [r.episode_id for r in records if r.outcome == "infrastructure_failure"]  # the endpoint's, not the agent's
+    admitted = [r for r in records if r.outcome != "infrastructure_failure"]
     done = {r.episode_id for r in admitted}
     pending = [p for p in now.config.episodes if p.episode_id not in done]
     set_apart = {p.episode_id: str(bundle.set_apart(p.episode_id).relative_to(bundle.root))
                  for p in pending if bundle.episode_dir(p.episode_id).exists()}
     bundle.log_resume(ResumeEntry(
         resumed_at=now.created_at, admitted_before=len(admitted), torn_bytes_removed=torn, set_apart=set_apart,
-        to_run=len(pending), endpoint_observed=now.endpoint_observed,
+        to_run=len(pending), endpoint_observed=now.endpoint_observed, rerun_infrastructure=failed,
     ))
+    interrupted = len(set_apart) - len(failed)
     progress(f"resuming {bundle.root}: {len(admitted)} of {len(now.config.episodes)} episodes admitted, "
-             f"{len(pending)} to run" + (f", {len(set_apart)} interrupted set apart under interrupted/"
-                                         if set_apart else "")
+             f"{len(pending)} to run" + (f", {len(failed)} infrastructure failures run again" if failed else "")
+             + (f", {interrupted} interrupted set apart under interrupted/" if interrupted else "")
              + (f", {torn} bytes of an unfinished record cut off" if torn else ""))
     return admitted
 

@@ -94,11 +94,15 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         return Verification(run_id=bundle.root.name, verified_at=_now(), passed=False,
                             files_checked=len(bundle.files()), episodes_replayed=0, checksums_sha256=None,
                             problems=problems)
-    seen: set[str] = set()
-    for record in records:
-        if record.episode_id in seen:
-            problems.append(f"{record.episode_id}: admitted twice in episodes.jsonl")
-        seen.add(record.episode_id)
+    try:
+        problems += _admission_problems(bundle)
+        completeness = bundle.completeness()
+    except (BundleError, ValueError) as exc:
+        problems.append(f"the run's admissions cannot be read: {exc}")
+    else:
+        if not completeness.complete:
+            problems.append(f"the run is incomplete: {completeness.describe()}; continue it with "
+                            f"`computerops run --resume {bundle.root}` (an incomplete run is never E2)")
     receipts: list[Receipt] = []
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="computerops-verify-") as root:
@@ -121,6 +125,20 @@ async def verify_run(bundle: RunDirectory) -> Verification:
     )
     verification._receipts = receipts
     return verification
+
+
+def _admission_problems(bundle: RunDirectory) -> list[str]:
+    """An episode may have several records only when each earlier one was an infrastructure failure that a resume
+    listed as run again."""
+    rerun = {episode for entry in bundle.resumes() for episode in entry.rerun_infrastructure}
+    problems: list[str] = []
+    latest: dict[str, EpisodeRecord] = {}
+    for record in bundle.all_records():
+        earlier = latest.get(record.episode_id)
+        if earlier is not None and not (earlier.outcome == "infrastructure_failure" and record.episode_id in rerun):
+            problems.append(f"{record.episode_id}: admitted twice in episodes.jsonl")
+        latest[record.episode_id] = record
+    return problems
 
 
 def _now() -> str:

@@ -27,7 +27,16 @@ async def models(_: Request) -> JSONResponse:
     return JSONResponse({"object": "list", "data": [{"id": "overloaded", "object": "model"}]})
 
 
+GIVE_UP = {"id": "x", "object": "chat.completion", "model": "overloaded", "choices": [{
+    "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [{
+        "id": "c", "type": "function", "function": {"name": "done", "arguments": '{"success": false}'}}]}}]}
+RECOVERED = {"now": False}
+"""Set to make the overloaded endpoint answer (a give-up) from then on: the same endpoint, fixed."""
+
+
 async def completions(_: Request) -> JSONResponse:
+    if RECOVERED["now"]:
+        return JSONResponse(GIVE_UP)
     return JSONResponse({"error": {"message": "overloaded"}}, status_code=503)
 
 
@@ -51,5 +60,39 @@ async def test_repeated_5xx_after_retries_halts_the_run_with_every_failure_admit
     total = summarize(bundle.manifest(), records).total
     assert (total.attempted, total.infrastructure_failures, total.verified_success) == (3, 3, 0)
     assert total.false_completion_rate_over_attempted == 0.0, "infrastructure failures stay in the denominator"
+    verification = await verify_run(bundle)
+    assert not verification.passed, "a halted run is incomplete: it never verifies as complete"
+    assert verification.problems == [f"the run is incomplete: 3 of 5 planned episodes admitted, 2 missing "
+                                     f"({', '.join(p.episode_id for p in config.episodes[3:])}), 3 infrastructure "
+                                     f"failures to run again; continue it with `computerops run --resume "
+                                     f"{bundle.root}` (an incomplete run is never E2)"]
+
+
+async def test_resume_runs_infrastructure_failures_again_and_then_the_run_is_complete(tmp_path: Path) -> None:
+    catalog = load_catalog()
+    tasks = [catalog[task_id] for task_id in TASK_IDS]
+    RECOVERED["now"] = False
+    async with serve_app(OVERLOADED) as origin:
+        endpoint = parse_endpoint(None, base_url=f"{origin}/v1", model="overloaded", api_key_env=None)
+        config = RunConfig(run_id="halt", tasks=TASK_IDS, endpoint=endpoint, episodes=plan_episodes(TASK_IDS, endpoint))
+        with pytest.raises(RunHalted):
+            await execute_run(config, tasks, tmp_path / "run")
+        RECOVERED["now"] = True  # the endpoint fixed, as the halt message asks
+        try:
+            await execute_run(config, tasks, tmp_path / "run", resume=True)
+        finally:
+            RECOVERED["now"] = False
+    bundle = RunDirectory.open(tmp_path / "run")
+    records = bundle.records()
+    assert [r.episode_id for r in records] == [p.episode_id for p in config.episodes]
+    assert {r.outcome for r in records} == {"honest_failure"}, "every episode now has the agent's outcome"
+    assert [r.outcome for r in bundle.superseded()] == ["infrastructure_failure"] * 3
+    (resume,) = bundle.resumes()
+    assert resume.rerun_infrastructure == [p.episode_id for p in config.episodes[:3]]
+    assert sorted(resume.set_apart) == resume.rerun_infrastructure, "the failed attempts' evidence is kept apart"
+    completeness = bundle.completeness()
+    assert completeness.complete and completeness.rerun_after_infrastructure == 3
+    total = summarize(bundle.manifest(), records).total
+    assert (total.attempted, total.infrastructure_failures) == (5, 0)
     verification = await verify_run(bundle)
     assert verification.passed, verification.problems

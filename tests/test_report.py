@@ -256,7 +256,10 @@ def test_the_report_command_writes_html_and_prints_the_same_numbers_as_json(tmp_
     result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--json", "--html", str(html)])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    expected = report_json(run_report("r1", recs, declared_scripted=False, manifest=manifest(recs)))
+    completeness = RunDirectory.open(tmp_path / "run").completeness()
+    assert completeness.complete and (completeness.planned, completeness.admitted) == (len(recs), len(recs))
+    expected = report_json(run_report("r1", recs, declared_scripted=False, manifest=manifest(recs),
+                                      completeness=completeness))
     assert data == expected
     assert html.read_text(encoding="utf-8") == render_html(RunReport.model_validate(
         {k: v for k, v in data.items() if k in RunReport.model_fields}))
