@@ -61,9 +61,12 @@ def writer_lock(root: Path) -> Iterator[None]:
 
     Creates `root` if it does not exist yet (a new run) and removes it again if nothing but the lock was written."""
     created = not root.exists()
-    root.mkdir(parents=True, exist_ok=True)
     path = root / WRITER_LOCK
-    handle = path.open("a+", encoding="utf-8")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a+", encoding="utf-8")
+    except OSError as exc:
+        raise BundleError(f"cannot write the run directory {root}: {exc.strerror or exc}") from exc
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -135,6 +138,9 @@ class RunDirectory:
     def open(cls, root: Path) -> RunDirectory:
         if not (root / MANIFEST).is_file():
             raise BundleError(f"{root} is not a run directory (no {MANIFEST})")
+        if not (root / EPISODES).is_file():
+            raise BundleError(f"{root} is a damaged run directory: {EPISODES} is missing (every run has one, empty "
+                              "until an episode is admitted)")
         return cls(root)
 
     def manifest(self) -> RunManifest:
@@ -248,7 +254,10 @@ class RunDirectory:
         """
         path = self.root / EPISODES
         records = []
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BundleError(f"{path} cannot be read ({exc.strerror or exc}): the run directory is damaged") from exc
         complete = text[: text.rfind("\n") + 1]
         for number, line in enumerate(complete.splitlines(), start=1):
             if line.strip():

@@ -107,8 +107,8 @@ def run(
     seed: int = 42,
     tool_mode: Annotated[str, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
     = "auto",
-    concurrency: Annotated[int, typer.Option(help="Episodes run at once, each with its own browser context and "
-                                                  "tenant; results are the same as a serial run's.")] = 1,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once, each with its own browser context "
+                                                         "and tenant; results are the same as a serial run's.")] = 1,
     trace: Annotated[bool, typer.Option("--trace", help="Save a Playwright trace per episode "
                                                         "(episodes/<id>/trace.zip, for `playwright show-trace`).")]
     = False,
@@ -134,8 +134,6 @@ def run(
     if out is None:
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
     try:
-        if concurrency < 1:
-            raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
         selected, subset = _select(tasks)
         endpoint_config = parse_endpoint(endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
                                          artifact_sha256=artifact_sha256)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -48,6 +49,25 @@ class EndpointConfig(BaseModel):
         return self.kind == "scripted"
 
 
+def base_url_problem(base_url: str) -> str | None:
+    """Why a --base-url cannot be an OpenAI-compatible endpoint's address, or None: it must be http(s) with a host
+    and a valid port, e.g. http://127.0.0.1:1234/v1."""
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port  # raises for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parts.hostname:
+        return "names no host"
+    if port == 0:
+        return "has port 0"
+    if parts.query or parts.fragment:
+        return "must not carry a query or fragment"
+    return None
+
+
 def parse_endpoint(
     endpoint: str | None, *, base_url: str | None, model: str | None, api_key_env: str | None,
     artifact_sha256: str | None = None,
@@ -65,6 +85,9 @@ def parse_endpoint(
         return EndpointConfig(kind="scripted", policies=policies)
     if not base_url:
         raise ValueError("no endpoint: give --endpoint scripted:POLICY or --base-url URL --model NAME")
+    problem = base_url_problem(base_url)
+    if problem:
+        raise ValueError(f"--base-url {base_url!r} {problem}")
     return EndpointConfig(kind="openai", base_url=base_url.rstrip("/"), model=model, api_key_env=api_key_env,
                           artifact_sha256=artifact_sha256)
 

@@ -243,7 +243,9 @@ async def execute_run(
         base_url, api_key = await stack.enter_async_context(model_endpoint(config.endpoint, tasks, extra_steps))
         observed = await observe_endpoint(base_url, api_key)
         if config.endpoint.kind == "openai" and observed.models_error and observed.models_payload is None:
-            raise EndpointError(f"endpoint {base_url} did not answer GET /models: {observed.models_error}")
+            hint = ("" if base_url.rstrip("/").endswith("/v1") else
+                    f" (OpenAI-compatible servers serve their API under /v1: try --base-url {base_url.rstrip('/')}/v1)")
+            raise EndpointError(f"endpoint {base_url} did not answer GET /models: {observed.models_error}{hint}")
         origin = await stack.enter_async_context(serve_app(create_app(registry)))
         playwright = await stack.enter_async_context(async_playwright())
         browser = await launch_browser(playwright)

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from computerops.cli import app
@@ -137,3 +138,37 @@ def test_serve_lets_a_person_enter_a_fresh_tenant_and_refuses_strangers() -> Non
             page = person.get(enter, follow_redirects=True)
             assert page.status_code == 200 and "Helpdesk" in page.text
             assert "T-2005" in person.get(f"http://127.0.0.1:{port}/helpdesk/tickets").text
+
+
+@pytest.mark.parametrize(("base_url", "said"), [
+    ("http://[::1", "is not a valid URL"), ("http://127.0.0.1:99999/v1", "is not a valid URL"),
+    ("http://127.0.0.1:abc/v1", "is not a valid URL"), ("ftp://127.0.0.1/v1", "must start with http"),
+    ("127.0.0.1:8080/v1", "must start with http"), ("http:///v1", "names no host"),
+    ("http://127.0.0.1:8080/v1?x=1", "query or fragment"),
+])
+def test_a_malformed_base_url_is_one_line_before_anything_is_written(tmp_path: Path, base_url: str,
+                                                                      said: str) -> None:
+    out = tmp_path / "r"
+    code, output = invoke("run", "--base-url", base_url, "--model", "m", "--out", str(out))
+    assert code == 2 and said in output and "Traceback" not in output
+    assert not out.exists()
+
+
+def test_an_unwritable_out_directory_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    code, output = invoke("run", "--tasks", "helpdesk.solve-ticket", "--endpoint", "scripted:noop",
+                          "--out", str(blocker / "run"))
+    assert code == 2 and "cannot write the run directory" in output and "Traceback" not in output
+
+
+def test_negative_concurrency_is_refused_on_resume_too(tmp_path: Path) -> None:
+    code, output = invoke("run", "--resume", str(tmp_path), "--concurrency", "-1")
+    assert code == 2 and "--concurrency" in output
+
+
+@pytest.mark.parametrize("command", ["report", "verify", "replay"])
+def test_a_run_directory_without_its_episode_records_is_named_damaged(tmp_path: Path, command: str) -> None:
+    (tmp_path / "manifest.json").write_text("{}")
+    code, output = invoke(command, str(tmp_path))
+    assert code == 2 and "episodes.jsonl is missing" in output and "Traceback" not in output
