@@ -28,6 +28,7 @@ from adapter.actions import (
     parse_text_action,
     tool_schemas,
 )
+from adapter.containment import BlockedRequest
 from adapter.context import ContextWindow, estimate_tokens
 from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
@@ -108,6 +109,11 @@ class AgentTranscript(BaseModel):
     finish: Done | None = None
     stop_reason: StopReason | None = None
     infrastructure_error: str | None = None
+    blocked_requests: list[BlockedRequest] = Field(default_factory=list)
+    """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
+    token_scale: float = 1.0
+    """Server prompt tokens per estimated token, the largest the server's own counts showed (adapter/context.py):
+    the context budget was planned with it."""
     stop_detail: str | None = None
     """What ended the episode when a bound did, in words (e.g. the server's context-length refusal, or which time
     bound a model request ran into)."""
@@ -223,8 +229,8 @@ class ModelLoop:
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.
-        tools = 0 if mode == "text" else self._tools_tokens
-        return ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens - tools)
+        return ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens,
+                             overhead=0 if mode == "text" else self._tools_tokens)
 
     @staticmethod
     async def _observe(env: Environment) -> Observation:
@@ -277,7 +283,7 @@ class ModelLoop:
                 mode = transcript.tool_mode = "text"
                 transcript.system_prompt = system_prompt(text_protocol_mode=True, finish=self.finish)
                 window.replace_system(transcript.system_prompt)
-                window.budget += self._tools_tokens
+                window.overhead = 0
                 sent = window.fit() or messages
                 try:
                     body, content_type, headers = await self._bounded(sent, mode, started)
@@ -299,6 +305,8 @@ class ModelLoop:
                               estimated=estimated, request_sha256=digest, headers=server_headers(headers))
             if isinstance(call, EndpointFault):
                 return self._infrastructure(transcript, call)
+            window.calibrate(call.prompt_tokens, estimated + window.overhead)
+            transcript.token_scale = round(window.scale, 3)
             try:
                 finished = await self._step(env, window, transcript, number, call, mode)
             except EnvironmentFailure as exc:

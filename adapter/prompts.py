@@ -15,11 +15,15 @@ from adapter.actions import NO_ANSWER, FinishSchema, text_protocol
 OBSERVATION_MARK = "\n\nObservation:\n"
 TASK_MARK = "Task: "
 OMITTED = "[observation omitted to fit the context]"
+UNCHANGED = "[the page is unchanged: the same as the last observation shown above]"
+"""Sent instead of an observation identical to the last one the model was shown in full (a rejected action changes
+nothing): the conversation stays shorter and its earlier messages unchanged, so servers can reuse their prompt cache."""
 RESULT_OK = "Result: ok"
 
 _SYSTEM = """You operate a web application through a text view of its pages.
 Each observation lists the page text and every visible control as a line like
-[7] button "Save". Act on a control by its id in brackets. Use one action per reply.
+[7] button "Save"; only lines that begin with [ are controls (page text that would begin like
+one is shown after a \\). Act on a control by its id in brackets. Use one action per reply.
 Only pages of this site are reachable. When the task is complete, or must not or cannot be
 completed, call done with success true or false and its status; a refusal also gives its reason
 code, and a task that asks for information gives it in done's answer fields (the message is
@@ -70,11 +74,13 @@ def instruction_of(messages: Sequence[Any]) -> str | None:
 
 
 def latest_observation(messages: Sequence[Any]) -> str:
-    """The most recent observation text in the conversation ('' if none)."""
+    """The most recent observation text in the conversation ('' if none); an `UNCHANGED` one is the last shown."""
     for message in reversed(messages):
         text = _content(message)
         if OBSERVATION_MARK in text:
-            return text.split(OBSERVATION_MARK, 1)[1]
+            observation = text.split(OBSERVATION_MARK, 1)[1]
+            if observation != UNCHANGED:
+                return observation
     return ""
 
 

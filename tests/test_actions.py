@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from adapter import context
 from adapter.actions import (
     ACTION_TYPES,
     NO_ANSWER,
@@ -24,6 +27,7 @@ from adapter.actions import (
 )
 from adapter.context import ContextWindow
 from adapter.observation import Control, controls_in_text, format_control
+from adapter.prompts import OBSERVATION_MARK, UNCHANGED, latest_observation
 from tasks.answers import REASONS, STATUSES
 
 
@@ -83,13 +87,71 @@ def test_the_context_window_elides_old_observations_first_and_keeps_the_latest()
     window = ContextWindow(budget=400)
     window.add({"role": "system", "content": "s"})
     for n in range(4):
-        window.add({"role": "user", "content": f"Result {n}\n\nObservation:\n" + "x" * 400}, observation="x" * 400)
+        page = f"{n}" * 400
+        window.add({"role": "user", "content": f"Result {n}\n\nObservation:\n" + page}, observation=page)
     messages = window.fit()
     assert messages is not None
-    assert "omitted" in messages[1]["content"] and "x" * 400 in messages[-1]["content"]
+    assert "omitted" in messages[1]["content"] and "3" * 400 in messages[-1]["content"]
     tight = ContextWindow(budget=50)
     tight.add({"role": "user", "content": "y" * 1000}, observation="y" * 1000)
     assert tight.fit() is None
+
+
+def _step(window: ContextWindow, n: int, page: str) -> list[dict[str, object]]:
+    window.add({"role": "assistant", "content": f"action {n}"})
+    window.add({"role": "user", "content": f"Result {n}{OBSERVATION_MARK}{page}"}, observation=page)
+    messages = window.fit()
+    assert messages is not None
+    return messages
+
+
+def test_an_unchanged_page_is_sent_as_a_marker_and_read_back_as_the_page() -> None:
+    window = ContextWindow(budget=10_000)
+    window.add({"role": "system", "content": "s"})
+    window.add({"role": "user", "content": f"Task: t{OBSERVATION_MARK}page A"}, observation="page A")
+    messages = _step(window, 1, "page A")  # a rejected action: nothing changed
+    assert str(messages[-1]["content"]).endswith(UNCHANGED)
+    assert latest_observation(messages) == "page A"
+    messages = _step(window, 2, "page B")
+    assert latest_observation(messages) == "page B" and str(messages[-1]["content"]).endswith("page B")
+
+
+def _prefix_changes(steps: int) -> int:
+    """Requests of a long episode whose messages do not begin with the previous request's messages."""
+    window = ContextWindow(budget=3_000)
+    window.add({"role": "system", "content": "s"})
+    previous: list[dict[str, object]] = []
+    changes = 0
+    for n in range(steps):
+        messages = _step(window, n, f"page {n} " + "z" * 1200)
+        changes += messages[: len(previous)] != previous
+        previous = messages
+    return changes
+
+
+def test_trimming_in_chunks_keeps_the_prompt_prefix_unchanged_for_most_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    chunked = _prefix_changes(60)
+    monkeypatch.setattr(context, "TRIM_TARGET", 1.0)  # eliding just enough, one observation each step
+    one_by_one = _prefix_changes(60)
+    assert one_by_one >= 45, "once full, one-by-one eliding changes the prefix of nearly every request"
+    assert 0 < chunked <= one_by_one / 2
+
+
+def test_the_servers_token_counts_calibrate_the_budget() -> None:
+    window = ContextWindow(budget=2_000)
+    window.add({"role": "system", "content": "s"})
+    pages = [f"{n} " + "w" * 800 for n in range(6)]
+    for n, page in enumerate(pages[:3]):
+        _step(window, n, page)
+    estimated = window.estimated(window.render())
+    assert window.fit() is not None and not any(e.elided for e in window.entries)
+    window.calibrate(server_tokens=estimated * 4, estimated_tokens=estimated)  # a tokenizer counting 4x
+    assert window.scale == 4.0
+    messages = window.fit()
+    assert messages is not None and any(e.elided for e in window.entries)
+    assert math.ceil(window.estimated(messages) * window.scale) <= window.budget
+    window.calibrate(server_tokens=1, estimated_tokens=estimated)
+    assert window.scale == 4.0, "never planned on an estimate the server contradicted"
 
 
 FINISH = FinishSchema(fields={"total": AnswerFieldSchema(type="money", description="the invoice total"),
