@@ -132,6 +132,8 @@ def print_report(report: RunReport) -> None:
     ids = observed.models_payload_ids
     headers = observed.server_headers
     console.print(f"claimed: {claimed_text}", markup=False)
+    if report.provenance.model_mismatch:
+        console.print(f"MODEL MISMATCH: {report.provenance.model_mismatch}", markup=False)
     console.print(
         f"observed: GET /models ids {_value(', '.join(ids) if ids is not None else None)}"
         + (f" (error: {observed.models_error})" if observed.models_error else "")

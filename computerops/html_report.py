@@ -295,7 +295,10 @@ def render_html(report: RunReport) -> str:
         "<h2>Outcomes per task (all endpoints)</h2>", _chart(total.per_task),
         "<h2>Per task</h2>", per_task,
         "<h2>Tokens and latency per episode</h2>", _usage(rows),
-        "<h2>Provenance</h2>", _provenance(report.provenance),
+        "<h2>Provenance</h2>",
+        f"<p><strong>Model mismatch</strong>: {_text(report.provenance.model_mismatch)}.</p>"
+        if report.provenance.model_mismatch else "",
+        _provenance(report.provenance),
         *_fault_sections(report),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_text(title)}</title>'

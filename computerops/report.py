@@ -408,6 +408,10 @@ class Provenance(BaseModel):
 
     claimed: ClaimedEndpoint | None
     observed: ObservedEndpointSummary
+    model_mismatch: str | None = None
+    """Set when the claimed model is not among those the endpoint's GET /models lists: servers that serve one
+    model file (llama.cpp, LM Studio) echo whatever model name a request gives, so replies naming the claim prove
+    nothing."""
 
 
 class RunReport(BaseModel):
@@ -690,6 +694,17 @@ def _payload_ids(payload: Any) -> list[str] | None:
     return [i for i in ids if isinstance(i, str)] if all(isinstance(i, str) for i in ids) else None
 
 
+def model_mismatch(claimed: ClaimedEndpoint | None, served: list[str] | None, in_replies: list[str]) -> str | None:
+    """Why the claimed model is not shown to be the one that answered, or None (no claim or no list to compare)."""
+    if claimed is None or claimed.kind != "openai" or not claimed.model or served is None:
+        return None
+    if claimed.model in served:
+        return None
+    echoed = f"; the replies named {', '.join(in_replies)}" if in_replies else ""
+    return (f"the run claimed model {claimed.model!r}, but the endpoint's GET /models lists "
+            f"{', '.join(served) or 'no model'}{echoed} (a server that serves one model file echoes any name asked)")
+
+
 def provenance(records: Sequence[EpisodeRecord], manifest: RunManifest | None) -> Provenance:
     """Claimed (the run config's endpoint) beside observed (what the endpoint and its replies said); what the
     manifest would say is None without it."""
@@ -699,8 +714,10 @@ def provenance(records: Sequence[EpisodeRecord], manifest: RunManifest | None) -
         endpoint = manifest.config.endpoint
         claimed = ClaimedEndpoint(kind=endpoint.kind, base_url=endpoint.base_url, model=endpoint.model,
                                   artifact_sha256=endpoint.artifact_sha256)
+    served = _payload_ids(observed_endpoint.models_payload) if observed_endpoint else None
     return Provenance(
         claimed=claimed,
+        model_mismatch=model_mismatch(claimed, served, sorted({m for r in records for m in r.models_seen})),
         observed=ObservedEndpointSummary(
             models_payload_ids=_payload_ids(observed_endpoint.models_payload) if observed_endpoint else None,
             models_error=observed_endpoint.models_error if observed_endpoint else None,

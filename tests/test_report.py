@@ -21,9 +21,11 @@ from computerops.report import (
     DIAGNOSIS_PATTERNS,
     FAULT_CLASSES,
     STOP_REASONS,
+    ClaimedEndpoint,
     Interval,
     OutcomeTable,
     RunReport,
+    model_mismatch,
     names_fault,
     report_json,
     run_report,
@@ -506,3 +508,14 @@ def test_the_html_shows_the_fault_sections_escaped() -> None:
     page = render_html(loops_only)
     assert "<h2>Recovery loops</h2>" in page and "<h2>Fault exposure</h2>" not in page
     assert "Recovery loops" in printed(loops_only) and "Fault exposure" not in printed(loops_only)
+
+
+def test_a_claimed_model_the_endpoint_does_not_list_is_reported_as_a_mismatch() -> None:
+    claimed = ClaimedEndpoint(kind="openai", base_url="http://127.0.0.1:8080/v1", model="gpt-4o", artifact_sha256=None)
+    said = model_mismatch(claimed, ["qwen2.5-7b-instruct-q4_k_m.gguf"], ["gpt-4o"])
+    assert said is not None and "'gpt-4o'" in said and "qwen2.5-7b-instruct-q4_k_m.gguf" in said
+    assert "replies named gpt-4o" in said, "an echoed name is no evidence: it is shown as what it is"
+    assert model_mismatch(claimed, ["gpt-4o", "other"], ["gpt-4o"]) is None
+    assert model_mismatch(claimed, None, ["gpt-4o"]) is None, "no list: nothing to compare, nothing guessed"
+    scripted = ClaimedEndpoint(kind="scripted", base_url=None, model=None, artifact_sha256=None)
+    assert model_mismatch(scripted, ["scripted:oracle"], []) is None
