@@ -1,10 +1,32 @@
-// ComputerOps page annotation, evaluated in the page by adapter/driver.py.
+// ComputerOps page annotation, run by adapter/driver.py in ComputerOps' own isolated JavaScript world
+// (adapter/world.py): page script cannot see or replace the functions and prototypes used here.
 //
 // Walks the LIVE DOM (same-origin iframes and open shadow roots included) and returns the HTML of
 // a CLONE that holds only visible content, with each visible interactive control marked by
-// data-co-* attributes. The live page's DOM is never changed; the only state kept in the page is
-// window.__computerops: element -> id (so an element keeps its id across observations), id ->
-// element (for the driver to act on), and which controls the user has touched (for validation).
+// data-co-* attributes. The live page's DOM is never changed; the only state kept is the isolated
+// world's window.__computerops: element -> id (so an element keeps its id across observations),
+// id -> element (for the driver to act on), and which controls the user has touched (for validation).
+//
+// `listening` (a Map node -> "activation" | "pointer") names the elements, documents, shadow roots
+// and the top window with their own click, mousedown or mouseup ("activation") or only pointerdown/
+// pointerup ("pointer") listeners, as Chromium reports them (adapter/world.py). Besides the controls
+// with a role, the annotation offers:
+// - `clickable`: a role-less element (div, span, li, td, img, an SVG shape...) with such a listener,
+//   or the outermost element of a run of `cursor:pointer` (its parent's cursor is not pointer) when a
+//   click there reaches a listener (on an ancestor, its document or the window: delegation). Not
+//   offered when hidden, inert, aria-hidden, without size, left of or above the page, behind a modal
+//   dialog, covered at its centre (the driver clicks there; only checked in the window, since a box
+//   cannot be hit-tested out of view without scrolling), inside an offered control or a label of
+//   one, when it is <html>/<body> (delegation there must not make everything clickable), or when it
+//   holds offered controls (those are the targets). A listening element holding exactly one
+//   pointer-styled clickable and nothing else offered takes its place (an icon inside a handler's
+//   element); holding several, it is a delegating container and they stay. A clickable keeps its
+//   text as its name; a long one (over CLICKABLE_NAME characters), or a table row or cell, is
+//   offered by a marker at its start (first cell), so that its text and the table stay page text.
+//   Chromium's accessibility tree has no such nodes: fidelity.py judges them by their listeners.
+// - `<a>` without href but with an activation listener: a link, as in Chromium's tree.
+// - <img> and <svg> with an interactive role, SVG <a> links, SVG shapes with listeners, named by
+//   aria-labelledby, aria-label, alt, the SVG <title> child, then their SVG text.
 //
 // What is offered is checked against Chromium's accessibility tree by adapter/fidelity.py (tests in
 // tests/test_adapter_fidelity.py). Deliberate differences from that tree:
@@ -13,12 +35,39 @@
 // - a control entirely left of or above the document's origin (a skip link at left:-9999px) is left
 //   out (fidelity.py leaves it out too: it is outside the page's scrollable area);
 // - closed shadow roots cannot be walked, so their controls are missing;
-// - a link with no name at all is named by its target, so the model can tell such links apart.
-() => {
+// - a link with no name at all is named by its target, so the model can tell such links apart;
+// - a visually hidden control (its box at most 1x1 px, or clipped to nothing: the "sr-only"
+//   pattern) is offered only when a label of it shows, and is named by it: clicking that label is
+//   how a person reaches it, and the driver clicks there. Without one (a custom widget's hidden
+//   typing sink, usually nameless) it is left out: nobody can see or click it, and the widget that
+//   shows is offered instead. Chromium keeps such controls;
+// - a native checkbox or radio styled away to no size behind a custom widget (opacity 0, width and
+//   height 0) is offered, named by its label, when that label shows, for the same reason (Chromium
+//   keeps it too, but with no box, which fidelity.py does not count). A transparent control that
+//   keeps its size (a select with opacity 0 over a fake one) is offered as Chromium has it: a click
+//   there reaches it. A control hidden by display:none, aria-hidden or inert is never offered,
+//   whatever widget mirrors it: that widget is offered as what it is (a combobox, a clickable).
+(listening) => {
   const SKIP = new Set([
     "script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "datalist",
-    "svg", "math", "canvas", "video", "audio", "object", "embed", "img", "picture", "hr", "wbr",
+    "math", "canvas", "video", "audio", "object", "embed", "picture", "hr", "wbr",
   ]);
+  // SVG elements whose contents never show as such.
+  const SVG_SKIP = new Set([
+    "defs", "clipPath", "mask", "symbol", "marker", "pattern", "linearGradient", "radialGradient", "filter",
+    "style", "script", "title", "desc", "metadata",
+  ]);
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const XLINK_NS = "http://www.w3.org/1999/xlink";
+  // Table rows and cells, whose text the renderer reads cell by cell: as clickables they are offered by a marker
+  // inside them.
+  const STRUCTURAL = new Set(["tr", "td", "th"]);
+  const CLICKABLE_NAME = 80;
+  // Flags passed down the walk.
+  const IN_CONTROL = 1;  // inside an offered control or a label of one: no clickable here
+  const IN_SVG = 2;  // inside SVG content (not a foreignObject): its text is not page text
+  const POINTER = 4;  // the parent's cursor is pointer
+  const HEARD = 8;  // an ancestor, the document or the window listens for clicks
   // Mirrors BLOCK_TAGS in adapter/render.py; other elements laid out as blocks get data-co-block.
   const BLOCK_TAGS = new Set([
     "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
@@ -40,8 +89,12 @@
     token: Math.random().toString(36).slice(2),
   });
   co.byId = new Map();
+  listening = listening || new Map();
   const out = document.implementation.createHTMLDocument("");
   const offerCache = new Map();
+  const markers = new Set();  // clones made only to carry a clickable's marker
+  let strongOffered = 0;  // controls, labels of shown controls and listener clickables marked so far
+  let weakOffered = 0;  // pointer-only clickables marked so far
 
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
 
@@ -67,9 +120,33 @@
     // Catches content of closed <details> and other boxes the browser does not render.
     if (typeof el.checkVisibility === "function" && !el.checkVisibility()) return true;
     const r = el.getBoundingClientRect();
+    if ((r.width === 0 || r.height === 0) && isToggle(el)) return !shownLabel(el);  // styled away behind its label
     const clips = /(hidden|clip)/.test(style.overflow);
     if ((r.width === 0 || r.height === 0) && clips) return true;
     return r.width === 0 && r.height === 0 && el.children.length === 0 && !el.textContent.trim();
+  }
+
+  function isToggle(el) {
+    return el.localName === "input" && (el.type === "checkbox" || el.type === "radio");
+  }
+
+  // A label of the element that shows and has a box: clicking it reaches the element.
+  function shownLabel(el) {
+    for (const label of el.labels || []) {
+      const r = label.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0 && !visuallyHidden(label, r) && !label.closest("[aria-hidden=true],[inert]")
+          && label.checkVisibility({ visibilityProperty: true })) return label;
+    }
+    return null;
+  }
+
+  // Seen by nobody: a box of at most 1x1 px, or clipped to nothing by `clip` or `clip-path: inset(50%)`.
+  function visuallyHidden(el, box) {
+    if (box.width <= 1 && box.height <= 1) return true;
+    const style = getComputedStyle(el);
+    if (style.clipPath === "inset(50%)") return true;
+    const rect = /^rect\((-?[\d.]+)px,? (-?[\d.]+)px,? (-?[\d.]+)px,? (-?[\d.]+)px\)$/.exec(style.clip);
+    return Boolean(rect) && (Number(rect[3]) <= Number(rect[1]) || Number(rect[2]) <= Number(rect[4]));
   }
 
   function isInvisible(el) {
@@ -85,12 +162,20 @@
     return box.width > 0 && box.height > 0 && (box.right + view.scrollX <= 0 || box.bottom + view.scrollY <= 0);
   }
 
+  function hasHref(el) {
+    return el.hasAttribute("href") || (el.namespaceURI === SVG_NS && el.hasAttributeNS(XLINK_NS, "href"));
+  }
+
   function roleOf(el) {
     const tag = el.localName;
     const explicit = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
     if (ARIA_INTERACTIVE.has(explicit)) return explicit;
+    // An <a> without href but with a click, mousedown or mouseup listener is a link to Chromium.
+    const anchorRole = hasHref(el) || listening.get(el) === "activation" ? "link" : null;
+    if (el.namespaceURI === SVG_NS) return tag === "a" ? anchorRole : null;
     switch (tag) {
-      case "a": case "area": return el.hasAttribute("href") ? "link" : null;
+      case "a": return anchorRole;
+      case "area": return el.hasAttribute("href") ? "link" : null;
       case "button": case "summary": return "button";
       case "select": return el.multiple || el.size > 1 ? "listbox" : "combobox";
       case "textarea": return "textbox";
@@ -114,14 +199,26 @@
     let offered = roleOf(el) !== null;
     if (offered) {
       const box = el.getBoundingClientRect();
-      if (box.width === 0 || box.height === 0) offered = false;  // no box: cannot be clicked or typed into
+      if (box.width === 0 || box.height === 0) {
+        offered = isToggle(el) && Boolean(shownLabel(el));  // no box: only a label can reach it
+      } else if (visuallyHidden(el, box)) {
+        offered = Boolean(shownLabel(el));  // nobody sees it: a label that shows is the way to it
+      }
     }
-    if (offered) {
-      const modal = el.ownerDocument.querySelector("dialog:modal");
-      if (modal && !modal.contains(el)) offered = false;  // a modal dialog makes the rest inert
-    }
+    if (offered) offered = !behindModal(el);
     offerCache.set(el, offered);
     return offered;
+  }
+
+  // Whether a click anywhere in a document reaches a listener of the document, its window or its body.
+  function heardIn(doc) {
+    const heard = [doc, doc.defaultView, doc.documentElement, doc.body].some((n) => n && listening.has(n));
+    return heard ? HEARD : 0;
+  }
+
+  function behindModal(el) {
+    const modal = el.ownerDocument.querySelector("dialog:modal");
+    return Boolean(modal) && !modal.contains(el);  // a modal dialog makes the rest inert
   }
 
   // For label lookahead: is a control elsewhere on the page visible and offered?
@@ -173,6 +270,24 @@
     return "";
   }
 
+  // The title child of an SVG element (its tooltip and, to Chromium, its name).
+  function svgTitle(el) {
+    for (const child of el.children) if (child.localName === "title") return clean(child.textContent);
+    return "";
+  }
+
+  // The text an SVG element draws (<text>, <tspan>...), without titles, descriptions and definitions.
+  function svgText(el) {
+    let text = "";
+    for (const child of el.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) text += child.data;
+      else if (child.nodeType === Node.ELEMENT_NODE && !SVG_SKIP.has(child.localName)) {
+        text += /^(tspan|textPath|a)$/.test(child.localName) ? svgText(child) : ` ${svgText(child)} `;
+      }
+    }
+    return text;
+  }
+
   function nameOf(el, role) {
     const tag = el.localName;
     const labelledBy = el.getAttribute("aria-labelledby");
@@ -185,6 +300,11 @@
     }
     const ariaLabel = clean(el.getAttribute("aria-label"));
     if (ariaLabel) return ariaLabel;
+    if (el.namespaceURI === SVG_NS) {
+      const titled = svgTitle(el) || clean(svgText(el)) || clean(el.getAttributeNS(XLINK_NS, "title"));
+      return titled || (role === "link" && hasHref(el) ? hrefOf(el) || "" : "");
+    }
+    if (tag === "img") return clean(el.alt) || clean(el.getAttribute("title"));
     if (tag === "input" && BUTTON_INPUTS.has(el.type)) {
       if (el.type === "image") return clean(el.alt) || clean(el.value) || "Submit";
       if (el.type === "file") return clean(labelsText(el)) || clean(el.title) || "Choose file";
@@ -199,7 +319,7 @@
     if (fromLabels) return fromLabels;
     const fallback = clean(el.getAttribute("title")) || clean(el.getAttribute("placeholder"));
     if (fallback) return fallback;
-    if (role === "link") return hrefOf(el) || "";
+    if (role === "link" && hasHref(el)) return hrefOf(el) || "";
     return "";
   }
 
@@ -208,8 +328,9 @@
   }
 
   function hrefOf(el) {
+    const raw = el.namespaceURI === SVG_NS ? el.getAttribute("href") ?? el.getAttributeNS(XLINK_NS, "href") : el.href;
     try {
-      const url = new URL(el.href, el.baseURI);
+      const url = new URL(raw, el.baseURI);
       return url.origin === location.origin ? url.pathname + url.search + url.hash : url.href;
     } catch (e) {
       return el.getAttribute("href");
@@ -222,11 +343,11 @@
       .map((o) => clean(o.label));
   }
 
-  function mark(el, c, role) {
+  function mark(el, c, role, name) {
     const tag = el.localName;
     c.setAttribute("data-co-id", idFor(el));
     c.setAttribute("data-co-role", role);
-    c.setAttribute("data-co-name", nameOf(el, role));
+    c.setAttribute("data-co-name", name ?? nameOf(el, role));
     let value = null;
     let checked = null;
     if (tag === "input" && (el.type === "checkbox" || el.type === "radio")) {
@@ -264,7 +385,61 @@
         c.setAttribute("data-co-validation", el.validationMessage + hint);
       }
     }
-    if (role === "link" && el.hasAttribute("href")) c.setAttribute("data-co-href", hrefOf(el));
+    if (role === "link" && hasHref(el)) c.setAttribute("data-co-href", hrefOf(el));
+    // An input whose type constrains its value: the control line shows the type and format (adapter/inputs.py).
+    if (tag === "input" && /^(date|time|datetime-local|month|week|color|number|range)$/.test(el.type)) {
+      c.setAttribute("data-co-type", el.type);
+    }
+  }
+
+  // Where the driver's click lands (the centre) hits the element or something inside it; true when the
+  // centre is outside its window (scrolling brings it there, and the driver checks again before clicking).
+  function hitAtCentre(el) {
+    const box = el.getBoundingClientRect();
+    const view = el.ownerDocument.defaultView;
+    const x = box.left + box.width / 2, y = box.top + box.height / 2;
+    if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return true;
+    let hit = el.ownerDocument.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    for (let n = hit; n; n = n.parentNode || n.host) if (n === el) return true;
+    return false;
+  }
+
+  function canOfferClickable(el) {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && !isOffPage(el) && !behindModal(el) && hitAtCentre(el);
+  }
+
+  // Mark a clickable on its clone, or on a marker at the clone's start (see the opening comment).
+  function markClickable(el, c) {
+    const name = nameOf(el, "clickable");
+    if (name.length <= CLICKABLE_NAME && !STRUCTURAL.has(el.localName)) {
+      mark(el, c, "clickable", name);
+      return;
+    }
+    let host = c;
+    if (el.localName === "tr") host = [...c.children].find((n) => n.localName === "td" || n.localName === "th") || c;
+    const marker = host.insertBefore(out.createElement("span"), host.firstChild);
+    markers.add(marker);
+    mark(el, marker, "clickable", name.length <= CLICKABLE_NAME ? name : name.slice(0, CLICKABLE_NAME - 1) + "…");
+  }
+
+  // Take back the one pointer-only clickable inside a clone (a listening element takes its place).
+  function unmarkWeak(c) {
+    const found = c.querySelector("[data-co-role=clickable]");
+    if (!found) return;
+    co.byId.delete(found.getAttribute("data-co-id"));
+    if (markers.has(found)) {
+      found.remove();
+      return;
+    }
+    for (const attribute of [...found.attributes]) {
+      if (attribute.name.startsWith("data-co-")) found.removeAttribute(attribute.name);
+    }
   }
 
   function childrenOf(node) {
@@ -277,57 +452,96 @@
   }
 
   // Text shows only where its parent is visible; elements decide for themselves in visit().
-  function walkChildren(node, into, textShown) {
+  function walkChildren(node, into, textShown, flags) {
     for (const child of childrenOf(node)) {
       if (child.nodeType === Node.TEXT_NODE) {
         if (child.data && textShown) into.appendChild(out.createTextNode(child.data));
       } else if (child.nodeType === Node.ELEMENT_NODE) {
-        visit(child, into);
+        visit(child, into, flags);
       }
     }
   }
 
-  function visit(el, into) {
+  function visit(el, into, flags) {
     const tag = el.localName;
-    if (SKIP.has(tag) || isHidden(el)) return;
+    const svg = el.namespaceURI === SVG_NS;
+    if ((svg ? SVG_SKIP.has(tag) : SKIP.has(tag)) || isHidden(el)) return;
     const invisible = isInvisible(el);
-    if (tag === "iframe" || tag === "frame") {
+    if (!svg && (tag === "iframe" || tag === "frame")) {
       let doc = null;
       try { doc = el.contentDocument; } catch (e) { /* cross-origin */ }
       if (doc && doc.body && !invisible) {
         listen(doc);
         const frame = into.appendChild(out.createElement("div"));
         frame.setAttribute("data-co-frame", "");
-        walkChildren(doc.body, frame, !isInvisible(doc.body));
+        walkChildren(doc.body, frame, !isInvisible(doc.body), (flags & IN_CONTROL) | heardIn(doc));
       }
       return;
     }
     const role = roleOf(el);
     if (role && !invisible && isOffPage(el)) return;
-    const c = into.appendChild(out.createElement(/^[a-z][a-z0-9-]*$/.test(tag) ? tag : "span"));
-    if (!BLOCK_TAGS.has(tag) && BLOCKISH.test(getComputedStyle(el).display)) c.setAttribute("data-co-block", "");
+    const style = getComputedStyle(el);
+    const pointer = style.cursor === "pointer";
+    const inSvg = svg && tag !== "foreignObject";
+    const heard = listening.has(el) || (el.shadowRoot !== null && listening.has(el.shadowRoot));
+    const below = (flags & (IN_CONTROL | HEARD)) | (inSvg ? IN_SVG : 0) | (pointer ? POINTER : 0)
+      | (heard ? HEARD : 0);
+    const cloneTag = !svg && tag !== "img" && /^[a-z][a-z0-9-]*$/.test(tag) ? tag : "span";
+    const c = into.appendChild(out.createElement(cloneTag));
+    if (!BLOCK_TAGS.has(tag) && BLOCKISH.test(style.display)) c.setAttribute("data-co-block", "");
     if (invisible) {
       // visibility:hidden: neither this element nor its text shows, but a descendant may set visible.
-      if (tag !== "select" && tag !== "textarea" && tag !== "option" && tag !== "optgroup") walkChildren(el, c, false);
+      if (tag !== "select" && tag !== "textarea" && tag !== "option" && tag !== "optgroup") {
+        walkChildren(el, c, false, below);
+      }
       if (!c.textContent.trim() && !c.querySelector("[data-co-id]")) c.remove();
       return;
     }
     if (role && isOffered(el)) {
       mark(el, c, role);
-      if (tag === "input" || tag === "select" || tag === "textarea" || el.isContentEditable) return;
+      strongOffered++;
+      if (tag === "input" || tag === "select" || tag === "textarea" || tag === "img" || el.isContentEditable) return;
+      walkChildren(el, c, !inSvg, below | IN_CONTROL);
+      return;
     } else if (tag === "label" && el.control && isVisibleControl(el.control)) {
       // The label's text is the control's name; the renderer can leave it out.
       c.setAttribute("data-co-label-for", idFor(el.control));
+      strongOffered++;
+      walkChildren(el, c, true, below | IN_CONTROL);
+      return;
     } else if (tag === "select" || tag === "textarea" || tag === "option" || tag === "optgroup") {
       return;
     }
     if (tag === "br") return;
-    walkChildren(el, c, true);
+    const strongBefore = strongOffered, weakBefore = weakOffered;
+    if (tag !== "img") walkChildren(el, c, !inSvg, below);
+    const document_ = el.ownerDocument;
+    if (role || flags & IN_CONTROL || el === document_.body || el === document_.documentElement) {
+      if (tag === "img" || (inSvg && !c.textContent.trim() && !c.querySelector("[data-co-id]"))) c.remove();
+      return;  // a control that is not offered is no clickable either
+    }
+    const listened = listening.has(el) || el.hasAttribute("onclick");
+    const innerStrong = strongOffered - strongBefore, innerWeak = weakOffered - weakBefore;
+    if (listened && innerStrong === 0 && innerWeak <= 1 && canOfferClickable(el)) {
+      if (innerWeak === 1) {
+        unmarkWeak(c);
+        weakOffered--;
+      }
+      markClickable(el, c);
+      strongOffered++;
+    } else if (!listened && pointer && !(flags & POINTER) && flags & HEARD && innerStrong === 0
+               && innerWeak === 0 && canOfferClickable(el)) {
+      markClickable(el, c);
+      weakOffered++;
+    }
+    // An image, or SVG drawing, without controls: nothing of it shows in the text.
+    if ((tag === "img" || inSvg) && !c.hasAttribute("data-co-id") && !c.textContent.trim()
+        && !c.querySelector("[data-co-id]")) c.remove();
   }
 
   listen(document);
   const root = out.createElement("body");
   const start = document.body || document.documentElement;
-  walkChildren(start, root, !isInvisible(start));
+  walkChildren(start, root, !isInvisible(start), heardIn(document));
   return root.outerHTML;
 }

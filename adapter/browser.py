@@ -27,6 +27,9 @@ LAUNCH_ARGS: tuple[str, ...] = (
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # WebRTC would send UDP (STUN, TURN) around the egress proxy of a contained context (adapter/containment.py);
+    # with this policy it may only use the proxy, which refuses it.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 
 

@@ -13,15 +13,20 @@ from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from playwright.async_api import Dialog, ElementHandle, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
 from adapter.actions import Action, Back, Check, Click, Done, Fill, More, Navigate, Press, Rejection, Select
+from adapter.containment import containment_of
+from adapter.inputs import CONSTRAINED_TYPES, Probe, describe_type, fill_problem
 from adapter.observation import Control, Observation, PagePart, format_control
 from adapter.render import render_observation
+from adapter.scope import BadURL, SiteScope
+from adapter.stability import wait_for_visual_stability
+from adapter.world import IsolatedWorld, world_of
 
 ACTION_HEADER = "X-ComputerOps-Action"
 ACTION_TIMEOUT_MS = 5_000
@@ -31,12 +36,12 @@ FILLABLE_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "slider", "com
 SELECTABLE_ROLES = frozenset({"combobox", "listbox"})
 CHECKABLE_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
 
-# Runs in each frame: the ids live in the top window; a handle must come from the element's own frame.
+# In the isolated world of the top frame (adapter/world.py), where the ids live: the element of a control id of
+# the latest observation, in whichever same-origin frame; null when the id no longer names a connected element.
 _LOOKUP = """([id, token]) => {
-  const co = window.top.__computerops;
-  if (!co || co.token !== token) return null;
-  const el = co.byId.get(id);
-  return el && el.isConnected && el.ownerDocument === document ? el : null;
+  const co = window.__computerops;
+  const el = co && co.token === token ? co.byId.get(id) : null;
+  return el && el.isConnected ? el : null;
 }"""
 
 
@@ -54,6 +59,7 @@ _CHECKED = """([id, token]) => {
 # text-like type, sets the value of the other fillable input types, and types into a <textarea> or an
 # editing host; anything else (a div with role=slider, say) it cannot fill.
 FILL_PROBLEM = """e => {
+  if (!e) return "no longer on the page";
   const view = e.ownerDocument.defaultView;
   if (e.isContentEditable || e instanceof view.HTMLTextAreaElement) return null;
   const types = ["text", "email", "number", "password", "search", "tel", "url", "color", "date", "time",
@@ -61,28 +67,99 @@ FILL_PROBLEM = """e => {
   if (e instanceof view.HTMLInputElement) return types.includes(e.type) ? null : `an input of type ${e.type}`;
   return `a <${e.localName}>, not a text field`;
 }"""
-_NEXT_TASK = "() => new Promise(resolve => setTimeout(resolve, 0))"
+# For an <input> about to be filled: what a detached input of the same type and bounds makes of the value, so
+# a value the browser would sanitise away is refused before anything is typed (the page sees nothing of the
+# probe, made in the isolated world); null for other elements.
+_FILL_PROBE = """(e, text) => {
+  const view = e && e.ownerDocument.defaultView;
+  if (!e || !(e instanceof view.HTMLInputElement)) return null;
+  const asked = text.trim();
+  const probe = e.ownerDocument.createElement("input");
+  for (const name of ["type", "min", "max", "step"]) {
+    const value = e.getAttribute(name);
+    if (value !== null) probe.setAttribute(name, value);
+  }
+  probe.value = asked;
+  const bounds = ["min", "max", "step"].map((name) => e.getAttribute(name) || "");
+  return { type: e.type, asked, kept: probe.value, colour: view.CSS.supports("color", asked), bounds };
+}"""
+# The value a text field holds and its maxlength (-1 when none); null for an editing host.
+_FIELD_VALUE = """e => {
+  const view = e && e.ownerDocument.defaultView;
+  const field = Boolean(e) && (e instanceof view.HTMLInputElement || e instanceof view.HTMLTextAreaElement);
+  return field ? [e.value, e.maxLength] : null;
+}"""
 
-# In the top frame, for a control id of the latest observation: scroll the element into view if its centre
-# is outside the viewport, hit-test its centre (through open shadow roots), and return where a click lands in top-level
-# viewport coordinates. The click lands on the element itself ({x, y, label: null}), else on one of its
-# labels when the element is hidden under that label ({x, y, label: i}); otherwise {problem}. {stale}
-# when the id no longer names a connected element. One round trip, in the page's own world.
+# The part of an element's border box that shows (JS function expression, shared with adapter/fidelity.py): cut by
+# every ancestor whose overflow clips it (along its containing-block chain, so a fixed or absolute box escapes
+# the boxes that do not contain it), by its window, then by each same-origin frame it sits in and that frame's
+# own clipping ancestors. Returns {rect: [left, top, right, bottom] in top-level viewport coordinates, ox, oy}
+# (ox, oy: the element's frame origin in top-level coordinates), or {cutBy} when nothing shows: the element that
+# clipped it away, null for a window.
+VISIBLE_PART = """(el) => {
+  const parentOf = (n) => n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
+  const containsFixed = (s) => s.transform !== "none" || s.perspective !== "none" || s.filter !== "none"
+    || /paint|layout|strict|content/.test(s.contain) || /transform|perspective|filter/.test(s.willChange);
+  const cut = (r, box, x, y) => [x ? Math.max(r[0], box[0]) : r[0], y ? Math.max(r[1], box[1]) : r[1],
+                                 x ? Math.min(r[2], box[2]) : r[2], y ? Math.min(r[3], box[3]) : r[3]];
+  const empty = (r) => r[2] <= r[0] || r[3] <= r[1];
+  const b = el.getBoundingClientRect();
+  let rect = [b.left, b.top, b.right, b.bottom], ox = 0, oy = 0, node = el;
+  for (let view = el.ownerDocument.defaultView; ; view = view.parent) {
+    const doc = view.document, root = doc.documentElement;
+    const rootStyle = view.getComputedStyle(root);
+    const bodyClipsViewport = rootStyle.overflowX === "visible" && rootStyle.overflowY === "visible";
+    let position = view.getComputedStyle(node).position;
+    for (let n = parentOf(node); n && n !== root; n = parentOf(n)) {
+      const s = view.getComputedStyle(n);
+      const contains = position === "fixed" ? containsFixed(s)
+        : position === "absolute" ? s.position !== "static" || containsFixed(s) : true;
+      if (!contains) continue;
+      position = s.position;
+      const x = s.overflowX !== "visible", y = s.overflowY !== "visible";
+      if (!(x || y) || (n === doc.body && bodyClipsViewport)) continue;  // a body's overflow is the window's
+      const r = n.getBoundingClientRect(), left = r.left + n.clientLeft, top = r.top + n.clientTop;
+      rect = cut(rect, [left, top, left + n.clientWidth, top + n.clientHeight], x, y);
+      if (empty(rect)) return { cutBy: n };
+    }
+    const width = Math.min(view.innerWidth, root.clientWidth || view.innerWidth);
+    const height = Math.min(view.innerHeight, root.clientHeight || view.innerHeight);
+    rect = cut(rect, [0, 0, width, height], true, true);
+    if (empty(rect)) return { cutBy: null };
+    const frame = view.frameElement;  // null at the top, and below a cross-origin parent
+    if (view === view.top || !frame) break;
+    const f = frame.getBoundingClientRect(), fx = f.left + frame.clientLeft, fy = f.top + frame.clientTop;
+    rect = [rect[0] + fx, rect[1] + fy, rect[2] + fx, rect[3] + fy];
+    ox += fx;
+    oy += fy;
+    rect = cut(rect, [fx, fy, fx + frame.clientWidth, fy + frame.clientHeight], true, true);
+    if (empty(rect)) return { cutBy: frame };
+    node = frame;
+  }
+  return { rect, ox, oy };
+}"""
+
+# In the top frame, for a control id of the latest observation: where a click on it lands, in top-level viewport
+# coordinates. A target (the element, else one of its labels) is scrolled into view within every scrolling
+# ancestor and frame when the centre of its box does not show (VISIBLE_PART); the click point is that centre, or
+# the centre of the part that shows; the hit test there (through open shadow roots, and at each enclosing frame)
+# must land on the target. Returns {x, y, label: null} for the element itself, {x, y, label: i} for its i-th
+# label (a checkbox hidden under its label), else {problem} with the element's own reason: no size, clipped
+# away by a container that scrolling does not move, outside the window, hidden by its own CSS clip, or covered
+# by which element. {stale} when the id no longer names a connected element. One round trip, in the isolated
+# world (adapter/world.py).
 _CLICK_POINT = """([id, token]) => {
   const co = window.__computerops;
   const e = co && co.token === token ? co.byId.get(id) : null;
   if (!e || !e.isConnected) return { stale: true };
-  const doc = e.ownerDocument, view = doc.defaultView;
-  const box = e.getBoundingClientRect();
-  const cx = box.left + box.width / 2, cy = box.top + box.height / 2;
-  if (cx < 0 || cy < 0 || cx >= view.innerWidth || cy >= view.innerHeight) {  // its centre is not in view
-    e.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-  }
-  const centre = (target) => {
-    const r = target.getBoundingClientRect();
-    return [r.left + r.width / 2, r.top + r.height / 2];
+  const visiblePart = """ + VISIBLE_PART + """;
+  const describe = (n) => {
+    const ident = n.id ? "#" + n.id : "";
+    const cls = typeof n.className === "string" && n.className.trim()
+      ? "." + n.className.trim().split(/\\s+/).join(".") : "";
+    return `<${n.localName}${ident}${cls}>`;
   };
-  const hitAt = ([x, y]) => {
+  const hitAt = (doc, x, y) => {
     let hit = doc.elementFromPoint(x, y);
     while (hit && hit.shadowRoot) {
       const inner = hit.shadowRoot.elementFromPoint(x, y);
@@ -95,28 +172,55 @@ _CLICK_POINT = """([id, token]) => {
     for (let n = hit; n; n = n.parentNode || n.host) if (n === target) return true;
     return false;
   };
-  const topLevel = ([x, y]) => {  // add the offsets of the same-origin frames the document sits in
-    for (let w = view; w !== w.top && w.frameElement; w = w.parent) {
-      const frame = w.frameElement.getBoundingClientRect();
-      x += frame.left + w.frameElement.clientLeft;
-      y += frame.top + w.frameElement.clientTop;
+  const shows = (part, x, y) => Boolean(part.rect) && x + part.ox >= part.rect[0] && x + part.ox < part.rect[2]
+    && y + part.oy >= part.rect[1] && y + part.oy < part.rect[3];
+  const centre = (target) => {
+    const r = target.getBoundingClientRect();
+    return [r.left + r.width / 2, r.top + r.height / 2];
+  };
+  const clickAt = (target) => {  // {x, y} in top-level coordinates, or {problem}
+    const box = target.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) {
+      return { problem: `it has no size on the page (${Math.round(box.width)} x ${Math.round(box.height)} px)` };
+    }
+    let part = visiblePart(target), [x, y] = centre(target);
+    if (!shows(part, x, y)) {
+      target.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      part = visiblePart(target);
+      [x, y] = centre(target);
+    }
+    if (!part.rect) {
+      const where = part.cutBy ? `outside the visible part of ${describe(part.cutBy)}` : "outside the window";
+      return { problem: `it lies ${where}, and scrolling does not bring it into view` };
+    }
+    if (!shows(part, x, y)) {  // the middle of the part that shows, in the target's own frame
+      [x, y] = [(part.rect[0] + part.rect[2]) / 2 - part.ox, (part.rect[1] + part.rect[3]) / 2 - part.oy];
+    }
+    const hit = hitAt(target.ownerDocument, x, y);
+    if (!hit) return { problem: "it lies outside the window" };
+    if (!within(hit, target)) {
+      const style = target.ownerDocument.defaultView.getComputedStyle(target);
+      const clipped = style.clip !== "auto" || style.clipPath !== "none";  // a visually hidden control
+      return { problem: clipped ? `it is clipped out of sight by its CSS clip; a click there lands on ${describe(hit)}`
+        : `it is covered by ${describe(hit)}` };
+    }
+    for (let view = target.ownerDocument.defaultView; view !== view.top && view.frameElement; view = view.parent) {
+      const frame = view.frameElement, f = frame.getBoundingClientRect();
+      x += f.left + frame.clientLeft;
+      y += f.top + frame.clientTop;
+      const over = hitAt(view.parent.document, x, y);  // the frame itself may be covered in its parent
+      if (!over || !within(over, frame)) return { problem: `it is covered by ${over ? describe(over) : "nothing"}` };
     }
     return { x, y };
   };
-  const own = centre(e);
-  const hit = hitAt(own);
-  if (hit && within(hit, e)) return { ...topLevel(own), label: null };
+  const own = clickAt(e);
+  if (!own.problem) return { ...own, label: null };
   const labels = [...(e.labels || [])];
   for (let i = 0; i < labels.length; i++) {
-    const at = centre(labels[i]);
-    const labelHit = hitAt(at);
-    if (labelHit && within(labelHit, labels[i])) return { ...topLevel(at), label: i };
+    const through = clickAt(labels[i]);
+    if (!through.problem) return { ...through, label: i };
   }
-  if (!hit) return { problem: "its centre is outside the page" };
-  const hitId = hit.id ? "#" + hit.id : "";
-  const cls = typeof hit.className === "string" && hit.className.trim()
-    ? "." + hit.className.trim().split(/\\s+/).join(".") : "";
-  return { problem: `it is covered by <${hit.localName}${hitId}${cls}>` };
+  return { problem: own.problem };
 }"""
 
 
@@ -285,18 +389,19 @@ class PageDriver:
 
     async def observe(self) -> Observation:
         """Render the current page; dialogs raised since the last observation are included."""
-        script = (f"() => {{ const html = ({annotate_script()})(); "
+        script = (f"(listening) => {{ const html = ({annotate_script()})(listening); "
                   "return [html, window.__computerops.token, document.title]; }")
         for attempt in range(3):
             try:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
-                html, token, title = await self.page.evaluate(script)
+                html, token, title = await self.world.annotate(script)
                 break
             except PlaywrightError:
                 if attempt == 2:
                     raise
                 await asyncio.sleep(0.2)  # a navigation replaced the document mid-evaluation
         dialogs, self._pending_dialogs = self._pending_dialogs, []
+        self._report_containment()
         notices, self._pending_notices = self._pending_notices, []
         here = site_path(self.page.url, self.origin)
         if self._part is not None and self.latest is not None and here != self.latest.url:
@@ -326,6 +431,8 @@ class PageDriver:
                 outcome = await self._on_control(action)
         except PlaywrightError as error:
             return _reject("execution_error", f"The browser could not do it: {_short(error)}")
+        except (ValueError, TypeError, OverflowError) as error:  # a value of the model's that Python code refused
+            return _reject("execution_error", f"The action could not be carried out: {_short(error)}")
         if outcome.ok and self._navigations != navigations_before:
             outcome = outcome.model_copy(update={"navigated": True})
         return outcome
@@ -353,13 +460,8 @@ class PageDriver:
         if element is None:
             return _stale(action.id)
         if isinstance(action, Fill):
-            unfillable = await element.evaluate(FILL_PROBLEM)
-            if unfillable:
-                return _reject("not_applicable", f"Cannot fill [{action.id}]: it is {unfillable}. Use press with "
-                                                 "keys (ArrowUp, ArrowDown, Enter, letters) or click it.")
-            await element.fill(action.text, timeout=ACTION_TIMEOUT_MS)
-            note = f"filled {_describe(control)}"
-        elif isinstance(action, Press):
+            return await self._fill(action, control, element)
+        if isinstance(action, Press):
             await element.press(action.key, timeout=ACTION_TIMEOUT_MS)
             note = f"pressed {action.key} on {_describe(control)}"
         else:
@@ -367,6 +469,55 @@ class PageDriver:
             note = f"selected {action.option!r} in {_describe(control)}"
         await self._settle()
         return ActionOutcome(ok=True, note=note)
+
+    async def _fill(self, action: Fill, control: Control, element: ElementHandle) -> ActionOutcome:
+        """Fill a text field with Playwright's fill, and say what it holds afterwards.
+
+        An input whose type constrains its value (adapter/inputs.py) is first asked what it would keep: a value
+        it would sanitise away (a date not written YYYY-MM-DD, "1,000" in a number field, 150 on a slider that
+        ends at 100) is refused before anything is typed, with the format it takes; a normal form of the same
+        value ("2024-06-01 10:30" for a datetime-local) is filled as that form. Afterwards the value is read
+        back: a typed input that does not hold what was filled is an execution error; a text field the page or
+        browser changed (cut at its maxlength, line breaks of a one-line field, a page's own formatting) is
+        filled, and the note says what it holds.
+        """
+        unfillable = await self.evaluate_on(action.id, FILL_PROBLEM)  # in the isolated world: the page cannot forge it
+        if unfillable:
+            return _reject("not_applicable", f"Cannot fill [{action.id}]: it is {unfillable}. Use press with "
+                                             "keys (ArrowUp, ArrowDown, Enter, letters) or click it.")
+        found = await self.evaluate_on(action.id, _FILL_PROBE, action.text)
+        probe = None
+        text = action.text
+        if isinstance(found, dict) and found["type"] in CONSTRAINED_TYPES:
+            low, high, step = found["bounds"]
+            probe = Probe(input_type=str(found["type"]), asked=str(found["asked"]), kept=str(found["kept"]),
+                          is_colour=bool(found["colour"]),
+                          bounds=(str(low), str(high), str(step)))
+            if problem := fill_problem(probe):
+                return _reject("not_applicable", f"Cannot fill [{action.id}] with {json.dumps(action.text)}: "
+                                                 f"{problem}. Nothing was changed.")
+            text = probe.kept if probe.asked else ""
+        await element.fill(text, timeout=ACTION_TIMEOUT_MS)
+        await self._settle()
+        note = f"filled {_describe(control)}"
+        if text != action.text:
+            note += f" with {json.dumps(text)}, the field's form of {json.dumps(action.text)}"
+        held: object = None
+        with suppress(PlaywrightError):  # the fill may have submitted a form: the document is gone
+            held = await self.evaluate_on(action.id, _FIELD_VALUE)
+        if not isinstance(held, list):  # an editing host, or gone
+            return ActionOutcome(ok=True, note=note)
+        value, max_length = str(held[0]), int(held[1])
+        expected = text.replace("\r\n", "\n").replace("\r", "\n")  # a field's value has \n line breaks
+        if value == expected:
+            return ActionOutcome(ok=True, note=note)
+        if probe is not None:
+            return _reject("execution_error", f"[{action.id}] holds {json.dumps(value)} after the fill, not "
+                                              f"{json.dumps(text)}: it is {describe_type(probe.input_type)}.")
+        if 0 <= max_length < len(expected) and value == expected[:max_length]:
+            return ActionOutcome(ok=True, note=f"{note}; it keeps at most {max_length} characters and holds "
+                                               f"{json.dumps(value)}")
+        return ActionOutcome(ok=True, note=f"{note}; it holds {json.dumps(value)}")
 
     async def _click(self, action: Click | Check, control: Control) -> ActionOutcome:
         """A click with real mouse events where the control (or the label it hides under) is hit;
@@ -395,7 +546,7 @@ class PageDriver:
         """
         if self._token is None:
             return None
-        found = await self.page.evaluate(_CLICK_POINT, [control_id, self._token])
+        found = await self.world.evaluate(_CLICK_POINT, [control_id, self._token])
         if found.get("stale"):
             return None
         if "problem" in found:
@@ -403,56 +554,82 @@ class PageDriver:
         return ClickPoint(x=float(found["x"]), y=float(found["y"]), label=found["label"])
 
     async def _checked(self, control_id: str) -> bool | None:
-        return await self.page.evaluate(_CHECKED, [control_id, self._token])  # type: ignore[no-any-return]
+        return await self.world.evaluate(_CHECKED, [control_id, self._token])  # type: ignore[no-any-return]
+
+    @property
+    def world(self) -> IsolatedWorld:
+        """The page's isolated world (adapter/world.py): the annotation, the ids and every lookup live there."""
+        return world_of(self.page)
 
     async def element(self, control_id: str) -> ElementHandle | None:
-        """The live element of a control id, from whichever same-origin frame holds it."""
+        """A Playwright handle on the live element of a control id, from whichever same-origin frame holds it;
+        None when the id no longer resolves (or the page moved the marker the handle is found by)."""
         if self._token is None:
             return None
-        for frame in self.page.frames:
-            try:
-                handle = await frame.evaluate_handle(_LOOKUP, [control_id, self._token])
-            except PlaywrightError:
-                continue  # a cross-origin frame, or a document being replaced
-            element = handle.as_element()
-            if element is not None:
-                return element
-            await handle.dispose()
-        return None
+        return await self.world.element(_LOOKUP, [control_id, self._token])
+
+    async def evaluate_on(self, control_id: str, function: str, arg: object = None) -> object:
+        """`function(element, arg)` (JavaScript source) on a control's element, in the isolated world, by value;
+        the function gets null when the id no longer resolves. For reading a control's state where page script
+        cannot forge the answer."""
+        call = f"([id, token, arg]) => ({function})(({_LOOKUP})([id, token]), arg)"
+        return await self.world.evaluate(call, [control_id, self._token, arg])
+
+    @property
+    def scope(self) -> SiteScope:
+        """The site this driver may navigate to (adapter/scope.py)."""
+        return SiteScope(self.origin, self.site_prefix)
 
     async def _navigate(self, action: Navigate) -> ActionOutcome:
-        target = urljoin(self.page.url, action.url.strip())
-        parts = urlsplit(target)
-        same_origin = f"{parts.scheme}://{parts.netloc}" == self.origin
-        on_site = parts.path.startswith(self.site_prefix) or parts.path == self.site_prefix.rstrip("/")
-        if not (same_origin and on_site):
-            return _reject(
-                "off_site",
-                f"{action.url} is not a page of this site; only paths under {self.site_prefix} "
-                "are allowed.",
-            )
+        """Go to the model's URL, read as the browser reads it (adapter/scope.py), if it is a page of the site."""
+        scope = self.scope
+        try:
+            target = scope.navigation_target(action.url, self.page.url)
+        except BadURL as bad:
+            return _reject("malformed_arguments", f"Cannot navigate: {bad}. Give a path such as {self.site_prefix}")
+        problem = scope.problem(target)
+        if problem is not None:
+            asked = action.url if len(action.url) <= 100 else action.url[:99] + "…"
+            return _reject("off_site", f"{asked} is not a page of this site: {problem}. "
+                                       f"Only paths under {self.site_prefix} on this origin are allowed.")
         await self.page.goto(target, wait_until="domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
         await self._settle()
         return ActionOutcome(ok=True, note=f"navigated to {site_path(self.page.url, self.origin)}")
 
+    def _report_containment(self) -> None:
+        """Pass on to the model what the context's containment stopped since the last observation."""
+        guard = containment_of(self.page.context)
+        for notice in guard.take_notices() if guard is not None else []:
+            self.notify(notice)
+
     async def _back(self) -> ActionOutcome:
-        can_go_back = await self.page.evaluate("() => Boolean(window.navigation?.canGoBack)")
+        can_go_back = await self.world.evaluate("() => Boolean(window.navigation?.canGoBack)")
         if not can_go_back:
             return _reject("not_applicable", "There is no previous page to go back to.")
         await self.page.go_back(wait_until="domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
         await self._settle()
         return ActionOutcome(ok=True, note=f"went back to {site_path(self.page.url, self.origin)}")
 
+    async def settle(self) -> None:
+        """Wait until the page is settled, as after every action: for a page opened by other means (the
+        episode's start page, a test's goto), before its first observation."""
+        await self._settle()
+
     async def _settle(self) -> None:
-        """Wait until what the action started is over: a navigation it began has reached DOMContentLoaded
-        and the requests it started have finished. Event-driven and bounded by SETTLE_TIMEOUT_S."""
+        """Wait until what the action started is over: a navigation it began has reached DOMContentLoaded, the
+        requests it started have finished (event-driven, bounded by SETTLE_TIMEOUT_S), and the page's animations
+        and transitions that move, size, show or hide boxes have ended (bounded by VISUAL_SETTLE_S each time;
+        adapter/stability.py). On a page with no request and no animation that is one round trip."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SETTLE_TIMEOUT_S
         while True:
-            # A round trip through the page's task queue: a navigation or fetch the action scheduled has
-            # begun (its request is in flight) by the time this returns, or the old document is gone.
-            with suppress(PlaywrightError):
-                await self.page.evaluate(_NEXT_TASK)
+            # A round trip through the page's task queue: a navigation or fetch the action scheduled has begun
+            # (its request is in flight) by the time it returns, or the old document is gone; in the same trip,
+            # the wait for the animations running then. In the isolated world: page script cannot stall it.
+            await wait_for_visual_stability(self.page, after_a_task=True)
+            with suppress(PlaywrightError, TimeoutError):  # a round trip on Playwright's own session (the world's is
+                # another): the request events of that task have reached the driver before `_quiet` is read
+                await asyncio.wait_for(self.page.locator(":root").count(), timeout=NAVIGATION_TIMEOUT_MS / 1000)
             try:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
             except PlaywrightError:

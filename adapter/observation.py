@@ -11,6 +11,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from adapter.inputs import line_attributes
+
 
 class Control(BaseModel):
     """One visible, actionable control offered to the model."""
@@ -32,6 +34,8 @@ class Control(BaseModel):
     """The browser's validationMessage, when the control is invalid."""
     href: str | None = None
     """Link target as a site path, for links."""
+    input_type: str | None = None
+    """The type of an <input> whose value the browser constrains (date, time, color, ...: adapter/inputs.py)."""
 
 
 class PagePart(BaseModel):
@@ -73,7 +77,8 @@ class Observation(BaseModel):
 
 
 def format_control(control: Control) -> str:
-    """`[7] textbox "Amount" value="49.90" required` — the one line a control gets."""
+    """`[7] textbox "Amount" value="49.90" required` — the one line a control gets; an input whose type constrains
+    its value says so after its value: `[9] textbox "Ship date" value="" type=date format="YYYY-MM-DD"`."""
     parts = [f"[{control.id}] {control.role} {json.dumps(control.name, ensure_ascii=False)}"]
     if control.checked is not None:
         parts.append("checked" if control.checked else "unchecked")
@@ -81,6 +86,8 @@ def format_control(control: Control) -> str:
         parts.append(f"value={json.dumps(control.value, ensure_ascii=False)}")
     if control.options:
         parts.append("options=" + json.dumps(control.options, ensure_ascii=False))
+    if typed := line_attributes(control.input_type):
+        parts.append(typed)
     for flag in ("required", "disabled", "readonly"):
         if getattr(control, flag):
             parts.append(flag)
@@ -89,15 +96,43 @@ def format_control(control: Control) -> str:
     return " ".join(parts)
 
 
-_CONTROL_LINE = re.compile(r'^\s*\[(?P<id>[^\]\s]+)\] (?P<role>[\w-]+) (?P<name>"(?:[^"\\]|\\.)*")')
+CONTROL_MARK = "["
+"""How every control line begins, and no other line of an observation (adapter/lines.py escapes page text)."""
+_CONTROL_LINE = re.compile(r'\[(?P<id>[^\]\s]+)\] (?P<role>[\w-]+) (?P<name>"(?:[^"\\]|\\.)*")')
+_FIELD = re.compile(r" (?P<key>[a-z][\w-]*)(?P<equals>=?)")
+_JSON = json.JSONDecoder()
 
 
 def parse_control_line(line: str) -> tuple[str, str, str] | None:
-    """Read (id, role, name) back from a control line; None for any other line."""
+    """Read (id, role, name) back from a control line; None for any other line. A control line begins with
+    `[` as its very first character; the renderer never lets a text line begin so."""
     match = _CONTROL_LINE.match(line)
     if not match:
         return None
     return match["id"], match["role"], json.loads(match["name"])
+
+
+def control_fields(line: str) -> dict[str, object] | None:
+    """Everything a control line says after its name, by key (`value`, `options`, `required`: True, ...);
+    None for a line that is not a control line. Values are read as JSON, so text inside the quoted name or
+    value (`options=[]` in a textbox's value) is never taken for a field."""
+    match = _CONTROL_LINE.match(line)
+    if not match:
+        return None
+    fields: dict[str, object] = {}
+    at = match.end()
+    while (field := _FIELD.match(line, at)) is not None:
+        at = field.end()
+        if not field["equals"]:
+            fields[field["key"]] = True
+            continue
+        try:
+            fields[field["key"]], at = _JSON.raw_decode(line, at)
+        except json.JSONDecodeError:  # a bare value (`type=date`): up to the next space
+            end = line.find(" ", at)
+            end = len(line) if end < 0 else end
+            fields[field["key"]], at = line[at:end], end
+    return fields
 
 
 def controls_in_text(text: str) -> list[tuple[str, str, str]]:
@@ -110,14 +145,11 @@ def controls_in_text(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
-_OPTIONS = re.compile(r" options=(?P<options>\[(?:[^\]\"\\]|\"(?:[^\"\\]|\\.)*\")*\])")
-
-
 def control_options(text: str, role: str, name: str) -> list[str]:
     """The options the observation lists for the control with this role and name ([] when none is shown)."""
     for line in text.splitlines():
         parsed = parse_control_line(line)
         if parsed and parsed[1] == role and parsed[2] == name:
-            match = _OPTIONS.search(line)
-            return list(json.loads(match["options"])) if match else []
+            options = (control_fields(line) or {}).get("options")
+            return [str(option) for option in options] if isinstance(options, list) else []
     return []

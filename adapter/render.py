@@ -4,6 +4,10 @@ The text is a header (`Page:`, `URL:`, any `Dialog:` and `Notice:` lines), then 
 headings as `# ...`, text as lines, list items as `- ...`, table rows as `| a | b |`, and each
 control on its own line exactly as `format_control` writes it. Controls inside a table row follow
 the row. Text of a `<label>` whose control is shown is left out: the control line carries it.
+
+Page text can never pass for a control or header line, nor a cell for two cells (adapter/lines.py): only
+lines that begin with `[` are controls. The header takes at most a quarter of the size bound, however many
+dialogs and notices came: the first few, each cut short, then how many more there were.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 from bs4 import BeautifulSoup
 from bs4.element import Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
+from adapter.lines import cell_text, clip, flat, json_line, quoted, text_line
 from adapter.observation import Control, Observation, PagePart, format_control
 
 # Mirrors BLOCK_TAGS in annotate.js; other elements laid out as blocks carry data-co-block.
@@ -33,18 +38,39 @@ CONTINUED_NOTICE = "(A later part of a long page: text shown in earlier parts is
 NOTICE_ROOM = 120
 MAX_LINE = 400
 """Longest text line; longer runs of text are split so the size bound never hides a whole paragraph."""
+HEADER_SHARE = 4
+"""The header (title, URL, dialogs, notices) takes at most max_chars // HEADER_SHARE characters."""
+HEADER_ENTRIES = 3
+"""Dialogs, and notices, shown in the header; the rest are counted."""
+ENTRY_CHARS = 200
+"""Characters of one dialog or notice shown; the rest are counted."""
+TITLE_CHARS = 200
+"""Characters of the page title shown (less under a small size bound: a fifth of the header's share)."""
+URL_CHARS = 400
+"""Characters of the URL shown (less under a small size bound: a quarter of the header's share)."""
 
 
-def _wrap(text: str) -> list[str]:
-    """A very long run of text as lines of at most MAX_LINE characters, split at spaces where possible,
-    so a part of a long page can always show some of it."""
+def _cut(text: str, *, row: bool) -> int:
+    """Where to end a line of a long run: at the last space that fits (in a row, one inside a cell's text, so
+    the next line never begins with a cell separator), else at MAX_LINE."""
+    at = MAX_LINE + 1
+    while (at := text.rfind(" ", 0, at)) > 0:
+        if not row or (text[at - 1] != "|" and text[at + 1: at + 2] != "|"):
+            return at
+    return MAX_LINE
+
+
+def _wrap(text: str, *, row: bool = False) -> list[str]:
+    """A very long run of text as lines of at most MAX_LINE characters (and an escape), split at spaces where
+    possible, so a part of a long page can always show some of it. Every line is a text line (`text_line`),
+    except the first of a table row's."""
     pieces = []
     while len(text) > MAX_LINE:
-        cut = text.rfind(" ", 0, MAX_LINE + 1)
-        cut = cut if cut > 0 else MAX_LINE
+        cut = _cut(text, row=row)
         pieces.append(text[:cut])
         text = text[cut:].lstrip()
-    return [*pieces, text] if text else pieces
+    pieces = [*pieces, text] if text else pieces
+    return [piece if row and i == 0 else text_line(piece) for i, piece in enumerate(pieces)]
 
 
 @dataclass
@@ -65,7 +91,7 @@ class _Writer:
         self.buffer.append(value)
 
     def flush(self) -> None:
-        text = " ".join("".join(self.buffer).split())
+        text = flat("".join(self.buffer))
         self.buffer.clear()
         if text:
             self.lines.extend(_Line(piece) for piece in _wrap(self.prefix + text))
@@ -77,7 +103,7 @@ class _Writer:
 
     def control(self, control: Control) -> None:
         self.flush()
-        self.lines.append(_Line(format_control(control), control))
+        self.lines.append(_Line(json_line(format_control(control)), control))
 
 
 def control_from(tag: Tag) -> Control:
@@ -101,6 +127,7 @@ def control_from(tag: Tag) -> Control:
         readonly=tag.has_attr("data-co-readonly"),
         validation=attr("validation") or None,
         href=attr("href"),
+        input_type=attr("type"),
     )
 
 
@@ -162,9 +189,10 @@ class _Renderer:
             self.block(part, "")
         for row in _own_rows(table):
             cells = [c for c in row.children if isinstance(c, Tag) and c.name in ("td", "th")]
-            texts = [" ".join("".join(_cell_text(c)).split()) for c in cells]
+            texts = [cell_text(flat("".join(_cell_text(c)))) for c in cells]
             if any(texts):
-                self.out.lines.append(_Line("|" + "|".join(f" {t} " if t else " " for t in texts) + "|"))
+                line = "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
+                self.out.lines.extend(_Line(piece) for piece in _wrap(line, row=True))
             for cell in cells:
                 self.children(cell, controls_only=True)
         self.out.end_block()
@@ -215,6 +243,49 @@ def _body_lines(annotated_html: str) -> list[_Line]:
     return renderer.out.lines
 
 
+def _cut_short(text: str, limit: int) -> str:
+    shown, cut = clip(text, limit)
+    return f"{shown}… ({cut} more characters)" if cut else shown
+
+
+def _entry(kind: str, text: str) -> str:
+    shown, cut = clip(flat(text), ENTRY_CHARS)
+    return f"{kind}: {quoted(shown)}" + (f" ({cut} more characters)" if cut else "")
+
+
+def _count(kind: str, more: int) -> str:
+    return f"{kind}: ({more} more not shown)"
+
+
+def _header(
+    title: str, url: str, dialogs: list[str], notices: list[str], *, max_chars: int, continued: bool
+) -> list[str]:
+    """The header lines, ending with the blank line: title and URL (each cut short), then dialogs and notices
+    while they fit in the header's share of max_chars, at most HEADER_ENTRIES of each kind, each cut short, and
+    a count of those left out. However many dialogs a page raises, the page keeps its room."""
+    share = max_chars // HEADER_SHARE
+    title_chars, url_chars = max(40, min(TITLE_CHARS, share // 5)), max(60, min(URL_CHARS, share // 4))
+    lines = [f"Page: {_cut_short(flat(title), title_chars)}", f"URL: {_cut_short(flat(url), url_chars)}"]
+    tail = [CONTINUED_NOTICE, ""] if continued else [""]
+    kinds = [(kind, texts) for kind, texts in (("Dialog", dialogs), ("Notice", notices)) if texts]
+    room = share - sum(len(line) + 1 for line in lines + tail)
+    room -= sum(len(_count(kind, len(texts))) + 1 for kind, texts in kinds)  # every count line fits
+    for kind, texts in kinds:
+        shown = 0
+        for text in texts[:HEADER_ENTRIES]:
+            entry = _entry(kind, text)
+            if len(entry) + 1 > room:
+                break
+            lines.append(entry)
+            room -= len(entry) + 1
+            shown += 1
+        if shown < len(texts):
+            lines.append(_count(kind, len(texts) - shown))
+        else:
+            room += len(_count(kind, len(texts))) + 1
+    return lines + tail
+
+
 def _size(lines: list[_Line]) -> int:
     return sum(len(line.text) + 1 for line in lines)
 
@@ -242,6 +313,16 @@ def _bound(
             break  # keep a contiguous run of the page's text, not scattered lines
         kept_ids.add(id(line))
         used += len(line.text) + 1
+    kept_controls = [line for line in controls if id(line) in kept_ids]
+    if texts and id(texts[0]) not in kept_ids:
+        # The controls leave no room for the next text line: the last ones wait for the next part, so that
+        # every part advances through the text (else `more` would show the same part for ever).
+        while kept_controls and used + len(texts[0].text) + 1 > budget:
+            dropped = kept_controls.pop()
+            kept_ids.discard(id(dropped))
+            used -= len(dropped.text) + 1
+        if used + len(texts[0].text) + 1 <= budget:
+            kept_ids.add(id(texts[0]))
     if not kept_ids and (controls or texts):  # a bound too small for any line: show one, so parts still advance
         kept_ids.add(id(controls[0] if controls else texts[0]))
     shown_controls = sum(id(line) in kept_ids for line in controls)
@@ -277,13 +358,8 @@ def render_observation(
     dialogs = list(dialogs or [])
     notices = list(notices or [])
     start = part or PagePart()
-    head = [_Line(f"Page: {' '.join(title.split())}"), _Line(f"URL: {url}")]
-    head += [_Line(f"Dialog: {json.dumps(text, ensure_ascii=False)}") for text in dialogs]
-    head += [_Line(f"Notice: {json.dumps(text, ensure_ascii=False)}") for text in notices]
     continued = start != PagePart()
-    if continued:
-        head.append(_Line(CONTINUED_NOTICE))
-    head.append(_Line(""))
+    head = [_Line(line) for line in _header(title, url, dialogs, notices, max_chars=max_chars, continued=continued)]
     body = _body_lines(annotated_html)
     following: PagePart | None = None
     if continued or len("\n".join(line.text for line in head + body)) > max_chars:

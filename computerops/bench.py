@@ -1,4 +1,5 @@
-"""`computerops bench`: the adapter and harness measured, in one run, on catalog pages and scripted episodes.
+"""`computerops bench`: the adapter and harness measured, in one run, on catalog pages, the fidelity fixture
+pages and scripted episodes.
 
 Everything is measured here, on this machine, in this process; nothing is assumed. Timings are
 medians and 95th percentiles of repeated samples; sizes are exact. Episodes use the SCRIPTED
@@ -22,12 +23,17 @@ from typing import Literal
 import psutil
 from playwright.async_api import Browser, async_playwright
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
 
+from adapter.actions import Navigate
 from adapter.browser import describe_chromium, launch_browser
 from adapter.context import text_tokens
 from adapter.driver import PageDriver
 from adapter.fidelity import check_offered_controls_work
 from adapter.loop import AgentTranscript
+from adapter.stability import wait_for_visual_stability
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.crawl import crawl_site_pages, crawl_targets
@@ -41,7 +47,12 @@ from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 
-BENCH_FORMAT: Literal["computerops.bench/1"] = "computerops.bench/1"
+BENCH_FORMAT: Literal["computerops.bench/2"] = "computerops.bench/2"
+"""2: fidelity fixture pages (`fixture_pages`) and the visual-settle wait (`visual_settle_ms`) added."""
+FIXTURE_PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
+"""The fidelity fixture pages (`fidelity-*.html`) of this checkout: one page per class of page no one here wrote
+(controls low in scrolling boxes, typed inputs, animated panels, ...); an installed package has none."""
+FIXTURE_PREFIX = "/site/"
 Progress = Callable[[str], None]
 
 
@@ -103,6 +114,34 @@ class PageFigures(BaseModel):
     offered_not_in_tree: int
     control_problems: list[str]
     """Offered controls that did not resolve or could not be acted on (should be empty)."""
+    visual_settle_ms: Distribution
+    """The wait for visual stability after every action (adapter/stability.py), on this page as it stands: its
+    cost on a page without animations, one round trip."""
+
+
+class FixtureFigures(BaseModel):
+    """One fidelity fixture page, opened as the model opens a page (`navigate`, which settles) and audited."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    page: str
+    """The fixture file, e.g. `fidelity-scroll-box.html`; its name after `fidelity-` is the class it tests."""
+    open_ms: float
+    """The navigate action, its settling (network, then animations) included."""
+    accessibility_expected: int
+    offered: int
+    matched: int
+    recall: float
+    offered_not_in_tree: int
+    clickables: int
+    """Offered `clickable` controls with a click listener (adapter/fidelity.py); not counted as extra."""
+    unoffered_listeners: int
+    """Elements with a click listener of their own that are not offered (information)."""
+    control_problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return self.recall == 1.0 and self.offered_not_in_tree == 0 and not self.control_problems
 
 
 class ReplayFigures(BaseModel):
@@ -146,7 +185,7 @@ class BenchReport(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.bench/1"] = BENCH_FORMAT
+    format: Literal["computerops.bench/2"] = BENCH_FORMAT
     created_at: str
     scripted: bool = True
     """Episodes ran against the SCRIPTED endpoint (model time is not what is measured)."""
@@ -160,6 +199,10 @@ class BenchReport(BaseModel):
     recall: float
     """Matched / expected controls over every page."""
     offered_not_in_tree: int
+    visual_settle_ms: Distribution
+    """The visual-stability wait on every catalog page (every sample of every page)."""
+    fixture_pages: list[FixtureFigures]
+    """Every fidelity fixture page of the checkout (none for an installed package)."""
     step_overhead_ms: Distribution
     """Per carried-out action: act + observe, model time excluded (first concurrency level)."""
     act_ms: Distribution
@@ -236,7 +279,8 @@ async def bench_pages(browser: Browser, tasks: Sequence[LoadedTask], options: Be
         sites = {t.spec.site: registry.site(t.spec.site) for t in tasks}
         for target in crawl_targets(tasks, sites):
             prefix = f"/{target.site}/"
-            context = await tenant_context(browser, origin, registry.create(target.site, target.seed).token)
+            context = await tenant_context(browser, origin, registry.create(target.site, target.seed).token,
+                                           site_prefix=prefix)
             try:
                 found = await crawl_site_pages(context, origin, target.start_paths, site_prefix=prefix,
                                                limit=options.page_limit)
@@ -264,6 +308,11 @@ async def _page_figures(driver: PageDriver, site: str, path: str, repeats: int) 
         snapshot_times.append(snapshot.ms)
     fidelity = await accessibility_of(driver, observation)
     problems = await check_offered_controls_work(driver, observation)
+    settle_times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        await wait_for_visual_stability(driver.page)
+        settle_times.append(_ms(time.perf_counter() - began))
     return PageFigures(
         site=site, path=path, observe_ms=distribution(observe_times, "ms"),
         chars=observation.chars, estimated_tokens=text_tokens(observation.text),
@@ -273,7 +322,46 @@ async def _page_figures(driver: PageDriver, site: str, path: str, repeats: int) 
         accessibility_expected=fidelity.expected, offered=fidelity.offered,
         matched=fidelity.matched, recall=fidelity.recall,
         offered_not_in_tree=len(fidelity.extra), control_problems=problems,
+        visual_settle_ms=distribution(settle_times, "ms"),
     )
+
+
+async def bench_fixture_pages(browser: Browser, options: BenchOptions, progress: Progress,
+                              directory: Path = FIXTURE_PAGES) -> list[FixtureFigures]:
+    """Every `fidelity-*.html` page of `directory`, served on a loopback origin under /site/, opened with the
+    model's navigate action and audited like a catalog page (whole page, every control checked to work)."""
+    names = sorted(path.name for path in directory.glob("fidelity-*.html")) if directory.is_dir() else []
+    if not names:
+        progress(f"fixture pages: none at {directory}")
+        return []
+    app = Starlette(routes=[Mount(FIXTURE_PREFIX.rstrip("/"), app=StaticFiles(directory=directory))])
+    figures: list[FixtureFigures] = []
+    async with serve_app(app) as origin:
+        context = await browser.new_context()
+        try:
+            driver = PageDriver(await context.new_page(), origin=origin, site_prefix=FIXTURE_PREFIX,
+                                max_chars=options.max_chars)
+            for number, name in enumerate(names, start=1):
+                began = time.perf_counter()
+                opened = await driver.act(Navigate(url=FIXTURE_PREFIX + name), number)
+                open_ms = _ms(time.perf_counter() - began)
+                if not opened.ok:
+                    raise RuntimeError(f"fixture page {name} did not open: {opened.rejection}")
+                observation = await driver.observe()
+                fidelity = await accessibility_of(driver, observation)
+                problems = await check_offered_controls_work(driver, observation)
+                figure = FixtureFigures(
+                    page=name, open_ms=round(open_ms, 2), accessibility_expected=fidelity.expected,
+                    offered=fidelity.offered, matched=fidelity.matched, recall=fidelity.recall,
+                    offered_not_in_tree=len(fidelity.extra), clickables=len(fidelity.clickables),
+                    unoffered_listeners=len(fidelity.unoffered_listeners), control_problems=problems,
+                )
+                figures.append(figure)
+                progress(f"  fixture {name}: recall {figure.recall:.0%}, extra {figure.offered_not_in_tree}, "
+                         f"problems {len(problems)}, opened in {figure.open_ms:.0f} ms")
+        finally:
+            await context.close()
+    return figures
 
 
 def bench_plan(tasks: Sequence[LoadedTask], episodes: int, policy: str) -> list[PlannedEpisode]:
@@ -376,9 +464,16 @@ async def bench_replays(bundle: RunDirectory, tasks: Sequence[LoadedTask], root:
     return figures
 
 
+def _pooled(per_page: Sequence[Distribution]) -> Distribution:
+    """One distribution over pages, each page's median weighted by its sample count (the samples themselves are
+    not kept per page)."""
+    return distribution([d.median for d in per_page for _ in range(d.n)], "ms")
+
+
 def target_checks(report: BenchReport) -> list[TargetCheck]:
     """The issue's targets, against what was measured."""
     ratio = report.observation_chars_ratio.median
+    faithful = sum(f.ok for f in report.fixture_pages)
     return [
         TargetCheck(figure="observation size", target="at most 0.5 x ai snapshot characters, full recall",
                     measured=f"median {ratio:.2f} x, recall {report.recall:.0%}",
@@ -391,6 +486,9 @@ def target_checks(report: BenchReport) -> list[TargetCheck]:
         TargetCheck(figure="replay", target="at least 20 x faster than the episode",
                     measured=f"median {report.replay_speedup.median:.0f} x",
                     met=report.replay_speedup.median >= 20),
+        TargetCheck(figure="fidelity fixture pages", target="every page: full recall, nothing extra, every "
+                    "control works", measured=f"{faithful} of {len(report.fixture_pages)} pages",
+                    met=bool(report.fixture_pages) and faithful == len(report.fixture_pages)),
     ]
 
 
@@ -415,6 +513,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
             try:
                 browser_version = describe_chromium(playwright, browser)
                 pages = await bench_pages(browser, tasks, options, root / "pages", progress)
+                fixtures = await bench_fixture_pages(browser, options, progress)
             finally:
                 await browser.close()
         progress(f"pages: {len(pages)} observed, median chars ratio to the ai snapshot "
@@ -430,6 +529,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         observation_chars_ratio=distribution([p.chars_ratio for p in pages], "x", digits=3),
         recall=round(sum(p.matched for p in pages) / expected, 4) if expected else 1.0,
         offered_not_in_tree=sum(p.offered_not_in_tree for p in pages),
+        visual_settle_ms=_pooled([p.visual_settle_ms for p in pages]), fixture_pages=fixtures,
         step_overhead_ms=distribution(samples.steps, "ms"), act_ms=distribution(samples.acts, "ms"),
         observe_ms=distribution(samples.observes, "ms"),
         page_load_step_ms=distribution(samples.page_loads, "ms") if samples.page_loads else None,
@@ -456,6 +556,8 @@ def bench_markdown(report: BenchReport) -> str:
         "| | |",
         f"| act time | median {report.act_ms.median:.1f} ms, p95 {report.act_ms.p95:.1f} ms | | |",
         f"| step overhead p95 | {report.step_overhead_ms.p95:.1f} ms | | |",
+        f"| visual-settle wait on catalog pages | median {report.visual_settle_ms.median:.2f} ms, "
+        f"p95 {report.visual_settle_ms.p95:.2f} ms | | |",
     ]
     for name, split in (("steps that load a page", report.page_load_step_ms),
                         ("steps within a page", report.in_page_step_ms)):

@@ -364,6 +364,14 @@ def print_bench(report: BenchReport) -> None:
                       str(page.ai_snapshot_chars), f"{page.chars_ratio:.2f}", f"{page.recall:.0%}",
                       str(page.offered_not_in_tree), "; ".join(page.control_problems))
     console.print(pages)
+    fixtures = Table(title=f"Fidelity fixture pages ({len(report.fixture_pages)})", title_justify="left")
+    for column in ("page", "open ms", "expected", "recall", "extra", "clickable", "listeners not offered", "problems"):
+        fixtures.add_column(column, justify="left" if column in ("page", "problems") else "right", no_wrap=True)
+    for fixture in report.fixture_pages:
+        fixtures.add_row(fixture.page, f"{fixture.open_ms:.0f}", str(fixture.accessibility_expected),
+                         f"{fixture.recall:.0%}", str(fixture.offered_not_in_tree), str(fixture.clickables),
+                         str(fixture.unoffered_listeners), "; ".join(fixture.control_problems))
+    console.print(fixtures)
     levels = Table(title="SCRIPTED episodes by concurrency (one browser, one context and tenant per episode)",
                    title_justify="left")
     for column in ("concurrency", "episodes", "wall s", "episodes/min", "peak MiB", "verified", "identical"):
@@ -381,7 +389,8 @@ def print_bench(report: BenchReport) -> None:
     splits = [("steps that load a page", report.page_load_step_ms), ("steps within a page", report.in_page_step_ms)]
     for name, dist in [("observe", report.observe_ms), ("act", report.act_ms),
                        ("step overhead", report.step_overhead_ms),
-                       *[(n, d) for n, d in splits if d is not None], ("reset", report.reset_ms)]:
+                       *[(n, d) for n, d in splits if d is not None], ("reset", report.reset_ms),
+                       ("visual settle", report.visual_settle_ms)]:
         figures.add_row(f"{name} (n={dist.n})", f"median {dist.median} {dist.unit}, p95 {dist.p95} {dist.unit}",
                         "", "")
     console.print(figures)

@@ -14,6 +14,7 @@ from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
 from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
+from adapter.containment import containment_of
 from adapter.driver import PageDriver
 from adapter.loop import AgentTranscript, ModelLoop
 from adapter.reply import clean_text
@@ -72,7 +73,7 @@ async def _drive(
 ) -> AgentTranscript:
     """The browser session of one episode in a context of its own; with `trace`, its Playwright trace
     is saved there before the context closes, whether the session ended normally or not."""
-    context = await tenant_context(ctx.browser, ctx.origin, token)
+    context = await tenant_context(ctx.browser, ctx.origin, token, site_prefix=f"/{task.spec.site}/")
     try:
         # Action 0 is the start page the harness opens before the model's first action.
         await context.set_extra_http_headers({ACTION_HEADER: "0"})
@@ -85,7 +86,10 @@ async def _drive(
                                 max_chars=ctx.config.bounds.observation_chars)
             loop = ModelLoop(ctx.client, model, ctx.config.bounds, budget=task.spec.budgets.actions,
                              finish=finish_schema(task))
-            return await loop.run(driver, task.spec.instruction)
+            transcript = await loop.run(driver, task.spec.instruction)
+            guard = containment_of(context)  # what page content tried and containment stopped, as evidence
+            transcript.blocked_requests = list(guard.records) if guard is not None else []
+            return transcript
         finally:
             if trace is not None:
                 await context.tracing.stop(path=trace)
@@ -175,8 +179,9 @@ def derived_fields(
         "rejected_actions": transcript.rejected_actions,
         "rejections_by_cause": dict(sorted(Counter(s.rejection.cause for s in transcript.steps
                                                    if s.rejection).items())),
-        "prompt_tokens": None if None in prompt else sum(p for p in prompt if p is not None),
-        "completion_tokens": None if None in completion else sum(c for c in completion if c is not None),
+        # An episode without replies has unknown token counts, not zero ones.
+        "prompt_tokens": None if not calls or None in prompt else sum(p for p in prompt if p is not None),
+        "completion_tokens": None if not calls or None in completion else sum(c for c in completion if c is not None),
         "operations": len(operations),
         "journal_entries": len(journal),
         "models_seen": models_seen,

@@ -135,7 +135,8 @@ async def _opened(browser: Browser, target: Target, seed: int) -> AsyncIterator[
             registry = TenantRegistry(root)
             stack.callback(registry.close)
             origin = await stack.enter_async_context(serve_app(create_app(registry)))
-            context = await tenant_context(browser, origin, registry.create(target.site, seed).token)
+            context = await tenant_context(browser, origin, registry.create(target.site, seed).token,
+                                           site_prefix=f"/{target.site}/")
             url, prefix = origin + target.location, f"/{target.site}/"
         elif target.kind == "file":
             context = await browser.new_context()

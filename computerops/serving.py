@@ -7,11 +7,14 @@ import asyncio
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import uvicorn
 from playwright.async_api import Browser, BrowserContext
 from starlette.types import ASGIApp
 
+from adapter.containment import contain
+from adapter.scope import SiteScope
 from sites.kit.oplog import TENANT_COOKIE
 
 
@@ -38,8 +41,14 @@ async def serve_app(app: ASGIApp, host: str = "127.0.0.1") -> AsyncIterator[str]
         sock.close()
 
 
-async def tenant_context(browser: Browser, origin: str, token: str) -> BrowserContext:
-    """A new browser context whose every request reaches the tenant `token` (its cookie), as each episode's does."""
-    context = await browser.new_context(base_url=origin)
-    await context.add_cookies([{"name": TENANT_COOKIE, "value": token, "url": origin}])
+async def tenant_context(browser: Browser, origin: str, token: str, *, site_prefix: str) -> BrowserContext:
+    """A new contained browser context (adapter/containment.py: nothing it does leaves `site_prefix` on `origin`)
+    whose every request to the site reaches the tenant `token`, as each episode's does. The tenant cookie is
+    HttpOnly, SameSite=Strict and scoped to the site's path; cookies ignore ports, so containment is what keeps it
+    from other ports of the loopback address."""
+    context = await contain(browser, SiteScope(origin, site_prefix), base_url=origin)
+    await context.add_cookies([{
+        "name": TENANT_COOKIE, "value": token, "domain": urlsplit(origin).hostname or "",
+        "path": site_prefix.rstrip("/"), "httpOnly": True, "sameSite": "Strict", "secure": False,
+    }])
     return context

@@ -19,8 +19,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from playwright.async_api import Browser
 
+from adapter.containment import contain
 from adapter.driver import PageDriver
 from adapter.observation import Control, Observation
+from adapter.scope import SiteScope
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 
@@ -97,8 +99,8 @@ def serve_fixture_site() -> Iterator[FixtureSite]:
 
 @asynccontextmanager
 async def fixture_driver(browser: Browser, site: FixtureSite, *, max_chars: int = 6000) -> AsyncIterator[PageDriver]:
-    """A driver on a page of its own browser context, for the fixture site."""
-    context = await browser.new_context()
+    """A driver on a page of its own contained browser context (adapter/containment.py), for the fixture site."""
+    context = await contain(browser, SiteScope(site.origin, "/site/"))
     try:
         page = await context.new_page()
         yield PageDriver(page, origin=site.origin, site_prefix="/site/", max_chars=max_chars)
@@ -107,8 +109,10 @@ async def fixture_driver(browser: Browser, site: FixtureSite, *, max_chars: int 
 
 
 async def open_page(driver: PageDriver, name: str) -> Observation:
-    """Load a fixture page (and its frames and scripts) and observe it."""
+    """Load a fixture page (and its frames and scripts), let it settle as after an action (its opening
+    animations included), and observe it."""
     await driver.page.goto(f"{driver.origin}/site/{name}", wait_until="load")
+    await driver.settle()
     return await driver.observe()
 
 

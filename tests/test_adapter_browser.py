@@ -401,7 +401,7 @@ async def test_a_control_cut_by_the_bottom_of_the_window_is_scrolled_to_and_clic
     try:
         observation = await open_page(driver, "forms.html")
         button = next(c for c in observation.controls if c.role == "button" and not c.disabled)
-        await driver.page.evaluate(
+        await driver.world.evaluate(  # the ids live in the driver's isolated world
             """([id, token]) => {
               const e = window.__computerops.byId.get(id);
               const box = e.getBoundingClientRect();

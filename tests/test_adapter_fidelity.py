@@ -51,18 +51,19 @@ Deviation = tuple[str, str, str]
 not an interactive accessibility node) or "broken" (offered, but does not work)."""
 
 DOCUMENTED_EXCEPTIONS: dict[str, dict[Deviation, str]] = {
-    "hidden.html": {
-        ("missing", "button", "Zero height button"): (
-            "Inside a height:0 box with overflow:hidden. Chromium keeps it in the accessibility tree (a "
-            "screen reader reads it), but it is clipped to nothing: nobody can see or click it, and "
-            "Playwright's click fails too. annotate.js leaves such boxes out on purpose."
-        ),
-    },
     "components.html": {
         ("missing", "button", "Closed shadow button"): (
             "Inside a closed shadow root. Page scripts (annotate.js) cannot see into it and Playwright "
             "cannot address elements there, so it cannot be offered."
         ),
+    },
+    "forge-marker.html": {
+        ("broken", "textbox", "Amount"): (
+            "The page moves or copies any attribute set on its elements to a decoy, so the one-time marker by "
+            "which the driver finds a control's element for Playwright (adapter/world.py) never stays put: the "
+            "driver refuses the action rather than risk acting on the decoy."
+        ),
+        ("broken", "combobox", "Mode"): "The same marker theft as for Amount: the driver refuses to act on it.",
     },
 }
 # Chromium names a link without any text ''; the observation names it by its target so the model can
@@ -119,16 +120,16 @@ def test_documented_exceptions_name_fixture_pages_and_give_reasons() -> None:
 async def test_the_comparison_reports_controls_offered_wrongly_or_left_out(driver: PageDriver) -> None:
     observation = await open_page(driver, "hidden.html")
     # Point an id at a button that display:none hides, and leave a real control out.
-    await driver.page.evaluate(
+    await driver.world.evaluate(  # the ids live in the driver's isolated world
         "() => window.__computerops.byId.set('900', document.querySelector('.gone button'))")
     hidden = Control(id="900", role="button", name="Display none button")
     dropped = named(observation, "Shown button")
     tampered = observation.model_copy(
         update={"controls": [c for c in observation.controls if c != dropped] + [hidden]})
     report = await compare_with_accessibility_tree(driver, tampered)
-    assert [(c.role, c.name) for c in report.missing] == [("button", "Shown button"), ("button", "Zero height button")]
+    assert [(c.role, c.name) for c in report.missing] == [("button", "Shown button")]
     assert [(c.id, c.backend_node_id is not None) for c in report.extra] == [("900", True)]
-    assert report.recall == 2 / 4 and not report.ok
+    assert report.recall == 2 / 3 and not report.ok
 
 
 @browser_test
@@ -312,7 +313,7 @@ async def test_every_catalog_page_offers_exactly_the_accessible_controls(browser
                 for target in crawl_targets(load_catalog().values(), SITES):
                     tenant = registry.create(target.site, target.seed)
                     before = tenant.snapshot()
-                    context = await tenant_context(browser, origin, tenant.token)
+                    context = await tenant_context(browser, origin, tenant.token, site_prefix=f"/{target.site}/")
                     audits: list[PageAudit] = []
                     try:
                         page = await context.new_page()
@@ -337,3 +338,89 @@ async def test_every_catalog_page_offers_exactly_the_accessible_controls(browser
                     assert tenant.journal() == [] and tenant.snapshot() == before
         finally:
             registry.close()
+
+
+# --- Scrolling boxes, boxless controls and clickables in the comparison ---------------------------
+
+
+@browser_test
+async def test_a_control_low_inside_a_scrolling_box_below_the_end_of_the_page_is_expected(driver: PageDriver) -> None:
+    observation = await open_page(driver, "fidelity-scroll-box.html")
+    below_the_page = await driver.page.evaluate("""() => [...document.querySelectorAll("#orders button")]
+      .filter((b) => b.getBoundingClientRect().top > document.documentElement.scrollHeight)
+      .map((b) => b.textContent)""")
+    assert below_the_page == ["Approve order 40", "Nested button"]  # outside the page's scrollable area
+    expected = {c.name for c in await accessibility_controls(driver.page)}
+    assert set(below_the_page) <= expected
+    report = await compare_with_accessibility_tree(driver, observation)
+    assert report.ok and not report.extra and report.expected == len(observation.controls)
+
+
+@browser_test
+async def test_a_control_without_a_box_counts_when_a_label_of_it_shows(driver: PageDriver) -> None:
+    await driver.page.set_content("""
+      <label><input type="checkbox" style="appearance: none; width: 0; height: 0; margin: 0"> Dark mode</label>
+      <input type="checkbox" aria-label="No label shows" style="appearance: none; width: 0; height: 0; margin: 0">
+      <label style="display: none"><input type="checkbox" style="appearance: none; width: 0; height: 0"> Gone</label>
+    """)
+    assert [c.name for c in await accessibility_controls(driver.page)] == ["Dark mode"]
+
+
+_CLICKABLE_PAGE = """
+  <div id="own" onclick="this.textContent = 'Opened'">Open card</div>
+  <ul onclick="void 0"><li><span id="delegated" style="cursor: pointer">Row by delegation</span></li></ul>
+  <div id="dead" style="cursor: pointer">Looks clickable</div>
+  <p><span id="unoffered" onmousedown="void 0">Not offered</span></p>
+  <button onclick="void 0"><span onclick="void 0">Part of a button</span></button>
+"""
+
+
+@browser_test
+async def test_clickables_are_judged_by_the_click_listeners_chromium_reports(driver: PageDriver) -> None:
+    await driver.page.set_content(_CLICKABLE_PAGE)
+    observation = await driver.observe()
+    offered = {"c1": "#own", "c2": "#delegated", "c3": "#dead"}
+    await driver.world.evaluate(  # point ids of our own at the three elements, in the world the ids live in
+        "(pairs) => { for (const [id, sel] of pairs) window.__computerops.byId.set(id, document.querySelector(sel)); }",
+        [[control_id, selector] for control_id, selector in offered.items()])
+    clickables = [Control(id=control_id, role="clickable", name=control_id) for control_id in offered]
+    report = await compare_with_accessibility_tree(driver, observation.model_copy(update={"controls": clickables}))
+    assert [(c.id, c.evidence) for c in report.clickables] == [
+        ("c1", "click listener"), ("c2", "pointer cursor under a listener")]
+    assert [c.id for c in report.extra] == ["c3"]  # a pointer cursor and nothing listening: a click does nothing
+    # The button is missing (it was left out of this observation); its span is a part of it, not a target.
+    assert [(t.tag, t.text) for t in report.unoffered_listeners] == [("span", "Not offered")]
+    assert "click listeners not offered: <span> 'Not offered'" in report.summary()
+
+
+@browser_test
+async def test_the_audit_puts_back_the_scroll_position_of_every_scrolling_box(driver: PageDriver) -> None:
+    observation = await open_page(driver, "fidelity-scroll-box.html")
+    positions = """() => ["orders", "nested", "columns", "ticker"].map((id) => {
+      const box = document.getElementById(id);
+      return [box.scrollLeft, box.scrollTop];
+    })"""
+    before = await driver.page.evaluate(positions)
+    assert (await audit_page(driver, observation)).ok
+    assert await driver.page.evaluate(positions) == before
+    # What there was to put back: the driver's click point scrolls the boxes the audit checked.
+    await driver.click_point(named(observation, "Nested button").id)
+    assert await driver.page.evaluate(positions) != before
+
+
+_CLIPPED_PAGE = """
+  <style>.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }</style>
+  <div style="height: 0; overflow: hidden"><button>In a collapsed panel</button></div>
+  <p><label class="sr-only" for="q">Hidden label</label><input class="sr-only" id="q"></p>
+  <p><input type="checkbox" class="sr-only" id="agree"><label for="agree">I agree</label></p>
+  <p><input aria-label="Inset away" style="position: absolute; clip-path: inset(50%)"></p>
+  <p><input aria-label="Clip on a static box" style="clip: rect(0 0 0 0)"></p>
+"""
+
+
+@browser_test
+async def test_controls_clipped_to_nothing_count_only_when_a_label_of_them_shows(driver: PageDriver) -> None:
+    await driver.page.set_content(_CLIPPED_PAGE)
+    # A screen reader reads all of them; a person sees the checkbox's label (a click on it checks the box), and
+    # the last box, whose clip does not apply (it is not positioned).
+    assert [c.name for c in await accessibility_controls(driver.page)] == ["I agree", "Clip on a static box"]

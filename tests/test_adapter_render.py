@@ -51,9 +51,9 @@ def test_form_controls_render_one_exact_line_each_in_page_order() -> None:
         "Amount (EUR)",
         '[7] spinbutton "Amount (EUR)" value="49.90"',
         '[8] slider "Urgency" value="3"',
-        '[9] textbox "Due date" value="2024-05-01"',
-        '[10] textbox "Time" value=""',
-        '[11] textbox "Colour" value="#336699"',
+        '[9] textbox "Due date" value="2024-05-01" type=date format="YYYY-MM-DD"',
+        '[10] textbox "Time" value="" type=time format="HH:MM"',
+        '[11] textbox "Colour" value="#336699" type=color format="#rrggbb"',
         '[12] button "Attachment"',
         '[13] combobox "Priority" value="Normal" options=["Choose…", "Low", "Normal", "High"]',
         '[14] combobox "Team" value="First line" options=["First line", "Second line", "Platform"]',
@@ -289,3 +289,16 @@ def test_a_description_list_puts_each_term_and_its_value_on_one_line() -> None:
     )
     lines = render_observation(html, url="/site/dl", title="Order").text.splitlines()
     assert lines[3:] == ["Total: 49.90", "Customer:", '[7] link "Dana Reyes"', "After"]
+
+
+def test_controls_that_leave_no_room_for_the_next_text_line_page_too_so_more_always_advances() -> None:
+    buttons = "".join(
+        f'<button data-co-id="{n}" data-co-role="button" data-co-name="Action number {n} {"x" * 40}"></button>'
+        for n in range(1, 40)
+    )
+    html = f"<body>{buttons}<p>{'word ' * 70}</p><p>{'more ' * 70}</p></body>"
+    parts = _parts(html, 3000)
+    assert len(parts) == 2 and all(p.chars <= 3000 for p in parts)
+    assert [c.id for p in parts for c in p.controls] == [str(n) for n in range(1, 40)]
+    assert [line for p in parts for line in _body(p) if line.startswith(("word", "more"))] == [
+        ("word " * 70).strip(), ("more " * 70).strip()]

@@ -10,9 +10,19 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Browser
 from typer.testing import CliRunner
 
-from computerops.bench import BenchReport, Distribution, bench_markdown, distribution, target_checks
+from computerops.bench import (
+    FIXTURE_PAGES,
+    BenchOptions,
+    BenchReport,
+    Distribution,
+    bench_fixture_pages,
+    bench_markdown,
+    distribution,
+    target_checks,
+)
 from computerops.cli import app
 from tasks import load_catalog
 
@@ -82,10 +92,41 @@ def test_bench_runs_the_same_episodes_at_each_level_with_identical_results(bench
 def test_targets_are_judged_from_the_figures_and_printed(bench_run: tuple[BenchReport, str]) -> None:
     report, output = bench_run
     assert report.targets == target_checks(report)
-    assert [t.figure for t in report.targets] == ["observation size", "step overhead", "reset", "replay"]
+    assert [t.figure for t in report.targets] == ["observation size", "step overhead", "reset", "replay",
+                                                  "fidelity fixture pages"]
     assert report.targets[1].met == (report.step_overhead_ms.median < 50)
     assert "Figures against targets" in output and "SCRIPTED episodes by concurrency" in output
     assert bench_markdown(report) in output
+
+
+@pytest.mark.browser
+def test_bench_measures_every_fidelity_fixture_page_and_the_visual_settle_wait(
+    bench_run: tuple[BenchReport, str],
+) -> None:
+    report, output = bench_run
+    assert report.format == "computerops.bench/2"
+    assert [f.page for f in report.fixture_pages] == sorted(p.name for p in FIXTURE_PAGES.glob("fidelity-*.html"))
+    assert {"fidelity-scroll-box.html", "fidelity-dates.html", "fidelity-animation.html"} <= {
+        f.page for f in report.fixture_pages}
+    for fixture in report.fixture_pages:
+        assert fixture.ok, fixture  # every class of page at full recall, nothing extra, every control working
+        assert fixture.accessibility_expected > 0 and fixture.open_ms > 0
+    fidelity = report.targets[-1]
+    assert fidelity.met and fidelity.measured == f"{len(report.fixture_pages)} of {len(report.fixture_pages)} pages"
+    # The wait for animations is measured on every catalog page, each page as often as it is observed.
+    assert report.visual_settle_ms.n == sum(p.visual_settle_ms.n for p in report.pages) == len(report.pages)
+    assert "Fidelity fixture pages" in output
+
+
+@pytest.mark.browser
+async def test_bench_without_fixture_pages_says_so_and_misses_the_fidelity_target(
+    browser: Browser, tmp_path: Path,
+) -> None:
+    said: list[str] = []
+    assert await bench_fixture_pages(browser, BenchOptions(), said.append, directory=tmp_path) == []
+    assert said == [f"fixture pages: none at {tmp_path}"]
+    committed = BenchReport.model_validate_json(LATEST.read_text(encoding="utf-8"))
+    assert not target_checks(committed.model_copy(update={"fixture_pages": []}))[-1].met
 
 
 @pytest.mark.parametrize("levels", ["1,0", "a", ",", "2,-1"])

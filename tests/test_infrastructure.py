@@ -57,6 +57,7 @@ async def test_repeated_5xx_after_retries_halts_the_run_with_every_failure_admit
     assert len(records) == HALT_AFTER_INFRASTRUCTURE_FAILURES < len(TASK_IDS), "no more episodes were started"
     assert {r.outcome for r in records} == {"infrastructure_failure"}
     assert {r.stop_reason for r in records} == {"infrastructure"}
+    assert {(r.prompt_tokens, r.completion_tokens) for r in records} == {(None, None)}, "no reply: tokens unknown"
     total = summarize(bundle.manifest(), records).total
     assert (total.attempted, total.infrastructure_failures, total.verified_success) == (3, 3, 0)
     assert total.false_completion_rate_over_attempted == 0.0, "infrastructure failures stay in the denominator"

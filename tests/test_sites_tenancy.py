@@ -59,7 +59,7 @@ def test_a_prefix_of_a_valid_token_does_not_resolve(registry: TenantRegistry, cl
     assert client.get("/helpdesk/", headers={TENANT_HEADER: tenant.token[:10]}).status_code == 403
 
 
-def test_entering_sets_an_httponly_lax_cookie_and_redirects_to_the_start_page(
+def test_entering_sets_an_httponly_strict_cookie_for_the_site_path_and_redirects_to_the_start_page(
     registry: TenantRegistry, client: TestClient
 ) -> None:
     tenant = registry.create("helpdesk", 1)
@@ -68,7 +68,7 @@ def test_entering_sets_an_httponly_lax_cookie_and_redirects_to_the_start_page(
     assert response.headers["location"] == "/helpdesk/"
     cookie = response.headers["set-cookie"]
     assert cookie.startswith(f"{TENANT_COOKIE}={tenant.token};")
-    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Path=/" in cookie
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/helpdesk;" in cookie
     page = client.get("/helpdesk/")  # the client now carries the cookie
     assert page.status_code == 200 and "<h1>Helpdesk</h1>" in page.text
 

@@ -14,7 +14,7 @@ from adapter.loop import AgentTranscript, Environment, ModelLoop
 from computerops.bundle import TRACE, RunDirectory
 from computerops.cli import app
 from computerops.config import RunConfig, parse_endpoint, plan_episodes
-from computerops.runner import RunAborted, execute_run
+from computerops.runner import execute_run
 from replays import file_sha256
 from tasks import load_catalog
 
@@ -95,9 +95,12 @@ async def test_the_trace_is_saved_even_when_the_episode_fails(tmp_path: Path, mo
     task = load_catalog()[TASK]
     endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
     config = RunConfig(run_id="crash", tasks=[TASK], endpoint=endpoint, episodes=plan_episodes([TASK], endpoint))
-    with pytest.raises(RunAborted, match="the harness broke after the episode"):
-        await execute_run(config, [task], tmp_path / "run", trace=True)
+    await execute_run(config, [task], tmp_path / "run", trace=True)  # a harness defect ends that episode only
     bundle = RunDirectory.open(tmp_path / "run")
-    assert bundle.records() == []  # not admitted: it did not finish
+    (record,) = bundle.records()
+    assert record.outcome == "infrastructure_failure"
+    transcript = json.loads((bundle.episode_dir(record.episode_id) / "transcript.json").read_text())
+    assert transcript["infrastructure_error"] == "harness: RuntimeError: the harness broke after the episode"
     path = bundle.episode_dir(config.episodes[0].episode_id) / TRACE
+    assert TRACE in record.evidence_sha256
     assert calls(trace_events(path), "mouseClick")  # but its trace shows what it did

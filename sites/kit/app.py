@@ -52,8 +52,10 @@ def create_app(registry: TenantRegistry) -> FastAPI:
             return message_page(
                 status=403, title="Unknown tenant", message="This tenant token is not known to this server."
             )
-        response = RedirectResponse(registry.site(tenant.site).start_path, status_code=303)
-        response.set_cookie(TENANT_COOKIE, token, httponly=True, samesite="lax", path="/")
+        site = registry.site(tenant.site)
+        response = RedirectResponse(site.start_path, status_code=303)
+        # Only the tenant's own site ever gets the token: scoped to its path, never sent from another site's page.
+        response.set_cookie(TENANT_COOKIE, token, httponly=True, samesite="strict", path=site.prefix)
         return response
 
     @app.get("/favicon.ico")

@@ -1,0 +1,99 @@
+"""Page text as observation lines that can never pass for a control line, a header line or another table cell.
+
+The observation says what each line is by how it begins: `[` a control (observation.format_control), `|` a
+table row, `Page:` `URL:` `Dialog:` `Notice:` the header, `Output truncated:` and `(A later part` the part
+notices. Page text reaches the observation only through this module, which keeps two promises:
+
+- page text never breaks a line: every character `str.splitlines` would split at becomes a space (or, inside
+  a quoted string, its JSON escape), so only the renderer ends lines;
+- a text line that would begin like one of those kinds of line is shown with a leading backslash. "Begin
+  like" is read the way a model reads: after invisible characters (zero-width, bidi controls, combining
+  marks), in lookalike brackets and pipes, in full-width or other compatibility forms, in any case.
+
+In a table row every cell separator of the cell's own text (and its lookalikes) is escaped the same way, so
+a cell can never read as two. The cost is one character on the rare lines and cells that need it.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+from adapter.observation import CONTROL_MARK
+
+TEXT_ESCAPE = "\\"
+"""Put before a text line that would begin like a control or header line, and before a pipe inside a cell."""
+RESERVED_STARTS = ("page:", "url:", "dialog:", "notice:", "output truncated:", "(a later part")
+"""How the renderer's own lines begin (case-folded): text beginning so is escaped."""
+_STRUCTURE = frozenset(CONTROL_MARK + "|")
+"""First characters of control lines and table rows."""
+_PIPES = frozenset("|｜│┃∣¦ǀ❘⏐￨︱")
+"""Cell separators and the characters a reader could take for one."""
+_BRACKETS = frozenset("⎡⎢⎣")
+"""Bracket lookalikes that are not Unicode open punctuation."""
+_PLAIN_OPENERS = frozenset("({")
+"""Open punctuation common in text that no reader takes for a control's bracket."""
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Fillers and blanks that render as nothing yet are letters or symbols to Unicode."""
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Mn", "Me", "Zl", "Zp", "Zs"})
+"""Control, format (zero-width, bidi), unassigned, private, surrogate, combining and separator characters."""
+_UNSEEN = _INVISIBLE_CATEGORIES - {"Zs"}
+"""Characters a reader does not see between two letters (spaces it does see)."""
+_FOLD_SPAN = 40
+"""How much of a line's start is folded to compare with RESERVED_STARTS (longer than any of them)."""
+_TO_SPACE = {code: " " for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
+"""Control characters and the Unicode line and paragraph separators, as spaces."""
+_JSON_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+"""Line breaks for `str.splitlines` that `json.dumps(..., ensure_ascii=False)` leaves as they are."""
+
+
+def flat(text: str) -> str:
+    """The text on one line: control characters and line separators as spaces, whitespace runs as one space."""
+    return " ".join(text.translate(_TO_SPACE).split())
+
+
+def _folded_start(line: str) -> str:
+    """The start of a line as a reader takes it: invisible characters dropped, compatibility forms and case
+    folded (`ＵＲＬ:` and `U\u200bRL:` read as `url:`, `［` as `[`)."""
+    visible = "".join(c for c in line[:_FOLD_SPAN] if c not in _INVISIBLE and unicodedata.category(c) not in _UNSEEN)
+    return unicodedata.normalize("NFKC", visible).casefold().lstrip()
+
+
+def needs_escape(line: str) -> bool:
+    """Whether a text line would begin like a control line, a table row or one of the renderer's own lines."""
+    if not line:
+        return False
+    first = line[0]
+    category = unicodedata.category(first)
+    if first in _STRUCTURE or first in _PIPES or first in _BRACKETS or first in _INVISIBLE:
+        return True
+    if category in _INVISIBLE_CATEGORIES or (category == "Ps" and first not in _PLAIN_OPENERS):
+        return True
+    folded = _folded_start(line)
+    return folded[:1] in _STRUCTURE or folded.startswith(RESERVED_STARTS)
+
+
+def text_line(line: str) -> str:
+    """A line of page text as the observation shows it: escaped when it would begin like another kind of line."""
+    return TEXT_ESCAPE + line if needs_escape(line) else line
+
+
+def cell_text(text: str) -> str:
+    """A table cell's text (already on one line) with every separator and separator lookalike escaped."""
+    return "".join(TEXT_ESCAPE + c if c in _PIPES else c for c in text)
+
+
+def json_line(line: str) -> str:
+    """A line holding JSON strings (a control line, a quoted dialog) with the line breaks JSON leaves raw
+    escaped; outside strings such characters never occur, so the line reads back the same."""
+    return line.translate(_JSON_LINE_BREAKS)
+
+
+def quoted(text: str) -> str:
+    """A string as a JSON literal that stays on one line."""
+    return json_line(json.dumps(text, ensure_ascii=False))
+
+
+def clip(text: str, limit: int) -> tuple[str, int]:
+    """At most `limit` characters of the text, and how many were cut."""
+    return (text, 0) if len(text) <= limit else (text[:limit], len(text) - limit)

@@ -1,0 +1,407 @@
+"""ComputerOps' own JavaScript world in a page: the annotation and every id lookup run there, out of page reach.
+
+Page script shares the DOM with us but not its JavaScript: a page can replace `Element.prototype.getAttribute`,
+`getComputedStyle`, `Array.prototype.map`, `JSON.stringify`, `Map.prototype.get` or define `window.__computerops`,
+and none of it is seen from an isolated world (Chromium gives each world its own globals, prototypes and DOM
+wrappers). So annotate.js and the driver's lookups run in one isolated world per document of the top frame,
+created through the DevTools protocol (`Page.createIsolatedWorld`; Playwright has no public isolated-world
+evaluate), called with `Runtime.callFunctionOn` and answered by value (V8's serialiser, not page code). The
+annotation walks same-origin frames and open shadow roots from the top frame's world: Chromium extends that world
+into each frame the script reaches. `window.__computerops` there holds the id maps, so ids stay stable across the
+observations of a document and start afresh with a new one (a new document has a new world).
+
+What page script can still do is change the DOM itself, and that is what a person sees too. Two things cross from
+this world into the page, and each is bounded:
+
+* `element` hands Playwright an `ElementHandle` for fill/press/select (Playwright's selector engines and actions
+  run in its own utility world, also out of page reach). It puts a one-time random attribute on the element,
+  has Playwright find the one element carrying it in any frame, then checks here that the element still carries
+  it and removes it. A page that watches mutations can see the attribute; to redirect the action it must move it
+  to another element and back between two protocol round trips it cannot observe. That race is the residual risk;
+  a page that wins it gets the effect it could have produced anyway with its own input handlers.
+* `annotate` asks Chromium (`DOMDebugger.getEventListeners`, by protocol, reading no page JavaScript) which nodes
+  have click, mouse or pointer listeners; a page can add listeners, which only makes elements it really listens
+  on offered as clickable.
+
+Kept fast, since every observation comes here: the world of a new document is made when the top frame commits it
+(`Page.frameNavigated` on this module's own protocol session), not at the first observation; a long function (the
+annotation) is sent once per world and then called by a key; a document found quiet (no listener, no script, no
+inline handler) is not asked for listeners again until it shows a script. Replies on this session are not ordered
+with Playwright's own events: a caller that needs Playwright to have seen what a task in the page started (a
+request) must make a round trip on Playwright's session afterwards (PageDriver._settle does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import suppress
+from typing import Any
+from weakref import WeakKeyDictionary, ref
+
+from playwright.async_api import CDPSession, ElementHandle, Page
+from playwright.async_api import Error as PlaywrightError
+
+WORLD_NAME = "computerops"
+OBJECT_GROUP = "computerops-world"
+ACTIVATION_EVENTS = frozenset({"click", "mousedown", "mouseup"})
+"""Listeners that make Chromium treat an `<a>` without href as a link (and any element as clickable)."""
+POINTER_EVENTS = frozenset({"pointerdown", "pointerup"})
+"""Listeners that make an element clickable for a mouse, though Chromium does not call it a link."""
+PLAYWRIGHT_MARKER = "__playwright"
+"""How the listeners Playwright's injected script adds to the window are recognised (not the page's)."""
+INSTALL_OVER = 1_000
+"""A function whose source is longer is sent once per world and kept there, then called by a short key: the
+annotation is ~25 kB, and sending it with every observation costs more than a protocol round trip."""
+LISTENER_LIMIT = 2_000
+"""Most listening elements passed to one annotation; a page with more offers the first ones in document order."""
+_CONTEXT_GONE = ("Cannot find context with specified id", "Execution context was destroyed",
+                 "Cannot find default execution context")
+"""How the protocol says a world (or the main world) went with its document."""
+_OBJECT_GONE = "Could not find object with given id"
+
+ArgumentsFor = Callable[[int], Awaitable[list[dict[str, Any]]]]
+"""Makes the call arguments for an execution context (object ids belong to one context)."""
+_WORLDS: WeakKeyDictionary[Page, IsolatedWorld] = WeakKeyDictionary()
+
+
+class WorldError(PlaywrightError):
+    """A script in the isolated world threw, or the world could not be reached."""
+
+
+def world_of(page: Page) -> IsolatedWorld:
+    """The one isolated world of a page: the driver, the fidelity checks and tests must share it, because the ids
+    live in it."""
+    world = _WORLDS.get(page)
+    if world is None:
+        world = _WORLDS[page] = IsolatedWorld(page)
+    return world
+
+
+def _gone(error: Exception) -> bool:
+    return any(text in str(error) for text in _CONTEXT_GONE)
+
+
+def _object_gone(error: Exception) -> bool:
+    return _gone(error) or _OBJECT_GONE in str(error)
+
+
+def _argument(value: Any) -> dict[str, Any]:
+    return {"value": value}
+
+
+def _group() -> str:
+    """A protocol object group of one's own, released when done (calls may overlap)."""
+    return f"{OBJECT_GROUP}-{secrets.token_hex(6)}"
+
+
+class IsolatedWorld:
+    """An isolated JavaScript world in the top frame of a page, recreated for each new document."""
+
+    def __init__(self, page: Page) -> None:
+        self._page = ref(page)  # weakly: the registry of worlds must not keep closed pages alive
+        self._cdp: CDPSession | None = None
+        self._context: int | None = None
+        self._frame_id: str | None = None
+        self._main_objects: dict[str, str] = {}
+        """`document` and `window` of the main world, as protocol object ids (for reading their listeners)."""
+        self._lock = asyncio.Lock()
+        self._session_lock = asyncio.Lock()
+        self._installed: set[tuple[int, str]] = set()
+        """(context, key) of the long functions already kept in a world (see INSTALL_OVER)."""
+        self._quiet: int | None = None
+        """The context of a document found quiet by its latest annotation (see `annotate`); forgotten when the top
+        frame loads a new document, so that a new document is always asked for its listeners first."""
+        self._preparing: asyncio.Future[Any] | None = None
+
+    def _on_new_document(self, event: dict[str, Any]) -> None:
+        """The top frame committed a new document (`Page.frameNavigated`; not sent for same-document navigations):
+        its world and main-world objects are made now, while it loads, so the first observation need not wait."""
+        frame = event.get("frame", {})
+        if frame.get("parentId"):
+            return
+        self._frame_id = str(frame.get("id", self._frame_id))
+        self._quiet = None
+        self._main_objects.clear()
+        self._preparing = asyncio.ensure_future(self._prepare())
+
+    async def _prepare(self) -> None:
+        with suppress(PlaywrightError):  # the page may already be navigating again, or closing
+            await asyncio.gather(self._renewed(), self._main_world_object("document"),
+                                 self._main_world_object("window"))
+
+    async def _renewed(self) -> None:
+        """A world for the current document: the known one when it still answers (a world made for the new
+        document before this event was read must be kept, or its ids would be lost), else a new one."""
+        context = self._context
+        if context is not None:
+            try:
+                await (await self._session()).send("Runtime.callFunctionOn", {
+                    "functionDeclaration": "() => 0", "executionContextId": context, "returnByValue": True})
+                return
+            except PlaywrightError as error:
+                if not _gone(error):
+                    raise
+        await self._context_id(stale=context)
+
+    @property
+    def page(self) -> Page:
+        page = self._page()
+        if page is None:
+            raise WorldError("The page of this isolated world is gone.")
+        return page
+
+    async def _session(self) -> CDPSession:
+        if self._cdp is None:
+            async with self._session_lock:
+                if self._cdp is None:
+                    cdp = await self.page.context.new_cdp_session(self.page)
+                    cdp.on("Page.frameNavigated", self._on_new_document)
+                    await cdp.send("Page.enable")
+                    self._cdp = cdp
+        return self._cdp
+
+    async def _context_id(self, stale: int | None = None) -> int:
+        """The world's execution context for the current document; a new world when `stale` (a context found
+        gone) is still the current one. One at a time, so a document never gets two worlds."""
+        async with self._lock:
+            if self._context is not None and self._context != stale:
+                return self._context
+            cdp = await self._session()
+            if self._frame_id is None:  # the top frame keeps its id for the page's life
+                self._frame_id = str((await cdp.send("Page.getFrameTree"))["frameTree"]["frame"]["id"])
+            created = await cdp.send("Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME})
+            self._context = int(created["executionContextId"])
+            self._main_objects.clear()
+            self._installed.clear()  # kept in worlds that are gone
+            return self._context
+
+    async def _call(self, function: str, arguments: Sequence[Mapping[str, Any]] | ArgumentsFor, *,
+                    by_value: bool = True, await_promise: bool = False, group: str = OBJECT_GROUP) -> dict[str, Any]:
+        """`Runtime.callFunctionOn` in the world, with arguments (or a coroutine making them for a context); retried
+        once in a new world when the document was replaced meanwhile."""
+        return (await self._call_in(function, arguments, by_value=by_value, await_promise=await_promise,
+                                    group=group))[0]
+
+    async def _call_in(self, function: str, arguments: Sequence[Mapping[str, Any]] | ArgumentsFor, *,
+                       by_value: bool, await_promise: bool, group: str) -> tuple[dict[str, Any], int]:
+        """`_call`, and the execution context that answered."""
+        stale: int | None = None
+        for attempt in range(2):
+            context = await self._context_id(stale)
+            try:
+                made = list(arguments) if isinstance(arguments, Sequence) else await arguments(context)
+                declaration, key = self._declaration(function, context)
+                reply = await (await self._session()).send("Runtime.callFunctionOn", {
+                    "functionDeclaration": declaration, "executionContextId": context, "arguments": made,
+                    "returnByValue": by_value, "awaitPromise": await_promise, "objectGroup": group,
+                })
+            except PlaywrightError as error:
+                if attempt == 0 and _gone(error):
+                    stale = context
+                    continue
+                raise
+            if "exceptionDetails" in reply:
+                await self._release(group)  # the exception's objects
+                details = reply["exceptionDetails"]
+                text = details.get("exception", {}).get("description") or details.get("text", "")
+                raise WorldError(f"Script error in the isolated world: {str(text).splitlines()[0][:200]}")
+            if key is not None:
+                self._installed.add((context, key))
+            result: dict[str, Any] = reply["result"]
+            return result, context
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _declaration(self, function: str, context: int) -> tuple[str, str | None]:
+        """What to send for a function: itself, or for a long one, a call of the copy kept in the world (sent along
+        with the first call, which keeps it). The key, for a long function, once its first call succeeds."""
+        if len(function) <= INSTALL_OVER:
+            return function, None
+        key = hashlib.sha256(function.encode()).hexdigest()[:24]
+        if (context, key) in self._installed:
+            return f"function (...args) {{ return globalThis.__computeropsKept.get({key!r}).apply(this, args); }}", None
+        return (f"function (...args) {{ const kept = (globalThis.__computeropsKept ||= new Map()); "
+                f"const f = ({function}); kept.set({key!r}, f); return f.apply(this, args); }}"), key
+
+    async def _release(self, group: str) -> None:
+        if self._cdp is not None:
+            with suppress(PlaywrightError):  # the page went away, and its objects with it
+                await self._cdp.send("Runtime.releaseObjectGroup", {"objectGroup": group})
+
+    async def evaluate(self, function: str, arg: Any = None, *, await_promise: bool = False) -> Any:
+        """Call a JavaScript function (source text) with one JSON argument in the world; its result by value."""
+        result = await self._call(function, [_argument(arg)], await_promise=await_promise)
+        return result.get("value")
+
+    async def backend_node_id(self, find: str, arg: Any = None) -> int | None:
+        """The DOM backend node id of the element `find(arg)` returns in the world; None when it returns none."""
+        group = _group()
+        try:
+            result = await self._call(find, [_argument(arg)], by_value=False, group=group)
+            object_id = result.get("objectId")
+            if object_id is None or result.get("subtype") != "node":
+                return None
+            node = (await (await self._session()).send("DOM.describeNode", {"objectId": object_id}))["node"]
+            return int(node["backendNodeId"])
+        finally:
+            await self._release(group)
+
+    async def _main_world_object(self, expression: str) -> str:
+        """A protocol object id for `document` or `window` of the page's main world, read by the protocol (the two
+        names are unforgeable: page script cannot redefine them), kept while the document lives."""
+        found = self._main_objects.get(expression)
+        if found is None:
+            reply = await (await self._session()).send(
+                "Runtime.evaluate", {"expression": expression, "objectGroup": WORLD_NAME})
+            found = self._main_objects[expression] = str(reply["result"]["objectId"])
+        return found
+
+    async def _listening(self) -> tuple[list[tuple[int, str]], bool, bool]:
+        """(backend node id, kind) of the nodes with their own click, mouse or pointer listeners, in the page and
+        its same-origin frames and open shadow roots (documents included), kind "activation" or "pointer";
+        whether the top window has one; and whether page script added any listener at all."""
+        cdp = await self._session()
+        for attempt in range(2):
+            try:
+                document, window_object = await asyncio.gather(self._main_world_object("document"),
+                                                               self._main_world_object("window"))
+                found, window = await asyncio.gather(
+                    cdp.send("DOMDebugger.getEventListeners", {"objectId": document, "depth": -1, "pierce": True}),
+                    cdp.send("DOMDebugger.getEventListeners", {"objectId": window_object}))
+                break
+            except PlaywrightError as error:
+                self._main_objects.clear()  # a new document: its objects are new too
+                if attempt == 1 or not _object_gone(error):
+                    raise
+        # Playwright's own script in the main world (made for element handles) listens on the window for every
+        # mouse event; its listeners are known by the marker listener it adds beside them.
+        playwright = {listener.get("scriptId") for listener in window["listeners"]
+                      if str(listener.get("type", "")).startswith(PLAYWRIGHT_MARKER)}
+        kinds: dict[int, str] = {}
+        for listener in found["listeners"]:
+            node, kind = listener.get("backendNodeId"), str(listener.get("type", ""))
+            if node is None or kind not in ACTIVATION_EVENTS | POINTER_EVENTS or listener.get("scriptId") in playwright:
+                continue
+            if kind in ACTIVATION_EVENTS or int(node) not in kinds:
+                kinds[int(node)] = "activation" if kind in ACTIVATION_EVENTS else "pointer"
+        pages = [listener for listener in [*found["listeners"], *window["listeners"]]
+                 if listener.get("scriptId") not in playwright]
+        window_listens = any(listener.get("type") in ACTIVATION_EVENTS | POINTER_EVENTS
+                             and listener.get("scriptId") not in playwright for listener in window["listeners"])
+        return list(kinds.items())[:LISTENER_LIMIT], window_listens, bool(pages)
+
+    async def annotate(self, annotate: str) -> Any:
+        """Run the annotation (`annotate(listening)`, listening: Map node -> kind, the top window included when it
+        listens) in the world, by value.
+
+        A document found quiet (no listener, and nothing that runs page script: see _QUIET) is annotated again
+        without asking for listeners, one protocol round trip less; each annotation checks it is still quiet, and
+        is made again with the listeners when it is not."""
+        skip = self._context is not None and self._context == self._quiet
+        listening: list[tuple[int, str]] = []
+        window_listens = any_listener = False
+        if not skip:  # the world for a new document is made meanwhile
+            (listening, window_listens, any_listener), _ = await asyncio.gather(self._listening(), self._context_id())
+        cdp = await self._session()
+        group = _group()
+
+        async def nodes_in(context: int) -> list[dict[str, Any]]:
+            resolved = await asyncio.gather(*(
+                cdp.send("DOM.resolveNode", {"backendNodeId": node, "executionContextId": context,
+                                             "objectGroup": group})
+                for node, _ in listening), return_exceptions=True)
+            for outcome in resolved:
+                if isinstance(outcome, PlaywrightError) and _gone(outcome):
+                    raise outcome  # the world went with its document: _call retries in a new one
+            kept = [(kind, outcome["object"]["objectId"])
+                    for (_, kind), outcome in zip(listening, resolved, strict=True)
+                    if isinstance(outcome, dict) and "objectId" in outcome.get("object", {})]
+            return [_argument(window_listens), _argument([kind for kind, _ in kept]),
+                    *({"objectId": handle} for _, handle in kept)]
+
+        function = ("function (windowListens, kinds, ...nodes) { const listening = new Map(); "
+                    "for (let i = 0; i < nodes.length; i++) listening.set(nodes[i], kinds[i]); "
+                    "if (windowListens) listening.set(window, 'activation'); "
+                    f"return [({annotate})(listening), ({_QUIET})()]; }}")
+        try:
+            result, context = await self._call_in(function, nodes_in, by_value=True, await_promise=False, group=group)
+        finally:
+            if listening:  # objects were made for them (a result by value makes none)
+                await self._release(group)
+        value, quiet = result.get("value") or [None, False]
+        if quiet and not any_listener:
+            self._quiet = context
+            return value
+        self._quiet = None
+        if skip:
+            return await self.annotate(annotate)  # no longer quiet: the listeners were not asked for
+        return value
+
+    async def element(self, find: str, arg: Any = None) -> ElementHandle | None:
+        """A Playwright handle on the element `find(arg)` returns in the world (None when it returns none, or when
+        the page moved the one-time marker, so that the handle might stand for another element)."""
+        attribute = f"data-computerops-{secrets.token_hex(8)}"
+        tag = (f"(arg) => {{ const e = ({find})(arg); if (!e || !e.isConnected) return false; "
+               f"e.setAttribute({attribute!r}, ''); return true; }}")
+        untag = (f"(arg) => {{ const e = ({find})(arg); const had = Boolean(e && e.hasAttribute({attribute!r})); "
+                 f"if (e) e.removeAttribute({attribute!r}); return had; }}")
+        if not await self.evaluate(tag, arg):
+            return None
+        found: list[ElementHandle] = []
+        try:
+            for frame in self.page.frames:
+                try:
+                    found.extend(await frame.locator(f"[{attribute}]").element_handles())
+                except PlaywrightError:
+                    continue  # a cross-origin frame, or a document being replaced
+        finally:
+            still_there = await self.evaluate(untag, arg)
+        if len(found) == 1 and still_there:
+            return found[0]
+        for handle in found:
+            await handle.dispose()
+        return None
+
+
+# Whether no page script can have added listeners since: no <script> in the document or its same-origin frames,
+# no inline event handler attribute (on...), no javascript: URL, no shadow root (a declarative one can hold
+# handlers out of XPath's reach). Together with "Chromium reports no listener", it lets the next annotation of the
+# document skip asking for listeners.
+_QUIET = """() => {
+  const documents = [document];
+  const scripted = "script, [href^='javascript:' i], [src^='javascript:' i], [action^='javascript:' i]";
+  const handlers = "count(//@*[starts-with(name(), 'on') and name() != 'open'])";
+  for (let i = 0; i < documents.length; i++) {
+    const doc = documents[i];
+    if (doc.querySelector(scripted)) return false;
+    if (doc.evaluate(handlers, doc, null, XPathResult.NUMBER_TYPE, null).numberValue > 0) return false;
+    for (const el of doc.querySelectorAll("*")) {
+      if (el.shadowRoot) return false;
+      if (el.localName === "iframe" || el.localName === "frame") {
+        let inner = null;
+        try { inner = el.contentDocument; } catch (e) { /* cross-origin: it cannot reach this document */ }
+        if (inner) documents.push(inner);
+      }
+    }
+  }
+  return true;
+}"""
+
+
+# The element of a control id in the world's id map, whatever observation it came from (for checks of a page
+# whose driver is not at hand); null when the id names no connected element.
+_BY_ID = """(id) => {
+  const co = window.__computerops;
+  const el = co ? co.byId.get(id) : null;
+  return el && el.isConnected ? el : null;
+}"""
+
+
+async def offered_node_ids(page: Page, ids: Sequence[str]) -> dict[str, int | None]:
+    """The DOM backend node id of each control id of the page's latest observation (None when it no longer
+    resolves), read from the id map in the page's isolated world."""
+    world = world_of(page)
+    found = await asyncio.gather(*(world.backend_node_id(_BY_ID, control_id) for control_id in ids))
+    return dict(zip(ids, found, strict=True))
