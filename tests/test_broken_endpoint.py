@@ -95,4 +95,7 @@ async def test_no_reply_or_envelope_aborts_a_run_and_each_episode_gets_its_outco
         assert first["rejection"]["cause"] == expected, name
         assert record.outcome == "honest_failure", name  # rejected, then the endpoint's give-up
     verification = await verify_run(bundle)
-    assert verification.passed, verification.problems
+    # Everything checks out but the two infrastructure failures: the run says it is incomplete until they are re-run.
+    assert verification.problems == [f"the run is incomplete: 7 of 7 planned episodes admitted, 2 infrastructure "
+                                     f"failures to run again; continue it with `computerops run --resume "
+                                     f"{bundle.root}` (an incomplete run is never E2)"]
