@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError, field_validator
 
-from adapter.reply import JsonProblem, holds_invalid_text, load_json
+from adapter.reply import JsonProblem, bracket_depths, holds_invalid_text, load_json
 from tasks.answers import FORMATS, REASONS, REFUSAL_STATUSES, SHAPES, STATUSES, AnswerStatus, AnswerType, ReasonCode
 
 
@@ -356,29 +356,8 @@ def parse_text_action(text: str | None, finish: FinishSchema = NO_ANSWER) -> Act
 
 
 def _object_end(text: str, start: int) -> int | None:
-    """Where the JSON object starting at `start` closes (by brackets outside strings), or None if it never does.
-
-    One pass from `start`; scanning stops at the end of the first balanced object."""
-    depth = 0
-    in_string = escaped = False
-    for position in range(start, len(text)):
-        char = text[position]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-            if depth == 0:
-                return position + 1
-    return None
+    """Where the JSON object starting at `start` closes (by brackets outside strings), or None if it never does."""
+    return next((position + 1 for position, depth in bracket_depths(text, start) if depth == 0), None)
 
 
 def action_to_arguments(action: Action) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,11 +54,14 @@ def _constant(name: str) -> Any:
     raise JsonProblem(f"{name} is not a JSON number")
 
 
-def _depth(text: str) -> int:
-    """Deepest bracket nesting outside strings, in one linear pass."""
-    depth = deepest = 0
+def bracket_depths(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
+    """(position, depth after it) for every bracket of `text` from `start` that lies outside JSON strings, in one
+    linear pass: `[`/`{` raise the depth, `]`/`}` lower it. The one scanner of JSON nesting (depth bounds here,
+    the end of a text-protocol action object in adapter/actions.py)."""
+    depth = 0
     in_string = escaped = False
-    for char in text:
+    for position in range(start, len(text)):
+        char = text[position]
         if in_string:
             if escaped:
                 escaped = False
@@ -70,10 +73,15 @@ def _depth(text: str) -> int:
             in_string = True
         elif char in "[{":
             depth += 1
-            deepest = max(deepest, depth)
+            yield position, depth
         elif char in "]}":
             depth -= 1
-    return deepest
+            yield position, depth
+
+
+def _depth(text: str) -> int:
+    """Deepest bracket nesting outside strings."""
+    return max((depth for _, depth in bracket_depths(text)), default=0)
 
 
 def load_json(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
