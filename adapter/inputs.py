@@ -39,6 +39,9 @@ CONSTRAINED_TYPES: dict[str, InputFormat] = {
 }
 """Every input type whose value the browser sanitises; the ones with a syntax are marked in the control line."""
 
+NEVER_EMPTY = frozenset({"color", "range"})
+"""Input types whose value is never empty: the browser puts a default colour or number in place of ""."""
+
 
 def line_attributes(input_type: str | None) -> str:
     """`type=date format="YYYY-MM-DD"` for a control line, or "" for a type the line need not explain."""
@@ -74,8 +77,13 @@ def _number(text: str) -> float | None:
 def fill_problem(probe: Probe) -> str | None:
     """Why filling `probe.asked` would not leave the field holding what was asked (None when the browser keeps
     it, or a normal form of it with the same meaning: "2024-06-01 10:30" -> "2024-06-01T10:30", "#FF0000" ->
-    "#ff0000", "7.0" -> "7" on a slider). Emptying a field is always possible."""
-    if probe.input_type not in CONSTRAINED_TYPES or probe.asked == "":
+    "#ff0000", "7.0" -> "7" on a slider). Any field but a colour or a slider can be emptied; those two always
+    hold a value, so emptying one would leave a value the model did not ask for."""
+    if probe.input_type not in CONSTRAINED_TYPES:
+        return None
+    if probe.asked == "":
+        if probe.input_type in NEVER_EMPTY:
+            return f"it is {describe_type(probe.input_type, probe.bounds)}, and it cannot be emptied"
         return None
     if probe.input_type == "color":
         kept = probe.is_colour

@@ -48,6 +48,9 @@ def test_only_types_with_a_syntax_of_their_own_are_marked(input_type: str | None
     (Probe("range", "7.5", "8", bounds=("0", "10", "1")), False),  # stepped
     (Probe("range", "nan", "5"), False),
     (Probe("date", "", ""), True),  # emptying a field
+    (Probe("number", "", ""), True),
+    (Probe("range", "", "50"), False),  # a slider always holds a number: it cannot be emptied
+    (Probe("color", "", "#000000"), False),  # nor can a colour field
     (Probe("text", "anything", ""), True),  # not a constrained type: nothing to decide here
 ])
 def test_a_fill_is_refused_exactly_when_the_browser_would_change_its_meaning(probe: Probe, kept: bool) -> None:
