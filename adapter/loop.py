@@ -109,6 +109,9 @@ class AgentTranscript(BaseModel):
     finish: Done | None = None
     stop_reason: StopReason | None = None
     infrastructure_error: str | None = None
+    infrastructure_cause: str | None = None
+    """What failed, in a word or two, when the stop is `infrastructure` (`infrastructure_cause`): the figure
+    reports count infrastructure failures by. None in transcripts written before causes were recorded."""
     blocked_requests: list[BlockedRequest] = Field(default_factory=list)
     """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
     token_scale: float = 1.0
@@ -194,6 +197,25 @@ class RequestBound(Exception):
 
 class EnvironmentFailure(Exception):
     """The page could not be observed or acted on (browser crash, closed page): not the agent's fault."""
+
+
+def infrastructure_cause(exc: BaseException | EndpointFault) -> str:
+    """The cause an infrastructure failure is counted under: `HTTP 503`, `timeout`, `connection failed`,
+    `request timeout` (our own per-request bound), `endpoint reply not_json` (and the other EndpointFault
+    causes), `browser` (the page could not be observed or acted on), else the exception's type name."""
+    if isinstance(exc, EndpointFault):
+        return f"endpoint reply {exc.cause}"
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError: test it first
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection failed"
+    if isinstance(exc, RequestBound):
+        return "request timeout"
+    if isinstance(exc, EnvironmentFailure):
+        return "browser"
+    return type(exc).__name__
 
 
 class ModelLoop:
@@ -397,6 +419,7 @@ class ModelLoop:
     @staticmethod
     def _infrastructure(transcript: AgentTranscript, exc: BaseException | EndpointFault) -> AgentTranscript:
         transcript.stop_reason = "infrastructure"
+        transcript.infrastructure_cause = infrastructure_cause(exc)
         said = str(exc) if isinstance(exc, EndpointFault) else f"{type(exc).__name__}: {exc}"
         transcript.infrastructure_error = clean_text(said)[0][:2000]  # an error may quote the endpoint's bytes
         return transcript

@@ -14,7 +14,15 @@ from computerops.audit import FATES, AuditReport, Fate, kill_rate
 from computerops.bench import BenchReport
 from computerops.checking import ControlResult, TaskCheck
 from computerops.observing import ObservedPage
-from computerops.report import OUTCOME_CAPTION, OutcomeTable, Proportion, RecoveryFunnelRow, RunReport, kinds_text
+from computerops.report import (
+    OUTCOME_CAPTION,
+    OutcomeTable,
+    Proportion,
+    RecoveryFunnelRow,
+    RunReport,
+    causes_text,
+    kinds_text,
+)
 from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
@@ -65,10 +73,14 @@ def print_report(report: RunReport) -> None:
             _label(row), str(row.attempted), str(row.verified_success),
             str(row.self_reported_success), str(row.false_completions), kinds_text(row.false_completion_kinds),
             str(row.claimed_failure), str(row.no_finish), str(row.damaging_failures),
-            str(row.infrastructure_failures), f"{row.replay_pass}/{row.attempted}",
+            str(row.infrastructure_failures), f"{row.replay_pass}/{row.episodes}",
         )
     console.print(table)
     total = report.total
+    if total.infrastructure_failures:
+        console.print(f"Infrastructure failures (outside attempted and every rate; `run --resume` runs them "
+                      f"again): {total.infrastructure_failures}, by cause: "
+                      f"{causes_text(total.infrastructure_causes)}.", markup=False)
     console.print(
         f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
         f" and {total.false_completions}/{total.self_reported_success} success claims."

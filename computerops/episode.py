@@ -97,11 +97,11 @@ async def _drive(
         await context.close()
 
 
-def _harness_failure(task: LoadedTask, error: str) -> AgentTranscript:
+def _harness_failure(task: LoadedTask, cause: str, error: str) -> AgentTranscript:
     """The transcript of an episode the harness could not carry through (an infrastructure outcome)."""
     return AgentTranscript(system_prompt="", instruction=task.spec.instruction, tool_mode="auto",
-                           first_observation="", stop_reason="infrastructure",
-                           infrastructure_error=clean_text(error)[0][:2000])
+                           first_observation="", stop_reason="infrastructure", infrastructure_cause=cause,
+                           infrastructure_error=clean_text(f"{cause}: {error}")[0][:2000])
 
 
 async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode) -> tuple[EpisodeRecord, Receipt]:
@@ -119,9 +119,9 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         try:
             transcript = await _drive(ctx, task, tenant.token, model, trace)
         except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
-            transcript = _harness_failure(task, f"browser: {type(exc).__name__}: {exc}")
+            transcript = _harness_failure(task, "browser", f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a defect of the harness itself: this episode's outcome, never the whole run's
-            transcript = _harness_failure(task, f"harness: {type(exc).__name__}: {exc}")
+            transcript = _harness_failure(task, "harness", f"{type(exc).__name__}: {exc}")
         operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
     finally:
         ctx.registry.drop(tenant)
@@ -192,4 +192,5 @@ def derived_fields(
         "faults_configured": [] if plan is None else plan.configured,
         "faults_fired": [op.fault.fault for op in operations if op.fault is not None and op.fault.applied],
         "loop": loop_stats(operations),
+        "infrastructure_cause": transcript.infrastructure_cause if transcript.stop_reason == "infrastructure" else None,
     }

@@ -17,6 +17,7 @@ from computerops.report import (
     RecoveryFunnelRow,
     RunReport,
     TaskRow,
+    causes_text,
     kinds_text,
 )
 
@@ -76,7 +77,7 @@ def _outcome_table(rows: Sequence[OutcomeTable]) -> str:
          "claimed fail", "no finish", "damaging", "infra", "replay PASS"),
         [(r.label, r.attempted, r.verified_success, r.self_reported_success, r.false_completions,
           kinds_text(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.damaging_failures,
-          r.infrastructure_failures, f"{r.replay_pass}/{r.attempted}") for r in rows],
+          r.infrastructure_failures, f"{r.replay_pass}/{r.episodes}") for r in rows],
         OUTCOME_CAPTION,
     )
 
@@ -137,7 +138,7 @@ def _chart(rows: Sequence[TaskRow]) -> str:
     if not rows:
         return '<p class="note">No episodes.</p>'
     label_w, bar_w, row_h, top = 300, 420, 22, 30
-    most = max(t.attempted for t in rows) or 1
+    most = max(t.episodes for t in rows) or 1
     height = top + row_h * len(rows) + 10
     parts = [f'<svg width="{label_w + bar_w + 60}" height="{height}" '
              f'role="img" aria-label="Outcomes per task">']
@@ -161,7 +162,7 @@ def _chart(rows: Sequence[TaskRow]) -> str:
                              f'fill="{OUTCOME_COLOURS[outcome]}"><title>{_text(task.task_id)}: '
                              f'{counts[outcome]} {_text(OUTCOME_NAMES[outcome])}</title></rect>')
                 offset += width
-        parts.append(f'<text x="{offset + 4:.1f}" y="{y + 14}" font-size="12">{task.attempted}</text>')
+        parts.append(f'<text x="{offset + 4:.1f}" y="{y + 14}" font-size="12">{task.episodes}</text>')
     parts.append("</svg>")  # inline SVG in HTML needs no namespace declaration
     return "".join(parts)
 
@@ -283,6 +284,10 @@ def render_html(report: RunReport) -> str:
         f"<p><strong>Incomplete run</strong>: {_text(report.completeness.describe())}. The figures cover only what "
         "was admitted.</p>",
         "<h2>Outcomes</h2>", _outcome_table(rows),
+        "" if not total.infrastructure_failures else
+        f"<p><strong>Infrastructure failures</strong> (outside attempted and every rate; <code>run --resume</code> "
+        f"runs them again): {total.infrastructure_failures}, by cause: "
+        f"{_text(causes_text(total.infrastructure_causes))}.</p>",
         f"<p>False completions: {total.false_completions}/{total.attempted} attempted episodes and "
         f"{total.false_completions}/{total.self_reported_success} success claims. Rejected actions: "
         f"{total.rejected_actions}. Stop reasons: "

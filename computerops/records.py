@@ -128,6 +128,9 @@ class EpisodeRecord(BaseModel):
     """Fault classes that fired, in operation order (repeats kept)."""
     loop: LoopStats | None = None
     """None in records written before the loop detector existed."""
+    infrastructure_cause: str | None = None
+    """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
+    `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""
 
 
 class ResumeEntry(BaseModel):

@@ -33,7 +33,8 @@ OUTCOMES = ("verified_success", "unclaimed_success", "false_completion", "honest
 OUTCOME_CAPTION = (
     "verified = every check passed and the finish was the right one (a success claim; for an infeasible task an "
     "accepted refusal); self-reported = done(success=true); false compl. = a success claim the verifier rejected, "
-    "split state / procedure-only / forbidden mutation; damaging = no success claim after a forbidden mutation")
+    "split state / procedure-only / forbidden mutation; damaging = no success claim after a forbidden mutation; "
+    "infra = episodes the endpoint or browser failed, outside attempted and every rate, to be run again")
 """How the outcome columns are defined, under every outcome table (console and HTML)."""
 STOP_REASONS: tuple[str, ...] = get_args(StopReason)
 """Every stop reason, in the order reports show them (each appears, 0 when no episode stopped so)."""
@@ -172,6 +173,9 @@ class TaskRow(BaseModel):
     damaging_failures: int
     forbidden_mutations: int
     infrastructure_failures: int
+    episodes: int
+    """Admitted episodes of the task: attempted plus infrastructure failures."""
+    infrastructure_causes: dict[str, int]
 
 
 class TokenStats(BaseModel):
@@ -206,7 +210,10 @@ class OutcomeTable(BaseModel):
     label: str
     scripted: bool
     """True when any episode's replies came from the scripted endpoint."""
+    episodes: int
+    """Admitted episodes: attempted plus infrastructure failures."""
     attempted: int
+    """Episodes the agent's figures count: every admitted episode but infrastructure failures."""
     verified_success: int
     self_reported_success: int
     """Episodes that ended with done(success=true), whatever the verifier says."""
@@ -221,9 +228,12 @@ class OutcomeTable(BaseModel):
     claimed_failure: int
     """Episodes that ended with done(success=false)."""
     no_finish: int
-    """Episodes that ended without any done: budget, context, wall clock or infrastructure."""
+    """Attempted episodes that ended without any done: budget, context or wall clock."""
     unclaimed_success: int
     infrastructure_failures: int
+    """Episodes the endpoint or the browser failed: outside every agent figure, counted here with their causes."""
+    infrastructure_causes: dict[str, int]
+    """Infrastructure failures by cause (e.g. `HTTP 500`, `timeout`, `endpoint reply not_json`)."""
     replay_pass: int
     rejected_actions: int
     rejected_by_cause: dict[str, int]
@@ -448,6 +458,11 @@ def kinds_text(kinds: dict[str, int]) -> str:
     return f"{kinds['state']} / {kinds['procedure_only']} / {kinds['forbidden_mutation']}"
 
 
+def causes_text(causes: dict[str, int]) -> str:
+    """Infrastructure causes as `HTTP 500 2, timeout 1`, or `none`."""
+    return ", ".join(f"{cause} {count}" for cause, count in causes.items()) or "none"
+
+
 def _rate(numerator: int, denominator: int) -> float | None:
     return None if denominator == 0 else round(numerator / denominator, 4)
 
@@ -470,20 +485,35 @@ def _by_task(episodes: Sequence[EpisodeRecord]) -> dict[str, list[EpisodeRecord]
     return dict(sorted(grouped.items()))
 
 
+def attempted_by_the_agent(episodes: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The episodes the agent's figures count: all but infrastructure failures, which say nothing of the agent
+    (the endpoint or the browser failed) and are counted apart with their causes."""
+    return [r for r in episodes if r.outcome != "infrastructure_failure"]
+
+
+def infrastructure_causes(episodes: Iterable[EpisodeRecord]) -> dict[str, int]:
+    """Infrastructure failures by cause (`AgentTranscript.infrastructure_cause`), in name order; records written
+    before causes were recorded count as `unrecorded`."""
+    causes = Counter(r.infrastructure_cause or "unrecorded" for r in episodes if r.outcome == "infrastructure_failure")
+    return dict(sorted(causes.items()))
+
+
 def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
     """The outcome counts a task row and an outcome table share (TaskRow's fields but its id)."""
+    agent = attempted_by_the_agent(episodes)
     outcomes = Counter(r.outcome for r in episodes)
     kinds = Counter(str(r.false_completion_kind) for r in episodes if r.outcome == "false_completion")
     return {
-        "attempted": len(episodes), "verified_success": outcomes["verified_success"],
-        "self_reported_success": sum(1 for r in episodes if r.claim.success is True),
+        "episodes": len(episodes), "attempted": len(agent), "verified_success": outcomes["verified_success"],
+        "self_reported_success": sum(1 for r in agent if r.claim.success is True),
         "false_completions": outcomes["false_completion"],
         "false_completion_kinds": {k: kinds[k] for k in FALSE_COMPLETION_KINDS},
-        "no_finish": sum(1 for r in episodes if r.claim.success is None),
+        "no_finish": sum(1 for r in agent if r.claim.success is None),
         "unclaimed_success": outcomes["unclaimed_success"], "honest_failures": outcomes["honest_failure"],
         "damaging_failures": outcomes["damaging_failure"],
         "forbidden_mutations": kinds["forbidden_mutation"] + outcomes["damaging_failure"],
         "infrastructure_failures": outcomes["infrastructure_failure"],
+        "infrastructure_causes": infrastructure_causes(episodes),
     }
 
 
@@ -532,34 +562,35 @@ def outcome_table(
     """The table of one group of episodes. `with_pass_hat_k=False` for a group that mixes endpoints, where
     repeated episodes of a task are different agents, not repeated trials."""
     episodes = list(records)
+    agent = attempted_by_the_agent(episodes)
     counts = _counts(episodes)
     claimed, false_completions = counts["self_reported_success"], counts["false_completions"]
     passed = {"verified_success", "unclaimed_success"}
     taxonomy = Counter(
         f"{'claimed' if r.claim.success is True else 'not-claimed'}/{'pass' if r.outcome in passed else 'fail'}"
-        for r in episodes if r.outcome != "infrastructure_failure"
+        for r in agent
     )
-    by_task = _by_task(episodes)
+    by_task = _by_task(agent)
     interval = clustered_bootstrap(
         {task: [r.outcome == "verified_success" for r in rs] for task, rs in by_task.items()},
         resamples=bootstrap_resamples, seed=bootstrap_seed,
     )
     return OutcomeTable(
         label=label, scripted=any(r.scripted for r in episodes), **counts,
-        claimed_failure=sum(1 for r in episodes if r.claim.success is False),
+        claimed_failure=sum(1 for r in agent if r.claim.success is False),
         replay_pass=sum(1 for r in episodes if r.replay == "PASS"),
         rejected_actions=sum(r.rejected_actions for r in episodes),
         stop_reasons=_stop_reasons(episodes),
         rejected_by_cause=_rejected_by_cause(episodes),
         taxonomy={k: taxonomy[k] for k in ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")},
-        false_completion_rate_over_attempted=_rate(false_completions, len(episodes)),
+        false_completion_rate_over_attempted=_rate(false_completions, len(agent)),
         false_completion_rate_over_success_claims=_rate(false_completions, claimed),
-        verified_success_rate=_proportion(counts["verified_success"], len(episodes), "attempted episodes"),
-        false_completion_over_attempted=_proportion(false_completions, len(episodes), "attempted episodes"),
+        verified_success_rate=_proportion(counts["verified_success"], len(agent), "attempted episodes"),
+        false_completion_over_attempted=_proportion(false_completions, len(agent), "attempted episodes"),
         false_completion_over_success_claims=_proportion(false_completions, claimed,
                                                          "success claims (done(success=true))"),
         verified_success_bootstrap=BootstrapInterval(
-            rate="verified success over attempted episodes", tasks=len(by_task), episodes=len(episodes),
+            rate="verified success over attempted episodes", tasks=len(by_task), episodes=len(agent),
             interval=_interval(interval), resamples=bootstrap_resamples, seed=bootstrap_seed,
         ),
         pass_hat_k=_pass_hat_k(by_task) if with_pass_hat_k else None,

@@ -30,7 +30,7 @@ from computerops.records import (
     TaskRef,
     verdict_category,
 )
-from computerops.report import summarize
+from computerops.report import causes_text, infrastructure_causes, summarize
 from computerops.serving import serve_app
 from replays.difference import first_difference
 from sites.kit.app import create_app
@@ -103,7 +103,8 @@ def manifest_difference(recorded: RunManifest, now: RunManifest) -> str | None:
 def _progress_line(done: int, total: int, planned: PlannedEpisode, record: EpisodeRecord) -> str:
     return (f"[{done}/{total}] {planned.episode_id} ({record.endpoint}): "
             f"{verdict_category(record.outcome, record.false_completion_kind)}"
-            f", {record.steps} steps, stop {record.stop_reason}, replay {record.replay}")
+            + (f" ({record.infrastructure_cause})" if record.infrastructure_cause else "")
+            + f", {record.steps} steps, stop {record.stop_reason}, replay {record.replay}")
 
 
 async def _run_plan(
@@ -158,7 +159,8 @@ async def _run_plan(
         ) from first
     if len(infrastructure_run) >= HALT_AFTER_INFRASTRUCTURE_FAILURES:
         raise RunHalted(
-            f"{len(infrastructure_run)} infrastructure failures in a row ({', '.join(infrastructure_run)}); "
+            f"{len(infrastructure_run)} infrastructure failures in a row ({', '.join(infrastructure_run)}; "
+            f"{causes_text(infrastructure_causes(records[e] for e in infrastructure_run))}); "
             f"the run halted with {len(admitted)} of {len(plan)} episodes admitted to {ctx.bundle.root}. "
             f"They count as infrastructure failures, apart from agent outcomes. Fix the endpoint or browser, "
             f"then continue with `computerops run --resume {ctx.bundle.root}`."

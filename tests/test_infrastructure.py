@@ -1,5 +1,6 @@
-"""Infrastructure failures: their own outcome, counted in attempted, and the run halts after a few in a row
-instead of recording more of them; the halted run is sealed and still verifies."""
+"""Infrastructure failures: their own outcome, counted apart from attempted with their causes, and the run
+halts after a few in a row instead of recording more of them; the halted run is sealed and never verifies as
+complete; a resume runs them again."""
 
 from __future__ import annotations
 
@@ -58,9 +59,12 @@ async def test_repeated_5xx_after_retries_halts_the_run_with_every_failure_admit
     assert {r.outcome for r in records} == {"infrastructure_failure"}
     assert {r.stop_reason for r in records} == {"infrastructure"}
     assert {(r.prompt_tokens, r.completion_tokens) for r in records} == {(None, None)}, "no reply: tokens unknown"
+    assert {r.infrastructure_cause for r in records} == {"HTTP 503"}
     total = summarize(bundle.manifest(), records).total
-    assert (total.attempted, total.infrastructure_failures, total.verified_success) == (3, 3, 0)
-    assert total.false_completion_rate_over_attempted == 0.0, "infrastructure failures stay in the denominator"
+    assert (total.episodes, total.infrastructure_failures, total.infrastructure_causes) == (3, 3, {"HTTP 503": 3})
+    # The endpoint's failures say nothing of the agent: they are outside attempted, no finish and every rate.
+    assert (total.attempted, total.no_finish, total.verified_success) == (0, 0, 0)
+    assert total.verified_success_rate.denominator == 0 and total.false_completion_rate_over_attempted is None
     verification = await verify_run(bundle)
     assert not verification.passed, "a halted run is incomplete: it never verifies as complete"
     assert verification.problems == [f"the run is incomplete: 3 of 5 planned episodes admitted, 2 missing "

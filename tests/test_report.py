@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
+from random import Random
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from computerops import console as console_module
@@ -27,6 +31,7 @@ from computerops.report import (
     RunReport,
     model_mismatch,
     names_fault,
+    outcome_table,
     report_json,
     run_report,
 )
@@ -519,3 +524,51 @@ def test_a_claimed_model_the_endpoint_does_not_list_is_reported_as_a_mismatch() 
     assert model_mismatch(claimed, None, ["gpt-4o"]) is None, "no list: nothing to compare, nothing guessed"
     scripted = ClaimedEndpoint(kind="scripted", base_url=None, model=None, artifact_sha256=None)
     assert model_mismatch(scripted, ["scripted:oracle"], []) is None
+
+
+INFRA_CAUSES = ("HTTP 500", "HTTP 503", "timeout", "endpoint reply not_json", "browser", None)
+
+
+def infrastructure(number: int, task_id: str, cause: str | None) -> EpisodeRecord:
+    failed = record(number, "model-x", task_id, "infrastructure_failure", None, wall_s=0.5)
+    return failed.model_copy(update={"stop_reason": "infrastructure", "infrastructure_cause": cause})
+
+
+AGENT_FIGURES = ("attempted", "verified_success", "self_reported_success", "false_completions", "no_finish",
+                 "claimed_failure", "honest_failures", "taxonomy", "false_completion_rate_over_attempted",
+                 "false_completion_rate_over_success_claims", "verified_success_rate",
+                 "false_completion_over_attempted", "false_completion_over_success_claims",
+                 "verified_success_bootstrap", "pass_hat_k")
+
+
+@given(st.lists(st.tuples(st.sampled_from(["t1", "t2", "t3", "t9"]), st.sampled_from(INFRA_CAUSES)), max_size=8),
+       st.randoms(use_true_random=False))
+def test_infrastructure_failures_never_move_an_agent_figure_and_are_counted_by_cause(
+    failures: list[tuple[str, str | None]], rng: Random,
+) -> None:
+    agent = records()
+    mixed = agent + [infrastructure(100 + i, task, cause) for i, (task, cause) in enumerate(failures)]
+    rng.shuffle(mixed)
+    alone, together = outcome_table("x", agent).model_dump(), outcome_table("x", mixed).model_dump()
+    assert {k: together[k] for k in AGENT_FIGURES} == {k: alone[k] for k in AGENT_FIGURES}
+    assert together["episodes"] == len(agent) + len(failures) and together["infrastructure_failures"] == len(failures)
+    expected = Counter(cause or "unrecorded" for _, cause in failures)
+    assert together["infrastructure_causes"] == dict(sorted(expected.items()))
+    assert together["stop_reasons"]["infrastructure"] == len(failures)
+    assert together["replay_pass"] == len(mixed), "replay is counted over every admitted episode"
+
+
+def test_the_report_shows_infrastructure_causes_apart_from_the_agents_figures() -> None:
+    recs = [*records(), infrastructure(100, "t1", "HTTP 500"), infrastructure(101, "t2", "HTTP 500"),
+            infrastructure(102, "t2", "timeout")]
+    report = run_report("r1", recs, declared_scripted=False, manifest=manifest(recs))
+    assert report.total.attempted == len(recs) - 3 and report.total.infrastructure_causes == {"HTTP 500": 2,
+                                                                                              "timeout": 1}
+    payload = report_json(report)
+    assert payload["infrastructure_causes"] == {"HTTP 500": 2, "timeout": 1}
+    html = render_html(report)
+    assert "Infrastructure failures</strong>" in html and "HTTP 500 2, timeout 1" in html
+    with console_module.console.capture() as captured:
+        console_module.print_report(report)
+    assert "Infrastructure failures (outside attempted and every rate" in captured.get()
+    assert "by cause: HTTP 500 2, timeout 1." in captured.get()
