@@ -33,6 +33,7 @@ from adapter.context import ContextWindow, estimate_tokens
 from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
+from adapter.serverinfo import context_from_refusal, requested_in_refusal
 
 StopReason = Literal["finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure"]
 ToolMode = Literal["auto", "native", "text"]
@@ -114,6 +115,10 @@ class AgentTranscript(BaseModel):
     reports count infrastructure failures by. None in transcripts written before causes were recorded."""
     blocked_requests: list[BlockedRequest] = Field(default_factory=list)
     """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
+    context_tokens: int | None = None
+    """The context the episode was planned with: the run's (`Bounds.context_tokens`, already the smaller of the
+    configured and the server's stated context), or less where a refusal named a smaller one. None in transcripts
+    written before it was recorded."""
     token_scale: float = 1.0
     """Server prompt tokens per estimated token, the largest the server's own counts showed (adapter/context.py):
     the context budget was planned with it."""
@@ -222,7 +227,9 @@ class ModelLoop:
     """Drives one episode: `await ModelLoop(...).run(env, instruction)`."""
 
     def __init__(self, client: openai.AsyncOpenAI, model: str, bounds: Bounds, *, budget: int | None = None,
-                 finish: FinishSchema = NO_ANSWER):
+                 finish: FinishSchema = NO_ANSWER, token_scale: float = 1.0):
+        self.token_scale = token_scale
+        """Server tokens per estimated token to start with (the run's probe of the server, where it counted)."""
         self.client = client
         self.model = model
         self.bounds = bounds
@@ -251,8 +258,10 @@ class ModelLoop:
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.
-        return ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens,
-                             overhead=0 if mode == "text" else self._tools_tokens)
+        window = ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens,
+                               overhead=0 if mode == "text" else self._tools_tokens)
+        window.calibrate(round(self.token_scale * 1000), 1000)
+        return window
 
     @staticmethod
     async def _observe(env: Environment) -> Observation:
@@ -273,13 +282,15 @@ class ModelLoop:
         mode = self.bounds.tool_mode
         transcript = AgentTranscript(system_prompt=system_prompt(text_protocol_mode=mode == "text",
                                                                  finish=self.finish),
-                                     instruction=instruction, tool_mode=mode, first_observation="")
+                                     instruction=instruction, tool_mode=mode, first_observation="",
+                                     context_tokens=self.bounds.context_tokens)
         try:
             first = await self._observe(env)
         except EnvironmentFailure as exc:
             return self._infrastructure(transcript, exc)
         transcript.first_observation = first.text
         window = self._window(mode)
+        transcript.token_scale = round(window.scale, 3)
         window.add({"role": "system", "content": transcript.system_prompt})
         window.add({"role": "user", "content": first_message(instruction, first.text)}, observation=first.text)
         started = time.monotonic()
@@ -298,26 +309,26 @@ class ModelLoop:
                 body, content_type, headers = await self._bounded(messages, mode, started)
             except openai.BadRequestError as exc:
                 if context_refusal(exc):
-                    return self._stop(transcript, "context_exhausted", f"the server refused the prompt: {exc}")
-                if mode != "auto" or "tool" not in str(exc).lower():
+                    # A refusal that names the server's context shrinks the window to it, and the request is
+                    # sent once more, refitted; without a usable limit the episode's context is exhausted.
+                    refitted = self._refit_after_refusal(window, transcript, messages, estimated, exc)
+                    if refitted is None:
+                        return self._stop(transcript, "context_exhausted", f"the server refused the prompt: {exc}")
+                elif mode == "auto" and "tool" in str(exc).lower():
+                    # A server without tool support: use the text protocol for the rest of the episode.
+                    mode = transcript.tool_mode = "text"
+                    transcript.system_prompt = system_prompt(text_protocol_mode=True, finish=self.finish)
+                    window.replace_system(transcript.system_prompt)
+                    window.overhead = 0
+                    refitted = window.fit() or messages
+                else:
                     return self._infrastructure(transcript, exc)
-                # A server without tool support: use the text protocol for the rest of the episode.
-                mode = transcript.tool_mode = "text"
-                transcript.system_prompt = system_prompt(text_protocol_mode=True, finish=self.finish)
-                window.replace_system(transcript.system_prompt)
-                window.overhead = 0
-                sent = window.fit() or messages
-                try:
-                    body, content_type, headers = await self._bounded(sent, mode, started)
-                except openai.BadRequestError as retry_exc:
-                    if context_refusal(retry_exc):
-                        refused = f"the server refused the prompt: {retry_exc}"
-                        return self._stop(transcript, "context_exhausted", refused)
-                    return self._infrastructure(transcript, retry_exc)
-                except openai.APIError as retry_exc:
-                    return self._infrastructure(transcript, retry_exc)
-                except RequestBound as bound:
-                    return self._bound_hit(transcript, bound)
+                sent = refitted
+                estimated = sum(estimate_tokens(json.dumps(m)) for m in sent)
+                answer = await self._send_again(sent, mode, started, transcript)
+                if isinstance(answer, AgentTranscript):
+                    return answer
+                body, content_type, headers = answer
             except openai.APIError as exc:
                 return self._infrastructure(transcript, exc)
             except RequestBound as bound:
@@ -386,6 +397,44 @@ class ModelLoop:
                                      observation=observation.text, act_s=act_s, observe_s=observe_s,
                                      navigated=navigated))
         return False
+
+    def _refit_after_refusal(self, window: ContextWindow, transcript: AgentTranscript, refused: list[dict[str, Any]],
+                             estimated: int, refusal: openai.BadRequestError) -> list[dict[str, Any]] | None:
+        """After a context refusal of `refused`: learn what it says (a smaller context than planned becomes the
+        episode's, `transcript.context_tokens`; the tokens it counted calibrate the scale) and the messages refitted
+        to that; None when it taught nothing, nothing fits, or the refit is what was refused (the episode's context
+        is exhausted)."""
+        said = str(refusal)
+        limit, requested = context_from_refusal(said), requested_in_refusal(said)
+        planned = transcript.context_tokens or self.bounds.context_tokens
+        learned = False
+        if limit is not None and self.bounds.max_response_tokens < limit < planned:
+            transcript.context_tokens = limit
+            window.budget = limit - self.bounds.max_response_tokens
+            learned = True
+        scale = window.scale
+        if requested is not None:  # the request's own count (its reply room included, which only errs safe)
+            window.calibrate(requested, estimated + window.overhead)
+            transcript.token_scale = round(window.scale, 3)
+            learned = learned or window.scale > scale
+        refitted = window.fit() if learned else None
+        return refitted if refitted is not None and refitted != refused else None
+
+    async def _send_again(
+        self, messages: Sequence[dict[str, Any]], mode: ToolMode, started: float, transcript: AgentTranscript,
+    ) -> tuple[bytes, str, Mapping[str, str]] | AgentTranscript:
+        """The one retry of a step's request (after a tool-mode fallback or a refit to the server's context): its
+        reply, or the episode ended by what it ran into (a second refusal never retries again)."""
+        try:
+            return await self._bounded(messages, mode, started)
+        except openai.BadRequestError as exc:
+            if context_refusal(exc):
+                return self._stop(transcript, "context_exhausted", f"the server refused the prompt: {exc}")
+            return self._infrastructure(transcript, exc)
+        except openai.APIError as exc:
+            return self._infrastructure(transcript, exc)
+        except RequestBound as bound:
+            return self._bound_hit(transcript, bound)
 
     async def _bounded(
         self, messages: Sequence[dict[str, Any]], mode: ToolMode, started: float

@@ -21,7 +21,9 @@ from computerops.report import (
     RecoveryFunnelRow,
     RunReport,
     causes_text,
+    context_text,
     kinds_text,
+    tools_text,
 )
 from computerops.subsets import ReservedSubset
 from replays import Receipt
@@ -152,9 +154,12 @@ def print_report(report: RunReport) -> None:
         + f"; models in replies {', '.join(observed.models_seen) or 'none'}"
         + f"; fingerprints {', '.join(observed.fingerprints_seen) or 'none'}"
         + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}"
-        + f"; in replies {'; '.join(observed.reply_headers_seen) or 'none'}",
+        + f"; in replies {'; '.join(observed.reply_headers_seen) or 'none'}"
+        + f"; context {context_text(observed.context)}; tools {tools_text(observed.tools)}",
         markup=False,
     )
+    if report.provenance.planned_from_server:
+        console.print(f"planned from the server's word: {report.provenance.planned_from_server}", markup=False)
     _print_rejections(report)
     if report.exposure.configured_any or report.exposure.fired_any:
         _print_faults(report)

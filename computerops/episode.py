@@ -16,7 +16,7 @@ from playwright.async_api import Error as PlaywrightError
 from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
 from adapter.containment import containment_of
 from adapter.driver import PageDriver
-from adapter.loop import AgentTranscript, ModelLoop
+from adapter.loop import AgentTranscript, Bounds, ModelLoop
 from adapter.reply import clean_text
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
@@ -49,6 +49,11 @@ class EpisodeContext:
     """Save a Playwright trace of each episode's browser context as episodes/<id>/trace.zip."""
     clock_zero: float = 0.0
     """`time.monotonic()` when the run began its episodes; records place themselves on that timeline."""
+    bounds: Bounds | None = None
+    """The bounds episodes run with, when they differ from the config's: the server's own context where it is
+    smaller, the text protocol where it drops tools (computerops/limits.py `planned_bounds`)."""
+    token_scale: float = 1.0
+    """Server tokens per estimated token episodes start with (computerops/limits.py `initial_token_scale`)."""
 
 
 def claim_of(transcript: AgentTranscript) -> Claim:
@@ -84,8 +89,8 @@ async def _drive(
             await page.goto(ctx.origin + task.spec.start_path, wait_until="domcontentloaded")
             driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
                                 max_chars=ctx.config.bounds.observation_chars)
-            loop = ModelLoop(ctx.client, model, ctx.config.bounds, budget=task.spec.budgets.actions,
-                             finish=finish_schema(task))
+            loop = ModelLoop(ctx.client, model, ctx.bounds or ctx.config.bounds, budget=task.spec.budgets.actions,
+                             finish=finish_schema(task), token_scale=ctx.token_scale)
             transcript = await loop.run(driver, task.spec.instruction)
             guard = containment_of(context)  # what page content tried and containment stopped, as evidence
             transcript.blocked_requests = list(guard.records) if guard is not None else []
@@ -165,7 +170,9 @@ def derived_fields(
     calls = [s.call for s in transcript.steps]
     models_seen = sorted({c.model for c in calls if c.model})
     # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
-    scripted = config.endpoint.scripted or (bool(models_seen) and all(m.startswith("scripted:") for m in models_seen))
+    # So does its x-computerops-scripted header, also where it imitates a server that echoes any model name.
+    scripted = (config.endpoint.scripted or (bool(models_seen) and all(m.startswith("scripted:") for m in models_seen))
+                or any("x-computerops-scripted" in c.server_headers for c in calls))
     prompt = [c.prompt_tokens for c in calls]
     completion = [c.completion_tokens for c in calls]
     return {

@@ -18,7 +18,9 @@ from computerops.report import (
     RunReport,
     TaskRow,
     causes_text,
+    context_text,
     kinds_text,
+    tools_text,
 )
 
 OUTCOME_COLOURS = {
@@ -185,6 +187,9 @@ def _provenance(provenance: Provenance) -> str:
         ("server headers of GET /models", "; ".join(f"{k}: {v}" for k, v in sorted(headers.items())) if headers
          else None),
         ("server headers of replies", "; ".join(observed.reply_headers_seen) or None),
+        ("context the server states", context_text(observed.context)),
+        ("tool schemas in the prompt", tools_text(observed.tools)),
+        ("planned from the server's word", provenance.planned_from_server),
     ]
     return ("<h3>claimed</h3>" + _table(("field", "value"), claimed_rows,
                                         "What the operator said the endpoint is; recorded, not checked.", "fields")

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.loop import StopReason
+from adapter.serverinfo import ObservedContext, ToolsProbe
 from computerops.config import RunConfig
 from verifier import Claim, FalseCompletionKind, Outcome
 
@@ -29,6 +30,11 @@ class ObservedEndpoint(BaseModel):
     models_payload: Any | None = None
     models_error: str | None = None
     server_headers: dict[str, str] = Field(default_factory=dict)
+    context: ObservedContext | None = None
+    """The context the server says it serves the model with, and where it said it (adapter/serverinfo.py); None
+    when it says nothing (or for the built-in scripted endpoint, which is not asked)."""
+    tools: ToolsProbe | None = None
+    """What the server did with tool schemas in a probe request; None where not probed (text mode, scripted)."""
 
 
 class RunExecution(BaseModel):

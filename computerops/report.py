@@ -23,6 +23,8 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 from adapter.loop import StopReason
+from adapter.serverinfo import ObservedContext, ToolsProbe
+from computerops.limits import describe_planned, planned_bounds
 from computerops.records import Completeness, EpisodeRecord, RunManifest
 from computerops.stats import clustered_bootstrap, mean_pass_hat_k, wilson_interval
 
@@ -409,6 +411,23 @@ class ObservedEndpointSummary(BaseModel):
     reply_headers_seen: list[str]
     """Every `name: value` server header of the replies (x-request-id left out), over all episodes."""
     server_headers: dict[str, str] | None
+    context: ObservedContext | None = None
+    """The context the server said it serves, and where (adapter/serverinfo.py)."""
+    tools: ToolsProbe | None = None
+    """What the server did with tool schemas in the run's probe."""
+
+
+def context_text(context: ObservedContext | None) -> str:
+    return "not stated" if context is None else f"{context.tokens} tokens ({context.source})"
+
+
+def tools_text(tools: ToolsProbe | None) -> str:
+    if tools is None:
+        return "not probed"
+    counts = ("" if tools.with_tools_prompt_tokens is None or tools.without_tools_prompt_tokens is None else
+              f", {tools.with_tools_prompt_tokens} prompt tokens with the schemas, "
+              f"{tools.without_tools_prompt_tokens} without")
+    return tools.verdict.replace("_", " ") + counts + (f": {tools.detail}" if tools.detail else "")
 
 
 class Provenance(BaseModel):
@@ -422,6 +441,8 @@ class Provenance(BaseModel):
     """Set when the claimed model is not among those the endpoint's GET /models lists: servers that serve one
     model file (llama.cpp, LM Studio) echo whatever model name a request gives, so replies naming the claim prove
     nothing."""
+    planned_from_server: str | None = None
+    """What the server's own word changed in the bounds the episodes ran with (computerops/limits.py), or None."""
 
 
 class RunReport(BaseModel):
@@ -756,7 +777,13 @@ def provenance(records: Sequence[EpisodeRecord], manifest: RunManifest | None) -
             fingerprints_seen=sorted({f for r in records for f in r.fingerprints_seen}),
             reply_headers_seen=sorted({h for r in records for h in r.reply_headers_seen}),
             server_headers=dict(observed_endpoint.server_headers) if observed_endpoint else None,
+            context=observed_endpoint.context if observed_endpoint else None,
+            tools=observed_endpoint.tools if observed_endpoint else None,
         ),
+        planned_from_server=(describe_planned(manifest.config.bounds,
+                                              planned_bounds(manifest.config.bounds, observed_endpoint),
+                                              observed_endpoint) or None)
+        if manifest is not None and observed_endpoint is not None else None,
     )
 
 

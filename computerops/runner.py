@@ -17,9 +17,11 @@ from playwright.async_api import async_playwright
 
 from adapter.browser import describe_chromium, launch_browser
 from adapter.scripted import create_scripted_app
+from adapter.serverinfo import ObservedContext, discover_context, probe_tools
 from computerops.bundle import RunDirectory, writer_lock
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.episode import EpisodeContext, run_episode
+from computerops.limits import describe_planned, initial_token_scale, planned_bounds
 from computerops.provenance import code_hashes, observe_endpoint, protocol_hashes, versions
 from computerops.records import (
     EpisodeRecord,
@@ -209,6 +211,18 @@ def _resume(bundle: RunDirectory, now: RunManifest, progress: Progress) -> list[
     return admitted
 
 
+async def ask_about_limits(observed: ObservedEndpoint, base_url: str, api_key: str, config: RunConfig) -> None:
+    """Record in `observed` the context the server says it serves and what it does with tool schemas
+    (adapter/serverinfo.py); a server that says nothing leaves them None."""
+    model = config.endpoint.model or ""
+    observed.context = await discover_context(base_url, api_key, model, observed.models_payload)
+    if config.bounds.tool_mode != "text":
+        observed.tools = await probe_tools(base_url, api_key, model)
+        if observed.context is None and observed.tools.refused_for_context is not None:
+            observed.context = ObservedContext(tokens=observed.tools.refused_for_context,
+                                               source="the server's refusal of the tools probe")
+
+
 async def execute_run(
     config: RunConfig,
     tasks: list[LoadedTask],
@@ -248,6 +262,11 @@ async def execute_run(
             hint = ("" if base_url.rstrip("/").endswith("/v1") else
                     f" (OpenAI-compatible servers serve their API under /v1: try --base-url {base_url.rstrip('/')}/v1)")
             raise EndpointError(f"endpoint {base_url} did not answer GET /models: {observed.models_error}{hint}")
+        if config.endpoint.kind == "openai":
+            await ask_about_limits(observed, base_url, api_key, config)
+        bounds = planned_bounds(config.bounds, observed)
+        if bounds != config.bounds:
+            progress(f"endpoint: {describe_planned(config.bounds, bounds, observed)}")
         origin = await stack.enter_async_context(serve_app(create_app(registry)))
         playwright = await stack.enter_async_context(async_playwright())
         browser = await launch_browser(playwright)
@@ -264,7 +283,7 @@ async def execute_run(
         stack.push_async_callback(client.close)
         ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,
                              browser=browser, origin=origin, client=client, trace=trace,
-                             clock_zero=time.monotonic())
+                             clock_zero=time.monotonic(), bounds=bounds, token_scale=initial_token_scale(observed))
         try:
             return await _run_plan(ctx, tasks, concurrency, progress, admitted)
         finally:  # also when the run stopped early: what was admitted is sealed as it stands

@@ -15,7 +15,9 @@ import openai
 import pytest
 from test_reply_fuzz import Page, envelope, tool
 
+from adapter.actions import Action
 from adapter.loop import AgentTranscript, Bounds, ModelLoop
+from adapter.observation import Observation
 
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 
@@ -115,3 +117,60 @@ async def test_text_mode_sends_neither_tools_nor_tool_choice() -> None:
     transcript = await run(endpoint, tool_mode="text")
     assert transcript.stop_reason == "finish"
     assert "tools" not in endpoint.requests[0] and "tool_choice" not in endpoint.requests[0]
+
+
+@dataclass
+class ChangingPage(Page):
+    """A page whose text changes after every action and is long, so old observations are worth eliding."""
+
+    def __post_init__(self) -> None:
+        self.version = 0
+
+    async def observe(self) -> Observation:
+        seen = await super().observe()
+        text = f"{seen.text}\nversion {self.version}\n" + f"row {self.version} of the table. " * 120
+        return seen.model_copy(update={"text": text})
+
+    async def act(self, action: Action, number: int) -> Any:
+        self.version += 1
+        return await super().act(action, number)
+
+
+CLICK = envelope(tool("click", '{"id": "1"}'))
+
+
+def prompt_chars(request: dict[str, Any]) -> int:
+    return len(json.dumps(request["messages"]))
+
+
+async def test_a_refusal_naming_a_smaller_context_plans_with_it_and_sends_the_request_once_more_refitted() -> None:
+    refusal = bad_request("request (5000 tokens) exceeds the available context size (4096 tokens)")
+    endpoint = Endpoint([CLICK, CLICK, CLICK, CLICK, refusal, CLICK, envelope(tool("done", '{"success": false}'))])
+    loop = ModelLoop(endpoint, "m", Bounds(context_tokens=32768))  # type: ignore[arg-type]
+    transcript = await loop.run(ChangingPage(), "Do the task.")
+    assert transcript.stop_reason == "finish", transcript.stop_detail
+    assert transcript.context_tokens == 4096, "the refusal's context is the episode's from then on"
+    refused, again = endpoint.requests[4], endpoint.requests[5]
+    assert prompt_chars(again) < prompt_chars(refused), "the retry is refitted to the smaller context"
+    assert transcript.token_scale > 1, "the refusal's own count calibrates the estimate"
+
+
+async def test_a_refusal_that_teaches_nothing_ends_the_episode_without_a_retry() -> None:
+    endpoint = Endpoint([CLICK, bad_request("prompt is too long")])
+    transcript = await run(endpoint, context_tokens=32768)
+    assert transcript.stop_reason == "context_exhausted" and len(endpoint.requests) == 2
+
+
+async def test_a_second_refusal_of_the_same_step_is_never_retried() -> None:
+    refusal = bad_request("request (5000 tokens) exceeds the available context size (4096 tokens)")
+    endpoint = Endpoint([CLICK, CLICK, CLICK, CLICK, refusal, refusal, CLICK])
+    loop = ModelLoop(endpoint, "m", Bounds(context_tokens=32768))  # type: ignore[arg-type]
+    transcript = await loop.run(ChangingPage(), "Do the task.")
+    assert transcript.stop_reason == "context_exhausted" and len(endpoint.requests) == 6
+
+
+async def test_episodes_start_with_the_runs_token_scale() -> None:
+    endpoint = Endpoint([envelope(tool("done", '{"success": false}'))])
+    loop = ModelLoop(endpoint, "m", Bounds(), token_scale=3.5)  # type: ignore[arg-type]
+    transcript = await loop.run(Page(), "Do the task.")
+    assert transcript.token_scale == 3.5 and transcript.context_tokens == Bounds().context_tokens

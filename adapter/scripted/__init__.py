@@ -1,6 +1,6 @@
 """The built-in scripted OpenAI-compatible endpoint. Its results are always labelled scripted."""
 
 from adapter.scripted.policies import POLICY_NAMES, Conversation, Reply, decide
-from adapter.scripted.server import create_scripted_app
+from adapter.scripted.server import ServerQuirks, create_scripted_app
 
-__all__ = ["POLICY_NAMES", "Conversation", "Reply", "create_scripted_app", "decide"]
+__all__ = ["POLICY_NAMES", "Conversation", "Reply", "ServerQuirks", "create_scripted_app", "decide"]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -31,10 +33,46 @@ def _estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
-def _completion(policy: str, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ServerQuirks:
+    """Behaviours of real servers the scripted endpoint can imitate, to test the adapter against them end to end
+    (all off by default). Taken from llama.cpp's server, LM Studio and Ollama as met in use."""
+
+    context_tokens: int | None = None
+    """Refuse, with llama.cpp's HTTP 400 wording, a request whose counted prompt and reply room exceed this."""
+    context_in_props: bool = True
+    """With `context_tokens`, say it in GET /props (llama.cpp does); False: only the refusal names it."""
+    token_factor: float = 1.0
+    """Prompt tokens counted per estimated token (real tokenisers count 3-4x the 4-characters estimate)."""
+    tools_need_tool_choice: bool = False
+    """Leave the tool schemas out of the prompt unless the request sends tool_choice."""
+    drop_tools: bool = False
+    """Always leave the tool schemas out of the prompt (a server or template without tool support)."""
+    refuse_null_content: bool = False
+    """Answer HTTP 500 to a history holding an assistant message whose content is null."""
+    served_model: str | None = None
+    """Serve any requested model name with the default policy, echo the requested name in replies, and list only
+    this one in GET /v1/models (a server with one model file)."""
+
+    @property
+    def any(self) -> bool:
+        return self != ServerQuirks()
+
+
+def prompt_tokens(body: dict[str, Any], *, with_tools: bool, token_factor: float = 1.0) -> int:
+    """The prompt tokens the scripted endpoint counts: the messages and, when they reach the prompt, the tool
+    schemas, at the 4-characters estimate times `token_factor`."""
+    counted = sum(_estimate_tokens(json.dumps(m)) for m in body.get("messages", []))
+    if with_tools:
+        counted += _estimate_tokens(json.dumps(body.get("tools")))
+    return math.ceil(counted * token_factor)
+
+
+def _completion(policy: str, body: dict[str, Any], reply: Reply, *, tools_in_prompt: bool,
+                quirks: ServerQuirks, model: str) -> dict[str, Any]:
     messages = body.get("messages", [])
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:24]
-    use_tools = bool(body.get("tools")) and reply.tool is not None
+    use_tools = tools_in_prompt and reply.tool is not None
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if use_tools:
         message["tool_calls"] = [{
@@ -54,19 +92,19 @@ def _completion(policy: str, body: dict[str, Any], reply: Reply) -> dict[str, An
             message["content"] = reply.content or ""
         finish_reason = "stop"
         said = message["content"] or ""
-    prompt_tokens = sum(_estimate_tokens(json.dumps(m)) for m in messages)
+    counted = prompt_tokens(body, with_tools=tools_in_prompt, token_factor=quirks.token_factor)
     completion_tokens = _estimate_tokens(said)
     return {
         "id": f"chatcmpl-scripted-{digest}",
         "object": "chat.completion",
         "created": 0,
-        "model": scripted_model_name(policy),
+        "model": model,
         "system_fingerprint": SCRIPTED_FINGERPRINT,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": {
-            "prompt_tokens": prompt_tokens,
+            "prompt_tokens": counted,
             "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
+            "total_tokens": counted + completion_tokens,
         },
     }
 
@@ -81,15 +119,19 @@ def policy_of_model(model: object, default_policy: str | None) -> str | None:
 def create_scripted_app(
     tasks: list[LoadedTask], default_policy: str | None = None,
     extra_steps: Mapping[str, Mapping[str, list[ScriptedStep]]] | None = None,
+    quirks: ServerQuirks | None = None,
 ) -> FastAPI:
     """The endpoint app over the given tasks (found by their instruction text).
 
     The request's model name `scripted:<policy>` picks the policy; other names get `default_policy`
     (the `--policy` of `computerops mock-llm`), or a 404 when there is none. `extra_steps` (task id -> name ->
-    steps) are the step lists `mutant:<name>` follows.
+    steps) are the step lists `mutant:<name>` follows. `quirks` imitate real servers' behaviours.
     """
+    quirks = quirks or ServerQuirks()
     if default_policy is not None:
         policy_by_name(default_policy)  # fail at start-up, not on the first request
+    if quirks.served_model is not None and default_policy is None:
+        raise ValueError("a served_model quirk needs a default policy to serve every model name with")
     by_instruction: dict[str, LoadedTask] = {}
     for task in tasks:
         key = normalise_instruction(task.spec.instruction)
@@ -100,13 +142,20 @@ def create_scripted_app(
     app = FastAPI(title="ComputerOps scripted endpoint")
     listed = [default_policy] if default_policy else [p for p in POLICIES]
 
+    served = [quirks.served_model] if quirks.served_model is not None else [scripted_model_name(p) for p in listed]
+
     @app.get("/v1/models")
     async def models() -> JSONResponse:
         return JSONResponse({
             "object": "list",
-            "data": [{"id": scripted_model_name(p), "object": "model", "created": 0,
-                      "owned_by": "computerops-scripted"} for p in listed],
+            "data": [{"id": name, "object": "model", "created": 0, "owned_by": "computerops-scripted"}
+                     for name in served],
         }, headers={"x-computerops-scripted": ",".join(listed)})
+
+    if quirks.context_tokens is not None and quirks.context_in_props:
+        @app.get("/props")
+        async def props() -> JSONResponse:  # llama.cpp's server says its per-slot context here
+            return JSONResponse({"default_generation_settings": {"n_ctx": quirks.context_tokens}, "total_slots": 1})
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> JSONResponse:
@@ -118,14 +167,32 @@ def create_scripted_app(
             raise HTTPException(status_code=400, detail="request needs a 'messages' list")
         if body.get("stream"):
             raise HTTPException(status_code=400, detail="the scripted endpoint does not stream")
-        policy = policy_of_model(body.get("model"), default_policy)
+        if quirks.refuse_null_content and any(isinstance(m, dict) and m.get("role") == "assistant"
+                                              and m.get("content") is None for m in body["messages"]):
+            raise HTTPException(status_code=500, detail="chat template error: assistant content is null")
+        requested = body.get("model")
+        policy = default_policy if quirks.served_model is not None else policy_of_model(requested, default_policy)
         if policy is None:
             raise HTTPException(status_code=404, detail=f"unknown model {body.get('model')!r}; use scripted:<policy>")
         try:
             policy_by_name(policy)
         except ValueError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
+        tools_in_prompt = bool(body.get("tools")) and not quirks.drop_tools and (
+            not quirks.tools_need_tool_choice or "tool_choice" in body)
+        if quirks.context_tokens is not None:
+            counted = prompt_tokens(body, with_tools=tools_in_prompt, token_factor=quirks.token_factor)
+            room = body.get("max_tokens")
+            wanted = counted + (room if isinstance(room, int) else 0)
+            if wanted > quirks.context_tokens:  # llama.cpp's own words and error object
+                return JSONResponse({"error": {
+                    "code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": counted,
+                    "n_ctx": quirks.context_tokens,
+                    "message": f"request ({wanted} tokens) exceeds the available context size "
+                               f"({quirks.context_tokens} tokens)"}}, status_code=400)
         reply = decide(policy, body["messages"], by_instruction, extra_steps)
-        return JSONResponse(_completion(policy, body, reply), headers={"x-computerops-scripted": policy})
+        model = str(requested) if quirks.served_model is not None else scripted_model_name(policy)
+        return JSONResponse(_completion(policy, body, reply, tools_in_prompt=tools_in_prompt, quirks=quirks,
+                                        model=model), headers={"x-computerops-scripted": policy})
 
     return app

@@ -1,0 +1,249 @@
+"""What an OpenAI-compatible server says of its own limits, asked before a run: the context it serves and whether
+it puts the tool schemas into the prompt.
+
+Servers say their context in different places, none of them standard:
+- vLLM: `max_model_len` of the model in `GET /v1/models`;
+- llama.cpp's server: `GET /props` (beside /v1), `default_generation_settings.n_ctx` (per slot), or `n_ctx`;
+- LM Studio: `GET /api/v0/models/{model}`, `loaded_context_length` (what is loaded, not the model's maximum);
+- Ollama: `POST /api/show`, a `num_ctx` line in `parameters` (when none is set, Ollama uses its own default,
+  which it does not report: nothing is recorded then);
+- and any server, in the wording of a refusal of an over-long prompt (`context_from_refusal`).
+
+Whether tools reach the prompt is measured, not assumed: two one-token requests differing only in the tool
+schemas, and the server's own prompt-token counts of each (`probe_tools`). A server that counts the same tokens
+with and without them drops the tools (llama.cpp's did, without `tool_choice`); the run then uses the text
+protocol, which needs no tool support. Everything found is recorded as observed, with where it came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ConfigDict
+
+from adapter.actions import text_protocol, tool_schemas
+from adapter.context import estimate_tokens
+from adapter.prompts import system_prompt
+
+PROBE_TIMEOUT_S = 15.0
+"""Longest wait for one discovery request: a server that does not answer is recorded as not saying."""
+
+
+class ObservedContext(BaseModel):
+    """A context size the server stated, and where."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: int
+    source: str
+    """Where it was read, e.g. `GET /props default_generation_settings.n_ctx`."""
+
+
+ToolsVerdict = Literal["in_prompt", "ignored", "refused", "unknown"]
+
+
+class ToolsProbe(BaseModel):
+    """What the server did with tool schemas in a probe request."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    verdict: ToolsVerdict
+    """in_prompt: its prompt count grew by the schemas; ignored: it did not (the tools were dropped); refused:
+    the request with tools was refused as unsupported; unknown: no counts to compare (the detail says why)."""
+    with_tools_prompt_tokens: int | None = None
+    without_tools_prompt_tokens: int | None = None
+    estimated_prompt_tokens: int | None = None
+    """The adapter's estimate of the probe prompt without tools: the server's count over it is the token scale
+    episodes start with (`token_scale`)."""
+    refused_for_context: int | None = None
+    """The context a refusal of a probe request for its length named (the schemas alone can overflow a small
+    context): the server's word on its context where it says it nowhere else."""
+    detail: str | None = None
+
+    @property
+    def token_scale(self) -> float | None:
+        """Server tokens per estimated token in the probe, None without both counts."""
+        if self.without_tools_prompt_tokens is None or not self.estimated_prompt_tokens:
+            return None
+        return self.without_tools_prompt_tokens / self.estimated_prompt_tokens
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**9 else None
+
+
+def context_from_models(payload: object, model: str) -> ObservedContext | None:
+    """vLLM's `max_model_len` (and the `context_length` some proxies add) for `model` in a GET /models answer;
+    the only listed model's when `model` is not listed (servers that serve one model under any name)."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    entries = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+    named = [e for e in entries if e.get("id") == model] or (entries if len(entries) == 1 else [])
+    for entry in named:
+        for key in ("max_model_len", "context_length", "context_window"):
+            if (tokens := _positive(entry.get(key))) is not None:
+                return ObservedContext(tokens=tokens, source=f"GET /models {key}")
+    return None
+
+
+def context_from_props(payload: object) -> ObservedContext | None:
+    """llama.cpp's `GET /props`: the per-slot context of its generation settings, else its `n_ctx`."""
+    if not isinstance(payload, dict):
+        return None
+    settings = payload.get("default_generation_settings")
+    if isinstance(settings, dict) and (tokens := _positive(settings.get("n_ctx"))) is not None:
+        return ObservedContext(tokens=tokens, source="GET /props default_generation_settings.n_ctx")
+    if (tokens := _positive(payload.get("n_ctx"))) is not None:
+        return ObservedContext(tokens=tokens, source="GET /props n_ctx")
+    return None
+
+
+def context_from_lmstudio(payload: object) -> ObservedContext | None:
+    """LM Studio's `GET /api/v0/models/{model}`: the context the model is loaded with."""
+    if isinstance(payload, dict) and (tokens := _positive(payload.get("loaded_context_length"))) is not None:
+        return ObservedContext(tokens=tokens, source="GET /api/v0/models loaded_context_length")
+    return None
+
+
+_NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+
+
+def context_from_ollama(payload: object) -> ObservedContext | None:
+    """Ollama's `POST /api/show`: a `num_ctx` set in the model's parameters (its default is not reported)."""
+    parameters = payload.get("parameters") if isinstance(payload, dict) else None
+    found = _NUM_CTX.search(parameters) if isinstance(parameters, str) else None
+    if found is not None and (tokens := _positive(int(found.group(1)[:10]))) is not None:
+        return ObservedContext(tokens=tokens, source="POST /api/show parameters num_ctx")
+    return None
+
+
+_REFUSAL_LIMITS = (
+    re.compile(r"maximum context length is (\d{2,9})", re.IGNORECASE),  # OpenAI, vLLM
+    re.compile(r"context (?:window|size|length) (?:of |is )?\(?(\d{2,9})", re.IGNORECASE),  # llama.cpp & -python
+    re.compile(r"""["']?n_ctx["']?\s*[:=]\s*(\d{2,9})"""),  # llama.cpp's error object
+)
+
+
+_REFUSAL_REQUESTED = (
+    re.compile(r"you requested (\d{1,9}) tokens", re.IGNORECASE),  # OpenAI, vLLM (prompt and reply room)
+    re.compile(r"request \((\d{1,9}) tokens\)", re.IGNORECASE),  # llama.cpp
+    re.compile(r"requested tokens \((\d{1,9})\)", re.IGNORECASE),  # llama-cpp-python
+    re.compile(r"""["']?n_prompt_tokens["']?\s*[:=]\s*(\d{1,9})"""),  # llama.cpp's error object
+)
+
+
+def _first_number(patterns: tuple[re.Pattern[str], ...], text: str) -> int | None:
+    for pattern in patterns:
+        if found := pattern.search(text):
+            return _positive(int(found.group(1)))
+    return None
+
+
+def context_from_refusal(text: str) -> int | None:
+    """The context size a refusal of an over-long prompt names ("This model's maximum context length is 8192
+    tokens", "exceeds the available context size (4096 tokens)", "exceed context window of 2048"), else None."""
+    return _first_number(_REFUSAL_LIMITS, text)
+
+
+def requested_in_refusal(text: str) -> int | None:
+    """The tokens a refusal says the request took ("you requested 9000 tokens", "request (4476 tokens)",
+    "Requested tokens (2100)"): the server's own count of a prompt it would not take, else None."""
+    return _first_number(_REFUSAL_REQUESTED, text)
+
+
+def server_root(base_url: str) -> str:
+    """The server's own root: the base URL without its trailing /v1 (where /props and /api live)."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+async def _json(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> object:
+    try:
+        response = await client.request(method, url, **kwargs)
+    except httpx.HTTPError:
+        return None
+    if response.status_code != 200:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+async def discover_context(base_url: str, api_key: str, model: str, models_payload: object) -> ObservedContext | None:
+    """The context the server says it serves `model` with, from the first place that says it (see the module
+    docstring), or None."""
+    if (found := context_from_models(models_payload, model)) is not None:
+        return found
+    root = server_root(base_url)
+    headers = {"Authorization": f"Bearer {api_key}"}
+    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers=headers) as client:
+        if (found := context_from_props(await _json(client, "GET", f"{root}/props"))) is not None:
+            return found
+        lmstudio = await _json(client, "GET", f"{root}/api/v0/models/{quote(model, safe='')}")
+        if (found := context_from_lmstudio(lmstudio)) is not None:
+            return found
+        return context_from_ollama(await _json(client, "POST", f"{root}/api/show", json={"model": model}))
+
+
+PROBE_MESSAGES = [
+    {"role": "system", "content": system_prompt(text_protocol_mode=False)},
+    {"role": "user", "content": "Reply with the single word: ready. The text below is a sample only.\n\n"
+                                + text_protocol()},
+]
+"""The probe's prompt: text like an episode's (the system prompt and the protocol's JSON), long enough that the
+server's count of it over the estimate is the token scale to start episodes with (a chat template's own few
+tokens hardly move it)."""
+PROBE_ESTIMATED_TOKENS = sum(estimate_tokens(json.dumps(m)) for m in PROBE_MESSAGES)
+
+
+def _prompt_tokens(payload: object) -> int | None:
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    return _positive(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
+
+
+def tools_verdict(with_tools: int | None, without_tools: int | None) -> ToolsProbe:
+    """Whether the schemas reached the prompt, from the two counts: they must add at least a fifth of their
+    estimated size (tokenisers differ about 4x from the estimate either way; a dropped schema adds a few
+    template tokens at most)."""
+    counts = {"with_tools_prompt_tokens": with_tools, "without_tools_prompt_tokens": without_tools,
+              "estimated_prompt_tokens": PROBE_ESTIMATED_TOKENS}
+    if with_tools is None or without_tools is None:
+        return ToolsProbe(verdict="unknown", **counts, detail="the server reported no prompt tokens")
+    threshold = max(8, estimate_tokens(json.dumps(tool_schemas())) // 5)
+    verdict: ToolsVerdict = "in_prompt" if with_tools - without_tools >= threshold else "ignored"
+    return ToolsProbe(verdict=verdict, **counts, detail=None if verdict == "in_prompt" else
+                      f"the tool schemas added {with_tools - without_tools} prompt tokens (fewer than {threshold})")
+
+
+async def probe_tools(base_url: str, api_key: str, model: str) -> ToolsProbe:
+    """Two one-token requests, with and without the tool schemas (and tool_choice auto), compared by the
+    server's prompt-token counts (`tools_verdict`)."""
+    url = f"{base_url.rstrip('/')}/chat/completions"
+    body: dict[str, Any] = {"model": model, "messages": PROBE_MESSAGES, "max_tokens": 1, "temperature": 0}
+    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers={"Authorization": f"Bearer {api_key}"}) as client:
+        try:
+            plain = await client.post(url, json=body)
+            tooled = await client.post(url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"})
+        except httpx.HTTPError as exc:
+            return ToolsProbe(verdict="unknown", detail=f"probe request failed: {type(exc).__name__}: {exc}"[:500])
+    refused = [r for r in (tooled, plain) if r.status_code == 400 and context_from_refusal(r.text) is not None]
+    if refused:
+        return ToolsProbe(verdict="unknown", refused_for_context=context_from_refusal(refused[0].text),
+                          detail=f"the server refused a probe for its length: {refused[0].text[:300]}")
+    if tooled.status_code == 400 and plain.status_code == 200 and "tool" in tooled.text.lower():
+        return ToolsProbe(verdict="refused", detail=f"HTTP 400 with tools: {tooled.text[:300]}")
+    if plain.status_code != 200 or tooled.status_code != 200:
+        return ToolsProbe(verdict="unknown", detail=f"probe answered HTTP {plain.status_code} without tools, "
+                                                    f"HTTP {tooled.status_code} with them")
+
+    def counted(response: httpx.Response) -> int | None:
+        try:
+            return _prompt_tokens(response.json())
+        except ValueError:
+            return None
+
+    return tools_verdict(counted(tooled), counted(plain))
