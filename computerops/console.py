@@ -88,7 +88,8 @@ def print_report(report: RunReport) -> None:
         f" and {total.false_completions}/{total.self_reported_success} success claims."
         f" Forbidden mutations: {total.forbidden_mutations} episode(s), {total.damaging_failures} of them"
         " without a success claim."
-        f" Rejected actions: {total.rejected_actions}. Stop reasons: "
+        f" Rejected actions: {total.rejected_actions}. Requests blocked by containment: {total.blocked_requests}"
+        f" in {total.episodes_with_blocked_requests} episode(s). Stop reasons: "
         + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items())
     )
     intervals = _plain_table(

@@ -199,5 +199,6 @@ def derived_fields(
         "faults_configured": [] if plan is None else plan.configured,
         "faults_fired": [op.fault.fault for op in operations if op.fault is not None and op.fault.applied],
         "loop": loop_stats(operations),
+        "blocked_requests": len(transcript.blocked_requests),
         "infrastructure_cause": transcript.infrastructure_cause if transcript.stop_reason == "infrastructure" else None,
     }

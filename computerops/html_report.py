@@ -295,7 +295,8 @@ def render_html(report: RunReport) -> str:
         f"{_text(causes_text(total.infrastructure_causes))}.</p>",
         f"<p>False completions: {total.false_completions}/{total.attempted} attempted episodes and "
         f"{total.false_completions}/{total.self_reported_success} success claims. Rejected actions: "
-        f"{total.rejected_actions}. Stop reasons: "
+        f"{total.rejected_actions}. Requests blocked by containment: {total.blocked_requests} in "
+        f"{total.episodes_with_blocked_requests} episode(s). Stop reasons: "
         + _text(", ".join(f"{k} {v}" for k, v in total.stop_reasons.items()) or "none") + ".</p>",
         "<h2>Rates and 95% intervals</h2>", _intervals(rows),
         f'<p class="note">Bootstrap: {report.bootstrap_resamples} resamples, seed {report.bootstrap_seed}; '

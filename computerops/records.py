@@ -134,6 +134,9 @@ class EpisodeRecord(BaseModel):
     """Fault classes that fired, in operation order (repeats kept)."""
     loop: LoopStats | None = None
     """None in records written before the loop detector existed."""
+    blocked_requests: int = 0
+    """Requests of the episode's pages that containment stopped (the transcript lists them): page content trying
+    to leave the site. 0 in records written before they were counted."""
     infrastructure_cause: str | None = None
     """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""

@@ -238,6 +238,9 @@ class OutcomeTable(BaseModel):
     """Infrastructure failures by cause (e.g. `HTTP 500`, `timeout`, `endpoint reply not_json`)."""
     replay_pass: int
     rejected_actions: int
+    blocked_requests: int
+    """Requests of the pages that containment stopped, summed over episodes."""
+    episodes_with_blocked_requests: int
     rejected_by_cause: dict[str, int]
     """Rejected actions summed over episodes by cause (rejections_by_cause), causes in name order."""
     stop_reasons: dict[str, int]
@@ -601,6 +604,8 @@ def outcome_table(
         claimed_failure=sum(1 for r in agent if r.claim.success is False),
         replay_pass=sum(1 for r in episodes if r.replay == "PASS"),
         rejected_actions=sum(r.rejected_actions for r in episodes),
+        blocked_requests=sum(r.blocked_requests for r in episodes),
+        episodes_with_blocked_requests=sum(1 for r in episodes if r.blocked_requests),
         stop_reasons=_stop_reasons(episodes),
         rejected_by_cause=_rejected_by_cause(episodes),
         taxonomy={k: taxonomy[k] for k in ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")},

@@ -570,5 +570,17 @@ def test_the_report_shows_infrastructure_causes_apart_from_the_agents_figures() 
     assert "Infrastructure failures</strong>" in html and "HTTP 500 2, timeout 1" in html
     with console_module.console.capture() as captured:
         console_module.print_report(report)
-    assert "Infrastructure failures (outside attempted and every rate" in captured.get()
-    assert "by cause: HTTP 500 2, timeout 1." in captured.get()
+    printed = " ".join(captured.get().split())
+    assert "Infrastructure failures (outside attempted and every rate" in printed
+    assert "by cause: HTTP 500 2, timeout 1." in printed
+
+
+def test_requests_blocked_by_containment_are_summed_and_shown() -> None:
+    recs = [r.model_copy(update={"blocked_requests": n}) for r, n in zip(records(), [0, 3, 0, 1, 0, 0, 0, 0],
+                                                                          strict=True)]
+    report = run_report("r1", recs, declared_scripted=False, manifest=manifest(recs))
+    assert (report.total.blocked_requests, report.total.episodes_with_blocked_requests) == (4, 2)
+    assert "Requests blocked by containment: 4 in 2 episode(s)." in render_html(report)
+    with console_module.console.capture() as captured:
+        console_module.print_report(report)
+    assert "Requests blocked by containment: 4 in 2 episode(s)." in " ".join(captured.get().split())
