@@ -89,6 +89,7 @@ async def _drive(
             await page.goto(ctx.origin + task.spec.start_path, wait_until="domcontentloaded")
             driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
                                 max_chars=ctx.config.bounds.observation_chars)
+            await driver.settle()  # the start page is observed settled, as every page after an action is
             loop = ModelLoop(ctx.client, model, ctx.bounds or ctx.config.bounds, budget=task.spec.budgets.actions,
                              finish=finish_schema(task), token_scale=ctx.token_scale)
             transcript = await loop.run(driver, task.spec.instruction)
