@@ -122,7 +122,8 @@ def context_from_ollama(payload: object) -> ObservedContext | None:
 
 _REFUSAL_LIMITS = (
     re.compile(r"maximum context length is (\d{2,9})", re.IGNORECASE),  # OpenAI, vLLM
-    re.compile(r"context (?:window|size|length) (?:of |is )?\(?(\d{2,9})", re.IGNORECASE),  # llama.cpp & -python
+    # llama.cpp, llama-cpp-python, LM Studio ("loaded with context length of only 4096 tokens")
+    re.compile(r"context (?:window|size|length) (?:(?:of|is)\s+)?(?:only\s+)?\(?(\d{2,9})", re.IGNORECASE),
     re.compile(r"""["']?n_ctx["']?\s*[:=]\s*(\d{2,9})"""),  # llama.cpp's error object
 )
 

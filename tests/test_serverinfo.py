@@ -81,6 +81,8 @@ def test_each_servers_own_shape() -> None:
     ("Error code: 400 - {'error': {'code': 400, 'message': 'request (4476 tokens) exceeds the available context "
      "size (4096 tokens)', 'type': 'exceed_context_size_error', 'n_prompt_tokens': 4476, 'n_ctx': 4096}}", 4096, 4476),
     ("Requested tokens (2100) exceed context window of 2048", 2048, 2100),  # llama-cpp-python
+    ("Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with context "
+     "length of only 4096 tokens, which is not enough.", 4096, None),  # LM Studio
     ("the request exceeds the available context size, try increasing it", None, None),  # older llama.cpp
     ("prompt is too long", None, None),
 ])
