@@ -29,7 +29,7 @@ from adapter.actions import (
     tool_schemas,
 )
 from adapter.containment import BlockedRequest
-from adapter.context import ContextWindow, estimate_tokens
+from adapter.context import MAX_SCALE, ContextWindow, estimate_tokens
 from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
@@ -111,7 +111,7 @@ class AgentTranscript(BaseModel):
     stop_reason: StopReason | None = None
     infrastructure_error: str | None = None
     infrastructure_cause: str | None = None
-    """What failed, in a word or two, when the stop is `infrastructure` (`infrastructure_cause`): the figure
+    """What failed, in a word or two, when the stop is `infrastructure` (`adapter.loop.infrastructure_cause`): what
     reports count infrastructure failures by. None in transcripts written before causes were recorded."""
     blocked_requests: list[BlockedRequest] = Field(default_factory=list)
     """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
@@ -260,7 +260,7 @@ class ModelLoop:
         # Tool schemas are part of the prompt on every server, so they count against the context.
         window = ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens,
                                overhead=0 if mode == "text" else self._tools_tokens)
-        window.calibrate(round(self.token_scale * 1000), 1000)
+        window.scale = min(max(self.token_scale, 1.0), MAX_SCALE)  # never planning below the estimate
         return window
 
     @staticmethod
