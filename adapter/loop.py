@@ -113,6 +113,9 @@ class AgentTranscript(BaseModel):
     infrastructure_cause: str | None = None
     """What failed, in a word or two, when the stop is `infrastructure` (`adapter.loop.infrastructure_cause`): what
     reports count infrastructure failures by. None in transcripts written before causes were recorded."""
+    tool_mode_switch: str | None = None
+    """Why an auto-mode episode went over to the text protocol, and from which step (`tool_mode` is then `text`);
+    None when it did not."""
     blocked_requests: list[BlockedRequest] = Field(default_factory=list)
     """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
     context_tokens: int | None = None
@@ -299,6 +302,10 @@ class ModelLoop:
                 transcript.stop_reason = "wall_clock"
                 return transcript
             messages = window.fit()
+            if messages is None and mode == "auto" and window.overhead:
+                # The tool schemas leave no room: the text protocol's description is far smaller.
+                mode = self._to_text_protocol(window, transcript, number, "the tool schemas did not fit the context")
+                messages = window.fit()
             if messages is None:
                 transcript.stop_reason = "context_exhausted"
                 return transcript
@@ -312,14 +319,14 @@ class ModelLoop:
                     # A refusal that names the server's context shrinks the window to it, and the request is
                     # sent once more, refitted; without a usable limit the episode's context is exhausted.
                     refitted = self._refit_after_refusal(window, transcript, messages, estimated, exc)
+                    if refitted is None and mode == "auto" and window.overhead:
+                        why = "the server refused a prompt with the tool schemas for its length"
+                        mode = self._to_text_protocol(window, transcript, number, why)
+                        refitted = window.fit()
                     if refitted is None:
                         return self._stop(transcript, "context_exhausted", f"the server refused the prompt: {exc}")
                 elif mode == "auto" and "tool" in str(exc).lower():
-                    # A server without tool support: use the text protocol for the rest of the episode.
-                    mode = transcript.tool_mode = "text"
-                    transcript.system_prompt = system_prompt(text_protocol_mode=True, finish=self.finish)
-                    window.replace_system(transcript.system_prompt)
-                    window.overhead = 0
+                    mode = self._to_text_protocol(window, transcript, number, "the server refused the tool schemas")
                     refitted = window.fit() or messages
                 else:
                     return self._infrastructure(transcript, exc)
@@ -397,6 +404,17 @@ class ModelLoop:
                                      observation=observation.text, act_s=act_s, observe_s=observe_s,
                                      navigated=navigated))
         return False
+
+    def _to_text_protocol(self, window: ContextWindow, transcript: AgentTranscript, number: int,
+                          why: str) -> ToolMode:
+        """Use the text protocol for the rest of the episode (auto mode only): the system prompt describes it and
+        the tool schemas are no longer sent. The transcript says from which step, and why."""
+        transcript.tool_mode = "text"
+        transcript.tool_mode_switch = f"the text protocol from step {number}: {why}"
+        transcript.system_prompt = system_prompt(text_protocol_mode=True, finish=self.finish)
+        window.replace_system(transcript.system_prompt)
+        window.overhead = 0
+        return "text"
 
     def _refit_after_refusal(self, window: ContextWindow, transcript: AgentTranscript, refused: list[dict[str, Any]],
                              estimated: int, refusal: openai.BadRequestError) -> list[dict[str, Any]] | None:

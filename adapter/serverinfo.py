@@ -231,20 +231,20 @@ async def probe_tools(base_url: str, api_key: str, model: str) -> ToolsProbe:
             tooled = await client.post(url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"})
         except httpx.HTTPError as exc:
             return ToolsProbe(verdict="unknown", detail=f"probe request failed: {type(exc).__name__}: {exc}"[:500])
-    refused = [r for r in (tooled, plain) if r.status_code == 400 and context_from_refusal(r.text) is not None]
-    if refused:
-        return ToolsProbe(verdict="unknown", refused_for_context=context_from_refusal(refused[0].text),
-                          detail=f"the server refused a probe for its length: {refused[0].text[:300]}")
-    if tooled.status_code == 400 and plain.status_code == 200 and "tool" in tooled.text.lower():
-        return ToolsProbe(verdict="refused", detail=f"HTTP 400 with tools: {tooled.text[:300]}")
-    if plain.status_code != 200 or tooled.status_code != 200:
-        return ToolsProbe(verdict="unknown", detail=f"probe answered HTTP {plain.status_code} without tools, "
-                                                    f"HTTP {tooled.status_code} with them")
-
     def counted(response: httpx.Response) -> int | None:
         try:
-            return _prompt_tokens(response.json())
+            return _prompt_tokens(response.json()) if response.status_code == 200 else None
         except ValueError:
             return None
 
+    plain_count = {"without_tools_prompt_tokens": counted(plain), "estimated_prompt_tokens": PROBE_ESTIMATED_TOKENS}
+    refused = [r for r in (tooled, plain) if r.status_code == 400 and context_from_refusal(r.text) is not None]
+    if refused:  # the plain request's count still gives the scale when it was answered
+        return ToolsProbe(verdict="unknown", refused_for_context=context_from_refusal(refused[0].text), **plain_count,
+                          detail=f"the server refused a probe for its length: {refused[0].text[:300]}")
+    if tooled.status_code == 400 and plain.status_code == 200 and "tool" in tooled.text.lower():
+        return ToolsProbe(verdict="refused", **plain_count, detail=f"HTTP 400 with tools: {tooled.text[:300]}")
+    if plain.status_code != 200 or tooled.status_code != 200:
+        return ToolsProbe(verdict="unknown", **plain_count, detail=f"probe answered HTTP {plain.status_code} without "
+                                                                  f"tools, HTTP {tooled.status_code} with them")
     return tools_verdict(counted(tooled), counted(plain))

@@ -157,8 +157,13 @@ async def test_a_refusal_naming_a_smaller_context_plans_with_it_and_sends_the_re
 
 async def test_a_refusal_that_teaches_nothing_ends_the_episode_without_a_retry() -> None:
     endpoint = Endpoint([CLICK, bad_request("prompt is too long")])
-    transcript = await run(endpoint, context_tokens=32768)
+    transcript = await run(endpoint, context_tokens=32768, tool_mode="native")
     assert transcript.stop_reason == "context_exhausted" and len(endpoint.requests) == 2
+    # In auto mode the one retry goes without the tool schemas, in the text protocol; refused again, it ends.
+    endpoint = Endpoint([CLICK, bad_request("prompt is too long")])
+    transcript = await run(endpoint, context_tokens=32768)
+    assert transcript.stop_reason == "context_exhausted" and len(endpoint.requests) == 3
+    assert "tools" in endpoint.requests[1] and "tools" not in endpoint.requests[2]
 
 
 async def test_a_second_refusal_of_the_same_step_is_never_retried() -> None:
@@ -174,3 +179,23 @@ async def test_episodes_start_with_the_runs_token_scale() -> None:
     loop = ModelLoop(endpoint, "m", Bounds(), token_scale=3.5)  # type: ignore[arg-type]
     transcript = await loop.run(Page(), "Do the task.")
     assert transcript.token_scale == 3.5 and transcript.context_tokens == Bounds().context_tokens
+
+
+async def test_in_auto_mode_tool_schemas_that_leave_no_room_give_way_to_the_text_protocol() -> None:
+    endpoint = Endpoint([envelope({"role": "assistant", "content": '{"action": "done", "success": false}'})])
+    transcript = await run(endpoint, context_tokens=1400)  # the schemas alone are about 1,300 estimated tokens
+    assert transcript.stop_reason == "finish" and transcript.tool_mode == "text"
+    assert transcript.tool_mode_switch == "the text protocol from step 1: the tool schemas did not fit the context"
+    assert "tools" not in endpoint.requests[0] and "JSON object" in endpoint.requests[0]["messages"][0]["content"]
+    native = await run(Endpoint([envelope(tool("done", '{"success": false}'))]), context_tokens=1400,
+                       tool_mode="native")
+    assert native.stop_reason == "context_exhausted" and native.tool_mode_switch is None, "native stays native"
+
+
+async def test_a_length_refusal_with_the_schemas_gives_way_to_the_text_protocol_when_nothing_else_fits() -> None:
+    refusal = bad_request("Requested tokens (2500) exceed context window of 2048")
+    endpoint = Endpoint([refusal, envelope({"role": "assistant", "content": '{"action": "done", "success": false}'})])
+    transcript = await run(endpoint, context_tokens=32768)
+    assert transcript.stop_reason == "finish" and transcript.tool_mode == "text"
+    assert (transcript.tool_mode_switch or "").endswith("refused a prompt with the tool schemas for its length")
+    assert "tools" in endpoint.requests[0] and "tools" not in endpoint.requests[1]
