@@ -62,7 +62,10 @@ def broken_endpoint() -> Starlette:
 
     async def completions(request: Request) -> Response:
         nonlocal episodes
-        messages = (await request.json())["messages"]
+        body = await request.json()
+        messages = body["messages"]
+        if body.get("max_tokens") == 1:  # the run's tools probe (adapter/serverinfo.py), before any episode
+            return Response(GIVE_UP, media_type="application/json")
         if len(messages) == 2:  # system prompt and first observation: a new episode
             episodes += 1
             _, body, media, _ = BEHAVIOURS[(episodes - 1) % len(BEHAVIOURS)]
