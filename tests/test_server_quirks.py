@@ -54,7 +54,7 @@ async def test_a_llama_cpp_like_server_is_calibrated_to_served_natively_and_its_
     tmp_path: Path,
 ) -> None:
     quirks = ServerQuirks(context_tokens=16384, token_factor=4.0, tools_need_tool_choice=True,
-                          refuse_null_content=True, served_model=SERVED)
+                          refuse_null_content=True, strict_history=True, served_model=SERVED)
     progress: list[str] = []
     _, manifest, records, transcripts = await quirky_run(tmp_path, quirks, Bounds(context_tokens=32768), progress)
     observed = manifest.endpoint_observed
@@ -62,7 +62,7 @@ async def test_a_llama_cpp_like_server_is_calibrated_to_served_natively_and_its_
         16384, "GET /props default_generation_settings.n_ctx")
     assert observed.tools is not None and observed.tools.verdict == "in_prompt"
     assert any("context 16384 tokens, not the configured 32768" in line for line in progress), progress
-    assert {r.outcome for r in records} == {"verified_success"}, "no 500 for a null content, no context overflow"
+    assert {r.outcome for r in records} == {"verified_success"}, "no null content, no bad history, no overflow"
     assert {r.stop_reason for r in records} == {"finish"}
     for transcript in transcripts:
         assert transcript["tool_mode"] == "auto" and transcript["context_tokens"] == 16384

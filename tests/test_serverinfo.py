@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from adapter.loop import Bounds
 from adapter.scripted import ServerQuirks, create_scripted_app
+from adapter.scripted.server import history_problem
 from adapter.serverinfo import (
     PROBE_ESTIMATED_TOKENS,
     ObservedContext,
@@ -178,3 +179,15 @@ async def test_the_probe_reports_a_server_that_refuses_tools() -> None:
 async def test_discovery_asks_each_servers_own_endpoint(routes: list[Route], expected: ObservedContext | None) -> None:
     async with serve_app(Starlette(routes=routes)) as origin:
         assert await discover_context(f"{origin}/v1", "k", "my/model", {"data": []}) == expected
+
+
+def test_the_strict_history_quirk_knows_openais_tool_message_rules() -> None:
+    call = {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "type": "function",
+                                                                "function": {"name": "click", "arguments": "{}"}}]}
+    answer = {"role": "tool", "tool_call_id": "a", "content": "ok"}
+    user, system = {"role": "user", "content": "page"}, {"role": "system", "content": "s"}
+    assert history_problem([system, user, call, answer, {"role": "assistant", "content": "x"}, user]) is None
+    assert history_problem([system, user, call, user]) is not None, "a call left unanswered"
+    assert history_problem([system, user, answer]) is not None, "an answer to no call"
+    assert history_problem([system, user, call, answer, answer]) is not None, "one call answered twice"
+    assert history_problem([system, user, call]) is not None

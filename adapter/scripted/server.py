@@ -50,6 +50,9 @@ class ServerQuirks:
     """Always leave the tool schemas out of the prompt (a server or template without tool support)."""
     refuse_null_content: bool = False
     """Answer HTTP 500 to a history holding an assistant message whose content is null."""
+    strict_history: bool = False
+    """Answer HTTP 400, as OpenAI's API does, to a history whose tool messages do not answer the tool calls of the
+    assistant message just before them, one each, by id (`history_problem`)."""
     served_model: str | None = None
     """Serve any requested model name with the default policy, echo the requested name in replies, and list only
     this one in GET /v1/models (a server with one model file)."""
@@ -57,6 +60,28 @@ class ServerQuirks:
     @property
     def any(self) -> bool:
         return self != ServerQuirks()
+
+
+def history_problem(messages: list[Any]) -> str | None:
+    """What breaks OpenAI's rules for tool messages in a chat history, or None: an assistant message's tool calls
+    must be answered at once by one tool message each, with their ids, and a tool message must answer one."""
+    waiting: list[object] = []
+    for index, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in waiting:
+                return f"messages[{index}]: a tool message must answer a tool call just before it ({call_id!r})"
+            waiting.remove(call_id)
+            continue
+        if waiting:
+            return f"messages[{index}]: tool calls {waiting} of the assistant message before were not answered"
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls:
+            waiting = [c.get("id") for c in calls if isinstance(c, dict)]
+            if len(set(waiting)) != len(calls) or not all(isinstance(i, str) and i for i in waiting):
+                return f"messages[{index}]: every tool call needs an id of its own"
+    return f"the last tool calls {waiting} were not answered" if waiting else None
 
 
 def prompt_tokens(body: dict[str, Any], *, with_tools: bool, token_factor: float = 1.0) -> int:
@@ -170,6 +195,8 @@ def create_scripted_app(
         if quirks.refuse_null_content and any(isinstance(m, dict) and m.get("role") == "assistant"
                                               and m.get("content") is None for m in body["messages"]):
             raise HTTPException(status_code=500, detail="chat template error: assistant content is null")
+        if quirks.strict_history and (problem := history_problem(body["messages"])):
+            raise HTTPException(status_code=400, detail=f"invalid chat history: {problem}")
         requested = body.get("model")
         policy = default_policy if quirks.served_model is not None else policy_of_model(requested, default_policy)
         if policy is None:
