@@ -17,17 +17,19 @@ protocol, which needs no tool support. Everything found is recorded as observed,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any, Literal
 from urllib.parse import quote
 
 import httpx
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.actions import text_protocol, tool_schemas
 from adapter.context import estimate_tokens
 from adapter.prompts import system_prompt
+from adapter.reply import JsonProblem, clean_text, load_json
 
 PROBE_TIMEOUT_S = 15.0
 """Longest wait for one discovery request: a server that does not answer is recorded as not saying."""
@@ -161,17 +163,70 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
+MAX_ANSWER_BYTES = 1_000_000
+"""Largest answer read from a server's own endpoints (/models, /props, ...): what they say of themselves is small."""
+
+
+class ServerAnswer(BaseModel):
+    """What a server answered to one discovery request, read within bounds: at most MAX_ANSWER_BYTES, within
+    PROBE_TIMEOUT_S in all (a server that trickles its answer is cut off too), JSON read by `reply.load_json`
+    (bounded depth and numbers) with lone surrogates replaced, so a hostile answer can neither crash the run nor
+    the manifest it is recorded in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: int | None
+    """The HTTP status, None when no answer came (`error` says why)."""
+    payload: Any = None
+    """The answer as JSON, None when it was not JSON (or too deep, too long)."""
+    text: str = ""
+    """The first 500 characters of the answer, cleaned, for error messages."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    error: str | None = None
+
+
+def _cleaned(value: Any) -> Any:
+    """A JSON value with every string (keys included) cleaned of lone surrogates."""
+    if isinstance(value, str):
+        return clean_text(value)[0]
+    if isinstance(value, list):
+        return [_cleaned(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(str(k))[0]: _cleaned(v) for k, v in value.items()}
+    return value
+
+
+async def fetch_json(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> ServerAnswer:
+    """One request to a server's own endpoint, bounded in size and time (`ServerAnswer`); never raises for what
+    the server does."""
+
+    async def read() -> ServerAnswer:
+        async with client.stream(method, url, **kwargs) as response:
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_ANSWER_BYTES:
+                    return ServerAnswer(status=response.status_code, headers=dict(response.headers),
+                                        error=f"answer over {MAX_ANSWER_BYTES} bytes")
+            text = clean_text(body.decode("utf-8", errors="replace"))[0]
+            try:
+                payload = _cleaned(load_json(text))
+            except JsonProblem:
+                payload = None
+            return ServerAnswer(status=response.status_code, payload=payload, text=text[:500],
+                                headers={k: clean_text(v)[0] for k, v in response.headers.items()})
+
+    try:
+        return await asyncio.wait_for(read(), timeout=PROBE_TIMEOUT_S)
+    except TimeoutError:
+        return ServerAnswer(status=None, error=f"no whole answer within {PROBE_TIMEOUT_S:.0f} s")
+    except httpx.HTTPError as exc:
+        return ServerAnswer(status=None, error=clean_text(f"{type(exc).__name__}: {exc}")[0][:500])
+
+
 async def _json(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> object:
-    try:
-        response = await client.request(method, url, **kwargs)
-    except httpx.HTTPError:
-        return None
-    if response.status_code != 200:
-        return None
-    try:
-        return response.json()
-    except ValueError:
-        return None
+    answer = await fetch_json(client, method, url, **kwargs)
+    return answer.payload if answer.status == 200 else None
 
 
 async def discover_context(base_url: str, api_key: str, model: str, models_payload: object) -> ObservedContext | None:
@@ -226,25 +281,22 @@ async def probe_tools(base_url: str, api_key: str, model: str) -> ToolsProbe:
     url = f"{base_url.rstrip('/')}/chat/completions"
     body: dict[str, Any] = {"model": model, "messages": PROBE_MESSAGES, "max_tokens": 1, "temperature": 0}
     async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers={"Authorization": f"Bearer {api_key}"}) as client:
-        try:
-            plain = await client.post(url, json=body)
-            tooled = await client.post(url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"})
-        except httpx.HTTPError as exc:
-            return ToolsProbe(verdict="unknown", detail=f"probe request failed: {type(exc).__name__}: {exc}"[:500])
-    def counted(response: httpx.Response) -> int | None:
-        try:
-            return _prompt_tokens(response.json()) if response.status_code == 200 else None
-        except ValueError:
-            return None
+        plain = await fetch_json(client, "POST", url, json=body)
+        tooled = await fetch_json(client, "POST", url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"})
+    if plain.status is None or tooled.status is None:
+        return ToolsProbe(verdict="unknown", detail=f"probe request failed: {plain.error or tooled.error}")
+
+    def counted(answer: ServerAnswer) -> int | None:
+        return _prompt_tokens(answer.payload) if answer.status == 200 else None
 
     plain_count = {"without_tools_prompt_tokens": counted(plain), "estimated_prompt_tokens": PROBE_ESTIMATED_TOKENS}
-    refused = [r for r in (tooled, plain) if r.status_code == 400 and context_from_refusal(r.text) is not None]
+    refused = [r for r in (tooled, plain) if r.status == 400 and context_from_refusal(r.text) is not None]
     if refused:  # the plain request's count still gives the scale when it was answered
         return ToolsProbe(verdict="unknown", refused_for_context=context_from_refusal(refused[0].text), **plain_count,
                           detail=f"the server refused a probe for its length: {refused[0].text[:300]}")
-    if tooled.status_code == 400 and plain.status_code == 200 and "tool" in tooled.text.lower():
+    if tooled.status == 400 and plain.status == 200 and "tool" in tooled.text.lower():
         return ToolsProbe(verdict="refused", **plain_count, detail=f"HTTP 400 with tools: {tooled.text[:300]}")
-    if plain.status_code != 200 or tooled.status_code != 200:
-        return ToolsProbe(verdict="unknown", **plain_count, detail=f"probe answered HTTP {plain.status_code} without "
-                                                                  f"tools, HTTP {tooled.status_code} with them")
+    if plain.status != 200 or tooled.status != 200:
+        return ToolsProbe(verdict="unknown", **plain_count, detail=f"probe answered HTTP {plain.status} without "
+                                                                  f"tools, HTTP {tooled.status} with them")
     return tools_verdict(counted(tooled), counted(plain))

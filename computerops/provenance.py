@@ -6,13 +6,13 @@ import hashlib
 import importlib.metadata
 import platform
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from adapter.actions import text_protocol, tool_schemas
 from adapter.loop import server_headers
 from adapter.prompts import system_prompt
+from adapter.serverinfo import PROBE_TIMEOUT_S, fetch_json
 from computerops.records import ObservedEndpoint
 from replays import canonical_sha256
 
@@ -66,19 +66,14 @@ def versions(chromium: str | None) -> dict[str, str | None]:
 
 
 async def observe_endpoint(base_url: str, api_key: str) -> ObservedEndpoint:
-    """GET {base_url}/models as the endpoint answers it; failures are recorded, not guessed around."""
-    try:
-        async with httpx.AsyncClient(timeout=10.0) as client:
-            response = await client.get(f"{base_url}/models", headers={"Authorization": f"Bearer {api_key}"})
-    except httpx.HTTPError as exc:
-        return ObservedEndpoint(models_error=f"{type(exc).__name__}: {exc}")
-    headers = server_headers(response.headers)
-    payload: Any
-    try:
-        payload = response.json()
-    except ValueError:
-        payload = None
-    if response.status_code != 200:
-        return ObservedEndpoint(models_payload=payload, models_error=f"HTTP {response.status_code}",
+    """GET {base_url}/models as the endpoint answers it, read within bounds (`serverinfo.fetch_json`: a hostile
+    answer cannot crash the run or its manifest); failures are recorded, not guessed around."""
+    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S) as client:
+        answer = await fetch_json(client, "GET", f"{base_url}/models", headers={"Authorization": f"Bearer {api_key}"})
+    if answer.status is None or answer.error:
+        return ObservedEndpoint(models_error=answer.error, server_headers=server_headers(answer.headers))
+    headers = server_headers(answer.headers)
+    if answer.status != 200:
+        return ObservedEndpoint(models_payload=answer.payload, models_error=f"HTTP {answer.status}",
                                 server_headers=headers)
-    return ObservedEndpoint(models_payload=payload, server_headers=headers)
+    return ObservedEndpoint(models_payload=answer.payload, server_headers=headers)

@@ -4,7 +4,9 @@ properties over any payload."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -12,13 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from adapter import serverinfo
 from adapter.loop import Bounds
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.scripted.server import history_problem
 from adapter.serverinfo import (
+    MAX_ANSWER_BYTES,
     PROBE_ESTIMATED_TOKENS,
     ObservedContext,
     ToolsProbe,
@@ -34,6 +38,7 @@ from adapter.serverinfo import (
     tools_verdict,
 )
 from computerops.limits import describe_planned, initial_token_scale, planned_bounds
+from computerops.provenance import observe_endpoint
 from computerops.records import ObservedEndpoint
 from computerops.serving import serve_app
 
@@ -191,3 +196,45 @@ def test_the_strict_history_quirk_knows_openais_tool_message_rules() -> None:
     assert history_problem([system, user, answer]) is not None, "an answer to no call"
     assert history_problem([system, user, call, answer, answer]) is not None, "one call answered twice"
     assert history_problem([system, user, call]) is not None
+
+
+async def _trickle() -> AsyncIterator[bytes]:
+    yield b'{"data": ['
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        yield b" "
+    yield b"]}"
+
+
+HOSTILE_ANSWERS: dict[str, Callable[[], Response]] = {
+    "deep": lambda: Response(b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", media_type="application/json"),
+    "surrogates": lambda: Response(b'{"data": [{"id": "\\ud800m", "\\udfff": "\\ud800"}], "n_ctx": 4096}',
+                                   media_type="application/json"),
+    "huge": lambda: Response(b'{"data": "' + b"x" * (MAX_ANSWER_BYTES + 10) + b'"}', media_type="application/json"),
+    "digits": lambda: Response(b'{"default_generation_settings": {"n_ctx": ' + b"9" * 5000 + b"}}",
+                               media_type="application/json"),
+    "trickle": lambda: StreamingResponse(_trickle(), media_type="application/json"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_ANSWERS))
+async def test_a_hostile_server_answer_never_crashes_the_run_start_or_its_manifest(
+    kind: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(serverinfo, "PROBE_TIMEOUT_S", 1.0)  # the trickle takes 5 s: cut off after 1
+
+    async def answer(_: Request) -> Response:
+        return HOSTILE_ANSWERS[kind]()
+
+    app = Starlette(routes=[Route(path, answer, methods=["GET", "POST"]) for path in
+                            ("/v1/models", "/props", "/api/show", "/v1/chat/completions")])
+    async with serve_app(app) as origin:
+        observed = await observe_endpoint(f"{origin}/v1", "k")
+        observed.context = await discover_context(f"{origin}/v1", "k", "m", observed.models_payload)
+        observed.tools = await probe_tools(f"{origin}/v1", "k", "m")
+    ObservedEndpoint.model_validate_json(observed.model_dump_json())  # it can be written and read back
+    if kind == "surrogates":
+        assert observed.models_payload == {"data": [{"id": "\ufffdm", "\ufffd": "\ufffd"}], "n_ctx": 4096}
+    else:
+        assert observed.models_payload is None and observed.context is None
+    assert observed.tools.verdict == "unknown"
