@@ -214,7 +214,7 @@ async def fetch_json(client: httpx.AsyncClient, method: str, url: str, **kwargs:
             except JsonProblem:
                 payload = None
             return ServerAnswer(status=response.status_code, payload=payload, text=text[:500],
-                                headers={k: clean_text(v)[0] for k, v in response.headers.items()})
+                                headers=dict(response.headers))  # header values are latin-1: no surrogates
 
     try:
         return await asyncio.wait_for(read(), timeout=PROBE_TIMEOUT_S)

@@ -18,6 +18,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from adapter import serverinfo
+from adapter.actions import tool_schemas
+from adapter.context import estimate_tokens
 from adapter.loop import Bounds
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.scripted.server import history_problem
@@ -238,3 +240,16 @@ async def test_a_hostile_server_answer_never_crashes_the_run_start_or_its_manife
     else:
         assert observed.models_payload is None and observed.context is None
     assert observed.tools.verdict == "unknown"
+
+
+SCHEMA_ESTIMATE = estimate_tokens(json.dumps(tool_schemas()))
+
+
+@given(st.integers(1, 200_000), st.floats(0.25, 8.0), st.integers(0, 7))
+def test_schemas_counted_at_any_plausible_tokeniser_scale_are_in_the_prompt_and_a_template_few_are_not(
+    without: int, scale: float, template: int,
+) -> None:
+    kept = tools_verdict(with_tools=without + round(SCHEMA_ESTIMATE * scale), without_tools=without)
+    assert kept.verdict == "in_prompt", "a tokeniser counting a quarter of the estimate or more"
+    dropped = tools_verdict(with_tools=without + template, without_tools=without)
+    assert dropped.verdict == "ignored", "a few template tokens are not the schemas"
