@@ -57,10 +57,6 @@ class ServerQuirks:
     """Serve any requested model name with the default policy, echo the requested name in replies, and list only
     this one in GET /v1/models (a server with one model file)."""
 
-    @property
-    def any(self) -> bool:
-        return self != ServerQuirks()
-
 
 def history_problem(messages: list[Any]) -> str | None:
     """What breaks OpenAI's rules for tool messages in a chat history, or None: an assistant message's tool calls
