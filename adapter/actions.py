@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError, field_validator
 
 from adapter.reply import JsonProblem, bracket_depths, holds_invalid_text, load_json
+from computerops.core.vocabulary import ACTION_NAMES
 from tasks.answers import FORMATS, REASONS, REFUSAL_STATUSES, SHAPES, STATUSES, AnswerStatus, AnswerType, ReasonCode
 
 
@@ -198,6 +199,8 @@ _ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 _BY_NAME: dict[str, type[_Action]] = {
     cls.model_fields["action"].default: cls for cls in ACTION_TYPES
 }
+if tuple(_BY_NAME) != ACTION_NAMES:  # the vocabulary tasks name their steps in must be this action set
+    raise AssertionError(f"computerops.core.vocabulary.ACTION_NAMES {ACTION_NAMES} != the actions {tuple(_BY_NAME)}")
 
 
 class Rejection(BaseModel):

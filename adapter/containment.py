@@ -47,8 +47,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.egress import NAVIGATION_DESTINATIONS, WORKER_DESTINATIONS, EgressProxy, RefusedRequest
 from adapter.scope import WEB_SCHEMES, SiteScope
+from computerops.core import vocabulary
 
-ACTION_HEADER = "x-computerops-action"
+ACTION_HEADER = vocabulary.ACTION_HEADER.lower()
+"""Request headers as Playwright reports them are lower-case."""
 MAX_RECORDS = 200
 """Distinct blocked attempts kept per context; later ones are only counted (`Containment.total`)."""
 URL_CHARS = 300

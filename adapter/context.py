@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,11 @@ def text_tokens(text: str) -> int:
 def estimate_tokens(text: str) -> int:
     """Estimated tokens of one message of the conversation."""
     return text_tokens(text) + _PER_MESSAGE
+
+
+def conversation_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Estimated tokens of the messages of a request, each as the JSON it is sent as."""
+    return sum(estimate_tokens(json.dumps(m)) for m in messages)
 
 
 @dataclass

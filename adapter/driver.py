@@ -27,8 +27,9 @@ from adapter.render import render_observation
 from adapter.scope import BadURL, SiteScope
 from adapter.stability import wait_for_visual_stability
 from adapter.world import IsolatedWorld, world_of
+from computerops.core import defaults
+from computerops.core.vocabulary import ACTION_HEADER
 
-ACTION_HEADER = "X-ComputerOps-Action"
 ACTION_TIMEOUT_MS = 5_000
 NAVIGATION_TIMEOUT_MS = 15_000
 SETTLE_TIMEOUT_S = 5.0
@@ -318,7 +319,9 @@ def site_path(url: str, origin: str) -> str:
 class PageDriver:
     """One episode's page: `observe` renders it, `act` carries out one checked action."""
 
-    def __init__(self, page: Page, *, origin: str, site_prefix: str, max_chars: int = 6000) -> None:
+    def __init__(
+        self, page: Page, *, origin: str, site_prefix: str, max_chars: int = defaults.OBSERVATION_CHARS
+    ) -> None:
         self.page = page
         self.origin = origin.rstrip("/")
         self.site_prefix = site_prefix

@@ -7,7 +7,6 @@ rejected with a reason the model sees, recorded, and counted against the action 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
 import time
@@ -29,14 +28,14 @@ from adapter.actions import (
     tool_schemas,
 )
 from adapter.containment import BlockedRequest
-from adapter.context import MAX_SCALE, ContextWindow, estimate_tokens
+from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
 from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
-
-StopReason = Literal["finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure"]
-ToolMode = Literal["auto", "native", "text"]
+from computerops.core import defaults
+from computerops.core.hashing import canonical_sha256
+from computerops.core.vocabulary import StopReason, ToolMode
 
 
 class Bounds(BaseModel):
@@ -44,18 +43,18 @@ class Bounds(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    action_budget: int = Field(default=32, ge=1)
+    action_budget: int = Field(default=defaults.ACTION_BUDGET, ge=1)
     """Model replies allowed, counting rejected ones and the final done."""
-    max_response_tokens: int = Field(default=180, ge=1)
-    context_tokens: int = Field(default=8192, ge=256)
-    temperature: float = 0.0
-    seed: int | None = 42
+    max_response_tokens: int = Field(default=defaults.MAX_RESPONSE_TOKENS, ge=1)
+    context_tokens: int = Field(default=defaults.CONTEXT_TOKENS, ge=256)
+    temperature: float = defaults.TEMPERATURE
+    seed: int | None = defaults.SEED
     """Requested sampling seed; whether the server honours it is not verified."""
-    wall_clock_s: float = Field(default=600.0, gt=0)
-    request_timeout_s: float = Field(default=120.0, gt=0)
+    wall_clock_s: float = Field(default=defaults.WALL_CLOCK_S, gt=0)
+    request_timeout_s: float = Field(default=defaults.REQUEST_TIMEOUT_S, gt=0)
     """Longest wait for one model reply, the client's retries included; the episode's wall clock bounds it too."""
     tool_mode: ToolMode = "auto"
-    observation_chars: int = Field(default=6000, ge=500)
+    observation_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
 
 
 class ActionOutcomeLike(Protocol):
@@ -309,7 +308,7 @@ class ModelLoop:
             if messages is None:
                 transcript.stop_reason = "context_exhausted"
                 return transcript
-            estimated = sum(estimate_tokens(json.dumps(m)) for m in messages)
+            estimated = conversation_tokens(messages)
             sent = messages
             began = time.monotonic()
             try:
@@ -331,7 +330,7 @@ class ModelLoop:
                 else:
                     return self._infrastructure(transcript, exc)
                 sent = refitted
-                estimated = sum(estimate_tokens(json.dumps(m)) for m in sent)
+                estimated = conversation_tokens(sent)
                 answer = await self._send_again(sent, mode, started, transcript)
                 if isinstance(answer, AgentTranscript):
                     return answer
@@ -340,7 +339,7 @@ class ModelLoop:
                 return self._infrastructure(transcript, exc)
             except RequestBound as bound:
                 return self._bound_hit(transcript, bound)
-            digest = hashlib.sha256(json.dumps(sent, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+            digest = canonical_sha256(list(sent))
             call = read_reply(body, content_type=content_type, latency_s=time.monotonic() - began,
                               estimated=estimated, request_sha256=digest, headers=server_headers(headers))
             if isinstance(call, EndpointFault):

@@ -21,6 +21,7 @@ from bs4.element import Comment, Declaration, Doctype, NavigableString, Processi
 
 from adapter.lines import cell_text, clip, flat, json_line, quoted, text_line
 from adapter.observation import Control, Observation, PagePart, format_control
+from computerops.core import defaults
 
 # Mirrors BLOCK_TAGS in annotate.js; other elements laid out as blocks carry data-co-block.
 BLOCK_TAGS = frozenset({
@@ -345,7 +346,7 @@ def render_observation(
     *,
     url: str,
     title: str,
-    max_chars: int = 6000,
+    max_chars: int = defaults.OBSERVATION_CHARS,
     dialogs: list[str] | None = None,
     notices: list[str] | None = None,
     part: PagePart | None = None,

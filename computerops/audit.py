@@ -39,7 +39,7 @@ from computerops.bundle import RunDirectory
 from computerops.checking import control_config, control_plan, ran_to
 from computerops.config import PlannedEpisode
 from computerops.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
-from computerops.records import EpisodeRecord, verdict_category
+from computerops.run_records import EpisodeRecord, verdict_category
 from computerops.runner import Progress, execute_run
 from replays import RecordedEpisode
 from sites.kit.clock import is_clock_time

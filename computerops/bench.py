@@ -36,10 +36,11 @@ from adapter.loop import AgentTranscript
 from adapter.stability import wait_for_visual_stability
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.core import defaults
 from computerops.crawl import crawl_site_pages, crawl_targets
 from computerops.observing import accessibility_of, ai_snapshot
 from computerops.provenance import versions
-from computerops.records import EpisodeRecord
+from computerops.run_records import EpisodeRecord
 from computerops.runner import execute_run
 from computerops.serving import serve_app, tenant_context
 from replays import replay_episode
@@ -89,7 +90,7 @@ class BenchOptions(BaseModel):
     """Scripted episodes per concurrency level."""
     levels: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1)
     policy: str = "oracle"
-    max_chars: int = Field(default=6000, ge=500)
+    max_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
     seed: int = 1
 
 

@@ -14,8 +14,9 @@ from typing import TypeVar
 from pydantic import BaseModel, TypeAdapter
 
 from computerops.config import PlannedEpisode
-from computerops.records import Completeness, EpisodeRecord, ResumeEntry, RunManifest
-from replays import Receipt, RecordedEpisode, file_sha256
+from computerops.core.hashing import file_sha256
+from computerops.run_records import Completeness, EpisodeRecord, ResumeEntry, RunManifest
+from replays import Receipt, RecordedEpisode
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from verifier import Verdict
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
-from computerops.records import EpisodeRecord, verdict_category
+from computerops.run_records import EpisodeRecord, verdict_category
 from computerops.runner import Progress, execute_run
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import NegativeControl

@@ -15,7 +15,7 @@ import typer
 import uvicorn
 from playwright.async_api import Error as PlaywrightError
 
-from adapter.loop import Bounds, ToolMode
+from adapter.loop import Bounds
 from adapter.scripted import create_scripted_app
 from computerops.audit import audit_markdown, audit_tasks
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
@@ -34,15 +34,17 @@ from computerops.console import (
     print_task_checks,
     print_tasks,
 )
-from computerops.corpus import record_corpus
+from computerops.core import defaults
+from computerops.core.vocabulary import SCRIPTED_PREFIX, ToolMode
+from computerops.corpus_recording import record_corpus
 from computerops.html_report import write_html
 from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
 from computerops.report import report_json, run_report
+from computerops.run_verification import Verification, record_verification, reviewer_verified, verify_run
 from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
 from computerops.subsets import SubsetError, load_subset, reserve_subset, subset_tasks, write_subset
 from computerops.taskdoc import tasks_markdown
-from computerops.verify import Verification, record_verification, reviewer_verified, verify_run
 from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
@@ -100,11 +102,11 @@ def run(
     model: Annotated[str | None, typer.Option(help="Model name to request (with --base-url).")] = None,
     api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key.")] = None,
     artifact_sha256: Annotated[str | None, typer.Option(help="SHA-256 of the model file, if you know it.")] = None,
-    action_budget: int = 32,
-    max_response_tokens: int = 180,
-    context_tokens: int = 8192,
-    temperature: float = 0.0,
-    seed: int = 42,
+    action_budget: int = defaults.ACTION_BUDGET,
+    max_response_tokens: int = defaults.MAX_RESPONSE_TOKENS,
+    context_tokens: int = defaults.CONTEXT_TOKENS,
+    temperature: float = defaults.TEMPERATURE,
+    seed: int = defaults.SEED,
     tool_mode: Annotated[str, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
     = "auto",
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once, each with its own browser context "
@@ -356,7 +358,7 @@ def demo(
     print_subset(subset, subset_file)
     print_tasks(selected)
     policies = ",".join([DEMO_POLICIES, *(p for _, p in negatives)])
-    endpoint_config = parse_endpoint(f"scripted:{policies}", base_url=None, model=None, api_key_env=None)
+    endpoint_config = parse_endpoint(SCRIPTED_PREFIX + policies, base_url=None, model=None, api_key_env=None)
     task_ids = [t.id for t in selected]
     base = EndpointConfig(kind="scripted", policies=DEMO_POLICIES.split(","))
     config = RunConfig(run_id=target.name, tasks=task_ids, subset=ref, endpoint=endpoint_config,
@@ -451,7 +453,7 @@ def observe(
                                                "the controls checked against Chromium's accessibility tree.")]
     = False,
     seed: Annotated[int, typer.Option(help="Seed of the fresh tenant a catalog page is served from.")] = 1,
-    max_chars: Annotated[int, typer.Option(help="The observation's size bound.", min=500)] = 6000,
+    max_chars: Annotated[int, typer.Option(help="The observation's size bound.", min=500)] = defaults.OBSERVATION_CHARS,
 ) -> None:
     """Render a page exactly as the model sees it, with its control table."""
     try:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from adapter.loop import Bounds
 from adapter.scripted.policies import policy_by_name
+from computerops.core.vocabulary import scripted_model
 from sites.kit.faults import FaultClass, FaultPlan
 from tasks.spec import TaskSpec
 
@@ -42,7 +43,7 @@ class EndpointConfig(BaseModel):
     def model_for(self, policy: str | None) -> str:
         """The model name sent with each request, and the label results carry: `scripted:<policy>`
         for the scripted endpoint, else the claimed model name."""
-        return f"scripted:{policy}" if self.kind == "scripted" else str(self.model)
+        return scripted_model(str(policy)) if self.kind == "scripted" else str(self.model)
 
     @property
     def scripted(self) -> bool:

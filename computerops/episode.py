@@ -20,17 +20,18 @@ from adapter.loop import AgentTranscript, Bounds, ModelLoop
 from adapter.reply import clean_text
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
-from computerops.loops import loop_stats
-from computerops.records import EpisodeRecord
+from computerops.core.hashing import file_sha256
+from computerops.core.vocabulary import ACTION_HEADER, scripted_policy
+from computerops.run_records import EpisodeRecord
 from computerops.serving import tenant_context
-from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
+from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.faults import FaultInjector
 from sites.kit.injection import FaultSession
-from sites.kit.oplog import ACTION_HEADER
 from sites.kit.records import JournalEntry, Operation
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Claim, Verdict, judge
+from verifier.looping import loop_stats
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def derived_fields(
     models_seen = sorted({c.model for c in calls if c.model})
     # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
     # So does its x-computerops-scripted header, also where it imitates a server that echoes any model name.
-    scripted = (config.endpoint.scripted or (bool(models_seen) and all(m.startswith("scripted:") for m in models_seen))
+    scripted = (config.endpoint.scripted or (bool(models_seen) and all(scripted_policy(m) for m in models_seen))
                 or any("x-computerops-scripted" in c.server_headers for c in calls))
     prompt = [c.prompt_tokens for c in calls]
     completion = [c.completion_tokens for c in calls]

@@ -1,12 +1,12 @@
 """The bounds a run's episodes are planned with: the configured ones, changed only where the server's own word
-(computerops/records.py `ObservedEndpoint`: its stated context, what it did with tool schemas) says they cannot
+(computerops/run_records.py `ObservedEndpoint`: its stated context, what it did with tool schemas) says they cannot
 hold. Pure: the runner plans with it and the report says what it changed."""
 
 from __future__ import annotations
 
 from adapter.context import MAX_SCALE
 from adapter.loop import Bounds
-from computerops.records import ObservedEndpoint
+from computerops.run_records import ObservedEndpoint
 
 
 def planned_bounds(bounds: Bounds, observed: ObservedEndpoint) -> Bounds:

@@ -23,6 +23,7 @@ from adapter.context import text_tokens
 from adapter.driver import PageDriver
 from adapter.fidelity import FidelityReport, compare_with_accessibility_tree
 from adapter.observation import Control, Observation
+from computerops.core import defaults
 from computerops.serving import serve_app, tenant_context
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
@@ -152,7 +153,8 @@ async def _opened(browser: Browser, target: Target, seed: int) -> AsyncIterator[
 
 
 async def observe_in(
-    browser: Browser, target: Target, *, seed: int = 1, max_chars: int = 6000, compare: bool = False
+    browser: Browser, target: Target, *, seed: int = 1, max_chars: int = defaults.OBSERVATION_CHARS,
+    compare: bool = False,
 ) -> ObservedPage:
     """Render one target with a browser that is already running."""
     async with _opened(browser, target, seed) as (page, origin, prefix, status):
@@ -173,7 +175,7 @@ async def observe_in(
 
 
 async def observe_target(
-    target: Target, *, seed: int = 1, max_chars: int = 6000, compare: bool = False
+    target: Target, *, seed: int = 1, max_chars: int = defaults.OBSERVATION_CHARS, compare: bool = False
 ) -> ObservedPage:
     """Start a browser, render one target, stop the browser."""
     async with async_playwright() as playwright:

@@ -13,8 +13,8 @@ from adapter.actions import text_protocol, tool_schemas
 from adapter.loop import server_headers
 from adapter.prompts import system_prompt
 from adapter.serverinfo import PROBE_TIMEOUT_S, fetch_json
-from computerops.records import ObservedEndpoint
-from replays import canonical_sha256
+from computerops.core.hashing import canonical_sha256
+from computerops.run_records import ObservedEndpoint
 
 PACKAGES = ("sites", "adapter", "verifier", "tasks", "replays", "computerops")
 _CODE_SUFFIXES = {".py", ".html", ".js", ".css", ".yaml"}

@@ -22,10 +22,10 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from adapter.loop import StopReason
 from adapter.serverinfo import ObservedContext, ToolsProbe
+from computerops.core.vocabulary import StopReason
 from computerops.limits import describe_planned, planned_bounds
-from computerops.records import Completeness, EpisodeRecord, RunManifest
+from computerops.run_records import Completeness, EpisodeRecord, RunManifest
 from computerops.stats import clustered_bootstrap, mean_pass_hat_k, wilson_interval
 
 FALSE_COMPLETION_KINDS = ("state", "procedure_only", "forbidden_mutation")

@@ -20,10 +20,12 @@ from adapter.scripted import create_scripted_app
 from adapter.serverinfo import ObservedContext, discover_context, probe_tools
 from computerops.bundle import RunDirectory, writer_lock
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.core.difference import first_difference
 from computerops.episode import EpisodeContext, run_episode
 from computerops.limits import describe_planned, initial_token_scale, planned_bounds
 from computerops.provenance import code_hashes, observe_endpoint, protocol_hashes, versions
-from computerops.records import (
+from computerops.report import causes_text, infrastructure_causes, summarize
+from computerops.run_records import (
     EpisodeRecord,
     ObservedEndpoint,
     ResumeEntry,
@@ -32,9 +34,7 @@ from computerops.records import (
     TaskRef,
     verdict_category,
 )
-from computerops.report import causes_text, infrastructure_causes, summarize
 from computerops.serving import serve_app
-from replays.difference import first_difference
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, ScriptedStep

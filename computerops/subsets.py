@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from replays.hashing import canonical_sha256
+from computerops.core.hashing import canonical_sha256
 from tasks import LoadedTask
 
 SUBSET_FORMAT: Literal["computerops.subset/1"] = "computerops.subset/1"

@@ -2,7 +2,7 @@
 
 `replays/corpus/<site>/<task-id>/<policy>.json` holds one `CorpusEntry` per (task, policy): the
 operations, journal, final state and verdict of a reference episode (the scripted control and failing
-policies), recorded through the browser by `computerops corpus record` (`computerops/corpus.py`).
+policies), recorded through the browser by `computerops corpus record` (`computerops/corpus_recording.py`).
 `check_corpus` replays every entry on a fresh tenant without a browser; a change to a site or a
 verifier that alters behaviour shows as a mismatch naming the task, the policy and the first
 difference, until the corpus is deliberately re-recorded.
@@ -25,7 +25,7 @@ from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Verdict
 
-CORPUS_FORMAT: Literal["computerops.corpus/1"] = "computerops.corpus/1"
+CORPUS_FORMAT: Literal["computerops.corpus_recording/1"] = "computerops.corpus_recording/1"
 CORPUS_ROOT = Path(__file__).parent / "corpus"
 RECORD_COMMAND = "computerops corpus record"
 
@@ -40,7 +40,7 @@ class CorpusEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.corpus/1"] = CORPUS_FORMAT
+    format: Literal["computerops.corpus_recording/1"] = CORPUS_FORMAT
     task_id: str
     task_sha256: str
     """sha256 of the task file when the entry was recorded."""

@@ -9,12 +9,13 @@ from weakref import WeakKeyDictionary
 import httpx
 from starlette.types import ASGIApp
 
-from replays.hashing import canonical_sha256
+from computerops.core.hashing import canonical_sha256
+from computerops.core.vocabulary import ACTION_HEADER
 from replays.receipt import Receipt
 from sites.kit.app import create_app
 from sites.kit.faults import FaultInjector, FaultPlan
 from sites.kit.injection import FaultSession
-from sites.kit.oplog import ACTION_HEADER, TENANT_HEADER
+from sites.kit.oplog import TENANT_HEADER
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
@@ -34,7 +35,7 @@ class RecordedEpisode:
     verdict: Verdict
 
 
-def _first_difference(recorded: Operation, replayed: Operation) -> str | None:
+def _first_operation_difference(recorded: Operation, replayed: Operation) -> str | None:
     for field in Operation.model_fields:
         a, b = getattr(recorded, field), getattr(replayed, field)
         if a != b:
@@ -145,7 +146,7 @@ async def replay_episode(
     finally:
         registry.drop(tenant)
     for old, new in zip(episode.operations, replayed_ops, strict=False):
-        difference = _first_difference(old, new)
+        difference = _first_operation_difference(old, new)
         if difference:
             problems.append(difference)
     if len(replayed_ops) != len(episode.operations):

@@ -31,11 +31,15 @@ class LoadedTask:
         return self.spec.id
 
 
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_task(path: Path) -> LoadedTask:
     """Parse and validate one task file."""
     raw = path.read_bytes()
     try:
-        data = yaml.safe_load(raw)
+        # libyaml's safe loader where the wheel has it (the pure-Python one is ~10x slower: 5 s for the catalog).
+        data = yaml.load(raw, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise TaskFileError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

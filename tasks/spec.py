@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from computerops.core.vocabulary import ActionName
 from sites.kit.faults import FaultClass, FaultRule, PathPattern
 from tasks.answers import REFUSAL_STATUSES, AnswerStatus, AnswerType, ReasonCode
 from tasks.values import parse_date, parse_money, read_value
@@ -296,7 +297,7 @@ class NotVisited(_RouteCheck):
 
 ProcedureCheck = Annotated[ViaRoute | Ordered | Visited | NotVisited, Field(discriminator="kind")]
 
-StepAction = Literal["click", "fill", "select", "check", "press", "navigate", "back", "more", "done"]
+StepAction = ActionName
 _TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check", "press"})
 
 

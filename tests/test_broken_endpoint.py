@@ -19,9 +19,9 @@ from starlette.routing import Route
 
 from computerops.bundle import RunDirectory
 from computerops.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.run_verification import verify_run
 from computerops.runner import execute_run
 from computerops.serving import serve_app
-from computerops.verify import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser

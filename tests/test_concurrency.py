@@ -16,8 +16,8 @@ from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import PlannedEpisode, RunConfig, parse_endpoint, plan_episodes
 from computerops.episode import EpisodeContext, run_episode
-from computerops.records import EpisodeRecord
 from computerops.replaying import replay_run
+from computerops.run_records import EpisodeRecord
 from computerops.runner import RunAborted, execute_run
 from replays import Receipt
 from tasks import LoadedTask, load_catalog

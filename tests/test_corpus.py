@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from computerops.cli import app
-from computerops.corpus import corpus_policies, record_corpus
+from computerops.corpus_recording import corpus_policies, record_corpus
 from replays.corpus import CORPUS_ROOT, CorpusEntry, check_corpus, entry_files, load_entry, write_entry
 from tasks import load_catalog
 

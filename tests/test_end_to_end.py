@@ -16,7 +16,7 @@ from adapter.scripted import create_scripted_app
 from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import EndpointConfig, RunConfig, parse_endpoint, plan_episodes
-from computerops.records import EpisodeRecord
+from computerops.run_records import EpisodeRecord
 from computerops.runner import execute_run
 from computerops.serving import serve_app
 from tasks import load_catalog

@@ -15,9 +15,9 @@ from starlette.routing import Route
 from computerops.bundle import RunDirectory
 from computerops.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.report import summarize
+from computerops.run_verification import verify_run
 from computerops.runner import HALT_AFTER_INFRASTRUCTURE_FAILURES, RunHalted, execute_run
 from computerops.serving import serve_app
-from computerops.verify import verify_run
 from tasks import load_catalog
 
 TASK_IDS = ["helpdesk.solve-ticket", "helpdesk.answer-latest-order", "helpdesk.answer-valid-approval",

@@ -6,6 +6,7 @@ The client here is a fake with the openai SDK's call shape (no HTTP), so each be
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from test_reply_fuzz import Page, envelope, tool
 from adapter.actions import Action
 from adapter.loop import AgentTranscript, Bounds, ModelLoop
 from adapter.observation import Observation
+from computerops.core.hashing import canonical_sha256
 
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 
@@ -199,3 +201,16 @@ async def test_a_length_refusal_with_the_schemas_gives_way_to_the_text_protocol_
     assert transcript.stop_reason == "finish" and transcript.tool_mode == "text"
     assert (transcript.tool_mode_switch or "").endswith("refused a prompt with the tool schemas for its length")
     assert "tools" in endpoint.requests[0] and "tools" not in endpoint.requests[1]
+
+
+async def test_each_requests_hash_is_the_canonical_json_of_the_messages_it_sent() -> None:
+    # A reviewer holding the messages recomputes it as documented (computerops/core/hashing.py): sorted keys, no
+    # insignificant whitespace, UTF-8 without escapes; non-ASCII text shows a serialisation that differs.
+    endpoint = Endpoint([envelope(tool("click", '{"id": "1"}')), envelope(tool("done", '{"success": false}'))])
+    loop = ModelLoop(endpoint, "m", Bounds())  # type: ignore[arg-type]
+    transcript = await loop.run(Page(), "Réglez la tâche — «vite».")
+    assert len(transcript.steps) == len(endpoint.requests) == 2
+    for step, request in zip(transcript.steps, endpoint.requests, strict=True):
+        text = json.dumps(request["messages"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert step.call.request_sha256 == hashlib.sha256(text.encode("utf-8")).hexdigest()
+        assert step.call.request_sha256 == canonical_sha256(request["messages"])

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from computerops.loops import DETECTOR, LOOP_THRESHOLD, fingerprint, loop_stats
-from computerops.records import LoopStats
 from sites.kit.records import Operation
+from verifier.looping import DETECTOR, LOOP_THRESHOLD, LoopStats, fingerprint, loop_stats
 
 FORM = "application/x-www-form-urlencoded"
 

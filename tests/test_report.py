@@ -19,8 +19,6 @@ from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.html_report import render_html
-from computerops.loops import DETECTOR, LOOP_THRESHOLD
-from computerops.records import EpisodeOutcome, EpisodeRecord, LoopStats, ObservedEndpoint, RunManifest, TaskRef
 from computerops.report import (
     DIAGNOSIS_PATTERNS,
     FAULT_CLASSES,
@@ -35,7 +33,9 @@ from computerops.report import (
     report_json,
     run_report,
 )
+from computerops.run_records import EpisodeOutcome, EpisodeRecord, ObservedEndpoint, RunManifest, TaskRef
 from verifier import Claim
+from verifier.looping import DETECTOR, LOOP_THRESHOLD, LoopStats
 
 ODD_TASK = "odd<id>&"
 

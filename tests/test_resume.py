@@ -17,9 +17,9 @@ import pytest
 
 from computerops.bundle import EPISODES, INTERRUPTED, MANIFEST, RESUMES, STARTED, RunDirectory
 from computerops.config import parse_endpoint, plan_episodes
-from computerops.records import RunManifest
+from computerops.core.difference import first_difference
+from computerops.run_records import RunManifest
 from computerops.runner import manifest_difference
-from replays.difference import first_difference
 
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order,helpdesk.answer-valid-approval"
 POLICIES = "scripted:oracle,noop"

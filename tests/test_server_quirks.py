@@ -18,11 +18,11 @@ from adapter.loop import Bounds
 from adapter.scripted import ServerQuirks, create_scripted_app
 from computerops.bundle import RunDirectory
 from computerops.config import RunConfig, parse_endpoint, plan_episodes
-from computerops.records import EpisodeRecord, RunManifest
 from computerops.report import summarize
+from computerops.run_records import EpisodeRecord, RunManifest
+from computerops.run_verification import verify_run
 from computerops.runner import execute_run
 from computerops.serving import serve_app
-from computerops.verify import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser

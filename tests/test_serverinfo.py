@@ -41,7 +41,7 @@ from adapter.serverinfo import (
 )
 from computerops.limits import describe_planned, initial_token_scale, planned_bounds
 from computerops.provenance import observe_endpoint
-from computerops.records import ObservedEndpoint
+from computerops.run_records import ObservedEndpoint
 from computerops.serving import serve_app
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),

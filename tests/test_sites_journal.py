@@ -18,9 +18,9 @@ from sqlalchemy import update
 from sqlalchemy.orm import registry as orm_registry
 from sqlmodel import Field, Session, SQLModel
 
+from computerops.core.vocabulary import ACTION_HEADER
 from sites.helpdesk import HELPDESK
 from sites.kit import (
-    ACTION_HEADER,
     TENANT_HEADER,
     OperationDep,
     OutsideOperationError,

@@ -14,8 +14,8 @@ from adapter.loop import AgentTranscript, Environment, ModelLoop
 from computerops.bundle import TRACE, RunDirectory
 from computerops.cli import app
 from computerops.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.core.hashing import file_sha256
 from computerops.runner import execute_run
-from replays import file_sha256
 from tasks import load_catalog
 
 TASK = "helpdesk.solve-ticket"

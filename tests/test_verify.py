@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from computerops.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, RunDirectory
-from computerops.verify import Verification, reviewer_verified, verify_run
+from computerops.run_verification import Verification, reviewer_verified, verify_run
 
 CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order"

@@ -8,7 +8,6 @@ real model's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -18,19 +17,14 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 
+from adapter.context import text_tokens
 from adapter.prompts import normalise_instruction
 from adapter.scripted.policies import POLICIES, Reply, decide, policy_by_name
+from computerops.core.hashing import canonical_sha256
+from computerops.core.vocabulary import scripted_model, scripted_policy
 from tasks import LoadedTask, ScriptedStep
 
 SCRIPTED_FINGERPRINT = "computerops-scripted-v1"
-
-
-def scripted_model_name(policy: str) -> str:
-    return f"scripted:{policy}"
-
-
-def _estimate_tokens(text: str) -> int:
-    return max(1, (len(text) + 3) // 4)
 
 
 @dataclass(frozen=True)
@@ -83,16 +77,16 @@ def history_problem(messages: list[Any]) -> str | None:
 def prompt_tokens(body: dict[str, Any], *, with_tools: bool, token_factor: float = 1.0) -> int:
     """The prompt tokens the scripted endpoint counts: the messages and, when they reach the prompt, the tool
     schemas, at the 4-characters estimate times `token_factor`."""
-    counted = sum(_estimate_tokens(json.dumps(m)) for m in body.get("messages", []))
+    counted = sum(max(1, text_tokens(json.dumps(m))) for m in body.get("messages", []))
     if with_tools:
-        counted += _estimate_tokens(json.dumps(body.get("tools")))
+        counted += max(1, text_tokens(json.dumps(body.get("tools"))))
     return math.ceil(counted * token_factor)
 
 
 def _completion(policy: str, body: dict[str, Any], reply: Reply, *, tools_in_prompt: bool,
                 quirks: ServerQuirks, model: str) -> dict[str, Any]:
     messages = body.get("messages", [])
-    digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:24]
+    digest = canonical_sha256(messages)[:24]
     use_tools = tools_in_prompt and reply.tool is not None
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if use_tools:
@@ -114,7 +108,7 @@ def _completion(policy: str, body: dict[str, Any], reply: Reply, *, tools_in_pro
         finish_reason = "stop"
         said = message["content"] or ""
     counted = prompt_tokens(body, with_tools=tools_in_prompt, token_factor=quirks.token_factor)
-    completion_tokens = _estimate_tokens(said)
+    completion_tokens = max(1, text_tokens(said))
     return {
         "id": f"chatcmpl-scripted-{digest}",
         "object": "chat.completion",
@@ -132,9 +126,7 @@ def _completion(policy: str, body: dict[str, Any], reply: Reply, *, tools_in_pro
 
 def policy_of_model(model: object, default_policy: str | None) -> str | None:
     """The policy a request asks for: its model name `scripted:<policy>`, else the server's default."""
-    if isinstance(model, str) and model.startswith("scripted:") and len(model) > len("scripted:"):
-        return model.split(":", 1)[1]
-    return default_policy
+    return scripted_policy(model) or default_policy
 
 
 def create_scripted_app(
@@ -163,7 +155,7 @@ def create_scripted_app(
     app = FastAPI(title="ComputerOps scripted endpoint")
     listed = [default_policy] if default_policy else [p for p in POLICIES]
 
-    served = [quirks.served_model] if quirks.served_model is not None else [scripted_model_name(p) for p in listed]
+    served = [quirks.served_model] if quirks.served_model is not None else [scripted_model(p) for p in listed]
 
     @app.get("/v1/models")
     async def models() -> JSONResponse:
@@ -214,7 +206,7 @@ def create_scripted_app(
                     "message": f"request ({wanted} tokens) exceeds the available context size "
                                f"({quirks.context_tokens} tokens)"}}, status_code=400)
         reply = decide(policy, body["messages"], by_instruction, extra_steps)
-        model = str(requested) if quirks.served_model is not None else scripted_model_name(policy)
+        model = str(requested) if quirks.served_model is not None else scripted_model(policy)
         return JSONResponse(_completion(policy, body, reply, tools_in_prompt=tools_in_prompt, quirks=quirks,
                                         model=model), headers={"x-computerops-scripted": policy})
 

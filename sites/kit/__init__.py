@@ -10,13 +10,12 @@ from sites.kit.clock import EPOCH, LogicalClock, now, now_text
 from sites.kit.deps import OperationDep, SessionDep, TenantDep
 from sites.kit.journal import OutsideOperationError, TenantSession
 from sites.kit.operation import OperationContext, operation_rng, template_rng
-from sites.kit.oplog import ACTION_HEADER, TENANT_COOKIE, TENANT_HEADER, OperationLogMiddleware
+from sites.kit.oplog import TENANT_COOKIE, TENANT_HEADER, OperationLogMiddleware
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import Tenant, TenantRegistry
 
 __all__ = [
-    "ACTION_HEADER",
     "BOOKKEEPING_TABLES",
     "EPOCH",
     "TENANT_COOKIE",

@@ -19,6 +19,7 @@ from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from computerops.core.vocabulary import ACTION_HEADER
 from sites.kit.faults import FaultDecision
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
@@ -32,8 +33,6 @@ TENANT_COOKIE = "computerops_tenant"
 """Cookie that binds a browser context to a tenant (set by `/_enter/{token}`)."""
 TENANT_HEADER = "X-ComputerOps-Tenant"
 """Header alternative to the cookie, for in-process clients and replay."""
-ACTION_HEADER = "X-ComputerOps-Action"
-"""Header with which the adapter tags a request with the number of the action that caused it."""
 
 
 def _missing_tenant(site: SiteDefinition) -> HTMLResponse:

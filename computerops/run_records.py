@@ -6,10 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapter.loop import StopReason
 from adapter.serverinfo import ObservedContext, ToolsProbe
 from computerops.config import RunConfig
+from computerops.core.vocabulary import StopReason
 from verifier import Claim, FalseCompletionKind, Outcome
+from verifier.looping import LoopStats
 
 EpisodeOutcome = Outcome | Literal["infrastructure_failure"]
 
@@ -68,23 +69,6 @@ class RunManifest(BaseModel):
     endpoint_observed: ObservedEndpoint
     execution: RunExecution = Field(default_factory=RunExecution)
     """How the episodes were executed; manifests written before it existed read as serial, untraced."""
-
-
-class LoopStats(BaseModel):
-    """What the loop detector (computerops/loops.py, versioned) found in an episode's operations."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    detector: str
-    """Detector name and version, e.g. `write-intent/1`; a changed rule is a new version, never a silent rewrite."""
-    actions: int
-    """Operations the agent caused (requests with an action number above 0)."""
-    state_reads: int
-    """GET operations among them."""
-    largest_repeat: int
-    """Largest count of equal write/process intents in the final segment without a durable effect."""
-    loop: bool
-    """largest_repeat reached the detector's threshold (3)."""
 
 
 def verdict_category(outcome: str, kind: str | None) -> str:

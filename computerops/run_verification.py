@@ -19,11 +19,12 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from adapter.loop import AgentTranscript
 from computerops.bundle import CHECKSUMS, SUMMARY, VERIFICATION, BundleError, RunDirectory
 from computerops.config import RunConfig
+from computerops.core.difference import first_difference
+from computerops.core.hashing import file_sha256
 from computerops.episode import claim_of, derived_fields
-from computerops.records import EpisodeRecord, RunManifest
 from computerops.report import summarize
-from replays import Receipt, RecordedEpisode, file_sha256, replay_episode
-from replays.difference import first_difference
+from computerops.run_records import EpisodeRecord, RunManifest
+from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
 from verifier import judge

@@ -28,8 +28,27 @@ from collections import Counter
 from collections.abc import Sequence
 from urllib.parse import parse_qsl
 
-from computerops.records import LoopStats
+from pydantic import BaseModel, ConfigDict
+
 from sites.kit.records import Operation
+
+
+class LoopStats(BaseModel):
+    """What the loop detector (verifier/looping.py, versioned) found in an episode's operations."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    detector: str
+    """Detector name and version, e.g. `write-intent/1`; a changed rule is a new version, never a silent rewrite."""
+    actions: int
+    """Operations the agent caused (requests with an action number above 0)."""
+    state_reads: int
+    """GET operations among them."""
+    largest_repeat: int
+    """Largest count of equal write/process intents in the final segment without a durable effect."""
+    loop: bool
+    """largest_repeat reached the detector's threshold (3)."""
+
 
 DETECTOR = "write-intent/1"
 """Name and version of the rules above."""

@@ -1,0 +1,36 @@
+"""Words that more than one package writes or reads, defined once."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+StopReason = Literal["finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure"]
+"""Why an episode's loop stopped (`AgentTranscript.stop_reason`, copied into every record)."""
+STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+
+ToolMode = Literal["auto", "native", "text"]
+"""How actions reach the model: native tool calls, the text protocol, or native with a fallback to text."""
+TOOL_MODES: tuple[ToolMode, ...] = get_args(ToolMode)
+
+ActionName = Literal["click", "fill", "select", "check", "press", "navigate", "back", "more", "done"]
+"""The action set's names (`adapter/actions.py` defines each action; tasks' scripted steps name them)."""
+ACTION_NAMES: tuple[ActionName, ...] = get_args(ActionName)
+
+ACTION_HEADER = "X-ComputerOps-Action"
+"""The request header naming the adapter action that caused a request (0: the start page the harness opens); the
+driver sets it and the sites' operation log records it."""
+
+SCRIPTED_PREFIX = "scripted:"
+"""The model name of the built-in scripted endpoint is `scripted:POLICY`, so every figure it produced says so."""
+
+
+def scripted_model(policy: str) -> str:
+    """The model name the scripted endpoint answers as for `policy`."""
+    return SCRIPTED_PREFIX + policy
+
+
+def scripted_policy(model: object) -> str | None:
+    """The policy a `scripted:POLICY` model name names, else None (not scripted, or no policy)."""
+    if isinstance(model, str) and model.startswith(SCRIPTED_PREFIX) and len(model) > len(SCRIPTED_PREFIX):
+        return model[len(SCRIPTED_PREFIX):]
+    return None
