@@ -25,7 +25,7 @@ from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Verdict
 
-CORPUS_FORMAT: Literal["computerops.corpus_recording/1"] = "computerops.corpus_recording/1"
+CORPUS_FORMAT: Literal["computerops.corpus/1"] = "computerops.corpus/1"
 CORPUS_ROOT = Path(__file__).parent / "corpus"
 RECORD_COMMAND = "computerops corpus record"
 
@@ -40,7 +40,7 @@ class CorpusEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.corpus_recording/1"] = CORPUS_FORMAT
+    format: Literal["computerops.corpus/1"] = CORPUS_FORMAT
     task_id: str
     task_sha256: str
     """sha256 of the task file when the entry was recorded."""
