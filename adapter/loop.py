@@ -33,7 +33,8 @@ from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
-from computerops.core import defaults
+from computerops.core import defaults, formats
+from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import StopReason, ToolMode
 
@@ -96,10 +97,11 @@ class Step(BaseModel):
     """The action loaded a new document (so its act time includes a page load)."""
 
 
-class AgentTranscript(BaseModel):
+class AgentTranscript(Versioned):
     """The whole conversation of an episode, as recorded evidence."""
 
     model_config = ConfigDict(extra="forbid")
+    format: Literal["computerops.transcript/1"] = formats.TRANSCRIPT
 
     system_prompt: str
     instruction: str

@@ -38,6 +38,7 @@ from adapter.loop import AgentTranscript, Bounds
 from computerops.bundle import RunDirectory
 from computerops.checking import control_config, control_plan, ran_to
 from computerops.config import PlannedEpisode
+from computerops.core.formats import Versioned
 from computerops.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
 from computerops.run_records import EpisodeRecord, verdict_category
 from computerops.runner import Progress, execute_run
@@ -89,7 +90,7 @@ class TaskAudit(BaseModel):
         return self.scripted_ok and not any(r.fate in DEFECTS for r in self.results)
 
 
-class AuditReport(BaseModel):
+class AuditReport(Versioned):
     """What `tasks audit` found; written with `--json`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

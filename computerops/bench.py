@@ -37,6 +37,7 @@ from adapter.stability import wait_for_visual_stability
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.core import defaults
+from computerops.core.formats import Versioned
 from computerops.crawl import crawl_site_pages, crawl_targets
 from computerops.observing import accessibility_of, ai_snapshot
 from computerops.provenance import versions
@@ -181,7 +182,7 @@ class TargetCheck(BaseModel):
     met: bool
 
 
-class BenchReport(BaseModel):
+class BenchReport(Versioned):
     """What `computerops bench` measured; written as JSON."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

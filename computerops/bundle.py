@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from computerops.config import PlannedEpisode
 from computerops.core.hashing import file_sha256
-from computerops.run_records import Completeness, EpisodeRecord, ResumeEntry, RunManifest
+from computerops.run_records import Completeness, EpisodeRecord, ResumeEntry, RunManifest, StartedEpisode
 from replays import Receipt, RecordedEpisode
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from verifier import Verdict
@@ -168,7 +168,8 @@ class RunDirectory:
 
     def start_episode(self, planned: PlannedEpisode) -> None:
         """Mark the episode as started (episodes/<id>/started.json) before anything else of it is written."""
-        _write_json(self.evidence_path(planned.episode_id, STARTED), planned.model_dump_json(indent=2))
+        _write_json(self.evidence_path(planned.episode_id, STARTED),
+                    StartedEpisode(episode=planned).model_dump_json(indent=2))
 
     def admit(self, record: EpisodeRecord) -> None:
         """Append one episode record and fsync it before returning: the episode is admitted once its

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from adapter.loop import Bounds
 from adapter.scripted.policies import policy_by_name
+from computerops.core.formats import Versioned
 from computerops.core.vocabulary import scripted_model
 from sites.kit.faults import FaultClass, FaultPlan
 from tasks.spec import TaskSpec
@@ -148,7 +149,7 @@ class SubsetRef(BaseModel):
     count: int
 
 
-class RunConfig(BaseModel):
+class RunConfig(Versioned):
     """Everything that defines a run's conditions."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

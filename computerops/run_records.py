@@ -7,7 +7,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.serverinfo import ObservedContext, ToolsProbe
-from computerops.config import RunConfig
+from computerops.config import PlannedEpisode, RunConfig
+from computerops.core import formats
+from computerops.core.formats import Versioned
 from computerops.core.vocabulary import StopReason
 from verifier import Claim, FalseCompletionKind, Outcome
 from verifier.looping import LoopStats
@@ -50,10 +52,11 @@ class RunExecution(BaseModel):
     """True when each episode saved a Playwright trace (episodes/<id>/trace.zip)."""
 
 
-class RunManifest(BaseModel):
+class RunManifest(Versioned):
     """Frozen before the first model call."""
 
     model_config = ConfigDict(extra="forbid")
+    format: Literal["computerops.manifest/1"] = formats.MANIFEST
 
     config: RunConfig
     created_at: str
@@ -76,10 +79,11 @@ def verdict_category(outcome: str, kind: str | None) -> str:
     return outcome + (f" ({kind})" if kind else "")
 
 
-class EpisodeRecord(BaseModel):
+class EpisodeRecord(Versioned):
     """One admitted episode: one line of episodes.jsonl."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.episode/1"] = formats.EPISODE_RECORD
 
     episode_id: str
     task_id: str
@@ -126,10 +130,20 @@ class EpisodeRecord(BaseModel):
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""
 
 
-class ResumeEntry(BaseModel):
+class StartedEpisode(Versioned):
+    """episodes/<id>/started.json: the episode began; written before anything else of it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.started/1"] = formats.STARTED
+
+    episode: PlannedEpisode
+
+
+class ResumeEntry(Versioned):
     """One `run --resume` of a run directory: one line of resumes.jsonl."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.resume/1"] = formats.RESUME
 
     resumed_at: str
     admitted_before: int

@@ -13,13 +13,16 @@ import datetime as dt
 import json
 import tempfile
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import ConfigDict, PrivateAttr
 
 from adapter.loop import AgentTranscript
 from computerops.bundle import CHECKSUMS, SUMMARY, VERIFICATION, BundleError, RunDirectory
 from computerops.config import RunConfig
+from computerops.core import formats
 from computerops.core.difference import first_difference
+from computerops.core.formats import Versioned
 from computerops.core.hashing import file_sha256
 from computerops.episode import claim_of, derived_fields
 from computerops.report import summarize
@@ -30,10 +33,11 @@ from tasks import LoadedTask, load_catalog
 from verifier import judge
 
 
-class Verification(BaseModel):
+class Verification(Versioned):
     """What `computerops verify` found; written as verification.json when it passed."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.verification/1"] = formats.VERIFICATION
 
     run_id: str
     verified_at: str

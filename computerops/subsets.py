@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 from tasks import LoadedTask
 
@@ -35,7 +36,7 @@ class SubsetTask(BaseModel):
     """Content hash of the task file when the subset was reserved."""
 
 
-class ReservedSubset(BaseModel):
+class ReservedSubset(Versioned):
     """A subset file: what was drawn, from what, how, and the hash that locks it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

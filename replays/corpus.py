@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from computerops.core.formats import Versioned
 from replays.replay import RecordedEpisode, replay_episode
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
@@ -34,7 +35,7 @@ class CorpusError(ValueError):
     """A corpus file that cannot be read, or a corpus that cannot be written; the message names the file."""
 
 
-class CorpusEntry(BaseModel):
+class CorpusEntry(Versioned):
     """One reference episode, as replay needs it. Nothing in it varies from run to run: no wall times,
     tenant tokens or paths (the transcript, which holds measured durations, is not kept)."""
 
@@ -81,8 +82,10 @@ def _sorted_keys(value: Any) -> Any:
 def dump_entry(entry: CorpusEntry) -> str:
     """The entry's file text, so the same evidence always gives the same bytes: the entry's own fields in
     model order (what it is first, the large final state last), every key below them sorted, two-space
-    indent, trailing newline."""
-    data = {field: _sorted_keys(value) for field, value in entry.model_dump(mode="json").items()}
+    indent, trailing newline. The verdict is the entry's evidence, under the entry's own format: its file-format
+    field is left out (an entry says its format once)."""
+    dumped = entry.model_dump(mode="json", exclude={"verdict": {"format"}})
+    data = {field: _sorted_keys(value) for field, value in dumped.items()}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

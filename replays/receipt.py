@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from computerops.core.formats import Versioned
 
 RECEIPT_FORMAT: Literal["computerops.receipt/1"] = "computerops.receipt/1"
 
 
-class Receipt(BaseModel):
+class Receipt(Versioned):
     """PASS means the saved operations, re-run on a fresh tenant, gave the same statuses, response
     digests, journal, final state and verdict. It says nothing about task success."""
 

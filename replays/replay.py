@@ -167,6 +167,6 @@ async def replay_episode(
         operations_sha256=canonical_sha256(episode.operations),
         journal_sha256=canonical_sha256(episode.journal), replayed_journal_sha256=canonical_sha256(journal),
         final_state_sha256=canonical_sha256(episode.final_state), replayed_final_state_sha256=canonical_sha256(state),
-        verdict_sha256=canonical_sha256(episode.verdict), replayed_verdict_sha256=canonical_sha256(verdict),
+        verdict_sha256=episode.verdict.judgement_sha256(), replayed_verdict_sha256=verdict.judgement_sha256(),
         result="FAIL" if problems else "PASS", mismatches=problems,
     )

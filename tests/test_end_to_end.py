@@ -163,3 +163,21 @@ def test_every_request_names_the_action_that_caused_it(scripted_run: Path) -> No
     refund_posts = [op for op in operations if op["method"] == "POST" and op["path"].endswith("/refunds")]
     assert [op["action"] for op in refund_posts] == [submit]
     assert next(op for op in operations if op["seq"] == refund_posts[0]["seq"] + 1)["action"] == submit  # redirect
+
+
+def test_every_file_of_the_run_directory_names_its_format(scripted_run: Path) -> None:
+    # computerops/core/formats.py: each JSON object file and each JSON Lines line carries `format`; the raw witness
+    # lists and checksums.sha256 are the layout the manifest's format versions.
+    layout = {"operations.json", "journal.json", "final_state.json", "checksums.sha256"}
+    seen: set[str] = set()
+    for path in sorted(p for p in scripted_run.rglob("*") if p.is_file()):
+        if path.name in layout or path.name.endswith(".zip") or path.name.startswith("."):
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines() if path.suffix == ".jsonl" else [path.read_text()]
+        for line in filter(None, lines):
+            value = json.loads(line)
+            assert isinstance(value, dict) and re.fullmatch(r"computerops\.[a-z_]+/\d+", value.get("format", "")), \
+                f"{path.relative_to(scripted_run)} names no format"
+            seen.add(value["format"].split("/")[0])
+    assert {"computerops.manifest", "computerops.episode", "computerops.transcript", "computerops.verdict",
+            "computerops.started", "computerops.receipt"} <= seen

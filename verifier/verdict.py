@@ -6,6 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from computerops.core import formats
+from computerops.core.hashing import canonical_sha256
+from computerops.core.formats import Versioned
+
 VERIFIER_VERSION = "2"
 """2: structured answers, facts in free text, effect history, ordered visits, damaging failure."""
 
@@ -41,10 +45,11 @@ class CheckResult(BaseModel):
     detail: str
 
 
-class Verdict(BaseModel):
+class Verdict(Versioned):
     """The verifier's judgement of one episode."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.verdict/1"] = formats.VERDICT
 
     verifier_version: str
     task_id: str
@@ -60,3 +65,8 @@ class Verdict(BaseModel):
     @property
     def passed(self) -> bool:
         return self.state_passed and self.mutations_passed and self.procedure_passed
+
+    def judgement_sha256(self) -> str:
+        """The canonical hash of the judgement, its file's format left out: receipts written before verdicts named
+        their format hold the same hash for the same judgement."""
+        return canonical_sha256(self.model_dump(mode="json", exclude={"format"}))

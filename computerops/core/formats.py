@@ -1,0 +1,50 @@
+"""Format versions of everything ComputerOps writes to disk, and the one rule for reading them.
+
+Every file is a pydantic model with a `format` field `computerops.<kind>/<n>` (the idea of inspect_ai's
+`EvalLog.version`): a reader accepts the versions it knows and refuses any other with a message naming it. A file
+written before its kind carried a version has no `format` field and is read as version 1, the format it was then
+(the optional fields that version 1 grew since have defaults, each saying what older files lack). A change a
+version-1 reader would misread is a new version, with its reader, never a silent reinterpretation.
+
+The raw witness files of an episode (`operations.json`, `journal.json`, `final_state.json`: lists and maps of the
+`sites.kit.records` models) and `checksums.sha256` (the `sha256sum` text format) are the run directory's layout,
+versioned by the manifest's format.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Final
+
+from pydantic import BaseModel, model_validator
+
+MANIFEST: Final = "computerops.manifest/1"
+EPISODE_RECORD: Final = "computerops.episode/1"
+TRANSCRIPT: Final = "computerops.transcript/1"
+VERDICT: Final = "computerops.verdict/1"
+STARTED: Final = "computerops.started/1"
+RESUME: Final = "computerops.resume/1"
+VERIFICATION: Final = "computerops.verification/1"
+
+
+class UnknownFormat(ValueError):
+    """A file of a format version this ComputerOps does not read."""
+
+
+class Versioned(BaseModel):
+    """A model written to disk with its format version; subclasses set `format: Literal[<VERSION>] = <VERSION>`."""
+
+    READS: ClassVar[tuple[str, ...]] = ()
+    """Older versions this reader also accepts (none yet: every kind is at version 1)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_unknown_format(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "format" in data:
+            current = cls.model_fields["format"].default
+            found = data["format"]
+            if found != current and found not in cls.READS:
+                raise UnknownFormat(
+                    f"format {found!r} is not one this ComputerOps reads (it reads {current!r}"
+                    f"{''.join(', ' + repr(v) for v in cls.READS)}); read it with the ComputerOps version that "
+                    "wrote it")
+        return data
