@@ -11,4 +11,6 @@ fi
 bash scripts/setup.sh
 echo "[test] ruff"; .venv/bin/ruff check .
 echo "[test] mypy"; .venv/bin/mypy
+# Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth.
+export COMPUTEROPS_TESTS=full
 echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 "${tier[@]}" "$@"

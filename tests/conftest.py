@@ -1,21 +1,56 @@
-"""Shared fixtures: one headless Chromium for the whole test session, and the fixture-page server."""
+"""Shared fixtures: one headless Chromium for the whole test session, and the fixture-page server; the tiers of
+tests/tiers.py applied."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
 from fixture_site import FixtureSite, serve_fixture_site
 from hypothesis import HealthCheck, settings
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, BrowserType, async_playwright
+from tiers import examples
 
 from adapter.browser import launch_browser
 
 # Property tests run on a shared 2-core machine: wall-clock limits per example would fail by chance, not by
 # defect. The examples themselves are the same with any timing.
-settings.register_profile("computerops", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Examples per property test: tests/tiers.py (the whole count in CI, a fraction in the inner loop).
+settings.register_profile("computerops", deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                          max_examples=examples(100))
 settings.load_profile("computerops")
+
+BROWSER_FIXTURE = "browser"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the browser fixture, directly or through another fixture, is a browser test."""
+    for item in items:
+        if BROWSER_FIXTURE in getattr(item, "fixturenames", ()) and item.get_closest_marker("browser") is None:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A test outside the browser tier whose setup, call or teardown launches Chromium in this process fails, naming
+    the marker it lacks, so `pytest -m "not browser"` stays the quick tier. (A test that runs the CLI in a
+    subprocess is marked by hand: tests/tiers.py.)"""
+    if item.get_closest_marker("browser") is not None:
+        yield
+        return
+    launch, persistent = BrowserType.launch, BrowserType.launch_persistent_context
+
+    async def refused(*_: Any, **__: Any) -> Any:
+        pytest.fail(f"{item.nodeid} launches Chromium: mark it @pytest.mark.browser (tests/tiers.py)")
+
+    BrowserType.launch = refused  # type: ignore[method-assign]
+    BrowserType.launch_persistent_context = refused  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        BrowserType.launch, BrowserType.launch_persistent_context = launch, persistent  # type: ignore[method-assign]
 
 
 @pytest_asyncio.fixture(loop_scope="session", scope="session")

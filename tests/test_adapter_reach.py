@@ -17,6 +17,7 @@ from fixture_site import FixtureSite, fixture_driver, named, open_page
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from playwright.async_api import Browser
+from tiers import examples
 
 from adapter.actions import Action, Check, Click, Fill
 from adapter.driver import ActionOutcome, PageDriver
@@ -181,7 +182,7 @@ VALUE_LIKE = st.one_of(
 
 
 @browser_test
-@settings(max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(sorted(TYPED_FIELDS)), text=VALUE_LIKE)
 @example(name="Discount (%)", text="").via("found in CI: a slider cannot be emptied")
 @example(name="Label colour", text=" ")

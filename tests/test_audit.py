@@ -30,6 +30,7 @@ def weakened(task: LoadedTask, check_name: str) -> LoadedTask:
     return LoadedTask(spec=spec, path=task.path, sha256=task.sha256)
 
 
+@pytest.mark.timeout(900)
 async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_does(tmp_path: Path) -> None:
     refund = CATALOG["helpdesk.refund-with-approval"]
     tasks = [*(CATALOG[task_id] for task_id in SAMPLE), weakened(refund, "dana-notified-once")]
@@ -49,6 +50,7 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)
 async def test_the_whole_catalog_audit_finds_no_defect_and_its_report_is_current(tmp_path: Path) -> None:
     report = await audit_tasks(list(CATALOG.values()), tmp_path / "audit", lambda _: None, concurrency=2)
     assert report.ok, [(task_id, r.mutant.id, r.fate) for task_id, r in report.defects()]

@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from playwright.async_api import Browser, BrowserContext
 from playwright.async_api import Error as PlaywrightError
+from tiers import examples
 
 from adapter.actions import Click, Navigate, Press
 from adapter.containment import MAX_RECORDS, Containment, contain, containment_of
@@ -438,7 +439,7 @@ def _model_urls(draw: st.DrawFn, port: int) -> str:
 
 
 @browser_test
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(data=st.data())
 async def test_an_accepted_navigate_never_leaves_the_prefix_after_the_browsers_own_normalisation(
     driver: PageDriver, site: FixtureSite, site_scope: SiteScope, data: st.DataObject
@@ -477,7 +478,7 @@ async def test_a_malformed_navigate_is_a_rejected_action_not_an_error(browser: B
 
 
 @browser_test
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(key=st.text(max_size=12), url=st.text(max_size=40))
 async def test_no_key_or_url_from_the_model_makes_an_action_raise(driver: PageDriver, key: str, url: str) -> None:
     observation = await open_page(driver, "forms.html")

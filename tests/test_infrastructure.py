@@ -45,6 +45,7 @@ OVERLOADED = Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/comp
                                                                    methods=["POST"])])
 
 
+@pytest.mark.browser
 async def test_repeated_5xx_after_retries_halts_the_run_with_every_failure_admitted(tmp_path: Path) -> None:
     catalog = load_catalog()
     tasks = [catalog[task_id] for task_id in TASK_IDS]
@@ -64,7 +65,7 @@ async def test_repeated_5xx_after_retries_halts_the_run_with_every_failure_admit
     assert (total.episodes, total.infrastructure_failures, total.infrastructure_causes) == (3, 3, {"HTTP 503": 3})
     # The endpoint's failures say nothing of the agent: they are outside attempted, no finish and every rate.
     assert (total.attempted, total.no_finish, total.verified_success) == (0, 0, 0)
-    assert total.verified_success_rate.denominator == 0 and total.false_completion_rate_over_attempted is None
+    assert total.verified_success_rate.denominator == 0 and total.false_completion_over_attempted.rate is None
     verification = await verify_run(bundle)
     assert not verification.passed, "a halted run is incomplete: it never verifies as complete"
     assert verification.problems == [f"the run is incomplete: 3 of 5 planned episodes admitted, 2 missing "
@@ -73,6 +74,7 @@ async def test_repeated_5xx_after_retries_halts_the_run_with_every_failure_admit
                                      f"{bundle.root}` (an incomplete run is never E2)"]
 
 
+@pytest.mark.browser
 async def test_resume_runs_infrastructure_failures_again_and_then_the_run_is_complete(tmp_path: Path) -> None:
     catalog = load_catalog()
     tasks = [catalog[task_id] for task_id in TASK_IDS]

@@ -17,6 +17,7 @@ from typing import Any
 from forgery import CONTROL_LOOKALIKES, PAYLOADS, ROLES, cells, hostile_text, looks_structural, read_observation
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from adapter.lines import needs_escape
 from adapter.observation import Control, Observation, control_fields, control_options, parse_control_line
@@ -121,7 +122,7 @@ def _parts(annotated: str, *, title: str, url: str, max_chars: int, dialogs: lis
     return parts
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(DOCUMENT, hostile_text, hostile_text, st.lists(hostile_text, max_size=4))
 def test_the_control_lines_are_exactly_the_controls_whatever_the_page_text(
     document: list[Node], title: str, url: str, dialogs: list[str]
@@ -134,7 +135,7 @@ def test_the_control_lines_are_exactly_the_controls_whatever_the_page_text(
     assert [len(cells(row)) for row in reading.rows] == built.row_cells
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(DOCUMENT, hostile_text, st.integers(1200, 4000), st.lists(hostile_text, max_size=6))
 def test_every_part_of_a_long_page_is_as_unforgeable_and_within_its_bound(
     document: list[Node], title: str, max_chars: int, dialogs: list[str]

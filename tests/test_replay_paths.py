@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_replay import REFUND
+from tiers import examples
 
 from computerops.core.vocabulary import ACTION_HEADER
 from computerops.serving import serve_app
@@ -58,7 +59,7 @@ async def test_paths_with_every_reserved_character_replay_pass(tmp_path: Path) -
     assert "/helpdesk/tickets/T-2001%3Fsecret=1" in by_path, "the path is kept exactly as sent"
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(10))
 @given(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=3))
 async def test_generated_path_segments_replay_pass(tmp_path_factory: pytest.TempPathFactory,
                                                     segments: list[str]) -> None:

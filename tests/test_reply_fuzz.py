@@ -19,6 +19,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from adapter.actions import Action, Rejection, parse_text_action
 from adapter.loop import AgentTranscript, Bounds, ModelLoop
@@ -217,19 +218,19 @@ def _encode(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True).encode()
 
 
-@settings(max_examples=5000)
+@settings(max_examples=examples(5000))
 @given(ENVELOPE)
 async def test_generated_envelopes_end_in_a_classified_outcome(value: dict[str, Any]) -> None:
     classify(await run_reply(_encode(value)))
 
 
-@settings(max_examples=3000)
+@settings(max_examples=examples(3000))
 @given(st.binary(max_size=200) | ENVELOPE.map(_encode).flatmap(lambda b: st.integers(0, len(b)).map(lambda n: b[:n])))
 async def test_generated_bodies_and_cut_off_envelopes_end_in_a_classified_outcome(body: bytes) -> None:
     classify(await run_reply(body))
 
 
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 @given(TEXT, st.sampled_from(["stop", "length", None]))
 async def test_generated_text_replies_end_in_a_classified_outcome(content: str, finish_reason: str | None) -> None:
     body = _encode({"choices": [{"message": {"role": "assistant", "content": content},
@@ -237,7 +238,7 @@ async def test_generated_text_replies_end_in_a_classified_outcome(content: str, 
     classify(await run_reply(body, tool_mode="text"))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.integers(1, 300_000), st.sampled_from(["{", '{"a":', "[", '{"action": "click", "id": "']))
 def test_the_text_protocol_stays_linear_on_long_unbalanced_replies(count: int, piece: str) -> None:
     result = parse_text_action(piece * (count // len(piece) + 1))

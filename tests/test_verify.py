@@ -16,6 +16,8 @@ import pytest
 from computerops.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, RunDirectory
 from computerops.run_verification import Verification, reviewer_verified, verify_run
 
+# Each runs the CLI in a subprocess with a real Chromium.
+pytestmark = pytest.mark.browser
 CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order"
 EPISODE = "001-helpdesk.solve-ticket--oracle"

@@ -1,0 +1,21 @@
+"""The test tiers, defined once (pyproject.toml registers the markers; tests/conftest.py applies them).
+
+- pure and in-process tests carry no marker: `pytest -m "not browser"` is the inner loop (about two minutes);
+- `browser`: needs a real Chromium (given to every test that uses the `browser` fixture; a test that launches
+  Chromium any other way must carry it, and an unmarked test that tries is failed by tests/conftest.py);
+- `slow`: the whole-catalog audit, only with `scripts/test.sh --slow`.
+
+`scripts/test.sh` (CI) sets COMPUTEROPS_TESTS=full: property tests then run their whole example counts; without it
+they run a twentieth (at least 20), so the inner loop stays quick and the full search still runs before a merge.
+"""
+
+from __future__ import annotations
+
+import os
+
+FULL = os.environ.get("COMPUTEROPS_TESTS") == "full"
+
+
+def examples(full: int) -> int:
+    """Hypothesis examples for a property test whose whole search is `full` examples."""
+    return full if FULL else min(full, max(20, full // 20))
