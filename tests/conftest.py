@@ -26,10 +26,14 @@ BROWSER_FIXTURE = "browser"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses the browser fixture, directly or through another fixture, is a browser test."""
+    """Every test that uses the browser fixture, directly or through another fixture, is a browser test. Under
+    pytest-xdist (`--dist loadgroup`) a module's tests stay on one worker, so its module fixtures are built once,
+    unless a test is marked `spread`: its cases go to whichever worker is free."""
     for item in items:
         if BROWSER_FIXTURE in getattr(item, "fixturenames", ()) and item.get_closest_marker("browser") is None:
             item.add_marker(pytest.mark.browser)
+        if item.get_closest_marker("spread") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.hookimpl(hookwrapper=True)
