@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
+from tasks.references import SiteSchema, schema_problems
 from tasks.spec import TaskSpec
 
 CATALOG_ROOT = Path(__file__).parent / "catalog"
@@ -42,6 +45,12 @@ def load_task(path: Path) -> LoadedTask:
         data = yaml.load(raw, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise TaskFileError(f"{path}: not valid YAML: {exc}") from exc
+    return LoadedTask(spec=task_spec(path, data), path=path, sha256=hashlib.sha256(raw).hexdigest())
+
+
+def task_spec(path: Path, data: object) -> TaskSpec:
+    """The task a file's parsed content describes: valid by the schema, on a registered site, naming only tables
+    and columns that site has. A TaskFileError names `path` and each problem where it is."""
     if not isinstance(data, dict):
         raise TaskFileError(f"{path}: a task file must hold a mapping, found {type(data).__name__}")
     try:
@@ -51,7 +60,28 @@ def load_task(path: Path) -> LoadedTask:
             f"{'.'.join(str(p) for p in err['loc']) or '(task)'}: {err['msg']}" for err in exc.errors()
         )
         raise TaskFileError(f"{path}: {problems}") from exc
-    return LoadedTask(spec=spec, path=path, sha256=hashlib.sha256(raw).hexdigest())
+    _check_against_the_site(path, spec)
+    return spec
+
+
+@functools.cache
+def site_schemas() -> Mapping[str, SiteSchema]:
+    """Every registered site's tables and their columns, from its SQLModel metadata."""
+    from sites.registry import site_definitions  # late: only loading a task needs the sites' models
+
+    return {name: site.columns() for name, site in site_definitions().items()}
+
+
+def _check_against_the_site(path: Path, spec: TaskSpec) -> None:
+    """The task's site is registered and has every table and column the task names."""
+    schemas = site_schemas()
+    schema = schemas.get(spec.site)
+    if schema is None:
+        known = ", ".join(sorted(schemas))
+        raise TaskFileError(f"{path}: site: {spec.site!r} is not a registered site; the sites are {known}")
+    problems = schema_problems(spec, schema)
+    if problems:
+        raise TaskFileError(f"{path}: " + "; ".join(problems))
 
 
 def load_catalog(root: Path = CATALOG_ROOT) -> dict[str, LoadedTask]:

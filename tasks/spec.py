@@ -5,9 +5,10 @@ from __future__ import annotations
 import fnmatch
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from computerops.core.vocabulary import ActionName
+from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule, PathPattern
 from tasks.answers import REFUSAL_STATUSES, AnswerStatus, AnswerType, ReasonCode
 from tasks.values import parse_date, parse_money, read_value
@@ -406,6 +407,16 @@ class EquivalentMutant(_Spec):
         return fnmatch.fnmatchcase(mutant_id, self.mutant)
 
 
+def _params_fit_the_class(rule: FaultRule) -> FaultRule:
+    fault_params(rule.fault, rule.params)
+    return rule
+
+
+TaskFault = Annotated[FaultRule, AfterValidator(_params_fit_the_class)]
+"""A task's fault rule: its params are the keys its class takes, with values that read as the class says
+(`sites.kit.fault_params`), so a misspelt key is refused at load instead of silently falling back."""
+
+
 class Budgets(_Spec):
     """Per-task overrides of the run's bounds."""
 
@@ -427,7 +438,7 @@ class TaskSpec(_Spec):
     feasible: bool = True
     """False when the right outcome is done(success=false) with no mutation."""
     budgets: Budgets = Field(default_factory=Budgets)
-    faults: list[FaultRule] = Field(default_factory=list)
+    faults: list[TaskFault] = Field(default_factory=list)
     """Faults injected into this task's episodes (docs/faults.md); a matched control runs without them."""
     expected_state: list[StateCheck] = Field(default_factory=list)
     allowed_mutations: list[MutationRule] = Field(default_factory=list)

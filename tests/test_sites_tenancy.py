@@ -164,25 +164,6 @@ def test_seeds_share_the_fixed_records_and_differ_in_filler(registry: TenantRegi
     assert one == registry.create("helpdesk", 1).snapshot()
 
 
-def test_the_bare_mount_point_redirects_to_the_start_page_and_is_logged(
-    registry: TenantRegistry, client: TestClient
-) -> None:
-    tenant = registry.create("helpdesk", 1)
-    response = client.get("/helpdesk", headers=as_tenant(tenant), follow_redirects=False)
-    assert (response.status_code, response.headers["location"]) == (303, "/helpdesk/")
-    assert [(op.path, op.status, op.location) for op in tenant.operations()] == [("/helpdesk", 303, "/helpdesk/")]
-
-
-def test_an_unknown_path_under_a_site_gets_an_html_404_that_is_logged(
-    registry: TenantRegistry, client: TestClient
-) -> None:
-    tenant = registry.create("helpdesk", 1)
-    response = client.get("/helpdesk/nowhere", headers=as_tenant(tenant))
-    assert response.status_code == 404 and response.headers["content-type"].startswith("text/html")
-    assert '<link rel="icon" href="data:,">' in response.text
-    assert [(op.path, op.status) for op in tenant.operations()] == [("/helpdesk/nowhere", 404)]
-
-
 def test_tenants_share_compiled_statements(registry: TenantRegistry, client: TestClient) -> None:
     # Each tenant has an engine of its own; the second and third compile nothing the first did not.
     sizes = []

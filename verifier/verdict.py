@@ -7,8 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from computerops.core import formats
-from computerops.core.hashing import canonical_sha256
 from computerops.core.formats import Versioned
+from computerops.core.hashing import canonical_sha256
 
 VERIFIER_VERSION = "2"
 """2: structured answers, facts in free text, effect history, ordered visits, damaging failure."""

@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from sqlmodel import Session, col, select
-from starlette.responses import HTMLResponse
 
 from sites.inventory.models import Product, PurchaseOrder
-from sites.kit.operation import OperationContext
-from sites.kit.pages import PageRenderer
+from sites.kit.pages import SitePages
 
-RENDERER = PageRenderer(Path(__file__).parent / "templates")
+PAGES = SitePages(Path(__file__).parent / "templates")
+"""The kit's pages drawn in this site's templates: `page` answers with one, `not_found` with the 404 page."""
+page = PAGES.page
+not_found = PAGES.not_found
 PREFIX = "/inventory"
-
-
-def page(operation: OperationContext, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
-    """An inventory page: the shared layout with nav and the operation's logical time ("Now: ...")."""
-    return RENDERER.page(name, status=status, now=operation.clock.text(), **context)
-
-
-def not_found(operation: OperationContext, what: str) -> HTMLResponse:
-    """The inventory's 404 page, naming what was looked for."""
-    return page(operation, "not_found.html", status=404, title="Not found", message=f"{what} was not found.")
 
 
 def product_by_sku(session: Session, sku: str) -> Product | None:

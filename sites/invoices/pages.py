@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sqlmodel import Session, col, select
-from starlette.responses import HTMLResponse
 
 from sites.invoices.models import Invoice, InvoiceLine, Payable
-from sites.kit.operation import OperationContext
-from sites.kit.pages import PageRenderer
+from sites.kit.pages import SitePages
 
-RENDERER = PageRenderer(Path(__file__).parent / "templates")
+PAGES = SitePages(Path(__file__).parent / "templates")
+"""The kit's pages drawn in this site's templates: `page` answers with one, `not_found` with the 404 page."""
+page = PAGES.page
+not_found = PAGES.not_found
 PREFIX = "/invoices"
 
 
@@ -38,16 +38,6 @@ APPS: tuple[App, ...] = (
     App("email", "Email", f"{PREFIX}/email", "Send email messages."),
 )
 APPS_BY_KEY = {app.key: app for app in APPS}
-
-
-def page(operation: OperationContext, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
-    """An invoices page: the shared layout with the portal link and the operation's logical time."""
-    return RENDERER.page(name, status=status, now=operation.clock.text(), **context)
-
-
-def not_found(operation: OperationContext, what: str) -> HTMLResponse:
-    """The site's 404 page, naming what was looked for."""
-    return page(operation, "not_found.html", status=404, title="Not found", message=f"{what} was not found.")
 
 
 def invoice_by_number(session: Session, number: str) -> Invoice | None:

@@ -74,8 +74,9 @@ class FaultRule(_Spec):
     occurrence: int = Field(default=1, ge=1)
     times: int = Field(default=1, ge=1)
     params: dict[str, str] = Field(default_factory=dict)
-    """Class-specific settings, e.g. schema_drift {field, renamed_to, label, new_label}, throttling
-    {retry_after}, moved_endpoint {fallback}, partial_success {commit}."""
+    """Class-specific settings as text, e.g. schema_drift {field, renamed_to, label, new_label}, throttling
+    {retry_after}, moved_endpoint {fallback}, partial_success {commit}: each class's keys and what their values
+    read as are its model in `sites.kit.fault_params`; a task whose rules do not fit it is refused at load."""
 
 
 class FaultPlan(_Spec):

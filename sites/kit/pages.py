@@ -9,6 +9,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from starlette.responses import HTMLResponse
 
 from sites.kit.money import format_cents
+from sites.kit.operation import OperationContext
 
 KIT_TEMPLATES = Path(__file__).parent / "templates"
 
@@ -33,6 +34,26 @@ class PageRenderer:
     def page(self, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
         """The rendered template as an HTML response with the given status."""
         return HTMLResponse(self.text(name, **context), status_code=status)
+
+
+class SitePages:
+    """One site's pages: its own templates over the kit's, each page showing the operation's logical time.
+
+    The site's templates hold `base.html`, its layout over `kit/base.html`, which shows the page's `title`
+    and the logical time `now`; the kit's `kit/not_found.html` is drawn in that layout.
+    """
+
+    def __init__(self, site_templates: Path) -> None:
+        self.renderer = PageRenderer(site_templates)
+
+    def page(self, operation: OperationContext, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+        """A page of the site: its layout with nav and the operation's logical time ("Now: ...")."""
+        return self.renderer.page(name, status=status, now=operation.clock.text(), **context)
+
+    def not_found(self, operation: OperationContext, what: str) -> HTMLResponse:
+        """The site's 404 page, naming what was looked for ("Ticket T-9999 was not found.")."""
+        message = f"{what} was not found."
+        return self.page(operation, "kit/not_found.html", status=404, title="Not found", message=message)
 
 
 KIT_PAGES = PageRenderer()

@@ -47,6 +47,10 @@ class SiteDefinition:
         """The site's tables, sorted by name so that every listing of them is stable."""
         return sorted(self.metadata.tables.values(), key=lambda table: table.name)
 
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        """Each table's column names (as snapshots and journal rows key them), tables sorted by name."""
+        return {table.name: tuple(column.name for column in table.columns) for table in self.tables()}
+
     def owns_path(self, path: str) -> bool:
         """Whether `path` is the mount point itself or lies under it."""
         return path == self.prefix or path.startswith(self.prefix + "/")

@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from sqlmodel import Session, select
-from starlette.responses import HTMLResponse
 
-from sites.kit.operation import OperationContext
-from sites.kit.pages import PageRenderer
+from sites.kit.pages import SitePages
 from sites.ledger.models import Delivery, Event
 
-RENDERER = PageRenderer(Path(__file__).parent / "templates")
+PAGES = SitePages(Path(__file__).parent / "templates")
+"""The kit's pages drawn in this site's templates: `page` answers with one, `not_found` with the 404 page."""
+page = PAGES.page
+not_found = PAGES.not_found
 PREFIX = "/ledger"
-
-
-def page(operation: OperationContext, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
-    """A ledger page: the shared layout with nav and the operation's logical time ("Now: ...")."""
-    return RENDERER.page(name, status=status, now=operation.clock.text(), **context)
-
-
-def not_found(operation: OperationContext, what: str) -> HTMLResponse:
-    """The ledger's 404 page, naming what was looked for."""
-    return page(operation, "not_found.html", status=404, title="Not found", message=f"{what} was not found.")
 
 
 def event_by_number(session: Session, number: str) -> Event | None:

@@ -14,11 +14,12 @@ from sites.helpdesk.pages import PREFIX, approvals_of, customers_by_id, not_foun
 from sites.helpdesk.refunds import issue_refund, refusal_for_amount, refusal_for_approval
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import parse_cents
+from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 
 router = APIRouter()
 
-_NOTICES = {"refunded": "Refund issued.", "credited": "Goodwill credit issued."}
+_NOTICES = Notices({"refunded": "Refund issued.", "credited": "Goodwill credit issued."})
 
 
 @router.get("/orders", response_class=HTMLResponse)
@@ -67,8 +68,7 @@ def order_detail(
     order = order_by_number(session, number)
     if order is None:
         return not_found(operation, f"Order {number}")
-    flags = {"refunded": refunded, "credited": credited}
-    notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
+    notice = _NOTICES.pick(refunded=refunded, credited=credited)
     return _order_page(session, operation, order, notice=notice)
 
 

@@ -13,11 +13,12 @@ from sites.helpdesk.models import ESCALATION_QUEUES, TICKET_STATUSES, Customer, 
 from sites.helpdesk.pages import PREFIX, customers_by_id, not_found, page, ticket_by_number
 from sites.helpdesk.work import escalate, refusal_to_escalate, waiting_escalation
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 
 router = APIRouter()
 
-_NOTICES = {"saved": "Ticket updated.", "notified": "Notification sent.", "escalated": "Ticket escalated."}
+_NOTICES = Notices({"saved": "Ticket updated.", "notified": "Notification sent.", "escalated": "Ticket escalated."})
 
 
 @router.get("/tickets", response_class=HTMLResponse)
@@ -90,8 +91,7 @@ def ticket_detail(
     ticket = ticket_by_number(session, number)
     if ticket is None:
         return not_found(operation, f"Ticket {number}")
-    flags = {"saved": saved, "notified": notified, "escalated": escalated}
-    notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
+    notice = _NOTICES.pick(saved=saved, notified=notified, escalated=escalated)
     return _ticket_page(session, operation, ticket, notice=notice)
 
 

@@ -25,6 +25,7 @@ from sites.inventory.stock import (
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import committed_part
 from sites.kit.money import format_cents, parse_cents
+from sites.kit.notices import Notices
 from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
@@ -32,7 +33,7 @@ from sites.kit.pages import message_page
 router = APIRouter()
 
 STOCK_FILTERS = {"all": "all", "low": "below reorder point"}
-_NOTICES = {"saved": "Product saved.", "adjusted": "Stock adjusted.", "discontinued": "Product discontinued."}
+_NOTICES = Notices({"saved": "Product saved.", "adjusted": "Stock adjusted.", "discontinued": "Product discontinued."})
 
 
 def _filtered(session: Session, category: str, stock: str) -> list[Product]:
@@ -185,8 +186,7 @@ def product_detail(
     product = product_by_sku(session, sku)
     if product is None:
         return not_found(operation, f"Product {sku}")
-    flags = {"saved": saved, "adjusted": adjusted, "discontinued": discontinued}
-    notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
+    notice = _NOTICES.pick(saved=saved, adjusted=adjusted, discontinued=discontinued)
     return _product_page(session, operation, product, notice=notice)
 
 

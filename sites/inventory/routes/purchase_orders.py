@@ -13,11 +13,12 @@ from sites.inventory.models import PurchaseOrder
 from sites.inventory.pages import PREFIX, not_found, order_by_number, page, products_by_id
 from sites.inventory.stock import lines_of, parse_integer, receive, refusal_for_cancelling, refusal_for_receiving
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 
 router = APIRouter()
 
-_NOTICES = {"received": "Goods received.", "cancelled": "Purchase order cancelled."}
+_NOTICES = Notices({"received": "Goods received.", "cancelled": "Purchase order cancelled."})
 
 
 @router.get("/purchase-orders", response_class=HTMLResponse)
@@ -57,8 +58,7 @@ def order_detail(
     order = order_by_number(session, number)
     if order is None:
         return not_found(operation, f"Purchase order {number}")
-    flags = {"received": received, "cancelled": cancelled}
-    notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
+    notice = _NOTICES.pick(received=received, cancelled=cancelled)
     return _order_page(session, operation, order, notice=notice)
 
 

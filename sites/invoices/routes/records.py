@@ -14,11 +14,13 @@ from sites.invoices.pages import PREFIX, not_found, page, payable_by_reference
 from sites.invoices.payables import RecordFields, correct, submit, validate
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import format_cents
+from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 
 router = APIRouter()
 
 FormText = Annotated[str, Form()]
+_NOTICES = Notices({"submitted": "Record submitted.", "saved": "Record corrected."})
 
 
 def _form_page(operation: OperationContext, fields: RecordFields, *, status: int = 200,
@@ -74,8 +76,7 @@ def record_detail(reference: str, session: SessionDep, operation: OperationDep, 
     payable = payable_by_reference(session, reference)
     if payable is None:
         return not_found(operation, f"Payable record {reference}")
-    notice = "Record submitted." if submitted else "Record corrected." if saved else None
-    return _record_page(operation, payable, notice=notice)
+    return _record_page(operation, payable, notice=_NOTICES.pick(submitted=submitted, saved=saved))
 
 
 @router.post("/records/{reference}", response_model=None)

@@ -10,6 +10,7 @@ from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.notices import Notices
 from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.ledger.models import DESTINATIONS, Delivery, Dispatch
@@ -18,7 +19,7 @@ from sites.ledger.procedures import dispatch, refusal_to_amend
 
 router = APIRouter()
 
-_NOTICES = {"dispatched": "Delivery dispatched.", "saved": "Delivery updated."}
+_NOTICES = Notices({"dispatched": "Delivery dispatched.", "saved": "Delivery updated."})
 
 
 @router.get("/deliveries", response_class=HTMLResponse)
@@ -127,8 +128,7 @@ def delivery_detail(
     delivery = delivery_by_number(session, number)
     if delivery is None:
         return not_found(operation, f"Delivery {number}")
-    flags = {"dispatched": dispatched, "saved": saved}
-    notice = next((text for flag, text in _NOTICES.items() if flags[flag]), None)
+    notice = _NOTICES.pick(dispatched=dispatched, saved=saved)
     return _delivery_page(session, operation, delivery, notice=notice)
 
 

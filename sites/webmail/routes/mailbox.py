@@ -8,6 +8,7 @@ from starlette.responses import HTMLResponse
 
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import as_delivered
+from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 from sites.webmail.mail import POLICY_RULES
 from sites.webmail.models import Message
@@ -15,7 +16,7 @@ from sites.webmail.pages import message_by_id, not_found, page
 
 router = APIRouter()
 
-_NOTICES = {"sent": "Message sent.", "saved": "Draft saved."}
+_NOTICES = Notices({"sent": "Message sent.", "saved": "Draft saved."})
 
 
 def _folder_page(session: Session, operation: OperationContext, folder: str, title: str, notice: str) -> HTMLResponse:
@@ -24,7 +25,7 @@ def _folder_page(session: Session, operation: OperationContext, folder: str, tit
     `out_of_order` leaves it out, as if it had not arrived yet."""
     query = select(Message).where(Message.folder == folder).order_by(col(Message.sent_at).desc(), col(Message.id))
     rows = as_delivered(session.exec(query), operation.fault, "message", lambda message: str(message.id))
-    return page(operation, "folder.html", title=title, folder=folder, rows=rows, notice=_NOTICES.get(notice))
+    return page(operation, "folder.html", title=title, folder=folder, rows=rows, notice=_NOTICES.named(notice))
 
 
 @router.get("/", response_class=HTMLResponse)
