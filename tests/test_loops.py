@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sites.kit.records import Operation
 from verifier.looping import DETECTOR, LOOP_THRESHOLD, LoopStats, fingerprint, loop_stats
 
@@ -36,7 +38,13 @@ POST = ("POST", "/ledger/events/7/process", "amount=10&request_id=a1", 0)
 def test_three_identical_failing_posts_are_a_loop() -> None:
     stats = loop_stats(log(POST, POST, POST))
     assert stats == LoopStats(detector=DETECTOR, actions=3, state_reads=0, largest_repeat=3, loop=True)
-    assert DETECTOR == "write-intent/1" and LOOP_THRESHOLD == 3
+
+
+
+@pytest.mark.parametrize("repeats", range(1, LOOP_THRESHOLD + 3))
+def test_equal_failing_intents_are_a_loop_from_the_threshold_on(repeats: int) -> None:
+    stats = loop_stats(log(*[POST] * repeats))
+    assert stats.largest_repeat == repeats and stats.loop == (repeats >= LOOP_THRESHOLD)
 
 
 def test_two_are_not_a_loop_and_an_empty_log_is_zero() -> None:
