@@ -14,6 +14,7 @@ from computerops.config import RunConfig, parse_endpoint, plan_episodes
 from replays import RecordedEpisode, replay_episode
 from sites.helpdesk import HELPDESK
 from sites.kit import TenantRegistry
+from sites.kit.fault_params import PARAMS_BY_CLASS
 from sites.kit.faults import FAULT_CLASSES, FaultDecision, FaultInjector, FaultPlan, FaultRule, FaultTarget, draw
 from sites.kit.injection import FaultSession
 from tasks import load_catalog
@@ -80,7 +81,8 @@ def test_a_rule_fires_on_its_occurrence_for_its_times_and_a_trap_alternates() ->
                            forced={3: FaultDecision(fault="throttling", source="rule:0")})
     assert forced.decide(1, "POST", STATUS) is None, "replay ignores the plan: only the logged faults fire"
     assert forced.decide(3, "GET", "/any") == FaultDecision(fault="throttling", source="rule:0")
-    assert len(FAULT_CLASSES) == 16
+    # Every class the vocabulary defines has its typed params (sites/kit/fault_params.py), and nothing else does.
+    assert set(PARAMS_BY_CLASS) == set(FAULT_CLASSES) and len(FAULT_CLASSES) == len(set(FAULT_CLASSES))
 
 
 @pytest.mark.parametrize(
