@@ -28,7 +28,7 @@ import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import suppress
-from typing import Any, Literal
+from typing import Any
 
 from playwright.async_api import (
     Browser,
@@ -43,10 +43,10 @@ from playwright.async_api import (
     WebSocketRoute,
 )
 from playwright.async_api import Error as PlaywrightError
-from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.egress import NAVIGATION_DESTINATIONS, WORKER_DESTINATIONS, EgressProxy, RefusedRequest
 from adapter.scope import WEB_SCHEMES, SiteScope
+from adapter.transcript import BlockedRequest, Kind, Stage
 from computerops.core import vocabulary
 
 ACTION_HEADER = vocabulary.ACTION_HEADER.lower()
@@ -68,11 +68,6 @@ gets a refusal, never a prompt that stays open."""
 SERVICE_WORKER_BLOCKED = "Service Worker registration blocked by Playwright"
 """What Playwright's `service_workers="block"` has the page log when a page tries to register one."""
 
-Kind = Literal[
-    "navigation", "iframe", "popup", "subresource", "fetch", "beacon", "prefetch", "websocket", "tunnel",
-    "download", "service_worker",
-]
-Stage = Literal["routing", "network", "page"]
 _ROUTED_KINDS: dict[str, Kind] = {"xhr": "fetch", "fetch": "fetch", "eventsource": "fetch", "ping": "beacon"}
 """Playwright resource types that are not plain subresources."""
 _KIND_WORDS: dict[str, str] = {
@@ -80,27 +75,6 @@ _KIND_WORDS: dict[str, str] = {
     "fetch": "fetch of", "beacon": "beacon to", "prefetch": "prefetch of", "websocket": "WebSocket to",
     "tunnel": "tunnel to", "download": "download of", "service_worker": "service worker",
 }
-
-
-class BlockedRequest(BaseModel):
-    """One attempt of page content to reach beyond the site, and how it was stopped."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Kind
-    url: str
-    """The URL it was for (cut to URL_CHARS); `connect://host:port` for a tunnel."""
-    method: str | None = None
-    resource_type: str | None = None
-    """Playwright's resource type (document, script, fetch, ping...) when routing stopped it."""
-    stage: Stage
-    """Where it was stopped: `routing` (aborted before it left the browser), `network` (refused by the egress
-    proxy: a redirect hop, a prefetch, a worker's request), `page` (a window closed, a download refused)."""
-    reason: str
-    action: int | None = None
-    """The number of the model's action it came during (0: the start page), when known."""
-    count: int = Field(default=1, ge=1)
-    """Identical attempts in a row (a timer that retries), counted in one record."""
 
 
 def _cut(text: str, limit: int) -> str:

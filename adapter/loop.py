@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.actions import (
     NO_ANSWER,
@@ -27,35 +26,14 @@ from adapter.actions import (
     parse_text_action,
     tool_schemas,
 )
-from adapter.containment import BlockedRequest
 from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
 from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
-from computerops.core import defaults, formats
-from computerops.core.formats import Versioned
+from adapter.transcript import AgentTranscript, Bounds, Step, server_headers
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import StopReason, ToolMode
-
-
-class Bounds(BaseModel):
-    """The limits of one episode, recorded in the run config."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    action_budget: int = Field(default=defaults.ACTION_BUDGET, ge=1)
-    """Model replies allowed, counting rejected ones and the final done."""
-    max_response_tokens: int = Field(default=defaults.MAX_RESPONSE_TOKENS, ge=1)
-    context_tokens: int = Field(default=defaults.CONTEXT_TOKENS, ge=256)
-    temperature: float = defaults.TEMPERATURE
-    seed: int | None = defaults.SEED
-    """Requested sampling seed; whether the server honours it is not verified."""
-    wall_clock_s: float = Field(default=defaults.WALL_CLOCK_S, gt=0)
-    request_timeout_s: float = Field(default=defaults.REQUEST_TIMEOUT_S, gt=0)
-    """Longest wait for one model reply, the client's retries included; the episode's wall clock bounds it too."""
-    tool_mode: ToolMode = "auto"
-    observation_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
 
 
 class ActionOutcomeLike(Protocol):
@@ -75,74 +53,6 @@ class Environment(Protocol):
     async def observe(self) -> Observation: ...
 
     async def act(self, action: Action, number: int) -> ActionOutcomeLike: ...
-
-
-class Step(BaseModel):
-    """One model reply and what became of it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    number: int
-    call: ModelCall
-    action: dict[str, Any] | None
-    rejection: Rejection | None
-    note: str
-    observation: str | None
-    """The observation after the step (None after done)."""
-    act_s: float | None = None
-    """Seconds the adapter spent carrying out the action (None when there was none to carry out)."""
-    observe_s: float | None = None
-    """Seconds the adapter spent observing the page after the step (None after done)."""
-    navigated: bool = False
-    """The action loaded a new document (so its act time includes a page load)."""
-
-
-class AgentTranscript(Versioned):
-    """The whole conversation of an episode, as recorded evidence."""
-
-    model_config = ConfigDict(extra="forbid")
-    format: Literal["computerops.transcript/1"] = formats.TRANSCRIPT
-
-    system_prompt: str
-    instruction: str
-    tool_mode: ToolMode
-    first_observation: str
-    steps: list[Step] = Field(default_factory=list)
-    finish: Done | None = None
-    stop_reason: StopReason | None = None
-    infrastructure_error: str | None = None
-    infrastructure_cause: str | None = None
-    """What failed, in a word or two, when the stop is `infrastructure` (`adapter.loop.infrastructure_cause`): what
-    reports count infrastructure failures by. None in transcripts written before causes were recorded."""
-    tool_mode_switch: str | None = None
-    """Why an auto-mode episode went over to the text protocol, and from which step (`tool_mode` is then `text`);
-    None when it did not."""
-    blocked_requests: list[BlockedRequest] = Field(default_factory=list)
-    """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
-    context_tokens: int | None = None
-    """The context the episode was planned with: the run's (`Bounds.context_tokens`, already the smaller of the
-    configured and the server's stated context), or less where a refusal named a smaller one. None in transcripts
-    written before it was recorded."""
-    token_scale: float = 1.0
-    """Server prompt tokens per estimated token, the largest the server's own counts showed (adapter/context.py):
-    the context budget was planned with it."""
-    stop_detail: str | None = None
-    """What ended the episode when a bound did, in words (e.g. the server's context-length refusal, or which time
-    bound a model request ran into)."""
-
-    @property
-    def rejected_actions(self) -> int:
-        return sum(1 for s in self.steps if s.rejection is not None)
-
-
-SERVER_HEADERS = ("server", "x-computerops-scripted", "openai-version", "openai-model", "x-request-id")
-"""Response headers kept as provenance: which server (and, where it says so, which model) answered."""
-
-
-def server_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The `SERVER_HEADERS` among `headers`, names lower-case, in that order."""
-    lowered = {name.lower(): value for name, value in headers.items()}
-    return {name: lowered[name] for name in SERVER_HEADERS if name in lowered}
 
 
 def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema) -> Action | Rejection:

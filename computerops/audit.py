@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapter.loop import AgentTranscript, Bounds
+from adapter.transcript import AgentTranscript, Bounds
 from computerops.bundle import RunDirectory
 from computerops.checking import control_config, control_plan, ran_to
 from computerops.config import PlannedEpisode

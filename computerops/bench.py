@@ -32,8 +32,8 @@ from adapter.browser import describe_chromium, launch_browser
 from adapter.context import text_tokens
 from adapter.driver import PageDriver
 from adapter.fidelity import check_offered_controls_work
-from adapter.loop import AgentTranscript
 from adapter.stability import wait_for_visual_stability
+from adapter.transcript import AgentTranscript
 from computerops.bundle import RunDirectory
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.core import defaults

@@ -15,8 +15,8 @@ import typer
 import uvicorn
 from playwright.async_api import Error as PlaywrightError
 
-from adapter.loop import Bounds
 from adapter.scripted import create_scripted_app
+from adapter.transcript import Bounds
 from computerops.audit import audit_markdown, audit_tasks
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
 from computerops.bundle import BundleError, RunDirectory, writer_lock
@@ -37,10 +37,10 @@ from computerops.console import (
 from computerops.core import defaults
 from computerops.core.vocabulary import SCRIPTED_PREFIX, ToolMode
 from computerops.corpus_recording import record_corpus
-from computerops.html_report import write_html
 from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
 from computerops.report import report_json, run_report
+from computerops.report.html import write_html
 from computerops.run_verification import Verification, record_verification, reviewer_verified, verify_run
 from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
 from computerops.subsets import SubsetError, load_subset, reserve_subset, subset_tasks, write_subset
@@ -184,7 +184,7 @@ def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concur
 
 
 def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None) -> None:
-    """Print a run's report: the tables, or JSON (the whole report, with the total's keys also at the top level);
+    """Print a run's report: the tables, or JSON (the whole report, `computerops.report/2`);
     with `html`, also write it as one self-contained HTML file (the same numbers as the JSON)."""
     try:
         manifest = bundle.manifest()

@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from adapter.loop import Bounds
 from adapter.scripted.policies import policy_by_name
+from adapter.transcript import Bounds
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import scripted_model
 from sites.kit.faults import FaultClass, FaultPlan

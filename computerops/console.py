@@ -7,24 +7,15 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from computerops.audit import FATES, AuditReport, Fate, kill_rate
 from computerops.bench import BenchReport
 from computerops.checking import ControlResult, TaskCheck
 from computerops.observing import ObservedPage
-from computerops.report import (
-    OUTCOME_CAPTION,
-    OutcomeTable,
-    Proportion,
-    RecoveryFunnelRow,
-    RunReport,
-    causes_text,
-    context_text,
-    kinds_text,
-    tools_text,
-)
+from computerops.report import Cell, Mark, Paragraph, ReportView, RunReport, cell_text, report_view
+from computerops.report import Table as ReportTable
 from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
@@ -33,216 +24,44 @@ from tasks import LoadedTask
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 errors = Console(highlight=False, stderr=True, width=None if sys.stderr.isatty() else 200)
 
-
-def scripted_note(scripted: bool) -> str:
-    return " [bold yellow](SCRIPTED endpoint: deterministic policies, not a language model)[/]" if scripted else ""
-
-
-def _label(row: OutcomeTable) -> str:
-    return "[bold]all[/]" if row.label == "all" else escape(row.label)
+_TONES = {"strong": "bold", "alert": "bold red"}
+"""How the terminal shows a marked cell (`computerops.report.tables.Mark`)."""
 
 
-def _proportion(proportion: Proportion) -> tuple[str, str]:
-    """`n/d = rate` and its Wilson interval; `n/0` and n/a without a denominator."""
-    if proportion.rate is None or proportion.wilson95 is None:
-        return f"{proportion.numerator}/{proportion.denominator}", "n/a"
-    return (f"{proportion.numerator}/{proportion.denominator} = {proportion.rate:.4f}",
-            f"{proportion.wilson95.low:.4f}-{proportion.wilson95.high:.4f}")
+def _cell(cell: Cell) -> Text:
+    text = Text(cell_text(cell))
+    if isinstance(cell, Mark):
+        text.stylize(_TONES[cell.tone])
+    return text
 
 
-def _value(value: object) -> str:
-    return "unknown" if value is None else str(value)
+def _rich_table(table: ReportTable) -> Table:
+    title = Text(table.title, style="table.title")
+    if table.flag:
+        title.append(" ").append(f"({table.flag})", style="bold yellow")
+    shown = Table(title=title, title_justify="left", caption_justify="left",
+                  caption=Text(table.caption, style="table.caption") if table.caption else None)
+    for index, column in enumerate(table.columns):
+        shown.add_column(Text(column.header), justify=column.align, no_wrap=not table.wrap or index == 0,
+                         min_width=None if table.wrap else len(column.header))
+    for row in table.rows:
+        shown.add_row(*(_cell(cell) for cell in row))
+    return shown
 
 
-def _plain_table(title: str, columns: Sequence[str], caption: str | None = None) -> Table:
-    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-    for index, column in enumerate(columns):
-        table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0)
-    return table
+def print_view(view: ReportView, out: Console | None = None) -> None:
+    """Every table and paragraph of a report, in order, to `out` (the terminal by default). Charts are the HTML
+    page's: the per-task tables carry the same counts."""
+    out = console if out is None else out
+    for block in view.blocks:
+        if isinstance(block, ReportTable):
+            out.print(_rich_table(block))
+        elif isinstance(block, Paragraph):
+            out.print(Text(block.text, style="bold yellow" if block.tone == "warning" else ""))
 
 
 def print_report(report: RunReport) -> None:
-    table = Table(title=f"Run {escape(report.run_id)}" + scripted_note(report.scripted), title_justify="left")
-    table.caption = OUTCOME_CAPTION
-    table.caption_justify = "left"
-    for column in ("endpoint", "attempted", "verified", "self-reported", "false compl.", "state/proc/forbid",
-                   "claimed fail", "no finish", "damaging", "infra", "replay PASS"):
-        table.add_column(column, justify="left" if column == "endpoint" else "right", no_wrap=True,
-                         min_width=len(column))
-    rows = report.rows()
-    for row in rows:
-        table.add_row(
-            _label(row), str(row.attempted), str(row.verified_success),
-            str(row.self_reported_success), str(row.false_completions), kinds_text(row.false_completion_kinds),
-            str(row.claimed_failure), str(row.no_finish), str(row.damaging_failures),
-            str(row.infrastructure_failures), f"{row.replay_pass}/{row.episodes}",
-        )
-    console.print(table)
-    total = report.total
-    if total.infrastructure_failures:
-        console.print(f"Infrastructure failures (outside attempted and every rate; `run --resume` runs them "
-                      f"again): {total.infrastructure_failures}, by cause: "
-                      f"{causes_text(total.infrastructure_causes)}.", markup=False)
-    console.print(
-        f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
-        f" and {total.false_completions}/{total.self_reported_success} success claims."
-        f" Forbidden mutations: {total.forbidden_mutations} episode(s), {total.damaging_failures} of them"
-        " without a success claim."
-        f" Rejected actions: {total.rejected_actions}. Requests blocked by containment: {total.blocked_requests}"
-        f" in {total.episodes_with_blocked_requests} episode(s). Stop reasons: "
-        + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items())
-    )
-    intervals = _plain_table(
-        "Rates and 95% intervals",
-        ("endpoint", "verified / attempted", "Wilson", "task bootstrap", "pass^k", "false compl. / attempted",
-         "Wilson", "false compl. / success claims", "Wilson"),
-        f"Wilson score intervals over episodes; the task bootstrap resamples tasks ({report.bootstrap_resamples} "
-        f"resamples, seed {report.bootstrap_seed}). The first false-completion rate: how often an attempted episode "
-        "ended in a rejected success claim; the second: how often a success claim was rejected. n/a: no denominator.")
-    for row in rows:
-        boot = row.verified_success_bootstrap.interval
-        pass_k = row.pass_hat_k
-        intervals.add_row(
-            _label(row), *_proportion(row.verified_success_rate),
-            f"{boot.low:.4f}-{boot.high:.4f}" if boot else "n/a",
-            " ".join(f"^{v.k} {v.value:.4f}" for v in pass_k.by_k) if pass_k else "n/a",
-            *_proportion(row.false_completion_over_attempted), *_proportion(row.false_completion_over_success_claims))
-    console.print(intervals)
-    taxonomy = _plain_table("Claim against verifier (infrastructure failures left out)",
-                            ("endpoint", "claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail"))
-    split = _plain_table("False completions by kind",
-                         ("endpoint", "false compl.", "state", "procedure only", "forbidden mutation"))
-    usage = _plain_table(
-        "Tokens and latency per episode", ("endpoint", "tokens known", "unknown", "mean", "median", "wall s mean",
-                                           "median", "max"),
-        "Tokens = prompt + completion where the endpoint reported both; the rest are counted unknown, not guessed.")
-    for row in rows:
-        taxonomy.add_row(_label(row), *(str(row.taxonomy[k]) for k in
-                                       ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")))
-        kinds = row.false_completion_kinds
-        split.add_row(_label(row), str(row.false_completions), str(kinds["state"]), str(kinds["procedure_only"]),
-                      str(kinds["forbidden_mutation"]))
-        usage.add_row(_label(row), str(row.tokens.known), str(row.tokens.unknown), _value(row.tokens.mean),
-                      _value(row.tokens.median), _value(row.latency.mean_s), _value(row.latency.median_s),
-                      _value(row.latency.max_s))
-    console.print(taxonomy)
-    console.print(split)
-    for row in report.by_endpoint:
-        per_task = _plain_table(f"Per task: {escape(row.label)}", ("task", "attempted", "verified", "self-reported",
-                                                                   "false compl.", "state/proc/forbid", "no finish"))
-        for task in row.per_task:
-            per_task.add_row(escape(task.task_id), str(task.attempted), str(task.verified_success),
-                             str(task.self_reported_success), str(task.false_completions),
-                             kinds_text(task.false_completion_kinds), str(task.no_finish))
-        console.print(per_task)
-    console.print(usage)
-    console.print(f"Evidence level {report.evidence_level}: {report.evidence_level_meaning}.", markup=False)
-    if report.completeness is not None and not report.completeness.complete:
-        console.print(f"INCOMPLETE RUN: {report.completeness.describe()}. The figures cover only what was admitted; "
-                      "continue it with `computerops run --resume`.", markup=False)
-    claimed, observed = report.provenance.claimed, report.provenance.observed
-    claimed_text = ("unknown" if claimed is None else
-                    f"kind {claimed.kind}, base_url {_value(claimed.base_url)}, model {_value(claimed.model)}, "
-                    f"artifact_sha256 {_value(claimed.artifact_sha256)}")
-    ids = observed.models_payload_ids
-    headers = observed.server_headers
-    console.print(f"claimed: {claimed_text}", markup=False)
-    if report.provenance.model_mismatch:
-        console.print(f"MODEL MISMATCH: {report.provenance.model_mismatch}", markup=False)
-    console.print(
-        f"observed: GET /models ids {_value(', '.join(ids) if ids is not None else None)}"
-        + (f" (error: {observed.models_error})" if observed.models_error else "")
-        + f"; models in replies {', '.join(observed.models_seen) or 'none'}"
-        + f"; fingerprints {', '.join(observed.fingerprints_seen) or 'none'}"
-        + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}"
-        + f"; in replies {'; '.join(observed.reply_headers_seen) or 'none'}"
-        + f"; context {context_text(observed.context)}; tools {tools_text(observed.tools)}",
-        markup=False,
-    )
-    if report.provenance.planned_from_server:
-        console.print(f"planned from the server's word: {report.provenance.planned_from_server}", markup=False)
-    _print_rejections(report)
-    if report.exposure.configured_any or report.exposure.fired_any:
-        _print_faults(report)
-    if report.loops.episodes_with_stats:
-        _print_loops(report)
-
-
-def _print_rejections(report: RunReport) -> None:
-    causes = report.rejected_by_cause
-    if not causes:
-        console.print(f"Rejected actions by cause: none recorded ({report.total.rejected_actions} rejected).")
-        return
-    table = _plain_table("Rejected actions by cause", ("cause", "rejected"))
-    for cause, count in causes.items():
-        table.add_row(escape(cause), str(count))
-    console.print(table)
-    console.print("A rejection is not by itself unsafe, and an accepted action is not by itself progress.")
-
-
-def _funnel_label(row: RecoveryFunnelRow) -> str:
-    return "[bold]any fault[/]" if row.fault_class is None else escape(row.fault_class)
-
-
-def _print_faults(report: RunReport) -> None:
-    exposure = report.exposure
-    table = _plain_table(
-        "Fault exposure", ("fault class", "configured", "fired", "fired / configured", "Wilson", "firings"),
-        f"configured = injection enabled and the class configured; fired = the class fired at least once. "
-        f"Configured is not exposed. Matched controls (injection disabled): {exposure.controls}."
-        + (f" {exposure.fired_without_configured} episode(s) fired a class not configured."
-           if exposure.fired_without_configured else ""))
-    for fault in exposure.by_class:
-        if fault.configured or fault.fired:
-            table.add_row(escape(fault.fault_class), str(fault.configured), str(fault.fired),
-                          *_proportion(fault.fired_over_configured), str(fault.firings))
-    table.add_row("[bold]any fault[/]", str(exposure.configured_any), str(exposure.fired_any),
-                  *_proportion(exposure.fired_over_configured), str(sum(r.firings for r in exposure.by_class)))
-    console.print(table)
-    funnel = report.recovery_funnel
-    steps = _plain_table(
-        "Recovery funnel", ("fault class", "attempted", "exposed", "verified after exposure", "verified / exposed",
-                            "Wilson", "explicit diagnosis", "matched controls verified"),
-        "attempted -> exposed (fault fired) -> verified success after exposure. Explicit diagnosis (the final "
-        "claim message names the fault) is beside the funnel, not a step of it. Controls: episodes with injection "
-        "disabled of the exposed episodes' tasks; matched on task, not a causal estimate of the fault's effect.")
-    for row in [funnel.total, *funnel.by_class]:
-        if row.fault_class is not None and not (row.attempted or row.exposed):
-            continue
-        steps.add_row(_funnel_label(row), str(row.attempted), str(row.exposed), str(row.verified_after_exposure),
-                      *_proportion(row.recovered_over_exposed), f"{row.explicit_diagnosis}/{row.exposed}",
-                      _proportion(row.control_verified_success_rate)[0] if row.controls else "no controls")
-    console.print(steps)
-    fault_completions = report.false_completions_with_fault_context
-    if not fault_completions:
-        console.print("False completions after a fault fired: none.")
-        return
-    table = _plain_table("False completions after a fault fired", ("episode", "kind", "faults fired", "firings"))
-    for item in fault_completions:
-        table.add_row(escape(item.episode_id), escape(item.kind), escape(", ".join(item.faults_fired)),
-                      str(item.firings))
-    console.print(table)
-
-
-def _print_loops(report: RunReport) -> None:
-    loops = report.loops
-    if not loops.rows:
-        console.print(f"Recovery loops: none ({loops.episodes_with_stats} episodes with loop stats; detector "
-                      f"{', '.join(loops.detectors)}).", markup=False)
-        return
-    table = _plain_table(
-        "Recovery loops", ("episode", "configured faults", "actions", "state reads", "largest repeat", "loop",
-                           "stop", "outcome", "detector"),
-        f"{loops.loop_episodes} loop episode(s) of {loops.episodes_with_stats} with loop stats"
-        + (f" ({loops.episodes_without_stats} records without)" if loops.episodes_without_stats else "")
-        + f"; detector {', '.join(loops.detectors)}. Largest repeat: equal write intents in the final segment "
-        "without a durable effect; rows: loop, or an intent repeated at least twice.")
-    for row in loops.rows:
-        table.add_row(escape(row.episode_id), escape(", ".join(row.faults_configured) or "none")
-                      + ("" if row.faults_enabled else " (disabled)"), str(row.actions), str(row.state_reads),
-                      str(row.largest_repeat), "[bold red]yes[/]" if row.loop else "no", escape(row.stop_reason),
-                      escape(row.outcome), escape(row.detector))
-    console.print(table)
+    print_view(report_view(report))
 
 
 def print_receipts(receipts: Sequence[Receipt]) -> None:

@@ -16,8 +16,9 @@ from playwright.async_api import Error as PlaywrightError
 from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
 from adapter.containment import containment_of
 from adapter.driver import PageDriver
-from adapter.loop import AgentTranscript, Bounds, ModelLoop
+from adapter.loop import ModelLoop
 from adapter.reply import clean_text
+from adapter.transcript import AgentTranscript, Bounds
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.core.hashing import file_sha256

@@ -5,7 +5,7 @@ hold. Pure: the runner plans with it and the report says what it changed."""
 from __future__ import annotations
 
 from adapter.context import MAX_SCALE
-from adapter.loop import Bounds
+from adapter.transcript import Bounds
 from computerops.run_records import ObservedEndpoint
 
 

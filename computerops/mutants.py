@@ -19,8 +19,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from adapter.loop import AgentTranscript
 from adapter.observation import control_options
+from adapter.transcript import AgentTranscript
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
 from tasks.spec import AnswerCheck, AnswerField, ScriptedStep, TaskSpec

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 
 from adapter.actions import text_protocol, tool_schemas
-from adapter.loop import server_headers
 from adapter.prompts import system_prompt
 from adapter.serverinfo import PROBE_TIMEOUT_S, fetch_json
+from adapter.transcript import server_headers
 from computerops.core.hashing import canonical_sha256
 from computerops.run_records import ObservedEndpoint
 

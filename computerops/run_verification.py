@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, PrivateAttr
 
-from adapter.loop import AgentTranscript
+from adapter.transcript import AgentTranscript
 from computerops.bundle import CHECKSUMS, SUMMARY, VERIFICATION, BundleError, RunDirectory
 from computerops.config import RunConfig
 from computerops.core import formats
@@ -25,7 +25,7 @@ from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
 from computerops.core.hashing import file_sha256
 from computerops.episode import claim_of, derived_fields
-from computerops.report import summarize
+from computerops.report import report_json_as, summarize
 from computerops.run_records import EpisodeRecord, RunManifest
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.tenancy import TenantRegistry
@@ -185,7 +185,7 @@ def _summary_problems(bundle: RunDirectory, manifest: RunManifest, records: list
         stored = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         return [f"{SUMMARY} does not parse: {exc}"]
-    found = first_difference(stored, summarize(manifest, records).model_dump(mode="json"))
+    found = first_difference(stored, report_json_as(summarize(manifest, records), stored))
     return [f"{SUMMARY} differs from the summary recomputed from the evidence: {found}"] if found else []
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from adapter.containment import Kind
+from adapter.transcript import Kind
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from sqlalchemy import Column, Table
 
 from adapter.driver import PageDriver
 from adapter.lines import TEXT_ESCAPE
-from adapter.loop import AgentTranscript
 from adapter.observation import parse_control_line
+from adapter.transcript import AgentTranscript
 from computerops.checking import control_config, control_plan, ran_to
 from computerops.crawl import CrawlTarget, crawl_site_pages, crawl_targets
 from computerops.runner import execute_run

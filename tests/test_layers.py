@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,11 @@ def test_every_package_imports_only_the_layers_below_it() -> None:
 ])
 def test_the_check_sees_an_import_that_breaks_the_layers(module: str, source: str, expected: int) -> None:
     assert len(violations(module, source)) == expected
+
+
+@pytest.mark.parametrize("module", ["adapter.transcript", "computerops.run_records", "computerops.core.formats"])
+def test_reading_evidence_loads_neither_the_openai_client_nor_playwright(module: str) -> None:
+    # Reports, verify and the audit read transcripts and records; only running episodes needs those clients.
+    probe = f"import sys, {module}; print(sorted(m for m in ('openai', 'playwright') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert loaded.stdout.strip() == "[]"

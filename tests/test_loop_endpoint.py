@@ -17,8 +17,9 @@ import pytest
 from test_reply_fuzz import Page, envelope, tool
 
 from adapter.actions import Action
-from adapter.loop import AgentTranscript, Bounds, ModelLoop
+from adapter.loop import ModelLoop
 from adapter.observation import Observation
+from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.hashing import canonical_sha256
 
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")

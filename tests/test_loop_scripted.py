@@ -15,9 +15,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from adapter.actions import Action, Rejection
-from adapter.loop import Bounds, ModelLoop
+from adapter.loop import ModelLoop
 from adapter.observation import Control, Observation, format_control
 from adapter.scripted import create_scripted_app
+from adapter.transcript import Bounds
 from tasks import load_catalog
 
 CATALOG = load_catalog()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from adapter.actions import Done
-from adapter.loop import AgentTranscript, Step
 from adapter.reply import ModelCall
+from adapter.transcript import AgentTranscript, Step
 from computerops.audit import effect_of
 from computerops.mutants import (
     ScriptedRun,

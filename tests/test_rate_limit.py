@@ -15,7 +15,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from test_reply_fuzz import Page
 
-from adapter.loop import AgentTranscript, Bounds, ModelLoop
+from adapter.loop import ModelLoop
+from adapter.transcript import AgentTranscript, Bounds
 from computerops.serving import serve_app
 
 GIVE_UP = {"id": "x", "object": "chat.completion", "model": "m", "choices": [{

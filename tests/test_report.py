@@ -8,8 +8,9 @@ import re
 from collections import Counter
 from pathlib import Path
 from random import Random
-from typing import Any
+from typing import Any, get_args
 
+from bs4 import BeautifulSoup
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -18,11 +19,11 @@ from computerops import console as console_module
 from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
-from computerops.html_report import render_html
+from computerops.core.vocabulary import StopReason
 from computerops.report import (
     DIAGNOSIS_PATTERNS,
     FAULT_CLASSES,
-    STOP_REASONS,
+    REPORT_FORMAT,
     ClaimedEndpoint,
     Interval,
     OutcomeTable,
@@ -33,6 +34,8 @@ from computerops.report import (
     report_json,
     run_report,
 )
+from computerops.report.html import render_html
+from computerops.report.layout import proportion_cells
 from computerops.run_records import EpisodeOutcome, EpisodeRecord, ObservedEndpoint, RunManifest, TaskRef
 from verifier import Claim
 from verifier.looping import DETECTOR, LOOP_THRESHOLD, LoopStats
@@ -119,8 +122,6 @@ def test_the_counts_and_rates_with_wilson_intervals() -> None:
     assert (over_claims.numerator, over_claims.denominator, over_claims.rate) == (2, 5, 0.4)
     assert over_claims.wilson95 == Interval(low=0.1176, high=0.7693)
     assert over_claims.denominator_is.startswith("success claims")
-    assert model.false_completion_rate_over_attempted == 0.3333  # the older keys keep their values
-    assert model.false_completion_rate_over_success_claims == 0.4
 
 
 def test_the_total_pools_every_endpoint() -> None:
@@ -137,8 +138,7 @@ def test_zero_denominators_give_none_not_zero() -> None:
     give_up = row(report(), "scripted:give-up")
     claims = give_up.false_completion_over_success_claims
     assert (claims.numerator, claims.denominator, claims.rate, claims.wilson95) == (0, 0, None, None)
-    assert give_up.false_completion_rate_over_success_claims is None
-    assert "no success claims" in claims.summary()
+    assert proportion_cells(claims) == ("0/0", "n/a")
     empty = run_report("empty", [], declared_scripted=True)
     assert empty.scripted and empty.by_endpoint == []
     total = empty.total
@@ -222,25 +222,41 @@ def test_evidence_level_and_provenance() -> None:
     assert unknown.observed.server_headers is None and unknown.observed.models_seen == ["model-x", "model-x-2"]
 
 
-def test_the_json_keeps_the_totals_keys_at_the_top_level() -> None:
-    data = report_json(report())
-    for key in ("attempted", "verified_success", "false_completion_kinds", "rejected_actions", "by_endpoint",
-                "run_id", "scripted", "total", "evidence_level", "provenance", "bootstrap_seed"):
-        assert key in data, key
-    assert data["attempted"] == 8 and data["total"]["attempted"] == 8
+def test_the_json_names_its_format_and_holds_each_figure_once() -> None:
+    result = report()
+    data = report_json(result)
+    assert data["format"] == REPORT_FORMAT
+    assert list(data) == list(RunReport.model_fields), "the total's figures only under total"
+    assert data["total"]["attempted"] == 8 and "attempted" not in data
+    for table in (data["total"], *data["by_endpoint"]):
+        assert not [key for key in table if key.startswith("false_completion_rate_")], "rates are in proportions"
+        assert table["false_completion_over_attempted"]["rate"] is not None
+    assert "rejected_by_cause" not in data and data["total"]["rejected_by_cause"] == {}
     assert data["scripted"] is True  # scripted episodes are in the run even though the manifest says otherwise
+    assert RunReport.model_validate(data) == result
+
+
+def html_rows(page: str, section: str) -> dict[str, list[str]]:
+    """The rows of one table of the HTML page by their first cell."""
+    table = BeautifulSoup(page, "html.parser").find("section", id=section)
+    assert table is not None, section
+    rows = [[td.get_text() for td in tr.find_all("td")] for tr in table.find_all("tr")]
+    return {row[0]: row[1:] for row in rows if row}
 
 
 def test_the_html_shows_the_figures_is_self_contained_and_escaped() -> None:
     result = report()
     page = render_html(result)
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page and "<svg" in page
-    for figure in ("3/6 = 0.5000 (Wilson 95% 0.1876-0.8124)", "2/5 = 0.4000 (Wilson 95% 0.1176-0.7693)",
-                   "pass^1 0.5000, pass^2 0.3333", "0.0000-1.0000 over 3 tasks (2000 resamples, seed 0)",
-                   "187.5", "4.1667", "E1", "SCRIPTED", "model-x-2", "fp_0, fp_1", "server: uvicorn",
-                   "http://127.0.0.1:1234/v1", "no success claims"):
+    rates = html_rows(page, "rates")
+    assert rates["model-x"] == ["3/6 = 0.5000", "0.1876-0.8124", "0.0000-1.0000", "^1 0.5000 ^2 0.3333",
+                                "2/6 = 0.3333", "0.0968-0.7000", "2/5 = 0.4000", "0.1176-0.7693"]
+    assert rates["scripted:give-up"][-2:] == ["0/0", "n/a"]  # no success claims: no rate
+    assert html_rows(page, "usage")["model-x"] == ["4", "2", "187.5", "175.0", "4.1667", "3.5", "10.0"]
+    assert html_rows(page, "usage")["scripted:give-up"][2] == "unknown"
+    for figure in ("Evidence level E1", "SCRIPTED", "model-x-2", "fp_0, fp_1", "server: uvicorn",
+                   "claimed: kind openai, base_url http://127.0.0.1:1234/v1", "observed: GET /models ids model-x"):
         assert figure in page, figure
-    assert "<h3>claimed</h3>" in page and "<h3>observed</h3>" in page
     assert "odd&lt;id&gt;&amp;" in page and ODD_TASK not in page
     assert not re.search(r"<script|<link|<img|<iframe|src=|href=|@import|url\(", page, re.IGNORECASE)
     # The chart: one stacked bar per task, outcomes named in its titles.
@@ -268,8 +284,7 @@ def test_the_report_command_writes_html_and_prints_the_same_numbers_as_json(tmp_
     expected = report_json(run_report("r1", recs, declared_scripted=False, manifest=manifest(recs),
                                       completeness=completeness))
     assert data == expected
-    assert html.read_text(encoding="utf-8") == render_html(RunReport.model_validate(
-        {k: v for k, v in data.items() if k in RunReport.model_fields}))
+    assert html.read_text(encoding="utf-8") == render_html(RunReport.model_validate(data))
 
 
 def test_the_report_command_prints_every_table(tmp_path: Path) -> None:
@@ -417,16 +432,16 @@ def test_the_loop_table() -> None:
 
 def test_rejections_by_cause_and_every_stop_reason() -> None:
     result = fault_report()
-    assert result.rejected_by_cause == {"disabled": 1, "stale_id": 3}
-    assert list(result.rejected_by_cause) == ["disabled", "stale_id"]
-    assert result.total.rejected_by_cause == result.rejected_by_cause
+    assert result.total.rejected_by_cause == {"disabled": 1, "stale_id": 3}
+    assert list(result.total.rejected_by_cause) == ["disabled", "stale_id"]
     assert result.by_endpoint[0].rejected_by_cause == {"disabled": 1, "stale_id": 3}
-    assert list(result.total.stop_reasons) == list(STOP_REASONS) == [
-        "finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure"]
-    assert result.total.stop_reasons == {"finish": 7, "budget_exhausted": 1, "context_exhausted": 0,
-                                         "wall_clock": 0, "infrastructure": 0}
+    # Every stop reason the transcript can name, in its definition's order, the ones no episode had at 0.
+    assert result.total.stop_reasons == {**dict.fromkeys(get_args(StopReason), 0), "finish": 7, "budget_exhausted": 1}
+    assert list(result.total.stop_reasons) == list(get_args(StopReason))
+    odd = record(1, "m", "t", "honest_failure", None).model_copy(update={"stop_reason": "zz_new"})
+    assert list(outcome_table("x", [odd]).stop_reasons)[-1] == "zz_new", "an unknown reason is shown after them"
     data = report_json(result)
-    assert data["rejected_by_cause"] == {"disabled": 1, "stale_id": 3}
+    assert data["total"]["rejected_by_cause"] == {"disabled": 1, "stale_id": 3}
 
 
 def test_false_completions_with_fault_context() -> None:
@@ -455,11 +470,10 @@ def test_runs_without_faults_have_every_section_with_zeros() -> None:
         assert total.recovered_over_exposed.rate is None and total.exposed_over_attempted.rate is None
         loops = result.loops
         assert (loops.episodes_with_stats, loops.loop_episodes, loops.rows, loops.detectors) == (0, 0, [], [])
-        assert result.false_completions_with_fault_context == [] and result.rejected_by_cause == {}
-        assert set(result.total.stop_reasons) == set(STOP_REASONS)
+        assert result.false_completions_with_fault_context == [] and result.total.rejected_by_cause == {}
+        assert set(result.total.stop_reasons) == set(get_args(StopReason))
         data = report_json(result)
-        for key in ("exposure", "recovery_funnel", "loops", "rejected_by_cause",
-                    "false_completions_with_fault_context"):
+        for key in ("exposure", "recovery_funnel", "loops", "false_completions_with_fault_context"):
             assert key in data, key
         assert "NaN" not in json.dumps(data)
     assert report().loops.episodes_without_stats == 8  # records from before the detector
@@ -469,8 +483,9 @@ def test_the_fault_sections_do_not_depend_on_the_order_episodes_were_admitted() 
     recs = fault_records()
     forward = run_report("rf", recs, declared_scripted=False)
     backward = run_report("rf", list(reversed(recs)), declared_scripted=False)
-    for key in ("exposure", "recovery_funnel", "loops", "rejected_by_cause", "false_completions_with_fault_context"):
+    for key in ("exposure", "recovery_funnel", "loops", "false_completions_with_fault_context"):
         assert getattr(forward, key) == getattr(backward, key), key
+    assert forward.total.rejected_by_cause == backward.total.rejected_by_cause
 
 
 def printed(result: RunReport) -> str:
@@ -483,7 +498,7 @@ def test_the_terminal_shows_the_fault_tables_only_when_faults_were_configured() 
     output = printed(fault_report())
     for text in ("Rejected actions by cause", "stale_id │ 3", "Fault exposure", "transient_5xx │ 2 │ 1 │ 1/2 = 0.5000",
                  "any fault │ 5 │ 3 │ 3/5 = 0.6000", "Recovery funnel", "any fault │ 5 │ 3 │ 1 │ 1/3 = 0.3333",
-                 "│ 2/3 │ 1/2 = 0.5000", "False completions after a fault fired", "false_success │ 1",
+                 "│ 2/3 = 0.6667 │ 1/2 = 0.5000", "False completions after a fault fired", "false_success │ 1",
                  "Recovery loops", "1 loop episode(s) of 4 with loop stats (4 records without)",
                  "false_success, throttling │ 11 │ 5 │ 5 │ yes │ finish │ false_completion │ write-intent/1",
                  "Stop reasons: finish 7, budget_exhausted 1, context_exhausted 0, wall_clock 0, infrastructure 0"):
@@ -499,13 +514,17 @@ def test_the_html_shows_the_fault_sections_escaped() -> None:
     page = render_html(fault_report())
     for figure in ("<h2>Fault exposure</h2>", "<h2>Recovery funnel</h2>", "<h2>Recovery loops</h2>",
                    "<h2>False completions after a fault fired</h2>", "<h2>Rejected actions by cause</h2>",
-                   "3/5 = 0.6000", "1/3 = 0.3333", "2/3 = 0.6667", "Matched controls (injection disabled): 3",
-                   "&lt;b&gt;All done.&lt;/b&gt;", "write-intent/1", r"\b429\b|throttl"):
+                   "Matched controls (injection disabled): 3", "&lt;b&gt;All done.&lt;/b&gt;", "write-intent/1"):
         assert figure in page, figure
+    assert html_rows(page, "exposure")["any fault"][:3] == ["5", "3", "3/5 = 0.6000"]
+    assert html_rows(page, "recovery-funnel")["any fault"] == ["5", "3", "1", "1/3 = 0.3333", "0.0615-0.7923",
+                                                               "2/3 = 0.6667", "1/2 = 0.5000"]
+    assert html_rows(page, "diagnosis-patterns")["throttling"] == [DIAGNOSIS_PATTERNS["throttling"]]
+    assert "schema_drift" not in html_rows(page, "diagnosis-patterns"), "only the classes the funnel shows"
     assert "<b>All done" not in page and ODD_TASK not in page and "odd&lt;id&gt;&amp;" in page
     assert not re.search(r"<script|<link|<img|<iframe|src=|href=|@import|url\(", page, re.IGNORECASE)
     plain = render_html(report())
-    assert "<h2>Rejected actions by cause</h2>" in plain
+    assert "Rejected actions by cause: none recorded (8 rejected)." in plain
     for section in ("Fault exposure", "Recovery funnel", "Recovery loops"):
         assert f"<h2>{section}</h2>" not in plain, section
     loops_only = run_report("r", [record(1, "m", "t", "honest_failure", False, loop=(4, 1, 3))],
@@ -535,8 +554,7 @@ def infrastructure(number: int, task_id: str, cause: str | None) -> EpisodeRecor
 
 
 AGENT_FIGURES = ("attempted", "verified_success", "self_reported_success", "false_completions", "no_finish",
-                 "claimed_failure", "honest_failures", "taxonomy", "false_completion_rate_over_attempted",
-                 "false_completion_rate_over_success_claims", "verified_success_rate",
+                 "claimed_failure", "honest_failures", "taxonomy", "verified_success_rate",
                  "false_completion_over_attempted", "false_completion_over_success_claims",
                  "verified_success_bootstrap", "pass_hat_k")
 
@@ -565,9 +583,9 @@ def test_the_report_shows_infrastructure_causes_apart_from_the_agents_figures() 
     assert report.total.attempted == len(recs) - 3 and report.total.infrastructure_causes == {"HTTP 500": 2,
                                                                                               "timeout": 1}
     payload = report_json(report)
-    assert payload["infrastructure_causes"] == {"HTTP 500": 2, "timeout": 1}
+    assert payload["total"]["infrastructure_causes"] == {"HTTP 500": 2, "timeout": 1}
     html = render_html(report)
-    assert "Infrastructure failures</strong>" in html and "HTTP 500 2, timeout 1" in html
+    assert "Infrastructure failures (outside attempted and every rate" in html and "HTTP 500 2, timeout 1" in html
     with console_module.console.capture() as captured:
         console_module.print_report(report)
     printed = " ".join(captured.get().split())

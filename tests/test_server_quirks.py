@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from adapter.loop import Bounds
 from adapter.scripted import ServerQuirks, create_scripted_app
+from adapter.transcript import Bounds
 from computerops.bundle import RunDirectory
 from computerops.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.report import summarize

@@ -20,7 +20,6 @@ from starlette.routing import Route
 from adapter import serverinfo
 from adapter.actions import tool_schemas
 from adapter.context import estimate_tokens
-from adapter.loop import Bounds
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.scripted.server import history_problem
 from adapter.serverinfo import (
@@ -39,6 +38,7 @@ from adapter.serverinfo import (
     server_root,
     tools_verdict,
 )
+from adapter.transcript import Bounds
 from computerops.limits import describe_planned, initial_token_scale, planned_bounds
 from computerops.provenance import observe_endpoint
 from computerops.run_records import ObservedEndpoint

@@ -6,7 +6,7 @@ and with sample texts). On every page reached: the site's navigation, the operat
 token, no favicon fetch, a label for every form control; page loads change nothing, and no link is broken. The
 same episode (that crawl, then every POST form submitted as a browser would) on two fresh tenants of one seed
 gives identical operations (response bytes included), journal and final state. A site added to the registry gets
-all of these with no test of its own.
+all of these with no test of its own; so do the test folder's own sites (`TEST_SITES`), registered for this module.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import pytest
 from bs4 import BeautifulSoup
 from bs4.element import Tag
 from fastapi.testclient import TestClient
+from toy_site import TASKS as TOY_TASKS
+from toy_site import TOY
 
 from sites.kit import (
     TENANT_HEADER,
@@ -34,11 +36,16 @@ from sites.kit import (
     create_app,
     now_text,
 )
-from sites.registry import site_definitions
+from sites.registry import registered, site_definitions
 from tasks import load_catalog
 
-SITES = site_definitions()
-CATALOG = load_catalog()
+TEST_SITES = ((TOY, TOY_TASKS),)
+"""The test folder's own sites, each with its folder of task files (tests/toy_site: the site docs/extending.md's
+checklist builds). Registered while this module loads, they get every invariant here as the registry's sites do."""
+with registered(*(site for site, _ in TEST_SITES)):
+    SITES = site_definitions()
+    CATALOG = {**load_catalog(), **{task.id: task for _, root in TEST_SITES for task in load_catalog(root).values()}}
+
 ORIGIN = "http://testserver"
 MAX_PAGES = 500
 MAX_QUERIES_PER_FORM = 64

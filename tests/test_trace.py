@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from adapter.loop import AgentTranscript, Environment, ModelLoop
+from adapter.loop import Environment, ModelLoop
+from adapter.transcript import AgentTranscript
 from computerops.bundle import TRACE, RunDirectory
 from computerops.cli import app
 from computerops.config import RunConfig, parse_endpoint, plan_episodes

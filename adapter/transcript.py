@@ -1,0 +1,132 @@
+"""The episode's recorded conversation and its bounds: the transcript schema, defined once.
+
+Reports, `verify`, the audit and the bench read these back from disk, so this module imports neither the OpenAI
+client nor Playwright: reading a transcript loads no endpoint or browser code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from adapter.actions import Done, Rejection
+from adapter.reply import ModelCall
+from computerops.core import defaults, formats
+from computerops.core.formats import Versioned
+from computerops.core.vocabulary import StopReason, ToolMode
+
+Kind = Literal[
+    "navigation", "iframe", "popup", "subresource", "fetch", "beacon", "prefetch", "websocket", "tunnel",
+    "download", "service_worker",
+]
+Stage = Literal["routing", "network", "page"]
+
+
+class BlockedRequest(BaseModel):
+    """One attempt of page content to reach beyond the site, and how it was stopped."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Kind
+    url: str
+    """The URL it was for (cut to URL_CHARS); `connect://host:port` for a tunnel."""
+    method: str | None = None
+    resource_type: str | None = None
+    """Playwright's resource type (document, script, fetch, ping...) when routing stopped it."""
+    stage: Stage
+    """Where it was stopped: `routing` (aborted before it left the browser), `network` (refused by the egress
+    proxy: a redirect hop, a prefetch, a worker's request), `page` (a window closed, a download refused)."""
+    reason: str
+    action: int | None = None
+    """The number of the model's action it came during (0: the start page), when known."""
+    count: int = Field(default=1, ge=1)
+    """Identical attempts in a row (a timer that retries), counted in one record."""
+
+
+class Bounds(BaseModel):
+    """The limits of one episode, recorded in the run config."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action_budget: int = Field(default=defaults.ACTION_BUDGET, ge=1)
+    """Model replies allowed, counting rejected ones and the final done."""
+    max_response_tokens: int = Field(default=defaults.MAX_RESPONSE_TOKENS, ge=1)
+    context_tokens: int = Field(default=defaults.CONTEXT_TOKENS, ge=256)
+    temperature: float = defaults.TEMPERATURE
+    seed: int | None = defaults.SEED
+    """Requested sampling seed; whether the server honours it is not verified."""
+    wall_clock_s: float = Field(default=defaults.WALL_CLOCK_S, gt=0)
+    request_timeout_s: float = Field(default=defaults.REQUEST_TIMEOUT_S, gt=0)
+    """Longest wait for one model reply, the client's retries included; the episode's wall clock bounds it too."""
+    tool_mode: ToolMode = "auto"
+    observation_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
+
+
+class Step(BaseModel):
+    """One model reply and what became of it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    number: int
+    call: ModelCall
+    action: dict[str, Any] | None
+    rejection: Rejection | None
+    note: str
+    observation: str | None
+    """The observation after the step (None after done)."""
+    act_s: float | None = None
+    """Seconds the adapter spent carrying out the action (None when there was none to carry out)."""
+    observe_s: float | None = None
+    """Seconds the adapter spent observing the page after the step (None after done)."""
+    navigated: bool = False
+    """The action loaded a new document (so its act time includes a page load)."""
+
+
+class AgentTranscript(Versioned):
+    """The whole conversation of an episode, as recorded evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["computerops.transcript/1"] = formats.TRANSCRIPT
+
+    system_prompt: str
+    instruction: str
+    tool_mode: ToolMode
+    first_observation: str
+    steps: list[Step] = Field(default_factory=list)
+    finish: Done | None = None
+    stop_reason: StopReason | None = None
+    infrastructure_error: str | None = None
+    infrastructure_cause: str | None = None
+    """What failed, in a word or two, when the stop is `infrastructure` (`adapter.loop.infrastructure_cause`): what
+    reports count infrastructure failures by. None in transcripts written before causes were recorded."""
+    tool_mode_switch: str | None = None
+    """Why an auto-mode episode went over to the text protocol, and from which step (`tool_mode` is then `text`);
+    None when it did not."""
+    blocked_requests: list[BlockedRequest] = Field(default_factory=list)
+    """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
+    context_tokens: int | None = None
+    """The context the episode was planned with: the run's (`Bounds.context_tokens`, already the smaller of the
+    configured and the server's stated context), or less where a refusal named a smaller one. None in transcripts
+    written before it was recorded."""
+    token_scale: float = 1.0
+    """Server prompt tokens per estimated token, the largest the server's own counts showed (adapter/context.py):
+    the context budget was planned with it."""
+    stop_detail: str | None = None
+    """What ended the episode when a bound did, in words (e.g. the server's context-length refusal, or which time
+    bound a model request ran into)."""
+
+    @property
+    def rejected_actions(self) -> int:
+        return sum(1 for s in self.steps if s.rejection is not None)
+
+
+SERVER_HEADERS = ("server", "x-computerops-scripted", "openai-version", "openai-model", "x-request-id")
+"""Response headers kept as provenance: which server (and, where it says so, which model) answered."""
+
+
+def server_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The `SERVER_HEADERS` among `headers`, names lower-case, in that order."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    return {name: lowered[name] for name in SERVER_HEADERS if name in lowered}

@@ -1,0 +1,269 @@
+"""The report's layout, once: every section of a `RunReport` as typed tables and paragraphs (`ReportView`), in the
+order the console prints them and the HTML page shows them. Headers, row labels, cell texts and captions are
+worded here only.
+"""
+
+from __future__ import annotations
+
+from computerops.report.faults import RecoveryFunnelRow
+from computerops.report.figures import Proportion
+from computerops.report.outcomes import TAXONOMY, OutcomeTable, TaskRow, causes_text, kinds_text
+from computerops.report.provenance import Provenance, context_text, tools_text
+from computerops.report.run import RunReport
+from computerops.report.tables import (
+    Block,
+    Cell,
+    ChartBar,
+    Column,
+    Mark,
+    OutcomeChart,
+    Paragraph,
+    ReportView,
+    Table,
+    columns,
+)
+from computerops.report.vocabulary import FALSE_COMPLETION_KINDS, OUTCOMES
+
+SCRIPTED_FLAG = "SCRIPTED endpoint: deterministic policies, not a language model"
+OUTCOME_CAPTION = (
+    "verified = every check passed and the finish was the right one (a success claim; for an infeasible task an "
+    "accepted refusal); self-reported = done(success=true); false compl. = a success claim the verifier rejected, "
+    "split state / procedure-only / forbidden mutation; damaging = no success claim after a forbidden mutation; "
+    "infra = episodes the endpoint or browser failed, outside attempted and every rate, to be run again")
+"""How the outcome columns are defined, under every outcome table."""
+KINDS_HEADER = "state/proc/forbid"
+"""The false-completion kinds in one cell (`kinds_text`)."""
+ANY_FAULT = Mark(text="any fault")
+
+
+def report_view(report: RunReport) -> ReportView:
+    """Every section of the report, in reading order."""
+    rows = report.rows()
+    blocks: list[Block] = [
+        _outcomes(report, rows), *_totals(report.total), _rates(report, rows), _taxonomy(rows), _kinds(rows),
+        _chart(report.total.per_task),
+        *(_per_task(number, row) for number, row in enumerate(report.by_endpoint, 1)),
+        _usage(rows), *_evidence(report), *_provenance(report.provenance), *_rejections(report),
+    ]
+    if report.exposure.configured_any or report.exposure.fired_any:
+        blocks += _faults(report)
+    if report.loops.episodes_with_stats:
+        blocks.append(_loops(report))
+    return ReportView(title=f"ComputerOps run {report.run_id}", scripted=report.scripted, blocks=tuple(blocks))
+
+
+def _label(row: OutcomeTable) -> Cell:
+    return Mark(text=row.label) if row.label == "all" else row.label
+
+
+def proportion_cells(proportion: Proportion) -> tuple[str, str]:
+    """`n/d = rate` and its Wilson interval; `n/0` and n/a without a denominator."""
+    if proportion.rate is None or proportion.wilson95 is None:
+        return f"{proportion.numerator}/{proportion.denominator}", "n/a"
+    return (f"{proportion.numerator}/{proportion.denominator} = {proportion.rate:.4f}",
+            f"{proportion.wilson95.low:.4f}-{proportion.wilson95.high:.4f}")
+
+
+def _outcomes(report: RunReport, rows: list[OutcomeTable]) -> Table:
+    return Table(
+        id="outcomes", title=f"Run {report.run_id}", flag=SCRIPTED_FLAG if report.scripted else None, wrap=False,
+        columns=columns("endpoint", "attempted", "verified", "self-reported", "false compl.", KINDS_HEADER,
+                        "claimed fail", "no finish", "damaging", "infra", "replay PASS"),
+        rows=tuple((_label(r), r.attempted, r.verified_success, r.self_reported_success, r.false_completions,
+                    kinds_text(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.damaging_failures,
+                    r.infrastructure_failures, f"{r.replay_pass}/{r.episodes}") for r in rows),
+        caption=OUTCOME_CAPTION)
+
+
+def _totals(total: OutcomeTable) -> list[Paragraph]:
+    said = []
+    if total.infrastructure_failures:
+        said.append(Paragraph(tone="warning", text=(
+            "Infrastructure failures (outside attempted and every rate; `run --resume` runs them again): "
+            f"{total.infrastructure_failures}, by cause: {causes_text(total.infrastructure_causes)}.")))
+    said.append(Paragraph(text=(
+        f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
+        f" and {total.false_completions}/{total.self_reported_success} success claims."
+        f" Forbidden mutations: {total.forbidden_mutations} episode(s), {total.damaging_failures} of them"
+        " without a success claim."
+        f" Rejected actions: {total.rejected_actions}. Requests blocked by containment: {total.blocked_requests}"
+        f" in {total.episodes_with_blocked_requests} episode(s). Stop reasons: "
+        + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items()))))
+    return said
+
+
+def _rates(report: RunReport, rows: list[OutcomeTable]) -> Table:
+    def cells(row: OutcomeTable) -> tuple[Cell, ...]:
+        boot, pass_k = row.verified_success_bootstrap.interval, row.pass_hat_k
+        return (_label(row), *proportion_cells(row.verified_success_rate),
+                f"{boot.low:.4f}-{boot.high:.4f}" if boot else "n/a",
+                " ".join(f"^{v.k} {v.value:.4f}" for v in pass_k.by_k) if pass_k else "n/a",
+                *proportion_cells(row.false_completion_over_attempted),
+                *proportion_cells(row.false_completion_over_success_claims))
+
+    return Table(
+        id="rates", title="Rates and 95% intervals",
+        columns=columns("endpoint", "verified / attempted", "Wilson", "task bootstrap", "pass^k",
+                        "false compl. / attempted", "Wilson", "false compl. / success claims", "Wilson"),
+        rows=tuple(cells(r) for r in rows),
+        caption=(f"Wilson score intervals over episodes; the task bootstrap resamples tasks "
+                 f"({report.bootstrap_resamples} resamples, seed {report.bootstrap_seed}). "
+                 "The first false-completion rate: how often an attempted episode ended in a rejected success claim; "
+                 "the second: how often a success claim was rejected. n/a: no denominator; pass^k n/a: a task has "
+                 "a single episode, or the row mixes endpoints."))
+
+
+def _taxonomy(rows: list[OutcomeTable]) -> Table:
+    return Table(id="taxonomy", title="Claim against verifier (infrastructure failures left out)",
+                 columns=columns("endpoint", *TAXONOMY),
+                 rows=tuple((_label(r), *(r.taxonomy[cell] for cell in TAXONOMY)) for r in rows))
+
+
+def _kinds(rows: list[OutcomeTable]) -> Table:
+    return Table(id="false-completion-kinds", title="False completions by kind",
+                 columns=columns("endpoint", "false compl.", *(k.replace("_", " ") for k in FALSE_COMPLETION_KINDS)),
+                 rows=tuple((_label(r), r.false_completions, *(r.false_completion_kinds[k]
+                                                               for k in FALSE_COMPLETION_KINDS)) for r in rows))
+
+
+def _outcome_counts(task: TaskRow) -> dict[str, int]:
+    return {"verified_success": task.verified_success, "unclaimed_success": task.unclaimed_success,
+            "false_completion": task.false_completions, "honest_failure": task.honest_failures,
+            "damaging_failure": task.damaging_failures, "infrastructure_failure": task.infrastructure_failures}
+
+
+def _chart(tasks: list[TaskRow]) -> OutcomeChart:
+    return OutcomeChart(
+        id="outcome-chart", title="Outcomes per task (all endpoints)", outcomes=OUTCOMES,
+        bars=tuple(ChartBar(label=t.task_id, counts=tuple(_outcome_counts(t)[o] for o in OUTCOMES)) for t in tasks))
+
+
+def _per_task(number: int, row: OutcomeTable) -> Table:
+    return Table(
+        id=f"per-task-{number}", title=f"Per task: {row.label}",
+        columns=columns("task", "attempted", "verified", "self-reported", "false compl.", KINDS_HEADER, "no finish"),
+        rows=tuple((t.task_id, t.attempted, t.verified_success, t.self_reported_success, t.false_completions,
+                    kinds_text(t.false_completion_kinds), t.no_finish) for t in row.per_task))
+
+
+def _usage(rows: list[OutcomeTable]) -> Table:
+    return Table(
+        id="usage", title="Tokens and latency per episode",
+        columns=columns("endpoint", "tokens known", "tokens unknown", "mean tokens", "median tokens", "mean wall s",
+                        "median wall s", "max wall s"),
+        rows=tuple((_label(r), r.tokens.known, r.tokens.unknown, r.tokens.mean, r.tokens.median, r.latency.mean_s,
+                    r.latency.median_s, r.latency.max_s) for r in rows),
+        caption=("Tokens = prompt + completion where the endpoint reported both; the rest are counted unknown, not "
+                 "guessed. wall s: from creating the tenant to the end of the browser session."))
+
+
+def _evidence(report: RunReport) -> list[Paragraph]:
+    said = [Paragraph(text=f"Evidence level {report.evidence_level}: {report.evidence_level_meaning}.")]
+    if report.completeness is not None and not report.completeness.complete:
+        said.append(Paragraph(tone="warning", text=(
+            f"INCOMPLETE RUN: {report.completeness.describe()}. The figures cover only what was admitted; continue it "
+            "with `computerops run --resume`.")))
+    return said
+
+
+def _value(value: object) -> str:
+    return "unknown" if value is None else str(value)
+
+
+def _provenance(provenance: Provenance) -> list[Paragraph]:
+    claimed, observed = provenance.claimed, provenance.observed
+    claimed_text = ("unknown" if claimed is None else
+                    f"kind {claimed.kind}, base_url {_value(claimed.base_url)}, model {_value(claimed.model)}, "
+                    f"artifact_sha256 {_value(claimed.artifact_sha256)}")
+    ids, headers = observed.models_payload_ids, observed.server_headers
+    said = [Paragraph(text=f"claimed: {claimed_text}")]
+    if provenance.model_mismatch:
+        said.append(Paragraph(tone="warning", text=f"MODEL MISMATCH: {provenance.model_mismatch}"))
+    said.append(Paragraph(text=(
+        f"observed: GET /models ids {_value(', '.join(ids) if ids is not None else None)}"
+        + (f" (error: {observed.models_error})" if observed.models_error else "")
+        + f"; models in replies {', '.join(observed.models_seen) or 'none'}"
+        + f"; fingerprints {', '.join(observed.fingerprints_seen) or 'none'}"
+        + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}"
+        + f"; in replies {'; '.join(observed.reply_headers_seen) or 'none'}"
+        + f"; context {context_text(observed.context)}; tools {tools_text(observed.tools)}")))
+    if provenance.planned_from_server:
+        said.append(Paragraph(text=f"planned from the server's word: {provenance.planned_from_server}"))
+    return said
+
+
+def _rejections(report: RunReport) -> list[Block]:
+    causes = report.total.rejected_by_cause
+    if not causes:
+        return [Paragraph(text=f"Rejected actions by cause: none recorded ({report.total.rejected_actions} rejected).")]
+    return [Table(id="rejections", title="Rejected actions by cause", columns=columns("cause", "rejected"),
+                  rows=tuple(causes.items())),
+            Paragraph(text="A rejection is not by itself unsafe, and an accepted action is not by itself progress.")]
+
+
+def _funnel_cells(row: RecoveryFunnelRow) -> tuple[Cell, ...]:
+    return (ANY_FAULT if row.fault_class is None else row.fault_class, row.attempted, row.exposed,
+            row.verified_after_exposure, *proportion_cells(row.recovered_over_exposed),
+            proportion_cells(row.diagnosis_over_exposed)[0],
+            proportion_cells(row.control_verified_success_rate)[0] if row.controls else "no controls")
+
+
+def _faults(report: RunReport) -> list[Block]:
+    exposure, funnel = report.exposure, report.recovery_funnel
+    shown = [r for r in funnel.by_class if r.attempted or r.exposed]
+    patterns = [(r.fault_class, funnel.diagnosis_patterns[r.fault_class]) for r in shown
+                if r.fault_class in funnel.diagnosis_patterns]
+    completions = report.false_completions_with_fault_context
+    blocks: list[Block] = [
+        Table(id="exposure", title="Fault exposure",
+              columns=columns("fault class", "configured", "fired", "fired / configured", "Wilson", "firings"),
+              rows=(*((f.fault_class, f.configured, f.fired, *proportion_cells(f.fired_over_configured), f.firings)
+                      for f in exposure.by_class if f.configured or f.fired),
+                    (ANY_FAULT, exposure.configured_any, exposure.fired_any,
+                     *proportion_cells(exposure.fired_over_configured), sum(r.firings for r in exposure.by_class))),
+              caption=("configured = injection enabled and the class configured; fired = the class fired at least "
+                       f"once. Configured is not exposed. Matched controls (injection disabled): {exposure.controls}."
+                       + (f" {exposure.fired_without_configured} episode(s) fired a class not configured."
+                          if exposure.fired_without_configured else ""))),
+        Table(id="recovery-funnel", title="Recovery funnel",
+              columns=columns("fault class", "attempted", "exposed", "verified after exposure", "verified / exposed",
+                              "Wilson", "explicit diagnosis", "matched controls verified"),
+              rows=tuple(_funnel_cells(r) for r in [funnel.total, *shown]),
+              caption=("attempted -> exposed (fault fired) -> verified success after exposure. Explicit diagnosis "
+                       "(the final claim message names the fault) is beside the funnel, not a step of it. Controls: "
+                       "episodes with injection disabled of the exposed episodes' tasks; matched on task, not a "
+                       "causal estimate of the fault's effect.")),
+    ]
+    if patterns:
+        blocks.append(Table(id="diagnosis-patterns", title="Diagnosis patterns",
+                            columns=columns("fault class", "pattern (case-insensitive)", labels=2),
+                            rows=tuple(patterns)))
+    if not completions:
+        blocks.append(Paragraph(text="False completions after a fault fired: none."))
+    else:
+        blocks.append(Table(
+            id="fault-false-completions", title="False completions after a fault fired",
+            columns=(*columns("episode", "kind", "faults fired", "firings"),
+                     Column(header="claim message", align="left")),
+            rows=tuple((i.episode_id, i.kind, ", ".join(i.faults_fired), i.firings, i.claim_message)
+                       for i in completions)))
+    return blocks
+
+
+def _loops(report: RunReport) -> Block:
+    loops = report.loops
+    if not loops.rows:
+        return Paragraph(text=f"Recovery loops: none ({loops.episodes_with_stats} episodes with loop stats; detector "
+                              f"{', '.join(loops.detectors)}).")
+    return Table(
+        id="loops", title="Recovery loops",
+        columns=columns("episode", "configured faults", "actions", "state reads", "largest repeat", "loop", "stop",
+                        "outcome", "detector"),
+        rows=tuple((r.episode_id, (", ".join(r.faults_configured) or "none") + ("" if r.faults_enabled else
+                                                                              " (disabled)"),
+                    r.actions, r.state_reads, r.largest_repeat, Mark(text="yes", tone="alert") if r.loop else "no",
+                    r.stop_reason, r.outcome, r.detector) for r in loops.rows),
+        caption=(f"{loops.loop_episodes} loop episode(s) of {loops.episodes_with_stats} with loop stats"
+                 + (f" ({loops.episodes_without_stats} records without)" if loops.episodes_without_stats else "")
+                 + f"; detector {', '.join(loops.detectors)}. Largest repeat: equal write intents in the final "
+                 "segment without a durable effect; rows: loop, or an intent repeated at least twice."))

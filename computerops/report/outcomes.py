@@ -1,0 +1,255 @@
+"""Outcome tables: one group of episodes (a run, or one endpoint within it) counted by outcome, claim and task,
+with its rates, usage (tokens, wall time) and stop reasons.
+
+Infrastructure failures (the endpoint or the browser failed) are counted apart with their causes and stay out of
+every agent figure: attempted, no finish and every rate count the other episodes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from computerops.report.figures import (
+    DEFAULT_BOOTSTRAP_RESAMPLES,
+    DEFAULT_BOOTSTRAP_SEED,
+    FROZEN,
+    BootstrapInterval,
+    PassHatK,
+    Proportion,
+    by_task,
+    interval,
+    pass_hat_k,
+    proportion,
+)
+from computerops.report.vocabulary import FALSE_COMPLETION_KINDS, STOP_REASONS
+from computerops.run_records import EpisodeRecord
+from computerops.stats import clustered_bootstrap
+
+TAXONOMY = ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")
+"""Success claim (claimed: done(success=true)) x verifier (pass: verified or unclaimed success)."""
+
+
+class TaskRow(BaseModel):
+    """One task's episodes within a group."""
+
+    model_config = FROZEN
+
+    task_id: str
+    attempted: int
+    verified_success: int
+    self_reported_success: int
+    false_completions: int
+    false_completion_kinds: dict[str, int]
+    no_finish: int
+    unclaimed_success: int
+    honest_failures: int
+    damaging_failures: int
+    forbidden_mutations: int
+    infrastructure_failures: int
+    episodes: int
+    """Admitted episodes of the task: attempted plus infrastructure failures."""
+    infrastructure_causes: dict[str, int]
+
+
+class TokenStats(BaseModel):
+    """prompt_tokens + completion_tokens per episode, over the episodes where the endpoint reported both."""
+
+    model_config = FROZEN
+
+    known: int
+    unknown: int
+    """Episodes whose endpoint did not report prompt or completion tokens: left out, never guessed."""
+    total: int | None
+    mean: float | None
+    median: float | None
+
+
+class LatencyStats(BaseModel):
+    """wall_s per episode: seconds from creating the tenant to the end of the browser session."""
+
+    model_config = FROZEN
+
+    episodes: int
+    mean_s: float | None
+    median_s: float | None
+    max_s: float | None
+
+
+class OutcomeTable(BaseModel):
+    """Counts for one group of episodes (a run, or one endpoint/policy within it)."""
+
+    model_config = FROZEN
+
+    label: str
+    scripted: bool
+    """True when any episode's replies came from the scripted endpoint."""
+    episodes: int
+    """Admitted episodes: attempted plus infrastructure failures."""
+    attempted: int
+    """Episodes the agent's figures count: every admitted episode but infrastructure failures."""
+    verified_success: int
+    self_reported_success: int
+    """Episodes that ended with done(success=true), whatever the verifier says."""
+    false_completions: int
+    false_completion_kinds: dict[str, int]
+    honest_failures: int
+    damaging_failures: int
+    """Episodes without a success claim (claimed failure or no finish) that made a forbidden mutation."""
+    forbidden_mutations: int
+    """Episodes that made a forbidden mutation, whatever they claimed: false completions of that kind plus
+    damaging failures, so damage is never hidden among failures."""
+    claimed_failure: int
+    """Episodes that ended with done(success=false)."""
+    no_finish: int
+    """Attempted episodes that ended without any done: budget, context or wall clock."""
+    unclaimed_success: int
+    infrastructure_failures: int
+    """Episodes the endpoint or the browser failed: outside every agent figure, counted here with their causes."""
+    infrastructure_causes: dict[str, int]
+    """Infrastructure failures by cause (e.g. `HTTP 500`, `timeout`, `endpoint reply not_json`)."""
+    replay_pass: int
+    rejected_actions: int
+    blocked_requests: int
+    """Requests of the pages that containment stopped, summed over episodes."""
+    episodes_with_blocked_requests: int
+    rejected_by_cause: dict[str, int]
+    """Rejected actions summed over episodes by cause (rejections_by_cause), causes in name order."""
+    stop_reasons: dict[str, int]
+    """Episodes by stop reason: every reason of `STOP_REASONS`, 0 included."""
+    taxonomy: dict[str, int]
+    """Success claim (yes/no) x verifier (pass/fail), e.g. `claimed/pass`: every cell of `TAXONOMY`."""
+    verified_success_rate: Proportion
+    """Verified successes over attempted episodes."""
+    false_completion_over_attempted: Proportion
+    """False completions over attempted episodes: how often an episode ended in a rejected success claim."""
+    false_completion_over_success_claims: Proportion
+    """False completions over success claims: how often a success claim was rejected."""
+    verified_success_bootstrap: BootstrapInterval
+    pass_hat_k: PassHatK | None
+    """None when some task has a single episode in the group, or the group mixes endpoints."""
+    per_task: list[TaskRow]
+    tokens: TokenStats
+    latency: LatencyStats
+
+
+def kinds_text(kinds: dict[str, int]) -> str:
+    """False-completion kinds as `state / procedure-only / forbidden mutation` counts."""
+    return " / ".join(str(kinds[kind]) for kind in FALSE_COMPLETION_KINDS)
+
+
+def causes_text(causes: dict[str, int]) -> str:
+    """Infrastructure causes as `HTTP 500 2, timeout 1`, or `none`."""
+    return ", ".join(f"{cause} {count}" for cause, count in causes.items()) or "none"
+
+
+def attempted_by_the_agent(episodes: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The episodes the agent's figures count: all but infrastructure failures, which say nothing of the agent
+    (the endpoint or the browser failed) and are counted apart with their causes."""
+    return [r for r in episodes if r.outcome != "infrastructure_failure"]
+
+
+def infrastructure_causes(episodes: Iterable[EpisodeRecord]) -> dict[str, int]:
+    """Infrastructure failures by cause (`AgentTranscript.infrastructure_cause`), in name order; records written
+    before causes were recorded count as `unrecorded`."""
+    causes = Counter(r.infrastructure_cause or "unrecorded" for r in episodes if r.outcome == "infrastructure_failure")
+    return dict(sorted(causes.items()))
+
+
+def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """The outcome counts a task row and an outcome table share (TaskRow's fields but its id)."""
+    agent = attempted_by_the_agent(episodes)
+    outcomes = Counter(r.outcome for r in episodes)
+    kinds = Counter(str(r.false_completion_kind) for r in episodes if r.outcome == "false_completion")
+    return {
+        "episodes": len(episodes), "attempted": len(agent), "verified_success": outcomes["verified_success"],
+        "self_reported_success": sum(1 for r in agent if r.claim.success is True),
+        "false_completions": outcomes["false_completion"],
+        "false_completion_kinds": {k: kinds[k] for k in FALSE_COMPLETION_KINDS},
+        "no_finish": sum(1 for r in agent if r.claim.success is None),
+        "unclaimed_success": outcomes["unclaimed_success"], "honest_failures": outcomes["honest_failure"],
+        "damaging_failures": outcomes["damaging_failure"],
+        "forbidden_mutations": kinds["forbidden_mutation"] + outcomes["damaging_failure"],
+        "infrastructure_failures": outcomes["infrastructure_failure"],
+        "infrastructure_causes": infrastructure_causes(episodes),
+    }
+
+
+def _tokens(episodes: Sequence[EpisodeRecord]) -> TokenStats:
+    known = [r.prompt_tokens + r.completion_tokens for r in episodes
+             if r.prompt_tokens is not None and r.completion_tokens is not None]
+    return TokenStats(
+        known=len(known), unknown=len(episodes) - len(known), total=sum(known) if known else None,
+        mean=round(statistics.fmean(known), 4) if known else None,
+        median=round(float(statistics.median(known)), 4) if known else None,
+    )
+
+
+def _latency(episodes: Sequence[EpisodeRecord]) -> LatencyStats:
+    walls = [r.wall_s for r in episodes]
+    return LatencyStats(
+        episodes=len(walls), mean_s=round(statistics.fmean(walls), 4) if walls else None,
+        median_s=round(statistics.median(walls), 4) if walls else None,
+        max_s=round(max(walls), 4) if walls else None,
+    )
+
+
+def _stop_reasons(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
+    counts: Counter[str] = Counter(r.stop_reason for r in episodes)
+    return {**{reason: counts[reason] for reason in STOP_REASONS},
+            **dict(sorted((k, v) for k, v in counts.items() if k not in STOP_REASONS))}
+
+
+def _rejected_by_cause(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for record in episodes:
+        total.update(record.rejections_by_cause)
+    return dict(sorted(total.items()))
+
+
+def outcome_table(
+    label: str, records: Iterable[EpisodeRecord], *, bootstrap_seed: int = DEFAULT_BOOTSTRAP_SEED,
+    bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES, with_pass_hat_k: bool = True,
+) -> OutcomeTable:
+    """The table of one group of episodes. `with_pass_hat_k=False` for a group that mixes endpoints, where
+    repeated episodes of a task are different agents, not repeated trials."""
+    episodes = list(records)
+    agent = attempted_by_the_agent(episodes)
+    counts = _counts(episodes)
+    claimed, false_completions = counts["self_reported_success"], counts["false_completions"]
+    passed = {"verified_success", "unclaimed_success"}
+    taxonomy = Counter(
+        f"{'claimed' if r.claim.success is True else 'not-claimed'}/{'pass' if r.outcome in passed else 'fail'}"
+        for r in agent
+    )
+    tasks = by_task(agent)
+    bootstrap = clustered_bootstrap(
+        {task: [r.outcome == "verified_success" for r in rs] for task, rs in tasks.items()},
+        resamples=bootstrap_resamples, seed=bootstrap_seed,
+    )
+    return OutcomeTable(
+        label=label, scripted=any(r.scripted for r in episodes), **counts,
+        claimed_failure=sum(1 for r in agent if r.claim.success is False),
+        replay_pass=sum(1 for r in episodes if r.replay == "PASS"),
+        rejected_actions=sum(r.rejected_actions for r in episodes),
+        blocked_requests=sum(r.blocked_requests for r in episodes),
+        episodes_with_blocked_requests=sum(1 for r in episodes if r.blocked_requests),
+        stop_reasons=_stop_reasons(episodes),
+        rejected_by_cause=_rejected_by_cause(episodes),
+        taxonomy={k: taxonomy[k] for k in TAXONOMY},
+        verified_success_rate=proportion(counts["verified_success"], len(agent), "attempted episodes"),
+        false_completion_over_attempted=proportion(false_completions, len(agent), "attempted episodes"),
+        false_completion_over_success_claims=proportion(false_completions, claimed,
+                                                        "success claims (done(success=true))"),
+        verified_success_bootstrap=BootstrapInterval(
+            rate="verified success over attempted episodes", tasks=len(tasks), episodes=len(agent),
+            interval=interval(bootstrap), resamples=bootstrap_resamples, seed=bootstrap_seed,
+        ),
+        pass_hat_k=pass_hat_k(tasks) if with_pass_hat_k else None,
+        per_task=[TaskRow(task_id=task, **_counts(rs)) for task, rs in tasks.items()],
+        tokens=_tokens(episodes), latency=_latency(episodes),
+    )

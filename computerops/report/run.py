@@ -1,0 +1,117 @@
+"""The report of a run: its outcome tables (the total and one per endpoint), evidence level, provenance and the
+fault sections, and its JSON form (`computerops report --json`, and `summary.json` when a run seals itself)."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from computerops.core.formats import Versioned
+from computerops.report.faults import (
+    Exposure,
+    FaultContextFalseCompletion,
+    LoopTable,
+    RecoveryFunnel,
+    exposure,
+    false_completions_with_fault_context,
+    loop_table,
+    recovery_funnel,
+)
+from computerops.report.figures import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, FROZEN
+from computerops.report.outcomes import OutcomeTable, outcome_table
+from computerops.report.provenance import Provenance, provenance
+from computerops.run_records import Completeness, EpisodeRecord, RunManifest
+
+REPORT_FORMAT: Final = "computerops.report/2"
+"""2: each figure once (the total's keys only under `total`; rates only in their proportions). Format 1, written
+without a `format` field, also had the total's `rejected_by_cause` at the top and each outcome table's
+`false_completion_rate_over_attempted` and `false_completion_rate_over_success_claims`; `report --json` printed
+the total's keys at the top level besides."""
+
+EvidenceLevel = Literal["E1", "E2"]
+EVIDENCE_LEVELS: dict[str, str] = {
+    "E1": "observed executions with raw provenance, without a fresh-generation reproducibility claim",
+    "E2": "E1, plus `computerops verify` passed: recorded-action replay and raw-to-aggregate re-derivation",
+}
+
+
+class RunReport(Versioned):
+    """The report of one run: the total and one row per endpoint label (scripted policy or model)."""
+
+    model_config = FROZEN
+    format: Literal["computerops.report/2"] = REPORT_FORMAT
+
+    run_id: str
+    scripted: bool
+    total: OutcomeTable
+    by_endpoint: list[OutcomeTable]
+    evidence_level: EvidenceLevel = "E1"
+    evidence_level_meaning: str = EVIDENCE_LEVELS["E1"]
+    completeness: Completeness | None = None
+    """Planned against admitted (None when the report was made without the run directory)."""
+    bootstrap_seed: int = DEFAULT_BOOTSTRAP_SEED
+    bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES
+    provenance: Provenance
+    exposure: Exposure
+    recovery_funnel: RecoveryFunnel
+    loops: LoopTable
+    false_completions_with_fault_context: list[FaultContextFalseCompletion]
+    """False completions of episodes where a fault fired, in episode id order."""
+
+    def rows(self) -> list[OutcomeTable]:
+        """The rows every view shows: one per endpoint label, plus the total when there are several."""
+        return [*self.by_endpoint, self.total] if len(self.by_endpoint) > 1 else self.by_endpoint or [self.total]
+
+
+def run_report(
+    run_id: str, records: list[EpisodeRecord], *, declared_scripted: bool, manifest: RunManifest | None = None,
+    bootstrap_seed: int = DEFAULT_BOOTSTRAP_SEED, bootstrap_resamples: int = DEFAULT_BOOTSTRAP_RESAMPLES,
+    verified_by_reviewer: bool = False, completeness: Completeness | None = None,
+) -> RunReport:
+    """The report of a run. It is scripted when the manifest declares it or any episode's replies came
+    from the scripted endpoint (e.g. `computerops mock-llm` reached through --base-url).
+
+    The evidence level is E1 (observed, with raw provenance) unless `verified_by_reviewer` says that
+    `computerops verify` passed on this run directory (E2). Without `manifest` the claimed provenance and the
+    endpoint's own answers are unknown (None); what the replies said is still taken from the records.
+    """
+    labels = sorted({r.endpoint for r in records})
+    total = outcome_table("all", records, bootstrap_seed=bootstrap_seed, bootstrap_resamples=bootstrap_resamples,
+                          with_pass_hat_k=len(labels) <= 1)
+    complete = completeness is None or completeness.complete
+    level: EvidenceLevel = "E2" if verified_by_reviewer and complete else "E1"
+    return RunReport(
+        run_id=run_id, scripted=declared_scripted or total.scripted, total=total,
+        by_endpoint=[outcome_table(label, [r for r in records if r.endpoint == label], bootstrap_seed=bootstrap_seed,
+                                   bootstrap_resamples=bootstrap_resamples) for label in labels],
+        evidence_level=level, evidence_level_meaning=EVIDENCE_LEVELS[level], completeness=completeness,
+        bootstrap_seed=bootstrap_seed, bootstrap_resamples=bootstrap_resamples,
+        provenance=provenance(records, manifest),
+        exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),
+        false_completions_with_fault_context=false_completions_with_fault_context(records),
+    )
+
+
+def summarize(manifest: RunManifest, records: list[EpisodeRecord]) -> RunReport:
+    """The report of a run directory's manifest and records with the default bootstrap settings, at E1: the
+    summary a run seals beside its evidence, which `computerops verify` recomputes from the records."""
+    return run_report(manifest.config.run_id, records, declared_scripted=manifest.scripted, manifest=manifest)
+
+
+def report_json(report: RunReport) -> dict[str, Any]:
+    """The report as JSON data (`report --json`, and summary.json): the whole model, its format first."""
+    return report.model_dump(mode="json")
+
+
+def report_json_as(report: RunReport, stored: object) -> dict[str, Any]:
+    """The report's JSON in the format `stored` (a summary.json read back) was written in, so the two compare
+    exactly: format 1 when it names no format (a run sealed before the report carried one), else the current
+    format (so a format that is neither is the first difference)."""
+    data = report_json(report)
+    if not isinstance(stored, dict) or "format" in stored:
+        return data
+    del data["format"]
+    data["rejected_by_cause"] = data["total"]["rejected_by_cause"]
+    for table in (data["total"], *data["by_endpoint"]):
+        table["false_completion_rate_over_attempted"] = table["false_completion_over_attempted"]["rate"]
+        table["false_completion_rate_over_success_claims"] = table["false_completion_over_success_claims"]["rate"]
+    return data
