@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import json
 import tempfile
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -21,22 +21,28 @@ from computerops.audit import audit_markdown, audit_tasks
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
 from computerops.bundle import BundleError, RunDirectory, writer_lock
 from computerops.checking import check_tasks
-from computerops.config import EndpointConfig, RunConfig, SubsetRef, parse_endpoint, plan_episodes
+from computerops.config import RunConfig, SubsetRef, parse_endpoint, plan_episodes
 from computerops.console import (
     console,
     errors,
     print_audit,
     print_bench,
+    print_demo_check,
+    print_demo_check_start,
+    print_demo_plan,
+    print_demo_replays,
     print_observed,
     print_receipts,
     print_report,
     print_subset,
     print_task_checks,
     print_tasks,
+    print_verification,
 )
 from computerops.core import defaults
-from computerops.core.vocabulary import SCRIPTED_PREFIX, ToolMode
+from computerops.core.vocabulary import ToolMode
 from computerops.corpus_recording import record_corpus
+from computerops.demo import default_target, plan_demo
 from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
 from computerops.report import report_json, run_report
@@ -57,14 +63,6 @@ app.add_typer(tasks_app, name="tasks")
 subset_app = typer.Typer(help="Reserved task subsets, drawn and hash-locked before any model runs.",
                          no_args_is_help=True)
 app.add_typer(subset_app, name="subset")
-
-DEMO_POLICIES = "oracle,false-finish,give-up,loop,malformed"
-DEMO_SUBSET_SIZE = 10
-DEMO_SUBSET_SEED = 2026
-# One negative control of each kind runs too, so the demo table shows procedure-only and forbidden-mutation
-# false completions beside the policies' state ones.
-DEMO_NEGATIVE_KINDS = ("bypass-procedure", "unrelated-write")
-
 
 def _select(selection: str) -> tuple[list[LoadedTask], SubsetRef | None]:
     """`all`, comma-separated ids, or a reserved subset file (refused when its tasks changed since)."""
@@ -107,7 +105,7 @@ def run(
     context_tokens: int = defaults.CONTEXT_TOKENS,
     temperature: float = defaults.TEMPERATURE,
     seed: int = defaults.SEED,
-    tool_mode: Annotated[str, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
+    tool_mode: Annotated[ToolMode, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
     = "auto",
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once, each with its own browser context "
                                                          "and tenant; results are the same as a serial run's.")] = 1,
@@ -139,11 +137,8 @@ def run(
         selected, subset = _select(tasks)
         endpoint_config = parse_endpoint(endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
                                          artifact_sha256=artifact_sha256)
-        if tool_mode not in ("auto", "native", "text"):
-            raise ValueError(f"--tool-mode must be auto, native or text, not {tool_mode!r}")
-        mode: ToolMode = tool_mode  # type: ignore[assignment]
         bounds = Bounds(action_budget=action_budget, max_response_tokens=max_response_tokens,
-                        context_tokens=context_tokens, temperature=temperature, seed=seed, tool_mode=mode)
+                        context_tokens=context_tokens, temperature=temperature, seed=seed, tool_mode=tool_mode)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     task_ids = [t.id for t in selected]
@@ -341,67 +336,29 @@ def demo(
     = True,
 ) -> None:
     """Everything end to end against the SCRIPTED endpoint: reserve a subset, run it, verify, report, replay,
-    tasks check."""
-    target = out or Path("runs") / f"demo-{dt.datetime.now(dt.UTC).strftime('%Y%m%dT%H%M%S')}"
-    check_dir = target.with_name(f"{target.name}-tasks-check")
-    subset_file = target.with_name(f"{target.name}-subset.json")
-    catalog = load_catalog()
+    tasks check (computerops/demo.py says what it runs)."""
     try:
-        RunDirectory.ensure_new(target)
-        RunDirectory.ensure_new(check_dir)
-        subset = reserve_subset(catalog, min(DEMO_SUBSET_SIZE, len(catalog)), DEMO_SUBSET_SEED)
-        write_subset(subset_file, subset)
-        selected, ref = _select(str(subset_file))
-    except (BundleError, SubsetError) as exc:
+        plan = plan_demo(out or default_target(), load_catalog())
+    except (BundleError, SubsetError, TaskFileError) as exc:
         raise _fail(str(exc)) from exc
-    negatives = demo_negatives(selected)
-    console.print(f"[bold]ComputerOps demo[/] — a reserved subset of {len(selected)} tasks, SCRIPTED policies "
-                  f"{DEMO_POLICIES} on each, plus the negative controls {', '.join(p for _, p in negatives)}; "
-                  f"writing {target}")
-    print_subset(subset, subset_file)
-    print_tasks(selected)
-    policies = ",".join([DEMO_POLICIES, *(p for _, p in negatives)])
-    endpoint_config = parse_endpoint(SCRIPTED_PREFIX + policies, base_url=None, model=None, api_key_env=None)
-    task_ids = [t.id for t in selected]
-    base = EndpointConfig(kind="scripted", policies=DEMO_POLICIES.split(","))
-    config = RunConfig(run_id=target.name, tasks=task_ids, subset=ref, endpoint=endpoint_config,
-                       episodes=plan_episodes(task_ids, base, extra=negatives))
-    _execute(config, selected, target)
-    bundle = RunDirectory.open(target)
+    print_demo_plan(plan)
+    _execute(plan.config, plan.tasks, plan.target)
+    bundle = RunDirectory.open(plan.target)
     verification = _verify(bundle)  # replays every episode from disk; its receipts are printed below
     _report(bundle, as_json=False)
-    receipts, episodes = verification.receipts, len(bundle.records())
-    print_receipts(receipts)
-    passed = sum(r.result == "PASS" for r in receipts)
-    console.print(f"Replayed from disk: {passed}/{episodes} PASS. Evidence in {target}/")
-    checks = []
+    episodes = len(bundle.records())
+    print_demo_replays(verification.receipts, episodes, plan.target)
+    checks = None
     if tasks_check:
-        console.print(f"[bold]tasks check[/]: every control of every task of the subset, evidence in {check_dir}/")
+        print_demo_check_start(plan.check_dir)
         try:
-            checks = asyncio.run(check_tasks(selected, check_dir, _progress))
+            checks = asyncio.run(check_tasks(plan.tasks, plan.check_dir, _progress))
         except (EndpointError, BundleError) as exc:
             raise _fail(str(exc)) from exc
-        print_task_checks(checks)
-    else:
-        console.print("tasks check of the subset skipped (--no-tasks-check): `computerops tasks check` runs it.")
-    if passed != episodes or not all(c.ok for c in checks) or not verification.passed:
+    print_demo_check(plan.check_dir, checks)
+    replayed = sum(r.result == "PASS" for r in verification.receipts) == episodes
+    if not (replayed and verification.passed and all(c.ok for c in checks or [])):
         raise _fail("the demo found replay failures or tasks that do not behave as declared", code=1)
-
-
-def demo_negatives(tasks: list[LoadedTask]) -> list[tuple[str, str]]:
-    """(task id, policy) for the first negative control of each kind in DEMO_NEGATIVE_KINDS among the feasible
-    tasks, in id order: the demo table then also shows procedure-only and forbidden-mutation false completions
-    (a negative of an infeasible task ends in an honest refusal, not a false completion)."""
-    chosen = []
-    # Read-and-answer tasks first: their procedure bypass (answering without looking) changes nothing, so it
-    # shows a procedure-only false completion rather than a forbidden mutation.
-    feasible = sorted((t for t in tasks if t.spec.feasible), key=lambda t: (t.spec.family != "read-and-answer", t.id))
-    for kind in DEMO_NEGATIVE_KINDS:
-        found = next(((t.id, f"negative:{n.id}") for t in feasible for n in t.spec.negative_controls
-                      if n.kind == kind), None)
-        if found:
-            chosen.append(found)
-    return chosen
 
 
 @subset_app.command("reserve")
@@ -476,6 +433,25 @@ def observe(
         print_observed(observed)
 
 
+@dataclass(frozen=True)
+class Levels:
+    """`--levels 1,2,4,8`: positive whole numbers, comma-separated."""
+
+    values: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, text: str | Levels) -> Levels:
+        if isinstance(text, Levels):  # the default
+            return text
+        parts = [n.strip() for n in text.split(",") if n.strip()]
+        if not parts or not all(n.isdigit() and int(n) >= 1 for n in parts):
+            raise typer.BadParameter(f"--levels must be comma-separated positive integers like 1,2,4,8; got {text!r}")
+        return cls(tuple(int(n) for n in parts))
+
+    def __str__(self) -> str:
+        return ",".join(map(str, self.values))
+
+
 @app.command()
 def bench(
     out: Annotated[Path, typer.Option(help="Where to write the figures as JSON.")] = Path("bench.json"),
@@ -483,7 +459,8 @@ def bench(
                                             "faults and waits are not the harness's overhead) or comma-separated "
                                             "task ids.")] = "all",
     episodes: Annotated[int, typer.Option(help="SCRIPTED episodes at each concurrency level.", min=1)] = 16,
-    levels: Annotated[str, typer.Option(help="Comma-separated concurrency levels.")] = "1,2,4,8",
+    levels: Annotated[Levels, typer.Option(parser=Levels.parse, metavar="N[,N...]",
+                                           help="Comma-separated concurrency levels.")] = Levels((1, 2, 4, 8)),
     reset_samples: Annotated[int, typer.Option(help="Fresh tenants created per site to time the reset.", min=1)] = 50,
     page_repeats: Annotated[int, typer.Option(help="Times each page is observed and snapshotted.", min=1)] = 5,
     page_limit: Annotated[int, typer.Option(help="Most pages crawled per site.", min=1)] = 40,
@@ -495,10 +472,7 @@ def bench(
         if tasks.strip() == "all":
             catalog = {task_id: task for task_id, task in catalog.items() if not task.spec.faults}
         selected = select_tasks(catalog, tasks)
-        parts = [n.strip() for n in levels.split(",") if n.strip()]
-        if not parts or not all(n.isdigit() and int(n) >= 1 for n in parts):
-            raise ValueError(f"--levels must be comma-separated positive integers like 1,2,4,8; got {levels!r}")
-        options = BenchOptions(episodes=episodes, levels=[int(n) for n in parts], reset_samples=reset_samples,
+        options = BenchOptions(episodes=episodes, levels=list(levels.values), reset_samples=reset_samples,
                                page_repeats=page_repeats, page_limit=page_limit)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
@@ -527,17 +501,9 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) ->
 def _verify(bundle: RunDirectory) -> Verification:
     """Run `verify` on a bundle and print the outcome; a pass is recorded (evidence level E2)."""
     verification = asyncio.run(verify_run(bundle))
-    if not verification.passed:
-        errors.print(f"FAIL: {verification.first_mismatch}", markup=False, highlight=False)
-        if len(verification.problems) > 1:
-            errors.print(f"({len(verification.problems) - 1} more problems:)", markup=False)
-            for problem in verification.problems[1:]:
-                errors.print(f"  {problem}", markup=False, highlight=False)
-        return verification
-    record_verification(bundle, verification)
-    console.print(f"verify PASS: {verification.files_checked} files match their checksums, "
-                  f"{verification.episodes_replayed} episodes re-judged and replayed PASS, the summary recomputed "
-                  f"exactly. Evidence level E2 (recorded in {bundle.root / 'verification.json'}).", markup=False)
+    if verification.passed:
+        record_verification(bundle, verification)
+    print_verification(verification, bundle.root)
     return verification
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -12,10 +13,13 @@ from rich.text import Text
 
 from computerops.audit import FATES, AuditReport, Fate, kill_rate
 from computerops.bench import BenchReport
+from computerops.bundle import VERIFICATION
 from computerops.checking import ControlResult, TaskCheck
+from computerops.demo import DEMO_POLICIES, DemoPlan
 from computerops.observing import ObservedPage
 from computerops.report import Cell, Mark, Paragraph, ReportView, RunReport, cell_text, report_view
 from computerops.report import Table as ReportTable
+from computerops.run_verification import Verification
 from computerops.subsets import ReservedSubset
 from replays import Receipt
 from tasks import LoadedTask
@@ -242,3 +246,43 @@ def print_subset(subset: ReservedSubset, path: object) -> None:
         table.add_row(task.id, task.sha256[:12])
     console.print(table)
     console.print(f"Draw: {subset.method}. Written to {path}; run it with `computerops run --tasks {path} ...`.")
+
+
+def print_verification(verification: Verification, root: Path) -> None:
+    """`computerops verify`'s outcome: the first mismatch and the rest on stderr, or the PASS line."""
+    if not verification.passed:
+        errors.print(f"FAIL: {verification.first_mismatch}", markup=False, highlight=False)
+        if len(verification.problems) > 1:
+            errors.print(f"({len(verification.problems) - 1} more problems:)", markup=False)
+            for problem in verification.problems[1:]:
+                errors.print(f"  {problem}", markup=False, highlight=False)
+        return
+    console.print(f"verify PASS: {verification.files_checked} files match their checksums, "
+                  f"{verification.episodes_replayed} episodes re-judged and replayed PASS, the summary recomputed "
+                  f"exactly. Evidence level E2 (recorded in {root / VERIFICATION}).", markup=False)
+
+
+def print_demo_plan(plan: DemoPlan) -> None:
+    console.print(f"[bold]ComputerOps demo[/] — a reserved subset of {len(plan.tasks)} tasks, SCRIPTED policies "
+                  f"{','.join(DEMO_POLICIES)} on each, plus the negative controls "
+                  f"{', '.join(p for _, p in plan.negatives)}; writing {plan.target}")
+    print_subset(plan.subset, plan.subset_file)
+    print_tasks(plan.tasks)
+
+
+def print_demo_replays(receipts: Sequence[Receipt], episodes: int, target: Path) -> None:
+    print_receipts(receipts)
+    passed = sum(r.result == "PASS" for r in receipts)
+    console.print(f"Replayed from disk: {passed}/{episodes} PASS. Evidence in {target}/")
+
+
+def print_demo_check(check_dir: Path, checks: Sequence[TaskCheck] | None) -> None:
+    """The demo's closing tasks check: its results, or None when it was skipped."""
+    if checks is None:
+        console.print("tasks check of the subset skipped (--no-tasks-check): `computerops tasks check` runs it.")
+        return
+    print_task_checks(checks)
+
+
+def print_demo_check_start(check_dir: Path) -> None:
+    console.print(f"[bold]tasks check[/]: every control of every task of the subset, evidence in {check_dir}/")

@@ -1,6 +1,15 @@
-"""The one place where sites are registered: add a new site's definition to `SITES`."""
+"""The one place where sites are registered: add a new site's definition to `SITES`.
+
+Everything that serves or checks sites reads this registry when it starts: a `TenantRegistry()` (so every run,
+`tasks check`, `corpus record` and replay), `create_app` through it, and the task loader's check that a task's site
+and columns exist (`tasks.catalog.site_schemas`). `registered` adds sites for a while, so that a site that is not
+one of the product's (the test folder's `tests/toy_site`) gets the same treatment without being listed here.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sites.helpdesk import HELPDESK
 from sites.inventory import INVENTORY
@@ -9,9 +18,30 @@ from sites.kit.site import SiteDefinition
 from sites.ledger import LEDGER
 from sites.webmail import WEBMAIL
 
+__all__ = ["SITES", "SiteDefinition", "registered", "site_definitions"]
+
 SITES: dict[str, SiteDefinition] = {site.name: site for site in (HELPDESK, INVENTORY, INVOICES, LEDGER, WEBMAIL)}
 
 
 def site_definitions() -> dict[str, SiteDefinition]:
     """Every known site by name (a copy, so callers cannot change the registry by accident)."""
     return dict(SITES)
+
+
+@contextmanager
+def registered(*extra: SiteDefinition) -> Iterator[dict[str, SiteDefinition]]:
+    """The registry with the `extra` sites added until the block ends, then as it was; yields every known site.
+
+    Only what starts inside the block sees them (a `TenantRegistry` keeps the sites it was made with). A name that
+    is already registered, or given twice, is a ValueError and registers nothing.
+    """
+    names = [site.name for site in extra]
+    taken = sorted({name for name in names if name in SITES or names.count(name) > 1})
+    if taken:
+        raise ValueError(f"sites already registered: {', '.join(taken)}")
+    SITES.update((site.name, site) for site in extra)
+    try:
+        yield site_definitions()
+    finally:
+        for name in names:
+            del SITES[name]

@@ -7,12 +7,16 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import ValidationError
 
 from tasks.references import SiteSchema, schema_problems
 from tasks.spec import TaskSpec
+
+if TYPE_CHECKING:
+    from sites.registry import SiteDefinition
 
 CATALOG_ROOT = Path(__file__).parent / "catalog"
 
@@ -64,12 +68,18 @@ def task_spec(path: Path, data: object) -> TaskSpec:
     return spec
 
 
-@functools.cache
 def site_schemas() -> Mapping[str, SiteSchema]:
-    """Every registered site's tables and their columns, from its SQLModel metadata."""
+    """Every registered site's tables and their columns, from its SQLModel metadata: the sites registered now, so a
+    site added for a while (`sites.registry.registered`) is known while it is and unknown again after."""
     from sites.registry import site_definitions  # late: only loading a task needs the sites' models
 
-    return {name: site.columns() for name, site in site_definitions().items()}
+    return _schemas(tuple(site_definitions().values()))
+
+
+@functools.cache
+def _schemas(sites: tuple[SiteDefinition, ...]) -> Mapping[str, SiteSchema]:
+    """The schemas of these sites, read once per set of registered sites (a definition is frozen, so hashable)."""
+    return {site.name: site.columns() for site in sites}
 
 
 def _check_against_the_site(path: Path, spec: TaskSpec) -> None:

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from computerops.bundle import RunDirectory
 from computerops.checking import check_tasks
-from computerops.cli import app, demo_negatives
+from computerops.cli import app
+from computerops.demo import demo_negatives
 from computerops.subsets import load_subset
 from sites.kit.faults import FaultClass
 from tasks import LoadedTask, NegativeControl, ScriptedStep, load_catalog

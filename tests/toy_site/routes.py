@@ -43,7 +43,9 @@ def build_router(pages: SitePages = PAGES) -> APIRouter:
                           notice=LIST_NOTICES.pick(added=added))
 
     @router.post("/items", response_model=None)
-    def add_item(session: SessionDep, operation: OperationDep, name: FormText = "", quantity: FormText = "") -> Response:
+    def add_item(
+        session: SessionDep, operation: OperationDep, name: FormText = "", quantity: FormText = ""
+    ) -> Response:
         """Adds an item; 422 without a name or with a quantity that is not a whole number."""
         number = whole_number(quantity.strip())
         if not name.strip() or number is None:
