@@ -19,6 +19,9 @@ Each stopped attempt becomes a `BlockedRequest` (identical attempts in a row are
 the model one short `Notice:` line per observation that names the first few (PageDriver.observe). A page's own
 script can still change what its page shows and its address without a request (`history.pushState`, a `blob:`
 document): that cannot be stopped from outside the page, and the model is told when the address leaves the site.
+
+One module (over 400 lines) because it is one fence: routing, the proxy's refusals and the page-level guards
+record into the same `Containment`.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Every action is checked against the latest observation before it touches the page; anything the
 driver cannot or may not do comes back as a `Rejection` with a reason the model can read, never as
 an exception.
+
+One module (over 400 lines) because it is one class, `PageDriver`: every action's check, execution and settle
+share its state (the latest observation, the in-flight requests, the isolated world).
 """
 
 from __future__ import annotations

@@ -36,6 +36,9 @@ Compare an observation in which every control fits (a long page over the observa
 shown in parts; controls of other parts count as missing). Nothing here changes the page: only
 read-only protocol calls, and the driver's click points and Playwright's trial clicks, whose
 scrolling (of windows and of scrolling boxes) is undone.
+
+One module (over 400 lines) because it is one comparison: the protocol reads, the matching and the documented
+exceptions (`DOCUMENTED_EXCEPTIONS`) must be read together to judge a difference.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Every bound that can end an episode is recorded as the stop reason. Bad model output is
 rejected with a reason the model sees, recorded, and counted against the action budget.
+
+One module (just over 400 lines): the loop and the handling of what can end or refit one request.
 """
 
 from __future__ import annotations

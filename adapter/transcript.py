@@ -15,7 +15,7 @@ from adapter.actions import Done, Rejection
 from adapter.reply import ModelCall
 from computerops.core import defaults, formats
 from computerops.core.formats import Versioned
-from computerops.core.vocabulary import StopReason, ToolMode
+from computerops.core.vocabulary import SCRIPTED_HEADER, StopReason, ToolMode
 
 Kind = Literal[
     "navigation", "iframe", "popup", "subresource", "fetch", "beacon", "prefetch", "websocket", "tunnel",
@@ -122,7 +122,7 @@ class AgentTranscript(Versioned):
         return sum(1 for s in self.steps if s.rejection is not None)
 
 
-SERVER_HEADERS = ("server", "x-computerops-scripted", "openai-version", "openai-model", "x-request-id")
+SERVER_HEADERS = ("server", SCRIPTED_HEADER, "openai-version", "openai-model", "x-request-id")
 """Response headers kept as provenance: which server (and, where it says so, which model) answered."""
 
 

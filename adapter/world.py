@@ -29,6 +29,8 @@ annotation) is sent once per world and then called by a key; a document found qu
 inline handler) is not asked for listeners again until it shows a script. Replies on this session are not ordered
 with Playwright's own events: a caller that needs Playwright to have seen what a task in the page started (a
 request) must make a round trip on Playwright's session afterwards (PageDriver._settle does).
+
+One module (just over 400 lines): the world's creation, its per-document bookkeeping and the calls into it.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ pages and scripted episodes.
 Everything is measured here, on this machine, in this process; nothing is assumed. Timings are
 medians and 95th percentiles of repeated samples; sizes are exact. Episodes use the SCRIPTED
 endpoint, so model time is near zero and what is timed is the benchmark's own overhead.
+
+One module (over 400 lines): the figures model, the measurements and the README table are one format
+(`computerops.bench/2`), changed together.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""The `computerops` command line."""
+"""The `computerops` command line.
+
+Over 400 lines because it holds every command's typer signature (options, help, validation); what a command
+does lives in the module it calls (runner, demo, checking, audit, bench, run_verification) and what it prints in
+console.py.
+"""
 
 from __future__ import annotations
 
@@ -45,7 +50,7 @@ from computerops.corpus_recording import record_corpus
 from computerops.demo import default_target, plan_demo
 from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
-from computerops.report import report_json, run_report
+from computerops.report import outcomes_markdown, report_json, report_view, run_report
 from computerops.report.html import write_html
 from computerops.run_verification import Verification, record_verification, reviewer_verified, verify_run
 from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
@@ -178,7 +183,7 @@ def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concur
         raise _fail(str(exc), code=1) from exc
 
 
-def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None) -> None:
+def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None, markdown: bool = False) -> None:
     """Print a run's report: the tables, or JSON (the whole report, `computerops.report/2`);
     with `html`, also write it as one self-contained HTML file (the same numbers as the JSON)."""
     try:
@@ -196,6 +201,8 @@ def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None) ->
             raise _fail(f"could not write {html}: {exc}") from exc
     if as_json:
         typer.echo(json.dumps(report_json(report_), indent=2))
+    elif markdown:
+        typer.echo(outcomes_markdown(report_view(report_)), nl=False)
     else:
         print_report(report_)
     if html is not None:
@@ -209,13 +216,17 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Print the numbers as JSON.")] = False,
     html: Annotated[Path | None, typer.Option("--html", help="Also write the report as one self-contained HTML "
                                                              "file (no external CSS, scripts or fonts).")] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print only the outcome table, as Markdown (the "
+                                                              "README's demo table).")] = False,
 ) -> None:
     """Print the report of a run: outcomes, 95% intervals, per-task table, tokens, latency and provenance."""
     try:
         bundle = RunDirectory.open(run_dir)
     except BundleError as exc:
         raise _fail(str(exc)) from exc
-    _report(bundle, as_json=as_json, html=html)
+    if as_json and markdown:
+        raise _fail("--json and --markdown each print the report alone; give one")
+    _report(bundle, as_json=as_json, html=html, markdown=markdown)
 
 
 @app.command()

@@ -22,7 +22,7 @@ from adapter.transcript import AgentTranscript, Bounds
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.core.hashing import file_sha256
-from computerops.core.vocabulary import ACTION_HEADER, scripted_policy
+from computerops.core.vocabulary import ACTION_HEADER, SCRIPTED_HEADER, scripted_policy
 from computerops.run_records import EpisodeRecord
 from computerops.serving import tenant_context
 from replays import Receipt, RecordedEpisode, replay_episode
@@ -175,7 +175,7 @@ def derived_fields(
     # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
     # So does its x-computerops-scripted header, also where it imitates a server that echoes any model name.
     scripted = (config.endpoint.scripted or (bool(models_seen) and all(scripted_policy(m) for m in models_seen))
-                or any("x-computerops-scripted" in c.server_headers for c in calls))
+                or any(SCRIPTED_HEADER in c.server_headers for c in calls))
     prompt = [c.prompt_tokens for c in calls]
     completion = [c.completion_tokens for c in calls]
     return {

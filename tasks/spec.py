@@ -1,4 +1,7 @@
-"""The typed task schema. A task file is data: instruction, checks, controls. No code per task."""
+"""The typed task schema. A task file is data: instruction, checks, controls. No code per task.
+
+One module (over 400 lines): the task schema is one vocabulary, and its cross-field rules refer to each other.
+"""
 
 from __future__ import annotations
 

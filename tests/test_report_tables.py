@@ -42,6 +42,9 @@ from computerops.report import (
     summarize,
 )
 from computerops.report.html import OUTCOME_COLOURS, render_html
+from computerops.report.markdown import table_markdown
+from computerops.report.tables import Table as ViewTable
+from computerops.report.tables import columns as view_columns
 from computerops.run_records import EpisodeOutcome, EpisodeRecord
 from sites.kit import faults
 from verifier import FalseCompletionKind
@@ -253,3 +256,14 @@ def test_a_summary_sealed_in_format_1_compares_exactly_in_its_own_format(tmp_pat
     assert report_json_as(result, current) == current
     forged = {**stored, "total": {**stored["total"], "verified_success": 9}}
     assert first_difference(forged, report_json_as(result, forged)) == "total.verified_success: 9 recorded, 1 now"
+
+
+@given(st.lists(st.lists(st.text(max_size=12), min_size=3, max_size=3), max_size=4))
+def test_a_markdown_table_keeps_every_cell_in_its_column_whatever_the_text(cells: list[list[str]]) -> None:
+    table = ViewTable(id="t", title="t", columns=view_columns("a", "b", "c"), rows=tuple(tuple(row) for row in cells))
+    lines = table_markdown(table).splitlines()
+    assert len(lines) == 2 + len(cells)
+    for line, row in zip(lines[2:], cells, strict=True):
+        found = [c.strip().replace("\\|", "|").replace("\\\\", "\\") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        assert len(found) == 3
+        assert found == [" ".join(text.split()) for text in row]

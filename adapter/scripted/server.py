@@ -21,7 +21,7 @@ from adapter.context import text_tokens
 from adapter.prompts import normalise_instruction
 from adapter.scripted.policies import POLICIES, Reply, decide, policy_by_name
 from computerops.core.hashing import canonical_sha256
-from computerops.core.vocabulary import scripted_model, scripted_policy
+from computerops.core.vocabulary import SCRIPTED_HEADER, scripted_model, scripted_policy
 from tasks import LoadedTask, ScriptedStep
 
 SCRIPTED_FINGERPRINT = "computerops-scripted-v1"
@@ -163,7 +163,7 @@ def create_scripted_app(
             "object": "list",
             "data": [{"id": name, "object": "model", "created": 0, "owned_by": "computerops-scripted"}
                      for name in served],
-        }, headers={"x-computerops-scripted": ",".join(listed)})
+        }, headers={SCRIPTED_HEADER: ",".join(listed)})
 
     if quirks.context_tokens is not None and quirks.context_in_props:
         @app.get("/props")
@@ -208,6 +208,6 @@ def create_scripted_app(
         reply = decide(policy, body["messages"], by_instruction, extra_steps)
         model = str(requested) if quirks.served_model is not None else scripted_model(policy)
         return JSONResponse(_completion(policy, body, reply, tools_in_prompt=tools_in_prompt, quirks=quirks,
-                                        model=model), headers={"x-computerops-scripted": policy})
+                                        model=model), headers={SCRIPTED_HEADER: policy})
 
     return app

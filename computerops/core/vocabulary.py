@@ -20,6 +20,10 @@ ACTION_HEADER = "X-ComputerOps-Action"
 """The request header naming the adapter action that caused a request (0: the start page the harness opens); the
 driver sets it and the sites' operation log records it."""
 
+SCRIPTED_HEADER = "x-computerops-scripted"
+"""The response header with which the scripted endpoint names its policies (lower-case, as it is read back), so a
+run that reaches it through --base-url, even imitating a server that echoes any model name, is labelled scripted."""
+
 SCRIPTED_PREFIX = "scripted:"
 """The model name of the built-in scripted endpoint is `scripted:POLICY`, so every figure it produced says so."""
 

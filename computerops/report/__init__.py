@@ -38,6 +38,7 @@ from computerops.report.figures import (
     Proportion,
 )
 from computerops.report.layout import report_view
+from computerops.report.markdown import outcomes_markdown, table_markdown
 from computerops.report.outcomes import (
     TAXONOMY,
     LatencyStats,
@@ -123,11 +124,13 @@ __all__ = [
     "model_mismatch",
     "names_fault",
     "outcome_table",
+    "outcomes_markdown",
     "recovery_funnel",
     "report_json",
     "report_json_as",
     "report_view",
     "run_report",
     "summarize",
+    "table_markdown",
     "tools_text",
 ]

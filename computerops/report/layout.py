@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from computerops.report.faults import RecoveryFunnelRow
 from computerops.report.figures import Proportion
+from computerops.report.markdown import OUTCOMES_ID
 from computerops.report.outcomes import TAXONOMY, OutcomeTable, TaskRow, causes_text, kinds_text
 from computerops.report.provenance import Provenance, context_text, tools_text
 from computerops.report.run import RunReport
@@ -66,7 +67,7 @@ def proportion_cells(proportion: Proportion) -> tuple[str, str]:
 
 def _outcomes(report: RunReport, rows: list[OutcomeTable]) -> Table:
     return Table(
-        id="outcomes", title=f"Run {report.run_id}", flag=SCRIPTED_FLAG if report.scripted else None, wrap=False,
+        id=OUTCOMES_ID, title=f"Run {report.run_id}", flag=SCRIPTED_FLAG if report.scripted else None, wrap=False,
         columns=columns("endpoint", "attempted", "verified", "self-reported", "false compl.", KINDS_HEADER,
                         "claimed fail", "no finish", "damaging", "infra", "replay PASS"),
         rows=tuple((_label(r), r.attempted, r.verified_success, r.self_reported_success, r.false_completions,
