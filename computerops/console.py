@@ -1,4 +1,5 @@
-"""Rendering results for people: rich tables on the terminal. The only module that formats output."""
+"""Rendering results for people: rich tables on the terminal. Every table, report and listing is formatted here; a
+command prints at most a one-line status of its own (computerops/cli.py)."""
 
 from __future__ import annotations
 
