@@ -13,6 +13,7 @@ echo "[test] ruff"; .venv/bin/ruff check .
 echo "[test] mypy"; .venv/bin/mypy
 # Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth.
 export COMPUTEROPS_TESTS=full
-# Two workers (pytest-xdist): the browser tiers wait on round trips as much as they compute, so two at once use the
-# machine's second core; a module stays on one worker (tests/conftest.py). COMPUTEROPS_TEST_WORKERS=0 runs serially.
-echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadgroup "${tier[@]}" "$@"
+# Serial by default: on the 2-core reference machine two pytest-xdist workers were no faster (the browser tiers are
+# CPU-bound there) and one control test hung under them. COMPUTEROPS_TEST_WORKERS=N runs N workers (a module stays on
+# one worker, tests marked `spread` go where there is room: tests/conftest.py) on a machine with more cores.
+echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-0}" --dist loadgroup "${tier[@]}" "$@"

@@ -278,15 +278,17 @@ async def test_a_hostile_page_cannot_leave_the_site_and_the_model_is_told(
 
 
 async def reaches_other_origin(context: BrowserContext, arena: Arena, url: str) -> bool:
-    """Whether the other origin hears from the browser within a moment of a fresh page of `context` opening `url`."""
+    """Whether the other origin hears from the browser within a moment of a fresh page of `context` opening `url`.
+    Bounded as a whole: in a context without the fence a page may hang on the recorder, which answers nothing."""
     hits = len(arena.other_hits)
     page = await context.new_page()
     try:
-        with suppress(PlaywrightError):  # the page may well navigate away before it loads
-            await page.goto(url, wait_until="domcontentloaded", timeout=5_000)
+        with suppress(PlaywrightError, TimeoutError):  # the page may well navigate away before it loads
+            await asyncio.wait_for(page.goto(url, wait_until="domcontentloaded", timeout=5_000), timeout=10)
         return await until(lambda: len(arena.other_hits) > hits, timeout=1.5)
     finally:
-        await page.close()
+        with suppress(PlaywrightError, TimeoutError):
+            await asyncio.wait_for(page.close(), timeout=10)
 
 
 LOAD_TIME_ESCAPES = sorted(name for name, page in HOSTILE_PAGES.items()
