@@ -51,6 +51,7 @@ from adapter.egress import NAVIGATION_DESTINATIONS, WORKER_DESTINATIONS, EgressP
 from adapter.scope import WEB_SCHEMES, SiteScope
 from adapter.transcript import BlockedRequest, Kind, Stage
 from computerops.core import vocabulary
+from computerops.core.numbers import whole_number
 
 ACTION_HEADER = vocabulary.ACTION_HEADER.lower()
 """Request headers as Playwright reports them are lower-case."""
@@ -85,7 +86,8 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _action_of(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
+    """The action number a request's header names; None for a value that is not one (a page can send any text)."""
+    return whole_number(value) if value is not None else None
 
 
 def _page_of(request: Request) -> Page | None:

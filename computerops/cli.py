@@ -45,6 +45,7 @@ from computerops.console import (
     print_verification,
 )
 from computerops.core import defaults
+from computerops.core.numbers import whole_number
 from computerops.core.vocabulary import ToolMode
 from computerops.corpus_recording import record_corpus
 from computerops.demo import default_target, plan_demo
@@ -454,10 +455,10 @@ class Levels:
     def parse(cls, text: str | Levels) -> Levels:
         if isinstance(text, Levels):  # the default
             return text
-        parts = [n.strip() for n in text.split(",") if n.strip()]
-        if not parts or not all(n.isdigit() and int(n) >= 1 for n in parts):
+        numbers = [whole_number(n.strip()) for n in text.split(",") if n.strip()]
+        if not numbers or not all(n is not None and n >= 1 for n in numbers):
             raise typer.BadParameter(f"--levels must be comma-separated positive integers like 1,2,4,8; got {text!r}")
-        return cls(tuple(int(n) for n in parts))
+        return cls(tuple(n for n in numbers if n is not None))
 
     def __str__(self) -> str:
         return ",".join(map(str, self.values))

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from adapter.observation import control_options
 from adapter.transcript import AgentTranscript
+from computerops.core.numbers import whole_number
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
 from tasks.spec import AnswerCheck, AnswerField, ScriptedStep, TaskSpec
@@ -109,8 +110,8 @@ def neighbour_page(path: str) -> str | None:
     page, _, query = path.partition("?")
     segments = page.split("/")
     for k in range(len(segments) - 1, -1, -1):
-        if segments[k].isdigit():
-            segments[k] = str(int(segments[k]) + 1)
+        if (number := whole_number(segments[k])) is not None:
+            segments[k] = str(number + 1)
             return "/".join(segments) + (f"?{query}" if query else "")
     return None
 

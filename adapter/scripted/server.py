@@ -74,12 +74,17 @@ def history_problem(messages: list[Any]) -> str | None:
     return f"the last tool calls {waiting} were not answered" if waiting else None
 
 
+def _counted(text: str) -> int:
+    """Tokens the scripted endpoint counts for a text: the shared estimate (adapter/context.py), at least 1."""
+    return max(1, text_tokens(text))
+
+
 def prompt_tokens(body: dict[str, Any], *, with_tools: bool, token_factor: float = 1.0) -> int:
     """The prompt tokens the scripted endpoint counts: the messages and, when they reach the prompt, the tool
     schemas, at the 4-characters estimate times `token_factor`."""
-    counted = sum(max(1, text_tokens(json.dumps(m))) for m in body.get("messages", []))
+    counted = sum(_counted(json.dumps(m)) for m in body.get("messages", []))
     if with_tools:
-        counted += max(1, text_tokens(json.dumps(body.get("tools"))))
+        counted += _counted(json.dumps(body.get("tools")))
     return math.ceil(counted * token_factor)
 
 
@@ -108,7 +113,7 @@ def _completion(policy: str, body: dict[str, Any], reply: Reply, *, tools_in_pro
         finish_reason = "stop"
         said = message["content"] or ""
     counted = prompt_tokens(body, with_tools=tools_in_prompt, token_factor=quirks.token_factor)
-    completion_tokens = max(1, text_tokens(said))
+    completion_tokens = _counted(said)
     return {
         "id": f"chatcmpl-scripted-{digest}",
         "object": "chat.completion",

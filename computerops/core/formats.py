@@ -5,6 +5,9 @@ Every file is a pydantic model with a `format` field `computerops.<kind>/<n>` (t
 written before its kind carried a version has no `format` field and is read as version 1, the format it was then
 (the optional fields that version 1 grew since have defaults, each saying what older files lack). A change a
 version-1 reader would misread is a new version, with its reader, never a silent reinterpretation.
+The formats that predate this module keep their constants beside their models (`RUN_FORMAT`, `SUBSET_FORMAT`,
+`RECEIPT_FORMAT`, `CORPUS_FORMAT`, `BENCH_FORMAT`, `AUDIT_FORMAT`, `REPORT_FORMAT`); `tests/test_formats.py` finds every
+`Versioned` model wherever it is.
 
 The raw witness files of an episode (`operations.json`, `journal.json`, `final_state.json`: lists and maps of the
 `sites.kit.records` models) and `checksums.sha256` (the `sha256sum` text format) are the run directory's layout,
@@ -13,7 +16,7 @@ versioned by the manifest's format.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from pydantic import BaseModel, model_validator
 
@@ -33,18 +36,13 @@ class UnknownFormat(ValueError):
 class Versioned(BaseModel):
     """A model written to disk with its format version; subclasses set `format: Literal[<VERSION>] = <VERSION>`."""
 
-    READS: ClassVar[tuple[str, ...]] = ()
-    """Older versions this reader also accepts (none yet: every kind is at version 1)."""
-
     @model_validator(mode="before")
     @classmethod
     def _refuse_unknown_format(cls, data: Any) -> Any:
         if isinstance(data, dict) and "format" in data:
             current = cls.model_fields["format"].default
             found = data["format"]
-            if found != current and found not in cls.READS:
-                raise UnknownFormat(
-                    f"format {found!r} is not one this ComputerOps reads (it reads {current!r}"
-                    f"{''.join(', ' + repr(v) for v in cls.READS)}); read it with the ComputerOps version that "
-                    "wrote it")
+            if found != current:
+                raise UnknownFormat(f"format {found!r} is not one this ComputerOps reads (it reads {current!r}); "
+                                    "read it with the ComputerOps version that wrote it")
         return data

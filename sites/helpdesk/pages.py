@@ -6,8 +6,8 @@ from pathlib import Path
 
 from sqlmodel import Session, col, select
 
+from computerops.core.numbers import whole_number
 from sites.helpdesk.models import Customer, Order, RefundApproval, Ticket
-from sites.kit.numbers import whole_number
 from sites.kit.pages import SitePages
 
 PAGES = SitePages(Path(__file__).parent / "templates")

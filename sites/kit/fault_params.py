@@ -16,8 +16,8 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from computerops.core.numbers import whole_number
 from sites.kit.faults import FaultClass
-from sites.kit.numbers import whole_number
 
 
 def _whole(value: object) -> object:
@@ -30,7 +30,7 @@ def _whole(value: object) -> object:
 
 
 WholeNumber = Annotated[int, BeforeValidator(_whole)]
-"""A whole number written in ASCII digits, as `sites.kit.numbers` reads them."""
+"""A whole number written in ASCII digits, as `computerops.core.numbers` reads them."""
 SitePath = Annotated[str, Field(pattern=r"^/\S*$")]
 """A path on the server, such as `/inventory/`."""
 Name = Annotated[str, Field(min_length=1, pattern=r"^\S(.*\S)?$")]

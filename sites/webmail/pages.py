@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sqlmodel import Session
 
-from sites.kit.numbers import whole_number
+from computerops.core.numbers import whole_number
 from sites.kit.pages import SitePages
 from sites.webmail.models import Contact, Message
 

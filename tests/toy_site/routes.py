@@ -11,8 +11,8 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
+from computerops.core.numbers import whole_number
 from sites.kit.deps import OperationDep, SessionDep
-from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.kit.pages import SitePages
 from toy_site.models import Item

@@ -10,6 +10,7 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
+from computerops.core.numbers import whole_number
 from sites.inventory.models import ADJUSTMENT_REASONS, CATEGORIES, Product, StockAdjustment
 from sites.inventory.pages import PREFIX, not_found, page, product_by_sku
 from sites.inventory.stock import (
@@ -26,7 +27,6 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import committed_part
 from sites.kit.money import format_cents, parse_cents
 from sites.kit.notices import Notices
-from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
 

@@ -10,10 +10,10 @@ from fastapi import APIRouter
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
+from computerops.core.numbers import whole_number
 from sites.invoices.models import Invoice, InvoiceLine
 from sites.invoices.pages import not_found, page
 from sites.kit.deps import OperationDep, SessionDep
-from sites.kit.numbers import whole_number
 
 router = APIRouter()
 

@@ -9,9 +9,9 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
+from computerops.core.numbers import whole_number
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
-from sites.kit.numbers import whole_number
 from sites.kit.operation import OperationContext
 from sites.ledger.models import DESTINATIONS, Delivery, Dispatch
 from sites.ledger.pages import PREFIX, delivery_by_number, event_numbers, not_found, page

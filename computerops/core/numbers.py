@@ -1,4 +1,5 @@
-"""Whole numbers read from request text (a path segment, a query or form field), defined once for every site.
+"""Whole numbers read from text a person, a page or a request wrote (a path segment, a query or form field, a header,
+a CLI option), defined once for every package.
 
 `str.isdigit` is true for Unicode digits ("١٢", "²") that `int` then refuses or reads differently, and a 20-digit
 id overflows SQLite's integer: either crashed a handler with a 500. A number here is 1 to MAX_DIGITS ASCII digits.
