@@ -367,7 +367,7 @@ def demo(
             checks = asyncio.run(check_tasks(plan.tasks, plan.check_dir, _progress))
         except (EndpointError, BundleError) as exc:
             raise _fail(str(exc)) from exc
-    print_demo_check(plan.check_dir, checks)
+    print_demo_check(checks)
     replayed = sum(r.result == "PASS" for r in verification.receipts) == episodes
     if not (replayed and verification.passed and all(c.ok for c in checks or [])):
         raise _fail("the demo found replay failures or tasks that do not behave as declared", code=1)

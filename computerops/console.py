@@ -277,7 +277,7 @@ def print_demo_replays(receipts: Sequence[Receipt], episodes: int, target: Path)
     console.print(f"Replayed from disk: {passed}/{episodes} PASS. Evidence in {target}/")
 
 
-def print_demo_check(check_dir: Path, checks: Sequence[TaskCheck] | None) -> None:
+def print_demo_check(checks: Sequence[TaskCheck] | None) -> None:
     """The demo's closing tasks check: its results, or None when it was skipped."""
     if checks is None:
         console.print("tasks check of the subset skipped (--no-tasks-check): `computerops tasks check` runs it.")
