@@ -1,0 +1,1 @@
+"""Experiments: pre-registered, matched, counterbalanced designs, frozen before any model call, with verdicts by frozen rule."""
