@@ -6,7 +6,7 @@ import fcntl
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -126,11 +126,14 @@ class RunDirectory:
             raise BundleError(f"{root} already exists and is not empty; choose a new --out directory")
 
     @classmethod
-    def create(cls, root: Path, manifest: RunManifest) -> RunDirectory:
-        """A new run directory; refuses to write into a non-empty one so nothing is overwritten."""
+    def create(cls, root: Path, manifest: RunManifest, attachments: Mapping[str, str] | None = None) -> RunDirectory:
+        """A new run directory; refuses to write into a non-empty one so nothing is overwritten. `attachments` (file
+        name -> text) are written beside the manifest and sealed with it (an experiment's lock)."""
         cls.ensure_new(root)
         (root / "episodes").mkdir(parents=True, exist_ok=True)
         bundle = cls(root)
+        for name, text in (attachments or {}).items():
+            _write_json(root / name, text)
         _write_json(root / MANIFEST, manifest.model_dump_json(indent=2))
         (root / EPISODES).touch()
         return bundle
@@ -219,10 +222,12 @@ class RunDirectory:
         relative = (p.relative_to(self.root).as_posix() for p in paths)
         return sorted(r for r in relative if r not in _UNSEALED and not r.endswith(".tmp"))
 
-    def seal(self, summary: BaseModel) -> None:
-        """Write the summary, then the checksum list over every file (summary included). A run seals
-        itself whenever it stops, and again after each resume."""
+    def seal(self, summary: BaseModel, analyses: Mapping[str, BaseModel] | None = None) -> None:
+        """Write the summary (and any `analyses`, file name -> model: an experiment's), then the checksum list over
+        every file (summary included). A run seals itself whenever it stops, and again after each resume."""
         _write_json(self.root / SUMMARY, summary.model_dump_json(indent=2))
+        for name, analysis in (analyses or {}).items():
+            _write_json(self.root / name, analysis.model_dump_json(indent=2))
         lines = [f"{file_sha256(self.root / name)}  {name}\n" for name in self.files()]
         _write_json(self.root / CHECKSUMS, "".join(lines))
 

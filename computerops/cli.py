@@ -49,6 +49,7 @@ from computerops.core.numbers import whole_number
 from computerops.core.vocabulary import ToolMode
 from computerops.corpus_recording import record_corpus
 from computerops.demo import default_target, plan_demo
+from computerops.experiment_cli import experiment_app
 from computerops.observing import TargetError, observe_target, parse_target
 from computerops.replaying import replay_run
 from computerops.report import outcomes_markdown, report_json, report_view, run_report
@@ -69,6 +70,7 @@ app.add_typer(tasks_app, name="tasks")
 subset_app = typer.Typer(help="Reserved task subsets, drawn and hash-locked before any model runs.",
                          no_args_is_help=True)
 app.add_typer(subset_app, name="subset")
+app.add_typer(experiment_app, name="experiment")
 
 def _select(selection: str) -> tuple[list[LoadedTask], SubsetRef | None]:
     """`all`, comma-separated ids, or a reserved subset file (refused when its tasks changed since)."""

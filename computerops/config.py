@@ -12,7 +12,7 @@ from adapter.scripted.policies import policy_by_name
 from adapter.transcript import Bounds
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import scripted_model
-from sites.kit.faults import FaultClass, FaultPlan
+from sites.kit.faults import FaultClass, FaultPlan, FaultRule
 from tasks.spec import TaskSpec
 
 RUN_FORMAT: Literal["computerops.run/1"] = "computerops.run/1"
@@ -107,6 +107,35 @@ class PlannedEpisode(BaseModel):
     """Which of the run's K trials of this (task, policy) this is, from 1."""
     faults: bool = True
     """False for a matched control: the same task and policy with fault injection disabled."""
+    # An experiment's episodes say where they stand in its design (None/defaults in a plain run); the runner
+    # reads only the overrides below, the analysis reads all of them (computerops/experiment/).
+    cell: str | None = None
+    """The experiment cell: its factor levels, e.g. `tools=3,order=A,fault_rate=0.2,model=scripted:oracle`."""
+    arm: Literal["control", "treatment"] | None = None
+    """The experiment arm: control = injection disabled (`faults` False), all else identical."""
+    pair: str | None = None
+    """Episodes sharing a pair id are matched: one task, cell and repetition, one per arm."""
+    apps: list[str] | None = None
+    """The invoices portal's listed apps (the tool ladder), replacing the `apps=` query of the task's start path."""
+    fault_rate: float | None = Field(default=None, ge=0.0, le=1.0)
+    """This episode's fault rate, in place of the run's."""
+    fault_classes: list[FaultClass] | None = None
+    """The classes this episode's rate draws for, in place of the run's."""
+    fault_rules: list[FaultRule] = Field(default_factory=list)
+    """Fault rules this episode adds to its task's own (an experiment's treatment of a task without faults)."""
+    fault_draw: int | None = None
+    """The repetition number fault decisions by rate are drawn for, when not `repetition` (identical reruns of the
+    noise floor share one)."""
+    seed: int | None = None
+    """The seed sent with every model request of this episode, in place of the bounds' seed."""
+
+    def start_path(self, task: TaskSpec) -> str:
+        """Where the episode starts: the task's start path, with the portal's `apps` query replaced when set."""
+        if self.apps is None:
+            return task.start_path
+        path, _, query = task.start_path.partition("?")
+        kept = [part for part in query.split("&") if part and not part.startswith("apps=")]
+        return path + "?" + "&".join([*kept, "apps=" + ",".join(self.apps)])
 
 
 def plan_episodes(
@@ -149,6 +178,18 @@ class SubsetRef(BaseModel):
     count: int
 
 
+class ExperimentRef(BaseModel):
+    """The experiment lock a run was made from (`computerops experiment run` / `noise-floor`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    version: int
+    lock_sha256: str
+    series: Literal["experiment", "noise_floor"] = "experiment"
+    """The experiment's own episodes, or the noise floor's reruns of one of its cells."""
+
+
 class RunConfig(Versioned):
     """Everything that defines a run's conditions."""
 
@@ -170,13 +211,19 @@ class RunConfig(Versioned):
     """Per-run fault rate over eligible operations (0: only the faults task files configure)."""
     fault_classes: list[FaultClass] = Field(default_factory=list)
     """The classes the rate draws for."""
+    experiment: ExperimentRef | None = None
+    """Set for an experiment's run: the lock it was made from (copied beside the manifest)."""
 
     def fault_plan(self, task: TaskSpec, planned: PlannedEpisode) -> FaultPlan | None:
         """The faults of one planned episode: its task's rules and the run's rate; None when it has none."""
-        if not planned.faults or not (task.faults or self.fault_rate > 0):
+        rate = self.fault_rate if planned.fault_rate is None else planned.fault_rate
+        classes = self.fault_classes if planned.fault_classes is None else planned.fault_classes
+        rules = [*task.faults, *planned.fault_rules]
+        if not planned.faults or not (rules or rate > 0):
             return None
-        return FaultPlan(run_seed=self.fault_seed, task_id=task.id, repetition=planned.repetition, rules=task.faults,
-                         rate=self.fault_rate, rate_classes=self.fault_classes)
+        draw = planned.repetition if planned.fault_draw is None else planned.fault_draw
+        return FaultPlan(run_seed=self.fault_seed, task_id=task.id, repetition=draw, rules=rules,
+                         rate=rate, rate_classes=classes)
 
     @model_validator(mode="after")
     def _distinct_episodes(self) -> RunConfig:

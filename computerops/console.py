@@ -17,6 +17,7 @@ from computerops.bench import BenchReport
 from computerops.bundle import VERIFICATION
 from computerops.checking import ControlResult, TaskCheck
 from computerops.demo import DEMO_POLICIES, DemoPlan
+from computerops.experiment.lock import ExperimentLock
 from computerops.observing import ObservedPage
 from computerops.report import Cell, Mark, Paragraph, ReportView, RunReport, cell_text, report_view
 from computerops.report import Table as ReportTable
@@ -287,3 +288,20 @@ def print_demo_check(checks: Sequence[TaskCheck] | None) -> None:
 
 def print_demo_check_start(check_dir: Path) -> None:
     console.print(f"[bold]tasks check[/]: every control of every task of the subset, evidence in {check_dir}/")
+
+
+def print_experiment_plan(lock: ExperimentLock) -> None:
+    """What `experiment freeze` fixed: the design's counts and its cells, before any model call."""
+    counts = lock.counts
+    spec = lock.spec
+    console.print(f"Experiment {spec.id} v{spec.version}: {counts.cells} cells x {counts.tasks} tasks x "
+                  f"{counts.repetitions} repetitions x {counts.arms} arms = {counts.episodes} episodes, "
+                  f"{counts.pairs} matched pairs; arm order {spec.order.kind}", markup=False)
+    table = Table(title="Cells", title_justify="left")
+    for column in ("cell", "episodes", "of which control"):
+        table.add_column(column, no_wrap=column == "cell")
+    per_cell = Counter(p.cell for p in lock.plan)
+    controls = Counter(p.cell for p in lock.plan if p.arm == "control")
+    for cell, count in per_cell.items():
+        table.add_row(Text(str(cell)), str(count), str(controls.get(cell, 0)))
+    console.print(table)

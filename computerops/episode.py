@@ -76,7 +76,7 @@ def finish_schema(task: LoadedTask) -> FinishSchema:
 
 
 async def _drive(
-    ctx: EpisodeContext, task: LoadedTask, token: str, model: str, trace: Path | None
+    ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, token: str, model: str, trace: Path | None
 ) -> AgentTranscript:
     """The browser session of one episode in a context of its own; with `trace`, its Playwright trace
     is saved there before the context closes, whether the session ended normally or not."""
@@ -88,11 +88,14 @@ async def _drive(
             await context.tracing.start(title=trace.parent.name, screenshots=True, snapshots=True, sources=False)
         try:
             page = await context.new_page()
-            await page.goto(ctx.origin + task.spec.start_path, wait_until="domcontentloaded")
+            await page.goto(ctx.origin + planned.start_path(task.spec), wait_until="domcontentloaded")
             driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
                                 max_chars=ctx.config.bounds.observation_chars)
             await driver.settle()  # the start page is observed settled, as every page after an action is
-            loop = ModelLoop(ctx.client, model, ctx.bounds or ctx.config.bounds, budget=task.spec.budgets.actions,
+            bounds = ctx.bounds or ctx.config.bounds
+            if planned.seed is not None:
+                bounds = bounds.model_copy(update={"seed": planned.seed})
+            loop = ModelLoop(ctx.client, model, bounds, budget=task.spec.budgets.actions,
                              finish=finish_schema(task), token_scale=ctx.token_scale)
             transcript = await loop.run(driver, task.spec.instruction)
             guard = containment_of(context)  # what page content tried and containment stopped, as evidence
@@ -125,7 +128,7 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         tenant.faults = FaultSession(FaultInjector(plan))
     try:
         try:
-            transcript = await _drive(ctx, task, tenant.token, model, trace)
+            transcript = await _drive(ctx, task, planned, tenant.token, model, trace)
         except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
             transcript = _harness_failure(task, "browser", f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a defect of the harness itself: this episode's outcome, never the whole run's

@@ -25,6 +25,9 @@ from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
 from computerops.core.hashing import file_sha256
 from computerops.episode import claim_of, derived_fields
+from computerops.experiment.analysis import analyse
+from computerops.experiment.collect import ANALYSIS_FILE, read_experiment_run
+from computerops.experiment.lock import ExperimentRefused
 from computerops.report import report_json_as, summarize
 from computerops.run_records import EpisodeRecord, RunManifest
 from replays import Receipt, RecordedEpisode, replay_episode
@@ -123,6 +126,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         finally:
             registry.close()
     problems += _summary_problems(bundle, manifest, records)
+    problems += _experiment_problems(bundle, manifest)
     verification = Verification(
         run_id=manifest.config.run_id, verified_at=_now(), passed=not problems, files_checked=len(bundle.files()),
         episodes_replayed=len(receipts), checksums_sha256=file_sha256(checksums) if checksums.is_file() else None,
@@ -187,6 +191,22 @@ def _summary_problems(bundle: RunDirectory, manifest: RunManifest, records: list
         return [f"{SUMMARY} does not parse: {exc}"]
     found = first_difference(stored, report_json_as(summarize(manifest, records), stored))
     return [f"{SUMMARY} differs from the summary recomputed from the evidence: {found}"] if found else []
+
+
+def _experiment_problems(bundle: RunDirectory, manifest: RunManifest) -> list[str]:
+    """An experiment's run: its sealed analysis against the one recomputed from the raw evidence."""
+    if manifest.config.experiment is None:
+        return []
+    path = bundle.root / ANALYSIS_FILE
+    if not path.is_file():
+        return [f"{ANALYSIS_FILE} is missing (an experiment's run seals its analysis)"]
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        recomputed = analyse(read_experiment_run(bundle.root)).model_dump(mode="json")
+    except (ValueError, ExperimentRefused, BundleError) as exc:
+        return [f"the experiment's analysis cannot be recomputed: {exc}"]
+    found = first_difference(stored, recomputed)
+    return [f"{ANALYSIS_FILE} differs from the analysis recomputed from the evidence: {found}"] if found else []
 
 
 def record_verification(bundle: RunDirectory, verification: Verification) -> None:

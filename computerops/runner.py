@@ -14,6 +14,7 @@ from pathlib import Path
 
 import openai
 from playwright.async_api import async_playwright
+from pydantic import BaseModel
 
 from adapter.browser import describe_chromium, launch_browser
 from adapter.scripted import create_scripted_app
@@ -233,6 +234,8 @@ async def execute_run(
     trace: bool = False,
     resume: bool = False,
     extra_steps: ExtraSteps | None = None,
+    attachments: Mapping[str, str] | None = None,
+    analyses: Callable[[RunDirectory], Mapping[str, BaseModel]] | None = None,
 ) -> list[EpisodeRecord]:
     """Run every planned episode into a new run directory at `out`; returns the admitted records in plan order.
 
@@ -242,6 +245,8 @@ async def execute_run(
     the rest run (ResumeRefused when any manifest input differs now). Raises RunAborted when an episode
     raised and RunHalted after repeated infrastructure failures; what was admitted stays in the run directory.
     `extra_steps` gives a scripted endpoint step lists by task id and name (`tasks audit`'s mutants).
+    `attachments` (file name -> text) are written into a new run directory beside the manifest; `analyses` gives
+    the files sealed beside the summary each time the run stops (an experiment's analysis).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -278,7 +283,7 @@ async def execute_run(
             bundle = RunDirectory.open(out)
             admitted = _resume(bundle, manifest, progress)
         else:
-            bundle = RunDirectory.create(out, manifest)
+            bundle = RunDirectory.create(out, manifest, attachments)
         client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=2, timeout=120.0)
         stack.push_async_callback(client.close)
         ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,
@@ -287,4 +292,4 @@ async def execute_run(
         try:
             return await _run_plan(ctx, tasks, concurrency, progress, admitted)
         finally:  # also when the run stopped early: what was admitted is sealed as it stands
-            bundle.seal(summarize(bundle.manifest(), bundle.records()))
+            bundle.seal(summarize(bundle.manifest(), bundle.records()), analyses(bundle) if analyses else None)

@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from computerops.report.layout import report_view
 from computerops.report.run import RunReport
-from computerops.report.tables import Mark, OutcomeChart, cell_text
+from computerops.report.tables import Mark, OutcomeChart, ReportView, cell_text
 
 OUTCOME_COLOURS = {
     "verified_success": "#2e7d32",
@@ -97,12 +97,25 @@ def _environment() -> Environment:
     environment.filters["cell_text"] = cell_text
     environment.tests["mark"] = lambda value: isinstance(value, Mark)
     environment.globals["chart_layout"] = chart_layout
+    environment.globals["heat_colour"] = heat_colour
     return environment
+
+
+def render_view(view: ReportView) -> str:
+    """Any report view as one HTML document (a run's, an experiment's)."""
+    return _environment().get_template("report.html").render(view=view)
+
+
+def heat_colour(value: float | None) -> str:
+    """A heatmap cell's background: white at 0 to green at 1 (none when unshaded)."""
+    if value is None:
+        return ""
+    return f"background: hsl(130, 45%, {round(97 - 45 * value)}%)"
 
 
 def render_html(report: RunReport) -> str:
     """The whole report as one HTML document."""
-    return _environment().get_template("report.html").render(view=report_view(report))
+    return render_view(report_view(report))
 
 
 def write_html(path: Path, report: RunReport) -> None:

@@ -67,12 +67,20 @@ class Table(BaseModel):
     """What the columns mean, under the table."""
     wrap: bool = True
     """False: no cell wraps and no column is narrower than its header (a table people copy, like the outcomes)."""
+    heat: tuple[tuple[float | None, ...], ...] | None = None
+    """A heatmap's shading, one value in [0, 1] (or None: unshaded) per cell: the HTML page colours the cells by it;
+    the text of every cell is the same in every rendering."""
 
     @model_validator(mode="after")
     def _rows_fit_the_columns(self) -> Self:
         for number, row in enumerate(self.rows, 1):
             if len(row) != len(self.columns):
                 raise ValueError(f"table {self.id}: row {number} has {len(row)} cells for {len(self.columns)} columns")
+        if self.heat is not None:
+            if [len(r) for r in self.heat] != [len(r) for r in self.rows]:
+                raise ValueError(f"table {self.id}: its shading is not one value per cell")
+            if any(v is not None and not 0.0 <= v <= 1.0 for r in self.heat for v in r):
+                raise ValueError(f"table {self.id}: a shading value outside [0, 1]")
         return self
 
 

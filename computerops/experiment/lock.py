@@ -1,0 +1,194 @@
+"""The freeze: every fixed input of an experiment hashed into a lock file before any model call, and the check that
+nothing changed since.
+
+A lock holds the experiment file (its bytes' sha256 and its parsed content), every task's content hash, the code
+of every package (sites, adapter, verifier, tasks, replays, computerops: `computerops.provenance.code_hashes`), the
+prompts and tool schemas the model is shown, the endpoint configuration, the analysis code's own hash (the
+estimators and their statistics library's version), and the plan those inputs give: every episode with its cell,
+arm, repetition and pair. `lock_sha256` seals the rest. `experiment run` recomputes the inputs and refuses, naming
+the first that differs (`computerops.core.difference.first_difference`), as `run --resume` does for a manifest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib.metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from computerops.config import EndpointConfig, PlannedEpisode
+from computerops.core.difference import first_difference
+from computerops.core.formats import Versioned
+from computerops.core.hashing import canonical_sha256
+from computerops.experiment.plan import cells, plan_experiment
+from computerops.experiment.spec import ExperimentSpec, ExperimentTask, load_experiment
+from computerops.provenance import code_hashes, package_sha256, protocol_hashes
+from computerops.subsets import load_subset, subset_tasks
+from tasks import LoadedTask
+
+LOCK_FORMAT: Literal["computerops.experiment-lock/1"] = "computerops.experiment-lock/1"
+ANALYSIS_MODULES = ("computerops/experiment", "computerops/stats.py")
+"""The analysis code whose hash the lock records (the estimators, tests, gate, noise floor and intervals)."""
+_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+class ExperimentRefused(RuntimeError):
+    """An experiment whose lock does not match its inputs now, or that cannot be frozen."""
+
+
+def analysis_sha256(root: Path = _ROOT) -> str:
+    """sha256 over the analysis code (ANALYSIS_MODULES) and the versions of the statistics libraries it calls."""
+    digest = hashlib.sha256()
+    for name in ANALYSIS_MODULES:
+        path = root / name
+        digest.update(name.encode() + b"\0")
+        if path.is_dir():
+            digest.update(bytes.fromhex(package_sha256(name, root)))
+        else:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for library in ("statsmodels", "numpy", "scipy"):
+        try:
+            version = importlib.metadata.version(library)
+        except importlib.metadata.PackageNotFoundError:
+            version = "absent"
+        digest.update(f"{library}={version}\0".encode())
+    return digest.hexdigest()
+
+
+class PlanCounts(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cells: int
+    tasks: int
+    repetitions: int
+    arms: int
+    episodes: int
+    pairs: int
+
+
+class FrozenInputs(BaseModel):
+    """What the results of the experiment depend on; `experiment run` must find every field unchanged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    experiment_sha256: str
+    """sha256 of the experiment file's bytes."""
+    subset_sha256: str | None = None
+    """sha256 of the reserved subset file's bytes, for an experiment with `tasks_file`."""
+    tasks: dict[str, str]
+    """Task id -> content hash of its file."""
+    code_sha256: dict[str, str]
+    protocol_sha256: dict[str, str]
+    endpoint: EndpointConfig
+    analysis_sha256: str
+
+
+class ExperimentLock(Versioned):
+    """The lock file `experiment freeze` writes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.experiment-lock/1"] = LOCK_FORMAT
+
+    frozen_at: str
+    experiment_file: str
+    """The experiment file's path as given to `freeze` (read again from there by `run`)."""
+    spec: ExperimentSpec
+    inputs: FrozenInputs
+    plan: list[PlannedEpisode] = Field(min_length=1)
+    counts: PlanCounts
+    lock_sha256: str = ""
+    """sha256 of the canonical JSON of every other field; a lock edited after the freeze is refused."""
+
+    def computed_lock(self) -> str:
+        return canonical_sha256(self.model_dump(mode="json", exclude={"lock_sha256"}))
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self.inputs.tasks)
+
+
+def _resolve_tasks(spec: ExperimentSpec, source: Path, catalog: dict[str, LoadedTask]
+                   ) -> tuple[list[ExperimentTask], str | None]:
+    """The experiment's task entries (a subset file's tasks as plain entries) and the subset file's sha256."""
+    if spec.tasks is not None:
+        unknown = [t.id for t in spec.tasks if t.id not in catalog]
+        if unknown:
+            raise ExperimentRefused(f"{source}: tasks not in the catalog: {', '.join(unknown)}")
+        return list(spec.tasks), None
+    assert spec.tasks_file is not None
+    subset_path = source.parent / spec.tasks_file
+    try:
+        subset = load_subset(subset_path)
+        subset_tasks(subset, catalog, subset_path)  # refuses a subset whose tasks changed since the reservation
+    except ValueError as exc:
+        raise ExperimentRefused(f"{source}: tasks_file: {exc}") from exc
+    return [ExperimentTask(id=i) for i in subset.task_ids], hashlib.sha256(subset_path.read_bytes()).hexdigest()
+
+
+def current_inputs(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None
+                   ) -> tuple[ExperimentSpec, list[ExperimentTask], FrozenInputs]:
+    """The experiment at `source` and its inputs as they are now (`endpoint` replaces the file's, e.g. a real model
+    named at freeze time)."""
+    spec = load_experiment(source)
+    if endpoint is not None:
+        spec = spec.model_copy(update={"endpoint": endpoint})
+    entries, subset_sha = _resolve_tasks(spec, source, catalog)
+    inputs = FrozenInputs(
+        experiment_sha256=hashlib.sha256(source.read_bytes()).hexdigest(), subset_sha256=subset_sha,
+        tasks={t.id: catalog[t.id].sha256 for t in entries}, code_sha256=code_hashes(),
+        protocol_sha256=protocol_hashes(), endpoint=spec.endpoint, analysis_sha256=analysis_sha256(),
+    )
+    return spec, entries, inputs
+
+
+def freeze(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None) -> ExperimentLock:
+    """The lock of the experiment at `source`: every fixed input hashed and the plan derived, before any model call."""
+    spec, entries, inputs = current_inputs(source, catalog, endpoint)
+    try:
+        plan = plan_experiment(spec, entries, {t.id: catalog[t.id].spec.site for t in entries})
+    except ValueError as exc:
+        raise ExperimentRefused(f"{source}: {exc}") from exc
+    pairs = {p.pair for p in plan if p.pair is not None}
+    counts = PlanCounts(cells=len(cells(spec)), tasks=len(entries), repetitions=spec.repetitions, arms=len(spec.arms),
+                        episodes=len(plan), pairs=len(pairs))
+    lock = ExperimentLock(frozen_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                          experiment_file=str(source), spec=spec, inputs=inputs, plan=plan, counts=counts)
+    return lock.model_copy(update={"lock_sha256": lock.computed_lock()})
+
+
+def read_lock(path: Path) -> ExperimentLock:
+    """A lock file, refused when it does not parse or was edited after the freeze."""
+    try:
+        lock = ExperimentLock.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise ExperimentRefused(f"{path}: cannot be read: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise ExperimentRefused(f"{path}: not an experiment lock: {exc}") from exc
+    if lock.computed_lock() != lock.lock_sha256:
+        raise ExperimentRefused(f"{path}: the lock was edited after the freeze (its content no longer has the "
+                                f"sha256 {lock.lock_sha256[:12]} it was sealed with)")
+    return lock
+
+
+def lock_difference(lock: ExperimentLock, catalog: dict[str, LoadedTask], base: Path | None = None) -> str | None:
+    """The first fixed input that differs now from the lock, or None: the experiment file, a task, the code, the
+    prompts, the endpoint, the analysis or the plan they give."""
+    source = Path(lock.experiment_file)
+    if base is not None and not source.is_absolute():
+        source = base / source
+    if not source.is_file():
+        return f"experiment_file: {lock.experiment_file} is missing"
+    try:
+        spec, entries, inputs = current_inputs(source, catalog, lock.inputs.endpoint)
+    except (ValueError, ExperimentRefused) as exc:
+        return f"experiment_file: {exc}"
+    recorded: dict[str, Any] = lock.inputs.model_dump(mode="json")
+    found = first_difference(recorded, inputs.model_dump(mode="json"))
+    if found:
+        return found
+    plan = plan_experiment(spec, entries, {t.id: catalog[t.id].spec.site for t in entries})
+    return first_difference({"plan": [p.model_dump(mode="json") for p in lock.plan]},
+                            {"plan": [p.model_dump(mode="json") for p in plan]})

@@ -1,0 +1,247 @@
+"""An experiment file (`experiments/*.yaml`): the design and the analysis plan, as a pydantic schema that refuses
+unknown fields.
+
+An experiment names its tasks, its endpoint, its **factors** (each with its levels: fault rate, fault classes, the
+invoices portal's tool ladder as a number of tools and an order, and the model), its **arms** (control =
+injection disabled, all else identical; treatment), the **repetitions** per cell, the **arm order** within each
+matched pair (counterbalanced AB/BA across repetitions, randomised with a recorded seed, or fixed) and the
+**analysis plan** (the primary estimate, each test with its rule and smallest effect worth reporting, intervals
+with their resamples and seed, the descriptive reports, the noise floor and the quality gate). Nothing here runs;
+`computerops.experiment.lock` freezes it and `computerops.experiment.plan` turns it into episodes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from adapter.transcript import Bounds
+from computerops.config import EndpointConfig
+from computerops.core.formats import Versioned
+from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
+from computerops.experiment.rows import Arm
+from sites.kit.fault_params import fault_params
+from sites.kit.faults import FaultClass, FaultRule
+
+EXPERIMENT_FORMAT: Literal["computerops.experiment/1"] = "computerops.experiment/1"
+LADDER_SITE = "invoices"
+"""The site whose portal the tool-ladder factors (`tools`, `order`) act on."""
+LADDER_BASE = ("viewer", "form")
+"""The two apps every rung of the ladder lists first: the invoice viewer and the record form (the task needs both)."""
+
+
+class ExperimentFileError(ValueError):
+    """An experiment file that cannot be read; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExperimentTask(_Strict):
+    """One task of the experiment, optionally with the fault classes its treatment draws (E3's per-task family)."""
+
+    id: str
+    fault_classes: list[FaultClass] | None = None
+    """Classes the treatment's rate draws for on this task, in place of the `fault_classes` factor's level."""
+    faults: list[FaultRule] = Field(default_factory=list)
+    """Fault rules the treatment adds to the task's own (checked against the class's params as a task's are):
+    a fault at a fixed place, so every treatment episode is exposed."""
+
+    @field_validator("faults")
+    @classmethod
+    def _params(cls, rules: list[FaultRule]) -> list[FaultRule]:
+        for rule in rules:
+            fault_params(rule.fault, rule.params)
+        return rules
+
+
+class Factors(_Strict):
+    """Each factor with its levels; a cell is one level of each."""
+
+    fault_rate: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
+    """Per-operation fault rates (0 to 1) of the treatment; 0 leaves only the faults the task files configure."""
+    fault_classes: list[list[FaultClass]] = Field(default_factory=lambda: [[]], min_length=1)
+    """Levels, each a list of classes the rate draws for."""
+    tools: list[int] | None = None
+    """Tool-ladder rungs: how many of the invoices portal's apps are listed (2 to 7), in the order's sequence."""
+    order: list[str] | None = None
+    """Tool orders (keys of `tool_orders`) the ladder is climbed in."""
+
+    @field_validator("fault_rate")
+    @classmethod
+    def _rates(cls, levels: list[float]) -> list[float]:
+        bad = [r for r in levels if not 0.0 <= r <= 1.0]
+        if bad:
+            raise ValueError(f"fault rates must lie in [0, 1]; got {bad}")
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"fault rate levels repeat: {levels}")
+        return levels
+
+
+class ArmOrder(_Strict):
+    """Which arm of a matched pair runs first."""
+
+    kind: Literal["counterbalanced", "randomised", "fixed"] = "counterbalanced"
+    """counterbalanced: control first in odd repetitions, treatment first in even ones (AB/BA); randomised: drawn
+    per pair from `seed`; fixed: control first always."""
+    seed: int | None = None
+    """The recorded seed of a randomised order (required for it)."""
+
+    @model_validator(mode="after")
+    def _seeded(self) -> ArmOrder:
+        if self.kind == "randomised" and self.seed is None:
+            raise ValueError("a randomised arm order needs its seed recorded (order: {kind: randomised, seed: N})")
+        return self
+
+
+class Intervals(_Strict):
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    resamples: int = Field(default=2000, ge=100)
+    """Task-cluster bootstrap resamples of every bootstrapped interval."""
+    seed: int = 0
+    """Seed of every bootstrap."""
+
+
+class ToolEdgeTest(_Strict):
+    kind: Literal["tool_edge"] = "tool_edge"
+    name: str = "Test 1: upper tool edge"
+    order: str | None = None
+    """The tool order whose episodes decide the verdict (the others are descriptive); None: all."""
+    rule: ToolEdgeRule = Field(default_factory=ToolEdgeRule)
+
+
+class RecoveryCostTest(_Strict):
+    kind: Literal["recovery_cost"] = "recovery_cost"
+    name: str = "Test 2: recovery cost"
+    order: str | None = None
+    rule: RecoveryCostRule = Field(default_factory=RecoveryCostRule)
+
+
+class NoiseFloorPlan(_Strict):
+    """`experiment noise-floor`: reruns of one cell, apart from the experiment's own episodes."""
+
+    cell: dict[str, float | int | str] = Field(default_factory=dict)
+    """The cell's factor levels (e.g. {tools: 3, order: A, fault_rate: 0.2}); unnamed factors take their first level."""
+    identical_reruns: int = Field(default=5, ge=2)
+    """Reruns with identical inputs (same seed, same fault draws) per task."""
+    new_seeds: int = Field(default=5, ge=2)
+    """Reruns per task, each with a new model seed and new fault draws."""
+
+
+class AnalysisPlan(_Strict):
+    primary: Literal["paired_false_completion", "paired_verified_success", "grid"]
+    """The primary estimate: the task-level mean of treatment minus control (false completion or verified
+    success), or the grid's tests."""
+    intervals: Intervals = Field(default_factory=Intervals)
+    tests: list[ToolEdgeTest | RecoveryCostTest] = Field(default_factory=list)
+    descriptive: list[Literal["cells", "paired", "exposure", "grid"]] = Field(
+        default_factory=lambda: ["cells", "paired", "exposure"])
+    """Reports that decide nothing, committed with the plan."""
+    gate: Literal["e3"] | None = None
+    """The quality gate whose passing records evidence level E3 for the experiment."""
+    noise_floor: NoiseFloorPlan | None = None
+
+
+class ExperimentSpec(Versioned):
+    """One experiment file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.experiment/1"] = EXPERIMENT_FORMAT
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")
+    version: int = Field(ge=1)
+    question: str = Field(min_length=10)
+    """The question, in words, that the experiment answers."""
+    tasks: list[ExperimentTask] | None = None
+    tasks_file: str | None = None
+    """A reserved subset file (`computerops subset reserve`), relative to the experiment file, instead of `tasks`."""
+    endpoint: EndpointConfig
+    factors: Factors = Field(default_factory=Factors)
+    tool_orders: dict[str, list[str]] = Field(default_factory=dict)
+    """Tool order name -> the invoices portal's app keys in ladder order (each starting viewer, form)."""
+    arms: list[Arm] = Field(default_factory=lambda: ["control", "treatment"], min_length=1)
+    repetitions: int = Field(ge=1)
+    """Repetitions per task, cell and arm."""
+    order: ArmOrder = Field(default_factory=ArmOrder)
+    seed: int | None = 42
+    """The seed sent with every model request."""
+    vary_seed: bool = False
+    """True: repetition k sends seed + k - 1 (repetitions are fresh draws of a seeded model); False: every
+    repetition sends `seed` (fixed-seed repetitions, as in the E3 replication)."""
+    fault_seed: int = 0
+    """Seed of fault decisions made by rate."""
+    bounds: Bounds = Field(default_factory=Bounds)
+    analysis: AnalysisPlan
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExperimentSpec:
+        if (self.tasks is None) == (self.tasks_file is None):
+            raise ValueError("give exactly one of `tasks` (a list) and `tasks_file` (a reserved subset)")
+        if self.tasks is not None:
+            ids = [t.id for t in self.tasks]
+            if not ids:
+                raise ValueError("`tasks` is empty")
+            if len(set(ids)) != len(ids):
+                raise ValueError(f"tasks repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
+        if len(set(self.arms)) != len(self.arms):
+            raise ValueError(f"arms repeat: {self.arms}")
+        ladder = self.factors.tools, self.factors.order
+        if (ladder[0] is None) != (ladder[1] is None):
+            raise ValueError("the tool ladder needs both factors: `tools` (rungs) and `order` (tool orders)")
+        if self.factors.order is not None:
+            missing = [o for o in self.factors.order if o not in self.tool_orders]
+            if missing:
+                raise ValueError(f"factor `order` names {missing}, not in `tool_orders` ({sorted(self.tool_orders)})")
+        for name, apps in self.tool_orders.items():
+            self._check_order(name, apps)
+        for rung in self.factors.tools or []:
+            too_short = [name for name in self.factors.order or [] if rung > len(self.tool_orders[name])]
+            if rung < len(LADDER_BASE) or too_short:
+                raise ValueError(f"a tool ladder rung of {rung} tools needs {len(LADDER_BASE)} to the length of "
+                                 f"its order; too long for {too_short}" if too_short else
+                                 f"a tool ladder rung of {rung} tools is below the {len(LADDER_BASE)} the task needs")
+        tested = {t.order for t in self.analysis.tests if t.order is not None}
+        if tested - set(self.factors.order or []):
+            raise ValueError(f"a test names tool order(s) {sorted(tested - set(self.factors.order or []))} that the "
+                             "factor `order` does not have")
+        if self.analysis.primary != "grid" and "control" not in self.arms:
+            raise ValueError(f"the primary estimate {self.analysis.primary} needs a control arm")
+        return self
+
+    @staticmethod
+    def _check_order(name: str, apps: list[str]) -> None:
+        from sites.invoices.pages import APPS_BY_KEY
+
+        unknown = [a for a in apps if a not in APPS_BY_KEY]
+        if unknown:
+            raise ValueError(f"tool order {name}: unknown apps {unknown}; the portal's are {sorted(APPS_BY_KEY)}")
+        if tuple(apps[:len(LADDER_BASE)]) != LADDER_BASE or len(set(apps)) != len(apps):
+            raise ValueError(f"tool order {name} must start {', '.join(LADDER_BASE)} and list each app once: {apps}")
+
+    @property
+    def models(self) -> list[str]:
+        """The model factor's levels: the endpoint's scripted policies, or its one model."""
+        return list(self.endpoint.policies) if self.endpoint.scripted else [str(self.endpoint.model)]
+
+
+def load_experiment(path: Path) -> ExperimentSpec:
+    """Parse and validate an experiment file; ExperimentFileError names the file and what is wrong."""
+    try:
+        data = yaml.safe_load(path.read_bytes())
+    except OSError as exc:
+        raise ExperimentFileError(f"{path}: cannot be read: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ExperimentFileError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ExperimentFileError(f"{path}: an experiment file is a mapping of fields, not {type(data).__name__}")
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}" for e in exc.errors())
+        raise ExperimentFileError(f"{path}: {problems}") from exc
+    except ValueError as exc:
+        raise ExperimentFileError(f"{path}: {exc}") from exc

@@ -1,0 +1,139 @@
+"""`computerops experiment ...`: freeze an experiment file into a lock, run it (and its noise floor), report it.
+
+What each command does lives in `computerops.experiment`; what it prints in `computerops.console`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from computerops.bundle import BundleError, RunDirectory
+from computerops.config import EndpointConfig, parse_endpoint
+from computerops.console import console, errors, print_experiment_plan, print_view
+from computerops.experiment.analysis import analyse
+from computerops.experiment.collect import read_experiment_run
+from computerops.experiment.gate import evidence_level
+from computerops.experiment.layout import experiment_html, experiment_view
+from computerops.experiment.lock import ExperimentRefused, freeze
+from computerops.experiment.running import run_experiment
+from computerops.experiment.spec import ExperimentFileError
+from computerops.run_verification import reviewer_verified
+from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
+from tasks import TaskFileError, load_catalog
+
+experiment_app = typer.Typer(help="Experiments: pre-registered, matched, counterbalanced designs with verdicts "
+                                  "(docs/experiments.md).", no_args_is_help=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    errors.print(f"[red]error:[/] {message}", markup=True, highlight=False)
+    return typer.Exit(code)
+
+
+def _endpoint(base_url: str | None, model: str | None, api_key_env: str | None,
+              artifact_sha256: str | None) -> EndpointConfig | None:
+    if base_url is None and model is None:
+        return None
+    return parse_endpoint(None, base_url=base_url, model=model, api_key_env=api_key_env,
+                          artifact_sha256=artifact_sha256)
+
+
+@experiment_app.command("freeze")
+def freeze_command(
+    file: Annotated[Path, typer.Argument(help="An experiment file (experiments/*.yaml).")],
+    out: Annotated[Path, typer.Option(help="The lock file to write (refused if it exists).")],
+    base_url: Annotated[str | None, typer.Option(help="Run against this OpenAI-compatible endpoint instead of "
+                                                      "the file's (e.g. http://127.0.0.1:1234/v1).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name to request (with --base-url).")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key.")] = None,
+    artifact_sha256: Annotated[str | None, typer.Option(help="SHA-256 of the model file (the E3 gate needs "
+                                                             "it for a real model; never guessed).")] = None,
+) -> None:
+    """Hash every fixed input into a lock file before any model call, and print the plan."""
+    if out.exists():
+        raise _fail(f"{out} exists; a lock is written once (choose a new --out)")
+    try:
+        lock = freeze(file, load_catalog(), _endpoint(base_url, model, api_key_env, artifact_sha256))
+    except (ExperimentFileError, ExperimentRefused, TaskFileError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(lock.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"could not write {out}: {exc}") from exc
+    print_experiment_plan(lock)
+    console.print(f"Wrote {out} (lock {lock.lock_sha256[:12]}); run it with `computerops experiment run {out} "
+                  "--out DIR`", markup=False)
+
+
+def _run(lock: Path, out: Path | None, resume: Path | None, concurrency: int, *, noise_floor: bool) -> Path:
+    if (out is None) == (resume is None):
+        raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
+    target = out if out is not None else resume
+    assert target is not None
+    try:
+        asyncio.run(run_experiment(lock, target, load_catalog(), lambda line: console.print(line, markup=False),
+                                   resume=resume is not None, concurrency=concurrency, noise_floor=noise_floor))
+    except (ExperimentRefused, ExperimentFileError, TaskFileError, EndpointError, BundleError, ResumeRefused) as exc:
+        raise _fail(str(exc)) from exc
+    except (RunAborted, RunHalted) as exc:
+        raise _fail(str(exc), code=1) from exc
+    return target
+
+
+@experiment_app.command("run")
+def run_command(
+    lock: Annotated[Path, typer.Argument(help="A lock file (`computerops experiment freeze`).")],
+    out: Annotated[Path | None, typer.Option(help="New run directory to write.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="Continue this interrupted run of the same lock.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once (same evidence as serial).")] = 1,
+) -> None:
+    """Run a frozen experiment; refused, naming the input, when anything changed since the freeze."""
+    _report(_run(lock, out, resume, concurrency, noise_floor=False), as_json=False, html=None)
+
+
+@experiment_app.command("noise-floor")
+def noise_floor_command(
+    lock: Annotated[Path, typer.Argument(help="A lock file whose plan has analysis.noise_floor.")],
+    out: Annotated[Path | None, typer.Option(help="New run directory to write.")] = None,
+    resume: Annotated[Path | None, typer.Option(help="Continue this interrupted noise-floor run.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once.")] = 1,
+) -> None:
+    """Rerun one cell of a frozen experiment: identical reruns, then reruns with new seeds."""
+    _report(_run(lock, out, resume, concurrency, noise_floor=True), as_json=False, html=None)
+
+
+def _report(run_dir: Path, *, as_json: bool, html: Path | None) -> None:
+    try:
+        run = read_experiment_run(run_dir)
+        analysis = analyse(run)
+        level = evidence_level(analysis.gate, verified=reviewer_verified(RunDirectory.open(run_dir)))
+    except (ExperimentRefused, BundleError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    if html is not None:
+        try:
+            html.write_text(experiment_html(analysis, run.lock, level), encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"could not write {html}: {exc}") from exc
+    if as_json:
+        typer.echo(json.dumps({**analysis.model_dump(mode="json"), "evidence_level": level}, indent=2))
+    else:
+        print_view(experiment_view(analysis, run.lock, level))
+    if html is not None:
+        (errors if as_json else console).print(f"HTML report written to {html}", markup=False)
+
+
+@experiment_app.command("report")
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="An experiment's run directory.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON.")] = False,
+    html: Annotated[Path | None, typer.Option(help="Also write the report as one HTML file.")] = None,
+) -> None:
+    """The experiment's tables, grid heatmap, paired estimates, verdicts with their frozen rules, noise floor and
+    gate, recomputed from the raw evidence."""
+    _report(run_dir, as_json=as_json, html=html)
