@@ -18,6 +18,7 @@ from computerops.bundle import VERIFICATION
 from computerops.checking import ControlResult, TaskCheck
 from computerops.demo import DEMO_POLICIES, DemoPlan
 from computerops.experiment.lock import ExperimentLock
+from computerops.experiment.measure import Timing
 from computerops.observing import ObservedPage
 from computerops.report import Cell, Mark, Paragraph, ReportView, RunReport, cell_text, report_view
 from computerops.report import Table as ReportTable
@@ -304,4 +305,15 @@ def print_experiment_plan(lock: ExperimentLock) -> None:
     controls = Counter(p.cell for p in lock.plan if p.arm == "control")
     for cell, count in per_cell.items():
         table.add_row(Text(str(cell)), str(count), str(controls.get(cell, 0)))
+    console.print(table)
+
+
+def print_analysis_timings(episodes: int, timings: Sequence[Timing]) -> None:
+    table = Table(title=f"Experiment analysis of {episodes} synthetic episodes (wall clock, one run)",
+                  title_justify="left")
+    table.add_column("step")
+    table.add_column("seconds", justify="right")
+    for timing in timings:
+        table.add_row(timing.step, f"{timing.seconds:.2f}")
+    table.add_row(Text("total", style="bold"), f"{sum(t.seconds for t in timings):.2f}")
     console.print(table)

@@ -14,12 +14,13 @@ import typer
 
 from computerops.bundle import BundleError, RunDirectory
 from computerops.config import EndpointConfig, parse_endpoint
-from computerops.console import console, errors, print_experiment_plan, print_view
+from computerops.console import console, errors, print_analysis_timings, print_experiment_plan, print_view
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import read_experiment_run
 from computerops.experiment.gate import evidence_level
 from computerops.experiment.layout import experiment_html, experiment_view
 from computerops.experiment.lock import ExperimentRefused, freeze
+from computerops.experiment.measure import measure
 from computerops.experiment.running import run_experiment
 from computerops.experiment.spec import ExperimentFileError
 from computerops.run_verification import reviewer_verified
@@ -137,3 +138,13 @@ def report_command(
     """The experiment's tables, grid heatmap, paired estimates, verdicts with their frozen rules, noise floor and
     gate, recomputed from the raw evidence."""
     _report(run_dir, as_json=as_json, html=html)
+
+
+@experiment_app.command("measure")
+def measure_command(
+    episodes: Annotated[int, typer.Option(min=10, help="Synthetic episode rows to analyse.")] = 20_000,
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples of each interval.")] = 2000,
+) -> None:
+    """Time every analysis step on synthetic rows (what an experiment of that size costs to report)."""
+    timings = measure(episodes, resamples=resamples)
+    print_analysis_timings(episodes, timings)

@@ -19,7 +19,7 @@ from computerops.experiment.lock import ExperimentRefused, freeze, lock_differen
 from computerops.experiment.plan import arm_order, cells, noise_cell, plan_experiment, plan_noise_floor
 from computerops.experiment.spec import ExperimentFileError, ExperimentSpec, ExperimentTask, load_experiment
 from tasks import load_catalog
-from tests.tiers import examples
+from tiers import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "experiments").glob("*.yaml"))

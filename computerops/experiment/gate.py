@@ -89,7 +89,7 @@ def _pairs(run: ExperimentRun) -> tuple[bool, str]:
                                                             records[b.episode_id].task_sha256),
             "cell": (a.cell, b.cell), "model": (a.model, b.model), "seed": (a.seed, b.seed),
             "repetition": (a.repetition, b.repetition), "apps": (pa.apps, pb.apps),
-            "arms": (a.arm, "treatment" if b.arm == "treatment" else b.arm),
+            "treatment faults": (pa.fault_rules, pb.fault_rules), "fault rate": (pa.fault_rate, pb.fault_rate),
         }
         if {a.arm, b.arm} != {"control", "treatment"}:
             problems.append(f"pair {pair}: arms {a.arm} and {b.arm}")

@@ -157,7 +157,7 @@ def _noise(analysis: ExperimentAnalysis) -> list[Block]:
         return []
     same, seeds = floor.identical, floor.new_seeds
     return [Table(id="noise-floor", title=f"Noise floor of cell {floor.cell}", columns=columns("measure", "value"),
-                  rows=tuple((k, v) for k, v in same.table_rows() + seeds.table_rows()),
+                  rows=tuple((*r,) for r in same.table_rows() + seeds.table_rows()),
                   caption="Reported beside the intervals, never folded into them. Transcripts are compared with "
                           "their timings left out (latency, action and observation seconds); all else byte for byte.")]
 
