@@ -3,15 +3,19 @@ verify; a changed input refused before any model call; the gate failing on a cra
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from computerops.bundle import EPISODES
-from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE
 from test_resume import admitted_lines, finish, kill_when, scratch, start
+
+from computerops.bundle import EPISODES, MANIFEST
+from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE, read_experiment_run
+from computerops.experiment.gate import evaluate_gate, evidence_level
 
 __all__ = ["scratch"]  # the module fixture that gives the child processes their own temporary directory
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,18 +31,25 @@ def _freeze(tmp_path: Path, name: str) -> tuple[Path, Path]:
     return source, lock
 
 
-@pytest.mark.timeout(900)
-def test_the_e3_replication_freezes_runs_resumes_after_sigkill_reports_and_verifies(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def e3_run(tmp_path_factory: pytest.TempPathFactory, scratch: None) -> Path:
+    """The shipped E3 replication, frozen, run, killed with SIGKILL after seven admissions and resumed."""
+    tmp_path = tmp_path_factory.mktemp("e3")
     _, lock = _freeze(tmp_path, "e3-replication.yaml")
     run = tmp_path / "e3"
     process = start("experiment", "run", str(lock), "--out", str(run))
     kill_when(process, lambda: admitted_lines(run) >= 7, "seven admitted episodes")
-    assert not (run / ANALYSIS_FILE).exists() or admitted_lines(run) < 36
+    assert admitted_lines(run) < 36
     finish(start("experiment", "run", str(lock), "--resume", str(run)), timeout=600)
+    return run
+
+
+@pytest.mark.timeout(900)
+def test_the_e3_replication_resumed_after_sigkill_reports_and_verifies_as_e3(e3_run: Path, tmp_path: Path) -> None:
+    run = e3_run
     assert (run / EPISODES).read_bytes().count(b"\n") == 36
     analysis = json.loads(finish(start("experiment", "report", str(run), "--json")))
     assert analysis["missing"]["not_run"] == [] and analysis["scripted"]
-    assert analysis["evidence_level"] == "E1"  # not verified yet
     gate = {item["name"]: item for item in analysis["gate"]["items"]}
     assert all(item["passed"] for item in gate.values()), gate
     cells = {(c["arm"]): c for c in analysis["cells"]}
@@ -46,15 +57,69 @@ def test_the_e3_replication_freezes_runs_resumes_after_sigkill_reports_and_verif
     assert cells["treatment"]["exposed"] == 18 and cells["control"]["exposed"] == 0
     paired = {p["measure"]: p for p in analysis["paired"]}
     assert paired["false_completion"]["n_tasks"] == 6
-    verified = finish(start("verify", str(run)), timeout=600)
-    assert "PASS" in verified
+    if analysis["evidence_level"] != "E3":  # the first report comes before verify
+        assert analysis["evidence_level"] == "E1"
+        assert "PASS" in finish(start("verify", str(run)), timeout=600)
     after = json.loads(finish(start("experiment", "report", str(run), "--json")))
     assert after["evidence_level"] == "E3"
     html = tmp_path / "e3.html"
     finish(start("experiment", "report", str(run), "--html", str(html)))
     assert "E3 quality gate" in html.read_text()
 
-    # The sealed analysis is recomputed by verify: an edited figure is caught.
+
+def _tamper_episodes(run: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    lines = (run / EPISODES).read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    change(records[1] if records[1]["episode_id"].endswith("treatment-r1") else records[0])
+    (run / EPISODES).write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _manifest(run: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    data = json.loads((run / MANIFEST).read_text())
+    change(data)
+    (run / MANIFEST).write_text(json.dumps(data))
+
+
+CRAFTED: dict[str, Callable[[Path], None]] = {
+    "complete captures": lambda run: next((run / "episodes").glob("*/transcript.json")).unlink(),
+    "fixed model and code hashes": lambda run: _manifest(run, lambda m: m["code_sha256"].update(sites="0" * 64)),
+    "treatment exposure": lambda run: _tamper_episodes(
+        run, lambda r: r.update(faults_fired=[]) if "treatment" in r["episode_id"] else None),
+    "replay PASS": lambda run: _tamper_episodes(run, lambda r: r.update(replay="FAIL")),
+    "lock unchanged": lambda run: _manifest(
+        run, lambda m: m["tasks"][0].update(sha256="0" * 64)),
+}
+
+
+@pytest.mark.parametrize("item", sorted(CRAFTED))
+def test_each_gate_item_fails_on_a_run_crafted_to_break_it(e3_run: Path, tmp_path: Path, item: str) -> None:
+    run = tmp_path / "crafted"
+    shutil.copytree(e3_run, run)
+    CRAFTED[item](run)
+    gate = evaluate_gate(read_experiment_run(run))
+    failed = [i.name for i in gate.items if not i.passed]
+    assert item in failed and not gate.passed
+    assert evidence_level(gate, verified=True) == "E2"
+
+
+def test_a_pair_with_different_first_prompts_fails_the_matched_pairs_item(e3_run: Path) -> None:
+    run = read_experiment_run(e3_run)
+    first = run.rows[0]
+    partner = next(r for r in run.rows if r.pair == first.pair and r.episode_id != first.episode_id)
+    transcript = run.transcripts[partner.episode_id]
+    step = transcript.steps[0]
+    changed = transcript.model_copy(update={"steps": [step.model_copy(update={"call": step.call.model_copy(
+        update={"request_sha256": "0" * 64})}), *transcript.steps[1:]]})
+    crafted = dataclasses.replace(run, transcripts={**run.transcripts, partner.episode_id: changed})
+    items = {i.name: i for i in evaluate_gate(crafted).items}
+    assert not items["matched pairs"].passed and "first prompts differ" in items["matched pairs"].detail
+    seedless = dataclasses.replace(run, rows=[dataclasses.replace(r, seed=7) if r is partner else r for r in run.rows])
+    assert "seed differs" in {i.name: i for i in evaluate_gate(seedless).items}["matched pairs"].detail
+
+
+def test_verify_recomputes_the_sealed_analysis(e3_run: Path, tmp_path: Path) -> None:
+    run = tmp_path / "edited"
+    shutil.copytree(e3_run, run)
     sealed = json.loads((run / ANALYSIS_FILE).read_text())
     sealed["paired"][0]["mean"] = 0.999
     (run / ANALYSIS_FILE).write_text(json.dumps(sealed))

@@ -139,7 +139,8 @@ def tool_edge_test(rows: Sequence[ExperimentEpisode], rule: ToolEdgeRule) -> Too
     design = np.column_stack([np.ones(n), tools, tools ** 2, np.array([r.fault_rate for r in data])])
     if len({r.fault_rate for r in data}) < 2:
         design = design[:, :3]  # one fault rate: its coefficient is not identified (it is the intercept's)
-    groups = np.array([tasks.index(r.task_id) for r in data])
+    cluster = {task: index for index, task in enumerate(tasks)}
+    groups = np.array([cluster[r.task_id] for r in data])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

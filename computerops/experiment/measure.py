@@ -51,6 +51,7 @@ def measure(count: int, *, resamples: int = 2000, seed: int = 0) -> list[Timing]
     """Each analysis step on `count` synthetic rows, timed once (wall clock; a shared machine is noisy)."""
     rows = synthetic_rows(count, seed=seed)
     steps: list[tuple[str, Callable[[], object]]] = [
+        ("loading statsmodels (once per process)", lambda: __import__("statsmodels.api")),
         ("per-cell counts and Wilson intervals", lambda: summarize_cells(rows)),
         (f"paired estimates, {resamples} task-cluster resamples",
          lambda: [paired_estimate(rows, m, resamples=resamples, seed=seed)

@@ -64,7 +64,7 @@ class Factors(_Strict):
 
     fault_rate: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
     """Per-operation fault rates (0 to 1) of the treatment; 0 leaves only the faults the task files configure."""
-    fault_classes: list[list[FaultClass]] = Field(default_factory=lambda: [[]], min_length=1)
+    fault_classes: list[list[FaultClass]] = Field(default_factory=lambda: [list[FaultClass]()], min_length=1)
     """Levels, each a list of classes the rate draws for."""
     tools: list[int] | None = None
     """Tool-ladder rungs: how many of the invoices portal's apps are listed (2 to 7), in the order's sequence."""
@@ -132,14 +132,16 @@ class NoiseFloorPlan(_Strict):
     """Reruns per task, each with a new model seed and new fault draws."""
 
 
+Descriptive = Literal["cells", "paired", "exposure", "grid"]
+
+
 class AnalysisPlan(_Strict):
     primary: Literal["paired_false_completion", "paired_verified_success", "grid"]
     """The primary estimate: the task-level mean of treatment minus control (false completion or verified
     success), or the grid's tests."""
     intervals: Intervals = Field(default_factory=Intervals)
     tests: list[ToolEdgeTest | RecoveryCostTest] = Field(default_factory=list)
-    descriptive: list[Literal["cells", "paired", "exposure", "grid"]] = Field(
-        default_factory=lambda: ["cells", "paired", "exposure"])
+    descriptive: list[Descriptive] = Field(default_factory=lambda: list[Descriptive](["cells", "paired", "exposure"]))
     """Reports that decide nothing, committed with the plan."""
     gate: Literal["e3"] | None = None
     """The quality gate whose passing records evidence level E3 for the experiment."""
@@ -163,7 +165,7 @@ class ExperimentSpec(Versioned):
     factors: Factors = Field(default_factory=Factors)
     tool_orders: dict[str, list[str]] = Field(default_factory=dict)
     """Tool order name -> the invoices portal's app keys in ladder order (each starting viewer, form)."""
-    arms: list[Arm] = Field(default_factory=lambda: ["control", "treatment"], min_length=1)
+    arms: list[Arm] = Field(default_factory=lambda: list[Arm](["control", "treatment"]), min_length=1)
     repetitions: int = Field(ge=1)
     """Repetitions per task, cell and arm."""
     order: ArmOrder = Field(default_factory=ArmOrder)
