@@ -34,6 +34,10 @@ class Conversation:
     turns: int
     extra_steps: Mapping[str, list[ScriptedStep]] = field(default_factory=dict)
     """Step lists the endpoint was given for this task beside its file's (the mutants of `tasks audit`)."""
+    seed: int = 0
+    """The request's `seed` (0 when it sent none): the seeded policies (`fallible:...`) draw from it."""
+    messages: tuple[Any, ...] = ()
+    """The whole conversation, for policies that replay their own earlier replies (`fallible:...`)."""
 
 
 @dataclass(frozen=True)
@@ -209,12 +213,19 @@ def given(name: str) -> Callable[[Conversation], Reply]:
     return policy
 
 
-POLICY_NAMES = (*POLICIES, "negative:<control-id>", "equivalent:<solution-id>", "mutant:<mutant-id>")
+POLICY_NAMES = (*POLICIES, "negative:<control-id>", "equivalent:<solution-id>", "mutant:<mutant-id>",
+                "fallible:<slip>:<give-up>:<substitute>")
 
 
 def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
     """A policy from its name; `negative:ID` follows that negative control, `equivalent:ID` that equivalent
-    solution. Unknown names raise."""
+    solution, `fallible:SLIP:GIVEUP:SUBSTITUTE` errs with those probabilities (adapter/scripted/fallible.py).
+    Unknown or malformed names raise."""
+    from adapter.scripted.fallible import fallible, parse_name  # it builds on this module's helpers
+
+    fallibility = parse_name(name)
+    if fallibility is not None:
+        return fallible(fallibility)
     kind, _, variant_id = name.partition(":")
     if kind in ("negative", "equivalent") and variant_id:
         return variant(kind, variant_id)
@@ -226,13 +237,15 @@ def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
 
 
 def decide(policy: str, messages: Sequence[Any], tasks_by_instruction: dict[str, LoadedTask],
-           extra_steps: Mapping[str, Mapping[str, list[ScriptedStep]]] | None = None) -> Reply:
-    """The scripted model's reply to a chat request; `extra_steps` holds given step lists by task id and name."""
+           extra_steps: Mapping[str, Mapping[str, list[ScriptedStep]]] | None = None, *, seed: int = 0) -> Reply:
+    """The scripted model's reply to a chat request; `extra_steps` holds given step lists by task id and name,
+    `seed` is the request's (0 when it sent none)."""
     instruction = instruction_of(messages)
     task = tasks_by_instruction.get(normalise_instruction(instruction)) if instruction else None
     conversation = Conversation(
         task=task, observation=latest_observation(messages),
         accepted=accepted_actions(messages), turns=assistant_turns(messages),
         extra_steps=(extra_steps or {}).get(task.id, {}) if task is not None else {},
+        seed=seed, messages=tuple(messages),
     )
     return policy_by_name(policy)(conversation)

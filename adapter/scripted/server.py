@@ -210,7 +210,9 @@ def create_scripted_app(
                     "n_ctx": quirks.context_tokens,
                     "message": f"request ({wanted} tokens) exceeds the available context size "
                                f"({quirks.context_tokens} tokens)"}}, status_code=400)
-        reply = decide(policy, body["messages"], by_instruction, extra_steps)
+        seed = body.get("seed")  # the seeded policies draw from it; a request without a whole-number seed: 0
+        seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
+        reply = decide(policy, body["messages"], by_instruction, extra_steps, seed=seed)
         model = str(requested) if quirks.served_model is not None else scripted_model(policy)
         return JSONResponse(_completion(policy, body, reply, tools_in_prompt=tools_in_prompt, quirks=quirks,
                                         model=model), headers={SCRIPTED_HEADER: policy})

@@ -22,7 +22,7 @@ from computerops.experiment.plan import NOISE_IDENTICAL, NOISE_SEEDS
 from computerops.experiment.rows import ExperimentEpisode
 from computerops.experiment.spec import RecoveryCostTest, ToolEdgeTest
 
-ANALYSIS_FORMAT: Literal["computerops.experiment-analysis/1"] = "computerops.experiment-analysis/1"
+ANALYSIS_FORMAT: Literal["computerops.experiment_analysis/1"] = "computerops.experiment_analysis/1"
 
 
 class TestVerdict(BaseModel):
@@ -75,7 +75,7 @@ class ExperimentAnalysis(Versioned):
     """experiment.json: every number of an experiment's report."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    format: Literal["computerops.experiment-analysis/1"] = ANALYSIS_FORMAT
+    format: Literal["computerops.experiment_analysis/1"] = ANALYSIS_FORMAT
 
     experiment: str
     version: int

@@ -29,7 +29,7 @@ from computerops.provenance import code_hashes, package_sha256, protocol_hashes
 from computerops.subsets import load_subset, subset_tasks
 from tasks import LoadedTask
 
-LOCK_FORMAT: Literal["computerops.experiment-lock/1"] = "computerops.experiment-lock/1"
+LOCK_FORMAT: Literal["computerops.experiment_lock/1"] = "computerops.experiment_lock/1"
 ANALYSIS_MODULES = ("computerops/experiment", "computerops/stats.py")
 """The analysis code whose hash the lock records (the estimators, tests, gate, noise floor and intervals)."""
 _ROOT = Path(__file__).resolve().parent.parent.parent
@@ -90,7 +90,7 @@ class ExperimentLock(Versioned):
     """The lock file `experiment freeze` writes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    format: Literal["computerops.experiment-lock/1"] = LOCK_FORMAT
+    format: Literal["computerops.experiment_lock/1"] = LOCK_FORMAT
 
     frozen_at: str
     experiment_file: str
