@@ -213,3 +213,25 @@ def test_the_noise_floor_by_hand() -> None:
     # pooled 3/4; chi2 = 2 (1 - .75)^2 / .1875 + 2 (.5 - .75)^2 / .1875 = 2/3 + 2/3; one degree of freedom
     assert floor2.phi == pytest.approx(4 / 3)
     assert seed_reruns([row("a", seed=1)]).phi is None
+
+
+def test_an_unexposed_treatment_run_at_a_positive_rate_is_not_a_clean_run() -> None:
+    # Task a: its only fault-free success is a treatment run at rate 0.2 that no fault reached; it is not clean.
+    rows = [row("a", "treatment", steps=12, fired=True, rate=0.2), row("a", "treatment", steps=5, rate=0.2),
+            *_recovery({"b": 2, "c": 4}), row("c", "treatment", steps=1, rate=0.0)]
+    result = recovery_cost_test(rows, RecoveryCostRule(resamples=200))
+    assert set(result.per_task) == {"b", "c"} and result.clean_runs == 5
+    # c's clean runs: two controls of 10 turns and a rate-0 treatment run of 1 turn; recovered 14 -> 14 - 7 = 7
+    assert result.per_task == {"b": 2.0, "c": 7.0}
+
+
+def test_recovery_cost_on_one_task_is_below_resolution() -> None:
+    result = recovery_cost_test(_recovery({"a": 5}), RecoveryCostRule(resamples=200))
+    assert result.verdict == "below resolution" and "only 1 task" in result.reason and result.interval is None
+
+
+def test_the_tool_edge_is_not_read_at_a_fault_rate_the_grid_never_ran() -> None:
+    rows = _grid({2: 0.6, 3: 0.75, 4: 0.8, 5: 0.7, 6: 0.5}, rates=(0.2, 0.4))
+    result = tool_edge_test(rows, ToolEdgeRule(at_fault_rate=0.0))
+    assert result.verdict == "below resolution" and "outside the observed 0.2 to 0.4" in result.reason
+    assert tool_edge_test(rows, ToolEdgeRule(at_fault_rate=0.2)).coefficients is not None

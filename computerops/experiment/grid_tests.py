@@ -11,11 +11,12 @@ from the clustered covariance (t* held at its estimate). Survives: the curve ben
 interval lies below `smallest_drop` (a drop of that size at hi tools is ruled out). Below resolution, otherwise.
 
 Test 2, recovery cost: *recovered* runs are treatment episodes where a fault fired and the outcome is verified
-success; *clean* runs are verified successes of the same task where no fault fired. Per task with both, the mean
-turns of its recovered runs minus those of its clean runs; the estimate is the equally weighted mean over tasks,
-with a task-cluster bootstrap interval. Survives: the interval's lower end is above 0 (recovering costs turns, by
-more than chance). Restricted: otherwise, when its upper end is below `smallest_effect_turns`. Below resolution:
-otherwise, or when no task has both kinds of run.
+success; *clean* runs are verified successes of the same task where no fault fired, in the control arm or a
+fault-rate-0 cell (an unexposed treatment run at a positive rate is not clean: the runs no fault reached are the
+shorter ones). Per task with both, the mean turns of its recovered runs minus those of its clean runs; the
+estimate is the equally weighted mean over tasks, with a task-cluster bootstrap interval. Survives: the
+interval's lower end is above 0 (recovering costs turns, by more than chance). Restricted: otherwise, when its upper
+end is below `smallest_effect_turns`. Below resolution: otherwise, or when fewer than 2 tasks have both kinds of run.
 """
 
 from __future__ import annotations
@@ -69,11 +70,12 @@ class RecoveryCostRule(BaseModel):
     seed: int = 0
 
     def text(self) -> str:
-        return (f"runs that recovered from an injected failure against the same task's runs without one (turns, "
+        return (f"runs that recovered from an injected failure against the same task's verified runs with no "
+                f"fault fired in the control arm or at fault rate 0 (turns, "
                 f"the task-level mean, a {self.resamples}-resample task bootstrap with seed {self.seed}): survives "
                 f"when they took more turns by more than chance ({100 * self.confidence:g}% interval above 0); "
                 f"restricted, otherwise, when any extra cost is shown below {self.smallest_effect_turns:g} turn(s) "
-                f"(the interval's upper end below it); below resolution otherwise")
+                f"(the interval's upper end below it); below resolution otherwise, or with fewer than 2 such tasks")
 
 
 class ToolEdgeResult(BaseModel):
@@ -137,7 +139,11 @@ def tool_edge_test(rows: Sequence[ExperimentEpisode], rule: ToolEdgeRule) -> Too
                       n, k)
     tools = np.array([float(r.tools or 0) for r in data])
     design = np.column_stack([np.ones(n), tools, tools ** 2, np.array([r.fault_rate for r in data])])
-    if len({r.fault_rate for r in data}) < 2:
+    rates = sorted({r.fault_rate for r in data})
+    if not rates[0] <= rule.at_fault_rate <= rates[-1]:
+        return _below(text, f"the rule reads the curve at fault rate {rule.at_fault_rate:g}, outside the observed "
+                            f"{rates[0]:g} to {rates[-1]:g}", n, k)
+    if len(rates) < 2:
         design = design[:, :3]  # one fault rate: its coefficient is not identified (it is the intercept's)
     cluster = {task: index for index, task in enumerate(tasks)}
     groups = np.array([cluster[r.task_id] for r in data])
@@ -197,15 +203,17 @@ def recovery_cost_test(rows: Sequence[ExperimentEpisode], rule: RecoveryCostRule
             continue
         if row.arm == "treatment" and row.exposed:
             recovered[row.task_id].append(row.steps)
-        elif not row.exposed:
+        elif not row.exposed and (row.arm == "control" or row.fault_rate == 0):
             clean[row.task_id].append(row.steps)
     both = sorted(set(recovered) & set(clean))
     per_task = {t: sum(recovered[t]) / len(recovered[t]) - sum(clean[t]) / len(clean[t]) for t in both}
     counts = {"rule_text": text, "tasks": len(both), "recovered_runs": sum(len(v) for v in recovered.values()),
               "clean_runs": sum(len(v) for v in clean.values()), "per_task": per_task}
-    if not both:
-        return RecoveryCostResult(verdict="below resolution", reason="no task has both a run that recovered from "
-                                  "an injected failure and a run without one", **counts)
+    if len(both) < 2:
+        # one task's difference resamples to itself: a zero-width interval would decide on a single task
+        which = "no task has" if not both else "only 1 task has"
+        return RecoveryCostResult(verdict="below resolution", reason=f"{which} both a run that recovered from an "
+                                  "injected failure and a clean run", **counts)
     values = [per_task[t] for t in both]
     estimate = sum(values) / len(values)
     interval = bootstrap_mean(values, resamples=rule.resamples, seed=rule.seed, confidence=rule.confidence)
