@@ -10,6 +10,7 @@ from computerops.experiment.analysis import ExperimentAnalysis, TestVerdict
 from computerops.experiment.estimates import CellSummary, PairedEstimate
 from computerops.experiment.gate import EvidenceLevel
 from computerops.experiment.lock import ExperimentLock
+from computerops.experiment.plan import cells
 from computerops.report.html import render_view
 from computerops.report.tables import Block, Cell, Mark, Paragraph, ReportView, Table, columns
 
@@ -117,8 +118,6 @@ def _grids(summaries: list[CellSummary], lock: ExperimentLock) -> list[Block]:
     if spec.factors.tools is None or spec.factors.order is None:
         return []
     by_key = {(s.cell, s.arm): s for s in summaries}
-    from computerops.experiment.plan import cells
-
     blocks: list[Block] = []
     for model in spec.models:
         for order in spec.factors.order:
