@@ -72,6 +72,21 @@ def clustered_bootstrap(
     return _percentile(estimates, tail), _percentile(estimates, 1 - tail)
 
 
+def bootstrap_mean(values: Sequence[float], *, resamples: int, seed: int, confidence: float = 0.95
+                   ) -> tuple[float, float] | None:
+    """Percentile interval of the mean of `values` when they are resampled with replacement from
+    `random.Random(seed)`, in the order given; None for no value."""
+    if not values:
+        return None
+    if resamples < 1 or not 0 < confidence < 1:
+        raise ValueError(f"need resamples >= 1 and 0 < confidence < 1, got {resamples}, {confidence}")
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    tail = (1 - confidence) / 2
+    return _percentile(means, tail), _percentile(means, 1 - tail)
+
+
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """pass^k from n trials with c successes: C(c, k) / C(n, k), the chance that k trials drawn without
     replacement from the n all succeeded (an unbiased estimate that all of k fresh trials succeed)."""

@@ -211,3 +211,24 @@ def test_any_design_plans_every_cell_task_repetition_and_arm_once(
     else:
         assert all(p.pair is None for p in plan)
     assert ExperimentTask(id="x").faults == []
+
+
+E3_TASKS = yaml.safe_load((ROOT / "experiments" / "e3-replication.yaml").read_text())["tasks"]
+
+
+@pytest.mark.parametrize("mutation", ["path", "method", "occurrence"])
+@pytest.mark.parametrize("index", range(len(E3_TASKS)), ids=lambda i: E3_TASKS[i]["id"])
+def test_a_treatment_fault_the_reference_solution_never_meets_is_refused_at_freeze(
+        tmp_path: Path, index: int, mutation: str) -> None:
+    data = yaml.safe_load((ROOT / "experiments" / "e3-replication.yaml").read_text())
+    rule = data["tasks"][index]["faults"][0]
+    if mutation == "path":
+        rule["target"]["path"] += "/elsewhere"
+    elif mutation == "method":
+        rule["target"]["method"] = "DELETE"  # no reference solution deletes
+    else:
+        rule["occurrence"] = 50
+    source = tmp_path / "e3.yaml"
+    source.write_text(yaml.safe_dump(data))
+    with pytest.raises(ExperimentRefused, match=rf"tasks\[{index}\]\.faults\[0\] .*reference solution"):
+        freeze(source, CATALOG)

@@ -8,7 +8,6 @@ episodes with any configured fault and *exposed* those where one actually fired.
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Literal
@@ -16,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from computerops.experiment.rows import ExperimentEpisode
-from computerops.stats import _percentile, wilson_interval
+from computerops.stats import bootstrap_mean, wilson_interval
 
 Measure = Literal["verified_success", "false_completion"]
 MEASURES: tuple[Measure, ...] = ("verified_success", "false_completion")
@@ -113,21 +112,6 @@ def task_differences(rows: Sequence[ExperimentEpisode], measure: Measure) -> tup
         else:
             unpaired.append(task)
     return differences, unpaired
-
-
-def bootstrap_mean(values: Sequence[float], *, resamples: int, seed: int, confidence: float = 0.95
-                   ) -> tuple[float, float] | None:
-    """Percentile interval of the mean of `values` when they are resampled with replacement from
-    `random.Random(seed)`, in the order given; None for no value."""
-    if not values:
-        return None
-    if resamples < 1 or not 0 < confidence < 1:
-        raise ValueError(f"need resamples >= 1 and 0 < confidence < 1, got {resamples}, {confidence}")
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    tail = (1 - confidence) / 2
-    return _percentile(means, tail), _percentile(means, 1 - tail)
 
 
 def paired_estimate(rows: Sequence[ExperimentEpisode], measure: Measure, *, resamples: int, seed: int,

@@ -4,11 +4,18 @@ resolution** (the data cannot tell). A test that cannot be computed is below res
 raises. Results carry the rule in words with its numbers filled in, as reports quote it.
 
 Test 1, upper tool edge: one logistic regression of verified success on tools, tools² and fault rate (statsmodels
-GLM, binomial family, cluster-robust covariance by task). With p(t) the fitted success at `at_fault_rate`, the
-*drop* is p(t*) − p(hi), t* the rung in [lo, hi) with the highest fitted success, with a delta-method interval
-from the clustered covariance (t* held at its estimate). Survives: the curve bends down (b2 < 0), its peak
-−b1/(2 b2) lies inside [lo, hi], and the drop's interval lies above 0. Restricted, otherwise, when the drop's
-interval lies below `smallest_drop` (a drop of that size at hi tools is ruled out). Below resolution, otherwise.
+GLM, binomial family, cluster-robust covariance by task, with statsmodels' small-sample factor). Intervals use
+Student's t with (task clusters − 1) degrees of freedom, not the normal: with ten clusters the normal's intervals
+are too short and a flat grid "survives" more often than the stated confidence allows. With p(t) the fitted success
+at `at_fault_rate`, the *drop* is p(t*) − p(hi), t* the rung in [lo, hi) with the highest fitted success, with a
+delta-method interval (t* held at its estimate). The peak −b1/(2 b2) gets Fieller's interval: the tool counts t
+whose slope b1 + 2 b2 t is not distinguishable from 0 (it may be unbounded, e.g. [4.5, ∞] for a curve still rising
+at `hi`).
+- Survives: the curve bends down (b2 < 0), its peak lies inside [lo, hi], and the drop's interval lies above 0.
+- Restricted, otherwise, when the data rule the edge out: the curve is shown not to bend down (b2's interval above
+  0), or the peak is shown outside [lo, hi] (Fieller's interval misses the range: the curve is monotone there), or
+  a drop of `smallest_drop` at hi tools is ruled out (the drop's interval below it).
+- Below resolution, otherwise.
 
 Test 2, recovery cost: *recovered* runs are treatment episodes where a fault fired and the outcome is verified
 success; *clean* runs are verified successes of the same task where no fault fired, in the control arm or a
@@ -29,16 +36,58 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from computerops.experiment.estimates import bootstrap_mean
 from computerops.experiment.rows import ExperimentEpisode
+from computerops.stats import bootstrap_mean
 
 Verdict = Literal["survives", "restricted", "below resolution"]
 
 
-def _z(confidence: float) -> float:
-    from scipy.stats import norm
+def _t(confidence: float, df: int) -> float:
+    """The two-sided `confidence` quantile of Student's t with `df` degrees of freedom."""
+    from scipy.stats import t
 
-    return float(norm.ppf(0.5 + confidence / 2))
+    return float(t.ppf(0.5 + confidence / 2, df))
+
+
+def fieller_interval(b1: float, b2: float, v11: float, v12: float, v22: float,
+                     q: float) -> tuple[float, float, bool]:
+    """Fieller's confidence set for the stationary point θ = −b1/(2 b2) of b1 t + b2 t²: the θ where
+    (b1 + 2θ b2)² ≤ q² Var(b1 + 2θ b2). Returns (low, high, inside): the set is [low, high] when `inside`, else
+    (−∞, low] ∪ [high, ∞); (−∞, ∞) is returned as (−inf, inf, True). Bounds may be infinite."""
+    a = 4 * (b2 * b2 - q * q * v22)
+    b = 4 * (b1 * b2 - q * q * v12)
+    c = b1 * b1 - q * q * v11
+    disc = b * b - 4 * a * c
+    if a > 0 and disc >= 0:  # b2 is distinguishable from 0: a bounded interval
+        root = math.sqrt(disc)
+        return (-b - root) / (2 * a), (-b + root) / (2 * a), True
+    if a < 0 and disc > 0:  # two rays: the peak is not located on one side
+        root = math.sqrt(disc)
+        low, high = sorted(((-b + root) / (2 * a), (-b - root) / (2 * a)))
+        return low, high, False
+    if a == 0 and b != 0:  # the boundary case: one ray
+        root = -c / b
+        return (root, math.inf, True) if b < 0 else (-math.inf, root, True)
+    return -math.inf, math.inf, True
+
+
+def _slope_nonzero_on(b1: float, b2: float, v11: float, v12: float, v22: float, q: float, lo: float,
+                      hi: float) -> bool:
+    """Whether the slope b1 + 2 b2 t is distinguishable from 0 at every t in [lo, hi], i.e. Fieller's set for the
+    stationary point misses the range: the quadratic f(t) = (b1 + 2 b2 t)² − q² Var(b1 + 2 b2 t) is > 0 on it."""
+    a = 4 * (b2 * b2 - q * q * v22)
+    b = 4 * (b1 * b2 - q * q * v12)
+    c = b1 * b1 - q * q * v11
+
+    def f(t: float) -> float:
+        return a * t * t + b * t + c
+
+    points = [lo, hi] + ([-b / (2 * a)] if a > 0 and lo < -b / (2 * a) < hi else [])
+    return min(f(t) for t in points) > 0
+
+
+def _bound(value: float) -> str:
+    return "∞" if value == math.inf else "-∞" if value == -math.inf else f"{value:.1f}"
 
 
 class ToolEdgeRule(BaseModel):
@@ -58,7 +107,9 @@ class ToolEdgeRule(BaseModel):
                 f"peak lies inside {self.lo} to {self.hi} tools and success at the best rung below {self.hi} is above "
                 f"success at {self.hi} tools by more than chance ({100 * self.confidence:g}% interval above 0); "
                 f"restricted, otherwise, when a drop of {points} or more at {self.hi} tools is ruled out (the "
-                f"interval's upper end below {points}); below resolution otherwise")
+                f"interval's upper end below {points}), or the curve is shown not to bend down or to have no peak "
+                f"inside {self.lo} to {self.hi} tools; below resolution otherwise; intervals use Student's t with "
+                f"task clusters minus 1 degrees of freedom")
 
 
 class RecoveryCostRule(BaseModel):
@@ -92,6 +143,11 @@ class ToolEdgeResult(BaseModel):
     """Cluster-robust, by task."""
     peak_tools: float | None = None
     """−b1/(2 b2) when the curve bends down (b2 < 0), else None."""
+    peak_interval: tuple[float | None, float | None] | None = None
+    """Fieller's interval for the peak when it is one interval; None for an end is unbounded (JSON has no ∞). None
+    when the set is two rays or the curve does not bend down."""
+    degrees_of_freedom: int | None = None
+    """Of the t quantile: task clusters − 1."""
     best_rung: int | None = None
     success_at_best: float | None = None
     success_at_hi: float | None = None
@@ -176,20 +232,39 @@ def tool_edge_test(rows: Sequence[ExperimentEpisode], rule: ToolEdgeRule) -> Too
     best = max(rungs, key=success)
     p_best, p_hi = success(best), success(rule.hi)
     gradient = p_best * (1 - p_best) * features(best) - p_hi * (1 - p_hi) * features(rule.hi)
-    half = _z(rule.confidence) * math.sqrt(max(float(gradient @ cov @ gradient), 0.0))
+    q = _t(rule.confidence, k - 1)
+    half = q * math.sqrt(max(float(gradient @ cov @ gradient), 0.0))
     drop = p_best - p_hi
     low, high = drop - half, drop + half
+    v11, v12, v22 = float(cov[1, 1]), float(cov[1, 2]), float(cov[2, 2])
     peak = float(-b1 / (2 * b2)) if b2 < 0 else None
+    peak_interval: tuple[float | None, float | None] | None = None
+    peak_words = ", no downward bend"
+    if peak is not None:
+        p_low, p_high, one = fieller_interval(float(b1), float(b2), v11, v12, v22, q)
+        if one:
+            peak_interval = (p_low if math.isfinite(p_low) else None, p_high if math.isfinite(p_high) else None)
+            peak_words = f", peak {peak:.1f} tools [{_bound(p_low)}, {_bound(p_high)}]"
+        else:
+            peak_words = f", peak {peak:.1f} tools [-∞, {_bound(p_low)}] ∪ [{_bound(p_high)}, ∞]"
     common = {"rule_text": text, "episodes": n, "clusters": k, "coefficients": coefficients,
-              "standard_errors": errors, "peak_tools": peak, "best_rung": best, "success_at_best": p_best,
-              "success_at_hi": p_hi, "drop": drop, "drop_interval": (low, high)}
-    numbers = (f"drop {100 * drop:+.0f} points [{100 * low:.0f}, {100 * high:.0f}] from {best} to {rule.hi} tools"
-               + (f", peak {peak:.1f} tools" if peak is not None else ", no downward bend"))
+              "standard_errors": errors, "peak_tools": peak, "peak_interval": peak_interval,
+              "degrees_of_freedom": k - 1, "best_rung": best, "success_at_best": p_best, "success_at_hi": p_hi,
+              "drop": drop, "drop_interval": (low, high)}
+    numbers = f"drop {100 * drop:+.0f} points [{100 * low:.0f}, {100 * high:.0f}] from {best} to {rule.hi} tools"
+    numbers += peak_words
     if peak is not None and rule.lo <= peak <= rule.hi and low > 0:
         return ToolEdgeResult(verdict="survives", reason=f"{numbers}: an upper tool edge", **common)
+    ruled_out = []
+    if b2 - q * errors["tools_squared"] > 0:
+        ruled_out.append("the curve bends up, by more than chance")
+    if _slope_nonzero_on(float(b1), float(b2), v11, v12, v22, q, rule.lo, rule.hi):
+        ruled_out.append(f"the curve is monotone from {rule.lo} to {rule.hi} tools, by more than chance (no peak "
+                         "inside)")
     if high < rule.smallest_drop:
-        return ToolEdgeResult(verdict="restricted", reason=f"{numbers}: a drop of {100 * rule.smallest_drop:g} "
-                                                           "points or more is ruled out", **common)
+        ruled_out.append(f"a drop of {100 * rule.smallest_drop:g} points or more is ruled out")
+    if ruled_out:
+        return ToolEdgeResult(verdict="restricted", reason=f"{numbers}: {'; '.join(ruled_out)}", **common)
     return ToolEdgeResult(verdict="below resolution", reason=f"{numbers}: the data cannot tell", **common)
 
 

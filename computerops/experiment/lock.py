@@ -27,6 +27,7 @@ from computerops.experiment.plan import cells, plan_experiment
 from computerops.experiment.spec import ExperimentSpec, ExperimentTask, load_experiment
 from computerops.provenance import code_hashes, package_sha256, protocol_hashes
 from computerops.subsets import load_subset, subset_tasks
+from replays.corpus import CORPUS_ROOT, file_name, load_entry
 from tasks import LoadedTask
 
 LOCK_FORMAT: Literal["computerops.experiment_lock/1"] = "computerops.experiment_lock/1"
@@ -144,9 +145,35 @@ def current_inputs(source: Path, catalog: dict[str, LoadedTask], endpoint: Endpo
     return spec, entries, inputs
 
 
+def check_rules_reach(entries: list[ExperimentTask], catalog: dict[str, LoadedTask], corpus: Path = CORPUS_ROOT
+                      ) -> None:
+    """Refuse a treatment fault rule that no episode solving its task would meet: one whose target matches fewer
+    operations of the task's recorded reference solution (the scripted oracle's corpus entry) than its
+    `occurrence`. Left alone, such a rule fires nowhere and the gate's exposure item fails only after the run."""
+    for index, entry in enumerate(entries):
+        if not entry.faults:
+            continue
+        site = catalog[entry.id].spec.site
+        path = corpus / site / entry.id / file_name("scripted:oracle")
+        try:
+            operations = load_entry(path).operations
+        except (OSError, ValueError) as exc:
+            raise ExperimentRefused(f"tasks[{index}] ({entry.id}): its fault rules cannot be checked against the "
+                                    f"task's reference solution: {path}: {exc} (record it with `computerops corpus "
+                                    "record`)") from exc
+        for k, rule in enumerate(entry.faults):
+            met = sum(1 for op in operations if rule.target.matches(op.method, op.path))
+            if met < rule.occurrence:
+                raise ExperimentRefused(
+                    f"tasks[{index}].faults[{k}] ({entry.id}): {rule.target.method} {rule.target.path} matches {met} "
+                    f"operation(s) of the task's reference solution ({path}), fewer than its occurrence "
+                    f"{rule.occurrence}: a treatment episode that solves the task would not meet this fault")
+
+
 def freeze(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None) -> ExperimentLock:
     """The lock of the experiment at `source`: every fixed input hashed and the plan derived, before any model call."""
     spec, entries, inputs = current_inputs(source, catalog, endpoint)
+    check_rules_reach(entries, catalog)
     try:
         plan = plan_experiment(spec, entries, {t.id: catalog[t.id].spec.site for t in entries})
     except ValueError as exc:

@@ -2,7 +2,9 @@
 intervals, never folded into them.
 
 - Identical reruns (the same seed, the same fault draws): the share of reruns whose transcript (timings aside)
-  is byte for byte the task's first rerun's, and the tasks whose outcome changed although nothing did.
+  is byte for byte the first rerun's of the same task and seed, and the tasks whose outcome changed although
+  nothing did. Reruns are compared only within one task and one seed: rows of different seeds are never
+  "identical" inputs, so they are never counted as failing to reproduce.
 - Reruns with new seeds: each seed's cell success over the tasks, their range, the overdispersion phi and the tasks
   whose outcome depends on the seed. phi is Pearson's chi-square of the per-seed successes against the pooled
   rate, divided by its k − 1 degrees of freedom (k seeds): about 1 when seeds vary as binomial chance alone would,
@@ -23,12 +25,13 @@ class IdenticalReruns(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tasks: int
+    """(task, seed) groups of identical inputs; one per task in a planned noise floor."""
     reruns: int
-    """Reruns compared: each task's reruns after its first."""
+    """Reruns compared: each group's reruns after its first."""
     reproduced: int
     reproduced_share: float | None
     outcome_changes: int
-    """Tasks whose outcome differs between identical reruns."""
+    """Groups whose outcome differs between identical reruns."""
 
     def table_rows(self) -> list[tuple[str, str]]:
         share = "n/a" if self.reproduced_share is None else f"{100 * self.reproduced_share:.0f}%"
@@ -59,9 +62,9 @@ class SeedReruns(BaseModel):
 
 
 def identical_reruns(rows: Sequence[ExperimentEpisode]) -> IdenticalReruns:
-    by_task: dict[str, list[ExperimentEpisode]] = defaultdict(list)
+    by_task: dict[tuple[str, int | None], list[ExperimentEpisode]] = defaultdict(list)
     for row in sorted((r for r in rows if not r.infrastructure), key=lambda r: (r.task_id, r.repetition)):
-        by_task[row.task_id].append(row)
+        by_task[(row.task_id, row.seed)].append(row)
     reruns = reproduced = changes = 0
     for members in by_task.values():
         first = members[0]
