@@ -15,7 +15,7 @@ import typer
 from computerops.bundle import BundleError, RunDirectory
 from computerops.config import EndpointConfig, parse_endpoint
 from computerops.console import console, errors, print_analysis_timings, print_experiment_plan, print_view
-from computerops.experiment.analysis import analyse
+from computerops.experiment.analysis import NoiseFloor, analyse
 from computerops.experiment.collect import read_experiment_run
 from computerops.experiment.gate import evidence_level
 from computerops.experiment.layout import experiment_html, experiment_view
@@ -109,22 +109,35 @@ def noise_floor_command(
     _report(_run(lock, out, resume, concurrency, noise_floor=True), as_json=False, html=None)
 
 
-def _report(run_dir: Path, *, as_json: bool, html: Path | None) -> None:
+def _noise_floor_of(run_dir: Path, lock_sha256: str) -> NoiseFloor:
+    """The noise floor measured by the run at `run_dir`, which must be a noise-floor run of the same lock."""
+    analysis = analyse(read_experiment_run(run_dir))
+    if analysis.series != "noise_floor" or analysis.noise_floor is None:
+        raise ValueError(f"{run_dir}: not a noise-floor run (made by `experiment noise-floor`)")
+    if analysis.lock_sha256 != lock_sha256:
+        raise ValueError(f"{run_dir}: its noise floor was run from another lock ({analysis.lock_sha256[:16]}, not "
+                         f"{lock_sha256[:16]})")
+    return analysis.noise_floor
+
+
+def _report(run_dir: Path, *, as_json: bool, html: Path | None, noise_floor: Path | None = None) -> None:
     try:
         run = read_experiment_run(run_dir)
         analysis = analyse(run)
         level = evidence_level(analysis.gate, verified=reviewer_verified(RunDirectory.open(run_dir)))
+        floor = None if noise_floor is None else _noise_floor_of(noise_floor, analysis.lock_sha256)
     except (ExperimentRefused, BundleError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     if html is not None:
         try:
-            html.write_text(experiment_html(analysis, run.lock, level), encoding="utf-8")
+            html.write_text(experiment_html(analysis, run.lock, level, floor), encoding="utf-8")
         except OSError as exc:
             raise _fail(f"could not write {html}: {exc}") from exc
     if as_json:
-        typer.echo(json.dumps({**analysis.model_dump(mode="json"), "evidence_level": level}, indent=2))
+        shown = analysis if floor is None else analysis.model_copy(update={"noise_floor": floor})
+        typer.echo(json.dumps({**shown.model_dump(mode="json"), "evidence_level": level}, indent=2))
     else:
-        print_view(experiment_view(analysis, run.lock, level))
+        print_view(experiment_view(analysis, run.lock, level, floor))
     if html is not None:
         (errors if as_json else console).print(f"HTML report written to {html}", markup=False)
 
@@ -134,10 +147,12 @@ def report_command(
     run_dir: Annotated[Path, typer.Argument(help="An experiment's run directory.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON.")] = False,
     html: Annotated[Path | None, typer.Option(help="Also write the report as one HTML file.")] = None,
+    noise_floor: Annotated[Path | None, typer.Option(
+        help="A noise-floor run of the same lock (`experiment noise-floor`), reported beside the intervals.")] = None,
 ) -> None:
     """The experiment's tables, grid heatmap, paired estimates, verdicts with their frozen rules, noise floor and
     gate, recomputed from the raw evidence."""
-    _report(run_dir, as_json=as_json, html=html)
+    _report(run_dir, as_json=as_json, html=html, noise_floor=noise_floor)
 
 
 @experiment_app.command("measure")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from computerops.experiment.analysis import ExperimentAnalysis, TestVerdict
+from computerops.experiment.analysis import ExperimentAnalysis, NoiseFloor, TestVerdict
 from computerops.experiment.estimates import CellSummary, PairedEstimate
 from computerops.experiment.gate import EvidenceLevel
 from computerops.experiment.lock import ExperimentLock
@@ -47,6 +47,7 @@ def _plan(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLev
             ("arms", ", ".join(lock.spec.arms)), ("arm order", lock.spec.order.kind),
             ("episodes planned", analysis.missing.planned), ("matched pairs", counts.pairs),
             ("lock", lock.lock_sha256[:16]), ("frozen at", lock.frozen_at), ("primary estimate", analysis.primary),
+            ("descriptive reports", ", ".join(lock.spec.analysis.descriptive) or "none"),
             ("evidence level", Mark(text=level)),
         ), caption="Every input was hashed into the lock before the first model call; `experiment run` refuses a "
                    "changed one."),
@@ -63,21 +64,21 @@ def _plan(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLev
     return blocks
 
 
-def _cells(summaries: list[CellSummary]) -> Table:
+def _cells(summaries: list[CellSummary], *, exposure: bool) -> Table:
     rows: list[tuple[Cell, ...]] = []
     for s in summaries:
         rows.append((s.cell, s.arm, s.attempts, _share(s.verified, s.attempts, s.verified_interval),
                      _share(s.false_completions, s.attempts, s.false_completion_rate_attempted_interval),
                      _share(s.false_completions, s.claims, s.false_completion_rate_claims_interval),
-                     f"{s.exposed}/{s.configured}", len(s.infrastructure_failures)))
-    return Table(id="cells", title="Per cell and arm", rows=tuple(rows), columns=columns(
-        "cell", "arm", "attempts", "verified success", "false completion / attempts", "false completion / claims",
-        "exposed / configured", "infrastructure failures", labels=2),
-        caption="Counts with Wilson 95% intervals (percent). Attempts exclude infrastructure failures; exposed "
-                "counts episodes where a configured fault actually fired.")
+                     *((f"{s.exposed}/{s.configured}",) if exposure else ()), len(s.infrastructure_failures)))
+    names = ("cell", "arm", "attempts", "verified success", "false completion / attempts", "false completion / claims",
+             *(("exposed / configured",) if exposure else ()), "infrastructure failures")
+    return Table(id="cells", title="Per cell and arm", rows=tuple(rows), columns=columns(*names, labels=2),
+                 caption="Counts with Wilson 95% intervals (percent). Attempts exclude infrastructure failures"
+                         + ("; exposed counts episodes where a configured fault actually fired." if exposure else "."))
 
 
-def _paired(estimates: list[PairedEstimate]) -> list[Block]:
+def _paired(estimates: list[PairedEstimate], *, per_task: bool) -> list[Block]:
     if not estimates:
         return []
     summary = Table(id="paired", title="Paired estimates: treatment minus control", columns=columns(
@@ -86,11 +87,13 @@ def _paired(estimates: list[PairedEstimate]) -> list[Block]:
          _interval(e.interval, percent=False, digits=3), e.resamples) for e in estimates),
         caption="Per task, the treatment's rate minus the control's; the mean weighs every task equally; the "
                 "interval resamples tasks (clusters) with replacement, with the plan's seed.")
+    if not per_task:
+        return [summary]
     tasks = sorted({t for e in estimates for t in e.differences})
-    per_task = Table(id="paired-tasks", title="Per task", columns=columns("task", *(e.measure for e in estimates)),
-                     rows=tuple((t, *(f"{e.differences[t]:+.3f}" if t in e.differences else None
-                                      for e in estimates)) for t in tasks))
-    return [summary, per_task]
+    table = Table(id="paired-tasks", title="Per task", columns=columns("task", *(e.measure for e in estimates)),
+                  rows=tuple((t, *(f"{e.differences[t]:+.3f}" if t in e.differences else None
+                                   for e in estimates)) for t in tasks))
+    return [summary, table]
 
 
 def _tests(verdicts: list[TestVerdict]) -> list[Block]:
@@ -150,8 +153,7 @@ def _grids(summaries: list[CellSummary], lock: ExperimentLock) -> list[Block]:
     return blocks
 
 
-def _noise(analysis: ExperimentAnalysis) -> list[Block]:
-    floor = analysis.noise_floor
+def _noise(floor: NoiseFloor | None) -> list[Block]:
     if floor is None:
         return []
     same, seeds = floor.identical, floor.new_seeds
@@ -177,19 +179,28 @@ def _gate(analysis: ExperimentAnalysis, level: EvidenceLevel) -> list[Block]:
                   rows=rows), Paragraph(text=verdict, tone="plain" if gate.passed else "warning")]
 
 
-def experiment_view(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLevel) -> ReportView:
-    """The whole experiment report in reading order."""
+def experiment_view(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLevel,
+                    noise_floor: NoiseFloor | None = None) -> ReportView:
+    """The whole experiment report in reading order. The descriptive reports are those the frozen plan committed
+    to (`analysis.descriptive`): the grid's heatmaps, the per-cell table, its exposure column, the per-task paired
+    differences; the primary estimate, the verdicts, the noise floor and the gate are always shown. A noise floor
+    run of the same lock (`noise_floor`) is shown beside the intervals."""
     title = f"Experiment {analysis.experiment} v{analysis.version}" + (
         " (noise floor)" if analysis.series == "noise_floor" else "")
+    shown = set(lock.spec.analysis.descriptive)
+    floor_only = analysis.series == "noise_floor"
     blocks: list[Block] = [*_plan(analysis, lock, level)]
-    blocks += _grids(analysis.cells, lock)
-    blocks.append(_cells(analysis.cells))
-    blocks += _paired(analysis.paired)
+    if "grid" in shown and not floor_only:
+        blocks += _grids(analysis.cells, lock)
+    if "cells" in shown or floor_only:
+        blocks.append(_cells(analysis.cells, exposure="exposure" in shown))
+    blocks += _paired(analysis.paired, per_task="paired" in shown)
     blocks += _tests(analysis.tests)
-    blocks += _noise(analysis)
+    blocks += _noise(noise_floor or analysis.noise_floor)
     blocks += _gate(analysis, level)
     return ReportView(title=title, scripted=analysis.scripted, blocks=tuple(blocks))
 
 
-def experiment_html(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLevel) -> str:
-    return render_view(experiment_view(analysis, lock, level))
+def experiment_html(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLevel,
+                    noise_floor: NoiseFloor | None = None) -> str:
+    return render_view(experiment_view(analysis, lock, level, noise_floor))
