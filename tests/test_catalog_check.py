@@ -24,30 +24,67 @@ pytestmark = pytest.mark.browser
 SITES = sorted({t.spec.site for t in CATALOG.values()})
 
 
+def _fault_evidence(tasks: list[LoadedTask], run_dir: Path) -> None:
+    """Fault scenarios: every scripted control recovers from a fault that really fired, and the loop detector flags
+    the negatives (when they ran) that keep retrying a trapped route."""
+    records = {r.episode_id.split("-", 1)[1]: r for r in RunDirectory.open(run_dir).records()}
+    for task in (t for t in tasks if t.spec.faults):
+        oracle = records[f"{task.id}--oracle"]
+        assert oracle.faults_fired and set(oracle.faults_fired) <= set(oracle.faults_configured), task.id
+    trapped = [r for key, r in records.items() if "recovery-loop-trap" in key and "--negative-" in key]
+    looping = [r for r in trapped if r.loop and r.loop.loop]
+    assert bool(looping) == bool(trapped) and all(r.outcome != "verified_success" for r in looping)
+
+
+def _sample(site: str) -> list[LoadedTask]:
+    """The CI tier's sample of a site for the whole check: its first task without faults, its first with faults and
+    its recovery-loop traps (the loop detector's evidence), in catalog order."""
+    tasks = [t for t in CATALOG.values() if t.spec.site == site]
+    chosen = {t.id for t in tasks if "recovery-loop-trap" in t.id}
+    for faulted in (False, True):
+        chosen.update([t.id for t in tasks if bool(t.spec.faults) == faulted][:1])
+    return [t for t in tasks if t.id in chosen]
+
+
+async def _check(tasks: list[LoadedTask], out: Path, *, negatives: bool) -> None:
+    checks = await check_tasks(tasks, out, lambda _: None, concurrency=2, with_negatives=negatives)
+    assert [c.task_id for c in checks] == [t.id for t in tasks]
+    for check in checks:
+        assert check.ok, [r for r in check.results if not r.ok]
+        assert check.solvable and check.noop_rejected
+        if negatives:
+            assert check.negatives_rejected == check.negatives_total >= 3
+        else:
+            assert check.negatives_total == 0
+    _fault_evidence(tasks, out)
+
+
 @pytest.mark.timeout(900)
+@pytest.mark.spread
+@pytest.mark.parametrize("site", SITES)
+async def test_every_task_is_solvable_and_rejects_the_no_op(site: str, tmp_path: Path) -> None:
+    # One site per test (so test runners can spread them); two episodes at once: the same evidence as serial
+    # (tests/test_concurrency.py), a little sooner on 2 cores. The negative controls of every task run in the slow
+    # tier below; here a sample's do.
+    await _check([t for t in CATALOG.values() if t.spec.site == site], tmp_path / "check", negatives=False)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.spread
+@pytest.mark.parametrize("site", SITES)
+async def test_a_sample_of_each_site_rejects_every_negative_control(site: str, tmp_path: Path) -> None:
+    await _check(_sample(site), tmp_path / "check", negatives=True)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
 @pytest.mark.spread
 @pytest.mark.parametrize("site", SITES)
 async def test_every_task_is_solvable_rejects_the_no_op_and_rejects_every_negative_control(
     site: str, tmp_path: Path
 ) -> None:
-    # One site per test (so test runners can spread them); two episodes at once: the same evidence as serial
-    # (tests/test_concurrency.py), a little sooner on 2 cores.
-    tasks = [t for t in CATALOG.values() if t.spec.site == site]
-    checks = await check_tasks(tasks, tmp_path / "check", lambda _: None, concurrency=2)
-    assert [c.task_id for c in checks] == [t.id for t in tasks]
-    for check in checks:
-        assert check.ok, [r for r in check.results if not r.ok]
-        assert check.solvable and check.noop_rejected
-        assert check.negatives_rejected == check.negatives_total >= 3
-    # Fault scenarios: every scripted control recovers from a fault that really fired, and the loop detector
-    # flags the negatives that keep retrying a trapped route.
-    records = {r.episode_id.split("-", 1)[1]: r for r in RunDirectory.open(tmp_path / "check").records()}
-    for task in (t for t in tasks if t.spec.faults):
-        oracle = records[f"{task.id}--oracle"]
-        assert oracle.faults_fired and set(oracle.faults_fired) <= set(oracle.faults_configured), task.id
-    trapped = [r for key, r in records.items() if "recovery-loop-trap" in key]
-    looping = [r for r in trapped if r.loop and r.loop.loop]
-    assert bool(looping) == bool(trapped) and all(r.outcome != "verified_success" for r in looping)
+    """The whole catalog's check, as `computerops tasks check` runs it (tens of minutes: the slow tier)."""
+    await _check([t for t in CATALOG.values() if t.spec.site == site], tmp_path / "check", negatives=True)
 
 
 def test_every_fault_class_is_configured_by_some_task() -> None:
@@ -91,7 +128,8 @@ async def test_a_negative_control_that_cannot_run_its_steps_fails_the_check_unle
 @pytest.mark.timeout(900)
 def test_the_demo_reserves_a_subset_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    # Without its closing tasks check: the whole-catalog test above runs every control of every task already.
+    # Without its closing tasks check: the catalog tests above run every task's scripted and no-op controls and a
+    # sample's negative controls (the slow tier runs every one).
     result = CliRunner().invoke(app, ["demo", "--out", str(out), "--no-tasks-check"])
     assert result.exit_code == 0, result.output
     assert "SCRIPTED" in result.output

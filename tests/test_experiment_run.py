@@ -14,8 +14,11 @@ import pytest
 from test_resume import admitted_lines, finish, kill_when, scratch, start
 
 from computerops.bundle import EPISODES, MANIFEST
+from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE, read_experiment_run
 from computerops.experiment.gate import evaluate_gate, evidence_level
+from computerops.experiment.layout import experiment_view
+from computerops.report.tables import Table
 
 __all__ = ["scratch"]  # the module fixture that gives the child processes their own temporary directory
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,3 +159,26 @@ def test_the_ci_grid_runs_its_tests_and_noise_floor(tmp_path: Path) -> None:
     finish(start("experiment", "noise-floor", str(lock), "--out", str(noise)), timeout=600)
     floor = json.loads(finish(start("experiment", "report", str(noise), "--json")))["noise_floor"]
     assert floor["identical"]["reproduced_share"] == 1.0
+    # The experiment's report shows a noise floor of the same lock beside its intervals, and refuses anything else.
+    both = json.loads(finish(start("experiment", "report", str(run), "--json", "--noise-floor", str(noise))))
+    assert both["noise_floor"] == floor and both["tests"] == analysis["tests"]
+    html = tmp_path / "grid.html"
+    finish(start("experiment", "report", str(run), "--noise-floor", str(noise), "--html", str(html)))
+    assert "Noise floor of cell" in html.read_text() and "Verified success" in html.read_text()
+    wrong = start("experiment", "report", str(run), "--noise-floor", str(run))
+    output, _ = wrong.communicate(timeout=240)
+    assert wrong.returncode == 2 and "not a noise-floor run" in output.decode()
+
+
+@pytest.mark.parametrize("descriptive", [[], ["cells"], ["paired"], ["cells", "exposure", "paired"]])
+def test_the_report_shows_the_descriptive_reports_the_plan_committed_to(e3_run: Path, descriptive: list[str]) -> None:
+    run = read_experiment_run(e3_run)
+    plan = run.lock.spec.analysis.model_copy(update={"descriptive": descriptive})
+    lock = run.lock.model_copy(update={"spec": run.lock.spec.model_copy(update={"analysis": plan})})
+    view = experiment_view(analyse(run), lock, "E1")
+    tables = {block.id: block for block in view.blocks if isinstance(block, Table)}
+    assert ("cells" in tables) == ("cells" in descriptive)
+    assert ("paired-tasks" in tables) == ("paired" in descriptive)
+    assert "paired" in tables and "gate" in tables  # the primary estimate and the gate are always shown
+    if "cells" in tables:
+        assert ("exposed / configured" in [c.header for c in tables["cells"].columns]) == ("exposure" in descriptive)
