@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -232,3 +234,24 @@ def test_a_treatment_fault_the_reference_solution_never_meets_is_refused_at_free
     source.write_text(yaml.safe_dump(data))
     with pytest.raises(ExperimentRefused, match=rf"tasks\[{index}\]\.faults\[0\] .*reference solution"):
         freeze(source, CATALOG)
+
+
+def test_one_byte_added_to_any_task_file_after_the_freeze_makes_run_refuse_naming_it(tmp_path: Path) -> None:
+    from computerops.experiment.running import checked_lock
+    from tasks.catalog import CATALOG_ROOT
+
+    catalog_root = tmp_path / "catalog"
+    shutil.copytree(CATALOG_ROOT, catalog_root)
+    catalog = load_catalog(catalog_root)
+    lock = freeze(_copy(tmp_path, "e3-replication.yaml"), catalog)
+    path = tmp_path / "e3.lock.json"
+    path.write_text(lock.model_dump_json())
+    assert checked_lock(path, catalog) == lock
+    for task_id in lock.task_ids:
+        task_file = catalog[task_id].path
+        original = task_file.read_bytes()
+        task_file.write_bytes(original + b"\n")  # one byte, the task's meaning unchanged
+        named = rf"an input changed since the freeze: tasks\.{re.escape(task_id)}:"
+        with pytest.raises(ExperimentRefused, match=named):
+            checked_lock(path, load_catalog(catalog_root))
+        task_file.write_bytes(original)
