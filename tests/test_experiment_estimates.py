@@ -206,6 +206,22 @@ def test_a_curve_shown_monotone_over_the_range_is_restricted_for_having_no_peak_
     assert rising.degrees_of_freedom == 11
 
 
+def test_outcomes_that_never_vary_with_the_tool_count_give_no_peak_and_no_drop() -> None:
+    # Common random numbers: every tool count of a task, rate and repetition sees the same draws, and a policy that
+    # ignores the tools gives the same outcome in each. The fit's tool coefficients are rounding error (~1e-15).
+    rng = random.Random(5)
+    rows = []
+    for task in range(6):
+        for rate in (0.0, 0.25, 0.5):
+            for _ in range(3):
+                outcome = "verified_success" if rng.random() < 0.8 - rate else "honest_failure"
+                rows += [row(f"t{task}", tools=tools, rate=rate, outcome=outcome) for tools in range(2, 7)]
+    result = tool_edge_test(rows, ToolEdgeRule())
+    assert result.coefficients is not None and result.coefficients["tools"] == result.coefficients["tools_squared"] == 0
+    assert result.peak_tools is None and result.drop == 0 and result.verdict == "restricted", result.reason
+    assert "no task's outcomes varied with the tool count" in result.reason and "-0" not in result.reason
+
+
 @settings(max_examples=examples(300), deadline=None)
 @given(b1=st.floats(-5, 5), b2=st.floats(-2, 2), sd1=st.floats(0.01, 3), sd2=st.floats(0.01, 1),
        rho=st.floats(-0.95, 0.95), q=st.floats(1.0, 3.0), theta=st.floats(-20, 20))

@@ -86,6 +86,15 @@ def _slope_nonzero_on(b1: float, b2: float, v11: float, v12: float, v22: float, 
     return min(f(t) for t in points) > 0
 
 
+_NUMERICAL_ZERO = 1e-9
+"""Log-odds coefficients below this are rounding error (a real tool effect is orders of magnitude larger)."""
+
+
+def _points(value: float) -> str:
+    """A proportion in whole percentage points, never "-0"."""
+    return f"{round(100 * value) + 0:d}"
+
+
 def _bound(value: float) -> str:
     return "∞" if value == math.inf else "-∞" if value == -math.inf else f"{value:.1f}"
 
@@ -214,6 +223,10 @@ def tool_edge_test(rows: Sequence[ExperimentEpisode], rule: ToolEdgeRule) -> Too
         return _below(text, f"the regression could not be fitted ({type(exc).__name__}: {exc})", n, k)
     if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(cov))) or np.any(np.abs(beta) > 50):
         return _below(text, "the regression did not converge to finite coefficients (separated data)", n, k)
+    # Coefficients and covariances at rounding-error size are zeros: a grid whose outcomes never vary with the tool
+    # count fits b1 = b2 = 0 up to 1e-15, and a "peak" of two such numbers is noise, not a finding.
+    beta = np.where(np.abs(beta) < _NUMERICAL_ZERO, 0.0, beta)
+    cov = np.where(np.abs(cov) < _NUMERICAL_ZERO, 0.0, cov)
     names = ["intercept", "tools", "tools_squared", "fault_rate"][:len(beta)]
     coefficients = {name: float(b) for name, b in zip(names, beta, strict=True)}
     errors = {name: float(math.sqrt(max(cov[i, i], 0.0))) for i, name in enumerate(names)}
@@ -251,8 +264,11 @@ def tool_edge_test(rows: Sequence[ExperimentEpisode], rule: ToolEdgeRule) -> Too
               "standard_errors": errors, "peak_tools": peak, "peak_interval": peak_interval,
               "degrees_of_freedom": k - 1, "best_rung": best, "success_at_best": p_best, "success_at_hi": p_hi,
               "drop": drop, "drop_interval": (low, high)}
-    numbers = f"drop {100 * drop:+.0f} points [{100 * low:.0f}, {100 * high:.0f}] from {best} to {rule.hi} tools"
-    numbers += peak_words
+    rounded = round(100 * drop) + 0
+    numbers = (f"drop {rounded:+d} points [{_points(low)}, {_points(high)}] from {best} to {rule.hi} tools"
+               + peak_words)
+    if errors["tools"] == 0 and errors["tools_squared"] == 0:
+        numbers += " (no task's outcomes varied with the tool count)"
     if peak is not None and rule.lo <= peak <= rule.hi and low > 0:
         return ToolEdgeResult(verdict="survives", reason=f"{numbers}: an upper tool edge", **common)
     ruled_out = []
