@@ -48,9 +48,10 @@ HALT_AFTER_INFRASTRUCTURE_FAILURES = 3
 """Consecutive infrastructure failures (endpoint unreachable, 5xx after the client's retries, browser
 gone) after which the run halts instead of recording more of them."""
 
-_RESUME_COMPARED = ("config", "scripted", "tasks", "code_sha256", "protocol_sha256", "versions")
-"""The manifest inputs a resume must reproduce exactly. Not compared: when the run was created, how
-it executes (concurrency, traces) and what the endpoint said about itself (logged per resume)."""
+_RESUME_COMPARED = ("tasks", "config", "scripted", "code_sha256", "protocol_sha256", "versions")
+"""The manifest inputs a resume must reproduce exactly, compared in this order: the tasks first, so a changed task
+file is named as the task (it changes the `tasks` package's code hash too). Not compared: when the run was created,
+how it executes (concurrency, traces) and what the endpoint said about itself (logged per resume)."""
 
 
 class EndpointError(RuntimeError):
@@ -100,7 +101,12 @@ class RunHalted(RuntimeError):
 def manifest_difference(recorded: RunManifest, now: RunManifest) -> str | None:
     """The first manifest input that differs between a run's manifest and the one it would have now."""
     old, new = recorded.model_dump(mode="json"), now.model_dump(mode="json")
-    return first_difference({k: old[k] for k in _RESUME_COMPARED}, {k: new[k] for k in _RESUME_COMPARED})
+    for manifest in (old, new):  # tasks by id, so the difference names the task, not its position
+        manifest["tasks"] = {task["id"]: task for task in manifest["tasks"]}
+    for key in _RESUME_COMPARED:
+        if (found := first_difference({key: old[key]}, {key: new[key]})):
+            return found
+    return None
 
 
 def _progress_line(done: int, total: int, planned: PlannedEpisode, record: EpisodeRecord) -> str:

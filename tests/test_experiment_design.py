@@ -160,6 +160,10 @@ def test_one_changed_task_byte_after_the_freeze_is_named(tmp_path: Path) -> None
     changed[task_id] = dataclasses.replace(CATALOG[task_id], sha256="0" * 64)
     found = lock_difference(lock, changed)
     assert found is not None and found.startswith(f"tasks.{task_id}:")
+    # In a checkout the edited task file also changes the `tasks` package's code hash; the task is still named.
+    inputs = lock.inputs.model_copy(update={"code_sha256": {**lock.inputs.code_sha256, "tasks": "f" * 64}})
+    found = lock_difference(lock.model_copy(update={"inputs": inputs}), changed)
+    assert found is not None and found.startswith(f"tasks.{task_id}:"), found
 
 
 def test_a_changed_experiment_file_or_lock_is_refused(tmp_path: Path) -> None:

@@ -192,6 +192,13 @@ def test_only_the_inputs_of_the_results_are_compared_on_resume(uninterrupted: Pa
     assert manifest_difference(recorded, changed) == (
         f"protocol_sha256.tool_schemas: {recorded.protocol_sha256['tool_schemas']!r} recorded, 'x' now"
     )
+    # A changed task file changes the `tasks` package's code hash too: the task is named, by its id.
+    first = recorded.tasks[0]
+    edited = recorded.model_copy(update={
+        "tasks": [first.model_copy(update={"sha256": "e" * 64}), *recorded.tasks[1:]],
+        "code_sha256": {**recorded.code_sha256, "tasks": "f" * 64}})
+    named = f"tasks.{first.id}.sha256: {first.sha256!r} recorded, {'e' * 64!r} now"
+    assert manifest_difference(recorded, edited) == named
 
 
 def test_repeat_gives_stable_episode_ids_per_repetition() -> None:

@@ -200,6 +200,10 @@ def read_lock(path: Path) -> ExperimentLock:
     return lock
 
 
+_NAMED_FIRST = ("experiment_sha256", "subset_sha256", "tasks")
+"""The inputs `lock_difference` compares before the rest (the code hashes cover the task files too)."""
+
+
 def lock_difference(lock: ExperimentLock, catalog: dict[str, LoadedTask], base: Path | None = None) -> str | None:
     """The first fixed input that differs now from the lock, or None: the experiment file, a task, the code, the
     prompts, the endpoint, the analysis or the plan they give."""
@@ -213,7 +217,14 @@ def lock_difference(lock: ExperimentLock, catalog: dict[str, LoadedTask], base: 
     except (ValueError, ExperimentRefused) as exc:
         return f"experiment_file: {exc}"
     recorded: dict[str, Any] = lock.inputs.model_dump(mode="json")
-    found = first_difference(recorded, inputs.model_dump(mode="json"))
+    now: dict[str, Any] = inputs.model_dump(mode="json")
+    # The most specific input first: a changed task file also changes the `tasks` package's code hash, and the
+    # refusal should name the task, not the package.
+    for key in _NAMED_FIRST:
+        found = first_difference({key: recorded[key]}, {key: now[key]})
+        if found:
+            return found
+    found = first_difference(recorded, now)
     if found:
         return found
     plan = plan_experiment(spec, entries, {t.id: catalog[t.id].spec.site for t in entries})
