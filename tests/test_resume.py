@@ -163,7 +163,8 @@ def test_a_resume_under_a_changed_input_is_refused_naming_the_first_difference(
     result = subprocess.run([*CLI, "run", "--resume", str(run)], capture_output=True, text=True)
     assert result.returncode == 2
     message = " ".join((result.stderr + result.stdout).split())
-    assert f"a manifest input differs: tasks[1].sha256: '{'0' * 64}' recorded" in message, message
+    named = f"a manifest input differs: tasks.{manifest['tasks'][1]['id']}.sha256: '{'0' * 64}' recorded"
+    assert named in message, message
     assert not (run / RESUMES).exists(), "a refused resume writes nothing"
 
 
