@@ -64,13 +64,13 @@ def control_config(run_id: str, tasks: list[LoadedTask], plan: list[PlannedEpiso
                      episodes=plan)
 
 
-def check_plan(tasks: list[LoadedTask], *, negatives: bool = True) -> list[PlannedEpisode]:
-    """Per task: the scripted control (oracle), the no-op control, every negative control (unless `negatives` is
+def check_plan(tasks: list[LoadedTask], *, with_negatives: bool = True) -> list[PlannedEpisode]:
+    """Per task: the scripted control (oracle), the no-op control, every negative control (unless `with_negatives` is
     False: a partial check that proves tasks solvable and the no-op rejected, not the verifiers strict), then every
     equivalent solution."""
     return control_plan(tasks, lambda task: ["oracle", "noop",
                                              *(f"negative:{n.id}" for n in task.spec.negative_controls
-                                               if negatives),
+                                               if with_negatives),
                                              *(f"equivalent:{e.id}" for e in task.spec.equivalent_solutions)])
 
 
@@ -138,7 +138,7 @@ async def check_tasks(
     """Run every control of every task through the browser and the scripted endpoint (`concurrency` episodes at
     once; the evidence, and so every result, is the same at any concurrency). `with_negatives=False` leaves the negative
     controls out (their counts are then 0 of 0)."""
-    plan = check_plan(tasks, negatives=with_negatives)
+    plan = check_plan(tasks, with_negatives=with_negatives)
     records = await execute_run(control_config("tasks-check", tasks, plan), tasks, out, progress,
                                 concurrency=concurrency)
     by_episode = {r.episode_id: r for r in records}

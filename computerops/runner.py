@@ -21,7 +21,7 @@ from adapter.scripted import create_scripted_app
 from adapter.serverinfo import ObservedContext, discover_context, probe_tools
 from computerops.bundle import RunDirectory, writer_lock
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
-from computerops.core.difference import first_difference
+from computerops.core.difference import first_difference_of
 from computerops.episode import EpisodeContext, run_episode
 from computerops.limits import describe_planned, initial_token_scale, planned_bounds
 from computerops.provenance import code_hashes, observe_endpoint, protocol_hashes, versions
@@ -103,10 +103,7 @@ def manifest_difference(recorded: RunManifest, now: RunManifest) -> str | None:
     old, new = recorded.model_dump(mode="json"), now.model_dump(mode="json")
     for manifest in (old, new):  # tasks by id, so the difference names the task, not its position
         manifest["tasks"] = {task["id"]: task for task in manifest["tasks"]}
-    for key in _RESUME_COMPARED:
-        if (found := first_difference({key: old[key]}, {key: new[key]})):
-            return found
-    return None
+    return first_difference_of(old, new, _RESUME_COMPARED)
 
 
 def _progress_line(done: int, total: int, planned: PlannedEpisode, record: EpisodeRecord) -> str:

@@ -3,6 +3,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+
+def first_difference_of(recorded: dict[str, Any], now: dict[str, Any], keys: Sequence[str]) -> str | None:
+    """`first_difference` over the `keys` of two records, taken in the order given (not sorted), so the most
+    specific input can be named before a broader one that covers it too."""
+    for key in keys:
+        found = first_difference({key: recorded[key]}, {key: now[key]})
+        if found:
+            return found
+    return None
+
 
 def first_difference(recorded: object, now: object, path: str = "") -> str | None:
     """Where two JSON-like values first differ (depth first, keys in order), e.g.

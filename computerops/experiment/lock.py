@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.config import EndpointConfig, PlannedEpisode
-from computerops.core.difference import first_difference
+from computerops.core.difference import first_difference, first_difference_of
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 from computerops.experiment.plan import cells, plan_experiment
@@ -220,11 +220,7 @@ def lock_difference(lock: ExperimentLock, catalog: dict[str, LoadedTask], base: 
     now: dict[str, Any] = inputs.model_dump(mode="json")
     # The most specific input first: a changed task file also changes the `tasks` package's code hash, and the
     # refusal should name the task, not the package.
-    for key in _NAMED_FIRST:
-        found = first_difference({key: recorded[key]}, {key: now[key]})
-        if found:
-            return found
-    found = first_difference(recorded, now)
+    found = first_difference_of(recorded, now, (*_NAMED_FIRST, *sorted(set(recorded) - set(_NAMED_FIRST))))
     if found:
         return found
     plan = plan_experiment(spec, entries, {t.id: catalog[t.id].spec.site for t in entries})
