@@ -241,7 +241,7 @@ async def audit_tasks(
     if plan:
         progress(f"audit: running {len(plan)} browser mutant(s); {sum(map(len, results.values()))} answer "
                  "mutant(s) judged on the scripted evidence")
-        mutant_tasks = [_with_room(by_id[task_id], max(map(len, extra[task_id].values()))) for task_id in extra]
+        mutant_tasks = [with_room(by_id[task_id], max(map(len, extra[task_id].values()))) for task_id in extra]
         records = await execute_run(control_config("audit-mutants", mutant_tasks, plan), mutant_tasks,
                                     out / "mutants", progress, concurrency=concurrency, extra_steps=extra)
         bundle = RunDirectory.open(out / "mutants")
@@ -278,7 +278,7 @@ def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bun
                         failed_checks=[c.name for c in evidence.verdict.checks if not c.passed], note=note)
 
 
-def _with_room(task: LoadedTask, steps: int) -> LoadedTask:
+def with_room(task: LoadedTask, steps: int) -> LoadedTask:
     """The task with an action budget of at least `steps` replies: a mutant is a longer or shorter variant of the
     scripted control, and what is audited is the verdict on it, not whether it fits the agent's budget."""
     budget = max(task.spec.budgets.actions or 0, steps, DEFAULT_BOUNDS.action_budget)

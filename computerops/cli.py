@@ -24,6 +24,7 @@ from adapter.scripted import create_scripted_app
 from adapter.transcript import Bounds
 from computerops.audit import audit_markdown, audit_tasks
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
+from computerops.blind import BlindFileError, blind_cases, blind_files, run_blind
 from computerops.bundle import BundleError, RunDirectory, writer_lock
 from computerops.checking import check_tasks
 from computerops.config import RunConfig, SubsetRef, parse_endpoint, plan_episodes
@@ -32,6 +33,7 @@ from computerops.console import (
     errors,
     print_audit,
     print_bench,
+    print_blind,
     print_demo_check,
     print_demo_check_start,
     print_demo_plan,
@@ -340,6 +342,35 @@ def tasks_audit(
         markdown.write_text(audit_markdown(report, command), encoding="utf-8")
     if not report.ok:
         raise _fail("the verifier let wrong solutions through or rejected a declared equivalent", code=1)
+
+
+@tasks_app.command("blind")
+def tasks_blind(
+    files: Annotated[list[Path] | None, typer.Argument(help="Blind sets (files or folders); default: every set in "
+                                                            "tasks/blind.")] = None,
+    tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids: only their cases.")] = "all",
+    out: Annotated[Path | None, typer.Option(help="Keep the run directory here.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write every case's result here.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 2,
+) -> None:
+    """Run blind cases (wrong solutions and valid alternatives written without reading the checks) and list every
+    wrong one the verifier let through and every valid one it refused."""
+    catalog = load_catalog()
+    wanted = None if tasks == "all" else {t.id for t in _catalog_tasks(tasks)}
+    try:
+        cases = blind_cases(blind_files(files or []), catalog, wanted)
+    except BlindFileError as exc:
+        raise _fail(str(exc)) from exc
+    if not cases:
+        raise _fail("no blind cases selected")
+    results = _scripted_check(out, "tasks-blind", lambda target: run_blind(cases, catalog, target, _progress,
+                                                                           concurrency=concurrency))
+    print_blind(results)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(results.model_dump_json(indent=1), encoding="utf-8")
+    if not results.ok:
+        raise _fail("a wrong case was accepted, a valid one refused, or a case did not run", code=1)
 
 
 @app.command()

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from computerops.audit import FATES, AuditReport, Fate, kill_rate
 from computerops.bench import BenchReport
+from computerops.blind import DEFECT_FATES, BlindResults
 from computerops.bundle import VERIFICATION
 from computerops.checking import ControlResult, TaskCheck
 from computerops.demo import DEMO_POLICIES, DemoPlan
@@ -151,6 +152,23 @@ def print_audit(report: AuditReport) -> None:
                   f"equivalent {totals['equivalent']} + declared {totals['declared_equivalent']}, rejected "
                   f"equivalent {totals['rejected_equivalent']}, not run {totals['not_run']}; kill rate "
                   + ("—" if rate is None else f"{rate:.1%}"))
+
+
+def print_blind(results: BlindResults) -> None:
+    """Blind cases: each case's fate and verdict category (not which checks failed: the authors write without them),
+    then the counts."""
+    table = Table(title="tasks blind (SCRIPTED runs of blind cases)", title_justify="left")
+    for column in ("task", "case", "expect", "fate", "verdict", "skipped"):
+        table.add_column(column, no_wrap=column in ("task", "case"))
+    for r in results.results:
+        colour = "red" if r.fate in DEFECT_FATES else "yellow" if r.fate == "not_run" else "green"
+        table.add_row(r.task_id, r.case_id, r.expect, Text(r.fate, style=colour), r.outcome, str(r.skipped or ""))
+    console.print(table)
+    wrong = sum(1 for r in results.results if r.expect == "wrong")
+    valid = len(results.results) - wrong
+    console.print(f"Wrong cases: {results.count('rejected')} of {wrong} rejected, {results.count('survived')} "
+                  f"survived; valid cases: {results.count('accepted')} of {valid} accepted, "
+                  f"{results.count('refused')} refused; not run: {results.count('not_run')}")
 
 
 def _mark(ok: bool) -> str:

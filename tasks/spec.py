@@ -347,7 +347,7 @@ NegativeKind = Literal[
 ]
 
 
-class _Variant(_Spec):
+class Variant(_Spec):
     """A variant of the scripted control, derived from it by dropping, replacing and inserting steps."""
 
     id: str
@@ -360,7 +360,7 @@ class _Variant(_Spec):
     """Step id -> steps added right after it."""
 
     @model_validator(mode="after")
-    def _changes_something(self) -> _Variant:
+    def _changes_something(self) -> Variant:
         if not (self.drop or self.replace or self.insert_after):
             raise ValueError(f"variant {self.id!r} changes nothing (give drop, replace or insert_after)")
         return self
@@ -381,7 +381,7 @@ class _Variant(_Spec):
         return {*self.drop, *self.replace, *self.insert_after}
 
 
-class NegativeControl(_Variant):
+class NegativeControl(Variant):
     """A variant of the scripted control that the verifier must reject. It must run to its own final step
     (`tasks check` proves it did) unless `stops_at` names the step where it is expected to stop."""
 
@@ -394,7 +394,7 @@ class NegativeControl(_Variant):
     there); the verdict must then still reject it."""
 
 
-class EquivalentSolution(_Variant):
+class EquivalentSolution(Variant):
     """Another way to do the task that the site offers and the verifier must accept; `description` says why it
     is equivalent. `tasks check` proves it runs to its end and is verified success."""
 
@@ -474,7 +474,7 @@ class TaskSpec(_Spec):
             raise ValueError("scripted_control step ids must be unique")
         if self.scripted_control[-1].action != "done":
             raise ValueError("scripted_control must end with a done step")
-        variants: list[_Variant] = [*self.negative_controls, *self.equivalent_solutions]
+        variants: list[Variant] = [*self.negative_controls, *self.equivalent_solutions]
         variant_ids = [v.id for v in variants]
         if len(variant_ids) != len(set(variant_ids)):
             raise ValueError("negative control and equivalent solution ids must be unique together")
