@@ -15,11 +15,12 @@ from tasks.spec import (
     Fact,
     FaultFired,
     MutationRule,
-    NotVisited,
+    NotUsed,
     Ordered,
     RowCheck,
     RowSelector,
     Scalar,
+    Seen,
     TextCheck,
     ViaRoute,
     Visited,
@@ -81,17 +82,8 @@ def describe_check(check: RowCheck | AnswerCheck | EffectsCheck) -> str:
     return f"{check.count} {check.table} row{'s' if check.count != 1 else ''}{where}{expect}{text}"
 
 
-def describe_procedure(check: ViaRoute | Ordered | Visited | NotVisited) -> str:
-    if isinstance(check, ViaRoute):
-        also = "".join(f" or {r.method} {r.path}" for r in check.alternatives)
-        return f"{_selector(check.rows)} made by {check.method} {check.path}{also}"
-    if isinstance(check, Ordered):
-        return f"{_selector(check.first)} before {_selector(check.then)}"
-    if isinstance(check, NotVisited):
-        return f"never visited {check.method} {check.path}"
-    window = f" with query /{check.query}/" if check.query else ""
-    window += "".join(f" or {p.method} {p.path}" + (f" with query /{p.query}/" if p.query else "")
-                      for p in check.alternatives)
+def _window(check: Visited | Seen) -> str:
+    window = ""
     if check.before == "first-write":
         window += " before the first change"
     elif check.before is not None:
@@ -100,7 +92,33 @@ def describe_procedure(check: ViaRoute | Ordered | Visited | NotVisited) -> str:
         window += f" after the last {check.after.fault_fired}"
     elif check.after is not None:
         window += f" after {_selector(check.after)}"
-    return f"visited {check.method} {check.path}{window}"
+    return window
+
+
+def _seen(check: Seen) -> str:
+    if check.document is not None:
+        return f"shown the document {check.document}{_window(check)}"
+    where = f" where {_values(check.where)}" if check.where else ""
+    if check.listing:
+        return f"shown the whole list of {check.table}{where} (its rows or their absence){_window(check)}"
+    each = f" for each {check.per} of {', '.join(map(str, check.each))}" if check.per else ""
+    return f"shown {check.table}{where}: {', '.join(check.fields)}{each}{_window(check)}"
+
+
+def describe_procedure(check: ViaRoute | Ordered | Visited | Seen | NotUsed) -> str:
+    if isinstance(check, ViaRoute):
+        also = "".join(f" or {r.method} {r.path}" for r in check.alternatives)
+        return f"{_selector(check.rows)} made by {check.method} {check.path}{also}"
+    if isinstance(check, Ordered):
+        return f"{_selector(check.first)} before {_selector(check.then)}"
+    if isinstance(check, NotUsed):
+        return f"never used the app{'s' if len(check.apps) > 1 else ''} {', '.join(check.apps)}"
+    if isinstance(check, Seen):
+        return _seen(check)
+    window = f" with query /{check.query}/" if check.query else ""
+    window += "".join(f" or {p.method} {p.path}" + (f" with query /{p.query}/" if p.query else "")
+                      for p in check.alternatives)
+    return f"visited {check.method} {check.path}{window}{_window(check)}"
 
 
 def describe_mutation(rule: MutationRule) -> str:

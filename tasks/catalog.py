@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import yaml
 from pydantic import ValidationError
 
-from tasks.references import SiteSchema, schema_problems
+from tasks.references import SiteSchema, named_apps, named_documents, schema_problems
 from tasks.spec import TaskSpec
 
 if TYPE_CHECKING:
@@ -82,6 +82,14 @@ def _schemas(sites: tuple[SiteDefinition, ...]) -> Mapping[str, SiteSchema]:
     return {site.name: site.columns() for site in sites}
 
 
+def _site_vocabulary(site: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The app names and document names a registered site declares."""
+    from sites.registry import site_definitions
+
+    definition = site_definitions()[site]
+    return frozenset(route.app for route in definition.apps), definition.documents
+
+
 def _check_against_the_site(path: Path, spec: TaskSpec) -> None:
     """The task's site is registered and has every table and column the task names."""
     schemas = site_schemas()
@@ -90,6 +98,12 @@ def _check_against_the_site(path: Path, spec: TaskSpec) -> None:
         known = ", ".join(sorted(schemas))
         raise TaskFileError(f"{path}: site: {spec.site!r} is not a registered site; the sites are {known}")
     problems = schema_problems(spec, schema)
+    apps, documents = _site_vocabulary(spec.site)
+    problems += [f"{where}: site {spec.site} has no app {app!r}; its apps are {', '.join(sorted(apps)) or 'none'}"
+                 for where, app in named_apps(spec) if app not in apps]
+    problems += [f"{where}: site {spec.site} shows no document {name!r}; its documents are "
+                 f"{', '.join(sorted(documents)) or 'none'}" for where, name in named_documents(spec)
+                 if name not in documents]
     if problems:
         raise TaskFileError(f"{path}: " + "; ".join(problems))
 

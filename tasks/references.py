@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from tasks.spec import (
     EffectsCheck,
     MutationRule,
-    NotVisited,
+    NotUsed,
     Ordered,
     RowCheck,
     RowSelector,
+    Seen,
     TaskSpec,
     ViaRoute,
     Visited,
@@ -72,14 +73,20 @@ def _mutation(location: str, rule: MutationRule) -> Iterator[Reference]:
     yield from _fields(location, rule.table, rule.fields)
 
 
-def _procedure(location: str, check: ViaRoute | Ordered | Visited | NotVisited) -> Iterator[Reference]:
+def _procedure(location: str, check: ViaRoute | Ordered | Visited | Seen | NotUsed) -> Iterator[Reference]:
     parts: dict[str, object] = {}
     if isinstance(check, ViaRoute):
         parts = {"rows": check.rows}
     elif isinstance(check, Ordered):
         parts = {"first": check.first, "then": check.then}
-    elif isinstance(check, Visited):
+    elif isinstance(check, Visited | Seen):
         parts = {"before": check.before, "after": check.after}  # or first-write, a fault fired, nothing
+    if isinstance(check, Seen) and check.table is not None:
+        yield Reference(f"{location}.table", check.table)
+        yield from _columns(location, check.table, ((f"where.{column}", column) for column in check.where))
+        yield from _fields(location, check.table, check.fields)
+        if check.per is not None:
+            yield Reference(f"{location}.per", check.table, check.per)
     for part, selector in parts.items():
         if isinstance(selector, RowSelector):
             yield from _selector(f"{location}.{part}", selector)
@@ -96,6 +103,21 @@ def references(spec: TaskSpec) -> Iterator[Reference]:
         yield from _mutation(f"allowed_mutations.{index}", rule)
     for index, procedure in enumerate(spec.required_procedure):
         yield from _procedure(f"required_procedure.{index}", procedure)
+
+
+def named_apps(spec: TaskSpec) -> Iterator[tuple[str, str]]:
+    """(location, app) for every app a `not_used` check names."""
+    for index, procedure in enumerate(spec.required_procedure):
+        if isinstance(procedure, NotUsed):
+            for number, app in enumerate(procedure.apps):
+                yield f"required_procedure.{index}.apps.{number}", app
+
+
+def named_documents(spec: TaskSpec) -> Iterator[tuple[str, str]]:
+    """(location, document) for every document a `seen` check names."""
+    for index, procedure in enumerate(spec.required_procedure):
+        if isinstance(procedure, Seen) and procedure.document is not None:
+            yield f"required_procedure.{index}.document", procedure.document
 
 
 def _unknown(kind: str, name: str, known: Collection[str]) -> str:

@@ -277,9 +277,10 @@ class Page(_Spec):
 
 
 class Visited(_RouteCheck):
-    """Required procedure: the agent looked — some request with this method and path succeeded (2xx), and, when
-    given, did so before the first change (`first-write`) or before the first change `before` selects, and after
-    the first change `after` selects or after the last operation a fault fired on."""
+    """Required procedure: the agent requested a page — some request with this method and path succeeded (2xx),
+    and, when given, did so before the first change (`first-write`) or before the first change `before` selects,
+    and after the first change `after` selects or after the last operation a fault fired on. Only for a page the
+    instruction names; what the agent must have been *shown* is a `seen` check."""
 
     kind: Literal["visited"] = "visited"
     method: str = "GET"
@@ -292,14 +293,60 @@ class Visited(_RouteCheck):
     after: RowSelector | FaultFired | None = None
 
 
-class NotVisited(_RouteCheck):
-    """Required procedure: no request with this method and path succeeded (an app the task may not use)."""
+class Seen(_Spec):
+    """Required procedure: the agent was *shown* a fact — some response's record of what it displayed
+    (`Operation.shown`, written by the sites kit as pages render) holds it, within the window `before`/`after` set.
+    Which page showed it does not matter; a page that did not show it (a list filtered so the row is not on it, a
+    sibling record, another tab) does not count. Exactly one of:
 
-    kind: Literal["not_visited"] = "not_visited"
-    method: str = "GET"
+    - `fields`: a row of `table` matching `where` (as the row was when the page was rendered) was shown with every
+      one of these columns; with `per`/`each`, such a row for each value of `each` in column `per`;
+    - `listing: true`: a whole list of `table` whose filter covers `where` was shown, so the page showed every row
+      matching `where` *or their absence* (reading state back after a timeout that may or may not have committed);
+    - `document`: the named static text (a policy, the escalation rules) was rendered (`shows(...)` in a template).
+
+    `before` (`first-write` or a change selector) bounds the operation that showed it; `after` (a change selector, or
+    the last operation a fault fired on) bounds the moment its data was current: a stale copy of an older page is as
+    old as the page it copies.
+    """
+
+    kind: Literal["seen"] = "seen"
+    name: str
+    table: str | None = None
+    where: dict[str, Scalar] = Field(default_factory=dict)
+    fields: list[str] = Field(default_factory=list)
+    per: str | None = None
+    each: list[Scalar] = Field(default_factory=list)
+    listing: bool = False
+    document: str | None = None
+    before: Literal["first-write"] | RowSelector | None = None
+    after: RowSelector | FaultFired | None = None
+
+    @model_validator(mode="after")
+    def _one_fact(self) -> Seen:
+        modes = [bool(self.fields), self.listing, self.document is not None]
+        if sum(modes) != 1:
+            raise ValueError(f"seen check {self.name!r}: give exactly one of fields, listing: true or document")
+        if (self.fields or self.listing) and self.table is None:
+            raise ValueError(f"seen check {self.name!r}: fields and listing need a table")
+        if self.document is not None and (self.table is not None or self.where):
+            raise ValueError(f"seen check {self.name!r}: a document has no table or where")
+        if (self.per is not None or self.each) and not (self.fields and self.per is not None and self.each):
+            raise ValueError(f"seen check {self.name!r}: per and each go together, with fields")
+        return self
 
 
-ProcedureCheck = Annotated[ViaRoute | Ordered | Visited | NotVisited, Field(discriminator="kind")]
+class NotUsed(_Spec):
+    """Required procedure: no request was served by these apps of the site (`SiteDefinition.apps`: every page and
+    form of an app, sub-pages included), apart from the site's own redirect into a page of one after a request of
+    another app (submitting the record form shows the new record)."""
+
+    kind: Literal["not_used"] = "not_used"
+    name: str
+    apps: list[str] = Field(min_length=1)
+
+
+ProcedureCheck = Annotated[ViaRoute | Ordered | Visited | Seen | NotUsed, Field(discriminator="kind")]
 
 StepAction = ActionName
 _TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check", "press"})

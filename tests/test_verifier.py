@@ -13,7 +13,6 @@ from tasks.spec import (
     EffectsCheck,
     FaultFired,
     MutationRule,
-    NotVisited,
     Page,
     Route,
     RowCheck,
@@ -25,7 +24,6 @@ from verifier import Claim, judge
 from verifier.checks import (
     check_effects,
     check_mutations,
-    check_not_visited,
     check_row,
     check_via_route,
     check_visited,
@@ -324,14 +322,11 @@ def test_an_agent_may_edit_a_row_it_created_but_not_an_older_one() -> None:
     assert not check_mutations(rules, old).passed
 
 
-def test_a_visit_can_require_its_query_and_a_route_can_be_forbidden() -> None:
+def test_a_visit_can_require_its_query() -> None:
     policy = Visited(name="searched-the-policy", path="/invoices/search", query=r"(^|&)q=[^&]*\bpolicy\b")
     searched = op(1, "GET", "/invoices/search").model_copy(update={"query": "q=accounts+payable+policy"})
     empty = op(1, "GET", "/invoices/search")
     assert check_visited(policy, [searched], []).passed and not check_visited(policy, [empty], []).passed
-    unlisted = NotVisited(name="no-spreadsheet", path="/invoices/spreadsheet")
-    assert check_not_visited(unlisted, [searched]).passed
-    assert not check_not_visited(unlisted, [op(2, "GET", "/invoices/spreadsheet")]).passed
 
 
 def test_a_visit_accepts_another_page_that_shows_the_same_only_with_its_query() -> None:

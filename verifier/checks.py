@@ -12,7 +12,6 @@ from tasks.spec import (
     EffectsCheck,
     FaultFired,
     MutationRule,
-    NotVisited,
     Ordered,
     RowCheck,
     RowSelector,
@@ -165,17 +164,8 @@ def _successful(method: str, path: str, operations: Sequence[Operation]) -> list
     return [op for op in operations if op.method == method and route.fullmatch(op.path) and 200 <= op.status < 300]
 
 
-def check_not_visited(check: NotVisited, operations: Sequence[Operation]) -> CheckResult:
-    """No request with the method and a fully matching path succeeded."""
-    hits = _successful(check.method, check.path, operations)
-    if hits:
-        return CheckResult(name=check.name, category="procedure", passed=False,
-                           detail=f"{check.method} {hits[0].path} succeeded (operation #{hits[0].seq})")
-    return CheckResult(name=check.name, category="procedure", passed=True,
-                       detail=f"no successful {check.method} request to {check.path}")
-
-
-def _first_change(selector: RowSelector | None, journal: Sequence[JournalEntry]) -> JournalEntry | None:
+def first_change(selector: RowSelector | None, journal: Sequence[JournalEntry]) -> JournalEntry | None:
+    """The earliest journal entry a selector picks (any entry for None)."""
     entries = list(journal) if selector is None else select_entries(selector, journal)
     return min(entries, key=lambda e: e.seq, default=None)
 
@@ -193,7 +183,7 @@ def check_visited(check: Visited, operations: Sequence[Operation], journal: Sequ
     window = f" with query /{check.query}/" if check.query is not None else ""
     window += "".join(f" or {m} {p}" + (f" with query /{q}/" if q else "") for m, p, q in pages[1:])
     if check.before is not None:
-        first = _first_change(None if check.before == "first-write" else check.before, journal)
+        first = first_change(None if check.before == "first-write" else check.before, journal)
         if first is not None:
             hits = [op for op in hits if op.seq < first.operation]
             window += f" before operation #{first.operation} ({_describe(first)})"
@@ -204,7 +194,7 @@ def check_visited(check: Visited, operations: Sequence[Operation], journal: Sequ
             hits = [op for op in hits if op.seq > max(fired)]
             window += f" after operation #{max(fired)} (last {check.after.fault_fired})"
     elif check.after is not None:
-        first = _first_change(check.after, journal)
+        first = first_change(check.after, journal)
         if first is None:
             return failed(f"no change of {check.after.table} where {check.after.where} to look after")
         hits = [op for op in hits if op.seq > first.operation]

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
-from tasks.spec import AnswerCheck, EffectsCheck, NotVisited, Ordered, RowCheck, TaskSpec, ViaRoute, Visited
+from tasks.spec import AnswerCheck, EffectsCheck, NotUsed, Ordered, RowCheck, Seen, TaskSpec, ViaRoute, Visited
 from verifier.answers import check_answer
 from verifier.checks import (
     check_effects,
     check_mutations,
-    check_not_visited,
     check_ordered,
     check_row,
     check_via_route,
     check_visited,
 )
+from verifier.seen import check_not_used, check_seen
 from verifier.verdict import (
     VERIFIER_VERSION,
     CheckResult,
@@ -49,8 +49,10 @@ def run_checks(
             results.append(check_ordered(procedure, journal))
         elif isinstance(procedure, Visited):
             results.append(check_visited(procedure, operations, journal))
-        elif isinstance(procedure, NotVisited):
-            results.append(check_not_visited(procedure, operations))
+        elif isinstance(procedure, Seen):
+            results.append(check_seen(procedure, operations, journal, state))
+        elif isinstance(procedure, NotUsed):
+            results.append(check_not_used(procedure, operations))
     results.append(check_mutations(task.allowed_mutations, journal))
     return results
 

@@ -15,6 +15,7 @@ Fixed ids the tasks use are documented in `sites.invoices.seed`.
 """
 
 from sites.invoices.models import ACCEPTED_CURRENCIES, METADATA
+from sites.invoices.pages import APP_ROUTES
 from sites.invoices.routes import build_router
 from sites.invoices.seed import seed_invoices
 from sites.kit.site import SiteDefinition
@@ -27,6 +28,7 @@ INVOICES = SiteDefinition(
     seed=seed_invoices,
     start_path="/invoices/portal",
     generated_columns=frozenset({("email", "message_id")}),
+    apps=APP_ROUTES,
 )
 
 __all__ = ["ACCEPTED_CURRENCIES", "INVOICES"]

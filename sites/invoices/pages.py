@@ -9,6 +9,7 @@ from sqlmodel import Session, col, select
 
 from sites.invoices.models import Invoice, InvoiceLine, Payable
 from sites.kit.pages import SitePages
+from sites.kit.site import AppRoute
 
 PAGES = SitePages(Path(__file__).parent / "templates")
 """The kit's pages drawn in this site's templates: `page` answers with one, `not_found` with the 404 page."""
@@ -38,6 +39,19 @@ APPS: tuple[App, ...] = (
     App("email", "Email", f"{PREFIX}/email", "Send email messages."),
 )
 APPS_BY_KEY = {app.key: app for app in APPS}
+APP_ROUTES: tuple[AppRoute, ...] = (
+    AppRoute("portal", "GET", rf"{PREFIX}(/|/portal)?"),
+    AppRoute("viewer", "GET", rf"{PREFIX}/viewer(/[^/]*)?"),
+    AppRoute("form", "GET", rf"{PREFIX}/records/new"),
+    AppRoute("form", "POST", rf"{PREFIX}/records"),
+    AppRoute("records", "*", rf"{PREFIX}/records(/.*)?"),
+    AppRoute("search", "*", rf"{PREFIX}/search(/.*)?"),
+    AppRoute("calculator", "*", rf"{PREFIX}/calculator(/.*)?"),
+    AppRoute("spreadsheet", "*", rf"{PREFIX}/spreadsheet(/.*)?"),
+    AppRoute("email", "*", rf"{PREFIX}/email(/.*)?"),
+)
+"""Which app serves a request, first match wins: the record form is its page and its submission; every other
+page under an app's address, sub-pages included, is that app's."""
 
 
 def invoice_by_number(session: Session, number: str) -> Invoice | None:

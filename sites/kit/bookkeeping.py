@@ -48,6 +48,8 @@ operation_table = Table(
     Column("response_digest", String, nullable=False),
     Column("journal_rows", Integer, nullable=False),
     Column("fault", Text, nullable=True),
+    Column("app", String, nullable=True),
+    Column("shown", Text, nullable=True),
 )
 
 BOOKKEEPING_TABLES: frozenset[str] = frozenset(BOOKKEEPING.tables)

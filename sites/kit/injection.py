@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode
 
@@ -19,6 +20,7 @@ from starlette.responses import HTMLResponse
 
 from sites.kit.faults import FaultDecision, FaultInjector
 from sites.kit.pages import KIT_PAGES
+from sites.kit.records import Shown
 from sites.kit.site import SiteDefinition
 
 SITE_COOPERATIVE = frozenset({"partial_success", "duplicate_delivery", "out_of_order"})
@@ -155,28 +157,36 @@ class SchemaDrift:
         return text.encode("utf-8")
 
 
+@dataclass(frozen=True)
+class Served:
+    """A page body as served, with what it showed (its `as_of` the operation that rendered it)."""
+
+    body: bytes
+    shown: Shown
+
+
 class StaleReads:
     """Page bodies by path and query, as first served after the latest change: a stale read serves the
-    body that was current before the latest committed change, if the page was seen then."""
+    body that was current before the latest committed change, if the page was seen then, with what it showed."""
 
     def __init__(self) -> None:
-        self._current: dict[str, tuple[int, bytes]] = {}
-        self._previous: dict[str, bytes] = {}
+        self._current: dict[str, tuple[int, Served]] = {}
+        self._previous: dict[str, Served] = {}
         self.generation = 0
         """Count of operations that committed a change so far."""
 
-    def stale(self, key: str) -> bytes | None:
-        """The body of `key` from before the latest change, or None when there is none to serve."""
+    def stale(self, key: str) -> Served | None:
+        """The page of `key` from before the latest change, or None when there is none to serve."""
         seen = self._current.get(key)
         if seen is not None and seen[0] < self.generation:
             return seen[1]
         return self._previous.get(key)
 
-    def remember(self, key: str, body: bytes) -> None:
+    def remember(self, key: str, served: Served) -> None:
         seen = self._current.get(key)
         if seen is not None and seen[0] < self.generation:
             self._previous[key] = seen[1]
-        self._current[key] = (self.generation, body)
+        self._current[key] = (self.generation, served)
 
     def changed(self) -> None:
         self.generation += 1

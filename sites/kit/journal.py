@@ -18,6 +18,7 @@ from sqlmodel import Session
 from sites.kit.bookkeeping import BOOKKEEPING_TABLES, dump_json, journal_table, normal_row
 from sites.kit.operation import OperationContext
 from sites.kit.records import Row
+from sites.kit.shown import RECORDER_INFO
 
 OPERATION_INFO = "computerops.operation"
 """`session.info` key of the current `OperationContext`."""
@@ -43,7 +44,7 @@ def seeding_session(bind: Any) -> TenantSession:
 
 def operation_session(bind: Any, operation: OperationContext) -> TenantSession:
     """A session whose writes are journaled under `operation`."""
-    return TenantSession(bind, info={OPERATION_INFO: operation})
+    return TenantSession(bind, info={OPERATION_INFO: operation, RECORDER_INFO: operation.shown})
 
 
 def current_operation(session: OrmSession) -> OperationContext:

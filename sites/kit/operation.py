@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from sites.kit.clock import LogicalClock
 from sites.kit.faults import FaultDecision
+from sites.kit.shown import ShownRecorder
 
 STATE_OPERATION = "computerops_operation"
 """Key of the `OperationContext` in the ASGI scope state (`request.state`)."""
@@ -40,6 +41,8 @@ class OperationContext:
     """The fault injected into this operation, for the sites that take part in one (partial success)."""
     discard: bool = False
     """Set by a false-success fault: the handler runs and answers as usual, but nothing is committed."""
+    shown: ShownRecorder = field(default_factory=ShownRecorder, repr=False)
+    """What the response shows, as its page renders (`sites.kit.shown`)."""
     rng: random.Random = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -21,11 +21,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from computerops.core.vocabulary import ACTION_HEADER
 from sites.kit.faults import FaultDecision
-from sites.kit.injection import SITE_COOPERATIVE, FaultSession, after_commit, refusal, refusal_of_drift
+from sites.kit.injection import SITE_COOPERATIVE, FaultSession, Served, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
 from sites.kit.operation import STATE_OPERATION, STATE_TENANT, OperationContext
 from sites.kit.pages import message_page
-from sites.kit.records import Operation
+from sites.kit.records import Operation, Shown
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import Tenant, TenantRegistry
 
@@ -211,6 +211,7 @@ class OperationLogMiddleware:
             decision, fired = decision.model_copy(update={"applied": False}), None  # the site cannot carry it out
         response = _BufferedResponse()
         failure: Exception | None = None
+        shown = Shown()  # a page the handler never rendered shows nothing of the tenant's data
         replaced = self._fault_response(faults, fired, tenant, method, path, body)
         if replaced is not None:
             response = await _buffer(replaced, scope, receive)
@@ -226,9 +227,12 @@ class OperationLogMiddleware:
                 failure = error
             if failure is not None or response.start is None or not response.complete:
                 response = await _buffer(_server_error(seq), scope, receive)
+            else:
+                shown = operation.shown.shown()
         journal_rows = await anyio.to_thread.run_sync(_count_journal_rows, tenant, seq)
         if faults is not None:
-            response, fired = await self._after(faults, fired, response, method, scope, journal_rows, receive)
+            response, fired, shown = await self._after(faults, fired, response, shown, seq, method, scope,
+                                                       journal_rows, receive)
             if decision is not None and fired is None:
                 decision = decision.model_copy(update={"applied": False})
         record = Operation(
@@ -245,6 +249,8 @@ class OperationLogMiddleware:
             response_digest=hashlib.sha256(response.body).hexdigest(),
             journal_rows=journal_rows,
             fault=decision,
+            app=tenant.definition.app_of(method, path),
+            shown=shown,
         )
         await anyio.to_thread.run_sync(tenant.record_operation, record)
         await response.forward(send)
@@ -267,30 +273,33 @@ class OperationLogMiddleware:
         return faults.drift.refusal(body) if method != "GET" else None
 
     async def _after(
-        self, faults: FaultSession, fired: FaultDecision | None, response: _BufferedResponse, method: str,
-        scope: Scope, journal_rows: int, receive: Receive,
-    ) -> tuple[_BufferedResponse, FaultDecision | None]:
+        self, faults: FaultSession, fired: FaultDecision | None, response: _BufferedResponse, shown: Shown, seq: int,
+        method: str, scope: Scope, journal_rows: int, receive: Receive,
+    ) -> tuple[_BufferedResponse, FaultDecision | None, Shown]:
         """Faults that act on the handler's answer (ambiguous after commit, stale read) and the renaming of
-        drifted fields on every HTML page the handler answers, whatever its status."""
+        drifted fields on every HTML page the handler answers, whatever its status; with what the response that
+        goes out shows (an older page's data, for a stale read; nothing, for a timeout page)."""
         key = scope["path"] + "?" + scope.get("query_string", b"").decode("latin-1")
         if journal_rows:
             faults.stale.changed()
         if fired is not None and (replaced := after_commit(fired)) is not None:
-            return await _buffer(replaced, scope, receive), fired
+            return await _buffer(replaced, scope, receive), fired, Shown()
         fresh_page = method == "GET" and response.status == 200
         body: bytes | None = None
         if fired is not None and fired.fault == "stale_read":
-            body = faults.stale.stale(key) if fresh_page else None
-            if body is None:
+            served = faults.stale.stale(key) if fresh_page else None
+            if served is None:
                 fired = None  # nothing older to serve: the read is fresh, and no fault fired
+            else:
+                body, shown = served.body, served.shown
         elif fresh_page:
-            faults.stale.remember(key, response.body)
+            faults.stale.remember(key, Served(response.body, shown.model_copy(update={"as_of": shown.as_of or seq})))
         html = (response.header("content-type") or "").startswith("text/html")
         if faults.drift.active and html:
             body = faults.drift.rewrite(response.body if body is None else body)
         if body is None:
-            return response, fired
-        return await _buffer(HTMLResponse(body, status_code=response.status), scope, receive), fired
+            return response, fired, shown
+        return await _buffer(HTMLResponse(body, status_code=response.status), scope, receive), fired, shown
 
 
 def _count_journal_rows(tenant: Tenant, seq: int) -> int:

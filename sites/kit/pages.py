@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined
 from starlette.responses import HTMLResponse
 
 from sites.kit.money import format_cents
 from sites.kit.operation import OperationContext
+from sites.kit.shown import RecordingEnvironment, ShownRecorder, recording
 
 KIT_TEMPLATES = Path(__file__).parent / "templates"
 
@@ -19,7 +20,7 @@ class PageRenderer:
 
     def __init__(self, site_templates: Path | None = None) -> None:
         directories = [KIT_TEMPLATES] if site_templates is None else [site_templates, KIT_TEMPLATES]
-        self.env = Environment(
+        self.env = RecordingEnvironment(
             loader=ChoiceLoader([FileSystemLoader(directory) for directory in directories]),
             autoescape=True,
             undefined=StrictUndefined,  # a misspelt variable fails a test instead of rendering blank
@@ -27,13 +28,15 @@ class PageRenderer:
         )
         self.env.filters["money"] = format_cents
 
-    def text(self, name: str, **context: Any) -> str:
-        """The rendered template as text."""
-        return self.env.get_template(name).render(**context)
+    def text(self, name: str, *, recorder: ShownRecorder | None = None, **context: Any) -> str:
+        """The rendered template as text; the row columns it reads go to `recorder` (`sites.kit.shown`)."""
+        with recording(recorder):
+            return self.env.get_template(name).render(**context)
 
-    def page(self, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+    def page(self, name: str, *, status: int = 200, recorder: ShownRecorder | None = None,
+             **context: Any) -> HTMLResponse:
         """The rendered template as an HTML response with the given status."""
-        return HTMLResponse(self.text(name, **context), status_code=status)
+        return HTMLResponse(self.text(name, recorder=recorder, **context), status_code=status)
 
 
 class SitePages:
@@ -47,8 +50,9 @@ class SitePages:
         self.renderer = PageRenderer(site_templates)
 
     def page(self, operation: OperationContext, name: str, *, status: int = 200, **context: Any) -> HTMLResponse:
-        """A page of the site: its layout with nav and the operation's logical time ("Now: ...")."""
-        return self.renderer.page(name, status=status, now=operation.clock.text(), **context)
+        """A page of the site: its layout with nav and the operation's logical time ("Now: ..."); what it shows of
+        the tenant's rows is recorded on the operation (`sites.kit.shown`)."""
+        return self.renderer.page(name, status=status, recorder=operation.shown, now=operation.clock.text(), **context)
 
     def not_found(self, operation: OperationContext, what: str) -> HTMLResponse:
         """The site's 404 page, naming what was looked for ("Ticket T-9999 was not found.")."""

@@ -48,6 +48,51 @@ class JournalEntry(BaseModel):
         return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
 
 
+Scalar = str | int | float | bool | None
+
+
+class ShownRows(BaseModel):
+    """Rows of one table a response displayed, with the columns it displayed of each (the same for all of them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    table: str
+    fields: list[str]
+    """The columns shown, sorted."""
+    key: list[str]
+    """The primary key's columns, in the table's order."""
+    rows: list[list[Scalar]]
+    """Each row's primary key values (in `key` order), sorted."""
+
+
+class ShownListing(BaseModel):
+    """A list a response displayed whole: every row of `table` whose columns equal `where` was on it (with nothing
+    left out by another filter, a limit or the template), so the page showed those rows or their absence."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    table: str
+    where: dict[str, Scalar]
+
+
+class Shown(BaseModel):
+    """What one response displayed of the tenant's data: rows with the columns shown, whole lists, and the named
+    documents (static policy or rule texts) a page rendered. Recorded by the kit as pages render."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    records: list[ShownRows] = Field(default_factory=list, exclude_if=lambda value: not value)
+    listings: list[ShownListing] = Field(default_factory=list, exclude_if=lambda value: not value)
+    documents: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """Names of static texts the page showed (a policy, the escalation rules), each rendered where it appears."""
+    as_of: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The operation whose rendering this response served again (a stale copy): the data is as of then. None: as
+    of this operation."""
+
+    def is_empty(self) -> bool:
+        return not (self.records or self.listings or self.documents)
+
+
 class Operation(BaseModel):
     """One HTTP request of a tenant, as logged by the operation middleware."""
 
@@ -76,3 +121,7 @@ class Operation(BaseModel):
     """Number of journal entries this operation caused."""
     fault: FaultDecision | None = None
     """The fault decided for this operation, if any (`applied`: whether it fired); replay forces the same."""
+    app: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The site's app that served the request (`SiteDefinition.apps`), for sites made of several apps."""
+    shown: Shown | None = Field(default=None, exclude_if=lambda value: value is None)
+    """What the response displayed (`Shown`). None only in evidence recorded before ComputerOps recorded it."""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from fastapi import APIRouter
 from sqlalchemy import MetaData, Table
@@ -12,6 +14,15 @@ from sqlmodel import Session
 
 SeedFunction = Callable[[Session, random.Random], None]
 """Fills a fresh database deterministically from the given seeded generator."""
+
+
+@dataclass(frozen=True)
+class AppRoute:
+    """Requests that one app of a site serves: a method (`*` for any) and a path pattern matched in full."""
+
+    app: str
+    method: str
+    path: str
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,22 @@ class SiteDefinition:
     generated_columns: frozenset[tuple[str, str]] = frozenset()
     """(table, column) pairs whose values the site draws from the operation's random generator (message ids): the
     same row written by a later operation gets another value, as its clock times do."""
+
+    documents: frozenset[str] = frozenset()
+    """Names of the static texts the site's templates render with `shows(name)` (a policy, rules): what a task's
+    `seen` check may name."""
+    apps: tuple[AppRoute, ...] = ()
+    """For a site made of several apps (a portal of tools): which app serves a request, first match wins. The
+    operation log records it (`Operation.app`), so a task can forbid an app whole, sub-pages included."""
+
+    @cached_property
+    def _app_patterns(self) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+        return tuple((route.app, route.method, re.compile(route.path)) for route in self.apps)
+
+    def app_of(self, method: str, path: str) -> str | None:
+        """The app that serves this request, or None (no apps declared, or none matches)."""
+        return next((app for app, wanted, pattern in self._app_patterns
+                     if wanted in ("*", method) and pattern.fullmatch(path)), None)
 
     @property
     def prefix(self) -> str:

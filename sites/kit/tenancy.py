@@ -100,6 +100,7 @@ class Tenant:
         with self.engine.begin() as connection:
             values = operation.model_dump()
             values["fault"] = None if operation.fault is None else operation.fault.model_dump_json()
+            values["shown"] = None if operation.shown is None else operation.shown.model_dump_json()
             connection.execute(operation_table.insert().values(**values))
 
     def operations(self) -> list[Operation]:
@@ -107,7 +108,8 @@ class Tenant:
         with self.engine.connect() as connection:
             rows = connection.execute(select(operation_table).order_by(operation_table.c.seq)).mappings()
             return [
-                Operation.model_validate({**row, "fault": None if row["fault"] is None else json.loads(row["fault"])})
+                Operation.model_validate({**row, "fault": None if row["fault"] is None else json.loads(row["fault"]),
+                                          "shown": None if row["shown"] is None else json.loads(row["shown"])})
                 for row in rows
             ]
 

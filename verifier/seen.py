@@ -1,0 +1,166 @@
+"""What the agent was shown, and which apps it used: procedure checks over what each response displayed.
+
+Each operation records what its response showed (`Operation.shown`, written by the sites kit as the page rendered):
+rows with the columns the page read, whole lists with their filter, and named documents. A `seen` check asks
+whether a fact was among them within a window; a row is matched against `where` as it was when the page rendered
+(the final state with every later journal entry undone), so a page that showed a record before it changed does not
+show the change.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from sites.kit.records import JournalEntry, Operation, Row, Scalar, StateSnapshot
+from tasks.spec import FaultFired, NotUsed, Seen
+from verifier.checks import first_change
+from verifier.matching import row_matches, same_value
+from verifier.verdict import CheckResult
+
+
+def _key(values: dict[str, object]) -> tuple[tuple[str, object], ...]:
+    return tuple(sorted(values.items()))
+
+
+@dataclass(frozen=True)
+class History:
+    """Rows of the tenant as they were after any operation: the final state with later journal entries undone."""
+
+    final: StateSnapshot
+    changes: dict[tuple[str, tuple[tuple[str, object], ...]], list[JournalEntry]]
+
+    @classmethod
+    def of(cls, state: StateSnapshot, journal: Sequence[JournalEntry]) -> History:
+        changes: dict[tuple[str, tuple[tuple[str, object], ...]], list[JournalEntry]] = defaultdict(list)
+        for entry in sorted(journal, key=lambda e: e.seq):
+            changes[(entry.table, _key(entry.key))].append(entry)
+        return cls(final=state, changes=dict(changes))
+
+    def row_at(self, table: str, key: dict[str, Scalar], moment: int) -> Row | None:
+        """The row with this primary key once operation `moment` was done; None when it did not exist then."""
+        for entry in self.changes.get((table, _key(dict(key))), []):
+            if entry.operation > moment:
+                return entry.before
+        return next((row for row in self.final.get(table, [])
+                     if all(same_value(row.get(column), value) for column, value in key.items())), None)
+
+
+def _fails(check: Seen | NotUsed, detail: str) -> CheckResult:
+    return CheckResult(name=check.name, category="procedure", passed=False, detail=detail)
+
+
+def _window(check: Seen, operations: Sequence[Operation], journal: Sequence[JournalEntry]
+            ) -> tuple[list[Operation], str] | CheckResult:
+    """The operations whose responses count, and words for the window; a failed result when `after` has no
+    moment to look after."""
+    shown = [op for op in operations if op.shown is not None]
+    words = ""
+    if check.before is not None:
+        first = first_change(None if check.before == "first-write" else check.before, journal)
+        if first is not None:
+            shown = [op for op in shown if op.seq < first.operation]
+            words += f" before operation #{first.operation} ({first.change} {first.table} {first.key})"
+    if isinstance(check.after, FaultFired):
+        fired = [op.seq for op in operations
+                 if op.fault is not None and op.fault.applied and op.fault.fault == check.after.fault_fired]
+        if fired:
+            shown = [op for op in shown if _data_time(op) > max(fired)]
+            words += f" with data newer than operation #{max(fired)} (last {check.after.fault_fired})"
+    elif check.after is not None:
+        change = first_change(check.after, journal)
+        if change is None:
+            return _fails(check, f"no change of {check.after.table} where {check.after.where} to look after")
+        shown = [op for op in shown if _data_time(op) >= change.operation]
+        words += f" with data as of operation #{change.operation} or later ({change.change} {change.table})"
+    return shown, words
+
+
+def _data_time(op: Operation) -> int:
+    """The operation after which the data a response showed was current (older for a stale copy)."""
+    assert op.shown is not None
+    return op.shown.as_of if op.shown.as_of is not None else op.seq
+
+
+def _rows_shown(check: Seen, op: Operation, history: History) -> list[Row]:
+    """Rows of the check's table this response showed with all the check's fields, as they were then, that match
+    `where`."""
+    assert op.shown is not None and check.table is not None
+    found: list[Row] = []
+    for group in op.shown.records:
+        if group.table != check.table or not set(check.fields) <= set(group.fields):
+            continue
+        for values in group.rows:
+            row = history.row_at(group.table, dict(zip(group.key, values, strict=True)), _data_time(op))
+            if row is not None and row_matches(row, check.where):
+                found.append(row)
+    return found
+
+
+def _covers(listing_where: dict[str, Scalar], where: dict[str, Scalar]) -> bool:
+    """A list filtered by `listing_where` holds every row matching `where`: each of its conditions is one of
+    `where`'s."""
+    return all(column in where and same_value(where[column], value) for column, value in listing_where.items())
+
+
+def check_seen(check: Seen, operations: Sequence[Operation], journal: Sequence[JournalEntry],
+               state: StateSnapshot) -> CheckResult:
+    """The fact was among what some response in the window showed (see `tasks.spec.Seen`)."""
+    window = _window(check, operations, journal)
+    if isinstance(window, CheckResult):
+        return window
+    shown, words = window
+    if not any(op.shown is not None for op in operations):
+        return _fails(check, "the operations record nothing of what pages showed (evidence recorded before "
+                             "ComputerOps recorded it)")
+    if check.document is not None:
+        hits = [op for op in shown if op.shown is not None and check.document in op.shown.documents]
+        what = f"document {check.document!r}"
+    elif check.listing:
+        hits = [op for op in shown if op.shown is not None
+                and any(lst.table == check.table and _covers(lst.where, check.where) for lst in op.shown.listings)]
+        what = f"a whole list of {check.table} covering {check.where or 'every row'}"
+    else:
+        history = History.of(state, journal)
+        what = f"{check.table} where {check.where} with {', '.join(check.fields)}"
+        if check.per is not None:
+            assert check.per is not None
+            seen_values = [row.get(check.per) for op in shown for row in _rows_shown(check, op, history)]
+            missing = [v for v in check.each if not any(same_value(s, v) for s in seen_values)]
+            if missing:
+                return _fails(check, f"never shown {what} for {check.per} = {', '.join(map(repr, missing))}{words}")
+            return CheckResult(name=check.name, category="procedure", passed=True,
+                               detail=f"shown {what} for each {check.per} of {check.each}{words}")
+        hits = [op for op in shown if _rows_shown(check, op, history)]
+    if not hits:
+        return _fails(check, f"never shown {what}{words}")
+    first = hits[0]
+    return CheckResult(name=check.name, category="procedure", passed=True,
+                       detail=f"shown {what} by operation #{first.seq} ({first.method} {first.path}){words}")
+
+
+def _followed_redirect(op: Operation, previous: Operation | None) -> bool:
+    """The browser followed the site's own redirect: a GET of the address the previous request of the same action
+    answered with."""
+    if previous is None or previous.location is None or op.method != "GET" or op.action != previous.action:
+        return False
+    target = urlsplit(previous.location)
+    return unquote(target.path) == op.path and target.query == op.query
+
+
+def check_not_used(check: NotUsed, operations: Sequence[Operation]) -> CheckResult:
+    """No request was served by one of the apps, the site's own redirects after another app's request aside."""
+    forbidden = set(check.apps)
+    used = []
+    for index, op in enumerate(operations):
+        previous = operations[index - 1] if index else None
+        if op.app in forbidden and not (_followed_redirect(op, previous) and previous is not None
+                                        and previous.app not in forbidden):
+            used.append(op)
+    if used:
+        op = used[0]
+        return _fails(check, f"{op.method} {op.path} (operation #{op.seq}) was served by app {op.app!r}")
+    return CheckResult(name=check.name, category="procedure", passed=True,
+                       detail=f"no request served by {', '.join(sorted(forbidden))}")
