@@ -22,6 +22,7 @@ from tasks.spec import (
     Scalar,
     Seen,
     TextCheck,
+    Typed,
     ViaRoute,
     Visited,
 )
@@ -36,7 +37,7 @@ control and lists what the verdict lets through ([audit.md](audit.md)). Check vo
 """
 
 
-def _values(values: Mapping[str, Scalar]) -> str:
+def _values(values: Mapping[str, Scalar | Typed]) -> str:
     """`key=value, ...`, one line: a line break inside a value is written as \\n (a table row is one line)."""
     return ", ".join(f"{key}={str(value).replace(chr(10), chr(92) + 'n')}" for key, value in values.items())
 
@@ -48,11 +49,11 @@ def _selector(rows: RowSelector) -> str:
 
 def _fact(fact: Fact) -> str:
     value = " or ".join(fact.value) if isinstance(fact.value, list) else fact.value
-    return "a negation" if fact.type == "negation" else f"{fact.type} {value}"
+    return f"a denial of {value}" if fact.type == "denies" else f"{fact.type} {value}"
 
 
 def _text(column: str, check: TextCheck) -> str:
-    parts = [f"states {', '.join(_fact(f) for f in check.states)}"] if check.states else []
+    parts = [f"asserts {', '.join(_fact(f) for f in check.states)}"] if check.states else []
     parts += [f"never {', '.join(_fact(f) for f in check.never_states)}"] if check.never_states else []
     allowed = f" than {', '.join(_fact(f) for f in check.may_state)}" if check.may_state else ""
     parts += [f"no other {', '.join(check.no_other)}{allowed}"] if check.no_other else []

@@ -6,6 +6,7 @@ One module (over 400 lines): the task schema is one vocabulary, and its cross-fi
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -14,7 +15,7 @@ from computerops.core.vocabulary import ActionName
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule, PathPattern
 from tasks.answers import REFUSAL_STATUSES, AnswerStatus, AnswerType, ReasonCode
-from tasks.values import parse_date, parse_money, read_value
+from tasks.values import parse_date, parse_money, phone_number, read_value
 
 Scalar = str | int | float | bool | None
 ChangeKind = Literal["insert", "update", "delete"]
@@ -26,22 +27,74 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Typed(_Spec):
+    """A column value compared by what it means, written as a one-key mapping: `{email: ap@brightlane.example}`
+    (case and surrounding space aside), `{phone: "+49 30 5550 9876"}` (compared as a number, however spaced or
+    punctuated), `{text: Orchard Room}` (case, repeated white space and surrounding punctuation aside). A plain
+    value compares exactly; an e-mail address or phone number must be written typed (a load error otherwise), so
+    that no check compares one by its spelling."""
+
+    type: Literal["email", "phone", "text"]
+    value: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_key(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "type" not in data:
+            if len(data) != 1:
+                raise ValueError(f"a typed value is a one-key mapping such as {{email: a@b.example}}, got {data!r}")
+            ((kind, value),) = data.items()
+            return {"type": kind, "value": value}
+        return data
+
+    @model_validator(mode="after")
+    def _reads(self) -> Typed:
+        if self.type == "phone" and phone_number(self.value) is None:
+            raise ValueError(f"{self.value!r} is not a phone number with its country code")
+        if self.type == "email" and not _EMAIL.fullmatch(self.value.strip()):
+            raise ValueError(f"{self.value!r} is not an e-mail address")
+        return self
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_PHONE_LIKE = re.compile(r"\+\d[\d\s().-]{6,}")
+
+
+def _untyped(values: dict[str, Any]) -> dict[str, Any]:
+    for column, value in values.items():
+        if isinstance(value, str) and _EMAIL.fullmatch(value.strip()):
+            raise ValueError(f"{column}: {value!r} is an e-mail address: write it {{email: {value}}} so that it "
+                             "compares as an address, case aside")
+        if isinstance(value, str) and _PHONE_LIKE.fullmatch(value.strip()):
+            raise ValueError(f"{column}: {value!r} is a phone number: write it {{phone: {value!r}}} so that it "
+                             "compares as a number, however it is spaced")
+    return values
+
+
+Where = Annotated[dict[str, Scalar | Typed], AfterValidator(_untyped)]
+"""Column values a row must have: plain values compare exactly, typed ones by what they mean."""
+
+
 class RowSelector(_Spec):
     """Selects journal entries: a table, the kinds of change, and values the changed row has."""
 
     table: str
     change: list[ChangeKind] = Field(default_factory=lambda: list(_ALL_CHANGES))
-    where: dict[str, Scalar] = Field(default_factory=dict)
+    where: Where = Field(default_factory=dict)
 
 
-FactType = Literal["money", "date", "id", "integer", "words", "negation"]
+FactType = Literal["money", "date", "id", "integer", "words", "denies"]
 FactValue = str | int | bool | list[str]
 
 
 class Fact(_Spec):
     """One typed value a free text states, written as a one-key mapping: `{money: 49.90 EUR}`, `{id: O-1042}`,
     `{date: 2026-03-31}`, `{integer: 3}`, `{words: refund issued}` (whole words in order; a list means any of
-    them) or `{negation: true}` (any negating word: not, never, cannot, ...). Read by `verifier.facts`."""
+    them) or `{denies: [complete, done]}` (the words under a negation: "not complete"). Read by `verifier.facts`:
+    a fact is stated only where the text asserts it (`verifier.assertions`)."""
 
     type: FactType
     value: FactValue
@@ -53,20 +106,25 @@ class Fact(_Spec):
             if len(data) != 1:
                 raise ValueError(f"a fact is a one-key mapping such as {{money: 49.90 EUR}}, got {data!r}")
             ((kind, value),) = data.items()
+            if kind == "negation":
+                raise ValueError("{negation: true} is gone: a fact is stated only where the text asserts it (not "
+                                 "negated, not future, not conditional), so give the facts the text must assert; "
+                                 "{denies: [...]} names words the text must not deny")
             return {"type": kind, "value": value}
         return data
 
     @model_validator(mode="after")
     def _value_fits(self) -> Fact:
         value, kind = self.value, self.type
+        words = (isinstance(value, str) and bool(value.split())) or (
+            isinstance(value, list) and bool(value) and all(v.split() for v in value))
         fits = {
             "money": isinstance(value, str) and parse_money(value) is not None,
             "date": isinstance(value, str) and parse_date(value) is not None,
             "id": isinstance(value, str) and bool(value.strip()) and value == value.strip(),
             "integer": isinstance(value, int) and not isinstance(value, bool),
-            "words": (isinstance(value, str) and bool(value.split()))
-                     or (isinstance(value, list) and bool(value) and all(v.split() for v in value)),
-            "negation": value is True,
+            "words": words,
+            "denies": words,
         }[kind]
         if not fits:
             raise ValueError(f"{value!r} is not a {kind} fact")
@@ -74,9 +132,13 @@ class Fact(_Spec):
 
 
 class TextCheck(_Spec):
-    """Facts a free-text column must state and must not state. `no_other` also refuses any value of those types
-    that is neither stated nor in `may_state` (a second, contradicting amount; an id of another record of the
-    same kind), so a text may leave a fact out but never get it wrong."""
+    """What a free-text column must assert and must not assert. `states` facts must each be asserted (the `words`
+    facts together, in one clause: they describe one event); a `never_states` fact must not be asserted anywhere.
+    `no_other` also refuses any value of those types that is neither stated nor in `may_state` (a second,
+    contradicting amount; another record, by id or by a bare number that names it), so a text may leave a fact out
+    but never get it wrong. `reading` says what takes an assertion back: `outcome` (a notice that something was
+    done: negation, modality, futurity, a condition, a pending state, a reported failure) or `circumstance` (a
+    reason describing a situation, where "suspected" is what is meant: negation only)."""
 
     states: list[Fact] = Field(default_factory=list)
     never_states: list[Fact] = Field(default_factory=list)
@@ -86,11 +148,13 @@ class TextCheck(_Spec):
     nothing_else: list[str] | None = None
     """When given, the text holds nothing but its stated (and may_state) id and words facts and these label
     words, punctuation and white space aside: `Approval code: APR-7731` is the code "and nothing else"."""
+    reading: Literal["outcome", "circumstance"] = "outcome"
 
     @model_validator(mode="after")
     def _checks_something(self) -> TextCheck:
-        if not (self.states or self.never_states or self.no_other):
-            raise ValueError("a text check with nothing to check: give states, never_states or no_other")
+        if not (self.states or self.never_states):
+            raise ValueError("a text check must say what the text means: give states or never_states (no_other "
+                             "alone says only which values it may name)")
         if self.nothing_else is not None and any(f.type not in ("id", "words")
                                                  for f in [*self.states, *self.may_state]):
             raise ValueError("nothing_else works with id and words facts only")
@@ -99,6 +163,8 @@ class TextCheck(_Spec):
             raise ValueError(f"no_other {missing} needs a stated or allowed fact of that type")
         if self.may_state and not self.no_other:
             raise ValueError("may_state only matters with no_other")
+        if any(f.type == "denies" for f in self.may_state):
+            raise ValueError("denies facts go in states or never_states")
         return self
 
 
@@ -109,9 +175,9 @@ class RowCheck(_Spec):
     kind: Literal["row"] = "row"
     name: str
     table: str
-    where: dict[str, Scalar] = Field(default_factory=dict)
+    where: Where = Field(default_factory=dict)
     count: int = Field(default=1, ge=0)
-    expect: dict[str, Scalar] = Field(default_factory=dict)
+    expect: Where = Field(default_factory=dict)
     text: dict[str, TextCheck] = Field(default_factory=dict)
     """Column -> the facts its free text (a message, a reason, a note the agent writes) must and must not state."""
 
@@ -219,7 +285,7 @@ class MutationRule(_Spec):
 
     table: str
     change: list[ChangeKind] = Field(min_length=1)
-    where: dict[str, Scalar] = Field(default_factory=dict)
+    where: Where = Field(default_factory=dict)
     """Matched against the row after the change (before it, for a delete)."""
     fields: list[str] | None = None
     """For updates: the only columns that may change. None allows any column."""
@@ -313,7 +379,7 @@ class Seen(_Spec):
     kind: Literal["seen"] = "seen"
     name: str
     table: str | None = None
-    where: dict[str, Scalar] = Field(default_factory=dict)
+    where: Where = Field(default_factory=dict)
     fields: list[str] = Field(default_factory=list)
     per: str | None = None
     each: list[Scalar] = Field(default_factory=list)

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
+import phonenumbers
+from babel.numbers import get_currency_name
+
 from tasks.answers import AnswerType
 
 _GROUP_SPACES = " \u00a0\u202f\u2009'’"
@@ -35,14 +38,28 @@ class Money:
         return f"{sign}{whole}.{cents:02d} {self.currency}"
 
 
-CURRENCY_WORDS: dict[str, str] = {
-    "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR",
-    "$": "USD", "us$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD",
-    "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP",
-    "chf": "CHF", "fr.": "CHF", "swiss franc": "CHF", "swiss francs": "CHF",
-    "sek": "SEK", "nok": "NOK", "dkk": "DKK", "jpy": "JPY", "¥": "JPY", "cad": "CAD", "aud": "AUD",
-    "pln": "PLN", "czk": "CZK",
+_CURRENCY_SIGNS: dict[str, str] = {
+    "€": "EUR", "$": "USD", "us$": "USD", "£": "GBP", "fr.": "CHF", "¥": "JPY",
+    "dollar": "USD", "dollars": "USD", "pound": "GBP", "pounds": "GBP", "franc": "CHF", "francs": "CHF",
 }
+"""Signs, and the bare names people use for the one currency they usually mean."""
+_CURRENCIES = ("EUR", "USD", "GBP", "CHF", "SEK", "NOK", "DKK", "JPY", "CAD", "AUD", "PLN", "CZK")
+
+
+def _currency_words() -> dict[str, str]:
+    """Every spelling of the currencies read: ISO codes, signs, and CLDR's English names, singular and plural
+    (`euro`, `euros`, `US dollar`, `US dollars`, `British pounds`, `Swiss francs`, via babel)."""
+    words = dict(_CURRENCY_SIGNS)
+    for code in _CURRENCIES:
+        words[code.lower()] = code
+        for count in (1, 2):
+            name = get_currency_name(code, count=count, locale="en").lower()
+            words[name] = code
+            words[name.replace("us ", "u.s. ")] = code
+    return words
+
+
+CURRENCY_WORDS: dict[str, str] = _currency_words()
 """Spellings of currencies an agent may use, lower-case, to their ISO codes."""
 CURRENCY_PATTERN = "|".join(sorted((re.escape(w) for w in CURRENCY_WORDS), key=len, reverse=True))
 """A regular expression alternation of every currency spelling, longest first."""
@@ -162,14 +179,37 @@ def date_of_match(match: re.Match[str]) -> date | None:
         return None
 
 
+WEEKDAYS: dict[str, int] = {
+    name: number for number, names in enumerate(
+        [("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"), ("thursday", "thu", "thur", "thurs"),
+         ("friday", "fri"), ("saturday", "sat"), ("sunday", "sun")])
+    for name in names
+}
+"""Weekday names and abbreviations, lower-case, to `date.weekday()` numbers."""
+WEEKDAY_PATTERN = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
+_LEADING_WEEKDAY = re.compile(rf"^({WEEKDAY_PATTERN})\.?,?\s+(?:the\s+)?", re.IGNORECASE)
+_TRAILING_WEEKDAY = re.compile(rf",?\s*\(\s*({WEEKDAY_PATTERN})\.?\s*\)$|,\s*({WEEKDAY_PATTERN})$", re.IGNORECASE)
+
+
 def parse_date(text: str) -> date | None:
-    """A whole text that is one calendar date in a spelling of `DATE_FORMS`; None otherwise."""
+    """A whole text that is one calendar date in a spelling of `DATE_FORMS`, with or without its weekday (`Friday,
+    13 March 2026`, `2026-03-13 (Fri)`); None otherwise, and None when the weekday named is not the date's: a
+    weekday is information, and a text that contradicts itself is no date."""
     s = text.strip().rstrip(".")
-    s = re.sub(r"^(monday|tuesday|wednesday|thursday|friday|saturday|sunday),?\s+", "", s, flags=re.IGNORECASE)
+    named: list[str] = []
+    if (leading := _LEADING_WEEKDAY.match(s)) is not None:
+        named.append(leading.group(1))
+        s = s[leading.end():]
+    if (trailing := _TRAILING_WEEKDAY.search(s)) is not None:
+        named.append(trailing.group(1) or trailing.group(2))
+        s = s[: trailing.start()]
     for form in DATE_FORMS:
         match = form.fullmatch(s)
         if match is not None:
-            return date_of_match(match)
+            value = date_of_match(match)
+            if value is None or any(WEEKDAYS[name.lower()] != value.weekday() for name in named):
+                return None
+            return value
     return None
 
 
@@ -186,6 +226,24 @@ def parse_integer(value: object) -> int | None:
         if amount is not None and amount == amount.to_integral_value() and not re.search(r"[.,]\d{1,2}$", value):
             return int(amount)
     return None
+
+
+def normalise_email(value: str) -> str:
+    """An e-mail address as mail systems compare it: surrounding white space and angle brackets aside, case aside
+    (domains are case-insensitive, and providers treat local parts so too)."""
+    return value.strip().strip("<>").strip().casefold()
+
+
+def phone_number(value: str) -> str | None:
+    """A phone number as a number (E.164, `+493055509876`) however it is spaced or punctuated; None when the text
+    is no phone number with its country code."""
+    try:
+        parsed = phonenumbers.parse(value, None)
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_possible_number(parsed):
+        return None
+    return str(phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164))
 
 
 def normalise_id(value: str) -> str:

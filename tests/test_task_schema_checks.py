@@ -125,7 +125,9 @@ def test_references_cover_every_place_a_task_names_a_table_or_column() -> None:
             {"kind": "ordered", "name": "o", "first": selector, "then": {"table": "order"}},
             {"kind": "visited", "name": "s", "path": "/y", "before": selector, "after": {"fault_fired": "throttling"}},
             {"kind": "visited", "name": "s2", "path": "/y", "before": "first-write", "after": selector},
-            {"kind": "not_visited", "name": "n", "path": "/z"},
+            {"kind": "seen", "name": "n", "table": "order", "where": {"number": "O-1042"}, "fields": ["status"],
+             "per": "id", "each": [2], "after": selector},
+            {"kind": "not_used", "name": "u", "apps": ["x"]},
         ],
         "scripted_control": [{"action": "done", "success": True}],
     })
@@ -150,6 +152,12 @@ def test_references_cover_every_place_a_task_names_a_table_or_column() -> None:
         ("required_procedure.2.before.where.status", "ticket", "status"),
         ("required_procedure.3.after.table", "ticket", None),
         ("required_procedure.3.after.where.status", "ticket", "status"),
+        ("required_procedure.4.table", "order", None),
+        ("required_procedure.4.where.number", "order", "number"),
+        ("required_procedure.4.fields.0", "order", "status"),
+        ("required_procedure.4.per", "order", "id"),
+        ("required_procedure.4.after.table", "ticket", None),
+        ("required_procedure.4.after.where.status", "ticket", "status"),
     ]
     assert schema_problems(spec, SCHEMAS["helpdesk"]) == []
 

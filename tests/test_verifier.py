@@ -241,7 +241,7 @@ def test_a_text_check_judges_free_text_the_agent_wrote_by_its_facts() -> None:
     emailed = check_row(check, {"notification": [row | {"body": "It was emailed to you."}]})
     postponed = check_row(check, {"notification": [row | {"body": "Sending was postponed."}]})
     assert by_post.passed and not emailed.passed and not postponed.passed
-    assert "body: does not state words" in emailed.detail and "states words" in emailed.detail
+    assert "body: does not assert words" in emailed.detail and "asserts words" in emailed.detail
     assert not check_row(check, {"notification": [row | {"body": None}]}).passed
 
 

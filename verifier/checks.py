@@ -18,7 +18,7 @@ from tasks.spec import (
     ViaRoute,
     Visited,
 )
-from verifier.facts import text_problems
+from verifier.facts import KnownIds, text_problems
 from verifier.matching import mismatched_columns, row_matches
 from verifier.verdict import CheckResult
 
@@ -30,9 +30,9 @@ def changed_row(entry: JournalEntry) -> Row:
     return (entry.before if entry.change == "delete" else entry.after) or {}
 
 
-def _text_columns(row: Row, check: RowCheck) -> list[str]:
+def _text_columns(row: Row, check: RowCheck, known: KnownIds) -> list[str]:
     return [f"{column}: {problem}" for column, text_check in check.text.items()
-            for problem in (text_problems(row[column], text_check) if column in row else ["no such column"])]
+            for problem in (text_problems(row[column], text_check, known) if column in row else ["no such column"])]
 
 
 def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
@@ -46,7 +46,9 @@ def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
             name=check.name, category="state", passed=False,
             detail=f"{check.table} where {check.where}: expected {check.count} row(s), found {len(rows)}",
         )
-    problems = [p for row in rows for p in [*mismatched_columns(row, check.expect), *_text_columns(row, check)]]
+    known = KnownIds.of(state) if check.text else KnownIds(kinds={})
+    problems = [p for row in rows
+                for p in [*mismatched_columns(row, check.expect), *_text_columns(row, check, known)]]
     if problems:
         return CheckResult(name=check.name, category="state", passed=False,
                            detail=f"{check.table} where {check.where}: " + "; ".join(problems[:_SHOWN]))

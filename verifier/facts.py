@@ -1,24 +1,29 @@
-"""Facts stated in free text: the typed values a text mentions, read with `tasks.values`.
+"""Facts stated in free text: the typed values a text mentions, and whether it asserts them.
 
-Free text an agent writes into a site (a notification, an escalation reason, a note) is checked by
-facts, never by substring patterns: `49.90 EUR` is found in `a refund of €49,90` but not in `149.90 EUR`
-or `49.901`; `O-1042` is found in `order O-1042.` but not in `O-10420`; the words `post` are not found
-in `postponed`. `mentions` lists every value of one type the text states, so a check can also demand
-that the text states no other value of that type (a second, contradicting amount or id).
+Free text an agent writes into a site (a notification, an escalation reason, a note) is checked by facts, never by
+substring patterns: `49.90 EUR` is found in `a refund of €49,90` and in `forty-nine euros and ninety cents` but not
+in `149.90 EUR` or `49.901`; `O-1042` is found in `order O-1042.` and in `order 1042` (a bare number read as the
+record of that kind it names, `verifier.facts.KnownIds`) but not in `O-10420`; the words `post` are not found in
+`postponed`. A fact a check requires must be *asserted* (`verifier.assertions`): "the refund will be issued" or
+"was not issued" mentions the words without stating that it was. A date whose weekday contradicts it is a wrong
+fact, not a date with a word beside it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
+from sites.kit.records import StateSnapshot
 from tasks.spec import Fact, TextCheck
 from tasks.values import (
     CURRENCY_PATTERN,
     CURRENCY_WORDS,
     DATE_FORMS,
+    WEEKDAY_PATTERN,
+    WEEKDAYS,
     Money,
     amount_cents,
     date_of_match,
@@ -26,32 +31,75 @@ from tasks.values import (
     parse_date,
     parse_money,
 )
+from verifier.assertions import Clause, clause_of, clauses, digits
 
-_NUMBER = re.compile(r"(?<![\w.,/\-])(\d[\d.,\u00a0\u202f'’]*\d|\d)(?![\w/\-]|[.,]\d)")
+_NUMBER = re.compile(r"(?<![\w.,/\-#])(\d[\d.,\u00a0\u202f'’]*\d|\d)(?![\w/\-]|[.,]\d)")
 _CURRENCY_BEFORE = re.compile(rf"(?:^|(?<=[\s(]))({CURRENCY_PATTERN})\s?$", re.IGNORECASE)
 _CURRENCY_AFTER = re.compile(rf"^\s?({CURRENCY_PATTERN})(?![^\W\d_])", re.IGNORECASE)
 _ID_SHAPE = re.compile(r"(?<![\w-])([A-Z]{1,5}-\d+)(?![\w]|-\w)")
-NEGATIONS = ("not", "no", "never", "cannot", "can't", "won't", "n't", "without", "unable", "none", "nor",
-             "neither", "nothing", "failed", "refused", "declined")
-"""Words that turn a statement round; a `negation` fact is stated when the text holds any of them."""
+_MINOR_UNITS = re.compile(
+    rf"(?<![\w.,])(\d+)\s+({CURRENCY_PATTERN})\s+(?:and\s+)?(\d{{1,2}})(?:\s+(?:cents?|pence|p|c))?(?![\w.,]\d?)",
+    re.IGNORECASE)
+_BARE_NUMBER = re.compile(r"(?:(?<![\w.,/-])#\s?|(?<![\w.,/-])(?:(?:no|nr|number)\.?\s*#?\s?))?(?<![\w.,/-])(\d+)"
+                          r"(?![\w/-]|[.,]\d)", re.IGNORECASE)
+_KIND_WORD = re.compile(r"([A-Za-z][\w-]*)\s*(?:(?:no|nr|number)\.?\s*)?#?\s*$", re.IGNORECASE)
+_WEEKDAY_NEAR = re.compile(rf"\b({WEEKDAY_PATTERN})\.?,?\s*(?:the\s+)?$", re.IGNORECASE)
+_WEEKDAY_AFTER = re.compile(rf"^,?\s*\(?\s*({WEEKDAY_PATTERN})\b", re.IGNORECASE)
+
+
+def read_text(text: str) -> str:
+    """The text as the verifier reads it: numbers in words as digits, and an amount written in major and minor
+    units ("49 euros and 90 cents") as one amount ("49.90 euros")."""
+    converted = digits(text)
+    return _MINOR_UNITS.sub(lambda m: f"{m.group(1)}.{int(m.group(3)):02d} {m.group(2)}", converted)
 
 
 @dataclass(frozen=True)
-class Amount:
-    """A number the text states, with the currency written next to it (None when there is none)."""
+class Mention:
+    """A typed value the text states, and where."""
 
-    cents: int
-    currency: str | None
-    money_like: bool
-    """Written as money: with a currency, or with a decimal mark and two decimals."""
-
-
-def _currency(word: str) -> str | None:
-    return CURRENCY_WORDS.get(word.lower())
+    kind: str
+    value: Money | date | str | int
+    start: int
+    end: int
+    currency: str | None = None
+    """For an amount: the currency written next to it (None when there is none)."""
 
 
-def amounts(text: str) -> list[Amount]:
-    """Every number the text states as a whole token (not part of an id, date or longer number)."""
+@dataclass(frozen=True)
+class KnownIds:
+    """Every identifier of the tenant's records (values like `O-1047` in any column), each with the words that name
+    its kind (its tables' and columns' names: `order`, `number`), so that "order 1047" reads as O-1047."""
+
+    kinds: Mapping[str, frozenset[str]]
+
+    @classmethod
+    def of(cls, state: StateSnapshot | None) -> KnownIds:
+        kinds: dict[str, set[str]] = {}
+        for table, rows in (state or {}).items():
+            for row in rows:
+                for column, value in row.items():
+                    if isinstance(value, str) and _ID_SHAPE.fullmatch(value):
+                        words = kinds.setdefault(value, set())
+                        words.update(_words_of(table))
+                        words.update(_words_of(column))
+        return cls(kinds={k: frozenset(v) for k, v in kinds.items()})
+
+    def by_number(self, number: str, kind_word: str | None) -> list[str]:
+        """Known ids with this number, of the kind the word names (any kind when the number stands alone after #)."""
+        found = [i for i in self.kinds if i.rsplit("-", 1)[1] == number]
+        if kind_word is None:
+            return found
+        word = kind_word.lower().rstrip("s")
+        return [i for i in found if word in self.kinds[i]]
+
+
+def _words_of(name: str) -> set[str]:
+    parts = name.lower().split("_")
+    return {*parts, " ".join(parts), "-".join(parts), "".join(parts)}
+
+
+def _amounts(text: str) -> list[Mention]:
     found = []
     for match in _NUMBER.finditer(text):
         token = match.group(1)
@@ -61,40 +109,52 @@ def amounts(text: str) -> list[Amount]:
         before = _CURRENCY_BEFORE.search(text[: match.start()])
         after = _CURRENCY_AFTER.match(text[match.end():])
         word = (after or before)
-        currency = _currency(word.group(1)) if word else None
+        currency = CURRENCY_WORDS.get(word.group(1).lower()) if word else None
         money_like = currency is not None or re.search(r"[.,]\d{2}$", token) is not None
-        found.append(Amount(cents=cents, currency=currency, money_like=money_like))
+        if money_like:
+            found.append(Mention("money", Money(cents=cents, currency=currency or ""), match.start(), match.end(),
+                                 currency))
     return found
 
 
-def money_mentions(text: str) -> list[Amount]:
-    """The amounts the text states as money."""
-    return [a for a in amounts(text) if a.money_like]
+def money_mentions(text: str) -> list[Mention]:
+    """The amounts the text states as money (with a currency, or with two decimals)."""
+    return _amounts(read_text(text))
 
 
 def states_money(text: str, money: Money) -> bool:
     """The text states this amount, in this currency or with no currency next to it."""
-    return any(a.cents == money.cents and a.currency in (None, money.currency) for a in money_mentions(text))
+    return any(_same_money(m, money) for m in money_mentions(text))
+
+
+def _same_money(mention: Mention, money: Money) -> bool:
+    assert isinstance(mention.value, Money)
+    return mention.value.cents == money.cents and mention.currency in (None, money.currency)
 
 
 def integers(text: str) -> list[int]:
     """Whole numbers the text states as such (not money, not parts of ids or dates)."""
+    return [m.value for m in _integers(read_text(text)) if isinstance(m.value, int)]
+
+
+def _integers(text: str) -> list[Mention]:
     values = []
     for match in _NUMBER.finditer(text):
         token = match.group(1)
         if re.fullmatch(r"\d+", token) and not _CURRENCY_AFTER.match(text[match.end():]) \
                 and not _CURRENCY_BEFORE.search(text[: match.start()]):
-            values.append(int(token))
+            values.append(Mention("integer", int(token), match.start(), match.end()))
         elif re.fullmatch(r"\d{1,3}(,\d{3})+", token):
             amount = parse_amount(token)
             if amount is not None:
-                values.append(int(amount))
+                values.append(Mention("integer", int(amount), match.start(), match.end()))
     return values
 
 
-def dates(text: str) -> list[date]:
-    """Every calendar date the text states in a spelling `tasks.values` reads (ambiguous ones left out)."""
-    found: list[tuple[int, date]] = []
+def _dates(text: str) -> tuple[list[Mention], list[str]]:
+    """Every calendar date the text states (ambiguous ones left out), and the dates whose weekday contradicts them."""
+    found: list[Mention] = []
+    contradicted: list[str] = []
     taken: list[range] = []
     for form in DATE_FORMS:
         for match in re.finditer(rf"(?<![\w.,/\-])(?:{form.pattern})(?![\w/]|[.\-]\d)", text, form.flags):
@@ -102,19 +162,50 @@ def dates(text: str) -> list[date]:
             if any(span.start in t or t.start in span for t in taken):
                 continue
             value = date_of_match(match)
-            if value is not None:
-                taken.append(span)
-                found.append((match.start(), value))
-    return [value for _, value in sorted(found, key=lambda item: item[0])]
+            if value is None:
+                continue
+            taken.append(span)
+            weekday = _WEEKDAY_NEAR.search(text[: match.start()]) or _WEEKDAY_AFTER.match(text[match.end():])
+            if weekday is not None:
+                named = weekday.group(1)
+                if WEEKDAYS[named.lower()] != value.weekday():
+                    contradicted.append(f"{named} {value.isoformat()} (it is a {value.strftime('%A')})")
+                    continue
+            found.append(Mention("date", value, match.start(), match.end()))
+    return sorted(found, key=lambda m: m.start), contradicted
+
+
+def dates(text: str) -> list[date]:
+    """Every calendar date the text states in a spelling `tasks.values` reads (ambiguous and contradicted ones left
+    out)."""
+    return [m.value for m in _dates(read_text(text))[0]]  # type: ignore[misc]
 
 
 def _id_pattern(identifier: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(identifier)}(?![\w]|-\w)")
 
 
-def states_id(text: str, identifier: str) -> bool:
-    """The identifier appears as a whole token, exactly (case included)."""
-    return _id_pattern(identifier).search(text) is not None
+def _ids(text: str, known: KnownIds) -> list[Mention]:
+    """Id-shaped tokens, and bare numbers that name a known record ("order 1047", "#1047")."""
+    found = [Mention("id", m.group(1), m.start(1), m.end(1)) for m in _ID_SHAPE.finditer(text)]
+    taken = [(m.start, m.end) for m in found]
+    for match in _BARE_NUMBER.finditer(text):
+        start, end = match.start(1), match.end(1)
+        if any(a <= start < b for a, b in taken):
+            continue
+        hashed = "#" in match.group(0)
+        kind = _KIND_WORD.search(text[: match.start()])
+        word = kind.group(1) if kind is not None else None
+        named = known.by_number(match.group(1), word) if word is not None else []
+        if not named and hashed:
+            named = known.by_number(match.group(1), None)  # "#1047" names whatever record has that number
+        found += [Mention("id", identifier, match.start(), end) for identifier in named]
+    return sorted(found, key=lambda m: m.start)
+
+
+def states_id(text: str, identifier: str, known: KnownIds | None = None) -> bool:
+    """The identifier appears as a whole token, exactly (case included), or as a bare number naming it."""
+    return any(m.value == identifier for m in _ids(read_text(text), known or KnownIds(kinds={})))
 
 
 def ids_like(text: str, identifiers: Iterable[str]) -> list[str]:
@@ -133,63 +224,141 @@ def states_words(text: str, words: str) -> bool:
     return _words_pattern(words).search(text) is not None
 
 
-def negations(text: str) -> list[str]:
-    """The negating words of `NEGATIONS` the text holds."""
-    lowered = text.lower().replace("’", "'")
-    found = [w for w in NEGATIONS if w != "n't" and states_words(lowered, w)]
-    if re.search(r"[a-z]n't\b", lowered):
-        found.append("n't")
-    return found
+def _alternatives(fact: Fact) -> list[str]:
+    return fact.value if isinstance(fact.value, list) else [str(fact.value)]
 
 
-def _stated(text: str, fact: Fact) -> bool:
-    value = fact.value
+@dataclass(frozen=True)
+class Reading:
+    """One text as the verifier reads it: the converted text, its mentions and its clauses."""
+
+    text: str
+    mentions: list[Mention]
+    contradicted_dates: list[str]
+    clauses: list[Clause]
+
+    @classmethod
+    def of(cls, raw: str, check: TextCheck, known: KnownIds) -> Reading:
+        text = read_text(raw)
+        found_dates, contradicted = _dates(text)
+        mentions = sorted([*_amounts(text), *found_dates, *_ids(text, known), *_integers(text)],
+                          key=lambda m: m.start)
+        spans = tuple((m.start(), m.end()) for fact in [*check.states, *check.never_states]
+                      if fact.type in ("words", "denies") for words in _alternatives(fact)
+                      for m in _words_pattern(words).finditer(text))
+        return cls(text=text, mentions=mentions, contradicted_dates=contradicted,
+                   clauses=clauses(text, check.reading, spans))
+
+    def why_not(self, start: int, end: int) -> str | None:
+        """Why the words at [start, end) are not asserted (None: they are)."""
+        clause = clause_of(self.clauses, start)
+        return "outside any clause" if clause is None else clause.why_not_asserted(start, end)
+
+    def occurrences(self, fact: Fact) -> list[tuple[int, int]]:
+        if fact.type in ("words", "denies"):
+            return sorted((m.start(), m.end()) for words in _alternatives(fact)
+                          for m in _words_pattern(words).finditer(self.text))
+        return [(m.start, m.end) for m in self.mentions if _mention_is(m, fact)]
+
+    def asserted(self, fact: Fact) -> tuple[bool, str | None]:
+        """Whether some occurrence of the fact is asserted (for `denies`: negated); else why not, for the first."""
+        reasons = []
+        for start, end in self.occurrences(fact):
+            why = self.why_not(start, end)
+            if fact.type == "denies":
+                if why is not None and why.startswith("negation"):
+                    return True, None
+            elif why is None:
+                return True, None
+            reasons.append(why)
+        return False, (reasons[0] if reasons else None)
+
+    def asserted_together(self, facts: list[Fact]) -> tuple[bool, str | None]:
+        """Whether one clause asserts every one of these words facts (they describe one event)."""
+        occurrences = [self.occurrences(f) for f in facts]
+        reasons = []
+        for clause in self.clauses:
+            chosen = []
+            for spans in occurrences:
+                inside = [(a, b) for a, b in spans if clause.start <= a < clause.end]
+                good = [span for span in inside if clause.why_not_asserted(*span) is None]
+                if good:
+                    chosen.append(good[0])
+                elif inside:
+                    reasons.append(clause.why_not_asserted(*inside[0]) or "")
+                    break
+                else:
+                    break
+            if len(chosen) == len(facts):
+                return True, None
+        return False, (reasons[0] if reasons else None)
+
+
+def _mention_is(mention: Mention, fact: Fact) -> bool:
+    if mention.kind != fact.type:
+        return False
     if fact.type == "money":
-        money = parse_money(str(value))
-        return money is not None and states_money(text, money)
+        money = parse_money(str(fact.value))
+        return money is not None and _same_money(mention, money)
     if fact.type == "date":
-        day = parse_date(str(value))
-        return day is not None and day in dates(text)
-    if fact.type == "id":
-        return states_id(text, str(value))
-    if fact.type == "integer":
-        return value in integers(text)
-    if fact.type == "words":
-        return any(states_words(text, words) for words in (value if isinstance(value, list) else [str(value)]))
-    return bool(negations(text))
+        return mention.value == parse_date(str(fact.value))
+    return mention.value == fact.value
 
 
-def _others(text: str, kind: str, stated: list[Fact]) -> list[str]:
-    """Values of `kind` the text states that no stated fact of that kind names."""
-    wanted = [f.value for f in stated if f.type == kind]
-    if kind == "money":
-        allowed = [m for m in (parse_money(str(v)) for v in wanted) if m is not None]
-        return [f"{a.cents / 100:.2f} {a.currency or ''}".strip() for a in money_mentions(text)
-                if not any(a.cents == m.cents and a.currency in (None, m.currency) for m in allowed)]
-    if kind == "date":
-        days = {parse_date(str(v)) for v in wanted}
-        return [d.isoformat() for d in dates(text) if d not in days]
-    if kind == "id":
-        return [i for i in ids_like(text, [str(v) for v in wanted]) if i not in wanted]
-    return [str(i) for i in integers(text) if i not in wanted]
+def _describe(fact: Fact) -> str:
+    return f"{fact.type} {fact.value!r}"
 
 
-def text_problems(text: object, check: TextCheck) -> list[str]:
-    """What a free text fails of its check: facts not stated, forbidden facts stated, other values stated."""
+def text_problems(text: object, check: TextCheck, known: KnownIds | None = None) -> list[str]:
+    """What a free text fails of its check: facts not asserted, forbidden facts asserted, other values stated,
+    dates whose weekday contradicts them."""
     if not isinstance(text, str):
         return [f"{text!r} is no text"]
-    problems = [f"does not state {f.type} {f.value!r}" for f in check.states if not _stated(text, f)]
-    problems += [f"states {f.type} {f.value!r}" + (f" ({', '.join(negations(text))})" if f.type == "negation" else "")
-                 for f in check.never_states if _stated(text, f)]
+    reading = Reading.of(text, check, known or KnownIds(kinds={}))
+    problems: list[str] = []
+    together = [f for f in check.states if f.type == "words"]
+    if together:
+        ok, why = reading.asserted_together(together)
+        if not ok:
+            what = " with ".join(_describe(f) for f in together)
+            problems.append(f"does not assert {what}" + (f" ({why})" if why else ""))
+    for fact in check.states:
+        if fact.type == "words":
+            continue
+        ok, why = reading.asserted(fact)
+        if not ok:
+            problems.append(f"does not assert {_describe(fact)}" + (f" ({why})" if why else ""))
+    for fact in check.never_states:
+        if reading.asserted(fact)[0]:
+            problems.append(f"asserts {_describe(fact)}")
+    problems += [f"states a weekday that contradicts its date: {d}" for d in reading.contradicted_dates]
     for kind in check.no_other:
-        others = _others(text, kind, [*check.states, *check.may_state])
+        others = _others(reading, kind, [*check.states, *check.may_state], known)
         if others:
             problems.append(f"also states {kind} {', '.join(others)}")
     if check.nothing_else is not None:
-        rest = _without(text, [*check.states, *check.may_state], check.nothing_else)
+        rest = _without(reading.text, [*check.states, *check.may_state], check.nothing_else)
         if rest:
             problems.append(f"states more than its facts: {rest!r}")
     return problems
+
+
+def _others(reading: Reading, kind: str, stated: list[Fact], known: KnownIds | None) -> list[str]:
+    """Values of `kind` the text states that no stated fact of that kind names: for ids, every other record the text
+    names (an id of the same kind as an allowed one, any known record's id, or a bare number naming one)."""
+    wanted = [f for f in stated if f.type == kind]
+    mentions = [m for m in reading.mentions if m.kind == kind and not any(_mention_is(m, f) for f in wanted)]
+    if kind == "money":
+        return [f"{m.value.cents / 100:.2f} {m.currency or ''}".strip() for m in mentions  # type: ignore[union-attr]
+                ]
+    if kind == "date":
+        return [m.value.isoformat() for m in mentions]  # type: ignore[union-attr]
+    if kind == "id":
+        prefixes = {str(f.value).rsplit("-", 1)[0] + "-" for f in wanted if "-" in str(f.value)}
+        kinds = (known or KnownIds(kinds={})).kinds
+        return list(dict.fromkeys(str(m.value) for m in mentions
+                                  if str(m.value) in kinds or any(str(m.value).startswith(p) for p in prefixes)))
+    return [str(m.value) for m in mentions]
 
 
 def _without(text: str, facts: list[Fact], labels: list[str]) -> str:
@@ -197,8 +366,7 @@ def _without(text: str, facts: list[Fact], labels: list[str]) -> str:
     white space dropped)."""
     rest = text
     for fact in facts:
-        values = fact.value if isinstance(fact.value, list) else [str(fact.value)]
-        for value in values:
+        for value in _alternatives(fact):
             pattern = _id_pattern(value) if fact.type == "id" else _words_pattern(value)
             rest = pattern.sub(" ", rest)
     for label in labels:

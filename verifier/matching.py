@@ -9,16 +9,31 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tasks.spec import Typed
+from tasks.values import normalise_email, normalise_text, phone_number
+
 _MISSING = object()
 
 
 def same_value(actual: Any, expected: Any) -> bool:
-    """Equality after normalising numbers; bool and number are never equal."""
+    """Equality after normalising numbers; bool and number are never equal; a typed expected value (`Typed`) by
+    its meaning: e-mail addresses case aside, phone numbers as numbers, text case and spacing aside."""
+    if isinstance(expected, Typed):
+        return isinstance(actual, str) and _same_typed(actual, expected)
     if isinstance(actual, bool) or isinstance(expected, bool):
         return type(actual) is type(expected) and actual == expected
     if isinstance(actual, int | float) and isinstance(expected, int | float):
         return float(actual) == float(expected)
     return bool(actual == expected)
+
+
+def _same_typed(actual: str, expected: Typed) -> bool:
+    if expected.type == "email":
+        return normalise_email(actual) == normalise_email(expected.value)
+    if expected.type == "phone":
+        number = phone_number(actual)
+        return number is not None and number == phone_number(expected.value)
+    return normalise_text(actual) == normalise_text(expected.value)
 
 
 def row_matches(row: Mapping[str, Any], where: Mapping[str, Any]) -> bool:

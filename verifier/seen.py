@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from sites.kit.records import JournalEntry, Operation, Row, Scalar, StateSnapshot
-from tasks.spec import FaultFired, NotUsed, Seen
+from tasks.spec import FaultFired, NotUsed, Seen, Typed
 from verifier.checks import first_change
 from verifier.matching import row_matches, same_value
 from verifier.verdict import CheckResult
@@ -99,7 +99,7 @@ def _rows_shown(check: Seen, op: Operation, history: History) -> list[Row]:
     return found
 
 
-def _covers(listing_where: dict[str, Scalar], where: dict[str, Scalar]) -> bool:
+def _covers(listing_where: dict[str, Scalar], where: dict[str, Scalar | Typed]) -> bool:
     """A list filtered by `listing_where` holds every row matching `where`: each of its conditions is one of
     `where`'s."""
     return all(column in where and same_value(where[column], value) for column, value in listing_where.items())
