@@ -20,6 +20,7 @@ from tasks.spec import (
     RowCheck,
     RowSelector,
     Seen,
+    ShownFact,
     TaskSpec,
     ViaRoute,
     Visited,
@@ -81,12 +82,17 @@ def _procedure(location: str, check: ViaRoute | Ordered | Visited | Seen | NotUs
         parts = {"first": check.first, "then": check.then}
     elif isinstance(check, Visited | Seen):
         parts = {"before": check.before, "after": check.after}  # or first-write, a fault fired, nothing
-    if isinstance(check, Seen) and check.table is not None:
-        yield Reference(f"{location}.table", check.table)
-        yield from _columns(location, check.table, ((f"where.{column}", column) for column in check.where))
-        yield from _fields(location, check.table, check.fields)
-        if check.per is not None:
-            yield Reference(f"{location}.per", check.table, check.per)
+    if isinstance(check, Seen):
+        facts: list[tuple[str, ShownFact]] = [(location, check)]
+        facts += [(f"{location}.alternatives.{index}", fact) for index, fact in enumerate(check.alternatives)]
+        for place, fact in facts:
+            if fact.table is None:
+                continue
+            yield Reference(f"{place}.table", fact.table)
+            yield from _columns(place, fact.table, ((f"where.{column}", column) for column in fact.where))
+            yield from _fields(place, fact.table, fact.fields)
+            if fact.per is not None:
+                yield Reference(f"{place}.per", fact.table, fact.per)
     for part, selector in parts.items():
         if isinstance(selector, RowSelector):
             yield from _selector(f"{location}.{part}", selector)
@@ -116,8 +122,12 @@ def named_apps(spec: TaskSpec) -> Iterator[tuple[str, str]]:
 def named_documents(spec: TaskSpec) -> Iterator[tuple[str, str]]:
     """(location, document) for every document a `seen` check names."""
     for index, procedure in enumerate(spec.required_procedure):
-        if isinstance(procedure, Seen) and procedure.document is not None:
-            yield f"required_procedure.{index}.document", procedure.document
+        if isinstance(procedure, Seen):
+            if procedure.document is not None:
+                yield f"required_procedure.{index}.document", procedure.document
+            for number, fact in enumerate(procedure.alternatives):
+                if fact.document is not None:
+                    yield f"required_procedure.{index}.alternatives.{number}.document", fact.document
 
 
 def _unknown(kind: str, name: str, known: Collection[str]) -> str:

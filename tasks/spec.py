@@ -359,25 +359,9 @@ class Visited(_RouteCheck):
     after: RowSelector | FaultFired | None = None
 
 
-class Seen(_Spec):
-    """Required procedure: the agent was *shown* a fact — some response's record of what it displayed
-    (`Operation.shown`, written by the sites kit as pages render) holds it, within the window `before`/`after` set.
-    Which page showed it does not matter; a page that did not show it (a list filtered so the row is not on it, a
-    sibling record, another tab) does not count. Exactly one of:
+class ShownFact(_Spec):
+    """A fact a response may have shown (see `Seen`): a row's columns, a whole list, or a document."""
 
-    - `fields`: a row of `table` matching `where` (as the row was when the page was rendered) was shown with every
-      one of these columns; with `per`/`each`, such a row for each value of `each` in column `per`;
-    - `listing: true`: a whole list of `table` whose filter covers `where` was shown, so the page showed every row
-      matching `where` *or their absence* (reading state back after a timeout that may or may not have committed);
-    - `document`: the named static text (a policy, the escalation rules) was rendered (`shows(...)` in a template).
-
-    `before` (`first-write` or a change selector) bounds the operation that showed it; `after` (a change selector, or
-    the last operation a fault fired on) bounds the moment its data was current: a stale copy of an older page is as
-    old as the page it copies.
-    """
-
-    kind: Literal["seen"] = "seen"
-    name: str
     table: str | None = None
     where: Where = Field(default_factory=dict)
     fields: list[str] = Field(default_factory=list)
@@ -385,21 +369,52 @@ class Seen(_Spec):
     each: list[Scalar] = Field(default_factory=list)
     listing: bool = False
     document: str | None = None
-    before: Literal["first-write"] | RowSelector | None = None
-    after: RowSelector | FaultFired | None = None
 
     @model_validator(mode="after")
-    def _one_fact(self) -> Seen:
-        modes = [bool(self.fields), self.listing, self.document is not None]
+    def _one_fact(self) -> ShownFact:
+        modes = [bool(self.fields) or self.listing, self.document is not None]
         if sum(modes) != 1:
-            raise ValueError(f"seen check {self.name!r}: give exactly one of fields, listing: true or document")
+            raise ValueError("a shown fact is fields, listing: true (with or without fields) or a document")
         if (self.fields or self.listing) and self.table is None:
-            raise ValueError(f"seen check {self.name!r}: fields and listing need a table")
+            raise ValueError("fields and listing need a table")
         if self.document is not None and (self.table is not None or self.where):
-            raise ValueError(f"seen check {self.name!r}: a document has no table or where")
-        if (self.per is not None or self.each) and not (self.fields and self.per is not None and self.each):
-            raise ValueError(f"seen check {self.name!r}: per and each go together, with fields")
+            raise ValueError("a document has no table or where")
+        if (self.per is not None or self.each) and not (self.fields and self.per is not None and self.each
+                                                         and not self.listing):
+            raise ValueError("per and each go together, with fields and no listing")
         return self
+
+
+class OtherShownFact(ShownFact):
+    """Another fact that tells the agent the same, with why."""
+
+    why: str = Field(min_length=10)
+
+
+class Seen(ShownFact):
+    """Required procedure: the agent was *shown* a fact — some response's record of what it displayed
+    (`Operation.shown`, written by the sites kit as pages render) holds it, within the window `before`/`after` set.
+    Which page showed it does not matter; a page that did not show it (a list filtered so the row is not on it, a
+    sibling record, another tab) does not count. The fact is one of:
+
+    - `fields`: a row of `table` matching `where` (as the row was when the page was rendered) was shown with every
+      one of these columns; with `per`/`each`, such a row for each value of `each` in column `per`;
+    - `listing: true`: a whole list of `table` whose filter covers `where` was shown, so the page showed every row
+      matching `where` *or their absence* (reading state back after a timeout that may or may not have committed);
+      with `fields`, every such row on it was shown with those columns (all of Priya's orders, with their dates);
+    - `document`: the named static text (a policy, the escalation rules) was rendered (`shows(...)` in a template).
+
+    `alternatives` are other facts that tell the agent the same (an order's status that only the credit sets, beside
+    the list of its credits), each with why. `before` (`first-write` or a change selector) bounds the operation that
+    showed it; `after` (a change selector, or the last operation a fault fired on) bounds the moment its data was
+    current: a stale copy of an older page is as old as the page it copies.
+    """
+
+    kind: Literal["seen"] = "seen"
+    name: str
+    alternatives: list[OtherShownFact] = Field(default_factory=list)
+    before: Literal["first-write"] | RowSelector | None = None
+    after: RowSelector | FaultFired | None = None
 
 
 class NotUsed(_Spec):

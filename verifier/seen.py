@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from sites.kit.records import JournalEntry, Operation, Row, Scalar, StateSnapshot
-from tasks.spec import FaultFired, NotUsed, Seen, Typed
+from tasks.spec import FaultFired, NotUsed, Seen, ShownFact, Typed
 from verifier.checks import first_change
 from verifier.matching import row_matches, same_value
 from verifier.verdict import CheckResult
@@ -84,30 +84,74 @@ def _data_time(op: Operation) -> int:
     return op.shown.as_of if op.shown.as_of is not None else op.seq
 
 
-def _rows_shown(check: Seen, op: Operation, history: History) -> list[Row]:
-    """Rows of the check's table this response showed with all the check's fields, as they were then, that match
+def _rows_shown(fact: ShownFact, op: Operation, history: History) -> list[Row]:
+    """Rows of the fact's table this response showed with all the fact's fields, as they were then, that match
     `where`."""
-    assert op.shown is not None and check.table is not None
+    assert op.shown is not None and fact.table is not None
     found: list[Row] = []
     for group in op.shown.records:
-        if group.table != check.table or not set(check.fields) <= set(group.fields):
+        if group.table != fact.table or not set(fact.fields) <= set(group.fields):
             continue
         for values in group.rows:
             row = history.row_at(group.table, dict(zip(group.key, values, strict=True)), _data_time(op))
-            if row is not None and row_matches(row, check.where):
+            if row is not None and row_matches(row, fact.where):
                 found.append(row)
     return found
+
+
+def _all_with_fields(fact: ShownFact, op: Operation, history: History) -> bool:
+    """Every row of the fact's table the response showed that matched `where` then was shown with all of the
+    fact's fields (a list shows its rows with the same columns; this refuses one that left a column out)."""
+    assert op.shown is not None
+    for group in op.shown.records:
+        if group.table != fact.table or set(fact.fields) <= set(group.fields):
+            continue
+        for values in group.rows:
+            row = history.row_at(group.table, dict(zip(group.key, values, strict=True)), _data_time(op))
+            if row is not None and row_matches(row, fact.where):
+                return False
+    return True
 
 
 def _covers(listing_where: dict[str, Scalar], where: dict[str, Scalar | Typed]) -> bool:
     """A list filtered by `listing_where` holds every row matching `where`: each of its conditions is one of
     `where`'s."""
-    return all(column in where and same_value(where[column], value) for column, value in listing_where.items())
+    return all(column in where and same_value(value, where[column]) for column, value in listing_where.items())
+
+
+def describe_fact(fact: ShownFact) -> str:
+    if fact.document is not None:
+        return f"document {fact.document!r}"
+    fields = f" with {', '.join(fact.fields)}" if fact.fields else ""
+    if fact.listing:
+        return f"a whole list of {fact.table} covering {fact.where or 'every row'}{fields}"
+    each = f" for each {fact.per} of {fact.each}" if fact.per is not None else ""
+    return f"{fact.table} where {fact.where}{fields}{each}"
+
+
+def shown_by(fact: ShownFact, ops: Sequence[Operation], history: History) -> Operation | None:
+    """The first response among `ops` that showed the fact (for `per`/`each`, the one that completed it)."""
+    if fact.document is not None:
+        return next((op for op in ops if op.shown is not None and fact.document in op.shown.documents), None)
+    if fact.listing:
+        return next((op for op in ops if op.shown is not None
+                     and any(lst.table == fact.table and _covers(lst.where, fact.where) for lst in op.shown.listings)
+                     and _all_with_fields(fact, op, history)), None)
+    if fact.per is None:
+        return next((op for op in ops if _rows_shown(fact, op, history)), None)
+    missing = list(fact.each)
+    for op in ops:
+        values = [row.get(fact.per) for row in _rows_shown(fact, op, history)]
+        missing = [v for v in missing if not any(same_value(seen, v) for seen in values)]
+        if not missing:
+            return op
+    return None
 
 
 def check_seen(check: Seen, operations: Sequence[Operation], journal: Sequence[JournalEntry],
                state: StateSnapshot) -> CheckResult:
-    """The fact was among what some response in the window showed (see `tasks.spec.Seen`)."""
+    """The fact, or one of its alternatives, was among what some response in the window showed
+    (`tasks.spec.Seen`)."""
     window = _window(check, operations, journal)
     if isinstance(window, CheckResult):
         return window
@@ -115,30 +159,15 @@ def check_seen(check: Seen, operations: Sequence[Operation], journal: Sequence[J
     if not any(op.shown is not None for op in operations):
         return _fails(check, "the operations record nothing of what pages showed (evidence recorded before "
                              "ComputerOps recorded it)")
-    if check.document is not None:
-        hits = [op for op in shown if op.shown is not None and check.document in op.shown.documents]
-        what = f"document {check.document!r}"
-    elif check.listing:
-        hits = [op for op in shown if op.shown is not None
-                and any(lst.table == check.table and _covers(lst.where, check.where) for lst in op.shown.listings)]
-        what = f"a whole list of {check.table} covering {check.where or 'every row'}"
-    else:
-        history = History.of(state, journal)
-        what = f"{check.table} where {check.where} with {', '.join(check.fields)}"
-        if check.per is not None:
-            assert check.per is not None
-            seen_values = [row.get(check.per) for op in shown for row in _rows_shown(check, op, history)]
-            missing = [v for v in check.each if not any(same_value(s, v) for s in seen_values)]
-            if missing:
-                return _fails(check, f"never shown {what} for {check.per} = {', '.join(map(repr, missing))}{words}")
+    history = History.of(state, journal)
+    facts: list[ShownFact] = [check, *check.alternatives]
+    for fact in facts:
+        op = shown_by(fact, shown, history)
+        if op is not None:
             return CheckResult(name=check.name, category="procedure", passed=True,
-                               detail=f"shown {what} for each {check.per} of {check.each}{words}")
-        hits = [op for op in shown if _rows_shown(check, op, history)]
-    if not hits:
-        return _fails(check, f"never shown {what}{words}")
-    first = hits[0]
-    return CheckResult(name=check.name, category="procedure", passed=True,
-                       detail=f"shown {what} by operation #{first.seq} ({first.method} {first.path}){words}")
+                               detail=f"shown {describe_fact(fact)} by operation #{op.seq} ({op.method} {op.path})"
+                                      f"{words}")
+    return _fails(check, f"never shown {' or '.join(describe_fact(f) for f in facts)}{words}")
 
 
 def _followed_redirect(op: Operation, previous: Operation | None) -> bool:

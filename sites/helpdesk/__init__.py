@@ -14,6 +14,7 @@ HELPDESK = SiteDefinition(
     seed=seed_helpdesk,
     start_path="/helpdesk/",
     generated_columns=frozenset({("notification", "message_id")}),
+    documents=frozenset({"escalation-rules", "follow-up-rules"}),
 )
 
 __all__ = ["HELPDESK", "REFUND_POLICY_VERSION"]

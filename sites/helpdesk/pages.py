@@ -9,6 +9,7 @@ from sqlmodel import Session, col, select
 from computerops.core.numbers import whole_number
 from sites.helpdesk.models import Customer, Order, RefundApproval, Ticket
 from sites.kit.pages import SitePages
+from sites.kit.shown import listed
 
 PAGES = SitePages(Path(__file__).parent / "templates")
 """The kit's pages drawn in this site's templates: `page` answers with one, `not_found` with the 404 page."""
@@ -51,4 +52,4 @@ def tickets_by_id(session: Session) -> dict[int, Ticket]:
 def approvals_of(session: Session, order: Order) -> list[RefundApproval]:
     """The refund approvals issued for an order, by code."""
     query = select(RefundApproval).where(RefundApproval.order_id == order.id).order_by(col(RefundApproval.id))
-    return list(session.exec(query))
+    return listed(session, query)

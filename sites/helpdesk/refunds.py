@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 from sites.helpdesk.models import CURRENCIES, REFUND_POLICY_VERSION, Order, Refund, RefundApproval
 from sites.helpdesk.work import open_refund_follow_up
 from sites.kit.money import format_cents
+from sites.kit.shown import ShownRecorder
 
 
 def refunded_cents(session: Session, order: Order) -> int:
@@ -34,31 +35,37 @@ def refusal_for_amount(session: Session, order: Order, cents: int | None, text: 
 
 
 def refusal_for_approval(
-    *, order: Order, approval: RefundApproval | None, code: str, cents: int, currency: str, now: str
+    *, order: Order, approval: RefundApproval | None, code: str, cents: int, currency: str, now: str,
+    shown: ShownRecorder | None = None,
 ) -> str | None:
-    """Why this approval does not allow refunding `cents` `currency` on `order` at `now`, or None."""
+    """Why this approval does not allow refunding `cents` `currency` on `order` at `now`, or None. A refusal that
+    states the approval's columns records them as shown (`shown`)."""
     if currency not in CURRENCIES:
         return f"Refund refused: unknown currency {currency}."
     if code in ("", "none"):
         return f"Refund refused: an approval is required to refund order {order.number}."
     if approval is None:
         return f"Refund refused: approval {code} does not exist."
+
+    def stating(message: str, *fields: str) -> str:
+        if shown is not None:
+            shown.row(approval, "code", *fields)
+        return message
+
     if approval.order_id != order.id:
-        return f"Refund refused: approval {approval.code} is not for order {order.number}."
+        return stating(f"Refund refused: approval {approval.code} is not for order {order.number}.", "order_id")
     if approval.status != "active":
-        return f"Refund refused: approval {approval.code} has already been used."
+        return stating(f"Refund refused: approval {approval.code} has already been used.", "status")
     if approval.expires_at <= now:  # both are YYYY-MM-DD HH:MM, so text order is time order
-        return f"Refund refused: approval {approval.code} expired on {approval.expires_at}."
+        return stating(f"Refund refused: approval {approval.code} expired on {approval.expires_at}.", "expires_at")
     if approval.policy_version != REFUND_POLICY_VERSION:
-        return (
+        return stating(
             f"Refund refused: approval {approval.code} was issued under refund policy "
-            f"{approval.policy_version}, but policy {REFUND_POLICY_VERSION} is in force."
-        )
+            f"{approval.policy_version}, but policy {REFUND_POLICY_VERSION} is in force.", "policy_version")
     if approval.amount_cents != cents or approval.currency != currency:
-        return (
+        return stating(
             f"Refund refused: approval {approval.code} covers {format_cents(approval.amount_cents)} "
-            f"{approval.currency}, not {format_cents(cents)} {currency}."
-        )
+            f"{approval.currency}, not {format_cents(cents)} {currency}.", "amount_cents", "currency")
     return None
 
 

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 from sites.helpdesk.models import ESCALATION_QUEUES, Customer, Escalation, FollowUp, Order, Ticket
 from sites.kit.money import format_cents
+from sites.kit.shown import listed
 
 ESCALATION_RULES = (
     "Chargebacks and disputed or duplicate charges go to Billing disputes. Do not refund or credit them yourself.",
@@ -75,7 +76,8 @@ def close_follow_up(session: Session, follow_up: FollowUp, *, cancel: bool, note
 def waiting_escalation(session: Session, ticket: Ticket) -> Escalation | None:
     """The escalation this ticket is waiting on, if any."""
     query = select(Escalation).where(Escalation.ticket_id == ticket.id, Escalation.status == "waiting")
-    return session.exec(query).first()
+    waiting = listed(session, query)  # a ticket page shows this whole list: its one waiting escalation, or none
+    return waiting[0] if waiting else None
 
 
 def refusal_to_escalate(session: Session, ticket: Ticket, queue: str, reason: str) -> str | None:

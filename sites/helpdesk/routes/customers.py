@@ -9,6 +9,7 @@ from starlette.responses import HTMLResponse
 from sites.helpdesk.models import Customer, Order, Ticket
 from sites.helpdesk.pages import customer_by_id, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -16,7 +17,7 @@ router = APIRouter()
 @router.get("/customers", response_class=HTMLResponse)
 def customer_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every customer by id, name linking to the details."""
-    rows = list(session.exec(select(Customer).order_by(col(Customer.id))))
+    rows = listed(session, select(Customer).order_by(col(Customer.id)))
     return page(operation, "customers.html", title="Customers", customers=rows)
 
 
@@ -26,13 +27,14 @@ def customer_detail(customer_id: str, session: SessionDep, operation: OperationD
     customer = customer_by_id(session, customer_id)
     if customer is None:
         return not_found(operation, f"Customer {customer_id}")
-    orders = session.exec(select(Order).where(Order.customer_id == customer.id).order_by(col(Order.placed_at).desc()))
-    tickets = session.exec(select(Ticket).where(Ticket.customer_id == customer.id).order_by(col(Ticket.number)))
+    orders = listed(session,
+                    select(Order).where(Order.customer_id == customer.id).order_by(col(Order.placed_at).desc()))
+    tickets = listed(session, select(Ticket).where(Ticket.customer_id == customer.id).order_by(col(Ticket.number)))
     return page(
         operation,
         "customer.html",
         title=customer.name,
         customer=customer,
-        orders=list(orders),
-        tickets=list(tickets),
+        orders=orders,
+        tickets=tickets,
     )

@@ -9,6 +9,7 @@ from starlette.responses import HTMLResponse
 from sites.helpdesk.models import Escalation, FollowUp, Notification, RefundApproval, Ticket
 from sites.helpdesk.pages import customers_by_id, orders_by_id, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -33,14 +34,14 @@ def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
 @router.get("/approvals", response_class=HTMLResponse)
 def approvals(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every refund approval with its order, approver, amount, expiry, policy and status."""
-    rows = list(session.exec(select(RefundApproval).order_by(col(RefundApproval.id))))
+    rows = listed(session, select(RefundApproval).order_by(col(RefundApproval.id)))
     return page(operation, "approvals.html", title="Approvals", approvals=rows, orders=orders_by_id(session))
 
 
 @router.get("/notifications", response_class=HTMLResponse)
 def notifications(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every notification sent, oldest first."""
-    rows = list(session.exec(select(Notification).order_by(col(Notification.id))))
+    rows = listed(session, select(Notification).order_by(col(Notification.id)))
     return page(
         operation,
         "notifications.html",

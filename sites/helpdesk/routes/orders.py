@@ -16,6 +16,7 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import parse_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -25,14 +26,14 @@ _NOTICES = Notices({"refunded": "Refund issued.", "credited": "Goodwill credit i
 @router.get("/orders", response_class=HTMLResponse)
 def order_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every order by number."""
-    orders = list(session.exec(select(Order).order_by(col(Order.number))))
+    orders = listed(session, select(Order).order_by(col(Order.number)))
     return page(operation, "orders.html", title="Orders", orders=orders, customers=customers_by_id(session))
 
 
 def _order_page(
     session: Session, operation: OperationContext, order: Order, *, status: int = 200, **context: Any
 ) -> HTMLResponse:
-    refunds = session.exec(select(Refund).where(Refund.order_id == order.id).order_by(col(Refund.id)))
+    refunds = listed(session, select(Refund).where(Refund.order_id == order.id).order_by(col(Refund.id)))
     approvals = approvals_of(session, order)
     defaults: dict[str, Any] = {
         "notice": None,
@@ -52,9 +53,9 @@ def _order_page(
         title=f"Order {order.number}",
         order=order,
         customer=session.get(Customer, order.customer_id),
-        refunds=list(refunds),
+        refunds=refunds,
         approvals=approvals,
-        approval_codes={approval.id: approval.code for approval in approvals},
+        approvals_by_id={approval.id: approval for approval in approvals},
         currencies=CURRENCIES,
         **{**defaults, **context},
     )
@@ -91,7 +92,8 @@ def refund_order(
     refusal = refusal_for_amount(session, order, cents, amount, "Refund")
     if refusal is None and cents is not None:
         refusal = refusal_for_approval(
-            order=order, approval=found, code=approval, cents=cents, currency=currency, now=operation.clock.text()
+            order=order, approval=found, code=approval, cents=cents, currency=currency, now=operation.clock.text(),
+            shown=operation.shown,
         )
     if refusal is not None or cents is None:
         return _order_page(

@@ -15,6 +15,7 @@ from sites.helpdesk.work import escalate, refusal_to_escalate, waiting_escalatio
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -32,7 +33,7 @@ def ticket_list(session: SessionDep, operation: OperationDep, status: str = "all
         operation,
         "tickets.html",
         title="Tickets",
-        tickets=list(session.exec(query)),
+        tickets=listed(session, query),
         customers=customers_by_id(session),
         selected_status=shown,
         statuses=("all", *TICKET_STATUSES),
@@ -54,7 +55,7 @@ def _ticket_page(
     queue: str = "",
     reason: str = "",
 ) -> HTMLResponse:
-    follow_ups = session.exec(select(FollowUp).where(FollowUp.ticket_id == ticket.id).order_by(col(FollowUp.id)))
+    follow_ups = listed(session, select(FollowUp).where(FollowUp.ticket_id == ticket.id).order_by(col(FollowUp.id)))
     return page(
         operation,
         "ticket.html",
@@ -69,7 +70,7 @@ def _ticket_page(
         notify_error=notify_error,
         subject=subject,
         message=message,
-        follow_ups=list(follow_ups),
+        follow_ups=follow_ups,
         waiting=waiting_escalation(session, ticket),
         queues=ESCALATION_QUEUES,
         escalate_error=escalate_error,

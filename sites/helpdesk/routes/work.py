@@ -14,6 +14,7 @@ from sites.helpdesk.pages import PREFIX, not_found, orders_by_id, page, tickets_
 from sites.helpdesk.work import ESCALATION_RULES, FOLLOW_UP_RULES, close_follow_up, refusal_to_close
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -21,7 +22,7 @@ router = APIRouter()
 @router.get("/escalations", response_class=HTMLResponse)
 def escalations(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """The escalation rules and every ticket handed to a human queue."""
-    rows = list(session.exec(select(Escalation).order_by(col(Escalation.id))))
+    rows = listed(session, select(Escalation).order_by(col(Escalation.id)))
     return page(
         operation,
         "escalations.html",
@@ -43,7 +44,7 @@ def follow_ups(session: SessionDep, operation: OperationDep, status: str = "all"
         "follow_ups.html",
         title="Follow-ups",
         rules=FOLLOW_UP_RULES,
-        follow_ups=list(session.exec(query)),
+        follow_ups=listed(session, query),
         tickets=tickets_by_id(session),
         orders=orders_by_id(session),
         selected_status=status if status in FOLLOW_UP_STATUSES else "all",
