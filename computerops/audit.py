@@ -14,13 +14,17 @@ mutant is judged on the scripted control's own evidence. A mutant's fate:
 - `declared_equivalent`: verified success, and the task declares it equivalent with a reason;
 - `rejected_equivalent`: the task declares it equivalent but the verdict rejects it — a valid solution
   rejected, also a defect;
+- `accepted` / `refused`: a *valid* variant (the same solution read from another page that shows all the scripted
+  control's page showed, or written another way: an address in capitals, the amount in words, a date with its
+  weekday) was verified, as it must be, or rejected — a valid solution refused, a defect;
 - `not_run`: it did not reach its final done (a bound ended it), so it tests nothing.
 
 A mutant goes on regardless when the page does not offer a step's control (the step is skipped and the
 adapter records a rejected reply), so a wrong variant that could not do everything still claims what the
 scripted control claims; its result counts the skipped steps.
 
-The kill rate is killed / (killed + survived); the target is every generated non-equivalent mutant killed.
+The kill rate is killed / (killed + survived); the target is every generated non-equivalent mutant killed and
+every valid variant accepted.
 """
 
 from __future__ import annotations
@@ -39,23 +43,26 @@ from computerops.bundle import RunDirectory
 from computerops.checking import control_config, control_plan, ran_to
 from computerops.config import PlannedEpisode
 from computerops.core.formats import Versioned
+from computerops.mutant_reads import app_mutants, facts_of, page_facts, read_mutants
 from computerops.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
 from computerops.run_records import EpisodeRecord, verdict_category
 from computerops.runner import Progress, execute_run
 from replays import RecordedEpisode
 from sites.kit.clock import is_clock_time
 from sites.kit.records import Operation, Row
+from sites.kit.tenancy import TenantRegistry
 from sites.registry import site_definitions
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import Budgets
 from verifier import Claim, judge
 
-AUDIT_FORMAT: Literal["computerops.audit/1"] = "computerops.audit/1"
+AUDIT_FORMAT: Literal["computerops.audit/2"] = "computerops.audit/2"
 DEFAULT_BOUNDS = Bounds()
-Fate = Literal["killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent", "not_run"]
+Fate = Literal["killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent", "accepted", "refused",
+               "not_run"]
 FATES: tuple[Fate, ...] = ("killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent",
-                           "not_run")
-DEFECTS: frozenset[Fate] = frozenset({"survived", "rejected_equivalent"})
+                           "accepted", "refused", "not_run")
+DEFECTS: frozenset[Fate] = frozenset({"survived", "rejected_equivalent", "refused"})
 
 
 class MutantResult(BaseModel):
@@ -95,7 +102,7 @@ class AuditReport(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.audit/1"] = AUDIT_FORMAT
+    format: Literal["computerops.audit/2"] = AUDIT_FORMAT
     tasks: list[TaskAudit]
 
     def by_class(self) -> dict[MutantClass, dict[Fate, int]]:
@@ -122,8 +129,9 @@ def kill_rate(counts: Mapping[Fate, int]) -> float | None:
     return counts["killed"] / judged if judged else None
 
 
-def _reads_before(operations: list[Operation], seq: int) -> frozenset[str]:
-    return frozenset(op.path for op in operations if op.seq < seq and op.method == "GET" and 200 <= op.status < 300)
+def _shown_before(operations: list[Operation], seq: int) -> frozenset[str]:
+    """Everything the responses before operation `seq` showed (`mutant_reads.facts_of`)."""
+    return frozenset().union(*(facts_of(op.shown) for op in operations if op.seq < seq))
 
 
 def _masked(table: str, row: Row | None, generated: frozenset[tuple[str, str]]) -> Row | None:
@@ -138,8 +146,8 @@ def _masked(table: str, row: Row | None, generated: frozenset[tuple[str, str]]) 
 @dataclass(frozen=True)
 class Effect:
     """What an episode did, as far as any verifier could judge it, without ids of operations, clock times or
-    generated values: the final state, each change with the route that made it and the pages read before it,
-    every page read, and the structured answer."""
+    generated values: the final state, each change with the route that made it and what the agent had been shown
+    before it, everything it was shown, and the structured answer."""
 
     state: str
     changes: tuple[tuple[str, frozenset[str]], ...]
@@ -147,8 +155,8 @@ class Effect:
     answer: str
 
     def covers(self, reference: Effect) -> bool:
-        """The same state, changes, routes and answer, each change preceded by at least the reference's page
-        reads: reading more is never a wrong solution, doing or answering anything else may be."""
+        """The same state, changes, routes and answer, each change preceded by at least what the reference had
+        been shown: seeing more is never a wrong solution, doing or answering anything else may be."""
         return (self.state == reference.state and self.answer == reference.answer
                 and len(self.changes) == len(reference.changes)
                 and all(mine == theirs and read >= read_before
@@ -164,14 +172,16 @@ def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tupl
         change = [entry.table, entry.key, entry.change, _masked(entry.table, entry.before, generated),
                   _masked(entry.table, entry.after, generated), op.method if op else None, op.path if op else None]
         changes.append((json.dumps(change, sort_keys=True, default=str),
-                        _reads_before(evidence.operations, entry.operation)))
+                        _shown_before(evidence.operations, entry.operation)))
     state = {table: [_masked(table, row, generated) for row in rows] for table, rows in evidence.final_state.items()}
     return Effect(state=json.dumps(state, sort_keys=True, default=str), changes=tuple(changes),
-                  reads=_reads_before(evidence.operations, len(evidence.operations) + 1),
+                  reads=_shown_before(evidence.operations, len(evidence.operations) + 1),
                   answer=json.dumps([claim.success, claim.status, claim.reason, claim.answer], sort_keys=True))
 
 
 def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool) -> tuple[Fate, str]:
+    if mutant.expect == "valid":
+        return ("accepted", "") if verified else ("refused", "")
     declared = next((d for d in task.spec.equivalent_mutants if d.matches(mutant.id)), None)
     if declared is not None:
         return ("declared_equivalent" if verified else "rejected_equivalent"), declared.reason
@@ -214,6 +224,8 @@ async def audit_tasks(
     runs: dict[str, ScriptedRun] = {}
     audits: dict[str, TaskAudit] = {}
     mutants: dict[str, list[Mutant]] = {}
+    pages: dict[tuple[str, int], dict[str, frozenset[str]]] = {}
+    registry = TenantRegistry()
     for task, record in zip(tasks, scripted_records, strict=True):
         steps = list(task.spec.scripted_control)
         if record.outcome != "verified_success" or ran_to(steps, record) != len(steps) - 1:
@@ -221,7 +233,13 @@ async def audit_tasks(
             continue
         evidence, transcript = _load(scripted_bundle, record)
         run = runs[task.id] = ScriptedRun(steps=steps, transcript=transcript, evidence=evidence)
-        mutants[task.id] = [*browser_mutants(run), *claim_mutants(task.spec, run.claim)]
+        site = site_definitions()[task.spec.site]
+        key = (task.spec.site, task.spec.seed)
+        if key not in pages and not task.spec.faults:
+            pages[key] = await page_facts(registry, site, task.spec.seed)
+        mutants[task.id] = [*browser_mutants(run), *read_mutants(run, {} if task.spec.faults else pages[key]),
+                            *app_mutants(run, site), *claim_mutants(task.spec, run.claim)]
+    registry.close()
     results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
     references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]))
                   for task_id, run in runs.items()}

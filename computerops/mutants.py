@@ -22,18 +22,33 @@ from pydantic import BaseModel, ConfigDict
 from adapter.observation import control_options
 from adapter.transcript import AgentTranscript
 from computerops.core.numbers import whole_number
+from computerops.mutant_texts import (
+    address_spellings,
+    amounts_in_words,
+    answer_variants,
+    is_address,
+    is_free_text,
+    non_assertions,
+    other_records,
+    same_record_by_number,
+    weekday_contradictions,
+)
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
 from tasks.spec import AnswerCheck, AnswerField, ScriptedStep, TaskSpec
 from tasks.values import parse_date, parse_money
 from verifier import Claim
+from verifier.facts import KnownIds
 
 MutantClass = Literal[
-    "drop-step", "duplicate-step", "late-read", "perturb-value", "sibling-write", "wrong-answer", "wrong-status",
-    "wrong-reason",
+    "drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write", "non-assertion",
+    "other-record", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status", "wrong-reason",
+    "other-page", "same-fact-spelled", "same-answer-spelled",
 ]
 MUTANT_CLASSES: tuple[MutantClass, ...] = get_args(MutantClass)
-"""Every mutation operator, in the order reports show them."""
+"""Every mutation operator, in the order reports show them: wrong variants first, then the valid variants
+(`other-page`, `same-fact-spelled`, `same-answer-spelled`) that must be accepted."""
+Expectation = Literal["wrong", "valid"]
 _NAVIGATING = frozenset({"click", "navigate", "back", "press"})
 _ID_TOKEN = re.compile(r"(?<![\w-])([A-Z]{1,5}-)(\d+)(?![\w]|-\w)")
 
@@ -47,6 +62,9 @@ class Mutant(BaseModel):
     id: str
     mutant_class: MutantClass
     description: str
+    expect: Expectation = "wrong"
+    """`wrong`: a wrong solution the verdict must reject (unless truly equivalent); `valid`: the same solution
+    written or read another way, which the verdict must accept."""
     steps: list[ScriptedStep] | None = None
     claim: Claim | None = None
 
@@ -87,7 +105,7 @@ class ScriptedRun:
                      reason=finish.reason, answer=finish.answer)
 
 
-def _label(step: ScriptedStep, index: int) -> str:
+def step_label(step: ScriptedStep, index: int) -> str:
     return step.id or f"step-{index + 1}"
 
 
@@ -153,6 +171,8 @@ def value_perturbations(text: str) -> Iterator[tuple[str, str]]:
         if neighbour is not None:
             yield "next-id", neighbour
         yield from _shift_number(text)
+    if is_address(text):
+        return  # an address's case and spacing state nothing: its valid spellings are `same-fact-spelled`
     if text.swapcase() != text:
         yield "case", text.swapcase()
     if text.strip():
@@ -191,17 +211,17 @@ def browser_mutants(run: ScriptedRun) -> Iterator[Mutant]:
 
     for i in acting:
         rest = steps[:i] + steps[i + 1:]
-        yield Mutant(id=f"drop:{_label(steps[i], i)}", mutant_class="drop-step", steps=rest,
+        yield Mutant(id=f"drop:{step_label(steps[i], i)}", mutant_class="drop-step", steps=rest,
                      description=f"leaves out step {i + 1} ({steps[i].action} {steps[i].name or steps[i].url or ''})")
 
     for i in writes:
         start, form = _segment_start(steps, i), run.page_before(_segment_start(steps, i))
         again = ([ScriptedStep(action="navigate", url=form)] if form else [ScriptedStep(action="back")])
-        yield Mutant(id=f"duplicate:{_label(steps[i], i)}", mutant_class="duplicate-step",
+        yield Mutant(id=f"duplicate:{step_label(steps[i], i)}", mutant_class="duplicate-step",
                      steps=steps[: i + 1] + again + steps[start: i + 1] + steps[i + 1:],
                      description=f"submits step {i + 1} a second time, form filled again")
         if form is not None and (sibling := neighbour_page(form)) is not None:
-            yield Mutant(id=f"sibling:{_label(steps[i], i)}", mutant_class="sibling-write",
+            yield Mutant(id=f"sibling:{step_label(steps[i], i)}", mutant_class="sibling-write",
                          steps=[*steps[:i + 1], ScriptedStep(action="navigate", url=sibling),
                                 *steps[start:i + 1], *steps[i + 1:]],
                          description=f"repeats the submission of step {i + 1} on the sibling page {sibling}")
@@ -212,11 +232,11 @@ def browser_mutants(run: ScriptedRun) -> Iterator[Mutant]:
             assert page is not None
             moved = [*steps[:first], *steps[last + 1: -1], ScriptedStep(action="navigate", url=page), *steps[-1:]]
             span = f"step {first + 1}" if first == last else f"steps {first + 1}-{last + 1}"
-            yield Mutant(id=f"late-read:{_label(steps[first], first)}", mutant_class="late-read", steps=moved,
+            yield Mutant(id=f"late-read:{step_label(steps[first], first)}", mutant_class="late-read", steps=moved,
                          description=f"reads {page} ({span}) only after every write")
 
     for i in acting:
-        step, label = steps[i], _label(steps[i], i)
+        step, label = steps[i], step_label(steps[i], i)
         if step.action == "fill" and step.text is not None:
             for how, text in value_perturbations(step.text):
                 changed = step.model_copy(update={"text": text, "id": None})
@@ -242,6 +262,46 @@ def browser_mutants(run: ScriptedRun) -> Iterator[Mutant]:
             yield Mutant(id=f"perturb:{label}:next-id", mutant_class="perturb-value",
                          steps=[*steps[:i], changed, *steps[i + 1:]],
                          description=f"opens {url} instead of {step.url}")
+
+    yield from text_mutants(run)
+
+
+def text_mutants(run: ScriptedRun) -> Iterator[Mutant]:
+    """For each filled free text: rewrites that assert none of it, another record named by a bare number, a wrong
+    amount in words and a weekday contradicting a date (wrong); the amount in words and the same record by its
+    number (valid). For each filled address: its other spellings (valid)."""
+    steps = run.steps
+    known = KnownIds.of(run.evidence.final_state)
+    for i, step in enumerate(steps[:-1]):
+        if step.action != "fill" or step.text is None:
+            continue
+        name, text = step_label(step, i), step.text
+
+        def filled(value: str, i: int = i, step: ScriptedStep = step) -> list[ScriptedStep]:
+            return [*steps[:i], step.model_copy(update={"text": value, "id": None}), *steps[i + 1:]]
+
+        for how, value in address_spellings(text):
+            yield Mutant(id=f"valid:{name}:{how}", mutant_class="same-fact-spelled", expect="valid",
+                         steps=filled(value), description=f"fills {step.name!r} with {value!r}, the same address")
+        if not is_free_text(text):
+            continue
+        for how, value in non_assertions(text):
+            yield Mutant(id=f"assert:{name}:{how}", mutant_class="non-assertion", steps=filled(value),
+                         description=f"fills {step.name!r} with {value!r}, which asserts none of it")
+        for how, value in other_records(text, known):
+            yield Mutant(id=f"assert:{name}:{how}", mutant_class="other-record", steps=filled(value),
+                         description=f"fills {step.name!r} with {value!r}, naming another record")
+        for how, value in weekday_contradictions(text):
+            yield Mutant(id=f"assert:{name}:{how}", mutant_class="wrong-weekday", steps=filled(value),
+                         description=f"fills {step.name!r} with {value!r}, a weekday its date is not")
+        for how, value, valid in amounts_in_words(text):
+            yield Mutant(id=f"{'valid' if valid else 'assert'}:{name}:{how}",
+                         mutant_class="same-fact-spelled" if valid else "other-record",
+                         expect="valid" if valid else "wrong", steps=filled(value),
+                         description=f"fills {step.name!r} with {value!r}")
+        for how, value in same_record_by_number(text, known):
+            yield Mutant(id=f"valid:{name}:{how}", mutant_class="same-fact-spelled", expect="valid",
+                         steps=filled(value), description=f"fills {step.name!r} with {value!r}, the same record")
 
 
 def _field_values(name: str, spec: AnswerField, value: Any) -> Iterator[tuple[str, Any]]:
@@ -338,3 +398,11 @@ def claim_mutants(spec: TaskSpec, right: Claim) -> Iterator[Mutant]:
                      claim=claim(answer={k: v for k, v in answer.items() if k != name}))
     yield Mutant(id="answer:extra-field", mutant_class="wrong-answer", description="adds a field nobody asked for",
                  claim=claim(answer=answer | {"also": "nothing"}))
+    for name, field in check.fields.items():
+        if name not in answer:
+            continue
+        for how, value, valid in answer_variants(field, answer[name]):
+            yield Mutant(id=f"{'valid' if valid else 'answer'}:{name}:{how}",
+                         mutant_class="same-answer-spelled" if valid else "wrong-weekday",
+                         expect="valid" if valid else "wrong", description=f"answers {name} = {value!r}",
+                         claim=claim(answer=answer | {name: value}))

@@ -56,7 +56,7 @@ class RunManifest(Versioned):
     """Frozen before the first model call."""
 
     model_config = ConfigDict(extra="forbid")
-    format: Literal["computerops.manifest/1"] = formats.MANIFEST
+    format: Literal["computerops.manifest/2", "computerops.manifest/1"] = formats.MANIFEST
 
     config: RunConfig
     created_at: str

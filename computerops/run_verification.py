@@ -33,7 +33,7 @@ from computerops.run_records import EpisodeRecord, RunManifest
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
-from verifier import judge
+from verifier import rejudge
 
 
 class Verification(Versioned):
@@ -76,8 +76,8 @@ def _episode_problems(
     planned = next((p for p in config.episodes if p.episode_id == record.episode_id), None)
     if planned is None:
         return [f"{record.episode_id}: not an episode of the run's plan"]
-    verdict = judge(task.spec, task.sha256, state=episode.final_state, journal=episode.journal,
-                    operations=episode.operations, claim=claim_of(transcript))
+    verdict = rejudge(task.spec, task.sha256, episode.verdict, state=episode.final_state, journal=episode.journal,
+                      operations=episode.operations, claim=claim_of(transcript))
     problems = []
     if (found := first_difference(episode.verdict.model_dump(mode="json"), verdict.model_dump(mode="json"))):
         problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "

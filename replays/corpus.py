@@ -26,7 +26,8 @@ from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Verdict
 
-CORPUS_FORMAT: Literal["computerops.corpus/1"] = "computerops.corpus/1"
+CORPUS_FORMAT: Literal["computerops.corpus/2"] = "computerops.corpus/2"
+"""2: operations record what each response showed and which app served it (`Operation.shown`, `Operation.app`)."""
 CORPUS_ROOT = Path(__file__).parent / "corpus"
 RECORD_COMMAND = "computerops corpus record"
 
@@ -41,7 +42,7 @@ class CorpusEntry(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.corpus/1"] = CORPUS_FORMAT
+    format: Literal["computerops.corpus/2"] = CORPUS_FORMAT
     task_id: str
     task_sha256: str
     """sha256 of the task file when the entry was recorded."""

@@ -19,7 +19,7 @@ from sites.kit.oplog import TENANT_HEADER
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
-from verifier import Verdict, judge
+from verifier import Verdict, rejudge
 
 _SHOWN = 20  # mismatches listed in a receipt before the rest are summarised
 
@@ -35,9 +35,15 @@ class RecordedEpisode:
     verdict: Verdict
 
 
+_RECORDED_SINCE = frozenset({"app", "shown"})
+"""Operation fields evidence recorded before they existed lacks (None): replay compares them where recorded."""
+
+
 def _first_operation_difference(recorded: Operation, replayed: Operation) -> str | None:
     for field in Operation.model_fields:
         a, b = getattr(recorded, field), getattr(replayed, field)
+        if a is None and field in _RECORDED_SINCE and recorded.shown is None:
+            continue
         if a != b:
             where = f"operation #{recorded.seq} {recorded.method} {recorded.path}"
             return f"{where}: {field} recorded {a!r}, replayed {b!r}"
@@ -154,8 +160,8 @@ async def replay_episode(
     problems.extend(_compare_journals(episode.journal, journal))
     if canonical_sha256(state) != canonical_sha256(episode.final_state):
         problems.append(f"final state differs on replay: {_state_difference(episode.final_state, state)}")
-    verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=replayed_ops,
-                    claim=episode.verdict.claim)
+    verdict = rejudge(task.spec, task.sha256, episode.verdict, state=state, journal=journal, operations=replayed_ops,
+                      claim=episode.verdict.claim)
     if verdict != episode.verdict:
         problems.append(f"verdict differs on replay: recorded {episode.verdict.outcome}, replayed {verdict.outcome} "
                         f"(first difference: {_verdict_difference(episode.verdict, verdict)})")

@@ -196,6 +196,11 @@ class AnswerField(_Spec):
     expected: str | int | list[str]
     order: Literal["set", "sequence"] = "set"
     """For `id_list`: compare as a set (no item missing, extra or repeated) or as a sequence."""
+    match: Literal["exact", "with_qualifiers"] = "exact"
+    """For `text`: the name exactly (case, spacing and a leading article aside), or the name followed by a
+    qualifier set off by punctuation (`Orchard Room (2nd floor)`, `Orchard Room, 2nd floor`): declare the latter
+    where the question asks for a name and more detail about the same thing is harmless. `Orchard Room annex`,
+    a longer name, is another thing either way."""
 
     @model_validator(mode="after")
     def _expected_reads(self) -> AnswerField:
@@ -203,6 +208,8 @@ class AnswerField(_Spec):
             raise ValueError(f"expected {self.expected!r} is not a {self.type}")
         if self.type == "id_list" and len(set(self.expected)) != len(self.expected):  # type: ignore[arg-type]
             raise ValueError("an expected id_list repeats an item")
+        if self.match != "exact" and self.type != "text":
+            raise ValueError("match applies to text fields only")
         return self
 
 

@@ -1,6 +1,6 @@
 """Pure verifiers: (final state, journal, operations, claim) -> `Verdict`."""
 
-from verifier.judge import classify, judge, run_checks
+from verifier.judge import classify, judge, rejudge, run_checks
 from verifier.verdict import VERIFIER_VERSION, CheckResult, Claim, FalseCompletionKind, Outcome, Verdict
 
 __all__ = [
@@ -12,5 +12,6 @@ __all__ = [
     "Verdict",
     "classify",
     "judge",
+    "rejudge",
     "run_checks",
 ]

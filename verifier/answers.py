@@ -7,6 +7,7 @@ a list of ids compared as a set has no item missing, extra or repeated.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tasks.answers import REFUSAL_STATUSES
@@ -35,7 +36,19 @@ def field_problem(name: str, spec: AnswerField, given: Any) -> str | None:
         parts = ([f"missing {missing}"] if missing else []) + ([f"extra {extra}"] if extra else []) \
             + ([f"repeated {repeated}"] if repeated else [])
         return f"{name}: " + ", ".join(parts) if parts else None
+    if value != expected and spec.match == "with_qualifiers" and isinstance(given, str):
+        value = read_value(spec.type, without_qualifier(given))
     return None if value == expected else f"{name}: {given!r} is not the expected {spec.type}"
+
+
+_QUALIFIED = re.compile(r"\s*(.+?)\s*(?:\([^()]*\)|[,;:]\s.*|\s[-–—]\s.*)\s*\.?\s*", re.DOTALL)
+
+
+def without_qualifier(text: str) -> str:
+    """A name with its qualifier taken off: `Orchard Room (2nd floor)` and `Orchard Room, 2nd floor` are
+    `Orchard Room`; a name with nothing set off by punctuation is itself."""
+    match = _QUALIFIED.fullmatch(text)
+    return match.group(1) if match else text
 
 
 def check_answer(check: AnswerCheck, claim: Claim) -> CheckResult:

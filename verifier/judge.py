@@ -109,3 +109,20 @@ def judge(
         state_passed=state_passed, mutations_passed=mutations_passed, procedure_passed=procedure_passed,
         claim=claim, outcome=outcome, false_completion_kind=kind,
     )
+
+
+def rejudge(
+    task: TaskSpec,
+    task_sha256: str,
+    recorded: Verdict,
+    *,
+    state: StateSnapshot,
+    journal: Sequence[JournalEntry],
+    operations: Sequence[Operation],
+    claim: Claim,
+) -> Verdict:
+    """Judge saved evidence again (replay, verify). When the judgement is the one recorded, the verdict keeps the
+    recorded verifier version: evidence an older verifier judged verifies as long as this one judges it the same;
+    any other judgement carries this verifier's version, so the difference names both."""
+    verdict = judge(task, task_sha256, state=state, journal=journal, operations=operations, claim=claim)
+    return recorded if verdict.same_judgement(recorded) else verdict

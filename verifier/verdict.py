@@ -10,8 +10,9 @@ from computerops.core import formats
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 
-VERIFIER_VERSION = "2"
-"""2: structured answers, facts in free text, effect history, ordered visits, damaging failure."""
+VERIFIER_VERSION = "3"
+"""2: structured answers, facts in free text, effect history, ordered visits, damaging failure. 3: what the agent was
+shown (`seen`), apps not used, free text read as assertions, typed values (e-mail, phone, text)."""
 
 CheckCategory = Literal["state", "mutation", "procedure"]
 Outcome = Literal["verified_success", "false_completion", "honest_failure", "damaging_failure", "unclaimed_success"]
@@ -65,6 +66,10 @@ class Verdict(Versioned):
     @property
     def passed(self) -> bool:
         return self.state_passed and self.mutations_passed and self.procedure_passed
+
+    def same_judgement(self, other: Verdict) -> bool:
+        """The same judgement, whichever verifier version stamped it."""
+        return self.model_copy(update={"verifier_version": other.verifier_version}) == other
 
     def judgement_sha256(self) -> str:
         """The canonical hash of the judgement, its file's format left out: receipts written before verdicts named

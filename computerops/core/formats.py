@@ -16,11 +16,13 @@ versioned by the manifest's format.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from pydantic import BaseModel, model_validator
 
-MANIFEST: Final = "computerops.manifest/1"
+MANIFEST: Final = "computerops.manifest/2"
+"""2: each operation records what its response showed and which app served it (`Operation.shown`, `Operation.app`);
+a manifest/1 run's operations lack both (replay compares them only where recorded)."""
 EPISODE_RECORD: Final = "computerops.episode/1"
 TRANSCRIPT: Final = "computerops.transcript/1"
 VERDICT: Final = "computerops.verdict/1"
@@ -34,15 +36,19 @@ class UnknownFormat(ValueError):
 
 
 class Versioned(BaseModel):
-    """A model written to disk with its format version; subclasses set `format: Literal[<VERSION>] = <VERSION>`."""
+    """A model written to disk with its format version; subclasses set `format: Literal[<VERSION>] = <VERSION>`, or
+    `Literal[<VERSION>, <OLDER>...] = <VERSION>` when this reader also reads older versions (it writes the newest)."""
 
     @model_validator(mode="before")
     @classmethod
     def _refuse_unknown_format(cls, data: Any) -> Any:
         if isinstance(data, dict) and "format" in data:
-            current = cls.model_fields["format"].default
+            field = cls.model_fields["format"]
+            current = field.default
+            readable = get_args(field.annotation) or (current,)
             found = data["format"]
-            if found != current:
-                raise UnknownFormat(f"format {found!r} is not one this ComputerOps reads (it reads {current!r}); "
+            if found not in readable:
+                also = "".join(f", {older!r}" for older in readable if older != current)
+                raise UnknownFormat(f"format {found!r} is not one this ComputerOps reads (it reads {current!r}{also}); "
                                     "read it with the ComputerOps version that wrote it")
         return data

@@ -23,6 +23,9 @@ class AppRoute:
     app: str
     method: str
     path: str
+    example: str | None = None
+    """A page of the app below its entry page (the audit opens it to test that a task withholding the app refuses
+    its sub-pages too)."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ WEBMAIL = SiteDefinition(
     seed=seed_webmail,
     start_path="/webmail/",
     fault_support=frozenset({"duplicate_delivery", "out_of_order"}),
+    documents=frozenset({"mail-policy"}),
 )
 
 __all__ = ["WEBMAIL"]

@@ -9,6 +9,7 @@ from starlette.responses import HTMLResponse
 from sites.inventory.models import PO_OPEN_STATUSES, Product, PurchaseOrder, StockAdjustment
 from sites.inventory.pages import page, products_by_id
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -33,6 +34,6 @@ def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
 @router.get("/adjustments", response_class=HTMLResponse)
 def adjustments(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every stock adjustment, oldest first, with its product, change, reason and reference."""
-    rows = list(session.exec(select(StockAdjustment).order_by(col(StockAdjustment.id))))
+    rows = listed(session, select(StockAdjustment).order_by(col(StockAdjustment.id)))
     return page(operation, "adjustments.html", title="Stock adjustments", adjustments=rows,
                 products=products_by_id(session))

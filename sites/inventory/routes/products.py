@@ -11,13 +11,13 @@ from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
 from computerops.core.numbers import whole_number
-from sites.inventory.models import ADJUSTMENT_REASONS, CATEGORIES, Product, StockAdjustment
+from sites.inventory.models import ADJUSTMENT_REASONS, CATEGORIES, Product, PurchaseOrder, StockAdjustment
 from sites.inventory.pages import PREFIX, not_found, page, product_by_sku
 from sites.inventory.stock import (
     MAX_PRICE_PERCENT,
     MIN_PRICE_PERCENT,
     new_price,
-    open_orders_of,
+    open_lines_of,
     parse_integer,
     record_adjustment,
     refusal_for_adjustment,
@@ -29,6 +29,7 @@ from sites.kit.money import format_cents, parse_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -40,7 +41,7 @@ def _filtered(session: Session, category: str, stock: str) -> list[Product]:
     query = select(Product).order_by(col(Product.sku))
     if category in CATEGORIES:
         query = query.where(Product.category == category)
-    rows = list(session.exec(query))
+    rows = listed(session, query)  # the whole category (or catalogue), unless "low" leaves some of it out
     if stock == "low":
         rows = [product for product in rows if product.stock < product.reorder_point]
     return rows
@@ -144,9 +145,12 @@ def bulk_edit(
 def _product_page(
     session: Session, operation: OperationContext, product: Product, *, status: int = 200, **context: Any
 ) -> HTMLResponse:
-    history = session.exec(
-        select(StockAdjustment).where(StockAdjustment.product_id == product.id).order_by(col(StockAdjustment.id))
+    history = listed(
+        session,
+        select(StockAdjustment).where(StockAdjustment.product_id == product.id).order_by(col(StockAdjustment.id)),
     )
+    open_lines = open_lines_of(session, product)
+    orders = {order.id: order for order in session.exec(select(PurchaseOrder)) if order.id is not None}
     defaults: dict[str, Any] = {
         "notice": None,
         "edit_error": None,
@@ -165,8 +169,9 @@ def _product_page(
         status=status,
         title=f"{product.sku} {product.name}",
         product=product,
-        adjustments=list(history),
-        open_orders=open_orders_of(session, product),
+        adjustments=history,
+        open_lines=open_lines,
+        orders=orders,
         categories=CATEGORIES,
         reasons=ADJUSTMENT_REASONS,
         **{**defaults, **context},
@@ -240,7 +245,7 @@ def adjust_stock(
     product = product_by_sku(session, sku)
     if product is None:
         return not_found(operation, f"Product {sku}")
-    refusal = refusal_for_adjustment(product, quantity, reason)
+    refusal = refusal_for_adjustment(product, quantity, reason, operation.shown)
     change = parse_integer(quantity)
     if refusal is not None or change is None:
         return _product_page(
@@ -256,7 +261,7 @@ def discontinue_product(sku: str, session: SessionDep, operation: OperationDep) 
     product = product_by_sku(session, sku)
     if product is None:
         return not_found(operation, f"Product {sku}")
-    refusal = refusal_for_discontinuing(session, product)
+    refusal = refusal_for_discontinuing(session, product, operation.shown)
     if refusal is not None:
         return _product_page(session, operation, product, status=422, discontinue_error=refusal)
     product.status = "discontinued"

@@ -15,6 +15,7 @@ from sites.inventory.stock import lines_of, parse_integer, receive, refusal_for_
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -24,7 +25,7 @@ _NOTICES = Notices({"received": "Goods received.", "cancelled": "Purchase order 
 @router.get("/purchase-orders", response_class=HTMLResponse)
 def order_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every purchase order by number with supplier, status and dates."""
-    orders = list(session.exec(select(PurchaseOrder).order_by(col(PurchaseOrder.number))))
+    orders = listed(session, select(PurchaseOrder).order_by(col(PurchaseOrder.number)))
     return page(operation, "purchase_orders.html", title="Purchase orders", orders=orders)
 
 
@@ -83,7 +84,7 @@ def receive_order(
     entries = [
         (item, products[item.product_id], typed_by_line.get(str(item.id), "0")) for item in lines_of(session, order)
     ]
-    refusal = refusal_for_receiving(order, entries)
+    refusal = refusal_for_receiving(order, entries, operation.shown)
     if refusal is not None:
         typed = {item.id: text for item, _product, text in entries}
         return _order_page(session, operation, order, status=422, receive_error=refusal, typed=typed)
@@ -98,7 +99,7 @@ def cancel_order(number: str, session: SessionDep, operation: OperationDep) -> R
     order = order_by_number(session, number)
     if order is None:
         return not_found(operation, f"Purchase order {number}")
-    refusal = refusal_for_cancelling(order)
+    refusal = refusal_for_cancelling(order, operation.shown)
     if refusal is not None:
         return _order_page(session, operation, order, status=422, cancel_error=refusal)
     order.status = "cancelled"

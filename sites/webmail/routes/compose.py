@@ -34,10 +34,14 @@ def _form(
     body: str = "",
     original: Message | None = None,
     forward: bool = False,
+    draft: Message | None = None,
     error: str | None = None,
 ) -> HTMLResponse:
+    """The message form; filled from `draft` (read off the row, so the page records its fields as shown) or else
+    from `recipient`, `subject` and `body` (what was typed, shown again after a refusal)."""
     return page(operation, "compose.html", status=200 if error is None else 422, title=title, action=action,
-                recipient=recipient, subject=subject, body=body, original=original, forward=forward, error=error)
+                recipient=recipient, subject=subject, body=body, original=original, forward=forward, draft=draft,
+                error=error)
 
 
 def _done(folder: str) -> RedirectResponse:
@@ -132,8 +136,7 @@ def draft_form(message_id: str, session: SessionDep, operation: OperationDep) ->
     draft = message_by_id(session, message_id, "drafts")
     if draft is None:
         return not_found(operation, f"Draft {message_id}")
-    return _form(operation, title=f"Draft: {draft.subject}", action=f"{PREFIX}/drafts/{draft.id}",
-                 recipient=draft.recipient, subject=draft.subject, body=draft.body)
+    return _form(operation, title=f"Draft: {draft.subject}", action=f"{PREFIX}/drafts/{draft.id}", draft=draft)
 
 
 @router.post("/drafts/{message_id}", response_model=None)

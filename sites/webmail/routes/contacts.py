@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 from sites.webmail.mail import is_address
 from sites.webmail.models import Contact
 from sites.webmail.pages import PREFIX, contact_by_id, not_found, page
@@ -29,7 +30,7 @@ def _problem(name: str, email: str) -> str | None:
 
 
 def _contact_form(
-    operation: OperationContext, *, title: str, action: str, button: str, values: dict[str, str],
+    operation: OperationContext, *, title: str, action: str, button: str, values: Contact | dict[str, str],
     error: str | None = None, notice: str | None = None,
 ) -> HTMLResponse:
     return page(operation, "contact.html", status=200 if error is None else 422, title=title, action=action,
@@ -39,7 +40,7 @@ def _contact_form(
 @router.get("/contacts", response_class=HTMLResponse)
 def contact_list(session: SessionDep, operation: OperationDep, added: str = "") -> HTMLResponse:
     """Every contact by name: name (linking to the contact), email, phone, company."""
-    rows = list(session.exec(select(Contact).order_by(col(Contact.name), col(Contact.id))))
+    rows = listed(session, select(Contact).order_by(col(Contact.name), col(Contact.id)))
     return page(operation, "contacts.html", title="Contacts", contacts=rows,
                 notice="Contact added." if added else None)
 
@@ -69,13 +70,13 @@ def add_contact(
 
 @router.get("/contacts/{contact_id}", response_model=None)
 def contact_detail(contact_id: str, session: SessionDep, operation: OperationDep, saved: str = "") -> Response:
-    """A contact in its edit form."""
+    """A contact in its edit form, filled with its stored fields (the form reads them off the row, so the page
+    records them as shown)."""
     contact = contact_by_id(session, contact_id)
     if contact is None:
         return not_found(operation, f"Contact {contact_id}")
-    values = {"name": contact.name, "email": contact.email, "phone": contact.phone, "company": contact.company}
     return _contact_form(operation, title=contact.name, action=f"{PREFIX}/contacts/{contact.id}",
-                         button="Save contact", values=values, notice="Contact saved." if saved else None)
+                         button="Save contact", values=contact, notice="Contact saved." if saved else None)
 
 
 @router.post("/contacts/{contact_id}", response_model=None)

@@ -10,6 +10,7 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import as_delivered
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 from sites.webmail.mail import POLICY_RULES
 from sites.webmail.models import Message
 from sites.webmail.pages import message_by_id, not_found, page
@@ -22,9 +23,10 @@ _NOTICES = Notices({"sent": "Message sent.", "saved": "Draft saved."})
 def _folder_page(session: Session, operation: OperationContext, folder: str, title: str, notice: str) -> HTMLResponse:
     """A folder's messages, newest first. Faults this page carries out (docs/faults.md): `duplicate_delivery`
     lists the message `params.message` (an id) a second time, as delivered again (it is the same message);
-    `out_of_order` leaves it out, as if it had not arrived yet."""
+    `out_of_order` leaves it out, as if it had not arrived yet (then the page does not show the whole folder, so
+    no listing of it is recorded)."""
     query = select(Message).where(Message.folder == folder).order_by(col(Message.sent_at).desc(), col(Message.id))
-    rows = as_delivered(session.exec(query), operation.fault, "message", lambda message: str(message.id))
+    rows = as_delivered(listed(session, query), operation.fault, "message", lambda message: str(message.id))
     return page(operation, "folder.html", title=title, folder=folder, rows=rows, notice=_NOTICES.named(notice))
 
 

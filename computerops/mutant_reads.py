@@ -1,0 +1,183 @@
+"""Mutants of what an agent looks at: a read replaced by a view that does not show the fact, by another page that
+shows all of it, and a look at an app the task may not use.
+
+For `computerops tasks audit`. The reads are the scripted control's *information reads*: side trips before its
+first write (pages it opens only to read and leaves again) and the pages it opens after its last write before it
+finishes (reading the state back). A wrong variant replaces such a page by one that shows something else: the
+sibling record (`/orders/O-1043` for `/orders/O-1042`), the same list under another filter value or category, a
+search that finds nothing. A valid variant replaces it by another page of the site that shows everything the
+original showed (found by `page_facts`, an in-process crawl of the site's links on a fresh tenant), so any check of
+what the agent was shown must accept it. An app mutant opens a sub-page of an app of the site the scripted control
+never used, before the final answer: wrong where the task withholds that app, harmless (an extra read) elsewhere.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import deque
+from collections.abc import Iterator
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import httpx
+
+from adapter.observation import control_fields, parse_control_line
+from computerops.mutants import Mutant, ScriptedRun, neighbour_page, side_trips, step_label
+from sites.kit.app import create_app
+from sites.kit.oplog import TENANT_HEADER
+from sites.kit.records import Shown
+from sites.kit.site import SiteDefinition
+from sites.kit.tenancy import TenantRegistry
+from tasks import ScriptedStep
+
+_HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+_PAGE_LIMIT = 150
+
+
+def facts_of(shown: Shown | None) -> frozenset[str]:
+    """What a response showed, as comparable facts: each row column, each whole list, each document."""
+    if shown is None:
+        return frozenset()
+    facts = {f"row:{group.table}:{json.dumps(row)}:{field}"
+             for group in shown.records for row in group.rows for field in group.fields}
+    facts |= {f"list:{lst.table}:{json.dumps(lst.where, sort_keys=True)}" for lst in shown.listings}
+    facts |= {f"doc:{name}" for name in shown.documents}
+    return frozenset(facts)
+
+
+async def page_facts(registry: TenantRegistry, site: SiteDefinition, seed: int) -> dict[str, frozenset[str]]:
+    """Every page the site's links reach from its start page on a fresh tenant, with what it shows: the pages an
+    agent may read the same facts from. GET links only, so nothing changes."""
+    tenant = registry.create(site.name, seed)
+    found: dict[str, frozenset[str]] = {}
+    try:
+        transport = httpx.ASGITransport(app=create_app(registry))
+        async with httpx.AsyncClient(transport=transport, base_url="http://audit.invalid") as client:
+            queue, queued = deque([site.start_path]), {site.start_path}
+            while queue and len(found) < _PAGE_LIMIT:
+                path = queue.popleft()
+                response = await client.get(path, headers={TENANT_HEADER: tenant.token})
+                if response.status_code != 200 or "text/html" not in response.headers.get("content-type", ""):
+                    continue
+                operation = tenant.operations()[-1]
+                found[path] = facts_of(operation.shown)
+                for href in _HREF.findall(response.text):
+                    target = urlsplit(html.unescape(href))
+                    if target.scheme or target.netloc or not site.owns_path(target.path):
+                        continue
+                    page = target.path + (f"?{target.query}" if target.query else "")
+                    if page not in queued:
+                        queued.add(page)
+                        queue.append(page)
+    finally:
+        registry.drop(tenant)
+    return found
+
+
+def information_reads(run: ScriptedRun) -> Iterator[tuple[int, int, str, bool]]:
+    """(first, last, page, before_writes) for each information read: every page a side trip before the first write
+    loads (not the page it returns to), and every page loaded after the last write before the final answer."""
+    steps = run.steps
+    writes = [i for i in range(len(steps) - 1) if run.wrote(i)]
+    if writes:
+        for first, last in side_trips(run, writes[0]):
+            back = run.page_before(first)
+            for i in range(first, last + 1):
+                page = run.loaded(i)
+                if page is not None and page != back:
+                    yield first, last, page, True
+    start = writes[-1] + 1 if writes else 0
+    for i in range(start, len(steps) - 1):
+        page = run.loaded(i)
+        if page is not None and not run.wrote(i) and steps[i].action in ("click", "navigate", "back"):
+            yield i, i, page, False
+
+
+def _comboboxes(observation: str) -> list[tuple[str, str, list[str]]]:
+    """(name, value, options) of each combobox the observation shows."""
+    found = []
+    for line in observation.splitlines():
+        parsed = parse_control_line(line)
+        if parsed is None or parsed[1] != "combobox":
+            continue
+        fields = control_fields(line) or {}
+        options = fields.get("options")
+        if isinstance(options, list):
+            found.append((parsed[2], str(fields.get("value") or ""), [str(o) for o in options]))
+    return found
+
+
+def blind_views(page: str, observation: str) -> Iterator[tuple[str, str]]:
+    """(how, page) for views that do not show what `page` showed: the sibling record, each filter of the page set
+    to other values it offers, a search that finds nothing."""
+    sibling = neighbour_page(page)
+    if sibling is not None and sibling != page:
+        yield "sibling", sibling
+    path, _, query = page.partition("?")
+    params = dict(parse_qsl(query, keep_blank_values=True))
+    for name, value, options in _comboboxes(observation):
+        key = next((k for k, v in params.items() if v == value), name.lower().replace(" ", "_"))
+        for other in [o for o in options if o != value][:2]:
+            changed = {**params, key: other}
+            yield f"filter-{key}-{re.sub(r'[^a-z0-9]+', '-', other.lower()).strip('-')}", \
+                f"{path}?{urlencode(changed)}"
+    for key in params:
+        if key in ("q", "query", "search"):
+            yield "search-nothing", f"{path}?{urlencode({**params, key: 'zzz nothing matches'})}"
+
+
+def read_mutants(run: ScriptedRun, pages: dict[str, frozenset[str]]) -> Iterator[Mutant]:
+    """Blind-read mutants (wrong) and other-page mutants (valid) of each information read."""
+    steps = run.steps
+    seen_ids: set[str] = set()
+    for first, last, page, before_writes in information_reads(run):
+        back = run.page_before(first) if before_writes else None
+        index = next(i for i in range(first, last + 1) if run.loaded(i) == page)
+        observation = run.observation_before(index + 1)
+        tail = [ScriptedStep(action="navigate", url=back)] if back is not None else []
+
+        def replaced(target: str, first: int = first, last: int = last,
+                     tail: list[ScriptedStep] = tail) -> list[ScriptedStep]:
+            return [*steps[:first], ScriptedStep(action="navigate", url=target), *tail, *steps[last + 1:]]
+
+        for how, target in blind_views(page, observation):
+            mutant_id = f"blind-read:{step_label(steps[index], index)}:{how}"
+            if mutant_id in seen_ids:
+                continue
+            seen_ids.add(mutant_id)
+            yield Mutant(id=mutant_id, mutant_class="blind-read", steps=replaced(target),
+                         description=f"reads {target} instead of {page} (steps {first + 1}-{last + 1})")
+        shown = _shown_by_step(run, index)
+        if before_writes and shown:
+            others = sorted(p for p, facts in pages.items() if p != page and facts >= shown)
+            if others:
+                mutant_id = f"other-page:{step_label(steps[index], index)}"
+                if mutant_id not in seen_ids:
+                    seen_ids.add(mutant_id)
+                    yield Mutant(id=mutant_id, mutant_class="other-page", expect="valid", steps=replaced(others[0]),
+                                 description=f"reads {others[0]}, which shows all that {page} shows, instead")
+
+
+def _shown_by_step(run: ScriptedRun, index: int) -> frozenset[str]:
+    """What the page the step at `index` loaded showed (its last successful GET)."""
+    gets = [op for op in run.evidence.operations
+            if op.action == index + 1 and op.method == "GET" and 200 <= op.status < 300]
+    return facts_of(gets[-1].shown) if gets else frozenset()
+
+
+def app_mutants(run: ScriptedRun, site: SiteDefinition) -> Iterator[Mutant]:
+    """For each app of the site the scripted control never used, a look at one of its sub-pages before the final
+    answer."""
+    used = {op.app for op in run.evidence.operations if op.app is not None}
+    examples: dict[str, str] = {}
+    for route in site.apps:
+        if route.example is not None:
+            examples.setdefault(route.app, route.example)
+    for app, example in sorted(examples.items()):
+        if app in used:
+            continue
+        steps = run.steps
+        yield Mutant(id=f"app:{app}", mutant_class="app-sub-page",
+                     steps=[*steps[:-1], ScriptedStep(action="navigate", url=example), steps[-1]],
+                     description=f"also opens {example} (app {app}) before the final answer")
