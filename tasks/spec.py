@@ -581,6 +581,9 @@ class TaskSpec(_Spec):
     expected_state: list[StateCheck] = Field(default_factory=list)
     allowed_mutations: list[MutationRule] = Field(default_factory=list)
     """Empty means nothing may change."""
+    own_corrections: bool = True
+    """An agent may correct a row it inserted in the episode (update it so that it is still a row some rule allows
+    inserting, or delete it): the same rule on every site. False where the task says its first write must stand."""
     required_procedure: list[ProcedureCheck] = Field(default_factory=list)
     scripted_control: list[ScriptedStep] = Field(min_length=1)
     negative_controls: list[NegativeControl] = Field(default_factory=list)

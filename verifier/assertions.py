@@ -10,7 +10,7 @@ marks where a statement is taken back:
 - **modality and futurity** (`will`, `would`, `should`, `can`, `may`, `to be`, `going to`, `being`, ...) take back
   what follows them in the clause; **pending states** (`pending`, `scheduled`, `queued`, `awaiting`, `in progress`,
   ...) take back the whole clause; a **condition** (`if`, `once`, `unless`, `as soon as`, ...) takes back its whole
-  sentence;
+  sentence, and so does a question;
 - **reported failure**: a delivery that came back (`bounced`, `undeliverable`, `was returned`, `returned to
   sender`) takes back the whole text (the notice that something was sent and then returned does not say it
   arrived); other failures (`failed`, `rejected`, `declined`, `reversed`, `voided`) take back their sentence.
@@ -140,7 +140,9 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
             local = [(a - s_start, b - s_start) for a, b in spans]
             condition = _outside(_CONDITION.finditer(sentence), local)
             failure = _outside(_FAILURE.finditer(sentence), local)
-            if condition:
+            if sentence.rstrip().endswith("?"):
+                whole_sentence = "question"
+            elif condition:
                 whole_sentence = f"condition {condition[0].group(0)!r}"
             elif failure:
                 whole_sentence = f"reported failure {failure[0].group(0)!r}"

@@ -108,10 +108,25 @@ def _describe(entry: JournalEntry) -> str:
     return f"#{entry.seq} {entry.change} {entry.table} {entry.key}" + (f" ({fields})" if fields else "")
 
 
-def check_mutations(rules: Sequence[MutationRule], journal: Sequence[JournalEntry]) -> CheckResult:
-    """Every journal entry is allowed by some rule; anything else is a forbidden mutation."""
+def _own_correction(entry: JournalEntry, rules: Sequence[MutationRule], created: set[tuple[str, str]]) -> bool:
+    """The agent corrected a row it inserted in this episode: an update that leaves it a row some rule allows
+    inserting, or its deletion. One rule on every site (`TaskSpec.own_corrections`)."""
+    if (entry.table, repr(sorted(entry.key.items()))) not in created:
+        return False
+    if entry.change == "delete":
+        return True
+    return entry.change == "update" and any(
+        rule.table == entry.table and "insert" in rule.change and row_matches(entry.after or {}, rule.where)
+        for rule in rules)
+
+
+def check_mutations(rules: Sequence[MutationRule], journal: Sequence[JournalEntry], *,
+                    own_corrections: bool = True) -> CheckResult:
+    """Every journal entry is allowed by some rule, or (`own_corrections`) corrects a row the episode inserted;
+    anything else is a forbidden mutation."""
     created = _created(journal)
-    forbidden = [entry for entry in journal if not any(_allowed(entry, rule, created) for rule in rules)]
+    forbidden = [entry for entry in journal if not any(_allowed(entry, rule, created) for rule in rules)
+                 and not (own_corrections and _own_correction(entry, rules, created))]
     if forbidden:
         shown = "; ".join(_describe(e) for e in forbidden[:_SHOWN])
         more = f" and {len(forbidden) - _SHOWN} more" if len(forbidden) > _SHOWN else ""

@@ -47,10 +47,20 @@ _WEEKDAY_NEAR = re.compile(rf"\b({WEEKDAY_PATTERN})\.?,?\s*(?:the\s+)?$", re.IGN
 _WEEKDAY_AFTER = re.compile(rf"^,?\s*\(?\s*({WEEKDAY_PATTERN})\b", re.IGNORECASE)
 
 
+_SMALL = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_SCALE_COMMA = re.compile(r"\b(thousand|million|billion),\s+(?=(?:one|two|three|four|five|six|seven|eight|nine|"
+                          r"ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|"
+                          r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)\b)", re.IGNORECASE)
+_SMALL_MONEY = re.compile(rf"\b({'|'.join(_SMALL)})(?=\s+(?:{CURRENCY_PATTERN}|cents?|pence)(?![^\W\d_]))",
+                          re.IGNORECASE)
+
+
 def read_text(text: str) -> str:
-    """The text as the verifier reads it: numbers in words as digits, and an amount written in major and minor
-    units ("49 euros and 90 cents") as one amount ("49.90 euros")."""
-    converted = digits(text)
+    """The text as the verifier reads it: numbers in words as digits (small ones too where they count money: "one
+    euro"), and an amount written in major and minor units ("49 euros and 90 cents") as one amount ("49.90
+    euros")."""
+    joined = _SCALE_COMMA.sub(r"\1 ", text)  # "one thousand, one hundred" is one number
+    converted = _SMALL_MONEY.sub(lambda m: str(_SMALL.index(m.group(1).lower())), digits(joined))
     return _MINOR_UNITS.sub(lambda m: f"{m.group(1)}.{int(m.group(3)):02d} {m.group(2)}", converted)
 
 

@@ -53,7 +53,7 @@ def run_checks(
             results.append(check_seen(procedure, operations, journal, state))
         elif isinstance(procedure, NotUsed):
             results.append(check_not_used(procedure, operations))
-    results.append(check_mutations(task.allowed_mutations, journal))
+    results.append(check_mutations(task.allowed_mutations, journal, own_corrections=task.own_corrections))
     return results
 
 

@@ -2,9 +2,10 @@
 
 Apps, all under `/invoices`: the invoice viewer (documents: vendor, number, date, currency, line
 items, total), the record form (vendor, invoice number, date, currency, total → one payable
-record), payable records (list and correction), web search (a canned corpus), a calculator (adds
-up amounts), a spreadsheet (line amounts without header fields) and email (sending is the wrong
-action for every task: a forbidden mutation).
+record), payable records (list and correction), web search (a canned corpus, each of its pages a
+document `search:<key>`), a calculator (adds up amounts), a spreadsheet (line amounts without
+header fields) and email (sending is the wrong action for every task: a forbidden mutation). The
+record form's list of accepted currencies is the document `accepted-currencies`.
 
 The number of apps is a task parameter: a task's `start_path` is the portal with the allowed apps
 in its query, e.g. `/invoices/portal?apps=viewer,form` (keys: viewer, form, records, search,
@@ -17,6 +18,7 @@ Fixed ids the tasks use are documented in `sites.invoices.seed`.
 from sites.invoices.models import ACCEPTED_CURRENCIES, METADATA
 from sites.invoices.pages import APP_ROUTES
 from sites.invoices.routes import build_router
+from sites.invoices.routes.search import SEARCH_DOCUMENTS
 from sites.invoices.seed import seed_invoices
 from sites.kit.site import SiteDefinition
 
@@ -29,6 +31,7 @@ INVOICES = SiteDefinition(
     start_path="/invoices/portal",
     generated_columns=frozenset({("email", "message_id")}),
     apps=APP_ROUTES,
+    documents=frozenset({"accepted-currencies", *SEARCH_DOCUMENTS}),
 )
 
 __all__ = ["ACCEPTED_CURRENCIES", "INVOICES"]

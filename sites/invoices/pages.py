@@ -9,6 +9,7 @@ from sqlmodel import Session, col, select
 
 from sites.invoices.models import Invoice, InvoiceLine, Payable
 from sites.kit.pages import SitePages
+from sites.kit.shown import listed
 from sites.kit.site import AppRoute
 
 PAGES = SitePages(Path(__file__).parent / "templates")
@@ -60,9 +61,9 @@ def invoice_by_number(session: Session, number: str) -> Invoice | None:
 
 
 def lines_of(session: Session, invoice: Invoice) -> list[InvoiceLine]:
-    """The invoice's line items in printed order."""
+    """The invoice's line items in printed order (recorded as a listing: a page shows them all)."""
     query = select(InvoiceLine).where(InvoiceLine.invoice_id == invoice.id).order_by(col(InvoiceLine.position))
-    return list(session.exec(query))
+    return listed(session, query)
 
 
 def payable_by_reference(session: Session, reference: str) -> Payable | None:

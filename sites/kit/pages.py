@@ -26,7 +26,7 @@ class PageRenderer:
             undefined=StrictUndefined,  # a misspelt variable fails a test instead of rendering blank
             keep_trailing_newline=True,
         )
-        self.env.filters["money"] = format_cents
+        self.env.add_filter("money", format_cents)
 
     def text(self, name: str, *, recorder: ShownRecorder | None = None, **context: Any) -> str:
         """The rendered template as text; the row columns it reads go to `recorder` (`sites.kit.shown`)."""

@@ -1,8 +1,11 @@
 """What a response showed: the rows and columns its page read, the lists it showed whole, the documents it rendered.
 
 Sites render every page through the kit (`sites.kit.pages.SitePages.page`), and the kit's Jinja2 environment
-records each column a template reads of a row (`{{ ticket.status }}`, `{{ customers[t.customer_id].name }}`), so
-no site can forget to say what it showed, and a column a page does not read is not counted as shown. A list shows
+records each column of a row a template *outputs* (`{{ ticket.status }}`, `{{ customers[t.customer_id].name }}`,
+`{{ refund.amount_cents|money }}`): a value read from a row carries where it came from, and the environment's
+`finalize`, which every `{{ ... }}` goes through, records it. So no site can forget to say what it showed, and a
+column a page only tests (`{% if g.id != 2 %}`, a look-up key) is not counted as shown; a true/false column is
+counted where it is read, since pages show it by what they print for it. A list shows
 the *absence* of rows only when the site read it with `listed(session, statement)`: the kit takes the list's filter
 from the statement itself (equality conditions only, no limit cut it short), and keeps the listing only if the
 page went on to show every row the statement returned. A static text the page renders (a policy, the escalation
@@ -142,27 +145,84 @@ def recording(recorder: ShownRecorder | None) -> Any:
         _RECORDING.reset(token)
 
 
+class _FromRow(str):
+    """A text read from a row's column, carrying which (`origin`: the row and the column)."""
+
+    origin: tuple[Any, str]
+
+
+class _IntFromRow(int):
+    origin: tuple[Any, str]
+
+
+class _FloatFromRow(float):
+    origin: tuple[Any, str]
+
+
+def _carrying(value: Any, origin: tuple[Any, str]) -> Any:
+    """The value marked with where it came from, when its type can be (texts and numbers)."""
+    kind = {str: _FromRow, int: _IntFromRow, float: _FloatFromRow}.get(type(value))
+    if kind is None:
+        return value
+    marked = kind(value)
+    marked.origin = origin
+    return marked
+
+
+def _finalize(value: Any) -> Any:
+    """Every value a template outputs passes here: one read from a row is recorded as shown."""
+    origin = getattr(value, "origin", None)
+    recorder = _RECORDING.get()
+    if origin is not None and recorder is not None:
+        recorder.read(*origin)
+    return value
+
+
+def _keeping_origin(fn: Any) -> Any:
+    """A filter whose result carries its input's origin (`{{ cents|money }}` shows the cents column)."""
+    def wrapped(value: Any, *args: Any, **kwargs: Any) -> Any:
+        result = fn(value, *args, **kwargs)
+        origin = getattr(value, "origin", None)
+        return result if origin is None else _carrying(result, origin)
+
+    for attribute in ("jinja_pass_arg",):
+        if hasattr(fn, attribute):
+            setattr(wrapped, attribute, getattr(fn, attribute))
+    return wrapped
+
+
 class RecordingEnvironment(Environment):
-    """A Jinja2 environment whose attribute and item look-ups tell the current recorder which row columns a
-    template read; `shows(name)` records a document."""
+    """A Jinja2 environment whose outputs tell the current recorder which row columns a template showed;
+    `shows(name)` records a document. Filters added with `add_filter` pass the origin of their input on."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
+        super().__init__(finalize=_finalize, **options)
         self.globals["shows"] = _shows
+        for name in ("upper", "lower", "title", "capitalize", "trim", "string", "e", "escape", "truncate", "round",
+                     "int", "float", "default", "d"):
+            self.filters[name] = _keeping_origin(self.filters[name])
+
+    def add_filter(self, name: str, fn: Any) -> None:
+        self.filters[name] = _keeping_origin(fn)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        value = super().getattr(obj, attribute)
-        recorder = _RECORDING.get()
-        if recorder is not None:
-            recorder.read(obj, attribute)
-        return value
+        return self._from_row(obj, attribute, super().getattr(obj, attribute))
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         value = super().getitem(obj, argument)
-        recorder = _RECORDING.get()
-        if recorder is not None and isinstance(argument, str):
-            recorder.read(obj, argument)
-        return value
+        return self._from_row(obj, argument, value) if isinstance(argument, str) else value
+
+    @staticmethod
+    def _from_row(obj: Any, name: str, value: Any) -> Any:
+        mapped = _mapped(type(obj))
+        if mapped is None or name not in mapped.columns:
+            return value
+        if isinstance(value, bool):  # pages show a true/false column by what they print for it
+            recorder = _RECORDING.get()
+            if recorder is not None:
+                recorder.read(obj, name)
+            return value
+        return _carrying(value, (obj, name))
 
 
 def _shows(name: str) -> str:

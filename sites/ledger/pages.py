@@ -26,11 +26,11 @@ def delivery_by_number(session: Session, number: str) -> Delivery | None:
     return session.exec(select(Delivery).where(Delivery.number == number)).first()
 
 
-def event_numbers(session: Session) -> dict[int, str]:
-    """Every event's number keyed by id, for tables that show dependencies and sources."""
-    return {event.id: event.number for event in session.exec(select(Event)) if event.id is not None}
+def events_by_id(session: Session) -> dict[int, Event]:
+    """Every event keyed by id, for tables that show dependencies and sources (the template reads the number)."""
+    return {event.id: event for event in session.exec(select(Event)) if event.id is not None}
 
 
-def delivery_numbers(session: Session) -> dict[int, str]:
-    """Every delivery's number keyed by id, for the dispatch log."""
-    return {delivery.id: delivery.number for delivery in session.exec(select(Delivery)) if delivery.id is not None}
+def deliveries_by_id(session: Session) -> dict[int, Delivery]:
+    """Every delivery keyed by id, for the dispatch log (the template reads the number)."""
+    return {delivery.id: delivery for delivery in session.exec(select(Delivery)) if delivery.id is not None}

@@ -19,7 +19,7 @@ from __future__ import annotations
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from sites.kit.money import format_cents
+from sites.kit.shown import ShownRecorder, listed
 from sites.ledger.models import Checkpoint, Delivery, Dispatch, Entry, Event
 
 
@@ -28,16 +28,26 @@ def _next_id(session: Session, table: type[Entry] | type[Delivery] | type[Checkp
     return int(highest or 0) + 1
 
 
-def refusal_to_process(session: Session, event: Event, *, ahead: frozenset[int] = frozenset()) -> str | None:
+def refusal_to_process(
+    session: Session, event: Event, *, ahead: frozenset[int] = frozenset(), shown: ShownRecorder | None = None
+) -> str | None:
     """Why `event` cannot be processed now (processed, held, waiting for a dependency), or None. A dependency
-    whose id is in `ahead` counts as processed: the same batch processes it first."""
+    whose id is in `ahead` counts as processed: the same batch processes it first. A refusal states the event's
+    status, or its dependency and the dependency's status, and records them as shown (`shown`)."""
     if event.status == "processed":
+        if shown is not None:
+            shown.row(event, "number", "status", "processed_at")
         return f"Refused: event {event.number} was already processed on {event.processed_at}."
     if event.status == "held":
+        if shown is not None:
+            shown.row(event, "number", "status")
         return f"Refused: event {event.number} is held and cannot be processed."
     if event.depends_on_id is not None:
         dependency = session.get(Event, event.depends_on_id)
         if dependency is not None and dependency.status != "processed" and dependency.id not in ahead:
+            if shown is not None:
+                shown.row(event, "number", "depends_on_id")
+                shown.row(dependency, "number", "status")
             return (
                 f"Refused: event {event.number} depends on {dependency.number}, which is {dependency.status}; "
                 f"process {dependency.number} first."
@@ -45,14 +55,15 @@ def refusal_to_process(session: Session, event: Event, *, ahead: frozenset[int] 
     return None
 
 
-def refusal_to_process_batch(session: Session, events: list[Event]) -> str | None:
+def refusal_to_process_batch(session: Session, events: list[Event], shown: ShownRecorder | None = None) -> str | None:
     """Why the batch `events` (processed in this order) cannot be processed, or None: a batch is processed
-    whole or not at all, so one refused event refuses it, naming every refused event."""
+    whole or not at all, so one refused event refuses it, naming every refused event (each refusal records what
+    it states as shown, `shown`)."""
     if not events:
         return "Refused: select at least one event to process."
     refusals, ahead = [], frozenset[int]()
     for event in events:
-        refusal = refusal_to_process(session, event, ahead=ahead)
+        refusal = refusal_to_process(session, event, ahead=ahead, shown=shown)
         if refusal is not None:
             refusals.append(refusal.removeprefix("Refused: "))
         elif event.id is not None:
@@ -97,23 +108,34 @@ def process_event(session: Session, event: Event, now: str) -> Entry | Delivery:
 
 
 def record_of(session: Session, event: Event) -> Entry | Delivery | None:
-    """The entry or delivery that processing `event` produced, or None."""
+    """The entry or delivery that processing `event` produced, or None. An event's page shows it, or that there
+    is none, so the look-up is a whole list (of the one record, or of none)."""
+    records: list[Entry] | list[Delivery]
     if event.kind == "payment":
-        return session.exec(select(Entry).where(Entry.event_id == event.id)).first()
-    return session.exec(select(Delivery).where(Delivery.event_id == event.id)).first()
+        records = listed(session, select(Entry).where(Entry.event_id == event.id))
+    else:
+        records = listed(session, select(Delivery).where(Delivery.event_id == event.id))
+    return records[0] if records else None
 
 
-def dispatch(session: Session, delivery: Delivery, *, request_id: str, version: int, now: str) -> str | None:
-    """Records one dispatch submission; returns why it was refused, or None when the delivery was sent."""
+def dispatch(
+    session: Session, delivery: Delivery, *, request_id: str, version: int, now: str, shown: ShownRecorder | None = None
+) -> str | None:
+    """Records one dispatch submission; returns why it was refused, or None when the delivery was sent. A refusal
+    states the earlier sent dispatch, or the delivery's current version, and records them as shown (`shown`)."""
     assert delivery.id is not None, "a stored delivery has an id"
     sent = session.exec(select(Dispatch).where(Dispatch.request_id == request_id, Dispatch.outcome == "sent")).first()
     if sent is not None:
+        if shown is not None:
+            shown.row(sent, "request_id", "outcome", "submitted_at")
         outcome = "duplicate"
         refusal = (
             f"Refused: request {request_id} was already delivered on {sent.submitted_at}. "
             "This second submission was recorded as a duplicate."
         )
     elif version != delivery.version:
+        if shown is not None:
+            shown.row(delivery, "number", "version")
         outcome = "stale"
         refusal = (
             f"Refused: record version {version} is stale; delivery {delivery.number} is at version "
@@ -131,11 +153,16 @@ def dispatch(session: Session, delivery: Delivery, *, request_id: str, version: 
     return refusal
 
 
-def refusal_to_amend(delivery: Delivery, version: int) -> str | None:
-    """Why `delivery` cannot be amended from a form that carried `version`, or None."""
+def refusal_to_amend(delivery: Delivery, version: int, shown: ShownRecorder | None = None) -> str | None:
+    """Why `delivery` cannot be amended from a form that carried `version`, or None. A refusal states the
+    delivery's status or current version and records it as shown (`shown`)."""
     if delivery.status == "delivered":
+        if shown is not None:
+            shown.row(delivery, "number", "status")
         return f"Refused: delivery {delivery.number} was delivered and can no longer be amended."
     if version != delivery.version:
+        if shown is not None:
+            shown.row(delivery, "number", "version")
         return (
             f"Refused: record version {version} is stale; delivery {delivery.number} is at version "
             f"{delivery.version}. Reload the page and try again."
@@ -173,7 +200,3 @@ def record_checkpoint(session: Session, *, batch: str, status: str, note: str, n
     )
     return None
 
-
-def amount_text(cents: int | None, currency: str | None) -> str:
-    """`1250.00 EUR`, or an empty text for an event without an amount."""
-    return "" if cents is None else f"{format_cents(cents)} {currency}"

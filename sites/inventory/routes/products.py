@@ -150,6 +150,8 @@ def _product_page(
         select(StockAdjustment).where(StockAdjustment.product_id == product.id).order_by(col(StockAdjustment.id)),
     )
     open_lines = open_lines_of(session, product)
+    for line in open_lines:  # "Open purchase orders" states that each of these orders has a line of this product
+        operation.shown.row(line, "product_id", "purchase_order_id")
     orders = {order.id: order for order in session.exec(select(PurchaseOrder)) if order.id is not None}
     defaults: dict[str, Any] = {
         "notice": None,

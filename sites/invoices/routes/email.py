@@ -14,6 +14,7 @@ from sites.invoices.models import Email
 from sites.invoices.pages import PREFIX, page
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -22,7 +23,7 @@ Text = Annotated[str, Form()]
 
 def _email_page(session: Session, operation: OperationContext, *, status: int = 200, notice: str | None = None,
                 error: str | None = None, recipient: str = "", subject: str = "", body: str = "") -> HTMLResponse:
-    sent = list(session.exec(select(Email).order_by(col(Email.id))))
+    sent = listed(session, select(Email).order_by(col(Email.id)))
     return page(operation, "email.html", status=status, title="Email", sent=sent, notice=notice, error=error,
                 recipient=recipient, subject=subject, body=body)
 

@@ -16,6 +16,7 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import format_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -32,7 +33,7 @@ def _form_page(operation: OperationContext, fields: RecordFields, *, status: int
 @router.get("/records", response_class=HTMLResponse)
 def record_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every payable record by reference."""
-    payables = list(session.exec(select(Payable).order_by(col(Payable.id))))
+    payables = listed(session, select(Payable).order_by(col(Payable.id)))
     return page(operation, "records.html", title="Payable records", payables=payables)
 
 

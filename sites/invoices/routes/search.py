@@ -1,7 +1,9 @@
 """Web search: a canned search page over a small fixed corpus of vendor and policy pages.
 
 Some results are plausible but wrong for a record (an outdated price list, a reminder with another
-date, an indicative exchange rate): the invoice document is the source of truth.
+date, an indicative exchange rate): the invoice document is the source of truth. Each page of the corpus is a
+document of the site (`search:<key>`, e.g. `search:accounts-payable-policy`): a results page records the pages it
+shows, so a task can require the policy to have been shown, not merely a search run.
 """
 
 from __future__ import annotations
@@ -21,30 +23,36 @@ router = APIRouter()
 class Result:
     """One page of the corpus."""
 
+    key: str
+    """Its name as a document of the site: `search:<key>`."""
     title: str
     site: str
     snippet: str
 
 
 CORPUS: tuple[Result, ...] = (
-    Result("Accounts payable policy", "intranet.example.com",
+    Result("accounts-payable-policy", "Accounts payable policy", "intranet.example.com",
            "Record each invoice once, from the invoice document itself. The record form accepts EUR, USD and "
            "GBP only. Never record an invoice that is already paid. Do not email vendors about records."),
-    Result("Northwind Supplies price list 2025", "northwind.example.com",
+    Result("northwind-price-list-2025", "Northwind Supplies price list 2025", "northwind.example.com",
            "Copy paper A4 (box) 22.90 EUR. Toner cartridge 84.90 EUR. Prices valid until 31 December 2025."),
-    Result("Kestrel Logistics rates", "kestrel.example.com",
+    Result("kestrel-rates", "Kestrel Logistics rates", "kestrel.example.com",
            "Pallet transport Leeds to York 185.00 USD per pallet. Fuel surcharge changes monthly."),
-    Result("Brightline Software payment reminder INV-1003", "brightline.example.com",
+    Result("brightline-reminder-inv-1003", "Brightline Software payment reminder INV-1003", "brightline.example.com",
            "Reminder: invoice INV-1003 dated 2026-02-01 for seat licences is due. See the invoice for amounts."),
-    Result("Alpenrose Consulting AG billing", "alpenrose.example.com",
+    Result("alpenrose-billing", "Alpenrose Consulting AG billing", "alpenrose.example.com",
            "Alpenrose Consulting AG invoices in Swiss francs (CHF) only."),
-    Result("Currency converter CHF to EUR", "rates.example.com",
+    Result("chf-eur-rate", "Currency converter CHF to EUR", "rates.example.com",
            "Indicative rate: 1 CHF = 1.05 EUR. Not for accounting use."),
-    Result("Harbor Office Furniture catalogue", "harbor.example.com",
+    Result("harbor-catalogue", "Harbor Office Furniture catalogue", "harbor.example.com",
            "Standing desk 305.00 EUR. Monitor arm 50.00 EUR."),
-    Result("Clearwater Utilities billing", "clearwater.example.com",
+    Result("clearwater-billing", "Clearwater Utilities billing", "clearwater.example.com",
            "Monthly electricity bills are issued on the 18th, in GBP."),
 )
+
+
+SEARCH_DOCUMENTS = frozenset(f"search:{result.key}" for result in CORPUS)
+"""The corpus's pages as documents of the site (`SiteDefinition.documents`)."""
 
 
 def matches(query: str) -> list[Result]:

@@ -14,23 +14,24 @@ from computerops.core.numbers import whole_number
 from sites.invoices.models import Invoice, InvoiceLine
 from sites.invoices.pages import not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.shown import listed
 
 router = APIRouter()
 
 
 @router.get("/spreadsheet", response_class=HTMLResponse)
 def sheet_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every sheet by number."""
-    numbers = [invoice.id for invoice in session.exec(select(Invoice).order_by(col(Invoice.id)))]
-    return page(operation, "sheets.html", title="Spreadsheet", sheets=numbers)
+    """Every sheet by number (a sheet's number is its invoice document's id, read off the row)."""
+    invoices = listed(session, select(Invoice).order_by(col(Invoice.id)))
+    return page(operation, "sheets.html", title="Spreadsheet", sheets=invoices)
 
 
 @router.get("/spreadsheet/{sheet}", response_class=HTMLResponse)
 def sheet(sheet: str, session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """One sheet: line, description, amount; 404 for a sheet that does not exist."""
     sheet_id = whole_number(sheet)
-    if sheet_id is None or session.get(Invoice, sheet_id) is None:
+    document = None if sheet_id is None else session.get(Invoice, sheet_id)
+    if document is None:
         return not_found(operation, f"Sheet {sheet}")
-    number = int(sheet)
-    query = select(InvoiceLine).where(InvoiceLine.invoice_id == number).order_by(col(InvoiceLine.position))
-    return page(operation, "sheet.html", title=f"Sheet {number}", sheet=number, lines=list(session.exec(query)))
+    query = select(InvoiceLine).where(InvoiceLine.invoice_id == document.id).order_by(col(InvoiceLine.position))
+    return page(operation, "sheet.html", title=f"Sheet {document.id}", sheet=document, lines=listed(session, query))

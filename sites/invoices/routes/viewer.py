@@ -9,6 +9,7 @@ from starlette.responses import HTMLResponse
 from sites.invoices.models import Invoice
 from sites.invoices.pages import invoice_by_number, lines_of, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.shown import listed
 
 router = APIRouter()
 
@@ -16,13 +17,15 @@ router = APIRouter()
 @router.get("/viewer", response_class=HTMLResponse)
 def invoice_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every invoice by number, with vendor, date, currency and status (totals are on the documents)."""
-    invoices = list(session.exec(select(Invoice).order_by(col(Invoice.number))))
+    invoices = listed(session, select(Invoice).order_by(col(Invoice.number)))
     return page(operation, "viewer.html", title="Invoice viewer", invoices=invoices)
 
 
 @router.get("/viewer/{number}", response_class=HTMLResponse)
 def invoice_document(number: str, session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """One invoice: header fields, line items, and the total (or a note when the scan lacks it)."""
+    """One invoice: header fields, line items, and the total (or a note when the scan lacks it). The total is the
+    sum of the line items the page shows; whether it is printed is the invoice's `total_printed`, which the page
+    reads, so only this page records that column as shown."""
     invoice = invoice_by_number(session, number)
     if invoice is None:
         return not_found(operation, f"Invoice {number}")

@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 from sites.ledger.models import CHECKPOINT_STATUSES, Checkpoint, Event
 from sites.ledger.pages import PREFIX, page
 from sites.ledger.procedures import record_checkpoint
@@ -33,7 +34,7 @@ def _checkpoints_page(
     checkpoint_status: str = "partial",
     note: str = "",
 ) -> HTMLResponse:
-    rows = list(session.exec(select(Checkpoint).order_by(col(Checkpoint.id))))
+    rows = listed(session, select(Checkpoint).order_by(col(Checkpoint.id)))
     return page(
         operation,
         "checkpoints.html",

@@ -7,8 +7,9 @@ from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.shown import listed
 from sites.ledger.models import Delivery, Dispatch, Event
-from sites.ledger.pages import delivery_numbers, page
+from sites.ledger.pages import deliveries_by_id, page
 
 router = APIRouter()
 
@@ -31,7 +32,7 @@ def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
 @router.get("/dispatches", response_class=HTMLResponse)
 def dispatch_log(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every dispatch submission, oldest first, with its outcome (sent, duplicate or stale)."""
-    rows = list(session.exec(select(Dispatch).order_by(col(Dispatch.id))))
+    rows = listed(session, select(Dispatch).order_by(col(Dispatch.id)))
     return page(
-        operation, "dispatches.html", title="Dispatch log", dispatches=rows, deliveries=delivery_numbers(session)
+        operation, "dispatches.html", title="Dispatch log", dispatches=rows, deliveries=deliveries_by_id(session)
     )

@@ -13,8 +13,9 @@ from computerops.core.numbers import whole_number
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
-from sites.ledger.models import DESTINATIONS, Delivery, Dispatch
-from sites.ledger.pages import PREFIX, delivery_by_number, event_numbers, not_found, page
+from sites.kit.shown import listed
+from sites.ledger.models import DESTINATIONS, Delivery, Dispatch, Event
+from sites.ledger.pages import PREFIX, delivery_by_number, not_found, page
 from sites.ledger.procedures import dispatch, refusal_to_amend
 
 router = APIRouter()
@@ -25,7 +26,7 @@ _NOTICES = Notices({"dispatched": "Delivery dispatched.", "saved": "Delivery upd
 @router.get("/deliveries", response_class=HTMLResponse)
 def delivery_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every delivery by number with its request id, recipient, destination, status and version."""
-    rows = list(session.exec(select(Delivery).order_by(col(Delivery.number))))
+    rows = listed(session, select(Delivery).order_by(col(Delivery.number)))
     return page(operation, "deliveries.html", title="Deliveries", deliveries=rows)
 
 
@@ -103,8 +104,8 @@ def _delivery_page(
     dispatch_error: str | None = None,
     amend_error: str | None = None,
 ) -> HTMLResponse:
-    history = list(session.exec(select(Dispatch).where(Dispatch.delivery_id == delivery.id).order_by(col(Dispatch.id))))
-    source = None if delivery.event_id is None else event_numbers(session).get(delivery.event_id)
+    history = listed(session, select(Dispatch).where(Dispatch.delivery_id == delivery.id).order_by(col(Dispatch.id)))
+    source = None if delivery.event_id is None else session.get(Event, delivery.event_id)
     return page(
         operation,
         "delivery.html",
@@ -152,7 +153,8 @@ def dispatch_delivery(
     if request_id != delivery.request_id:
         error = f"Refused: request id {request_id or '(none)'} does not belong to delivery {delivery.number}."
         return _delivery_page(session, operation, delivery, status=422, dispatch_error=error)
-    refusal = dispatch(session, delivery, request_id=request_id, version=_version(version), now=operation.clock.text())
+    refusal = dispatch(session, delivery, request_id=request_id, version=_version(version), now=operation.clock.text(),
+                       shown=operation.shown)
     if refusal is not None:
         return _delivery_page(session, operation, delivery, status=409, dispatch_error=refusal)
     return RedirectResponse(f"{PREFIX}/deliveries/{delivery.number}?dispatched=1", status_code=303)
@@ -170,7 +172,7 @@ def amend_delivery(
     delivery = delivery_by_number(session, number)
     if delivery is None:
         return not_found(operation, f"Delivery {number}")
-    refusal = refusal_to_amend(delivery, _version(version))
+    refusal = refusal_to_amend(delivery, _version(version), operation.shown)
     if refusal is None and destination not in DESTINATIONS:
         refusal = f"Refused: destination must be one of {', '.join(DESTINATIONS)}."
     if refusal is not None:

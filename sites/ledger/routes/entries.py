@@ -12,8 +12,9 @@ from starlette.responses import HTMLResponse, Response
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import parse_cents
 from sites.kit.operation import OperationContext
+from sites.kit.shown import listed
 from sites.ledger.models import ACCOUNTS, CURRENCIES, Entry
-from sites.ledger.pages import PREFIX, event_numbers, page
+from sites.ledger.pages import PREFIX, events_by_id, page
 
 router = APIRouter()
 
@@ -21,13 +22,13 @@ router = APIRouter()
 @router.get("/entries", response_class=HTMLResponse)
 def entry_list(session: SessionDep, operation: OperationDep, created: str = "") -> HTMLResponse:
     """Every ledger entry by number with its account, amount, memo and source event."""
-    rows = list(session.exec(select(Entry).order_by(col(Entry.id))))
+    rows = listed(session, select(Entry).order_by(col(Entry.id)))
     return page(
         operation,
         "entries.html",
         title="Ledger entries",
         entries=rows,
-        numbers=event_numbers(session),
+        events=events_by_id(session),
         notice="Entry created." if created else None,
     )
 

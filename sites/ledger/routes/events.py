@@ -13,10 +13,10 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import as_delivered, committed_part
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
+from sites.kit.shown import listed
 from sites.ledger.models import Event
-from sites.ledger.pages import PREFIX, event_by_number, event_numbers, not_found, page
+from sites.ledger.pages import PREFIX, event_by_number, events_by_id, not_found, page
 from sites.ledger.procedures import (
-    amount_text,
     process_event,
     record_of,
     refusal_to_process,
@@ -49,7 +49,8 @@ def _list_page(
     error: str | None = None,
     selected: frozenset[str] = frozenset(),
 ) -> HTMLResponse:
-    events = session.exec(select(Event).order_by(col(Event.number)))
+    # The whole queue, unless a fault leaves an event out (then the page does not show the whole list).
+    events = listed(session, select(Event).order_by(col(Event.number)))
     rows = as_delivered(events, operation.fault, "event", lambda event: event.number)
     return page(
         operation,
@@ -57,8 +58,7 @@ def _list_page(
         status=status,
         title="Response queue",
         rows=rows,
-        numbers=event_numbers(session),
-        amount_text=amount_text,
+        events=events_by_id(session),
         notice=notice,
         error=error,
         selected=selected,
@@ -83,7 +83,6 @@ def _event_page(
         event=event,
         dependency=dependency,
         record=record_of(session, event),
-        amount=amount_text(event.amount_cents, event.currency),
         notice=notice,
         error=error,
     )
@@ -104,7 +103,7 @@ def process(number: str, session: SessionDep, operation: OperationDep) -> Respon
     event = event_by_number(session, number)
     if event is None:
         return not_found(operation, f"Event {number}")
-    refusal = refusal_to_process(session, event)
+    refusal = refusal_to_process(session, event, shown=operation.shown)
     if refusal is not None:
         return _event_page(session, operation, event, status=409, error=refusal)
     process_event(session, event, operation.clock.text())
@@ -127,7 +126,7 @@ def process_selected(
     if unknown:
         return _list_page(session, operation, status=404, selected=chosen,
                           error=f"Refused, nothing was processed: no event {', '.join(unknown)}.")
-    refusal = refusal_to_process_batch(session, found)
+    refusal = refusal_to_process_batch(session, found, operation.shown)
     if refusal is not None:
         return _list_page(session, operation, status=409 if found else 422, error=refusal, selected=chosen)
     applied = committed_part(operation.fault, found)  # docs/faults.md: partial success commits some, then fails

@@ -38,7 +38,10 @@ def _form(
     error: str | None = None,
 ) -> HTMLResponse:
     """The message form; filled from `draft` (read off the row, so the page records its fields as shown) or else
-    from `recipient`, `subject` and `body` (what was typed, shown again after a refusal)."""
+    from `recipient`, `subject` and `body` (what was typed, shown again after a refusal). Below it, the `original`
+    message replied to or forwarded, whose body the page quotes in full."""
+    if original is not None:
+        operation.shown.row(original, "body")  # quoted line by line (split), so no output is the column itself
     return page(operation, "compose.html", status=200 if error is None else 422, title=title, action=action,
                 recipient=recipient, subject=subject, body=body, original=original, forward=forward, draft=draft,
                 error=error)

@@ -55,6 +55,7 @@ def message_detail(message_id: str, session: SessionDep, operation: OperationDep
     if message is None:
         return not_found(operation, f"Message {message_id}")
     related = message.reply_to_id or message.forward_of_id
+    operation.shown.row(message, "body")  # printed line by line (split), so no output is the column itself
     return page(operation, "message.html", title=message.subject, message=message,
                 related=None if related is None else session.get(Message, related))
 

@@ -1,0 +1,146 @@
+"""What a response showed, as the sites kit records it: the columns a template reads, whole lists with their
+filter, documents, nothing for a page the handler never rendered, an older page's data for a stale copy."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlmodel import Field, Session, SQLModel, col, create_engine, select
+
+from sites.kit.app import create_app
+from sites.kit.faults import FaultDecision, FaultInjector, FaultPlan
+from sites.kit.injection import FaultSession
+from sites.kit.oplog import TENANT_HEADER
+from sites.kit.records import Operation, Shown
+from sites.kit.shown import RECORDER_INFO, RecordingEnvironment, ShownRecorder, listed, recording
+from sites.kit.tenancy import Tenant, TenantRegistry
+from sites.registry import site_definitions
+
+
+class Gadget(SQLModel, table=True):
+    __tablename__ = "gadget_shown_test"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    colour: str
+    secret: str = "hidden"
+
+
+@pytest.fixture()
+def session() -> Iterator[Session]:
+    engine = create_engine("sqlite://")
+    Gadget.metadata.create_all(engine, tables=[Gadget.__table__])  # type: ignore[list-item]
+    with Session(engine) as db:
+        db.add_all([Gadget(name="cup", colour="red"), Gadget(name="jug", colour="blue"),
+                    Gadget(name="mug", colour="red")])
+        db.commit()
+        db.info[RECORDER_INFO] = ShownRecorder()
+        yield db
+
+
+def _render(template: str, session: Session, **context: object) -> Shown:
+    """The template rendered as a site page is, with what it read recorded into the session's recorder."""
+    recorder = session.info[RECORDER_INFO]
+    assert isinstance(recorder, ShownRecorder)
+    with recording(recorder):
+        RecordingEnvironment(autoescape=True).from_string(template).render(**context)
+    return recorder.shown()
+
+
+def test_a_page_records_the_columns_its_template_reads_and_no_other(session: Session) -> None:
+    rows = listed(session, select(Gadget).where(Gadget.colour == "red").order_by(col(Gadget.id)))
+    shown = _render("{% for g in rows %}{{ g.name }}{% endfor %}", session, rows=rows)
+    assert [(g.table, g.fields, g.rows) for g in shown.records] == [("gadget_shown_test", ["name"], [[1], [3]])]
+    assert [(lst.table, lst.where) for lst in shown.listings] == [("gadget_shown_test", {"colour": "red"})]
+
+
+def test_a_list_the_page_does_not_show_whole_is_no_listing(session: Session) -> None:
+    rows = listed(session, select(Gadget).order_by(col(Gadget.id)))
+    skipped = _render("{% for g in rows if g.id != 2 %}{{ g.name }}{% endfor %}", session, rows=rows)
+    assert skipped.listings == []  # the template left jug out: the page does not show the whole list
+
+
+@pytest.mark.parametrize("statement", [
+    select(Gadget).where(Gadget.colour != "blue"),
+    select(Gadget).where(col(Gadget.name).like("%ug")),
+    select(Gadget).limit(2),
+    select(Gadget).offset(1),
+])
+def test_a_list_cut_by_a_condition_a_limit_or_an_offset_shows_no_absence(session: Session, statement: object) -> None:
+    rows = listed(session, statement)  # type: ignore[arg-type]
+    shown = _render("{% for g in rows %}{{ g.name }}{% endfor %}", session, rows=rows)
+    assert shown.listings == [] and shown.records
+
+
+def test_a_limit_the_list_does_not_reach_still_shows_it_whole(session: Session) -> None:
+    rows = listed(session, select(Gadget).limit(10))
+    shown = _render("{% for g in rows %}{{ g['name'] }}{% endfor %}", session, rows=rows)
+    assert [lst.where for lst in shown.listings] == [{}]
+
+
+def test_documents_are_recorded_where_they_render(session: Session) -> None:
+    shown = _render('{{ shows("house-rules") }}{% if False %}{{ shows("never") }}{% endif %}', session)
+    assert shown.documents == ["house-rules"] and shown.records == []
+
+
+async def _get(registry: TenantRegistry, tenant: Tenant, *paths: str, method: str = "GET",
+               data: dict[str, str] | None = None) -> list[Operation]:
+    transport = httpx.ASGITransport(app=create_app(registry))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test.invalid") as client:
+        for path in paths:
+            await client.request(method, path, headers={TENANT_HEADER: tenant.token}, data=data)
+    return tenant.operations()
+
+
+def _facts(shown: Shown | None) -> set[tuple[str, int, str]]:
+    assert shown is not None
+    return {(g.table, int(r[0]), f) for g in shown.records for r in g.rows for f in g.fields}  # type: ignore[arg-type]
+
+
+async def test_a_filtered_list_and_a_record_page_show_what_they_show(tmp_path: Path) -> None:
+    registry = TenantRegistry(tmp_path)
+    try:
+        tenant = registry.create("helpdesk", 1)
+        ops = await _get(registry, tenant, "/helpdesk/tickets?status=pending", "/helpdesk/tickets/T-2004",
+                         "/helpdesk/nothing-here")
+        pending, ticket, missing = ops
+        assert pending.shown is not None and [lst.where for lst in pending.shown.listings] == [{"status": "pending"}]
+        assert ("ticket", 4, "status") in _facts(pending.shown) and ("ticket", 1, "status") not in _facts(pending.shown)
+        assert ("escalation", 1, "queue") in _facts(ticket.shown)  # "Waiting in Account security since ..."
+        assert ("ticket", 4, "created_at") not in _facts(ticket.shown)  # the page never reads it
+        assert missing.status == 404 and missing.shown == Shown()
+    finally:
+        registry.close()
+
+
+async def test_a_fault_page_shows_nothing_and_a_stale_copy_shows_its_older_data(tmp_path: Path) -> None:
+    registry = TenantRegistry(tmp_path)
+    try:
+        tenant = registry.create("helpdesk", 1)
+        forced = {1: FaultDecision(fault="transient_5xx", source="rule:0"),
+                  5: FaultDecision(fault="stale_read", source="rule:1")}
+        tenant.faults = FaultSession(FaultInjector(FaultPlan(), forced=forced))
+        await _get(registry, tenant, "/helpdesk/notifications", "/helpdesk/notifications")
+        await _get(registry, tenant, "/helpdesk/tickets/T-2005/notify", method="POST",
+                   data={"subject": "s", "message": "A copy was sent by post."})
+        ops = await _get(registry, tenant, "/helpdesk/notifications", "/helpdesk/notifications")
+        refused, first, *_, stale, fresh = ops
+        assert refused.status >= 500 and refused.shown == Shown()
+        assert stale.fault is not None and stale.fault.applied
+        assert stale.shown is not None and stale.shown.as_of == first.seq and not stale.shown.records
+        assert fresh.shown is not None and fresh.shown.as_of is None and ("notification", 1, "subject") in _facts(
+            fresh.shown)
+    finally:
+        registry.close()
+
+
+def test_every_document_a_template_renders_is_declared_by_its_site() -> None:
+    import re
+
+    for name, site in site_definitions().items():
+        templates = Path(__import__(f"sites.{name}", fromlist=["x"]).__file__).parent / "templates"
+        used = {m for path in templates.rglob("*.html") for m in re.findall(r'shows\("([^"]+)"\)', path.read_text())}
+        assert used == set(site.documents), name
