@@ -3,11 +3,14 @@ filter, documents, nothing for a page the handler never rendered, an older page'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from bs4 import BeautifulSoup
 from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 
 from sites.kit.app import create_app
@@ -18,6 +21,7 @@ from sites.kit.records import Operation, Shown
 from sites.kit.shown import RECORDER_INFO, RecordingEnvironment, ShownRecorder, listed, recording
 from sites.kit.tenancy import Tenant, TenantRegistry
 from sites.registry import site_definitions
+from tasks import load_catalog
 
 
 class Gadget(SQLModel, table=True):
@@ -121,7 +125,7 @@ async def test_a_fault_page_shows_nothing_and_a_stale_copy_shows_its_older_data(
     try:
         tenant = registry.create("helpdesk", 1)
         forced = {1: FaultDecision(fault="transient_5xx", source="rule:0"),
-                  5: FaultDecision(fault="stale_read", source="rule:1")}
+                  4: FaultDecision(fault="stale_read", source="rule:1")}
         tenant.faults = FaultSession(FaultInjector(FaultPlan(), forced=forced))
         await _get(registry, tenant, "/helpdesk/notifications", "/helpdesk/notifications")
         await _get(registry, tenant, "/helpdesk/tickets/T-2005/notify", method="POST",
@@ -138,9 +142,68 @@ async def test_a_fault_page_shows_nothing_and_a_stale_copy_shows_its_older_data(
 
 
 def test_every_document_a_template_renders_is_declared_by_its_site() -> None:
-    import re
-
     for name, site in site_definitions().items():
         templates = Path(__import__(f"sites.{name}", fromlist=["x"]).__file__).parent / "templates"
         used = {m for path in templates.rglob("*.html") for m in re.findall(r'shows\("([^"]+)"\)', path.read_text())}
         assert used == set(site.documents), name
+
+
+_DISTINCT = re.compile(r"(?<![\w-])(?:[A-Z]{1,5}-\d+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)(?![\w-])")
+
+
+async def _crawl(registry: TenantRegistry, site_name: str, seed: int) -> list[tuple[str, str, Operation]]:
+    """(path, visible text, operation) of every page the site's links reach on a fresh tenant."""
+    site = registry.site(site_name)
+    tenant = registry.create(site_name, seed)
+    found = []
+    transport = httpx.ASGITransport(app=create_app(registry))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test.invalid") as client:
+        queue, queued = [site.start_path], {site.start_path}
+        while queue and len(found) < 120:
+            path = queue.pop(0)
+            response = await client.get(path, headers={TENANT_HEADER: tenant.token})
+            if response.status_code != 200 or "text/html" not in response.headers.get("content-type", ""):
+                continue
+            soup = BeautifulSoup(response.text, "lxml")
+            for element in soup(["script", "style", "template"]):
+                element.decompose()
+            found.append((path, soup.get_text(" "), tenant.operations()[-1]))
+            for anchor in soup.find_all("a", href=True):
+                target = urlsplit(str(anchor["href"]))
+                page = target.path + (f"?{target.query}" if target.query else "")
+                if not target.netloc and site.owns_path(target.path) and page not in queued:
+                    queued.add(page)
+                    queue.append(page)
+    return found
+
+
+@pytest.mark.parametrize("site_name", sorted(site_definitions()))
+async def test_no_page_shows_a_record_s_value_without_recording_it(site_name: str, tmp_path: Path) -> None:
+    """Every id or e-mail address of a row that a page's visible text holds is among what the page recorded as
+    shown (of some row with that value): a site cannot display tenant data past the kit."""
+    registry = TenantRegistry(tmp_path)
+    try:
+        seeds = sorted({t.spec.seed for t in load_catalog().values() if t.spec.site == site_name}) or [1]
+        templates = Path(__import__(f"sites.{site_name}", fromlist=["x"]).__file__).parent / "templates"
+        static = {token for path in templates.rglob("*.html") for token in _DISTINCT.findall(path.read_text())}
+        for seed in seeds:
+            state = registry.create(site_name, seed).snapshot()
+            holders: dict[str, set[tuple[str, int, str]]] = {}
+            for table, table_rows in state.items():
+                for row in table_rows:
+                    for column, value in row.items():
+                        if isinstance(value, str) and _DISTINCT.fullmatch(value) and isinstance(row.get("id"), int):
+                            holders.setdefault(value, set()).add((table, row["id"], column))
+            values = {(table, row["id"], column): value for table, table_rows in state.items() for row in table_rows
+                      for column, value in row.items() if isinstance(value, str) and isinstance(row.get("id"), int)}
+            for path, text, operation in await _crawl(registry, site_name, seed):
+                if operation.shown is not None and operation.shown.documents:
+                    continue  # a document is static text of the site (a policy may name an address): not a row
+                shown = _facts(operation.shown)
+                said = [values[fact] for fact in shown if fact in values]  # shown free text may name other rows
+                unrecorded = sorted({token for token in _DISTINCT.findall(text)
+                                     if token in holders and token not in static and not holders[token] & shown
+                                     and not any(token in value for value in said)})
+                assert not unrecorded, f"{site_name} seed {seed} {path} shows {unrecorded} without recording them"
+    finally:
+        registry.close()
