@@ -68,6 +68,13 @@ def _kind_word(identifier: str, known: KnownIds) -> str | None:
     return words[0] if words else None
 
 
+def _by_number(text: str, match: re.Match[str], word: str, number: int) -> str:
+    """The id at `match` written as its kind and a bare number (just the number when the kind precedes it)."""
+    before = text[: match.start()]
+    named = re.search(rf"\b{re.escape(word)}\s+$", before, re.IGNORECASE) is not None
+    return before + (f"{number}" if named else f"{word} {number}") + text[match.end():]
+
+
 def other_records(text: str, known: KnownIds) -> Iterator[tuple[str, str]]:
     """(how, text) naming, by a bare number, the record next to one the text names ("O-1042" -> "order 1043"),
     when that record exists."""
@@ -76,7 +83,7 @@ def other_records(text: str, known: KnownIds) -> Iterator[tuple[str, str]]:
         other = f"{prefix}-{int(number) + 1}"
         word = _kind_word(other, known)
         if other in known.kinds and word is not None:
-            yield "other-record-by-number", text[: match.start()] + f"{word} {int(number) + 1}" + text[match.end():]
+            yield "other-record-by-number", _by_number(text, match, word, int(number) + 1)
             return
 
 
@@ -85,7 +92,7 @@ def same_record_by_number(text: str, known: KnownIds) -> Iterator[tuple[str, str
     for match in _ID_TOKEN.finditer(text):
         word = _kind_word(match.group(0), known)
         if word is not None:
-            yield "same-record-by-number", text[: match.start()] + f"{word} {match.group(2)}" + text[match.end():]
+            yield "same-record-by-number", _by_number(text, match, word, int(match.group(2)))
             return
 
 

@@ -6,6 +6,17 @@ from adapter.actions import Done
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript, Step
 from computerops.audit import effect_of
+from computerops.mutant_reads import blind_views, information_reads, read_mutants
+from computerops.mutant_texts import (
+    address_spellings,
+    amounts_in_words,
+    answer_variants,
+    is_free_text,
+    non_assertions,
+    other_records,
+    same_record_by_number,
+    weekday_contradictions,
+)
 from computerops.mutants import (
     ScriptedRun,
     browser_mutants,
@@ -15,9 +26,10 @@ from computerops.mutants import (
     value_perturbations,
 )
 from replays import RecordedEpisode
-from sites.kit.records import JournalEntry, Operation
-from tasks.spec import ScriptedStep, TaskSpec
+from sites.kit.records import JournalEntry, Operation, Shown
+from tasks.spec import AnswerField, ScriptedStep, TaskSpec, TextCheck
 from verifier import Claim, judge
+from verifier.facts import KnownIds, text_problems
 
 STEPS = [
     ScriptedStep(id="open-policy", action="click", role="link", name="Mail policy"),
@@ -32,9 +44,10 @@ PAGES = {0: "/webmail/", 1: "/webmail/policy", 2: "/webmail/", 3: "/webmail/mess
 
 
 def operation(seq: int, action: int, method: str, path: str, rows: int = 0) -> Operation:
+    shown = Shown(documents=["mail-policy"]) if path == "/webmail/policy" else Shown()
     return Operation(seq=seq, action=action, method=method, path=path, query="", content_type=None, body="",
                      status=303 if method == "POST" else 200, location=None, response_digest="0" * 64,
-                     journal_rows=rows)
+                     journal_rows=rows, shown=shown)
 
 
 def scripted_run() -> ScriptedRun:
@@ -109,5 +122,58 @@ def test_an_effect_covers_the_reference_when_only_clock_times_generated_ids_and_
     unread = [op for op in run.evidence.operations if op.path != "/webmail/policy"]
     skipped = RecordedEpisode(episode_id="e", operations=unread, journal=run.evidence.journal, final_state={},
                               verdict=run.evidence.verdict)
-    assert not effect_of(skipped, claim).covers(reference)  # a page read before the write is missing
+    assert not effect_of(skipped, claim).covers(reference)  # what a page showed before the write is missing
     assert not effect_of(run.evidence, Claim(success=False)).covers(reference)  # another answer
+
+
+def test_the_reads_of_a_control_are_replaced_by_views_that_do_not_show_them_and_by_pages_that_do() -> None:
+    run = scripted_run()
+    assert list(information_reads(run)) == [(0, 1, "/webmail/policy", True)]
+    observation = '[9] combobox "Status" value="open" options=["all", "open", "solved"]\n[10] searchbox "Search"'
+    views = dict(blind_views("/helpdesk/tickets?status=open&q=kettle", observation))
+    assert views == {"filter-status-all": "/helpdesk/tickets?status=all&q=kettle",
+                     "filter-status-solved": "/helpdesk/tickets?status=solved&q=kettle",
+                     "search-nothing": "/helpdesk/tickets?status=open&q=zzz+nothing+matches"}
+    assert dict(blind_views("/helpdesk/orders/O-1042", ""))["sibling"] == "/helpdesk/orders/O-1043"
+    pages = {"/webmail/policy": frozenset({"doc:mail-policy"}),
+             "/webmail/help": frozenset({"doc:mail-policy", "doc:help"}), "/webmail/": frozenset()}
+    mutants = {m.id: m for m in read_mutants(run, pages)}
+    valid = mutants["other-page:open-policy"]
+    assert valid.expect == "valid" and valid.steps is not None
+    assert [s.url for s in valid.steps[:2]] == ["/webmail/help", "/webmail/"]  # then back where the trip began
+    assert all(m.expect == "wrong" for i, m in mutants.items() if i.startswith("blind-read"))
+
+
+def test_free_text_is_rewritten_to_assert_nothing_and_values_are_spelled_otherwise() -> None:
+    text = "We have issued a refund of 49.90 EUR for order O-1042."
+    rewrites = dict(non_assertions(text))
+    assert rewrites["negated"] == "It is not true that we have issued a refund of 49.90 EUR for order O-1042."
+    assert rewrites["future"] == "We will be issued a refund of 49.90 EUR for order O-1042."
+    assert set(rewrites) == {"negated", "future", "pending", "conditional", "reported-failure"}
+    check = TextCheck.model_validate({"states": [{"words": "refund"}, {"words": "issued"}]})
+    assert text_problems(text, check) == [] and all(text_problems(t, check) for t in rewrites.values())
+    words = {how: (value, valid) for how, value, valid in amounts_in_words(text)}
+    assert words["amount-in-words"] == ("We have issued a refund of forty-nine euros and ninety cents for order "
+                                        "O-1042.", True)
+    assert words["amount-off-in-words"][1] is False and "ninety-one cents" in words["amount-off-in-words"][0]
+    known = KnownIds(kinds={"O-1042": frozenset({"order"}), "O-1043": frozenset({"order"})})
+    assert dict(other_records(text, known))["other-record-by-number"].endswith("for order 1043.")
+    assert dict(same_record_by_number(text, known))["same-record-by-number"].endswith("for order 1042.")
+    assert dict(same_record_by_number("Refunded O-1042.", known))["same-record-by-number"] == "Refunded order 1042."
+    assert dict(address_spellings("ap@brightlane.example")) == {
+        "email-capitals": "AP@BRIGHTLANE.EXAMPLE", "email-domain-capitals": "ap@BRIGHTLANE.EXAMPLE"}
+    assert dict(address_spellings("+49 30 5550 9876")) == {"phone-compact": "+493055509876",
+                                                            "phone-dashes": "+49-30-5550-9876"}
+    assert is_free_text(text) and not is_free_text("ap@brightlane.example") and not is_free_text("2026-02-12")
+    assert dict(weekday_contradictions("Due 2026-03-20, thanks"))["wrong-weekday"] == "Due Saturday, 2026-03-20, thanks"
+
+
+def test_a_right_answer_is_written_another_way_and_a_wrong_weekday_is_wrong() -> None:
+    due = AnswerField(type="date", description="d", expected="2026-03-20")
+    assert {(how, value, valid) for how, value, valid in answer_variants(due, "20 March 2026")} == {
+        ("weekday", "Friday, 2026-03-20", True), ("wrong-weekday", "Saturday, 2026-03-20", False)}
+    total = AnswerField(type="money", description="t", expected="437.60 USD")
+    assert list(answer_variants(total, "437.60 USD")) == [("currency-name", "437.60 US dollars", True)]
+    room = AnswerField(type="text", description="r", expected="Orchard Room", match="with_qualifiers")
+    assert list(answer_variants(room, "Orchard Room")) == [("qualifier", "Orchard Room (as stated)", True)]
+    assert list(answer_variants(room.model_copy(update={"match": "exact"}), "Orchard Room")) == []

@@ -12,19 +12,20 @@ from typing import Any
 
 import pytest
 
-from sites.kit.faults import FaultDecision
-from sites.kit.records import JournalEntry, Operation, Shown, ShownListing, ShownRows
+from sites.kit.faults import FaultClass, FaultDecision
+from sites.kit.records import JournalEntry, Operation, Shown, ShownListing, ShownRows, StateSnapshot
 from tasks.spec import NotUsed, Seen
 from verifier.seen import History, check_not_used, check_seen
 
-STATE = {"invoice": [{"id": 1, "number": "INV-1", "status": "open", "total": 10},
+STATE: StateSnapshot = {"invoice": [{"id": 1, "number": "INV-1", "status": "open", "total": 10},
                      {"id": 2, "number": "INV-2", "status": "paid", "total": 20}],
          "credit": [{"id": 7, "invoice_id": 1, "amount": 5}]}
 
 
 def op(seq: int, *, shown: Shown | None = None, method: str = "GET", path: str = "/x", app: str | None = None,
-       status: int = 200, location: str | None = None, fault: str | None = None, action: int | None = None) -> Operation:
-    decision = None if fault is None else FaultDecision(fault=fault, source="rule:0")  # type: ignore[arg-type]
+       status: int = 200, location: str | None = None, fault: FaultClass | None = None,
+       action: int | None = None) -> Operation:
+    decision = None if fault is None else FaultDecision(fault=fault, source="rule:0")
     return Operation(seq=seq, action=seq if action is None else action, method=method, path=path, query="",
                      content_type=None, body="", status=status, location=location, response_digest="0" * 64,
                      journal_rows=0, fault=decision, app=app, shown=Shown() if shown is None else shown)

@@ -3,6 +3,7 @@ filter, documents, nothing for a page the handler never rendered, an older page'
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 from sqlmodel import Field, Session, SQLModel, col, create_engine, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from sites.kit.app import create_app
 from sites.kit.faults import FaultDecision, FaultInjector, FaultPlan
@@ -36,7 +38,7 @@ class Gadget(SQLModel, table=True):
 @pytest.fixture()
 def session() -> Iterator[Session]:
     engine = create_engine("sqlite://")
-    Gadget.metadata.create_all(engine, tables=[Gadget.__table__])  # type: ignore[list-item]
+    Gadget.metadata.create_all(engine, tables=[SQLModel.metadata.tables["gadget_shown_test"]])
     with Session(engine) as db:
         db.add_all([Gadget(name="cup", colour="red"), Gadget(name="jug", colour="blue"),
                     Gadget(name="mug", colour="red")])
@@ -73,8 +75,9 @@ def test_a_list_the_page_does_not_show_whole_is_no_listing(session: Session) -> 
     select(Gadget).limit(2),
     select(Gadget).offset(1),
 ])
-def test_a_list_cut_by_a_condition_a_limit_or_an_offset_shows_no_absence(session: Session, statement: object) -> None:
-    rows = listed(session, statement)  # type: ignore[arg-type]
+def test_a_list_cut_by_a_condition_a_limit_or_an_offset_shows_no_absence(
+        session: Session, statement: SelectOfScalar[Gadget]) -> None:
+    rows = listed(session, statement)
     shown = _render("{% for g in rows %}{{ g.name }}{% endfor %}", session, rows=rows)
     assert shown.listings == [] and shown.records
 
@@ -141,9 +144,15 @@ async def test_a_fault_page_shows_nothing_and_a_stale_copy_shows_its_older_data(
         registry.close()
 
 
+def _templates(site_name: str) -> Path:
+    module = importlib.import_module(f"sites.{site_name}")
+    assert module.__file__ is not None
+    return Path(module.__file__).parent / "templates"
+
+
 def test_every_document_a_template_renders_is_declared_by_its_site() -> None:
     for name, site in site_definitions().items():
-        templates = Path(__import__(f"sites.{name}", fromlist=["x"]).__file__).parent / "templates"
+        templates = _templates(name)
         used = {m for path in templates.rglob("*.html") for m in re.findall(r'shows\("([^"]+)"\)', path.read_text())}
         assert used == set(site.documents), name
 
@@ -155,7 +164,7 @@ async def _crawl(registry: TenantRegistry, site_name: str, seed: int) -> list[tu
     """(path, visible text, operation) of every page the site's links reach on a fresh tenant."""
     site = registry.site(site_name)
     tenant = registry.create(site_name, seed)
-    found = []
+    found: list[tuple[str, str, Operation]] = []
     transport = httpx.ASGITransport(app=create_app(registry))
     async with httpx.AsyncClient(transport=transport, base_url="http://test.invalid") as client:
         queue, queued = [site.start_path], {site.start_path}
@@ -184,7 +193,7 @@ async def test_no_page_shows_a_record_s_value_without_recording_it(site_name: st
     registry = TenantRegistry(tmp_path)
     try:
         seeds = sorted({t.spec.seed for t in load_catalog().values() if t.spec.site == site_name}) or [1]
-        templates = Path(__import__(f"sites.{site_name}", fromlist=["x"]).__file__).parent / "templates"
+        templates = _templates(site_name)
         static = {token for path in templates.rglob("*.html") for token in _DISTINCT.findall(path.read_text())}
         for seed in seeds:
             state = registry.create(site_name, seed).snapshot()
