@@ -42,14 +42,14 @@ APPS: tuple[App, ...] = (
 APPS_BY_KEY = {app.key: app for app in APPS}
 APP_ROUTES: tuple[AppRoute, ...] = (
     AppRoute("portal", "GET", rf"{PREFIX}(/|/portal)?"),
-    AppRoute("viewer", "GET", rf"{PREFIX}/viewer(/[^/]*)?"),
+    AppRoute("viewer", "GET", rf"{PREFIX}/viewer(/[^/]*)?", example="/invoices/viewer/INV-1003"),
     AppRoute("form", "GET", rf"{PREFIX}/records/new"),
     AppRoute("form", "POST", rf"{PREFIX}/records"),
-    AppRoute("records", "*", rf"{PREFIX}/records(/.*)?"),
-    AppRoute("search", "*", rf"{PREFIX}/search(/.*)?"),
-    AppRoute("calculator", "*", rf"{PREFIX}/calculator(/.*)?"),
-    AppRoute("spreadsheet", "*", rf"{PREFIX}/spreadsheet(/.*)?"),
-    AppRoute("email", "*", rf"{PREFIX}/email(/.*)?"),
+    AppRoute("records", "*", rf"{PREFIX}/records(/.*)?", example="/invoices/records/P-301"),
+    AppRoute("search", "*", rf"{PREFIX}/search(/.*)?", example="/invoices/search?q=policy"),
+    AppRoute("calculator", "*", rf"{PREFIX}/calculator(/.*)?", example="/invoices/calculator"),
+    AppRoute("spreadsheet", "*", rf"{PREFIX}/spreadsheet(/.*)?", example="/invoices/spreadsheet/1"),
+    AppRoute("email", "*", rf"{PREFIX}/email(/.*)?", example="/invoices/email"),
 )
 """Which app serves a request, first match wins: the record form is its page and its submission; every other
 page under an app's address, sub-pages included, is that app's."""
