@@ -36,10 +36,11 @@ BLIND_ROOT = Path(__file__).resolve().parent.parent / "tasks" / "blind"
 """Where the committed blind sets live, one file per author and site."""
 
 Expectation = Literal["wrong", "valid"]
-BlindFate = Literal["rejected", "survived", "accepted", "refused", "not_run"]
+BlindFate = Literal["rejected", "survived", "accepted", "refused", "not_run", "out_of_contract"]
 """`rejected` (a wrong case the verdict caught) and `accepted` (a valid case verified) are right; `survived` (a wrong
 case verified) and `refused` (a valid case rejected) are defects of a mechanism; `not_run` means its steps did not
-all run, so it tested nothing."""
+all run, so it tested nothing; `out_of_contract` marks a case a maintainer found to test what the benchmark never
+judges (the free-text done message), with the reason, kept and reported apart."""
 DEFECT_FATES: frozenset[BlindFate] = frozenset({"survived", "refused"})
 
 
@@ -50,6 +51,9 @@ class BlindCase(Variant):
     expect: Expectation
     written_as: str = Field(min_length=3)
     """The author's own name for what the case does wrong (or why it is a valid alternative)."""
+    out_of_contract: str | None = Field(default=None, min_length=10)
+    """Set by a maintainer, never by the author: why the case tests something the benchmark's contract does not
+    judge (the done message is for people and never scored). The case stays in the set, reported apart."""
 
 
 class BlindSet(Versioned):
@@ -90,6 +94,7 @@ class BlindResult(BaseModel):
     failed_checks: list[str] = Field(default_factory=list)
     skipped: int = 0
     """Steps whose control the page did not offer (the case went on without them)."""
+    out_of_contract: str | None = None
 
 
 class BlindResults(Versioned):
@@ -158,6 +163,8 @@ def _fate(case: BlindCase, steps: list[ScriptedStep], record: EpisodeRecord) -> 
     if not finished:
         return "not_run"
     verified = record.outcome == "verified_success"
+    if case.out_of_contract is not None:
+        return "out_of_contract"
     if case.expect == "wrong":
         return "survived" if verified else "rejected"
     return "accepted" if verified else "refused"
@@ -190,6 +197,6 @@ async def run_blind(
             source=source, task_id=case.task, case_id=case.id, expect=case.expect, written_as=case.written_as,
             description=case.description, fate=_fate(case, steps, record),
             outcome=verdict_category(record.outcome, record.false_completion_kind), failed_checks=failed,
-            skipped=record.rejected_actions))
+            skipped=record.rejected_actions, out_of_contract=case.out_of_contract))
     return BlindResults(results=results)
 

@@ -310,10 +310,12 @@ def _scripted_check(out: Path | None, name: str, check: Callable[[Path], Corouti
 def tasks_check(
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Keep the check's run directory here.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once (the results are the same).")] = 1,
 ) -> None:
     """Prove every task solvable by its scripted control and every verifier strict."""
     selected = _catalog_tasks(tasks)
-    checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress))
+    checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
+                                                                            concurrency=concurrency))
     print_task_checks(checks)
     if not all(c.ok for c in checks):
         raise _fail("some controls did not behave as the task declares", code=1)

@@ -166,9 +166,13 @@ def print_blind(results: BlindResults) -> None:
     console.print(table)
     wrong = sum(1 for r in results.results if r.expect == "wrong")
     valid = len(results.results) - wrong
+    apart = results.count("out_of_contract")
+    wrong -= results.count("out_of_contract", "wrong")
+    valid -= results.count("out_of_contract", "valid")
     console.print(f"Wrong cases: {results.count('rejected')} of {wrong} rejected, {results.count('survived')} "
                   f"survived; valid cases: {results.count('accepted')} of {valid} accepted, "
-                  f"{results.count('refused')} refused; not run: {results.count('not_run')}")
+                  f"{results.count('refused')} refused; not run: {results.count('not_run')}; out of contract "
+                  f"(the done message, never scored): {apart}")
 
 
 def _mark(ok: bool) -> str:

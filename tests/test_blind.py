@@ -1,0 +1,90 @@
+"""The blind set (`tasks/blind/*.yaml`): cases written from each task's instruction and scripted control alone.
+
+Pure: every committed case names a task and steps the catalog has, so a task change that would silently turn a case
+into something else fails here first. Browser (CI): a sample drawn by class, one or two cases of each class the
+verdicts issue named, runs with no wrong case let through and no valid one refused. Slow: the whole set, with every
+exception named here with its reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from computerops.blind import BLIND_ROOT, BlindCase, BlindResults, blind_cases, blind_files, load_blind_set, run_blind
+from tasks import load_catalog
+
+CATALOG = load_catalog()
+SAMPLE_CLASSES = (
+    "not-shown-the-fact", "non-assertion-in-free-text", "negated-fact-in-free-text", "reason-denies-what-it-escalates",
+    "unlisted-app", "harmless-format", "harmless-notation", "other-page-shows-the-fact", "sibling-record",
+    "claimed-after-timeout", "refusal-with-false-reason", "answer-without-looking",
+)
+"""Classes of the authors' own naming (`written_as`) that the sample draws from: what looks without seeing, free text
+that does not assert, forbidden apps, and the valid ways of writing and reading the same."""
+KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("inventory.answer-below-reorder", "lowercase-skus"):
+        "ids are compared exactly, case included (docs/verdicts.md): `sku-1003` is not the id SKU-1003",
+}
+"""Blind cases whose fate differs from their author's expectation, each with why the verdict stands."""
+
+
+def test_every_blind_case_names_a_task_and_steps_of_the_catalog() -> None:
+    files = blind_files()
+    assert len(files) >= 5 and all(f.parent == BLIND_ROOT for f in files)
+    cases = blind_cases(files, CATALOG)
+    tasks = {case.task for _, case in cases}
+    assert len(cases) >= 400 and len(tasks) >= 40
+    assert {CATALOG[t].spec.site for t in tasks} == {"helpdesk", "inventory", "invoices", "ledger", "webmail"}
+    assert sum(case.expect == "valid" for _, case in cases) >= 100
+    for _, case in cases:
+        assert case.out_of_contract is None or case.expect == "wrong", case.id
+
+
+def _sample() -> list[tuple[str, BlindCase]]:
+    chosen: list[tuple[str, BlindCase]] = []
+    for written_as in SAMPLE_CLASSES:
+        of_class = [(f, c) for f, c in blind_cases(blind_files(), CATALOG) if c.written_as == written_as
+                    and (c.task, c.id) not in KNOWN_EXCEPTIONS and c.out_of_contract is None]
+        assert of_class, written_as
+        chosen += of_class[:2]
+    return chosen
+
+
+def _defects(results: BlindResults) -> list[tuple[str, str, str, str]]:
+    return [(r.task_id, r.case_id, r.fate, r.outcome) for r in results.results
+            if (r.fate in ("survived", "refused", "not_run")) and (r.task_id, r.case_id) not in KNOWN_EXCEPTIONS]
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+async def test_a_sample_of_the_blind_set_by_class_holds(tmp_path: Path) -> None:
+    sample = _sample()
+    results = await run_blind(sample, CATALOG, tmp_path / "blind", lambda _: None, concurrency=2)
+    assert not _defects(results), _defects(results)
+    assert {r.fate for r in results.results} == {"rejected", "accepted"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(7200)
+async def test_the_whole_blind_set_holds_but_for_its_named_exceptions(tmp_path: Path) -> None:
+    cases = blind_cases(blind_files(), CATALOG)
+    results = await run_blind(cases, CATALOG, tmp_path / "blind", lambda _: None, concurrency=2)
+    assert not _defects(results), _defects(results)
+    wrong = [r for r in results.results if r.expect == "wrong" and r.fate != "out_of_contract"]
+    assert sum(r.fate == "rejected" for r in wrong) >= 0.99 * len(wrong)
+
+
+def test_a_set_refuses_a_case_of_an_unknown_task_or_step(tmp_path: Path) -> None:
+    source = load_blind_set(blind_files()[0])
+    case = source.cases[0]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(source.model_copy(update={"cases": [case.model_copy(update={"task": "no.such-task"})]})
+                   .model_dump_json(), encoding="utf-8")
+    with pytest.raises(ValueError, match="not in the catalog"):
+        blind_cases([bad], CATALOG)
+    unknown = case.model_copy(update={"drop": ["no-such-step"], "replace": {}, "insert_after": {}})
+    bad.write_text(source.model_copy(update={"cases": [unknown]}).model_dump_json(), encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown step ids"):
+        blind_cases([bad], CATALOG)
