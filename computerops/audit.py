@@ -181,6 +181,9 @@ def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tupl
 
 def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool) -> tuple[Fate, str]:
     if mutant.expect == "valid":
+        wrong = next((d for d in task.spec.wrong_variants if d.matches(mutant.id)), None)
+        if wrong is not None:
+            return ("survived", wrong.reason) if verified else ("killed", wrong.reason)
         return ("accepted", "") if verified else ("refused", "")
     declared = next((d for d in task.spec.equivalent_mutants if d.matches(mutant.id)), None)
     if declared is not None:

@@ -30,11 +30,12 @@ class _Spec(BaseModel):
 class Typed(_Spec):
     """A column value compared by what it means, written as a one-key mapping: `{email: ap@brightlane.example}`
     (case and surrounding space aside), `{phone: "+49 30 5550 9876"}` (compared as a number, however spaced or
-    punctuated), `{text: Orchard Room}` (case, repeated white space and surrounding punctuation aside). A plain
-    value compares exactly; an e-mail address or phone number must be written typed (a load error otherwise), so
-    that no check compares one by its spelling."""
+    punctuated), `{text: Orchard Room}` (case, repeated white space and surrounding punctuation aside), or
+    `{exact: "+44 161 555 0147"}` (character for character: where the instruction asks for the value exactly as
+    written). A plain value compares exactly; an e-mail address or phone number must be written typed (a load error
+    otherwise), so that no check compares one by its spelling without saying so."""
 
-    type: Literal["email", "phone", "text"]
+    type: Literal["email", "phone", "text", "exact"]
     value: str
 
     @model_validator(mode="before")
@@ -201,6 +202,9 @@ class AnswerField(_Spec):
     qualifier set off by punctuation (`Orchard Room (2nd floor)`, `Orchard Room, 2nd floor`): declare the latter
     where the question asks for a name and more detail about the same thing is harmless. `Orchard Room annex`,
     a longer name, is another thing either way."""
+    qualifier: TextCheck | None = None
+    """What a qualifier may not assert (read as free text): `Orchard Room (ground floor)` names the right room and a
+    wrong floor."""
 
     @model_validator(mode="after")
     def _expected_reads(self) -> AnswerField:
@@ -210,6 +214,8 @@ class AnswerField(_Spec):
             raise ValueError("an expected id_list repeats an item")
         if self.match != "exact" and self.type != "text":
             raise ValueError("match applies to text fields only")
+        if self.qualifier is not None and self.match != "with_qualifiers":
+            raise ValueError("a qualifier check needs match: with_qualifiers")
         return self
 
 
@@ -590,6 +596,9 @@ class TaskSpec(_Spec):
     equivalent_solutions: list[EquivalentSolution] = Field(default_factory=list)
     """Other routes to success the site offers; each must be verified success."""
     equivalent_mutants: list[EquivalentMutant] = Field(default_factory=list)
+    wrong_variants: list[EquivalentMutant] = Field(default_factory=list)
+    """The audit's *valid* variants that are wrong for this task, with the reason (the instruction asks for a value
+    exactly as written, so its other spellings are not the same): the verdict must reject them."""
 
     @property
     def answer_check(self) -> AnswerCheck | None:

@@ -13,6 +13,7 @@ from typing import Any
 from tasks.answers import REFUSAL_STATUSES
 from tasks.spec import AnswerCheck, AnswerField
 from tasks.values import read_value
+from verifier.facts import text_problems
 from verifier.verdict import CheckResult, Claim
 
 
@@ -37,18 +38,30 @@ def field_problem(name: str, spec: AnswerField, given: Any) -> str | None:
             + ([f"repeated {repeated}"] if repeated else [])
         return f"{name}: " + ", ".join(parts) if parts else None
     if value != expected and spec.match == "with_qualifiers" and isinstance(given, str):
-        value = read_value(spec.type, without_qualifier(given))
+        base, qualifier = split_qualifier(given)
+        value = read_value(spec.type, base)
+        if value == expected and qualifier and spec.qualifier is not None:
+            wrong = text_problems(qualifier, spec.qualifier)
+            if wrong:
+                return f"{name}: its qualifier {qualifier!r} {'; '.join(wrong)}"
     return None if value == expected else f"{name}: {given!r} is not the expected {spec.type}"
 
 
-_QUALIFIED = re.compile(r"\s*(.+?)\s*(?:\([^()]*\)|[,;:]\s.*|\s[-–—]\s.*)\s*\.?\s*", re.DOTALL)
+_QUALIFIED = re.compile(r"\s*(.+?)\s*(\([^()]*\)|[,;:]\s.*|\s[-–—]\s.*)\s*\.?\s*", re.DOTALL)
+
+
+def split_qualifier(text: str) -> tuple[str, str | None]:
+    """A name and its qualifier: `Orchard Room (2nd floor)` and `Orchard Room, 2nd floor` are `Orchard Room` and
+    `2nd floor`; a name with nothing set off by punctuation has none."""
+    match = _QUALIFIED.fullmatch(text)
+    if match is None:
+        return text, None
+    return match.group(1), match.group(2).strip(" ()[],;:-–—.")
 
 
 def without_qualifier(text: str) -> str:
-    """A name with its qualifier taken off: `Orchard Room (2nd floor)` and `Orchard Room, 2nd floor` are
-    `Orchard Room`; a name with nothing set off by punctuation is itself."""
-    match = _QUALIFIED.fullmatch(text)
-    return match.group(1) if match else text
+    """The name without its qualifier (`split_qualifier`)."""
+    return split_qualifier(text)[0]
 
 
 def check_answer(check: AnswerCheck, claim: Claim) -> CheckResult:

@@ -30,6 +30,8 @@ def same_value(actual: Any, expected: Any) -> bool:
 def _same_typed(actual: str, expected: Typed) -> bool:
     if expected.type == "email":
         return normalise_email(actual) == normalise_email(expected.value)
+    if expected.type == "exact":
+        return actual == expected.value
     if expected.type == "phone":
         number = phone_number(actual)
         return number is not None and number == phone_number(expected.value)

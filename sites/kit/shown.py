@@ -4,13 +4,16 @@ Sites render every page through the kit (`sites.kit.pages.SitePages.page`), and 
 records each column of a row a template *outputs* (`{{ ticket.status }}`, `{{ customers[t.customer_id].name }}`,
 `{{ refund.amount_cents|money }}`): a value read from a row carries where it came from, and the environment's
 `finalize`, which every `{{ ... }}` goes through, records it. So no site can forget to say what it showed, and a
-column a page only tests (`{% if g.id != 2 %}`, a look-up key) is not counted as shown; a true/false column is
-counted where it is read, since pages show it by what they print for it. A list shows
+column a page only tests (`{% if g.id != 2 %}`) is not counted as shown; a true/false column is counted where it
+is read, since pages show it by what they print for it; a key a template follows to another row
+(`orders[follow_up.order_id]`) is counted, since the page shows that relation. A list shows
 the *absence* of rows only when the site read it with `listed(session, statement)`: the kit takes the list's filter
 from the statement itself (equality conditions only, no limit cut it short), and keeps the listing only if the
 page went on to show every row the statement returned. A static text the page renders (a policy, the escalation
 rules) is a document: `{{ shows("mail-policy") }}` in the template. A handler that states a column in text it
-builds in Python (a refusal naming an approval's policy version) says so with `operation.shown.row(obj, field)`.
+builds in Python (a refusal naming an approval's policy version) says so with `operation.shown.row(obj, field)`, and
+one that looks a related row up in Python reads it with `related(session, obj, column, Model)`, so that the
+relation counts as shown once the page shows the related row.
 
 The operation log writes the result on each operation (`Operation.shown`); procedure checks read it (`kind: seen`).
 """
@@ -88,6 +91,7 @@ class ShownRecorder:
     _keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _listings: list[_Listing] = field(default_factory=list)
     _documents: set[str] = field(default_factory=set)
+    _relations: list[tuple[Any, str, Any]] = field(default_factory=list)
 
     def read(self, obj: Any, name: str) -> None:
         """A page read column `name` of `obj` (ignored unless `obj` is a row and `name` one of its columns)."""
@@ -107,12 +111,21 @@ class ShownRecorder:
     def document(self, name: str) -> None:
         self._documents.add(name)
 
+    def relation(self, obj: Any, column: str, target: Any) -> None:
+        """`obj.column` leads to the row `target`: shown if the page shows anything of `target`."""
+        self._relations.append((obj, column, target))
+
     def listing(self, table: str, where: dict[str, Scalar], keys: list[tuple[Scalar, ...]]) -> None:
         self._listings.append(_Listing(table=table, where=where, keys=keys))
 
     def shown(self) -> Shown:
         """The record: rows grouped by table and columns shown, the listings whose every row the page showed, and
         the documents, each sorted so the same page gives the same record."""
+        for obj, column, target in self._relations:
+            mapped = _mapped(type(target))
+            key = None if mapped is None else _key_of(target, mapped)
+            if mapped is not None and key is not None and self._fields.get((mapped.table, key)):
+                self.read(obj, column)
         groups: dict[tuple[str, tuple[str, ...]], list[list[Scalar]]] = defaultdict(list)
         for (table, key), names in self._fields.items():
             groups[(table, tuple(sorted(names)))].append(list(key))
@@ -210,6 +223,11 @@ class RecordingEnvironment(Environment):
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         value = super().getitem(obj, argument)
+        origin = getattr(argument, "origin", None)
+        if origin is not None and _mapped(type(value)) is not None:
+            recorder = _RECORDING.get()  # `orders[follow_up.order_id]`: the page shows the relation it follows
+            if recorder is not None:
+                recorder.read(*origin)
         return self._from_row(obj, argument, value) if isinstance(argument, str) else value
 
     @staticmethod
@@ -275,3 +293,14 @@ def listed(session: Session, statement: SelectOfScalar[T]) -> list[T]:
     recorder.listing(mapped.table, where, keys)
     return rows
 
+
+
+def related(session: Session, obj: Any, column: str, model: type[T]) -> T | None:
+    """The row `obj.column` points to (None when it points nowhere); when the page then shows anything of that row,
+    `obj.column` is recorded as shown too: the page shows the relation (the ticket's order)."""
+    key = getattr(obj, column)
+    target = None if key is None else session.get(model, key)
+    recorder = session.info.get(RECORDER_INFO)
+    if target is not None and isinstance(recorder, ShownRecorder):
+        recorder.relation(obj, column, target)
+    return target

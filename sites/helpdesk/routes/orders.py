@@ -16,7 +16,7 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import parse_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.shown import listed, related
 
 router = APIRouter()
 
@@ -52,7 +52,7 @@ def _order_page(
         status=status,
         title=f"Order {order.number}",
         order=order,
-        customer=session.get(Customer, order.customer_id),
+        customer=related(session, order, "customer_id", Customer),
         refunds=refunds,
         approvals=approvals,
         approvals_by_id={approval.id: approval for approval in approvals},

@@ -15,7 +15,7 @@ from sites.helpdesk.work import escalate, refusal_to_escalate, waiting_escalatio
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.shown import listed, related
 
 router = APIRouter()
 
@@ -62,8 +62,8 @@ def _ticket_page(
         status=status,
         title=f"Ticket {ticket.number}",
         ticket=ticket,
-        customer=session.get(Customer, ticket.customer_id),
-        order=None if ticket.order_id is None else session.get(Order, ticket.order_id),
+        customer=related(session, ticket, "customer_id", Customer),
+        order=related(session, ticket, "order_id", Order),
         statuses=TICKET_STATUSES,
         notice=notice,
         status_error=status_error,

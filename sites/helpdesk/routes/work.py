@@ -14,7 +14,7 @@ from sites.helpdesk.pages import PREFIX, not_found, orders_by_id, page, tickets_
 from sites.helpdesk.work import ESCALATION_RULES, FOLLOW_UP_RULES, close_follow_up, refusal_to_close
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.shown import listed, related
 
 router = APIRouter()
 
@@ -72,8 +72,8 @@ def _follow_up_page(
         status=status,
         title=f"Follow-up {follow_up.code}",
         follow_up=follow_up,
-        ticket=None if follow_up.ticket_id is None else session.get(Ticket, follow_up.ticket_id),
-        order=None if follow_up.order_id is None else session.get(Order, follow_up.order_id),
+        ticket=related(session, follow_up, "ticket_id", Ticket),
+        order=related(session, follow_up, "order_id", Order),
         notice=notice,
         error=error,
         note=note,

@@ -13,7 +13,7 @@ from computerops.core.numbers import whole_number
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.shown import listed, related
 from sites.ledger.models import DESTINATIONS, Delivery, Dispatch, Event
 from sites.ledger.pages import PREFIX, delivery_by_number, not_found, page
 from sites.ledger.procedures import dispatch, refusal_to_amend
@@ -105,7 +105,7 @@ def _delivery_page(
     amend_error: str | None = None,
 ) -> HTMLResponse:
     history = listed(session, select(Dispatch).where(Dispatch.delivery_id == delivery.id).order_by(col(Dispatch.id)))
-    source = None if delivery.event_id is None else session.get(Event, delivery.event_id)
+    source = related(session, delivery, "event_id", Event)
     return page(
         operation,
         "delivery.html",

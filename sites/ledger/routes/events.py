@@ -13,7 +13,7 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import as_delivered, committed_part
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
-from sites.kit.shown import listed
+from sites.kit.shown import listed, related
 from sites.ledger.models import Event
 from sites.ledger.pages import PREFIX, event_by_number, events_by_id, not_found, page
 from sites.ledger.procedures import (
@@ -74,7 +74,7 @@ def _event_page(
     notice: str | None = None,
     error: str | None = None,
 ) -> HTMLResponse:
-    dependency = None if event.depends_on_id is None else session.get(Event, event.depends_on_id)
+    dependency = related(session, event, "depends_on_id", Event)
     return page(
         operation,
         "event.html",

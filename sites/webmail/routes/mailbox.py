@@ -10,7 +10,7 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import as_delivered
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.shown import listed, related
 from sites.webmail.mail import POLICY_RULES
 from sites.webmail.models import Message
 from sites.webmail.pages import message_by_id, not_found, page
@@ -54,10 +54,10 @@ def message_detail(message_id: str, session: SessionDep, operation: OperationDep
     message = message_by_id(session, message_id)
     if message is None:
         return not_found(operation, f"Message {message_id}")
-    related = message.reply_to_id or message.forward_of_id
     operation.shown.row(message, "body")  # printed line by line (split), so no output is the column itself
+    column = "reply_to_id" if message.reply_to_id is not None else "forward_of_id"
     return page(operation, "message.html", title=message.subject, message=message,
-                related=None if related is None else session.get(Message, related))
+                related=related(session, message, column, Message))
 
 
 @router.get("/policy", response_class=HTMLResponse)
