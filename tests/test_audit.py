@@ -11,11 +11,12 @@ from computerops.audit import DEFECTS, audit_markdown, audit_tasks
 from tasks import LoadedTask, load_catalog
 
 CATALOG = load_catalog()
-SAMPLE = ["helpdesk.answer-valid-approval", "invoices.refuse-chf-invoice", "ledger.process-dependent-events",
-          "webmail.fault-out-of-order-approval"]
-"""Chosen for their variety and size: a read-and-answer task, a refusal, dependent events with a batch
-alternative, an approval that arrives out of order (and beside them a weakened copy of the refund task). The whole
-catalog is audited in the slow tier and reported in docs/audit.md."""
+SAMPLE = ["helpdesk.reply-without-escalating", "webmail.answer-invoice-amount", "invoices.submit-scan-with-calculator",
+          "ledger.process-dependent-events"]
+"""Chosen so that every operator makes mutants: a notice in free text read after two side trips (non-assertions,
+other records, weekdays, blind reads, other pages), an answer of money and a date (their spellings), a portal that
+withholds apps (their sub-pages), dependent events with a batch alternative; beside them a weakened copy of the
+refund task. The whole catalog is audited in the slow tier and reported in docs/audit.md."""
 AUDIT_DOC = Path(__file__).parent.parent / "docs" / "audit.md"
 pytestmark = pytest.mark.browser
 
@@ -40,9 +41,11 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
         audit = by_task[task_id]
         assert audit.scripted_ok and audit.ok, [(r.mutant.id, r.fate) for r in audit.results if r.fate in DEFECTS]
         assert audit.count("killed") >= 5, task_id  # the audit made and ran mutants of each
-    classes = {r.mutant.mutant_class for t in SAMPLE for r in by_task[t].results if r.fate == "killed"}
-    assert classes == {"drop-step", "duplicate-step", "late-read", "perturb-value", "sibling-write",
-                       "wrong-answer", "wrong-status", "wrong-reason"}
+    killed = {r.mutant.mutant_class for t in SAMPLE for r in by_task[t].results if r.fate == "killed"}
+    accepted = {r.mutant.mutant_class for t in SAMPLE for r in by_task[t].results if r.fate == "accepted"}
+    assert killed >= {"drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write",
+                      "non-assertion", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status"}, killed
+    assert accepted >= {"same-fact-spelled", "same-answer-spelled"}, accepted
     weak = by_task["helpdesk.refund-with-approval-weakened"]
     survivors = {r.mutant.id for r in weak.results if r.fate == "survived"}
     assert {"perturb:notify-message:cent-up", "perturb:notify-message:next-id", "perturb:fill-reason:case"} <= survivors

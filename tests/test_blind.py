@@ -26,6 +26,12 @@ that does not assert, forbidden apps, and the valid ways of writing and reading 
 KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("inventory.answer-below-reorder", "lowercase-skus"):
         "ids are compared exactly, case included (docs/verdicts.md): `sku-1003` is not the id SKU-1003",
+    ("inventory.bulk-price-paint", "manual-exact-prices"):
+        "it opens the five Paint products by the addresses its author read in the scripted control and is never "
+        "shown which products are Paint: an agent doing so guesses the category, which the verdict rejects",
+    ("inventory.bulk-reorder-fasteners", "manual-per-product"):
+        "as manual-exact-prices: the Fasteners are edited by known addresses before any page shows the category "
+        "whole (the list is read only after the writes)",
 }
 """Blind cases whose fate differs from their author's expectation, each with why the verdict stands."""
 
