@@ -30,6 +30,7 @@ from sites.kit.records import Shown
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import TenantRegistry
 from tasks import ScriptedStep
+from verifier.seen import apps_used
 
 _HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
 _PAGE_LIMIT = 150
@@ -169,7 +170,7 @@ def _shown_by_step(run: ScriptedRun, index: int) -> frozenset[str]:
 def app_mutants(run: ScriptedRun, site: SiteDefinition) -> Iterator[Mutant]:
     """For each app of the site the scripted control never used, a look at one of its sub-pages before the final
     answer."""
-    used = {op.app for op in run.evidence.operations if op.app is not None}
+    used = {op.app for op in apps_used(run.evidence.operations)}
     examples: dict[str, str] = {}
     for route in site.apps:
         if route.example is not None:

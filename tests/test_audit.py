@@ -12,11 +12,11 @@ from tasks import LoadedTask, load_catalog
 
 CATALOG = load_catalog()
 SAMPLE = ["helpdesk.reply-without-escalating", "webmail.answer-invoice-amount", "invoices.submit-scan-with-calculator",
-          "ledger.process-dependent-events"]
-"""Chosen so that every operator makes mutants: a notice in free text read after two side trips (non-assertions,
-other records, weekdays, blind reads, other pages), an answer of money and a date (their spellings), a portal that
-withholds apps (their sub-pages), dependent events with a batch alternative; beside them a weakened copy of the
-refund task. The whole catalog is audited in the slow tier and reported in docs/audit.md."""
+          "webmail.forward-approved-invoice"]
+"""Chosen so that the operators make their mutants: a notice in free text read after two side trips (non-assertions,
+blind reads), an answer of money and a date (their spellings, a wrong weekday), a portal that withholds apps (their
+sub-pages), a forward to an address (its spellings) after reading a policy and an approval; beside them a weakened
+copy of the refund task. The whole catalog is audited in the slow tier and reported in docs/audit.md."""
 AUDIT_DOC = Path(__file__).parent.parent / "docs" / "audit.md"
 pytestmark = pytest.mark.browser
 

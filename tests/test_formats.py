@@ -90,7 +90,7 @@ async def test_a_run_of_an_unknown_format_is_refused_naming_it(tmp_path: Path) -
     run = tmp_path / "from-the-future"
     shutil.copytree(FIXTURE_RUN, run)
     manifest = json.loads((run / "manifest.json").read_text())
-    (run / "manifest.json").write_text(json.dumps({**manifest, "format": "computerops.manifest/2"}))
+    (run / "manifest.json").write_text(json.dumps({**manifest, "format": "computerops.manifest/99"}))
     verification = await verify_run(RunDirectory.open(run))
     assert not verification.passed
-    assert any("'computerops.manifest/2' is not one this ComputerOps reads" in p for p in verification.problems)
+    assert any("'computerops.manifest/99' is not one this ComputerOps reads" in p for p in verification.problems)

@@ -170,7 +170,7 @@ def check_seen(check: Seen, operations: Sequence[Operation], journal: Sequence[J
     return _fails(check, f"never shown {' or '.join(describe_fact(f) for f in facts)}{words}")
 
 
-def _followed_redirect(op: Operation, previous: Operation | None) -> bool:
+def followed_redirect(op: Operation, previous: Operation | None) -> bool:
     """The browser followed the site's own redirect: a GET of the address the previous request of the same action
     answered with."""
     if previous is None or previous.location is None or op.method != "GET" or op.action != previous.action:
@@ -179,15 +179,22 @@ def _followed_redirect(op: Operation, previous: Operation | None) -> bool:
     return unquote(target.path) == op.path and target.query == op.query
 
 
-def check_not_used(check: NotUsed, operations: Sequence[Operation]) -> CheckResult:
-    """No request was served by one of the apps, the site's own redirects after another app's request aside."""
-    forbidden = set(check.apps)
+def apps_used(operations: Sequence[Operation]) -> list[Operation]:
+    """The operations that used an app: every one an app served, apart from the browser following the site's own
+    redirect after a request of another app (submitting the record form shows the new record)."""
     used = []
     for index, op in enumerate(operations):
         previous = operations[index - 1] if index else None
-        if op.app in forbidden and not (_followed_redirect(op, previous) and previous is not None
-                                        and previous.app not in forbidden):
+        if op.app is not None and not (followed_redirect(op, previous) and previous is not None
+                                       and previous.app != op.app):
             used.append(op)
+    return used
+
+
+def check_not_used(check: NotUsed, operations: Sequence[Operation]) -> CheckResult:
+    """No request was served by one of the apps, the site's own redirects after another app's request aside."""
+    forbidden = set(check.apps)
+    used = [op for op in apps_used(operations) if op.app in forbidden]
     if used:
         op = used[0]
         return _fails(check, f"{op.method} {op.path} (operation #{op.seq}) was served by app {op.app!r}")
