@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from sites.kit.faults import FaultDecision
 from sites.kit.records import JournalEntry, Operation, Shown, ShownListing, ShownRows
@@ -29,7 +30,7 @@ from verifier.checks import (
     check_visited,
 )
 from verifier.judge import classify
-from verifier.matching import same_value
+from verifier.matching import row_matches, same_value
 
 CATALOG = load_catalog()
 REFUND = CATALOG["helpdesk.refund-with-approval"]
@@ -346,3 +347,40 @@ def test_a_visit_accepts_another_page_that_shows_the_same_only_with_its_query() 
     assert check_visited(currencies, [op(1, "GET", "/invoices/records/new")], []).passed
     assert check_visited(currencies, [search.model_copy(update={"query": "q=ap+policy"})], []).passed
     assert not check_visited(currencies, [search], []).passed
+
+
+def test_an_agent_may_correct_a_row_it_created_on_every_site_unless_the_task_says_otherwise() -> None:
+    rules = [MutationRule(table="contact", change=["insert"], where={"company": "Riverside Hall"})]
+    added = entry(1, 1, "contact", "insert", 9, None, {"id": 9, "name": "Nor Aziz", "company": "Riverside Hall"})
+    fixed = entry(2, 2, "contact", "update", 9, added.after,
+                  {"id": 9, "name": "Noor Aziz", "company": "Riverside Hall"})
+    elsewhere = entry(2, 2, "contact", "update", 9, added.after, {"id": 9, "name": "Noor Aziz", "company": "Acme"})
+    removed = entry(2, 2, "contact", "delete", 9, added.after, None)
+    older = entry(2, 2, "contact", "update", 3, {"id": 3, "company": "Riverside Hall"},
+                  {"id": 3, "name": "x", "company": "Riverside Hall"})
+    assert check_mutations(rules, [added, fixed]).passed and check_mutations(rules, [added, removed]).passed
+    assert not check_mutations(rules, [added, elsewhere]).passed  # no longer a row the task allows adding
+    assert not check_mutations(rules, [added, older]).passed  # not the agent's own row
+    assert not check_mutations(rules, [added, fixed], own_corrections=False).passed
+
+
+@pytest.mark.parametrize(("expected", "actual", "same"), [
+    ({"email": "ap@brightlane.example"}, "AP@Brightlane.Example", True),
+    ({"email": "ap@brightlane.example"}, " ap@brightlane.example ", True),
+    ({"email": "ap@brightlane.example"}, "aps@brightlane.example", False),
+    ({"phone": "+49 30 5550 9876"}, "+493055509876", True),
+    ({"phone": "+49 30 5550 9876"}, "+49-30-5550-9876", True),
+    ({"phone": "+49 30 5550 9876"}, "+49 30 5550 9867", False),
+    ({"phone": "+49 30 5550 9876"}, "030 5550 9876", False),
+    ({"text": "Orchard Room"}, "the orchard room.", True),
+    ({"exact": "+44 161 555 0147"}, "+441615550147", False),
+    ({"exact": "+44 161 555 0147"}, "+44 161 555 0147", True),
+])
+def test_a_typed_value_compares_by_what_it_means(expected: dict[str, str], actual: str, same: bool) -> None:
+    assert row_matches({"value": actual}, RowCheck(name="r", table="t", where={"value": expected}).where) is same
+
+
+def test_an_address_or_phone_written_untyped_in_a_task_is_a_load_error() -> None:
+    for value in ("ap@brightlane.example", "+49 30 5550 9876"):
+        with pytest.raises(ValidationError, match="write it"):
+            RowCheck(name="r", table="t", where={"value": value})
