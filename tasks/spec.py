@@ -41,12 +41,7 @@ class Typed(_Spec):
     @model_validator(mode="before")
     @classmethod
     def _one_key(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "type" not in data:
-            if len(data) != 1:
-                raise ValueError(f"a typed value is a one-key mapping such as {{email: a@b.example}}, got {data!r}")
-            ((kind, value),) = data.items()
-            return {"type": kind, "value": value}
-        return data
+        return one_key_mapping(data, "a typed value", "{email: a@b.example}")
 
     @model_validator(mode="after")
     def _reads(self) -> Typed:
@@ -87,6 +82,16 @@ class RowSelector(_Spec):
     where: Where = Field(default_factory=dict)
 
 
+def one_key_mapping(data: Any, what: str, example: str) -> Any:
+    """`{kind: value}` as `{type: kind, value: value}` (how task files write facts and typed values)."""
+    if isinstance(data, dict) and "type" not in data:
+        if len(data) != 1:
+            raise ValueError(f"{what} is a one-key mapping such as {example}, got {data!r}")
+        ((kind, value),) = data.items()
+        return {"type": kind, "value": value}
+    return data
+
+
 FactType = Literal["money", "date", "id", "integer", "words", "denies"]
 FactValue = str | int | bool | list[str]
 
@@ -103,16 +108,11 @@ class Fact(_Spec):
     @model_validator(mode="before")
     @classmethod
     def _one_key(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "type" not in data:
-            if len(data) != 1:
-                raise ValueError(f"a fact is a one-key mapping such as {{money: 49.90 EUR}}, got {data!r}")
-            ((kind, value),) = data.items()
-            if kind == "negation":
-                raise ValueError("{negation: true} is gone: a fact is stated only where the text asserts it (not "
-                                 "negated, not future, not conditional), so give the facts the text must assert; "
-                                 "{denies: [...]} names words the text must not deny")
-            return {"type": kind, "value": value}
-        return data
+        if isinstance(data, dict) and "negation" in data:
+            raise ValueError("{negation: true} is gone: a fact is stated only where the text asserts it (not "
+                             "negated, not future, not conditional), so give the facts the text must assert; "
+                             "{denies: [...]} names words the text must not deny")
+        return one_key_mapping(data, "a fact", "{money: 49.90 EUR}")
 
     @model_validator(mode="after")
     def _value_fits(self) -> Fact:

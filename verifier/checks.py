@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import unquote_plus
 
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
@@ -187,6 +189,51 @@ def first_change(selector: RowSelector | None, journal: Sequence[JournalEntry]) 
     return min(entries, key=lambda e: e.seq, default=None)
 
 
+@dataclass(frozen=True)
+class Window:
+    """When a procedure check's read counts: before operation `before` (None: no bound), and after `after` (None:
+    no bound; a read at `after` itself counts only when `at_or_after`, i.e. the moment is a change, which a page
+    rendered by the same operation already shows), with words for the detail."""
+
+    before: int | None
+    after: int | None
+    at_or_after: bool
+    words: str
+
+    def admits(self, seq: int, data_time: int) -> bool:
+        """A response of operation `seq` whose data was current after operation `data_time`."""
+        if self.before is not None and seq >= self.before:
+            return False
+        if self.after is None:
+            return True
+        return data_time >= self.after if self.at_or_after else data_time > self.after
+
+
+def window_of(before: Literal["first-write"] | RowSelector | None, after: RowSelector | FaultFired | None,
+              operations: Sequence[Operation], journal: Sequence[JournalEntry]) -> Window | str:
+    """The window `before`/`after` set (`visited`, `seen`); a detail saying why there is none when `after` selects
+    no change to look after."""
+    bound, words = None, ""
+    if before is not None:
+        first = first_change(None if before == "first-write" else before, journal)
+        if first is not None:
+            bound = first.operation
+            words += f" before operation #{first.operation} ({_describe(first)})"
+    if isinstance(after, FaultFired):
+        fired = [op.seq for op in operations
+                 if op.fault is not None and op.fault.applied and op.fault.fault == after.fault_fired]
+        if fired:
+            words += f" after operation #{max(fired)} (last {after.fault_fired})"
+            return Window(bound, max(fired), False, words)
+    elif after is not None:
+        change = first_change(after, journal)
+        if change is None:
+            return f"no change of {after.table} where {after.where} to look after"
+        return Window(bound, change.operation, True, words + f" after operation #{change.operation} "
+                                                            f"({_describe(change)})")
+    return Window(bound, None, False, words)
+
+
 def check_visited(check: Visited, operations: Sequence[Operation], journal: Sequence[JournalEntry]) -> CheckResult:
     """Some request with the method and a fully matching path succeeded, within the window `before`/`after` set:
     before the operation of the first change `before` selects (none selected: no bound), after the operation of
@@ -197,26 +244,13 @@ def check_visited(check: Visited, operations: Sequence[Operation], journal: Sequ
     pages = [(check.method, check.path, check.query), *((p.method, p.path, p.query) for p in check.alternatives)]
     hits = sorted({op.seq: op for method, path, query in pages for op in _successful(method, path, operations)
                    if query is None or re.search(query, unquote_plus(op.query))}.values(), key=lambda op: op.seq)
-    window = f" with query /{check.query}/" if check.query is not None else ""
-    window += "".join(f" or {m} {p}" + (f" with query /{q}/" if q else "") for m, p, q in pages[1:])
-    if check.before is not None:
-        first = first_change(None if check.before == "first-write" else check.before, journal)
-        if first is not None:
-            hits = [op for op in hits if op.seq < first.operation]
-            window += f" before operation #{first.operation} ({_describe(first)})"
-    if isinstance(check.after, FaultFired):
-        fired = [op.seq for op in operations
-                 if op.fault is not None and op.fault.applied and op.fault.fault == check.after.fault_fired]
-        if fired:
-            hits = [op for op in hits if op.seq > max(fired)]
-            window += f" after operation #{max(fired)} (last {check.after.fault_fired})"
-    elif check.after is not None:
-        first = first_change(check.after, journal)
-        if first is None:
-            return failed(f"no change of {check.after.table} where {check.after.where} to look after")
-        hits = [op for op in hits if op.seq > first.operation]
-        window += f" after operation #{first.operation} ({_describe(first)})"
+    queries = f" with query /{check.query}/" if check.query is not None else ""
+    queries += "".join(f" or {m} {p}" + (f" with query /{q}/" if q else "") for m, p, q in pages[1:])
+    window = window_of(check.before, check.after, operations, journal)
+    if isinstance(window, str):
+        return failed(window)
+    hits = [op for op in hits if window.admits(op.seq, op.seq)]
     if not hits:
-        return failed(f"no successful {check.method} request to {check.path}{window}")
+        return failed(f"no successful {check.method} request to {check.path}{queries}{window.words}")
     return CheckResult(name=check.name, category="procedure", passed=True,
-                       detail=f"{check.method} {hits[0].path} (operation #{hits[0].seq}){window}")
+                       detail=f"{check.method} {hits[0].path} (operation #{hits[0].seq}){queries}{window.words}")

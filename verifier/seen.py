@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from sites.kit.records import JournalEntry, Operation, Row, Scalar, StateSnapshot
-from tasks.spec import FaultFired, NotUsed, Seen, ShownFact, Typed
-from verifier.checks import first_change
+from tasks.spec import NotUsed, Seen, ShownFact, Typed
+from verifier.checks import window_of
 from verifier.matching import row_matches, same_value
 from verifier.verdict import CheckResult
 
@@ -50,32 +50,6 @@ class History:
 
 def _fails(check: Seen | NotUsed, detail: str) -> CheckResult:
     return CheckResult(name=check.name, category="procedure", passed=False, detail=detail)
-
-
-def _window(check: Seen, operations: Sequence[Operation], journal: Sequence[JournalEntry]
-            ) -> tuple[list[Operation], str] | CheckResult:
-    """The operations whose responses count, and words for the window; a failed result when `after` has no
-    moment to look after."""
-    shown = [op for op in operations if op.shown is not None]
-    words = ""
-    if check.before is not None:
-        first = first_change(None if check.before == "first-write" else check.before, journal)
-        if first is not None:
-            shown = [op for op in shown if op.seq < first.operation]
-            words += f" before operation #{first.operation} ({first.change} {first.table} {first.key})"
-    if isinstance(check.after, FaultFired):
-        fired = [op.seq for op in operations
-                 if op.fault is not None and op.fault.applied and op.fault.fault == check.after.fault_fired]
-        if fired:
-            shown = [op for op in shown if _data_time(op) > max(fired)]
-            words += f" with data newer than operation #{max(fired)} (last {check.after.fault_fired})"
-    elif check.after is not None:
-        change = first_change(check.after, journal)
-        if change is None:
-            return _fails(check, f"no change of {check.after.table} where {check.after.where} to look after")
-        shown = [op for op in shown if _data_time(op) >= change.operation]
-        words += f" with data as of operation #{change.operation} or later ({change.change} {change.table})"
-    return shown, words
 
 
 def _data_time(op: Operation) -> int:
@@ -152,10 +126,11 @@ def check_seen(check: Seen, operations: Sequence[Operation], journal: Sequence[J
                state: StateSnapshot) -> CheckResult:
     """The fact, or one of its alternatives, was among what some response in the window showed
     (`tasks.spec.Seen`)."""
-    window = _window(check, operations, journal)
-    if isinstance(window, CheckResult):
-        return window
-    shown, words = window
+    window = window_of(check.before, check.after, operations, journal)
+    if isinstance(window, str):
+        return _fails(check, window)
+    shown = [op for op in operations if op.shown is not None and window.admits(op.seq, _data_time(op))]
+    words = window.words
     if not any(op.shown is not None for op in operations):
         return _fails(check, "the operations record nothing of what pages showed (evidence recorded before "
                              "ComputerOps recorded it)")
