@@ -159,9 +159,23 @@ class Effect:
         been shown: seeing more is never a wrong solution, doing or answering anything else may be."""
         return (self.state == reference.state and self.answer == reference.answer
                 and len(self.changes) == len(reference.changes)
-                and all(mine == theirs and read >= read_before
+                and all(mine == theirs and shows_all(read, read_before)
                         for (mine, read), (theirs, read_before) in zip(self.changes, reference.changes, strict=True))
-                and self.reads >= reference.reads)
+                and shows_all(self.reads, reference.reads))
+
+
+def shows_all(mine: frozenset[str], reference: frozenset[str]) -> bool:
+    """What was shown (`mutant_reads.facts_of`) holds every fact of `reference`; a whole list covers a narrower
+    one (all products cover the Paint category's)."""
+    for fact in reference - mine:
+        if not fact.startswith("list:"):
+            return False
+        _, table, where = fact.split(":", 2)
+        wanted = json.loads(where)
+        if not any(other.startswith(f"list:{table}:") and json.loads(other.split(":", 2)[2]).items() <= wanted.items()
+                   for other in mine):
+            return False
+    return True
 
 
 def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tuple[str, str]] = frozenset()) -> Effect:

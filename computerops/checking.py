@@ -35,7 +35,8 @@ class TaskCheck(BaseModel):
 
     task_id: str
     solvable: bool
-    noop_rejected: bool
+    noop_rejected: bool | None
+    """None when the check left the no-op out."""
     negatives_rejected: int
     negatives_total: int
     equivalents_accepted: int
@@ -64,11 +65,12 @@ def control_config(run_id: str, tasks: list[LoadedTask], plan: list[PlannedEpiso
                      episodes=plan)
 
 
-def check_plan(tasks: list[LoadedTask], *, with_negatives: bool = True) -> list[PlannedEpisode]:
+def check_plan(tasks: list[LoadedTask], *, with_negatives: bool = True, with_noop: bool = True) -> list[PlannedEpisode]:
     """Per task: the scripted control (oracle), the no-op control, every negative control (unless `with_negatives` is
     False: a partial check that proves tasks solvable and the no-op rejected, not the verifiers strict), then every
-    equivalent solution."""
-    return control_plan(tasks, lambda task: ["oracle", "noop",
+    equivalent solution. `with_noop=False` leaves the no-op out (a partial check, where the golden corpus's no-op
+    episodes prove it rejected)."""
+    return control_plan(tasks, lambda task: ["oracle", *(["noop"] if with_noop else []),
                                              *(f"negative:{n.id}" for n in task.spec.negative_controls
                                                if with_negatives),
                                              *(f"equivalent:{e.id}" for e in task.spec.equivalent_solutions)])
@@ -133,12 +135,13 @@ def _judge(task: LoadedTask, record: EpisodeRecord, policy: str) -> ControlResul
 
 
 async def check_tasks(
-    tasks: list[LoadedTask], out: Path, progress: Progress, *, concurrency: int = 1, with_negatives: bool = True
+    tasks: list[LoadedTask], out: Path, progress: Progress, *, concurrency: int = 1, with_negatives: bool = True,
+    with_noop: bool = True,
 ) -> list[TaskCheck]:
     """Run every control of every task through the browser and the scripted endpoint (`concurrency` episodes at
     once; the evidence, and so every result, is the same at any concurrency). `with_negatives=False` leaves the negative
     controls out (their counts are then 0 of 0)."""
-    plan = check_plan(tasks, with_negatives=with_negatives)
+    plan = check_plan(tasks, with_negatives=with_negatives, with_noop=with_noop)
     records = await execute_run(control_config("tasks-check", tasks, plan), tasks, out, progress,
                                 concurrency=concurrency)
     by_episode = {r.episode_id: r for r in records}
@@ -151,7 +154,8 @@ async def check_tasks(
         negatives = [r for r in results if r.control.startswith("negative:")]
         equivalents = [r for r in results if r.control.startswith("equivalent:")]
         checks.append(TaskCheck(
-            task_id=task.id, solvable=results[0].ok, noop_rejected=results[1].ok,
+            task_id=task.id, solvable=results[0].ok,
+            noop_rejected=next((r.ok for r in results if r.control == "no-op"), None),
             negatives_rejected=sum(r.ok for r in negatives), negatives_total=len(negatives),
             equivalents_accepted=sum(r.ok for r in equivalents), equivalents_total=len(equivalents),
             results=results,

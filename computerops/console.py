@@ -110,14 +110,16 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
     for check in checks:
         problems = "; ".join(f"{r.control}: expected {r.expected}, got {r.outcome}, ran {r.ran}, replay {r.replay}"
                              for r in check.results if not r.ok)
-        oracle, noop = check.results[0], check.results[1]
+        oracle = check.results[0]
+        noop = next((r for r in check.results if r.control == "no-op"), None)
         negatives = [r for r in check.results if r.control.startswith("negative:")]
-        table.add_row(check.task_id, f"{_mark(oracle.ok)} {oracle.outcome}", f"{_mark(noop.ok)} {noop.outcome}",
+        table.add_row(check.task_id, f"{_mark(oracle.ok)} {oracle.outcome}",
+                      "—" if noop is None else f"{_mark(noop.ok)} {noop.outcome}",
                       f"{check.negatives_rejected}/{check.negatives_total}", _categories(negatives),
                       f"{check.equivalents_accepted}/{check.equivalents_total}", problems)
     console.print(table)
     solvable = sum(c.solvable for c in checks)
-    noop_rejected = sum(c.noop_rejected for c in checks)
+    noop_rejected = sum(bool(c.noop_rejected) for c in checks)
     rejected = sum(c.negatives_rejected for c in checks)
     total = sum(c.negatives_total for c in checks)
     accepted = sum(c.equivalents_accepted for c in checks)

@@ -24,7 +24,7 @@ from verifier.facts import KnownIds
 _ID_TOKEN = re.compile(r"(?<![\w-])([A-Z]{1,5})-(\d+)(?![\w]|-\w)")
 _AMOUNT = re.compile(r"(?<![\w.,-])(\d+)[.,](\d{2})(?:\s?([A-Z]{3}))?(?![\w]|[.,]\d)")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _PAST = re.compile(r"\b(?:(?:has|have|had|was|were|is|are)\s+(?:been\s+)?)?"
                    r"((?!need)[a-z]+ed|sent|paid|made|done|given|taken|shown|written|put|set|told|sold|kept)\b")
 _WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -41,6 +41,7 @@ def _lower_first(text: str) -> str:
 
 
 def _each_sentence(text: str, rewrite: Any) -> str:
+    """Each sentence (a `;` ends one too) rewritten."""
     return " ".join(rewrite(sentence) for sentence in _SENTENCE.split(text.strip()) if sentence)
 
 

@@ -269,9 +269,11 @@ def browser_mutants(run: ScriptedRun) -> Iterator[Mutant]:
 def text_mutants(run: ScriptedRun) -> Iterator[Mutant]:
     """For each filled free text: rewrites that assert none of it, another record named by a bare number, a wrong
     amount in words and a weekday contradicting a date (wrong); the amount in words and the same record by its
-    number (valid). For each filled address: its other spellings (valid)."""
+    number (valid). For each filled address: its other spellings (valid). A text the instruction quotes is
+    dictated, so it has no valid respellings."""
     steps = run.steps
     known = KnownIds.of(run.evidence.final_state)
+    instruction = " ".join(run.transcript.instruction.split())
     for i, step in enumerate(steps[:-1]):
         if step.action != "fill" or step.text is None:
             continue
@@ -280,7 +282,8 @@ def text_mutants(run: ScriptedRun) -> Iterator[Mutant]:
         def filled(value: str, i: int = i, step: ScriptedStep = step) -> list[ScriptedStep]:
             return [*steps[:i], step.model_copy(update={"text": value, "id": None}), *steps[i + 1:]]
 
-        for how, value in address_spellings(text):
+        dictated = " ".join(text.split()) in instruction
+        for how, value in ([] if dictated else address_spellings(text)):
             yield Mutant(id=f"valid:{name}:{how}", mutant_class="same-fact-spelled", expect="valid",
                          steps=filled(value), description=f"fills {step.name!r} with {value!r}, the same address")
         if not is_free_text(text):
@@ -295,11 +298,13 @@ def text_mutants(run: ScriptedRun) -> Iterator[Mutant]:
             yield Mutant(id=f"assert:{name}:{how}", mutant_class="wrong-weekday", steps=filled(value),
                          description=f"fills {step.name!r} with {value!r}, a weekday its date is not")
         for how, value, valid in amounts_in_words(text):
+            if valid and dictated:
+                continue
             yield Mutant(id=f"{'valid' if valid else 'assert'}:{name}:{how}",
                          mutant_class="same-fact-spelled" if valid else "other-record",
                          expect="valid" if valid else "wrong", steps=filled(value),
                          description=f"fills {step.name!r} with {value!r}")
-        for how, value in same_record_by_number(text, known):
+        for how, value in ([] if dictated else same_record_by_number(text, known)):
             yield Mutant(id=f"valid:{name}:{how}", mutant_class="same-fact-spelled", expect="valid",
                          steps=filled(value), description=f"fills {step.name!r} with {value!r}, the same record")
 

@@ -99,7 +99,8 @@ FactValue = str | int | bool | list[str]
 class Fact(_Spec):
     """One typed value a free text states, written as a one-key mapping: `{money: 49.90 EUR}`, `{id: O-1042}`,
     `{date: 2026-03-31}`, `{integer: 3}`, `{words: refund issued}` (whole words in order; a list means any of
-    them) or `{denies: [complete, done]}` (the words under a negation: "not complete"). Read by `verifier.facts`:
+    them) or `{denies: [complete, done]}` (the words taken back: "not complete", and in an outcome reading also
+    "will be done", "once complete", "pending completion"). Read by `verifier.facts`:
     a fact is stated only where the text asserts it (`verifier.assertions`)."""
 
     type: FactType

@@ -48,6 +48,9 @@ _PENDING = (
     "not yet", "tomorrow", "next week", "next month", "in due course",
 )
 _CONDITIONS = ("if", "unless", "once", "as soon as", "provided that", "in case", "whether", "should you", "assuming")
+_SENTENCE_NEGATIONS = ("it is not true that", "it's not true that", "it is not the case that", "it is false that",
+                       "it is untrue that")
+"""Negations that take back their whole sentence, "and" and "which" included."""
 _DELIVERY_FAILURES = (
     "bounced", "bounce", "bounces", "undeliverable", "undelivered", "returned to sender", "was returned",
     "were returned", "been returned", "got returned", "is returned", "came back", "did not arrive",
@@ -71,6 +74,7 @@ _NEGATOR = re.compile(_phrase(_NEGATORS).pattern + r"|[a-z]n['’]t\b|(?<![\w'�
 _MODAL = re.compile(_phrase(_MODALS).pattern + r"|['’]ll\b", re.IGNORECASE)
 _PENDING_STATE = _phrase(_PENDING)
 _CONDITION = _phrase(_CONDITIONS)
+_SENTENCE_NEGATION = _phrase(_SENTENCE_NEGATIONS)
 _NOT_BEFORE = re.compile(r"(?:\bnot|\bno longer|n['’]t)\s+(?:\w+\s+)?$", re.IGNORECASE)
 """A pending state denied right before it ("not pending", "is no longer queued") is no pending state."""
 _DELIVERY_FAILURE = _phrase(_DELIVERY_FAILURES)
@@ -136,6 +140,8 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
     for s_start, s_end in _sentences(text):
         sentence = text[s_start:s_end]
         whole_sentence = whole_text
+        if whole_sentence is None and (negated := _SENTENCE_NEGATION.search(sentence)) is not None:
+            whole_sentence = f"negation {negated.group(0)!r}"
         if reading == "outcome" and whole_sentence is None:
             local = [(a - s_start, b - s_start) for a, b in spans]
             condition = _outside(_CONDITION.finditer(sentence), local)

@@ -271,12 +271,13 @@ class Reading:
         return [(m.start, m.end) for m in self.mentions if _mention_is(m, fact)]
 
     def asserted(self, fact: Fact) -> tuple[bool, str | None]:
-        """Whether some occurrence of the fact is asserted (for `denies`: negated); else why not, for the first."""
+        """Whether some occurrence of the fact is asserted (for `denies`: taken back, by a negation or, in an outcome
+        reading, by modality, a condition, a pending state or a reported failure); else why not, for the first."""
         reasons = []
         for start, end in self.occurrences(fact):
             why = self.why_not(start, end)
             if fact.type == "denies":
-                if why is not None and why.startswith("negation"):
+                if why is not None and why != "outside any clause":
                     return True, None
             elif why is None:
                 return True, None
