@@ -50,7 +50,7 @@ def _future(sentence: str) -> str:
     issued`; without one, the sentence announced as what will be true."""
     match = _PAST.search(sentence)
     if match is None:
-        return f"Soon it will be so: {_lower_first(sentence)}"
+        return f"It will soon be true that {_lower_first(sentence)}"
     return sentence[: match.start()] + f"will be {match.group(1)}" + sentence[match.end():]
 
 

@@ -16,7 +16,7 @@ SAMPLE = ["helpdesk.reply-without-escalating", "webmail.answer-invoice-amount", 
 """Chosen so that the operators make their mutants: a notice in free text read after two side trips (non-assertions,
 blind reads), an answer of money and a date (their spellings, a wrong weekday), a portal that withholds apps (their
 sub-pages), a forward to an address (its spellings) after reading a policy and an approval; beside them a weakened
-copy of the refund task. The whole catalog is audited in the slow tier and reported in docs/audit.md."""
+copy of the first, without its check of the notice. The whole catalog is audited in the slow tier and reported in docs/audit.md."""
 AUDIT_DOC = Path(__file__).parent.parent / "docs" / "audit.md"
 pytestmark = pytest.mark.browser
 
@@ -33,8 +33,8 @@ def weakened(task: LoadedTask, check_name: str) -> LoadedTask:
 
 @pytest.mark.timeout(900)
 async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_does(tmp_path: Path) -> None:
-    refund = CATALOG["helpdesk.refund-with-approval"]
-    tasks = [*(CATALOG[task_id] for task_id in SAMPLE), weakened(refund, "dana-notified-once")]
+    reply = CATALOG["helpdesk.reply-without-escalating"]
+    tasks = [*(CATALOG[task_id] for task_id in SAMPLE), weakened(reply, "mei-told-it-went-by-post")]
     report = await audit_tasks(tasks, tmp_path / "audit", lambda _: None, concurrency=2)
     by_task = {t.task_id: t for t in report.tasks}
     for task_id in SAMPLE:
@@ -46,9 +46,9 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
     assert killed >= {"drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write",
                       "non-assertion", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status"}, killed
     assert accepted >= {"same-fact-spelled", "same-answer-spelled"}, accepted
-    weak = by_task["helpdesk.refund-with-approval-weakened"]
+    weak = by_task["helpdesk.reply-without-escalating-weakened"]
     survivors = {r.mutant.id for r in weak.results if r.fate == "survived"}
-    assert {"perturb:notify-message:cent-up", "perturb:notify-message:next-id", "perturb:fill-reason:case"} <= survivors
+    assert {"perturb:message:case", "assert:message:negated", "assert:message:future"} <= survivors
     assert not weak.ok and not report.ok
 
 
