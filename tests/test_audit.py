@@ -16,7 +16,8 @@ SAMPLE = ["helpdesk.reply-without-escalating", "webmail.answer-invoice-amount", 
 """Chosen so that the operators make their mutants: a notice in free text read after two side trips (non-assertions,
 blind reads), an answer of money and a date (their spellings, a wrong weekday), a portal that withholds apps (their
 sub-pages), a forward to an address (its spellings) after reading a policy and an approval; beside them a weakened
-copy of the first, without its check of the notice. The whole catalog is audited in the slow tier and reported in docs/audit.md."""
+copy of the first, without its check of the notice. The whole catalog is audited in the slow tier and reported in
+docs/audit.md."""
 AUDIT_DOC = Path(__file__).parent.parent / "docs" / "audit.md"
 pytestmark = pytest.mark.browser
 
