@@ -26,6 +26,7 @@ from tasks.spec import (
     ViaRoute,
     Visited,
 )
+from verifier.seen import describe_fact
 
 HEADER = """# Task catalog
 
@@ -97,13 +98,7 @@ def _window(check: Visited | Seen) -> str:
 
 
 def _seen(check: Seen) -> str:
-    if check.document is not None:
-        return f"shown the document {check.document}{_window(check)}"
-    where = f" where {_values(check.where)}" if check.where else ""
-    if check.listing:
-        return f"shown the whole list of {check.table}{where} (its rows or their absence){_window(check)}"
-    each = f" for each {check.per} of {', '.join(map(str, check.each))}" if check.per else ""
-    return f"shown {check.table}{where}: {', '.join(check.fields)}{each}{_window(check)}"
+    return f"shown {describe_fact(check)}{_window(check)}"
 
 
 def describe_procedure(check: ViaRoute | Ordered | Visited | Seen | NotUsed) -> str:

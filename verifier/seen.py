@@ -94,13 +94,16 @@ def _covers(listing_where: dict[str, Scalar], where: dict[str, Scalar | Typed]) 
 
 
 def describe_fact(fact: ShownFact) -> str:
+    """The fact in words, one line: verdict details and docs/tasks.md both say it this way."""
     if fact.document is not None:
-        return f"document {fact.document!r}"
-    fields = f" with {', '.join(fact.fields)}" if fact.fields else ""
+        return f"the document {fact.document}"
+    where = " where " + ", ".join(f"{k}={str(v).replace(chr(10), chr(92) + 'n')}" for k, v in fact.where.items()) \
+        if fact.where else ""
     if fact.listing:
-        return f"a whole list of {fact.table} covering {fact.where or 'every row'}{fields}"
-    each = f" for each {fact.per} of {fact.each}" if fact.per is not None else ""
-    return f"{fact.table} where {fact.where}{fields}{each}"
+        fields = f" with {', '.join(fact.fields)}" if fact.fields else ""
+        return f"the whole list of {fact.table}{where}{fields} (its rows or their absence)"
+    each = f" for each {fact.per} of {', '.join(map(str, fact.each))}" if fact.per is not None else ""
+    return f"{fact.table}{where}: {', '.join(fact.fields)}{each}"
 
 
 def shown_by(fact: ShownFact, ops: Sequence[Operation], history: History) -> Operation | None:
