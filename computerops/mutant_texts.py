@@ -136,7 +136,7 @@ def is_address(text: str) -> bool:
 
 def answer_variants(spec: AnswerField, value: Any) -> Iterator[tuple[str, Any, bool]]:
     """(how, value, valid) for a right answer field written another way: a date with its weekday (valid) or with a
-    weekday it is not (wrong), money with the currency's name (valid)."""
+    weekday it is not (wrong), money with the currency's name (valid), ids in lower case (valid)."""
     if spec.type == "date" and isinstance(value, str):
         day = parse_date(value)
         if day is not None:
@@ -149,6 +149,10 @@ def answer_variants(spec: AnswerField, value: Any) -> Iterator[tuple[str, Any, b
             yield "currency-name", f"{money.cents // 100}.{money.cents % 100:02d} {name[money.currency]}", True
     elif spec.type == "text" and spec.match == "with_qualifiers" and isinstance(value, str):
         yield "qualifier", f"{value} (as stated)", True
+    elif spec.type == "id" and isinstance(value, str) and value.lower() != value:
+        yield "lower-case", value.lower(), True
+    elif spec.type == "id_list" and isinstance(value, list) and any(str(i).lower() != i for i in value):
+        yield "lower-case", [str(i).lower() for i in value], True
 
 
 def weekday_contradictions(text: str) -> Iterator[tuple[str, str]]:

@@ -349,8 +349,6 @@ def _field_values(name: str, spec: AnswerField, value: Any) -> Iterator[tuple[st
         neighbour = neighbour_ids(text) or f"{text}1"
         yield "next-id", neighbour
         yield "longer-id", f"{text}0"
-        if text.lower() != text:
-            yield "lower-case", text.lower()
         other = neighbour
     else:
         words = text.split()

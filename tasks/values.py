@@ -247,8 +247,10 @@ def phone_number(value: str) -> str | None:
 
 
 def normalise_id(value: str) -> str:
-    """An identifier compares exactly, apart from surrounding white space and an enclosing pair of quotes."""
-    return value.strip().strip("\"'`“”‘’").strip()
+    """An identifier compares exactly apart from the case of its letters (`sku-1003` names SKU-1003: no two records
+    of a site differ only in case, and people write ids in either), surrounding white space and an enclosing pair
+    of quotes."""
+    return value.strip().strip("\"'`“”‘’").strip().upper()
 
 
 _EDGE = "\"'`“”‘’.,;:!?()[]{}"

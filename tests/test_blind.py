@@ -24,8 +24,6 @@ SAMPLE_CLASSES = (
 """Classes of the authors' own naming (`written_as`) that the sample draws from: what looks without seeing, free text
 that does not assert, forbidden apps, and the valid ways of writing and reading the same."""
 KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("inventory.answer-below-reorder", "lowercase-skus"):
-        "ids are compared exactly, case included (docs/verdicts.md): `sku-1003` is not the id SKU-1003",
     ("inventory.bulk-price-paint", "manual-exact-prices"):
         "it opens the five Paint products by the addresses its author read in the scripted control and is never "
         "shown which products are Paint: an agent doing so guesses the category, which the verdict rejects",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -27,17 +28,19 @@ NUMBER = st.integers(min_value=1, max_value=99999)
 PUNCTUATION = st.sampled_from(["", ".", ",", ";", ")", ":", "!"])
 
 
-@given(PREFIX, NUMBER, PUNCTUATION)
-def test_an_id_is_stated_as_a_whole_token_whatever_punctuation_follows(prefix: str, number: int, end: str) -> None:
+@given(PREFIX, NUMBER, PUNCTUATION, st.sampled_from([str.upper, str.lower, str.title]))
+def test_an_id_is_stated_as_a_whole_token_whatever_punctuation_follows(prefix: str, number: int, end: str,
+                                                                       case: Callable[[str], str]) -> None:
+    """In any letter case: ids compare as `normalise_id` says."""
     identifier = f"{prefix}-{number}"
-    assert states_id(f"Order ({identifier}{end} is done", identifier)
-    assert states_id(f"{identifier}{end}", identifier)
+    assert states_id(f"Order ({case(identifier)}{end} is done", identifier)
+    assert states_id(f"{case(identifier)}{end}", identifier)
 
 
 @given(PREFIX, NUMBER)
 def test_a_longer_or_other_id_never_states_the_id(prefix: str, number: int) -> None:
     identifier = f"{prefix}-{number}"
-    for text in (f"{prefix}-{number}0", f"X{prefix}-{number}", f"{prefix}-{number}-2", f"{prefix.lower()}-{number}",
+    for text in (f"{prefix}-{number}0", f"X{prefix}-{number}", f"{prefix}-{number}-2", f"x{prefix.lower()}-{number}",
                  f"{prefix}-{number + 1}", f"{prefix}{number}"):
         assert not states_id(f"see {text} now", identifier), text
 

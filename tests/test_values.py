@@ -89,7 +89,7 @@ def test_dates_without_a_year_or_impossible_ones_are_no_date() -> None:
 
 
 def test_ids_compare_exactly_and_text_without_case_white_space_or_an_article() -> None:
-    assert normalise_id(' "RA-12" ') == "RA-12" and normalise_id("ra-12") != "RA-12"
+    assert normalise_id(' "RA-12" ') == "RA-12" == normalise_id("ra-12") and normalise_id("RA-120") != "RA-12"
     assert normalise_text("  the Orchard   room. ") == normalise_text("Orchard Room")
     assert normalise_text("Orchard Room annex") != normalise_text("Orchard Room")
 

@@ -184,10 +184,11 @@ def test_the_answer_task_judges_the_structured_answer_never_the_message_and_allo
     for total in ("129.00", "1129.00 USD", "129.01 USD", "129.00 EUR", "129.00 USD or 35.00 USD"):
         verdict = verdict_for(ANSWER, {}, [], looked, _answer("O-1044", total))
         assert verdict.outcome == "false_completion", total
-    for order in ("O-10440", "o-1044", "O-1044 or O-1043", "not O-1044"):
+    for order in ("O-10440", "O-1044 or O-1043", "not O-1044"):
         assert verdict_for(ANSWER, {}, [], looked, _answer(order, "129.00 USD")).outcome == "false_completion", order
     for total in ("$129", "USD 129.00", "129,00 USD", "129 US$"):
         assert verdict_for(ANSWER, {}, [], looked, _answer("O-1044", total)).outcome == "verified_success", total
+    assert verdict_for(ANSWER, {}, [], looked, _answer(" o-1044", "129.00 USD")).outcome == "verified_success"
     only_message = Claim(success=True, message="Her most recent order is O-1044, total 129.00 USD.")
     assert verdict_for(ANSWER, {}, [], looked, only_message).outcome == "false_completion"
     touched = entry(1, 2, "ticket", "update", 2, {"id": 2, "status": "open"}, {"id": 2, "status": "pending"})

@@ -36,7 +36,8 @@ from verifier.assertions import Clause, clause_of, clauses, digits
 _NUMBER = re.compile(r"(?<![\w.,/\-#])(\d[\d.,\u00a0\u202f'’]*\d|\d)(?![\w/\-]|[.,]\d)")
 _CURRENCY_BEFORE = re.compile(rf"(?:^|(?<=[\s(]))({CURRENCY_PATTERN})\s?$", re.IGNORECASE)
 _CURRENCY_AFTER = re.compile(rf"^\s?({CURRENCY_PATTERN})(?![^\W\d_])", re.IGNORECASE)
-_ID_SHAPE = re.compile(r"(?<![\w-])([A-Z]{1,5}-\d+)(?![\w]|-\w)")
+_ID_SHAPE = re.compile(r"(?<![\w-])([A-Z]{1,5}-\d+)(?![\w]|-\w)", re.IGNORECASE)
+"""An id-shaped token, in either letter case (ids compare as `tasks.values.normalise_id` says)."""
 _MINOR_UNITS = re.compile(
     rf"(?<![\w.,])(\d+)\s+({CURRENCY_PATTERN})\s+(?:and\s+)?(\d{{1,2}})(?:\s+(?:cents?|pence|p|c))?(?![\w.,]\d?)",
     re.IGNORECASE)
@@ -90,7 +91,7 @@ class KnownIds:
             for row in rows:
                 for column, value in row.items():
                     if isinstance(value, str) and _ID_SHAPE.fullmatch(value):
-                        words = kinds.setdefault(value, set())
+                        words = kinds.setdefault(value.upper(), set())
                         words.update(_words_of(table))
                         words.update(_words_of(column))
         return cls(kinds={k: frozenset(v) for k, v in kinds.items()})
@@ -192,12 +193,12 @@ def dates(text: str) -> list[date]:
 
 
 def _id_pattern(identifier: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(identifier)}(?![\w]|-\w)")
+    return re.compile(rf"(?<![\w-]){re.escape(identifier)}(?![\w]|-\w)", re.IGNORECASE)
 
 
 def _ids(text: str, known: KnownIds) -> list[Mention]:
     """Id-shaped tokens, and bare numbers that name a known record ("order 1047", "#1047")."""
-    found = [Mention("id", m.group(1), m.start(1), m.end(1)) for m in _ID_SHAPE.finditer(text)]
+    found = [Mention("id", m.group(1).upper(), m.start(1), m.end(1)) for m in _ID_SHAPE.finditer(text)]
     taken = [(m.start, m.end) for m in found]
     for match in _BARE_NUMBER.finditer(text):
         start, end = match.start(1), match.end(1)
@@ -214,14 +215,15 @@ def _ids(text: str, known: KnownIds) -> list[Mention]:
 
 
 def states_id(text: str, identifier: str, known: KnownIds | None = None) -> bool:
-    """The identifier appears as a whole token, exactly (case included), or as a bare number naming it."""
-    return any(m.value == identifier for m in _ids(read_text(text), known or KnownIds(kinds={})))
+    """The identifier appears as a whole token (its letters in either case), or as a bare number naming it."""
+    return any(m.value == identifier.upper() for m in _ids(read_text(text), known or KnownIds(kinds={})))
 
 
 def ids_like(text: str, identifiers: Iterable[str]) -> list[str]:
     """Every id-shaped token (`AB-123`) of the text that shares a prefix with one of `identifiers`."""
-    prefixes = {i.rsplit("-", 1)[0] + "-" for i in identifiers if "-" in i}
-    return [m.group(1) for m in _ID_SHAPE.finditer(text) if any(m.group(1).startswith(p) for p in prefixes)]
+    prefixes = {i.rsplit("-", 1)[0].upper() + "-" for i in identifiers if "-" in i}
+    found = [m.group(1).upper() for m in _ID_SHAPE.finditer(text)]
+    return [i for i in found if any(i.startswith(p) for p in prefixes)]
 
 
 def _words_pattern(words: str) -> re.Pattern[str]:
@@ -313,6 +315,8 @@ def _mention_is(mention: Mention, fact: Fact) -> bool:
         return money is not None and _same_money(mention, money)
     if fact.type == "date":
         return mention.value == parse_date(str(fact.value))
+    if fact.type == "id":
+        return mention.value == str(fact.value).upper()
     return mention.value == fact.value
 
 
@@ -365,7 +369,7 @@ def _others(reading: Reading, kind: str, stated: list[Fact], known: KnownIds | N
     if kind == "date":
         return [m.value.isoformat() for m in mentions]  # type: ignore[union-attr]
     if kind == "id":
-        prefixes = {str(f.value).rsplit("-", 1)[0] + "-" for f in wanted if "-" in str(f.value)}
+        prefixes = {str(f.value).rsplit("-", 1)[0].upper() + "-" for f in wanted if "-" in str(f.value)}
         kinds = (known or KnownIds(kinds={})).kinds
         return list(dict.fromkeys(str(m.value) for m in mentions
                                   if str(m.value) in kinds or any(str(m.value).startswith(p) for p in prefixes)))
