@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Comment
 from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 from sqlmodel.sql.expression import SelectOfScalar
 
@@ -161,7 +161,7 @@ _DISTINCT = re.compile(r"(?<![\w-])(?:[A-Z]{1,5}-\d+|[\w.+-]+@[\w-]+(?:\.[\w-]+)
 
 
 async def _crawl(registry: TenantRegistry, site_name: str, seed: int) -> list[tuple[str, str, Operation]]:
-    """(path, visible text, operation) of every page the site's links reach on a fresh tenant."""
+    """(path, HTML, operation) of every page the site's links reach on a fresh tenant."""
     site = registry.site(site_name)
     tenant = registry.create(site_name, seed)
     found: list[tuple[str, str, Operation]] = []
@@ -173,11 +173,8 @@ async def _crawl(registry: TenantRegistry, site_name: str, seed: int) -> list[tu
             response = await client.get(path, headers={TENANT_HEADER: tenant.token})
             if response.status_code != 200 or "text/html" not in response.headers.get("content-type", ""):
                 continue
-            soup = BeautifulSoup(response.text, "lxml")
-            for element in soup(["script", "style", "template", "select", "textarea"]):
-                element.decompose()  # a form's choices and defaults state nothing about a row
-            found.append((path, soup.get_text(" "), tenant.operations()[-1]))
-            for anchor in soup.find_all("a", href=True):
+            found.append((path, response.text, tenant.operations()[-1]))
+            for anchor in BeautifulSoup(response.text, "lxml").find_all("a", href=True):
                 target = urlsplit(str(anchor["href"]))
                 page = target.path + (f"?{target.query}" if target.query else "")
                 if not target.netloc and site.owns_path(target.path) and page not in queued:
@@ -207,7 +204,11 @@ async def test_no_page_shows_a_record_s_value_without_recording_it(site_name: st
                             holders.setdefault(value, set()).add((table, row["id"], column))
             values = {(table, row["id"], column): value for table, table_rows in state.items() for row in table_rows
                       for column, value in row.items() if isinstance(value, str) and isinstance(row.get("id"), int)}
-            for path, text, operation in await _crawl(registry, site_name, seed):
+            for path, html, operation in await _crawl(registry, site_name, seed):
+                soup = BeautifulSoup(html, "lxml")
+                for element in soup(["script", "style", "template", "select", "textarea"]):
+                    element.decompose()  # a form's choices and defaults state nothing about a row
+                text = soup.get_text(" ")
                 if operation.shown is not None and operation.shown.documents:
                     continue  # a document is static text of the site (a policy may name an address): not a row
                 shown = _facts(operation.shown)
@@ -216,5 +217,41 @@ async def test_no_page_shows_a_record_s_value_without_recording_it(site_name: st
                                      if token in holders and token not in static and not holders[token] & shown
                                      and not any(token in value for value in said)})
                 assert not unrecorded, f"{site_name} seed {seed} {path} shows {unrecorded} without recording them"
+    finally:
+        registry.close()
+
+
+def _visible(html: str) -> str:
+    """What a reader of the page is shown: its text and the values of its visible inputs (no script, style,
+    template, comment, hidden input or hidden element), spacing and case aside."""
+    soup = BeautifulSoup(html, "lxml")
+    for element in [*soup(["script", "style", "template"]), *soup.find_all(attrs={"hidden": True}),
+                    *soup.find_all(style=re.compile(r"display:\s*none|visibility:\s*hidden"))]:
+        element.decompose()
+    for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):
+        comment.extract()
+    values = [str(i["value"]) for i in soup.find_all("input", value=True) if str(i.get("type", "")).lower() != "hidden"]
+    return " ".join(" ".join([soup.get_text(" "), *values]).split()).lower()
+
+
+@pytest.mark.parametrize("site_name", sorted(site_definitions()))
+async def test_no_page_records_a_value_it_does_not_show(site_name: str, tmp_path: Path) -> None:
+    """The converse: every text value a page recorded as shown is in what a reader of the page sees, not only in
+    an attribute, a hidden input, a comment or a hidden element — so `seen` never credits what the agent could not
+    have read. (Numbers and dates are displayed formatted; text values are displayed as they are.)"""
+    registry = TenantRegistry(tmp_path)
+    try:
+        state = registry.create(site_name, 1).snapshot()
+        values = {(table, row["id"], column): value for table, table_rows in state.items() for row in table_rows
+                  for column, value in row.items() if isinstance(value, str) and isinstance(row.get("id"), int)}
+        checked = 0
+        for path, html, operation in await _crawl(registry, site_name, 1):
+            seen = _visible(html)
+            for fact in _facts(operation.shown) if operation.shown is not None else set():
+                value = " ".join(values.get(fact, "").split()).lower()
+                if len(value) >= 3:
+                    checked += 1
+                    assert value[:60] in seen, f"{site_name} {path} records {fact} = {value!r} but does not show it"
+        assert checked > 50
     finally:
         registry.close()
