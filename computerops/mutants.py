@@ -36,7 +36,7 @@ from computerops.mutant_texts import (
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
 from tasks.spec import AnswerCheck, AnswerField, ScriptedStep, TaskSpec
-from tasks.values import parse_date, parse_money
+from tasks.values import is_identifier, parse_date, parse_money
 from verifier import Claim
 from verifier.facts import KnownIds
 
@@ -173,7 +173,7 @@ def value_perturbations(text: str) -> Iterator[tuple[str, str]]:
         yield from _shift_number(text)
     if is_address(text):
         return  # an address's case and spacing state nothing: its valid spellings are `same-fact-spelled`
-    if text.swapcase() != text:
+    if text.swapcase() != text and not is_identifier(text.strip()):  # an id's case states nothing either
         yield "case", text.swapcase()
     if text.strip():
         yield "space", f"  {' '.join(text.split()).replace(' ', '  ')} "

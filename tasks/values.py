@@ -246,6 +246,16 @@ def phone_number(value: str) -> str | None:
     return str(phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164))
 
 
+ID_PATTERN = r"[A-Z]{1,5}-\d+"
+"""An identifier's shape (`SKU-1003`, `APR-7731`), matched with IGNORECASE: ids compare in either letter case."""
+_ID = re.compile(ID_PATTERN, re.IGNORECASE)
+
+
+def is_identifier(value: str) -> bool:
+    """The whole value is one id (`SKU-1003`, `apr-7731`)."""
+    return _ID.fullmatch(value) is not None
+
+
 def normalise_id(value: str) -> str:
     """An identifier compares exactly apart from the case of its letters (`sku-1003` names SKU-1003: no two records
     of a site differ only in case, and people write ids in either), surrounding white space and an enclosing pair

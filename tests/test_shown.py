@@ -225,7 +225,7 @@ def _visible(html: str) -> str:
     """What a reader of the page is shown: its text and the values of its visible inputs (no script, style,
     template, comment, hidden input or hidden element), spacing and case aside."""
     soup = BeautifulSoup(html, "lxml")
-    for element in [*soup(["script", "style", "template"]), *soup.find_all(attrs={"hidden": True}),
+    for element in [*soup(["script", "style", "template"]), *soup.find_all(hidden=True),
                     *soup.find_all(style=re.compile(r"display:\s*none|visibility:\s*hidden"))]:
         element.decompose()
     for comment in soup.find_all(string=lambda s: isinstance(s, Comment)):

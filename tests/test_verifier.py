@@ -220,6 +220,8 @@ def test_numbers_compare_by_value_and_booleans_never_equal_numbers() -> None:
     assert same_value(25, 25.0)
     assert not same_value(True, 1)
     assert not same_value("25", 25)
+    assert same_value("inv-1001", "INV-1001") and not same_value("INV-10010", "INV-1001")
+    assert not same_value("Approval inv", "APPROVAL INV")  # only an id compares in either case
 
 
 def test_a_misspelt_column_in_a_check_fails_closed() -> None:

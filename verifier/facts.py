@@ -22,6 +22,7 @@ from tasks.values import (
     CURRENCY_PATTERN,
     CURRENCY_WORDS,
     DATE_FORMS,
+    ID_PATTERN,
     WEEKDAY_PATTERN,
     WEEKDAYS,
     Money,
@@ -36,7 +37,7 @@ from verifier.assertions import Clause, clause_of, clauses, digits
 _NUMBER = re.compile(r"(?<![\w.,/\-#])(\d[\d.,\u00a0\u202f'’]*\d|\d)(?![\w/\-]|[.,]\d)")
 _CURRENCY_BEFORE = re.compile(rf"(?:^|(?<=[\s(]))({CURRENCY_PATTERN})\s?$", re.IGNORECASE)
 _CURRENCY_AFTER = re.compile(rf"^\s?({CURRENCY_PATTERN})(?![^\W\d_])", re.IGNORECASE)
-_ID_SHAPE = re.compile(r"(?<![\w-])([A-Z]{1,5}-\d+)(?![\w]|-\w)", re.IGNORECASE)
+_ID_SHAPE = re.compile(rf"(?<![\w-])({ID_PATTERN})(?![\w]|-\w)", re.IGNORECASE)
 """An id-shaped token, in either letter case (ids compare as `tasks.values.normalise_id` says)."""
 _MINOR_UNITS = re.compile(
     rf"(?<![\w.,])(\d+)\s+({CURRENCY_PATTERN})\s+(?:and\s+)?(\d{{1,2}})(?:\s+(?:cents?|pence|p|c))?(?![\w.,]\d?)",

@@ -10,20 +10,23 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tasks.spec import Typed
-from tasks.values import normalise_email, normalise_text, phone_number
+from tasks.values import is_identifier, normalise_email, normalise_text, phone_number
 
 _MISSING = object()
 
 
 def same_value(actual: Any, expected: Any) -> bool:
-    """Equality after normalising numbers; bool and number are never equal; a typed expected value (`Typed`) by
-    its meaning: e-mail addresses case aside, phone numbers as numbers, text case and spacing aside."""
+    """Equality after normalising numbers; bool and number are never equal; an id (`SKU-1003`) in either letter
+    case; a typed expected value (`Typed`) by its meaning: e-mail addresses case aside, phone numbers as numbers,
+    text case and spacing aside (`exact`: character for character)."""
     if isinstance(expected, Typed):
         return isinstance(actual, str) and _same_typed(actual, expected)
     if isinstance(actual, bool) or isinstance(expected, bool):
         return type(actual) is type(expected) and actual == expected
     if isinstance(actual, int | float) and isinstance(expected, int | float):
         return float(actual) == float(expected)
+    if isinstance(actual, str) and isinstance(expected, str) and is_identifier(expected):
+        return actual.upper() == expected.upper()
     return bool(actual == expected)
 
 
