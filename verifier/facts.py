@@ -28,6 +28,7 @@ from tasks.values import (
     Money,
     amount_cents,
     date_of_match,
+    normalise_id,
     parse_amount,
     parse_date,
     parse_money,
@@ -92,7 +93,7 @@ class KnownIds:
             for row in rows:
                 for column, value in row.items():
                     if isinstance(value, str) and _ID_SHAPE.fullmatch(value):
-                        words = kinds.setdefault(value.upper(), set())
+                        words = kinds.setdefault(normalise_id(value), set())
                         words.update(_words_of(table))
                         words.update(_words_of(column))
         return cls(kinds={k: frozenset(v) for k, v in kinds.items()})
@@ -199,7 +200,7 @@ def _id_pattern(identifier: str) -> re.Pattern[str]:
 
 def _ids(text: str, known: KnownIds) -> list[Mention]:
     """Id-shaped tokens, and bare numbers that name a known record ("order 1047", "#1047")."""
-    found = [Mention("id", m.group(1).upper(), m.start(1), m.end(1)) for m in _ID_SHAPE.finditer(text)]
+    found = [Mention("id", normalise_id(m.group(1)), m.start(1), m.end(1)) for m in _ID_SHAPE.finditer(text)]
     taken = [(m.start, m.end) for m in found]
     for match in _BARE_NUMBER.finditer(text):
         start, end = match.start(1), match.end(1)
@@ -217,13 +218,13 @@ def _ids(text: str, known: KnownIds) -> list[Mention]:
 
 def states_id(text: str, identifier: str, known: KnownIds | None = None) -> bool:
     """The identifier appears as a whole token (its letters in either case), or as a bare number naming it."""
-    return any(m.value == identifier.upper() for m in _ids(read_text(text), known or KnownIds(kinds={})))
+    return any(m.value == normalise_id(identifier) for m in _ids(read_text(text), known or KnownIds(kinds={})))
 
 
 def ids_like(text: str, identifiers: Iterable[str]) -> list[str]:
     """Every id-shaped token (`AB-123`) of the text that shares a prefix with one of `identifiers`."""
-    prefixes = {i.rsplit("-", 1)[0].upper() + "-" for i in identifiers if "-" in i}
-    found = [m.group(1).upper() for m in _ID_SHAPE.finditer(text)]
+    prefixes = {normalise_id(i).rsplit("-", 1)[0] + "-" for i in identifiers if "-" in i}
+    found = [normalise_id(m.group(1)) for m in _ID_SHAPE.finditer(text)]
     return [i for i in found if any(i.startswith(p) for p in prefixes)]
 
 
@@ -317,7 +318,7 @@ def _mention_is(mention: Mention, fact: Fact) -> bool:
     if fact.type == "date":
         return mention.value == parse_date(str(fact.value))
     if fact.type == "id":
-        return mention.value == str(fact.value).upper()
+        return mention.value == normalise_id(str(fact.value))
     return mention.value == fact.value
 
 
@@ -370,7 +371,7 @@ def _others(reading: Reading, kind: str, stated: list[Fact], known: KnownIds | N
     if kind == "date":
         return [m.value.isoformat() for m in mentions]  # type: ignore[union-attr]
     if kind == "id":
-        prefixes = {str(f.value).rsplit("-", 1)[0].upper() + "-" for f in wanted if "-" in str(f.value)}
+        prefixes = {normalise_id(str(f.value)).rsplit("-", 1)[0] + "-" for f in wanted if "-" in str(f.value)}
         kinds = (known or KnownIds(kinds={})).kinds
         return list(dict.fromkeys(str(m.value) for m in mentions
                                   if str(m.value) in kinds or any(str(m.value).startswith(p) for p in prefixes)))

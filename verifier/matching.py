@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tasks.spec import Typed
-from tasks.values import is_identifier, normalise_email, normalise_text, phone_number
+from tasks.values import is_identifier, normalise_email, normalise_id, normalise_text, phone_number
 
 _MISSING = object()
 
@@ -26,7 +26,7 @@ def same_value(actual: Any, expected: Any) -> bool:
     if isinstance(actual, int | float) and isinstance(expected, int | float):
         return float(actual) == float(expected)
     if isinstance(actual, str) and isinstance(expected, str) and is_identifier(expected):
-        return actual.upper() == expected.upper()
+        return normalise_id(actual) == normalise_id(expected)
     return bool(actual == expected)
 
 
