@@ -78,6 +78,7 @@ _KIND_WORDS: dict[str, str] = {
     "navigation": "navigation to", "iframe": "frame of", "popup": "new window for", "subresource": "load of",
     "fetch": "fetch of", "beacon": "beacon to", "prefetch": "prefetch of", "websocket": "WebSocket to",
     "tunnel": "tunnel to", "download": "download of", "service_worker": "service worker",
+    "tenant_binding": "tenant binding (taken out) on a request for",
 }
 
 
@@ -111,6 +112,8 @@ def _routed_kind(request: Request) -> Kind:
 
 def _network_kind(refused: RefusedRequest) -> Kind:
     headers, destination = refused.headers, refused.destination
+    if refused.binding:
+        return "tenant_binding"
     if refused.method == "CONNECT":
         return "tunnel"
     if destination in WORKER_DESTINATIONS or "service-worker" in headers:
@@ -436,12 +439,14 @@ def containment_of(context: BrowserContext) -> Containment | None:
     return _GUARDS.get(context)
 
 
-async def contain(browser: Browser, scope: SiteScope, *, base_url: str | None = None) -> BrowserContext:
+async def contain(browser: Browser, scope: SiteScope, *, base_url: str | None = None,
+                  tenant: str | None = None) -> BrowserContext:
     """A new browser context that cannot leave `scope`: its requests go through the guard's routing and an egress
     proxy of its own (stopped when the context closes), service workers blocked, downloads refused, permissions
-    denied, popups closed. Open its pages with `context.new_page()`."""
+    denied, popups closed. With `tenant`, the proxy binds every request to that tenant token and takes out any
+    binding page script set (recorded as a `tenant_binding` attempt). Open its pages with `context.new_page()`."""
     guard = Containment(scope)
-    proxy = EgressProxy(scope, guard.refused)
+    proxy = EgressProxy(scope, guard.refused, tenant=tenant)
     address = await proxy.start()
     try:
         context = await browser.new_context(base_url=base_url, proxy={"server": address}, service_workers="block",

@@ -7,7 +7,11 @@ every HTTP request of the context, those included, through this proxy (Playwrigh
 forwards one request per connection to the site's own origin (never anywhere else), with `Connection: close` both
 ways so a connection can never carry a second request past the check, and bytes otherwise unchanged. It refuses:
 any URL outside the site (adapter/scope.py), speculative loads (prefetch, prerender), service worker scripts, and
-every CONNECT tunnel (WebSockets and https; the sites use neither). Everything refused gets `403`; a refused
+every CONNECT tunnel (WebSockets and https; the sites use neither). In a context bound to a tenant, the proxy binds
+every request it forwards to that tenant by the tenant header, which page content can neither read, set nor shadow:
+a tenant cookie or header that page script set is taken out of the request, and the attempt reported like a
+refusal (computerops/core/binding.py), so a page can neither move the agent to another tenant nor lock it out of its
+own. Everything refused gets `403`; a refused
 navigation (most often the hop of a redirect) gets a short page that says so, which loads like any page: a
 navigation left without a document could leave a page that was still loading never to finish (Chromium fires no
 DOMContentLoaded for a document whose parsing a navigation stopped).
@@ -23,11 +27,13 @@ from dataclasses import dataclass
 from ada_url import parse_url
 
 from adapter.scope import SiteScope
+from computerops.core.binding import TENANT_HEADER, tenant_bindings, without_bindings
+from computerops.core.vocabulary import DISPLAYED_DESTINATIONS
 
 HEAD_LIMIT = 64 * 1024
 """Largest request or response head read; a larger one is refused."""
 UPSTREAM_TIMEOUT_S = 10.0
-NAVIGATION_DESTINATIONS = frozenset({"document", "iframe", "frame", "fencedframe", "embed", "object"})
+NAVIGATION_DESTINATIONS = DISPLAYED_DESTINATIONS
 """`Sec-Fetch-Dest` values of requests that load a document into a page or frame."""
 WORKER_DESTINATIONS = frozenset({"serviceworker", "sharedworker"})
 _HOP_BY_HOP = frozenset({
@@ -45,6 +51,8 @@ class RefusedRequest:
     headers: dict[str, str]
     """The request's headers, names lower-case."""
     reason: str
+    binding: bool = False
+    """Not refused but cleaned: it carried a tenant binding the page set, which was taken out before forwarding."""
 
     @property
     def destination(self) -> str:
@@ -56,6 +64,9 @@ def _speculative(headers: dict[str, str]) -> bool:
     return "prefetch" in headers.get("sec-purpose", "") or "prefetch" in headers.get("purpose", "")
 
 
+_BINDING_REMOVED = ("it carried a tenant binding the page set (a tenant cookie or header), taken out: the harness "
+                    "binds every request of the episode to its tenant itself")
+
 BLOCKED_PAGE = ("<!doctype html><title>Blocked</title><h1>Blocked</h1><p>This address is not part of the site under "
                 "test, so nothing was loaded from it. Use back or navigate to return to the site.</p>")
 """What a refused navigation shows (at the refused address, which the page then has)."""
@@ -65,6 +76,11 @@ def _response(status: str, body: bytes = b"", content_type: str = "text/plain") 
     head = (f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nContent-Type: {content_type}; charset=utf-8\r\n"
             "X-ComputerOps-Blocked: containment\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n")
     return head.encode() + body
+
+
+def _pairs(lines: list[str]) -> list[tuple[str, str]]:
+    """A request head's header lines as (name, value)."""
+    return [(name, value) for name, _, value in (line.partition(":") for line in lines)]
 
 
 def _close_headers(lines: list[str]) -> list[str]:
@@ -80,12 +96,15 @@ class EgressProxy:
     """The proxy of one contained context: `await start()` gives the address to pass as the context's proxy;
     every refusal is passed to `on_refused`; `await close()` stops it and ends its connections."""
 
-    def __init__(self, scope: SiteScope, on_refused: Callable[[RefusedRequest], None]) -> None:
+    def __init__(self, scope: SiteScope, on_refused: Callable[[RefusedRequest], None], *,
+                 tenant: str | None = None) -> None:
         parts = parse_url(scope.origin, attributes=("protocol", "hostname", "port"))
         if parts["protocol"] != "http:":
             raise ValueError(f"the egress proxy fences http origins only, not {scope.origin}")
         self.scope = scope
         self.on_refused = on_refused
+        self._tenant = tenant
+        """The token every forwarded request is bound to (None: requests go as the browser sent them)."""
         self._upstream = (str(parts["hostname"]), int(parts["port"] or 80))
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -149,6 +168,10 @@ class EgressProxy:
                          else _response("403 Forbidden", b"blocked"))
             await writer.drain()
             return
+        if self._tenant is not None and tenant_bindings(_pairs(lines)):
+            self.on_refused(RefusedRequest(method=method, url=url, headers=headers, reason=_BINDING_REMOVED,
+                                           binding=True))
+            lines = [f"{name}:{value}" for name, value in without_bindings(_pairs(lines))]
         await self._forward(method, target, version, lines, reader, writer)
 
     async def _forward(self, method: str, target: str, version: str, lines: list[str],
@@ -162,7 +185,8 @@ class EgressProxy:
             await writer.drain()
             return
         try:
-            head = [f"{method} {parts['pathname']}{parts['search']} {version}", *_close_headers(lines)]
+            bound = [] if self._tenant is None else [f"{TENANT_HEADER}: {self._tenant}"]
+            head = [f"{method} {parts['pathname']}{parts['search']} {version}", *_close_headers(lines), *bound]
             upstream_writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
             upload = asyncio.create_task(_pipe(reader, upstream_writer))
             try:

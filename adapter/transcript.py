@@ -19,7 +19,7 @@ from computerops.core.vocabulary import SCRIPTED_HEADER, StopReason, ToolMode
 
 Kind = Literal[
     "navigation", "iframe", "popup", "subresource", "fetch", "beacon", "prefetch", "websocket", "tunnel",
-    "download", "service_worker",
+    "download", "service_worker", "tenant_binding",
 ]
 Stage = Literal["routing", "network", "page"]
 

@@ -436,7 +436,9 @@ def serve(
         tenant = registry.create(site, seed)
     except ValueError as exc:
         raise _fail(str(exc)) from exc
-    console.print(f"Tenant for {site} (seed {seed}) ready. Open http://{host}:{port}/_enter/{tenant.token}")
+    # A one-time entry code, not the tenant token: the address may end up in a terminal's scrollback or the log.
+    console.print(f"Tenant for {site} (seed {seed}) ready. Open http://{host}:{port}/_enter/"
+                  f"{registry.entry_code(tenant)} (the address enters once)")
     uvicorn.run(create_app(registry), host=host, port=port, log_level="info")
 
 

@@ -7,7 +7,6 @@ import asyncio
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from urllib.parse import urlsplit
 
 import uvicorn
 from playwright.async_api import Browser, BrowserContext
@@ -15,7 +14,6 @@ from starlette.types import ASGIApp
 
 from adapter.containment import contain
 from adapter.scope import SiteScope
-from sites.kit.oplog import TENANT_COOKIE
 
 
 @asynccontextmanager
@@ -43,12 +41,7 @@ async def serve_app(app: ASGIApp, host: str = "127.0.0.1") -> AsyncIterator[str]
 
 async def tenant_context(browser: Browser, origin: str, token: str, *, site_prefix: str) -> BrowserContext:
     """A new contained browser context (adapter/containment.py: nothing it does leaves `site_prefix` on `origin`)
-    whose every request to the site reaches the tenant `token`, as each episode's does. The tenant cookie is
-    HttpOnly, SameSite=Strict and scoped to the site's path; cookies ignore ports, so containment is what keeps it
-    from other ports of the loopback address."""
-    context = await contain(browser, SiteScope(origin, site_prefix), base_url=origin)
-    await context.add_cookies([{
-        "name": TENANT_COOKIE, "value": token, "domain": urlsplit(origin).hostname or "",
-        "path": site_prefix.rstrip("/"), "httpOnly": True, "sameSite": "Strict", "secure": False,
-    }])
-    return context
+    whose every request to the site reaches the tenant `token`, as each episode's does. The context's egress proxy
+    binds each request by the tenant header: the browser holds no tenant cookie that page script could read,
+    shadow or send elsewhere, and a binding the page set is taken out of its requests (computerops/core/binding.py)."""
+    return await contain(browser, SiteScope(origin, site_prefix), base_url=origin, tenant=token)

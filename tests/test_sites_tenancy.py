@@ -63,7 +63,8 @@ def test_entering_sets_an_httponly_strict_cookie_for_the_site_path_and_redirects
     registry: TenantRegistry, client: TestClient
 ) -> None:
     tenant = registry.create("helpdesk", 1)
-    response = client.get(f"/_enter/{tenant.token}", follow_redirects=False)
+    assert client.get(f"/_enter/{tenant.token}", follow_redirects=False).status_code == 403  # a token is no code
+    response = client.get(f"/_enter/{registry.entry_code(tenant)}", follow_redirects=False)
     assert response.status_code == 303
     assert response.headers["location"] == "/helpdesk/"
     cookie = response.headers["set-cookie"]

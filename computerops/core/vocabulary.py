@@ -20,6 +20,12 @@ ACTION_HEADER = "X-ComputerOps-Action"
 """The request header naming the adapter action that caused a request (0: the start page the harness opens); the
 driver sets it and the sites' operation log records it."""
 
+FETCH_DESTINATION_HEADER = "Sec-Fetch-Dest"
+"""The header in which the browser says how a page will use a response (page script cannot set it)."""
+DISPLAYED_DESTINATIONS = frozenset({"document", "iframe", "frame", "fencedframe", "embed", "object"})
+"""`Sec-Fetch-Dest` values of requests that load a document into a page or frame: the only responses a page shows
+as they are. An image, script, style or fetch() of a page displays nothing of it."""
+
 SCRIPTED_HEADER = "x-computerops-scripted"
 """The response header with which the scripted endpoint names its policies (lower-case, as it is read back), so a
 run that reaches it through --base-url, even imitating a server that echoes any model name, is labelled scripted."""

@@ -4,13 +4,14 @@ Others call: `TenantRegistry` / `Tenant` (tenancy), `create_app` (the server), `
 (what a site declares), the cookie/header names, and the records in `records`.
 """
 
+from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER
 from sites.kit.app import create_app
 from sites.kit.bookkeeping import BOOKKEEPING_TABLES
 from sites.kit.clock import EPOCH, LogicalClock, now, now_text
 from sites.kit.deps import OperationDep, SessionDep, TenantDep
 from sites.kit.journal import OutsideOperationError, TenantSession
 from sites.kit.operation import OperationContext, operation_rng, template_rng
-from sites.kit.oplog import TENANT_COOKIE, TENANT_HEADER, OperationLogMiddleware
+from sites.kit.oplog import OperationLogMiddleware
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import Tenant, TenantRegistry

@@ -9,7 +9,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import HTMLResponse
 
-from sites.kit.oplog import TENANT_COOKIE, TENANT_HEADER, OperationLogMiddleware
+from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER
+from sites.kit.oplog import OperationLogMiddleware
 from sites.kit.pages import KIT_PAGES, message_page
 from sites.kit.tenancy import TenantRegistry
 
@@ -45,17 +46,17 @@ def create_app(registry: TenantRegistry) -> FastAPI:
         sites = sorted(registry.sites.values(), key=lambda site: site.name)
         return KIT_PAGES.page("kit/index.html", sites=sites, cookie=TENANT_COOKIE, header=TENANT_HEADER)
 
-    @app.get("/_enter/{token}", response_model=None)
-    def enter(token: str) -> Response:
-        tenant = registry.resolve(token)
+    @app.get("/_enter/{code}", response_model=None)
+    def enter(code: str) -> Response:
+        tenant = registry.redeem(code)
         if tenant is None:
             return message_page(
-                status=403, title="Unknown tenant", message="This tenant token is not known to this server."
-            )
+                status=403, title="Unknown entry code",
+                message="This entry code is not known to this server, or it was used already: each enters once.")
         site = registry.site(tenant.site)
         response = RedirectResponse(site.start_path, status_code=303)
         # Only the tenant's own site ever gets the token: scoped to its path, never sent from another site's page.
-        response.set_cookie(TENANT_COOKIE, token, httponly=True, samesite="strict", path=site.prefix)
+        response.set_cookie(TENANT_COOKIE, tenant.token, httponly=True, samesite="strict", path=site.prefix)
         return response
 
     @app.get("/favicon.ico")

@@ -12,7 +12,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Column, Integer, MetaData, String, Table, Text
+from sqlalchemy import Boolean, Column, Integer, MetaData, String, Table, Text
 
 from sites.kit.clock import format_time
 from sites.kit.records import Row
@@ -50,6 +50,8 @@ operation_table = Table(
     Column("fault", Text, nullable=True),
     Column("app", String, nullable=True),
     Column("shown", Text, nullable=True),
+    Column("destination", String, nullable=True),
+    Column("oversized", Boolean, nullable=True),
 )
 
 BOOKKEEPING_TABLES: frozenset[str] = frozenset(BOOKKEEPING.tables)

@@ -9,17 +9,18 @@ context in `scope["state"]`, and logs the operation before forwarding the unchan
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 import anyio.to_thread
 from starlette.datastructures import Headers
-from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from computerops.core.vocabulary import ACTION_HEADER
+from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER, tenant_bindings
+from computerops.core.vocabulary import ACTION_HEADER, DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
 from sites.kit.faults import FaultDecision
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, Served, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
@@ -29,10 +30,7 @@ from sites.kit.records import Operation, Shown
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import Tenant, TenantRegistry
 
-TENANT_COOKIE = "computerops_tenant"
-"""Cookie that binds a browser context to a tenant (set by `/_enter/{token}`)."""
-TENANT_HEADER = "X-ComputerOps-Tenant"
-"""Header alternative to the cookie, for in-process clients and replay."""
+logger = logging.getLogger(__name__)
 
 
 def _missing_tenant(site: SiteDefinition) -> HTMLResponse:
@@ -41,7 +39,7 @@ def _missing_tenant(site: SiteDefinition) -> HTMLResponse:
         title="Tenant required",
         message=(
             f"The {site.title} site belongs to a tenant, and this request carried no tenant token. "
-            f"Open /_enter/<token> with the token you were given, or send the {TENANT_COOKIE} "
+            f"Open the /_enter/<code> address you were given, or send the {TENANT_COOKIE} "
             f"cookie or the {TENANT_HEADER} header."
         ),
     )
@@ -60,6 +58,16 @@ def _wrong_site(site: SiteDefinition) -> HTMLResponse:
         status=403,
         title="Wrong site for this tenant",
         message=f"The tenant token sent with this request does not belong to the {site.title} site.",
+    )
+
+
+def _two_bindings() -> HTMLResponse:
+    return message_page(
+        status=400,
+        title="Two tenant bindings",
+        message=(f"This request carried more than one tenant binding (the {TENANT_HEADER} header and the "
+                 f"{TENANT_COOKIE} cookie together, or one of them twice), so which tenant it is for is not clear; "
+                 "nothing was done. Page script may have set one of them."),
     )
 
 
@@ -97,16 +105,42 @@ def raw_path_of(scope: Scope) -> str | None:
     return None if text == scope["path"] else text
 
 
-async def _read_body(receive: Receive) -> bytes:
+MAX_REQUEST_BYTES = 1_000_000
+"""Largest request body the operation log reads and keeps; a longer one is refused with 413 before any handler runs
+(no form of the sites is that long: a page's script could otherwise have megabytes stored in the evidence)."""
+_DESTINATION = re.compile(r"[a-z-]{1,32}")
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The request body; None when it is over MAX_REQUEST_BYTES (reading stops there: the rest is never held)."""
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
             break
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_REQUEST_BYTES:
+            return None
+        chunks.append(chunk)
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
+
+
+def destination_of(headers: Headers) -> str | None:
+    """How the browser will use the response when not as a document (its `Sec-Fetch-Dest`; "other" for a value no
+    browser sends); None for a document or frame, and for a request that does not say."""
+    value = headers.get(FETCH_DESTINATION_HEADER)
+    if value is None or value in DISPLAYED_DESTINATIONS:
+        return None
+    return value if _DESTINATION.fullmatch(value) else "other"
+
+
+def _too_large() -> HTMLResponse:
+    return message_page(status=413, title="Request too large",
+                        message=f"The request body was over {MAX_REQUEST_BYTES} bytes; nothing was done.")
 
 
 def _replaying(body: bytes, receive: Receive) -> Receive:
@@ -179,7 +213,14 @@ class OperationLogMiddleware:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        token = headers.get(TENANT_HEADER) or cookie_parser(headers.get("cookie", "")).get(TENANT_COOKIE)
+        bindings = tenant_bindings((name.decode("latin-1"), value.decode("latin-1"))
+                                   for name, value in scope["headers"])
+        if len(bindings) > 1:  # page script set a binding of its own beside the real one: refused before any work
+            logger.warning("refused %s %s: it carried %d tenant bindings", scope["method"], scope["path"][:200],
+                           len(bindings))
+            await _two_bindings()(scope, receive, send)
+            return
+        token = bindings[0] if bindings else None
         tenant = self.registry.resolve(token)
         if tenant is None:
             refusal = _missing_tenant(site) if not token else _unknown_tenant()
@@ -201,8 +242,13 @@ class OperationLogMiddleware:
         number = action_number(headers.get(ACTION_HEADER))
         operation = OperationContext(site=tenant.site, seed=tenant.seed, seq=seq,
                                      action=None if number == "invalid" else number)
-        body = await _read_body(receive)
+        read = await _read_body(receive)
         method, path = scope["method"], scope["path"]
+        destination = destination_of(headers)
+        if read is None:
+            await self._refuse_oversized(tenant, operation, headers, destination, scope, receive, send)
+            return
+        body = read
         faults = tenant.faults
         decision = None if faults is None else faults.injector.decide(seq, method, path)
         fired = decision
@@ -250,12 +296,26 @@ class OperationLogMiddleware:
             journal_rows=journal_rows,
             fault=decision,
             app=tenant.definition.app_of(method, path),
-            shown=shown,
+            shown=shown if destination is None else Shown(),
+            destination=destination,
         )
         await anyio.to_thread.run_sync(tenant.record_operation, record)
         await response.forward(send)
         if failure is not None:
             raise failure
+
+    async def _refuse_oversized(self, tenant: Tenant, operation: OperationContext, headers: Headers,
+                                destination: str | None, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request whose body is over the bound: logged (without its body) as refused, and answered 413."""
+        response = await _buffer(_too_large(), scope, receive)
+        record = Operation(
+            seq=operation.seq, action=operation.action, method=scope["method"], path=scope["path"],
+            raw_path=raw_path_of(scope), query=scope.get("query_string", b"").decode("latin-1"),
+            content_type=headers.get("content-type"), body="", status=response.status, location=None,
+            response_digest=hashlib.sha256(response.body).hexdigest(), journal_rows=0, app=None, shown=Shown(),
+            destination=destination, oversized=True)
+        await anyio.to_thread.run_sync(tenant.record_operation, record)
+        await response.forward(send)
 
 
     def _fault_response(

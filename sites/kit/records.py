@@ -125,3 +125,11 @@ class Operation(BaseModel):
     """The site's app that served the request (`SiteDefinition.apps`), for sites made of several apps."""
     shown: Shown | None = Field(default=None, exclude_if=lambda value: value is None)
     """What the response displayed (`Shown`). None only in evidence recorded before ComputerOps recorded it."""
+    destination: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """How the browser was to use the response (its `Sec-Fetch-Dest`: `image`, `script`, `empty` for fetch()...) when
+    that was not as a document (`computerops.core.vocabulary.DISPLAYED_DESTINATIONS`); replay sends it again. Such a
+    response (an `<img>` or a fetch() of a page) displays nothing, so its `shown` is empty. None for a document, and
+    for a client that did not say (in-process clients, replay of a document)."""
+    oversized: bool | None = Field(default=None, exclude_if=lambda value: value is None)
+    """True when the request body was over the operation log's bound: refused with 413 before any handler ran, and
+    its body not kept (replay sends a body over the bound again)."""

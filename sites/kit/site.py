@@ -44,7 +44,7 @@ class SiteDefinition:
     metadata: MetaData
     seed: SeedFunction
     start_path: str
-    """Where `/_enter/{token}` sends the browser, e.g. `/helpdesk/`."""
+    """Where `/_enter/{code}` sends the browser, e.g. `/helpdesk/`."""
     fault_support: frozenset[str] = frozenset()
     """Fault classes that need the site's handlers to act (partial success, duplicate delivery, out-of-order
     events) and that this site implements; elsewhere such a fault is never applied, so never logged as fired."""

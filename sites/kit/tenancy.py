@@ -158,6 +158,8 @@ class TenantRegistry:
         self._templates: dict[tuple[str, int], Path] = {}
         self._tenants: dict[str, Tenant] = {}
         self._numbers = itertools.count(1)
+        self._entries: dict[str, str] = {}
+        """One-time entry codes, each to the token of the tenant it enters."""
 
     def site(self, name: str) -> SiteDefinition:
         """The definition of a known site; ValueError naming the known sites otherwise."""
@@ -224,6 +226,20 @@ class TenantRegistry:
             return None
         with self._lock:
             return self._tenants.get(token)
+
+    def entry_code(self, tenant: Tenant) -> str:
+        """A one-time code that enters `tenant` at `/_enter/<code>`: what `serve` prints for a person, so the tenant
+        token itself is never printed nor written to an access log (a used code enters nothing)."""
+        code = secrets.token_urlsafe(18)
+        with self._lock:
+            self._entries[code] = tenant.token
+        return code
+
+    def redeem(self, code: str) -> Tenant | None:
+        """The tenant a one-time entry code was made for, the first time only; None for an unknown or used code."""
+        with self._lock:
+            token = self._entries.pop(code, None)
+        return self.resolve(token)
 
     def drop(self, tenant: Tenant) -> None:
         """Forgets the tenant, disposes its engine and deletes its database file."""
