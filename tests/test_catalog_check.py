@@ -59,14 +59,15 @@ async def _check(tasks: list[LoadedTask], out: Path, *, negatives: bool, noop: b
     _fault_evidence(tasks, out)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.spread
 @pytest.mark.parametrize("site", SITES)
 async def test_every_task_is_solvable_and_accepts_its_equivalent_solutions(site: str, tmp_path: Path) -> None:
-    # One site per test (so test runners can spread them); two episodes at once: the same evidence as serial
-    # (tests/test_concurrency.py), a little sooner on 2 cores. The sample's tasks are checked whole by the next
-    # test; every task's no-op is proven rejected by the golden corpus (tests/test_corpus.py replays and re-judges
-    # it) and every negative control of every task in the slow tier below.
+    # The slow tier, with the whole check below (kept apart so that a failure names which half): in CI every
+    # task's scripted control, no-op and a negative control are replayed and re-judged from the golden corpus
+    # (tests/test_corpus.py), and the sample's tasks run live, whole, by the next test. One site per test (so test
+    # runners can spread them); two episodes at once: the same evidence as serial (tests/test_concurrency.py).
     sample = {t.id for t in _sample(site)}
     tasks = [t for t in CATALOG.values() if t.spec.site == site and t.id not in sample]
     await _check(tasks, tmp_path / "check", negatives=False, noop=False)

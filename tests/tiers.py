@@ -4,7 +4,7 @@
 - `browser`: needs a real Chromium (given to every test that uses the `browser` fixture; a test that launches
   Chromium any other way must carry it, and an unmarked test that tries is failed by tests/conftest.py);
 - `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task) and the
-  whole blind set, only with `scripts/test.sh --slow`; CI checks every task solvable with its no-op rejected, a
+  whole blind set, only with `scripts/test.sh --slow`; CI replays every task's control from the golden corpus, runs a
   sample of each site against every negative control, a sample of the audit's operators and of the blind set.
 
 `scripts/test.sh` (CI) sets COMPUTEROPS_TESTS=full: property tests then run their whole example counts; without it
