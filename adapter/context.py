@@ -9,7 +9,12 @@ When the conversation is too long, the oldest observations are replaced by a sho
 TRIM_TARGET of the budget rather than one per step: the earlier messages then stay unchanged for several steps, so a
 server's prompt cache keeps matching (eliding one observation every step would change the prompt's prefix on every
 request). An observation identical to the last one shown in full (a rejected action changes nothing) is sent as the
-short `UNCHANGED` marker. The system prompt, the instruction and the latest observation are never dropped.
+short `UNCHANGED` marker. Rejected replies are elided the same way (`OMITTED_REPLY`, their tool call's arguments
+`{}`), in the same order, after the observations before them: a malformed reply runs to thousands of tokens and would
+otherwise stay in every later prompt. The system prompt, the instruction and the latest observation are never
+dropped.
+
+A request's estimate counts the tool schemas where they are sent (`overhead`), as the server counts them.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter.prompts import OBSERVATION_MARK, OMITTED, UNCHANGED
+from adapter.prompts import OBSERVATION_MARK, OMITTED, OMITTED_REPLY, UNCHANGED
 
 _PER_MESSAGE = 4
 TRIM_TARGET = 0.7
@@ -48,10 +53,16 @@ def conversation_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
 class _Entry:
     message: dict[str, Any]
     observation: str | None
+    rejected_reply: bool = False
+    """A model reply the adapter rejected: elidable like an observation."""
     elided: bool = False
 
     def render(self, shown: str | None) -> tuple[dict[str, Any], str | None]:
         """The message as sent, and the observation the model has last seen in full after it."""
+        if self.rejected_reply and self.elided:
+            calls = [{**c, "function": {**c["function"], "arguments": "{}"}}
+                     for c in self.message.get("tool_calls", [])]
+            return {**self.message, "content": OMITTED_REPLY, **({"tool_calls": calls} if calls else {})}, shown
         if self.observation is None:
             return self.message, shown
         content = str(self.message.get("content") or "")
@@ -75,8 +86,10 @@ class ContextWindow:
     scale: float = 1.0
     """Server tokens per estimated token, from the server's own prompt counts (1.0 until it reports one)."""
 
-    def add(self, message: dict[str, Any], *, observation: str | None = None) -> None:
-        self.entries.append(_Entry(message=message, observation=observation))
+    def add(self, message: dict[str, Any], *, observation: str | None = None, rejected_reply: bool = False) -> None:
+        """Add a message; `observation`: the page text it carries, `rejected_reply`: a model reply the adapter
+        rejected (both elidable when the conversation must shrink)."""
+        self.entries.append(_Entry(message=message, observation=observation, rejected_reply=rejected_reply))
 
     def replace_system(self, content: str) -> None:
         self.entries[0] = _Entry(message={"role": "system", "content": content}, observation=None)
@@ -108,7 +121,8 @@ class ContextWindow:
         """The messages to send, eliding old observations as needed; None if even that is too long."""
         if self._size() > self.budget:
             with_observation = [e for e in self.entries if e.observation is not None and not e.elided]
-            for entry in with_observation[:-1]:
+            elidable = set(map(id, with_observation[:-1])) | {id(e) for e in self.entries if e.rejected_reply}
+            for entry in [e for e in self.entries if id(e) in elidable and not e.elided]:
                 if self._size() <= self.budget * TRIM_TARGET:
                     break
                 entry.elided = True

@@ -29,6 +29,7 @@ from adapter.actions import (
     tool_schemas,
 )
 from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
+from adapter.modelclient import ReplyCutOff
 from adapter.observation import Observation
 from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
@@ -124,6 +125,8 @@ def infrastructure_cause(exc: BaseException | EndpointFault) -> str:
     """The cause an infrastructure failure is counted under: `HTTP 503`, `timeout`, `connection failed`,
     `request timeout` (our own per-request bound), `endpoint reply not_json` (and the other EndpointFault
     causes), `browser` (the page could not be observed or acted on), else the exception's type name."""
+    if isinstance(exc, ReplyCutOff):  # the model client stopped reading a reply over the bound
+        exc = exc.fault
     if isinstance(exc, EndpointFault):
         return f"endpoint reply {exc.cause}"
     if isinstance(exc, openai.APIStatusError):
@@ -254,8 +257,10 @@ class ModelLoop:
             except RequestBound as bound:
                 return self._bound_hit(transcript, bound)
             digest = canonical_sha256(list(sent))
-            call = read_reply(body, content_type=content_type, latency_s=time.monotonic() - began,
-                              estimated=estimated, request_sha256=digest, headers=server_headers(headers))
+            # Read in a thread: a long reply takes a while to parse and other episodes share this event loop.
+            call = await asyncio.to_thread(
+                read_reply, body, content_type=content_type, latency_s=time.monotonic() - began,
+                estimated=estimated, request_sha256=digest, headers=server_headers(headers))
             if isinstance(call, EndpointFault):
                 return self._infrastructure(transcript, call)
             window.calibrate(call.prompt_tokens, estimated + window.overhead)

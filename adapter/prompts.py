@@ -19,6 +19,12 @@ UNCHANGED = "[the page is unchanged: the same as the last observation shown abov
 """Sent instead of an observation identical to the last one the model was shown in full (a rejected action changes
 nothing): the conversation stays shorter and its earlier messages unchanged, so servers can reuse their prompt cache."""
 RESULT_OK = "Result: ok"
+RESULT_FOLLOWS = "The result and the page follow in the next message."
+"""The tool message's whole content for a server whose chat template drops tool messages (`Bounds.tool_results`
+`user_message`): the result and the observation go in the user message after it."""
+OMITTED_REPLY = "[a rejected reply, omitted to fit the context]"
+"""Sent instead of an old rejected reply's text (its tool call's arguments become `{}`) when the conversation must
+shrink: a reply the adapter rejected (a 2,000-token malformed call) would otherwise stay in every later prompt."""
 
 _SYSTEM = """You operate a web application through a text view of its pages.
 Each observation lists the page text and every visible control as a line like

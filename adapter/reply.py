@@ -10,6 +10,11 @@ classified by whose they are:
   list or nested too deep, numbers too long to read): a `ModelCall` whose problems the loop turns into a rejected
   action the model is told about.
 
+Text that is not valid Unicode is one fault however it arrives: raw bytes that are not UTF-8 are decoded to lone
+surrogates (`surrogateescape`), the same as a JSON escape of a lone surrogate, and one rule rejects both.
+What real servers send unambiguously is read as meant: `content` as a list of text parts (joined), token counts
+as integral floats (`12.0`).
+
 Nothing here raises on any input: every path ends in one of those two classified outcomes
 (tests/test_reply_fuzz.py checks it over generated replies and envelopes). JSON is read with bounds
 (`load_json`) so that a hostile reply costs linear time and cannot recurse.
@@ -19,14 +24,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_REPLY_BYTES = 4_000_000
-"""Largest reply body read; a longer one is the endpoint's fault (no model reply of a bounded episode is that long)."""
+"""Largest reply body read, in decoded bytes; a longer one is the endpoint's fault (no model reply of a bounded
+episode is that long). adapter/modelclient.py stops reading there (`read_within`)."""
 MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects read, in an envelope or in tool-call arguments."""
 MAX_NUMBER_DIGITS = 40
@@ -42,6 +48,18 @@ class JsonProblem(ValueError):
         super().__init__(message)
         self.truncated = truncated
         """The text looks like a prefix of JSON that was cut off (an unterminated string, object or array)."""
+
+
+async def read_within(pieces: AsyncIterable[bytes], limit: int) -> bytes | None:
+    """The body from its (decoded) pieces, or None as soon as it is over `limit` bytes: the rest is never read, so
+    a body costs at most `limit` bytes and one piece, however long it is. The one reader of what a server sends (a
+    model reply, a discovery answer)."""
+    body = bytearray()
+    async for piece in pieces:
+        body += piece
+        if len(body) > limit:
+            return None
+    return bytes(body)
 
 
 def _int(text: str) -> int:
@@ -79,15 +97,18 @@ def bracket_depths(text: str, start: int = 0) -> Iterator[tuple[int, int]]:
             yield position, depth
 
 
-def _depth(text: str) -> int:
-    """Deepest bracket nesting outside strings."""
-    return max((depth for _, depth in bracket_depths(text)), default=0)
+def _deeper_than(text: str, bound: int) -> bool:
+    """Whether brackets outside strings nest deeper than `bound`. A text with no more opening brackets than that
+    cannot, and is not scanned: a long reply of prose costs no pass in Python."""
+    if text.count("[") + text.count("{") <= bound:
+        return False
+    return any(depth > bound for _, depth in bracket_depths(text))
 
 
 def load_json(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`json.loads` with bounds: depth at most `max_depth`, integers of at most MAX_NUMBER_DIGITS digits, no
     NaN/Infinity. Raises only JsonProblem."""
-    if _depth(text) > max_depth:
+    if _deeper_than(text, max_depth):
         raise JsonProblem(f"nested deeper than {max_depth} levels")
     try:
         return json.loads(text, parse_int=_int, parse_constant=_constant)
@@ -176,12 +197,43 @@ def _shape(value: Any, kind: type | tuple[type, ...], where: str) -> str | None:
     return f"{where} is {type(value).__name__}, not {getattr(kind, '__name__', kind)}"
 
 
+def token_count(value: Any) -> int | None:
+    """A token count as a server wrote it: a non-negative integer, or a float with an integral value (`12.0`, as
+    some servers write it); None for anything else. The one reading of a count (replies, the tools probe)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12:
+        return value
+    return None
+
+
 def _count(value: Any, where: str) -> tuple[int | None, str | None]:
     if value is None:
         return None, None
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12:
+    count = token_count(value)
+    return count, None if count is not None else f"{where} is not a token count: {str(value)[:40]}"
+
+
+def _text_part(part: Any) -> str | None:
+    """The text of a content part `{"type": "text", "text": ...}`, None for any other part."""
+    if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str):
+        return str(part["text"])
+    return None
+
+
+def _content(value: Any) -> tuple[str | None, str | None]:
+    """The message's text and the problem with it: a string, or a list of text parts joined as they come (each
+    part continues the text before it); any other part makes it ambiguous, the endpoint's fault."""
+    if value is None or isinstance(value, str):
         return value, None
-    return None, f"{where} is not a token count: {str(value)[:40]}"
+    if isinstance(value, list):
+        texts = [_text_part(part) for part in value]
+        if all(text is not None for text in texts):
+            return "".join(t for t in texts if t is not None), None
+        odd = next(part for part, text in zip(value, texts, strict=True) if text is None)
+        kind = odd.get("type") if isinstance(odd, Mapping) else type(odd).__name__
+        return None, f"message.content holds a part that is not text ({str(kind)[:40]})"
+    return None, f"message.content is {type(value).__name__}, not str or a list of text parts"
 
 
 def _tool_call(raw: Any) -> tuple[ToolCall | None, bool]:
@@ -214,7 +266,8 @@ def read_reply(
         return EndpointFault("stream", "the endpoint streamed its reply, which was not requested")
     if len(body) > MAX_REPLY_BYTES:
         return EndpointFault("too_large", f"{len(body)} bytes (at most {MAX_REPLY_BYTES})")
-    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    # Bytes that are not UTF-8 become lone surrogates, the same fault as an escaped one (`clean_text` catches both).
+    text = body.decode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else body
     try:
         envelope = load_json(text, max_depth=MAX_JSON_DEPTH * 2)
     except JsonProblem as exc:
@@ -237,8 +290,9 @@ def read_reply(
     usage = usage if isinstance(usage, Mapping) else {} if usage is None else None
     if usage is None:
         return EndpointFault("wrong_schema", "usage is not an object")
+    content, content_problem = _content(message.get("content"))
     problems = [p for p in (
-        _shape(message.get("content"), str, "message.content"),
+        content_problem,
         _shape(message.get("tool_calls"), list, "message.tool_calls"),
         _shape(choice.get("finish_reason"), str, "finish_reason"),
         _shape(envelope.get("model"), str, "model"),
@@ -249,7 +303,7 @@ def read_reply(
     problems += [p for p in (prompt_problem, completion_problem) if p]
     if problems:
         return EndpointFault("wrong_schema", "; ".join(problems))
-    content, odd = clean_text(message["content"]) if message.get("content") is not None else (None, False)
+    content, odd = clean_text(content) if content is not None else (None, False)
     calls: list[ToolCall] = []
     for raw_call in message.get("tool_calls") or []:
         call, odd_call = _tool_call(raw_call)

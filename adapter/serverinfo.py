@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapter.actions import text_protocol, tool_schemas
 from adapter.context import estimate_tokens
 from adapter.prompts import system_prompt
-from adapter.reply import JsonProblem, clean_text, load_json
+from adapter.reply import JsonProblem, clean_text, load_json, read_within, token_count
 
 PROBE_TIMEOUT_S = 15.0
 """Longest wait for one discovery request: a server that does not answer is recorded as not saying."""
@@ -202,12 +202,10 @@ async def fetch_json(client: httpx.AsyncClient, method: str, url: str, **kwargs:
 
     async def read() -> ServerAnswer:
         async with client.stream(method, url, **kwargs) as response:
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_ANSWER_BYTES:
-                    return ServerAnswer(status=response.status_code, headers=dict(response.headers),
-                                        error=f"answer over {MAX_ANSWER_BYTES} bytes")
+            body = await read_within(response.aiter_bytes(), MAX_ANSWER_BYTES)
+            if body is None:
+                return ServerAnswer(status=response.status_code, headers=dict(response.headers),
+                                    error=f"answer over {MAX_ANSWER_BYTES} bytes")
             text = clean_text(body.decode("utf-8", errors="replace"))[0]
             try:
                 payload = _cleaned(load_json(text))
@@ -258,7 +256,7 @@ PROBE_ESTIMATED_TOKENS = sum(estimate_tokens(json.dumps(m)) for m in PROBE_MESSA
 
 def _prompt_tokens(payload: object) -> int | None:
     usage = payload.get("usage") if isinstance(payload, dict) else None
-    return _positive(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
+    return _positive(token_count(usage.get("prompt_tokens"))) if isinstance(usage, dict) else None
 
 
 def tools_verdict(with_tools: int | None, without_tools: int | None) -> ToolsProbe:

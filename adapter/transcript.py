@@ -6,6 +6,7 @@ client nor Playwright: reading a transcript loads no endpoint or browser code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -22,6 +23,10 @@ Kind = Literal[
     "download", "service_worker", "tenant_binding",
 ]
 Stage = Literal["routing", "network", "page"]
+ToolResultRoute = Literal["tool_message", "user_message"]
+"""Where the result of a native tool call and the page after it reach the model: in the tool message, or (for a
+server whose chat template drops tool messages, adapter/serverinfo.py `probe_tool_results`) in a user message after
+a short tool message."""
 
 
 class BlockedRequest(BaseModel):
@@ -62,6 +67,9 @@ class Bounds(BaseModel):
     """Longest wait for one model reply, the client's retries included; the episode's wall clock bounds it too."""
     tool_mode: ToolMode = "auto"
     observation_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
+    tool_results: ToolResultRoute = "tool_message"
+    """Where observations after a native tool call are sent (`ToolResultRoute`); `user_message` is planned from
+    the server's word (computerops/limits.py), never configured."""
 
 
 class Step(BaseModel):
@@ -103,7 +111,9 @@ class AgentTranscript(Versioned):
     reports count infrastructure failures by. None in transcripts written before causes were recorded."""
     tool_mode_switch: str | None = None
     """Why an auto-mode episode went over to the text protocol, and from which step (`tool_mode` is then `text`);
-    None when it did not."""
+    None when it did not. Written by `switch_text`, read by `switch_why`."""
+    tool_results: ToolResultRoute = "tool_message"
+    """Where observations after a native tool call were sent (`Bounds.tool_results`)."""
     blocked_requests: list[BlockedRequest] = Field(default_factory=list)
     """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
     context_tokens: int | None = None
@@ -120,6 +130,21 @@ class AgentTranscript(Versioned):
     @property
     def rejected_actions(self) -> int:
         return sum(1 for s in self.steps if s.rejection is not None)
+
+
+_SWITCH = "the text protocol from step {step}: {why}"
+_SWITCH_WHY = re.compile(r"^the text protocol from step \d+: (.*)$", re.DOTALL)
+
+
+def switch_text(step: int, why: str) -> str:
+    """`AgentTranscript.tool_mode_switch`: from which step the episode used the text protocol, and why."""
+    return _SWITCH.format(step=step, why=why)
+
+
+def switch_why(text: str) -> str:
+    """Why an episode switched protocol, from its `tool_mode_switch` (the text itself if it is worded otherwise)."""
+    found = _SWITCH_WHY.match(text)
+    return found.group(1) if found else text
 
 
 SERVER_HEADERS = ("server", SCRIPTED_HEADER, "openai-version", "openai-model", "x-request-id")

@@ -206,5 +206,6 @@ def derived_fields(
         "faults_fired": [op.fault.fault for op in operations if op.fault is not None and op.fault.applied],
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
+        "tool_mode_switch": transcript.tool_mode_switch,
         "infrastructure_cause": transcript.infrastructure_cause if transcript.stop_reason == "infrastructure" else None,
     }

@@ -65,6 +65,20 @@ def versions(chromium: str | None) -> dict[str, str | None]:
 
 
 
+def models_refusal(observed: ObservedEndpoint, base_url: str) -> str | None:
+    """Why an `openai` endpoint cannot be used, from its GET /models answer: no answer, or one that is not a model
+    list (an error status with a JSON body, such as a 404 {"detail": "Not Found"} at a base URL without /v1, is no
+    model list either); None when it listed models. Hints /v1 where the base URL lacks it."""
+    if observed.models_error is None:
+        return None
+    payload = observed.models_payload
+    if isinstance(payload, dict) and isinstance(payload.get("data"), list):
+        return None  # an error status, but a model list: the server answered what was asked
+    hint = ("" if base_url.rstrip("/").endswith("/v1") else
+            f" (OpenAI-compatible servers serve their API under /v1: try --base-url {base_url.rstrip('/')}/v1)")
+    return f"endpoint {base_url} did not answer GET /models with a model list: {observed.models_error}{hint}"
+
+
 async def observe_endpoint(base_url: str, api_key: str) -> ObservedEndpoint:
     """GET {base_url}/models as the endpoint answers it, read within bounds (`serverinfo.fetch_json`: a hostile
     answer cannot crash the run or its manifest); failures are recorded, not guessed around."""

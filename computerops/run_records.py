@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from adapter.serverinfo import ObservedContext, ToolsProbe
+from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.core import formats
 from computerops.core.formats import Versioned
@@ -38,6 +38,9 @@ class ObservedEndpoint(BaseModel):
     when it says nothing (or for the built-in scripted endpoint, which is not asked)."""
     tools: ToolsProbe | None = None
     """What the server did with tool schemas in a probe request; None where not probed (text mode, scripted)."""
+    tool_results: ToolResultsProbe | None = None
+    """What the server did with a tool message's content in a probe request; None where not probed (text mode,
+    scripted, a server whose tools verdict is not `in_prompt`, manifests written before it was probed)."""
 
 
 class RunExecution(BaseModel):
@@ -125,6 +128,9 @@ class EpisodeRecord(Versioned):
     blocked_requests: int = 0
     """Requests of the episode's pages that containment stopped (the transcript lists them): page content trying
     to leave the site. 0 in records written before they were counted."""
+    tool_mode_switch: str | None = None
+    """Why and from which step the episode went over from native tool calls to the text protocol
+    (`AgentTranscript.tool_mode_switch`); None when it did not, and in records written before it was copied."""
     infrastructure_cause: str | None = None
     """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""

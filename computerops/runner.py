@@ -12,11 +12,11 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
-import openai
 from playwright.async_api import async_playwright
 from pydantic import BaseModel
 
 from adapter.browser import describe_chromium, launch_browser
+from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
 from adapter.serverinfo import ObservedContext, discover_context, probe_tools
 from computerops.bundle import RunDirectory, writer_lock
@@ -287,7 +287,7 @@ async def execute_run(
             admitted = _resume(bundle, manifest, progress)
         else:
             bundle = RunDirectory.create(out, manifest, attachments)
-        client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=2, timeout=120.0)
+        client = model_client(base_url, api_key, max_retries=2, timeout=120.0)  # every reply read within a bound
         stack.push_async_callback(client.close)
         ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,
                              browser=browser, origin=origin, client=client, trace=trace,

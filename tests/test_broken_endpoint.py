@@ -8,6 +8,7 @@ outcome), and answers every later request with a plain give-up.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -38,6 +39,8 @@ def _tool(name: object, arguments: str) -> bytes:
 
 
 GIVE_UP = _tool("done", '{"success": false, "message": "giving up"}')
+OVER_THE_BOUND = gzip.compress(_reply({"role": "assistant", "content": "x" * 8_000_000}), compresslevel=1)
+"""A reply of 8 MB sent gzip-compressed in a few KB: the run's model client stops reading it at the bound."""
 # (what the first request of the episode gets, its media type, the rejection cause or the outcome expected)
 BEHAVIOURS: list[tuple[str, bytes, str, str]] = [
     ("lone surrogate", _reply({"role": "assistant", "content": "\ud800"}), "application/json", "invalid_text"),
@@ -48,10 +51,11 @@ BEHAVIOURS: list[tuple[str, bytes, str, str]] = [
     ("truncated body", GIVE_UP[:30], "application/json", "infrastructure_failure"),
     ("unrequested stream", b'data: {"choices": []}\n\n', "text/event-stream", "infrastructure_failure"),
     ("valid give-up", GIVE_UP, "application/json", "honest_failure"),
+    ("over the bound, gzip", OVER_THE_BOUND, "application/json", "infrastructure_failure"),
 ]
 TASK_IDS = ["helpdesk.solve-ticket", "helpdesk.answer-latest-order", "helpdesk.answer-valid-approval",
             "helpdesk.trace-and-pend", "helpdesk.refund-with-approval", "inventory.answer-below-reorder",
-            "inventory.discontinue-product"]
+            "inventory.discontinue-product", "helpdesk.reply-without-escalating"]
 
 
 def broken_endpoint() -> Starlette:
@@ -69,7 +73,8 @@ def broken_endpoint() -> Starlette:
         if len(messages) == 2:  # system prompt and first observation: a new episode
             episodes += 1
             _, body, media, _ = BEHAVIOURS[(episodes - 1) % len(BEHAVIOURS)]
-            return Response(body, media_type=media)
+            return Response(body, media_type=media,
+                            headers={"content-encoding": "gzip"} if body is OVER_THE_BOUND else None)
         return Response(GIVE_UP, media_type="application/json")
 
     return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", completions,
@@ -90,15 +95,17 @@ async def test_no_reply_or_envelope_aborts_a_run_and_each_episode_gets_its_outco
     assert len(records) == len(BEHAVIOURS), "every planned episode was admitted"
     for task_id, (name, _, _, expected) in zip(task_ids, BEHAVIOURS, strict=True):
         record = records[task_id]
+        transcript = json.loads((bundle.root / "episodes" / record.episode_id / "transcript.json").read_text())
         if expected in ("infrastructure_failure", "honest_failure"):
             assert record.outcome == expected, name
+            if name == "over the bound, gzip":  # cut off while read, not read whole and then refused
+                assert "the rest was not read" in transcript["infrastructure_error"]
             continue
-        transcript = json.loads((bundle.root / "episodes" / record.episode_id / "transcript.json").read_text())
         first = transcript["steps"][0]
         assert first["rejection"]["cause"] == expected, name
         assert record.outcome == "honest_failure", name  # rejected, then the endpoint's give-up
     verification = await verify_run(bundle)
-    # Everything checks out but the two infrastructure failures: the run says it is incomplete until they are re-run.
-    assert verification.problems == [f"the run is incomplete: 7 of 7 planned episodes admitted, 2 infrastructure "
+    # Everything checks out but the three infrastructure failures: the run says it is incomplete until they are re-run.
+    assert verification.problems == [f"the run is incomplete: 8 of 8 planned episodes admitted, 3 infrastructure "
                                      f"failures to run again; continue it with `computerops run --resume "
                                      f"{bundle.root}` (an incomplete run is never E2)"]

@@ -147,7 +147,7 @@ def prompt_chars(request: dict[str, Any]) -> int:
 
 
 async def test_a_refusal_naming_a_smaller_context_plans_with_it_and_sends_the_request_once_more_refitted() -> None:
-    refusal = bad_request("request (5000 tokens) exceeds the available context size (4096 tokens)")
+    refusal = bad_request("request (6000 tokens) exceeds the available context size (4096 tokens)")
     endpoint = Endpoint([CLICK, CLICK, CLICK, CLICK, refusal, CLICK, envelope(tool("done", '{"success": false}'))])
     loop = ModelLoop(endpoint, "m", Bounds(context_tokens=32768))  # type: ignore[arg-type]
     transcript = await loop.run(ChangingPage(), "Do the task.")

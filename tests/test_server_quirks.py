@@ -1,7 +1,8 @@
 """Whole runs against the scripted endpoint imitating real servers' quirks (adapter/scripted/server.py
 `ServerQuirks`, taken from llama.cpp's server, LM Studio and Ollama): the run learns the context where the server
 states it or only in its refusals, calibrates to a tokeniser counting 4x the estimate, keeps native tool calls
-where tools reach the prompt and falls back to the text protocol where they are dropped or do not fit, never
+where tools reach the prompt (sending observations in user messages where the chat template drops tool results)
+and falls back to the text protocol where they are dropped or do not fit, never
 echoes a null assistant content, and reports a claimed model the server does not serve. All replies are SCRIPTED
 (the oracle).
 """
@@ -54,25 +55,28 @@ async def test_a_llama_cpp_like_server_is_calibrated_to_served_natively_and_its_
     tmp_path: Path,
 ) -> None:
     quirks = ServerQuirks(context_tokens=16384, token_factor=4.0, tools_need_tool_choice=True,
-                          refuse_null_content=True, strict_history=True, served_model=SERVED)
+                          refuse_null_content=True, strict_history=True, served_model=SERVED, drop_tool_results=True)
     progress: list[str] = []
     _, manifest, records, transcripts = await quirky_run(tmp_path, quirks, Bounds(context_tokens=32768), progress)
     observed = manifest.endpoint_observed
     assert observed.context is not None and (observed.context.tokens, observed.context.source) == (
         16384, "GET /props default_generation_settings.n_ctx")
     assert observed.tools is not None and observed.tools.verdict == "in_prompt"
+    assert observed.tool_results is not None and observed.tool_results.verdict == "dropped", "in the manifest"
     assert any("context 16384 tokens, not the configured 32768" in line for line in progress), progress
+    assert any("each observation in a user message" in line for line in progress), progress
     assert {r.outcome for r in records} == {"verified_success"}, "no null content, no bad history, no overflow"
     assert {r.stop_reason for r in records} == {"finish"}
     for transcript in transcripts:
         assert transcript["tool_mode"] == "auto" and transcript["context_tokens"] == 16384
+        assert transcript["tool_results"] == "user_message", "the pages reached the model past the template"
         assert transcript["token_scale"] == pytest.approx(4.0, rel=0.02), "planned with the server's own counts"
         assert any(step["call"]["tool_calls"] for step in transcript["steps"]), "native tool calls were used"
     report = summarize(manifest, records)
     assert report.scripted, "the scripted endpoint is labelled scripted whatever model name it echoes"
     mismatch = report.provenance.model_mismatch
     assert mismatch is not None and CLAIMED in mismatch and SERVED in mismatch
-    assert report.provenance.planned_from_server is not None
+    assert "each observation in a user message" in (report.provenance.planned_from_server or "")
 
 
 async def test_a_server_that_drops_tools_gets_the_text_protocol(tmp_path: Path) -> None:
@@ -108,10 +112,12 @@ async def test_a_context_too_small_for_the_tool_schemas_is_learnt_from_the_probe
     assert observed.context is not None and (observed.context.tokens, observed.context.source) == (
         6144, "the server's refusal of the tools probe")
     assert observed.tools is not None and observed.tools.token_scale == pytest.approx(4.0, rel=0.02)
+    assert observed.tools.verdict == "overflow", "decided from a minimal probe: the schemas alone overflow"
+    assert any("the text protocol, not native tool calls: the server cannot fit the context with the tool schemas"
+               in line for line in progress), progress
     assert "infrastructure" not in {r.stop_reason for r in records}, "the endpoint did not fail: the context did"
-    for transcript in transcripts:  # planned small enough to need no refusal at all
+    for transcript in transcripts:  # planned small enough to need no refusal at all, in the text protocol
         assert transcript["context_tokens"] == 6144 and transcript["tool_mode"] == "text"
-        switch = "the text protocol from step 1: the tool schemas did not fit the context"
-        assert transcript["tool_mode_switch"] == switch
+        assert transcript["tool_mode_switch"] is None, "planned from the start, not switched to"
     assert "verified_success" in {r.outcome for r in records}, "the text protocol fits where the schemas did not"
     assert {r.stop_reason for r in records} <= {"finish", "context_exhausted"}

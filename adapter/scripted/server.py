@@ -50,6 +50,23 @@ class ServerQuirks:
     served_model: str | None = None
     """Serve any requested model name with the default policy, echo the requested name in replies, and list only
     this one in GET /v1/models (a server with one model file)."""
+    drop_tool_results: bool = False
+    """Leave tool messages out of the prompt, as llama-cpp-python's function-calling chat template does: they are
+    neither counted nor seen by the policy (the model never reads a page sent as a tool result)."""
+    ignore_max_tokens_with_tools: bool = False
+    """With tools and tool_choice auto, ignore max_tokens, as llama-cpp-python's function calling does: a tool call
+    runs on for about 2,000 tokens past its arguments (which are then no JSON) and the usage counts them all."""
+
+
+RAMBLE = " and then I will check the page again" * 220
+"""What a tool call runs on with when max_tokens is ignored (`ignore_max_tokens_with_tools`): about 2,000 tokens."""
+
+
+def model_view(messages: list[Any], quirks: ServerQuirks) -> list[Any]:
+    """The messages as the imitated chat template puts them into the prompt."""
+    if not quirks.drop_tool_results:
+        return messages
+    return [m for m in messages if not (isinstance(m, dict) and m.get("role") == "tool")]
 
 
 def history_problem(messages: list[Any]) -> str | None:
@@ -95,12 +112,15 @@ def _completion(policy: str, body: dict[str, Any], reply: Reply, *, tools_in_pro
     use_tools = tools_in_prompt and reply.tool is not None
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if use_tools:
+        arguments = reply.arguments or "{}"
+        if quirks.ignore_max_tokens_with_tools and body.get("tool_choice") == "auto":
+            arguments += RAMBLE
         message["tool_calls"] = [{
             "id": f"call_{digest[:16]}", "type": "function",
-            "function": {"name": reply.tool, "arguments": reply.arguments or "{}"},
+            "function": {"name": reply.tool, "arguments": arguments},
         }]
         finish_reason = "tool_calls"
-        said = (reply.tool or "") + (reply.arguments or "")
+        said = (reply.tool or "") + arguments
     else:
         if reply.tool is not None:  # text protocol: the action as a JSON object in the content
             try:
@@ -200,6 +220,7 @@ def create_scripted_app(
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         tools_in_prompt = bool(body.get("tools")) and not quirks.drop_tools and (
             not quirks.tools_need_tool_choice or "tool_choice" in body)
+        body = {**body, "messages": model_view(body["messages"], quirks)}  # what the model is given
         if quirks.context_tokens is not None:
             counted = prompt_tokens(body, with_tools=tools_in_prompt, token_factor=quirks.token_factor)
             room = body.get("max_tokens")

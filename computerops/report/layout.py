@@ -9,7 +9,7 @@ from computerops.report.faults import RecoveryFunnelRow
 from computerops.report.figures import Proportion
 from computerops.report.markdown import OUTCOMES_ID
 from computerops.report.outcomes import TAXONOMY, OutcomeTable, TaskRow, causes_text, kinds_text
-from computerops.report.provenance import Provenance, context_text, tools_text
+from computerops.report.provenance import Provenance, context_text, tool_results_text, tools_text
 from computerops.report.run import RunReport
 from computerops.report.tables import (
     Block,
@@ -82,14 +82,22 @@ def _totals(total: OutcomeTable) -> list[Paragraph]:
         said.append(Paragraph(tone="warning", text=(
             "Infrastructure failures (outside attempted and every rate; `run --resume` runs them again): "
             f"{total.infrastructure_failures}, by cause: {causes_text(total.infrastructure_causes)}.")))
+    if total.never_reached_the_model:
+        said.append(Paragraph(tone="warning", text=(
+            f"Never reached the model: {total.never_reached_the_model} episode(s) ended context_exhausted before any "
+            "reply (the context cannot hold one observation); they say nothing about the model and are outside "
+            "attempted and every rate.")))
     said.append(Paragraph(text=(
         f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
         f" and {total.false_completions}/{total.self_reported_success} success claims."
         f" Forbidden mutations: {total.forbidden_mutations} episode(s), {total.damaging_failures} of them"
         " without a success claim."
         f" Rejected actions: {total.rejected_actions}. Requests blocked by containment: {total.blocked_requests}"
-        f" in {total.episodes_with_blocked_requests} episode(s). Stop reasons: "
-        + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items()))))
+        f" in {total.episodes_with_blocked_requests} episode(s)."
+        f" Protocol switches mid-episode (native tool calls to the text protocol):"
+        f" {sum(total.protocol_switches.values())}"
+        + "".join(f"; {count} because {why}" for why, count in total.protocol_switches.items())
+        + ". Stop reasons: " + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items()))))
     return said
 
 
@@ -187,7 +195,8 @@ def _provenance(provenance: Provenance) -> list[Paragraph]:
         + f"; fingerprints {', '.join(observed.fingerprints_seen) or 'none'}"
         + f"; server headers {_value('; '.join(f'{k}: {v}' for k, v in sorted(headers.items())) if headers else None)}"
         + f"; in replies {'; '.join(observed.reply_headers_seen) or 'none'}"
-        + f"; context {context_text(observed.context)}; tools {tools_text(observed.tools)}")))
+        + f"; context {context_text(observed.context)}; tools {tools_text(observed.tools)}"
+        + f"; tool results {tool_results_text(observed.tool_results)}")))
     if provenance.planned_from_server:
         said.append(Paragraph(text=f"planned from the server's word: {provenance.planned_from_server}"))
     return said

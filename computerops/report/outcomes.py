@@ -2,7 +2,8 @@
 with its rates, usage (tokens, wall time) and stop reasons.
 
 Infrastructure failures (the endpoint or the browser failed) are counted apart with their causes and stay out of
-every agent figure: attempted, no finish and every rate count the other episodes.
+every agent figure: attempted, no finish and every rate count the other episodes. So do episodes that never reached
+the model (`never_reached_the_model`: the context was exhausted before any reply), which say nothing of it either.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from adapter.transcript import switch_why
 from computerops.report.figures import (
     DEFAULT_BOOTSTRAP_RESAMPLES,
     DEFAULT_BOOTSTRAP_SEED,
@@ -51,8 +53,9 @@ class TaskRow(BaseModel):
     damaging_failures: int
     forbidden_mutations: int
     infrastructure_failures: int
+    never_reached_the_model: int
     episodes: int
-    """Admitted episodes of the task: attempted plus infrastructure failures."""
+    """Admitted episodes of the task: attempted, infrastructure failures and those that never reached the model."""
     infrastructure_causes: dict[str, int]
 
 
@@ -89,9 +92,10 @@ class OutcomeTable(BaseModel):
     scripted: bool
     """True when any episode's replies came from the scripted endpoint."""
     episodes: int
-    """Admitted episodes: attempted plus infrastructure failures."""
+    """Admitted episodes: attempted, infrastructure failures and those that never reached the model."""
     attempted: int
-    """Episodes the agent's figures count: every admitted episode but infrastructure failures."""
+    """Episodes the agent's figures count: every admitted episode but infrastructure failures and those that never
+    reached the model."""
     verified_success: int
     self_reported_success: int
     """Episodes that ended with done(success=true), whatever the verifier says."""
@@ -112,6 +116,12 @@ class OutcomeTable(BaseModel):
     """Episodes the endpoint or the browser failed: outside every agent figure, counted here with their causes."""
     infrastructure_causes: dict[str, int]
     """Infrastructure failures by cause (e.g. `HTTP 500`, `timeout`, `endpoint reply not_json`)."""
+    never_reached_the_model: int
+    """Episodes that ended `context_exhausted` before any reply (`never_reached_the_model`): the model never read a
+    prompt, so they are outside every agent figure, like infrastructure failures."""
+    protocol_switches: dict[str, int]
+    """Episodes that went over from native tool calls to the text protocol mid-episode, by why (`switch_why`: the
+    schemas did not fit, a length refusal, tools refused, max_tokens ignored), in name order."""
     replay_pass: int
     rejected_actions: int
     blocked_requests: int
@@ -147,10 +157,17 @@ def causes_text(causes: dict[str, int]) -> str:
     return ", ".join(f"{cause} {count}" for cause, count in causes.items()) or "none"
 
 
+def never_reached_the_model(record: EpisodeRecord) -> bool:
+    """An episode that ended `context_exhausted` with no reply: every prompt was too long for the context or refused
+    for its length, so the model never read one (an infrastructure failure is counted as that instead)."""
+    return (record.outcome != "infrastructure_failure" and record.stop_reason == "context_exhausted"
+            and record.steps == 0)
+
+
 def attempted_by_the_agent(episodes: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
-    """The episodes the agent's figures count: all but infrastructure failures, which say nothing of the agent
-    (the endpoint or the browser failed) and are counted apart with their causes."""
-    return [r for r in episodes if r.outcome != "infrastructure_failure"]
+    """The episodes the agent's figures count: all but infrastructure failures (the endpoint or the browser failed)
+    and episodes that never reached the model, which say nothing of the agent and are counted apart."""
+    return [r for r in episodes if r.outcome != "infrastructure_failure" and not never_reached_the_model(r)]
 
 
 def infrastructure_causes(episodes: Iterable[EpisodeRecord]) -> dict[str, int]:
@@ -163,7 +180,7 @@ def infrastructure_causes(episodes: Iterable[EpisodeRecord]) -> dict[str, int]:
 def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
     """The outcome counts a task row and an outcome table share (TaskRow's fields but its id)."""
     agent = attempted_by_the_agent(episodes)
-    outcomes = Counter(r.outcome for r in episodes)
+    outcomes = Counter(r.outcome for r in episodes if not never_reached_the_model(r))
     kinds = Counter(str(r.false_completion_kind) for r in episodes if r.outcome == "false_completion")
     return {
         "episodes": len(episodes), "attempted": len(agent), "verified_success": outcomes["verified_success"],
@@ -175,6 +192,7 @@ def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "damaging_failures": outcomes["damaging_failure"],
         "forbidden_mutations": kinds["forbidden_mutation"] + outcomes["damaging_failure"],
         "infrastructure_failures": outcomes["infrastructure_failure"],
+        "never_reached_the_model": sum(1 for r in episodes if never_reached_the_model(r)),
         "infrastructure_causes": infrastructure_causes(episodes),
     }
 
@@ -202,6 +220,10 @@ def _stop_reasons(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
     counts: Counter[str] = Counter(r.stop_reason for r in episodes)
     return {**{reason: counts[reason] for reason in STOP_REASONS},
             **dict(sorted((k, v) for k, v in counts.items() if k not in STOP_REASONS))}
+
+
+def _protocol_switches(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
+    return dict(sorted(Counter(switch_why(r.tool_mode_switch) for r in episodes if r.tool_mode_switch).items()))
 
 
 def _rejected_by_cause(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
@@ -239,6 +261,7 @@ def outcome_table(
         blocked_requests=sum(r.blocked_requests for r in episodes),
         episodes_with_blocked_requests=sum(1 for r in episodes if r.blocked_requests),
         stop_reasons=_stop_reasons(episodes),
+        protocol_switches=_protocol_switches(episodes),
         rejected_by_cause=_rejected_by_cause(episodes),
         taxonomy={k: taxonomy[k] for k in TAXONOMY},
         verified_success_rate=proportion(counts["verified_success"], len(agent), "attempted episodes"),
@@ -250,6 +273,6 @@ def outcome_table(
             interval=interval(bootstrap), resamples=bootstrap_resamples, seed=bootstrap_seed,
         ),
         pass_hat_k=pass_hat_k(tasks) if with_pass_hat_k else None,
-        per_task=[TaskRow(task_id=task, **_counts(rs)) for task, rs in tasks.items()],
+        per_task=[TaskRow(task_id=task, **_counts(rs)) for task, rs in by_task(episodes).items()],
         tokens=_tokens(episodes), latency=_latency(episodes),
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from adapter.serverinfo import ObservedContext, ToolsProbe
+from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
 from computerops.limits import describe_planned, planned_bounds
 from computerops.report.figures import FROZEN
 from computerops.run_records import EpisodeRecord, RunManifest
@@ -46,6 +46,8 @@ class ObservedEndpointSummary(BaseModel):
     """The context the server said it serves, and where (adapter/serverinfo.py)."""
     tools: ToolsProbe | None = None
     """What the server did with tool schemas in the run's probe."""
+    tool_results: ToolResultsProbe | None = None
+    """What the server did with a tool message's content in the run's probe."""
 
 
 def context_text(context: ObservedContext | None) -> str:
@@ -59,6 +61,15 @@ def tools_text(tools: ToolsProbe | None) -> str:
               f", {tools.with_tools_prompt_tokens} prompt tokens with the schemas, "
               f"{tools.without_tools_prompt_tokens} without")
     return tools.verdict.replace("_", " ") + counts + (f": {tools.detail}" if tools.detail else "")
+
+
+def tool_results_text(probe: ToolResultsProbe | None) -> str:
+    if probe is None:
+        return "not probed"
+    counts = ("" if probe.long_result_prompt_tokens is None or probe.short_result_prompt_tokens is None else
+              f", {probe.long_result_prompt_tokens} prompt tokens with a long result, "
+              f"{probe.short_result_prompt_tokens} with a short one")
+    return probe.verdict.replace("_", " ") + counts + (f": {probe.detail}" if probe.detail else "")
 
 
 class Provenance(BaseModel):
@@ -85,11 +96,25 @@ def _payload_ids(payload: Any) -> list[str] | None:
     return [i for i in ids if isinstance(i, str)] if all(isinstance(i, str) for i in ids) else None
 
 
+MODEL_FILE_SUFFIXES = (".gguf", ".ggml", ".bin", ".safetensors", ".llamafile")
+"""File suffixes of model files: a server that serves one file (llama.cpp, llama-cpp-python) lists it by its path."""
+
+
+def names_served(claim: str, served: str) -> bool:
+    """Whether a claimed model name names a served id: the id itself, or the file it lists (`tiny` or `tiny.gguf`
+    for `/models/tiny.gguf`)."""
+    if claim == served:
+        return True
+    base = served.replace("\\", "/").rsplit("/", 1)[-1]
+    stem = next((base[: -len(s)] for s in MODEL_FILE_SUFFIXES if base.lower().endswith(s)), None)
+    return claim in (base, stem)
+
+
 def model_mismatch(claimed: ClaimedEndpoint | None, served: list[str] | None, in_replies: list[str]) -> str | None:
     """Why the claimed model is not shown to be the one that answered, or None (no claim or no list to compare)."""
     if claimed is None or claimed.kind != "openai" or not claimed.model or served is None:
         return None
-    if claimed.model in served:
+    if any(names_served(claimed.model, s) for s in served):
         return None
     echoed = f"; the replies named {', '.join(in_replies)}" if in_replies else ""
     return (f"the run claimed model {claimed.model!r}, but the endpoint's GET /models lists "
@@ -118,6 +143,7 @@ def provenance(records: Sequence[EpisodeRecord], manifest: RunManifest | None) -
             server_headers=dict(observed_endpoint.server_headers) if observed_endpoint else None,
             context=observed_endpoint.context if observed_endpoint else None,
             tools=observed_endpoint.tools if observed_endpoint else None,
+            tool_results=observed_endpoint.tool_results if observed_endpoint else None,
         ),
         planned_from_server=(describe_planned(manifest.config.bounds,
                                               planned_bounds(manifest.config.bounds, observed_endpoint),

@@ -21,11 +21,13 @@ from computerops.report.outcomes import OutcomeTable, outcome_table
 from computerops.report.provenance import Provenance, provenance
 from computerops.run_records import Completeness, EpisodeRecord, RunManifest
 
-REPORT_FORMAT: Final = "computerops.report/2"
-"""2: each figure once (the total's keys only under `total`; rates only in their proportions). Format 1, written
-without a `format` field, also had the total's `rejected_by_cause` at the top and each outcome table's
-`false_completion_rate_over_attempted` and `false_completion_rate_over_success_claims`; `report --json` printed
-the total's keys at the top level besides."""
+REPORT_FORMAT: Final = "computerops.report/3"
+"""3: every outcome table (and task row) counts the episodes that never reached the model apart
+(`never_reached_the_model`, outside attempted and every rate, like infrastructure failures) and the protocol switches
+(`protocol_switches`). 2: each figure once (the total's keys only under `total`; rates only in their
+proportions). Format 1, written without a `format` field, also had the total's `rejected_by_cause` at the top
+and each outcome table's `false_completion_rate_over_attempted` and `false_completion_rate_over_success_claims`;
+`report --json` printed the total's keys at the top level besides."""
 
 EvidenceLevel = Literal["E1", "E2"]
 EVIDENCE_LEVELS: dict[str, str] = {
@@ -38,7 +40,7 @@ class RunReport(Versioned):
     """The report of one run: the total and one row per endpoint label (scripted policy or model)."""
 
     model_config = FROZEN
-    format: Literal["computerops.report/2"] = REPORT_FORMAT
+    format: Literal["computerops.report/3"] = REPORT_FORMAT
 
     run_id: str
     scripted: bool
@@ -102,12 +104,33 @@ def report_json(report: RunReport) -> dict[str, Any]:
     return report.model_dump(mode="json")
 
 
+NEW_IN_3 = ("never_reached_the_model", "protocol_switches")
+"""The keys format 3 added to every outcome table and task row (`never_reached_the_model` only to task rows); it
+also added the tool results probe to the observed provenance (`provenance.observed.tool_results`)."""
+
+
+def _as_format_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Format 3's JSON without what format 3 added: a run sealed in format 2 compares in its own shape (its
+    figures then differ only where it had episodes that never reached the model)."""
+    data["format"] = "computerops.report/2"
+    data["provenance"]["observed"].pop("tool_results", None)
+    for table in (data["total"], *data["by_endpoint"]):
+        for key in NEW_IN_3:
+            table.pop(key, None)
+        for row in table["per_task"]:
+            row.pop("never_reached_the_model", None)
+    return data
+
+
 def report_json_as(report: RunReport, stored: object) -> dict[str, Any]:
     """The report's JSON in the format `stored` (a summary.json read back) was written in, so the two compare
-    exactly: format 1 when it names no format (a run sealed before the report carried one), else the current
-    format (so a format that is neither is the first difference)."""
+    exactly: format 1 when it names no format (a run sealed before the report carried one), format 2 when it names
+    that, else the current format (so a format that is none of these is the first difference)."""
     data = report_json(report)
-    if not isinstance(stored, dict) or "format" in stored:
+    if not isinstance(stored, dict) or stored.get("format") not in (None, "computerops.report/2"):
+        return data
+    data = _as_format_2(data)
+    if "format" in stored:
         return data
     del data["format"]
     data["rejected_by_cause"] = data["total"]["rejected_by_cause"]
