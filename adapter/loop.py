@@ -31,10 +31,17 @@ from adapter.actions import (
 from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
 from adapter.modelclient import ReplyCutOff
 from adapter.observation import Observation
-from adapter.prompts import first_message, result_message, result_ok, result_rejected, system_prompt
+from adapter.prompts import (
+    RESULT_FOLLOWS,
+    first_message,
+    result_message,
+    result_ok,
+    result_rejected,
+    system_prompt,
+)
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
-from adapter.transcript import AgentTranscript, Bounds, Step, server_headers
+from adapter.transcript import AgentTranscript, Bounds, Step, server_headers, switch_text
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import StopReason, ToolMode
 
@@ -58,11 +65,18 @@ class Environment(Protocol):
     async def act(self, action: Action, number: int) -> ActionOutcomeLike: ...
 
 
-def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema) -> Action | Rejection:
+def over_cap(call: ModelCall, cap: int) -> bool:
+    """Whether the server counted more completion tokens than the request's max_tokens (llama-cpp-python's function
+    calling ignores it with tool_choice auto): the reply ran past the limit the adapter set."""
+    return call.completion_tokens is not None and call.completion_tokens > cap
+
+
+def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema, *, cap: int) -> Action | Rejection:
     """The action a reply asks for, or why it asks for none.
 
     Several tool calls in one reply: the first is carried out and the result says the others were not (the step
-    records how many there were). A reply cut off at the response limit that does not parse is `truncated_reply`."""
+    records how many there were). A reply cut off at the response limit, or run past it (`over_cap`), that does not
+    parse is `truncated_reply`."""
     if call.invalid_text:
         return Rejection(cause="invalid_text", reason="The reply held text that is not valid Unicode (a lone "
                                                       "surrogate). Reply with one action in valid text.")
@@ -73,7 +87,8 @@ def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema) -> Action 
         decided = Rejection(cause="no_action", reason="No tool call was made. Call exactly one of the tools.")
     else:
         decided = parse_text_action(call.content, finish)
-    if isinstance(decided, Rejection) and call.finish_reason == "length" and decided.cause != "truncated_reply":
+    cut = call.finish_reason == "length" or over_cap(call, cap)
+    if isinstance(decided, Rejection) and cut and decided.cause != "truncated_reply":
         return Rejection(cause="truncated_reply", reason="The reply was cut off at the response length limit "
                                                          f"before its action was complete ({decided.reason}) "
                                                          "Reply with a shorter action.")
@@ -202,7 +217,8 @@ class ModelLoop:
         transcript = AgentTranscript(system_prompt=system_prompt(text_protocol_mode=mode == "text",
                                                                  finish=self.finish),
                                      instruction=instruction, tool_mode=mode, first_observation="",
-                                     context_tokens=self.bounds.context_tokens)
+                                     context_tokens=self.bounds.context_tokens,
+                                     tool_results=self.bounds.tool_results)
         try:
             first = await self._observe(env)
         except EnvironmentFailure as exc:
@@ -225,7 +241,7 @@ class ModelLoop:
             if messages is None:
                 transcript.stop_reason = "context_exhausted"
                 return transcript
-            estimated = conversation_tokens(messages)
+            estimated = conversation_tokens(messages) + window.overhead  # the tool schemas are prompt too
             sent = messages
             began = time.monotonic()
             try:
@@ -247,7 +263,7 @@ class ModelLoop:
                 else:
                     return self._infrastructure(transcript, exc)
                 sent = refitted
-                estimated = conversation_tokens(sent)
+                estimated = conversation_tokens(sent) + window.overhead
                 answer = await self._send_again(sent, mode, started, transcript)
                 if isinstance(answer, AgentTranscript):
                     return answer
@@ -263,7 +279,7 @@ class ModelLoop:
                 estimated=estimated, request_sha256=digest, headers=server_headers(headers))
             if isinstance(call, EndpointFault):
                 return self._infrastructure(transcript, call)
-            window.calibrate(call.prompt_tokens, estimated + window.overhead)
+            window.calibrate(call.prompt_tokens, estimated)
             transcript.token_scale = round(window.scale, 3)
             try:
                 finished = await self._step(env, window, transcript, number, call, mode)
@@ -271,13 +287,19 @@ class ModelLoop:
                 return self._infrastructure(transcript, exc)
             if finished:
                 return transcript
+            if mode == "auto" and over_cap(call, self.bounds.max_response_tokens):
+                # The server ignores max_tokens with tools (each reply runs on for seconds and is cut where it
+                # pleases, not where asked): the text protocol sends no tools.
+                # (The step's call records how many completion tokens it counted against the cap.)
+                why = "the server ignored max_tokens with the tool schemas"
+                mode = self._to_text_protocol(window, transcript, number + 1, why)
         transcript.stop_reason = "budget_exhausted"
         return transcript
 
     async def _step(self, env: Environment, window: ContextWindow, transcript: AgentTranscript, number: int,
                     call: ModelCall, mode: ToolMode) -> bool:
         """Carry out one model reply; True when it finished the episode."""
-        decided = _interpret(call, mode, self.finish)
+        decided = _interpret(call, mode, self.finish, cap=self.bounds.max_response_tokens)
         # Echo the server's own call id; invent one only when it sent none.
         call_id = (call.tool_calls[0].id if call.tool_calls else None) or f"call_{number}"
         # A tool call is echoed (and answered by a tool message) only when it named a function; content is a
@@ -286,7 +308,7 @@ class ModelLoop:
         assistant: dict[str, Any] = {"role": "assistant", "content": call.content or ""}
         if echoed:
             assistant["tool_calls"] = [_history_tool_call(call.tool_calls[0], call_id)]
-        window.add(assistant)
+        window.add(assistant, rejected_reply=isinstance(decided, Rejection))
         if isinstance(decided, Done):
             transcript.steps.append(Step(number=number, call=call, action=decided.model_dump(), rejection=None,
                                          note="finished", observation=None))
@@ -314,7 +336,12 @@ class ModelLoop:
         if rejection is not None and len(call.tool_calls) > 1:
             result += f" (Only the first of {len(call.tool_calls)} tool calls was considered.)"
         content = result_message(result, observation.text)
-        if echoed:
+        if echoed and self.bounds.tool_results == "user_message":
+            # The server's chat template drops tool messages: the tool call is answered, and what it would have
+            # carried follows where the model reads it.
+            window.add({"role": "tool", "tool_call_id": call_id, "content": RESULT_FOLLOWS})
+            window.add({"role": "user", "content": content}, observation=observation.text)
+        elif echoed:
             window.add({"role": "tool", "tool_call_id": call_id, "content": content}, observation=observation.text)
         else:
             window.add({"role": "user", "content": content}, observation=observation.text)
@@ -328,7 +355,7 @@ class ModelLoop:
         """Use the text protocol for the rest of the episode (auto mode only): the system prompt describes it and
         the tool schemas are no longer sent. The transcript says from which step, and why."""
         transcript.tool_mode = "text"
-        transcript.tool_mode_switch = f"the text protocol from step {number}: {why}"
+        transcript.tool_mode_switch = switch_text(number, why)
         transcript.system_prompt = system_prompt(text_protocol_mode=True, finish=self.finish)
         window.replace_system(transcript.system_prompt)
         window.overhead = 0
@@ -350,7 +377,7 @@ class ModelLoop:
             learned = True
         scale = window.scale
         if requested is not None:  # the request's own count (its reply room included, which only errs safe)
-            window.calibrate(requested, estimated + window.overhead)
+            window.calibrate(requested, estimated)
             transcript.token_scale = round(window.scale, 3)
             learned = learned or window.scale > scale
         refitted = window.fit() if learned else None

@@ -12,7 +12,14 @@ Servers say their context in different places, none of them standard:
 Whether tools reach the prompt is measured, not assumed: two one-token requests differing only in the tool
 schemas, and the server's own prompt-token counts of each (`probe_tools`). A server that counts the same tokens
 with and without them drops the tools (llama.cpp's did, without `tool_choice`); the run then uses the text
-protocol, which needs no tool support. Everything found is recorded as observed, with where it came from.
+protocol, which needs no tool support. A probe refused for its length (the schemas alone can overflow a small
+context) is asked again with a minimal prompt, so the verdict comes from a probe that fits; when even that is refused
+with the schemas and answered without them, the schemas overflow the context (`overflow`).
+
+Whether tool *results* reach the prompt is measured the same way (`probe_tool_results`): a conversation ending in a
+tool call and its result, with a long result and a short one. A chat template that drops tool messages
+(llama-cpp-python's function-calling one did) counts both the same; the run then sends each observation in a user
+message after a short tool result. Everything found is recorded as observed, with where it came from.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ class ObservedContext(BaseModel):
     """Where it was read, e.g. `GET /props default_generation_settings.n_ctx`."""
 
 
-ToolsVerdict = Literal["in_prompt", "ignored", "refused", "unknown"]
+ToolsVerdict = Literal["in_prompt", "ignored", "refused", "overflow", "unknown"]
 
 
 class ToolsProbe(BaseModel):
@@ -55,7 +62,9 @@ class ToolsProbe(BaseModel):
 
     verdict: ToolsVerdict
     """in_prompt: its prompt count grew by the schemas; ignored: it did not (the tools were dropped); refused:
-    the request with tools was refused as unsupported; unknown: no counts to compare (the detail says why)."""
+    the request with tools was refused as unsupported; overflow: a minimal prompt was answered without the schemas and
+    refused for its length with them (no native prompt fits the context); unknown: no counts to compare (the detail
+    says why)."""
     with_tools_prompt_tokens: int | None = None
     without_tools_prompt_tokens: int | None = None
     estimated_prompt_tokens: int | None = None
@@ -64,11 +73,18 @@ class ToolsProbe(BaseModel):
     refused_for_context: int | None = None
     """The context a refusal of a probe request for its length named (the schemas alone can overflow a small
     context): the server's word on its context where it says it nowhere else."""
+    minimal: bool = False
+    """The counts are the minimal probe's (`MINIMAL_PROBE_MESSAGES`): the full one was refused for its length."""
+    full_prompt_tokens: int | None = None
+    """With `minimal`: the server's count of the full probe without tools, where it answered it or its refusal
+    named its count. The token scale comes from it (a minimal prompt's few chat-template tokens weigh more)."""
     detail: str | None = None
 
     @property
     def token_scale(self) -> float | None:
         """Server tokens per estimated token in the probe, None without both counts."""
+        if self.full_prompt_tokens is not None:
+            return self.full_prompt_tokens / PROBE_ESTIMATED_TOKENS
         if self.without_tools_prompt_tokens is None or not self.estimated_prompt_tokens:
             return None
         return self.without_tools_prompt_tokens / self.estimated_prompt_tokens
@@ -252,6 +268,13 @@ PROBE_MESSAGES = [
 server's count of it over the estimate is the token scale to start episodes with (a chat template's own few
 tokens hardly move it)."""
 PROBE_ESTIMATED_TOKENS = sum(estimate_tokens(json.dumps(m)) for m in PROBE_MESSAGES)
+MINIMAL_PROBE_MESSAGES = [
+    {"role": "system", "content": system_prompt(text_protocol_mode=False)},
+    {"role": "user", "content": "Reply with the single word: ready."},
+]
+"""The probe's prompt when the full one was refused for its length: as small as an episode's system prompt allows,
+so what decides is whether the tool schemas fit, not the sample text."""
+MINIMAL_PROBE_ESTIMATED_TOKENS = sum(estimate_tokens(json.dumps(m)) for m in MINIMAL_PROBE_MESSAGES)
 
 
 def _prompt_tokens(payload: object) -> int | None:
@@ -259,12 +282,13 @@ def _prompt_tokens(payload: object) -> int | None:
     return _positive(token_count(usage.get("prompt_tokens"))) if isinstance(usage, dict) else None
 
 
-def tools_verdict(with_tools: int | None, without_tools: int | None) -> ToolsProbe:
+def tools_verdict(with_tools: int | None, without_tools: int | None, *, minimal: bool = False) -> ToolsProbe:
     """Whether the schemas reached the prompt, from the two counts: they must add at least a fifth of their
     estimated size (tokenisers differ about 4x from the estimate either way; a dropped schema adds a few
-    template tokens at most)."""
+    template tokens at most). `minimal`: the counts are of the minimal probe."""
+    estimated = MINIMAL_PROBE_ESTIMATED_TOKENS if minimal else PROBE_ESTIMATED_TOKENS
     counts = {"with_tools_prompt_tokens": with_tools, "without_tools_prompt_tokens": without_tools,
-              "estimated_prompt_tokens": PROBE_ESTIMATED_TOKENS}
+              "estimated_prompt_tokens": estimated, "minimal": minimal}
     if with_tools is None or without_tools is None:
         return ToolsProbe(verdict="unknown", **counts, detail="the server reported no prompt tokens")
     threshold = max(8, estimate_tokens(json.dumps(tool_schemas())) // 5)
@@ -273,28 +297,120 @@ def tools_verdict(with_tools: int | None, without_tools: int | None) -> ToolsPro
                       f"the tool schemas added {with_tools - without_tools} prompt tokens (fewer than {threshold})")
 
 
+def _length_refusal(answer: ServerAnswer) -> int | None:
+    """The context a 400 refusing a probe for its length names, else None."""
+    return context_from_refusal(answer.text) if answer.status == 400 else None
+
+
+def _counted(answer: ServerAnswer) -> int | None:
+    return _prompt_tokens(answer.payload) if answer.status == 200 else None
+
+
+async def _probe_pair(client: httpx.AsyncClient, url: str, model: str, messages: list[dict[str, Any]]
+                      ) -> tuple[ServerAnswer, ServerAnswer]:
+    """One-token requests of `messages` without and with the tool schemas (and tool_choice auto)."""
+    body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0}
+    plain = await fetch_json(client, "POST", url, json=body)
+    tooled = await fetch_json(client, "POST", url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"})
+    return plain, tooled
+
+
 async def probe_tools(base_url: str, api_key: str, model: str) -> ToolsProbe:
     """Two one-token requests, with and without the tool schemas (and tool_choice auto), compared by the
-    server's prompt-token counts (`tools_verdict`)."""
+    server's prompt-token counts (`tools_verdict`); refused for their length, the same with the minimal prompt."""
     url = f"{base_url.rstrip('/')}/chat/completions"
-    body: dict[str, Any] = {"model": model, "messages": PROBE_MESSAGES, "max_tokens": 1, "temperature": 0}
     async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers={"Authorization": f"Bearer {api_key}"}) as client:
-        plain = await fetch_json(client, "POST", url, json=body)
-        tooled = await fetch_json(client, "POST", url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"})
+        plain, tooled = await _probe_pair(client, url, model, PROBE_MESSAGES)
+        limit = next((c for c in (_length_refusal(tooled), _length_refusal(plain)) if c is not None), None)
+        if limit is not None and plain.status is not None and tooled.status is not None:
+            refused = tooled if _length_refusal(tooled) is not None else plain
+            full = _counted(plain) or (requested_in_refusal(plain.text) if plain.status == 400 else None)
+            return await _minimal_probe(client, url, model, limit, refused, full)
     if plain.status is None or tooled.status is None:
         return ToolsProbe(verdict="unknown", detail=f"probe request failed: {plain.error or tooled.error}")
-
-    def counted(answer: ServerAnswer) -> int | None:
-        return _prompt_tokens(answer.payload) if answer.status == 200 else None
-
-    plain_count = {"without_tools_prompt_tokens": counted(plain), "estimated_prompt_tokens": PROBE_ESTIMATED_TOKENS}
-    refused = [r for r in (tooled, plain) if r.status == 400 and context_from_refusal(r.text) is not None]
-    if refused:  # the plain request's count still gives the scale when it was answered
-        return ToolsProbe(verdict="unknown", refused_for_context=context_from_refusal(refused[0].text), **plain_count,
-                          detail=f"the server refused a probe for its length: {refused[0].text[:300]}")
+    plain_count = {"without_tools_prompt_tokens": _counted(plain), "estimated_prompt_tokens": PROBE_ESTIMATED_TOKENS}
     if tooled.status == 400 and plain.status == 200 and "tool" in tooled.text.lower():
         return ToolsProbe(verdict="refused", **plain_count, detail=f"HTTP 400 with tools: {tooled.text[:300]}")
     if plain.status != 200 or tooled.status != 200:
         return ToolsProbe(verdict="unknown", **plain_count, detail=f"probe answered HTTP {plain.status} without "
                                                                   f"tools, HTTP {tooled.status} with them")
-    return tools_verdict(counted(tooled), counted(plain))
+    return tools_verdict(_counted(tooled), _counted(plain))
+
+
+async def _minimal_probe(client: httpx.AsyncClient, url: str, model: str, limit: int, refused: ServerAnswer,
+                         full: int | None) -> ToolsProbe:
+    """The verdict of the minimal probe, after the full one was refused for its length (`refused`, naming the
+    context `limit`; `full`: the server's count of the full probe without tools, where it said one)."""
+    plain, tooled = await _probe_pair(client, url, model, MINIMAL_PROBE_MESSAGES)
+    said = f"the server refused the full probe for its length ({refused.text[:200]})"
+    known = {"refused_for_context": limit, "minimal": True, "full_prompt_tokens": full}
+    if plain.status == 200 and _length_refusal(tooled) is not None:
+        return ToolsProbe(verdict="overflow", without_tools_prompt_tokens=_counted(plain),
+                          estimated_prompt_tokens=MINIMAL_PROBE_ESTIMATED_TOKENS, **known,
+                          detail=f"{said}, and a minimal prompt with the tool schemas too, not without them")
+    if plain.status == 200 and tooled.status == 200:
+        found = tools_verdict(_counted(tooled), _counted(plain), minimal=True)
+        return found.model_copy(update={**known, "detail": "; ".join(
+            d for d in (said + ": decided from a minimal prompt", found.detail) if d)})
+    return ToolsProbe(verdict="unknown", **known, detail=f"{said}; the minimal probe answered HTTP {plain.status} "
+                                                         f"without tools, HTTP {tooled.status} with them")
+
+
+ToolResultsVerdict = Literal["in_prompt", "dropped", "unknown"]
+
+
+class ToolResultsProbe(BaseModel):
+    """What the server did with a tool message's content in a probe request."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    verdict: ToolResultsVerdict
+    """in_prompt: a long tool result counted more prompt tokens than a short one; dropped: it did not (the chat
+    template leaves tool messages out, so the model would never see a page after the first); unknown: no counts to
+    compare (the detail says why)."""
+    long_result_prompt_tokens: int | None = None
+    short_result_prompt_tokens: int | None = None
+    detail: str | None = None
+
+
+PROBE_RESULT_TEXT = "Result: ok\n\nObservation:\nPage: probe\n" + "".join(
+    f"[{n}] link \"Ticket T-{2000 + n} of the sample list\"\n" for n in range(1, 41))
+"""The long tool result of the probe: an observation's kind of text, about 1,700 characters."""
+PROBE_RESULT_SHORT = "Result: ok"
+
+
+def probe_result_messages(result: str) -> list[dict[str, Any]]:
+    """A conversation as an episode's ends after one native tool call: the call, and its result `result`."""
+    call = {"id": "call_probe", "type": "function", "function": {"name": "click", "arguments": '{"id": "1"}'}}
+    return [*MINIMAL_PROBE_MESSAGES, {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_probe", "content": result}]
+
+
+def tool_results_verdict(long_result: int | None, short_result: int | None) -> ToolResultsProbe:
+    """Whether the tool result reached the prompt: the long one must add at least a fifth of its estimated size
+    over the short one (as `tools_verdict` does for the schemas)."""
+    counts = {"long_result_prompt_tokens": long_result, "short_result_prompt_tokens": short_result}
+    if long_result is None or short_result is None:
+        return ToolResultsProbe(verdict="unknown", **counts, detail="the server reported no prompt tokens")
+    threshold = max(8, estimate_tokens(PROBE_RESULT_TEXT) // 5)
+    if long_result - short_result >= threshold:
+        return ToolResultsProbe(verdict="in_prompt", **counts)
+    return ToolResultsProbe(verdict="dropped", **counts, detail=(
+        f"a tool result of {len(PROBE_RESULT_TEXT)} characters added {long_result - short_result} prompt tokens "
+        f"(fewer than {threshold}): the chat template leaves tool messages out"))
+
+
+async def probe_tool_results(base_url: str, api_key: str, model: str) -> ToolResultsProbe:
+    """Two one-token requests ending in a tool call's result, a long one and a short one, with the tool schemas
+    as episodes send them, compared by the server's prompt-token counts (`tool_results_verdict`)."""
+    url = f"{base_url.rstrip('/')}/chat/completions"
+    body: dict[str, Any] = {"model": model, "max_tokens": 1, "temperature": 0, "tools": tool_schemas(),
+                            "tool_choice": "auto"}
+    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers={"Authorization": f"Bearer {api_key}"}) as client:
+        long, short = [await fetch_json(client, "POST", url, json={**body, "messages": probe_result_messages(text)})
+                       for text in (PROBE_RESULT_TEXT, PROBE_RESULT_SHORT)]
+    if long.status != 200 or short.status != 200:
+        said = long.error or short.error or (long.text if long.status != 200 else short.text)[:300]
+        return ToolResultsProbe(verdict="unknown", detail=f"probe answered HTTP {short.status} with a short tool "
+                                                          f"result, HTTP {long.status} with a long one: {said}")
+    return tool_results_verdict(_counted(long), _counted(short))

@@ -18,13 +18,13 @@ from pydantic import BaseModel
 from adapter.browser import describe_chromium, launch_browser
 from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
-from adapter.serverinfo import ObservedContext, discover_context, probe_tools
+from adapter.serverinfo import ObservedContext, discover_context, probe_tool_results, probe_tools
 from computerops.bundle import RunDirectory, writer_lock
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.core.difference import first_difference_of
 from computerops.episode import EpisodeContext, run_episode
-from computerops.limits import describe_planned, initial_token_scale, planned_bounds
-from computerops.provenance import code_hashes, observe_endpoint, protocol_hashes, versions
+from computerops.limits import endpoint_lines, initial_token_scale, planned_bounds
+from computerops.provenance import code_hashes, models_refusal, observe_endpoint, protocol_hashes, versions
 from computerops.report import causes_text, infrastructure_causes, summarize
 from computerops.run_records import (
     EpisodeRecord,
@@ -216,8 +216,9 @@ def _resume(bundle: RunDirectory, now: RunManifest, progress: Progress) -> list[
 
 
 async def ask_about_limits(observed: ObservedEndpoint, base_url: str, api_key: str, config: RunConfig) -> None:
-    """Record in `observed` the context the server says it serves and what it does with tool schemas
-    (adapter/serverinfo.py); a server that says nothing leaves them None."""
+    """Record in `observed` the context the server says it serves, what it does with tool schemas and, where the
+    schemas reach the prompt, with tool results (adapter/serverinfo.py); a server that says nothing leaves them
+    None."""
     model = config.endpoint.model or ""
     observed.context = await discover_context(base_url, api_key, model, observed.models_payload)
     if config.bounds.tool_mode != "text":
@@ -225,6 +226,8 @@ async def ask_about_limits(observed: ObservedEndpoint, base_url: str, api_key: s
         if observed.context is None and observed.tools.refused_for_context is not None:
             observed.context = ObservedContext(tokens=observed.tools.refused_for_context,
                                                source="the server's refusal of the tools probe")
+        if observed.tools.verdict == "in_prompt":
+            observed.tool_results = await probe_tool_results(base_url, api_key, model)
 
 
 async def execute_run(
@@ -266,15 +269,13 @@ async def execute_run(
         stack.callback(replay_registry.close)
         base_url, api_key = await stack.enter_async_context(model_endpoint(config.endpoint, tasks, extra_steps))
         observed = await observe_endpoint(base_url, api_key)
-        if config.endpoint.kind == "openai" and observed.models_error and observed.models_payload is None:
-            hint = ("" if base_url.rstrip("/").endswith("/v1") else
-                    f" (OpenAI-compatible servers serve their API under /v1: try --base-url {base_url.rstrip('/')}/v1)")
-            raise EndpointError(f"endpoint {base_url} did not answer GET /models: {observed.models_error}{hint}")
+        if config.endpoint.kind == "openai" and (refused := models_refusal(observed, base_url)) is not None:
+            raise EndpointError(refused)
         if config.endpoint.kind == "openai":
             await ask_about_limits(observed, base_url, api_key, config)
         bounds = planned_bounds(config.bounds, observed)
-        if bounds != config.bounds:
-            progress(f"endpoint: {describe_planned(config.bounds, bounds, observed)}")
+        for line in endpoint_lines(config.bounds, bounds, observed):
+            progress(line)
         origin = await stack.enter_async_context(serve_app(create_app(registry)))
         playwright = await stack.enter_async_context(async_playwright())
         browser = await launch_browser(playwright)
