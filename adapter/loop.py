@@ -65,10 +65,15 @@ class Environment(Protocol):
     async def act(self, action: Action, number: int) -> ActionOutcomeLike: ...
 
 
+OVER_CAP_SLACK = 8
+"""Completion tokens over max_tokens still taken as the cap kept: a server may count an end-of-text token or a
+template's few tokens in the completion without ignoring the cap."""
+
+
 def over_cap(call: ModelCall, cap: int) -> bool:
     """Whether the server counted more completion tokens than the request's max_tokens (llama-cpp-python's function
     calling ignores it with tool_choice auto): the reply ran past the limit the adapter set."""
-    return call.completion_tokens is not None and call.completion_tokens > cap
+    return call.completion_tokens is not None and call.completion_tokens > cap + OVER_CAP_SLACK
 
 
 def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema, *, cap: int) -> Action | Rejection:

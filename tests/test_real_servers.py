@@ -18,8 +18,9 @@ from test_loop_scripted import SOLVE, FakeSite
 from test_report import record
 
 from adapter.context import ContextWindow
-from adapter.loop import ModelLoop
+from adapter.loop import OVER_CAP_SLACK, ModelLoop, over_cap
 from adapter.prompts import OMITTED_REPLY, RESULT_FOLLOWS, RESULT_OK
+from adapter.reply import ModelCall
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.serverinfo import probe_tools
 from adapter.transcript import AgentTranscript, Bounds, switch_text
@@ -146,6 +147,16 @@ async def test_in_native_mode_a_reply_past_max_tokens_is_truncated_but_native_st
         _, _, transcript, _ = await planned_episode(base_url, Bounds(action_budget=3, tool_mode="native"))
     assert [s.rejection.cause for s in transcript.steps if s.rejection] == ["truncated_reply"] * 3
     assert transcript.tool_mode == "native" and transcript.tool_mode_switch is None
+
+
+def test_a_reply_at_the_cap_or_a_few_tokens_past_it_is_not_over_it() -> None:
+    def counted(tokens: int) -> ModelCall:
+        return ModelCall(latency_s=0.0, model=None, system_fingerprint=None, finish_reason="stop", prompt_tokens=1,
+                         completion_tokens=tokens, content="", tool_calls=[], prompt_tokens_estimated=1,
+                         request_sha256="0" * 64)
+
+    assert not over_cap(counted(180), 180) and not over_cap(counted(180 + OVER_CAP_SLACK), 180)
+    assert over_cap(counted(181 + OVER_CAP_SLACK), 180) and over_cap(counted(2000), 180)
 
 
 # --- A probe that overflows the context ---------------------------------------------------------------------
