@@ -84,7 +84,8 @@ def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema, *, cap: in
     parse is `truncated_reply`."""
     if call.invalid_text:
         return Rejection(cause="invalid_text", reason="The reply held text that is not valid Unicode (a lone "
-                                                      "surrogate). Reply with one action in valid text.")
+                                                      "surrogate, or bytes that are not UTF-8). Reply with one action "
+                                                      "in valid text.")
     if call.tool_calls:
         first = call.tool_calls[0]
         decided = parse_action(first.name, first.arguments, finish)

@@ -176,7 +176,8 @@ class ModelCall(BaseModel):
     server_headers: dict[str, str] = Field(default_factory=dict)
     """The reply's response headers that say which server answered (`SERVER_HEADERS`, names lower-case)."""
     invalid_text: bool = False
-    """The model's text or tool calls held lone surrogates (replaced by U+FFFD here); the reply is rejected."""
+    """The model's text or tool calls held lone surrogates, escaped or raw bytes that are not UTF-8 (replaced by
+    U+FFFD here); the reply is rejected."""
 
 
 @dataclass(frozen=True)
