@@ -228,10 +228,27 @@ def _judge_claim(task: LoadedTask, run: ScriptedRun, mutant: Mutant, reference: 
                         failed_checks=[c.name for c in verdict.checks if not c.passed], note=note)
 
 
+def sampled(mutants: list[Mutant], per_class: int | None) -> list[Mutant]:
+    """The mutants a quicker audit runs: every one judged on the scripted evidence alone (no steps: cheap), and the
+    first `per_class` browser mutants of each class, in generation order; all of them when `per_class` is None."""
+    if per_class is None:
+        return mutants
+    taken: dict[str, int] = {}
+    kept: list[Mutant] = []
+    for mutant in mutants:
+        if mutant.steps is not None:
+            taken[mutant.mutant_class] = taken.get(mutant.mutant_class, 0) + 1
+            if taken[mutant.mutant_class] > per_class:
+                continue
+        kept.append(mutant)
+    return kept
+
+
 async def audit_tasks(
-    tasks: list[LoadedTask], out: Path, progress: Progress, *, concurrency: int = 1,
+    tasks: list[LoadedTask], out: Path, progress: Progress, *, concurrency: int = 1, per_class: int | None = None,
 ) -> AuditReport:
-    """Run each task's scripted control, then every mutant of it; `out` holds both runs (`scripted/`, `mutants/`)."""
+    """Run each task's scripted control, then every mutant of it (with `per_class`, a sample: `sampled`); `out`
+    holds both runs (`scripted/`, `mutants/`)."""
     scripted_plan = control_plan(tasks, lambda task: ["oracle"])
     progress(f"audit: running the scripted control of {len(tasks)} task(s)")
     scripted_records = await execute_run(control_config("audit-scripted", tasks, scripted_plan), tasks,
@@ -254,8 +271,8 @@ async def audit_tasks(
         key = (task.spec.site, task.spec.seed)
         if key not in pages and not task.spec.faults:
             pages[key] = await page_facts(registry, site, task.spec.seed)
-        mutants[task.id] = [*browser_mutants(run), *read_mutants(run, {} if task.spec.faults else pages[key]),
-                            *app_mutants(run, site), *claim_mutants(task.spec, run.claim)]
+        mutants[task.id] = sampled([*browser_mutants(run), *read_mutants(run, {} if task.spec.faults else pages[key]),
+                                    *app_mutants(run, site), *claim_mutants(task.spec, run.claim)], per_class)
     registry.close()
     results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
     references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]))

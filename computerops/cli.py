@@ -329,18 +329,23 @@ def tasks_audit(
     = None,
     markdown: Annotated[Path | None, typer.Option(help="Write the counts and defects as Markdown here.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 2,
+    per_class: Annotated[int | None, typer.Option(min=1, help="A quicker audit: run at most this many browser "
+                                                          "mutants of each class per task (every answer mutant is "
+                                                          "still judged).")] = None,
 ) -> None:
     """Generate mutants of every scripted control, run them, and list every one the verifier let through."""
     selected = _catalog_tasks(tasks)
     report = _scripted_check(out, "tasks-audit",
-                             lambda target: audit_tasks(selected, target, _progress, concurrency=concurrency))
+                             lambda target: audit_tasks(selected, target, _progress, concurrency=concurrency,
+                                                        per_class=per_class))
     print_audit(report)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(report.model_dump_json(indent=1), encoding="utf-8")
     if markdown is not None:
         markdown.parent.mkdir(parents=True, exist_ok=True)
-        command = "computerops tasks audit" + ("" if tasks == "all" else f" --tasks {tasks}")
+        command = ("computerops tasks audit" + ("" if tasks == "all" else f" --tasks {tasks}")
+                   + ("" if per_class is None else f" --per-class {per_class}"))
         markdown.write_text(audit_markdown(report, command), encoding="utf-8")
     if not report.ok:
         raise _fail("the verifier let wrong solutions through or rejected a declared equivalent", code=1)

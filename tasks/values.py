@@ -246,8 +246,14 @@ def phone_number(value: str) -> str | None:
     return str(phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164))
 
 
-ID_PATTERN = r"[A-Z]{1,5}-\d+"
-"""An identifier's shape (`SKU-1003`, `APR-7731`), matched with IGNORECASE: ids compare in either letter case."""
+ID_DASHES = "-\u2010\u2011\u2012\u2013\u2212\ufe63\uff0d"
+"""The hyphens an id may be written with: ASCII's, and the hyphen, non-breaking hyphen, figure dash, en dash, minus
+sign and small and full-width hyphen-minus that word processors and models put in its place (not the em dash, which
+separates words)."""
+ID_PATTERN = rf"[A-Z]{{1,5}}[{ID_DASHES}]\d+"
+"""An identifier's shape (`SKU-1003`, `APR-7731`, `SKU‑1003`), matched with IGNORECASE: ids compare in either letter
+case and with any of `ID_DASHES`."""
+_TO_HYPHEN = str.maketrans(dict.fromkeys(ID_DASHES, "-"))
 _ID = re.compile(ID_PATTERN, re.IGNORECASE)
 
 
@@ -259,8 +265,8 @@ def is_identifier(value: str) -> bool:
 def normalise_id(value: str) -> str:
     """An identifier compares exactly apart from the case of its letters (`sku-1003` names SKU-1003: no two records
     of a site differ only in case, and people write ids in either), surrounding white space and an enclosing pair
-    of quotes."""
-    return value.strip().strip("\"'`“”‘’").strip().upper()
+    of quotes; its hyphen may be any of `ID_DASHES`."""
+    return value.strip().strip("\"'`“”‘’").strip().upper().translate(_TO_HYPHEN)
 
 
 _EDGE = "\"'`“”‘’.,;:!?()[]{}"

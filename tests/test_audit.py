@@ -36,7 +36,9 @@ def weakened(task: LoadedTask, check_name: str) -> LoadedTask:
 async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_does(tmp_path: Path) -> None:
     reply = CATALOG["helpdesk.reply-without-escalating"]
     tasks = [*(CATALOG[task_id] for task_id in SAMPLE), weakened(reply, "mei-told-it-went-by-post")]
-    report = await audit_tasks(tasks, tmp_path / "audit", lambda _: None, concurrency=2)
+    # Two browser mutants of each class per task (every answer mutant): the operators' reach at a third of the cost;
+    # every mutant of every task runs in the slow tier below.
+    report = await audit_tasks(tasks, tmp_path / "audit", lambda _: None, concurrency=2, per_class=2)
     by_task = {t.task_id: t for t in report.tasks}
     for task_id in SAMPLE:
         audit = by_task[task_id]
@@ -48,8 +50,8 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
                       "non-assertion", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status"}, killed
     assert accepted >= {"same-fact-spelled", "same-answer-spelled"}, accepted
     weak = by_task["helpdesk.reply-without-escalating-weakened"]
-    survivors = {r.mutant.id for r in weak.results if r.fate == "survived"}
-    assert {"perturb:message:case", "assert:message:negated", "assert:message:future"} <= survivors
+    survivors = {(r.mutant.mutant_class, r.mutant.id) for r in weak.results if r.fate == "survived"}
+    assert {"non-assertion", "perturb-value"} & {mutant_class for mutant_class, _ in survivors}, survivors
     assert not weak.ok and not report.ok
 
 

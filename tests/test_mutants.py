@@ -5,7 +5,7 @@ from __future__ import annotations
 from adapter.actions import Done
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript, Step
-from computerops.audit import effect_of
+from computerops.audit import effect_of, sampled
 from computerops.mutant_reads import blind_views, information_reads, read_mutants
 from computerops.mutant_texts import (
     address_spellings,
@@ -20,6 +20,7 @@ from computerops.mutant_texts import (
 from computerops.mutants import (
     ScriptedRun,
     browser_mutants,
+    claim_mutants,
     neighbour_ids,
     neighbour_page,
     side_trips,
@@ -50,6 +51,11 @@ def operation(seq: int, action: int, method: str, path: str, rows: int = 0) -> O
                      journal_rows=rows, shown=shown)
 
 
+SPEC = TaskSpec(id="t.x", site="webmail", title="t", family="f", instruction="i", start_path="/webmail/",
+                expected_state=[], required_procedure=[{"kind": "visited", "name": "v", "path": "/x"}],
+                scripted_control=STEPS)
+
+
 def scripted_run() -> ScriptedRun:
     ops = [operation(n + 1, action, "GET", path) for n, (action, path) in enumerate(PAGES.items())]
     ops += [operation(5, 6, "POST", "/webmail/messages/5/forward", 1), operation(6, 6, "GET", "/webmail/sent")]
@@ -63,10 +69,7 @@ def scripted_run() -> ScriptedRun:
              for n in range(1, len(STEPS))]
     transcript = AgentTranscript(system_prompt="", instruction="", tool_mode="auto", first_observation="",
                                  steps=steps, finish=Done(success=True, message="Sent."), stop_reason="finish")
-    spec = TaskSpec(id="t.x", site="webmail", title="t", family="f", instruction="i", start_path="/webmail/",
-                    expected_state=[], required_procedure=[{"kind": "visited", "name": "v", "path": "/x"}],
-                    scripted_control=STEPS)
-    verdict = judge(spec, "0", state={}, journal=journal, operations=ops, claim=Claim(success=True))
+    verdict = judge(SPEC, "0", state={}, journal=journal, operations=ops, claim=Claim(success=True))
     return ScriptedRun(steps=STEPS, transcript=transcript,
                        evidence=RecordedEpisode(episode_id="e", operations=ops, journal=journal, final_state={},
                                                 verdict=verdict))
@@ -91,6 +94,19 @@ def test_every_operator_makes_its_mutants_from_the_control_and_its_run() -> None
     assert {"perturb:note:next-id", "perturb:note:cent-up", "perturb:note:cent-down", "perturb:note:case",
             "perturb:note:space"} <= set(mutants)
     assert all(m.steps is not None and m.steps[-1] == STEPS[-1] for m in mutants.values())
+
+
+def test_a_quicker_audit_keeps_the_first_browser_mutants_of_each_class_and_every_answer_mutant() -> None:
+    run = scripted_run()
+    every = [*browser_mutants(run), *claim_mutants(SPEC, run.claim)]
+    assert sampled(every, None) == every
+    kept = sampled(every, 2)
+    browser = [m for m in every if m.steps is not None]
+    for mutant_class in {m.mutant_class for m in browser}:
+        of_class = [m for m in browser if m.mutant_class == mutant_class]
+        assert [m for m in kept if m.mutant_class == mutant_class and m.steps is not None] == of_class[:2]
+    assert [m for m in every if m.steps is None] == [m for m in kept if m.steps is None]
+    assert len(kept) < len(every)
 
 
 def test_value_perturbations_change_each_kind_of_value_by_a_little() -> None:

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tasks.values import Money, amount_cents, normalise_id, normalise_text, parse_date, parse_integer, parse_money
+from tasks.values import (
+    ID_DASHES,
+    Money,
+    amount_cents,
+    is_identifier,
+    normalise_id,
+    normalise_text,
+    parse_date,
+    parse_integer,
+    parse_money,
+)
+from verifier.facts import states_id
+from verifier.matching import same_value
 
 CENTS = st.integers(min_value=0, max_value=10**9)
 CURRENCIES = st.sampled_from([("EUR", "€"), ("USD", "$"), ("GBP", "£"), ("CHF", "CHF")])
@@ -92,6 +105,20 @@ def test_ids_compare_exactly_and_text_without_case_white_space_or_an_article() -
     assert normalise_id(' "RA-12" ') == "RA-12" == normalise_id("ra-12") and normalise_id("RA-120") != "RA-12"
     assert normalise_text("  the Orchard   room. ") == normalise_text("Orchard Room")
     assert normalise_text("Orchard Room annex") != normalise_text("Orchard Room")
+
+
+@given(st.sampled_from(["SKU-1003", "APR-7731", "O-1047", "T-2001"]), st.sampled_from(ID_DASHES),
+       st.sampled_from([str.upper, str.lower, str.title]), st.sampled_from(["", " ", "'", "“"]))
+def test_an_id_reads_the_same_in_any_case_with_any_hyphen_and_in_free_text(identifier: str, dash: str,
+                                                                          case: Callable[[str], str],
+                                                                          edge: str) -> None:
+    written = case(identifier.replace("-", dash))
+    assert is_identifier(written) and normalise_id(f"{edge}{written}{edge[::-1]}") == identifier
+    assert same_value(written, identifier)
+    assert states_id(f"Done: {written} is closed.", identifier)
+    assert not states_id(f"Done: {written}7 is closed.", identifier)  # another id, one digit longer
+    em_dashed = identifier.replace("-", "\u2014")  # an em dash separates words: no id
+    assert not states_id(f"Done: {em_dashed} is closed.", identifier)
 
 
 @pytest.mark.parametrize(("value", "expected"), [(3, 3), ("3", 3), (3.0, 3), ("1,000", 1000), (True, None),

@@ -22,6 +22,7 @@ from tasks.values import (
     CURRENCY_PATTERN,
     CURRENCY_WORDS,
     DATE_FORMS,
+    ID_DASHES,
     ID_PATTERN,
     WEEKDAY_PATTERN,
     WEEKDAYS,
@@ -195,7 +196,9 @@ def dates(text: str) -> list[date]:
 
 
 def _id_pattern(identifier: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(identifier)}(?![\w]|-\w)", re.IGNORECASE)
+    """The identifier as a whole token, its letters in either case and its hyphens any of `ID_DASHES`."""
+    spelled = "".join(f"[{ID_DASHES}]" if char == "-" else re.escape(char) for char in identifier)
+    return re.compile(rf"(?<![\w-]){spelled}(?![\w]|-\w)", re.IGNORECASE)
 
 
 def _ids(text: str, known: KnownIds) -> list[Mention]:
