@@ -106,6 +106,15 @@ class More(_Action):
     action: Literal["more"] = "more"
 
 
+class AnswerDialog(_Action):
+    """Answer the dialog the page opened (a confirm, prompt, alert or leave-page question), shown in the observation:
+    accept true is OK (or Leave), false is Cancel (or Stay). While it is open, the page waits for this answer."""
+
+    action: Literal["dialog"] = "dialog"
+    accept: StrictBool = Field(description="true for OK / Leave, false for Cancel / Stay.")
+    text: str | None = Field(default=None, description="For a prompt dialog: the text to answer with.")
+
+
 def _listed(names: Mapping[Any, str]) -> str:
     return "; ".join(f"{name}: {meaning}" for name, meaning in names.items())
 
@@ -192,9 +201,9 @@ NO_ANSWER = FinishSchema()
 
 
 Action = Annotated[
-    Click | Fill | Select | Check | Press | Navigate | Back | More | Done, Field(discriminator="action")
+    Click | Fill | Select | Check | Press | Navigate | Back | More | AnswerDialog | Done, Field(discriminator="action")
 ]
-ACTION_TYPES: tuple[type[_Action], ...] = (Click, Fill, Select, Check, Press, Navigate, Back, More, Done)
+ACTION_TYPES: tuple[type[_Action], ...] = (Click, Fill, Select, Check, Press, Navigate, Back, More, AnswerDialog, Done)
 _ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 _BY_NAME: dict[str, type[_Action]] = {
     cls.model_fields["action"].default: cls for cls in ACTION_TYPES
@@ -210,7 +219,8 @@ class Rejection(BaseModel):
 
     cause: Literal[
         "no_action", "unknown_action", "malformed_arguments", "unknown_control", "stale_control",
-        "off_site", "not_applicable", "execution_error", "invalid_text", "truncated_reply",
+        "off_site", "not_applicable", "execution_error", "invalid_text", "truncated_reply", "changed_control",
+        "dialog_open",
     ]
     reason: str
 

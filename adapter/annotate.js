@@ -414,6 +414,11 @@
     return box.width > 0 && box.height > 0 && !isOffPage(el) && !behindModal(el) && hitAtCentre(el);
   }
 
+  // A clickable's name as offered: cut at CLICKABLE_NAME characters.
+  function clickableName(name) {
+    return name.length <= CLICKABLE_NAME ? name : name.slice(0, CLICKABLE_NAME - 1) + "…";
+  }
+
   // Mark a clickable on its clone, or on a marker at the clone's start (see the opening comment).
   function markClickable(el, c) {
     const name = nameOf(el, "clickable");
@@ -425,7 +430,7 @@
     if (el.localName === "tr") host = [...c.children].find((n) => n.localName === "td" || n.localName === "th") || c;
     const marker = host.insertBefore(out.createElement("span"), host.firstChild);
     markers.add(marker);
-    mark(el, marker, "clickable", name.length <= CLICKABLE_NAME ? name : name.slice(0, CLICKABLE_NAME - 1) + "…");
+    mark(el, marker, "clickable", clickableName(name));
   }
 
   // Take back the one pointer-only clickable inside a clone (a listening element takes its place).
@@ -538,6 +543,14 @@
     if ((tag === "img" || inSvg) && !c.hasAttribute("data-co-id") && !c.textContent.trim()
         && !c.querySelector("[data-co-id]")) c.remove();
   }
+
+  // The role and name an annotation would offer an element with now (a role-less one as a clickable): what the
+  // driver re-checks when it acts on a control, and while its click's events are dispatched (adapter/driver.py).
+  co.identify = (el) => {
+    const role = roleOf(el) || "clickable";
+    const name = nameOf(el, role);
+    return [role, role === "clickable" ? clickableName(name) : name];
+  };
 
   listen(document);
   const root = out.createElement("body");

@@ -18,12 +18,27 @@ from functools import cache
 from importlib.resources import files
 from urllib.parse import urlsplit
 
-from playwright.async_api import Dialog, ElementHandle, Frame, Page, Request, Response
+from playwright.async_api import ElementHandle, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
-from adapter.actions import Action, Back, Check, Click, Done, Fill, More, Navigate, Press, Rejection, Select
+from adapter import guard
+from adapter.actions import (
+    Action,
+    AnswerDialog,
+    Back,
+    Check,
+    Click,
+    Done,
+    Fill,
+    More,
+    Navigate,
+    Press,
+    Rejection,
+    Select,
+)
 from adapter.containment import containment_of
+from adapter.dialogs import DIALOG_WAIT_S, DialogEvent, Dialogs
 from adapter.inputs import CONSTRAINED_TYPES, Probe, describe_type, fill_problem
 from adapter.observation import Control, Observation, PagePart, format_control
 from adapter.render import render_observation
@@ -250,14 +265,6 @@ class ActionOutcome(BaseModel):
     """The action loaded a new document in the page (a link, a form submission, a navigation)."""
 
 
-@dataclass(frozen=True)
-class DialogEvent:
-    """An alert/confirm/prompt the page raised; the driver accepts them all."""
-
-    kind: str
-    message: str
-
-
 @cache
 def annotate_script() -> str:
     """The page-side annotation function (adapter/annotate.js)."""
@@ -277,6 +284,11 @@ def _stale(control_id: str) -> ActionOutcome:
         "stale_control",
         f"Control [{control_id}] is no longer on the page; the page changed. Use an id from the latest observation.",
     )
+
+
+def _changed(control_id: str, how: str) -> ActionOutcome:
+    return _reject("changed_control", f"Control [{control_id}] was not acted on: {how}. Look at the latest "
+                                      "observation again before acting.")
 
 
 def _short(error: Exception) -> str:
@@ -323,16 +335,20 @@ class PageDriver:
     """One episode's page: `observe` renders it, `act` carries out one checked action."""
 
     def __init__(
-        self, page: Page, *, origin: str, site_prefix: str, max_chars: int = defaults.OBSERVATION_CHARS
+        self, page: Page, *, origin: str, site_prefix: str, max_chars: int = defaults.OBSERVATION_CHARS,
+        dialog_wait_s: float = DIALOG_WAIT_S,
     ) -> None:
         self.page = page
         self.origin = origin.rstrip("/")
         self.site_prefix = site_prefix
         self.max_chars = max_chars
         self.latest: Observation | None = None
-        self.dialog_log: list[DialogEvent] = []
-        self._pending_dialogs: list[str] = []
         self._pending_notices: list[str] = []
+        self.dialogs = Dialogs(self.notify, wait_s=dialog_wait_s)
+        """The page's JavaScript dialogs (adapter/dialogs.py): the open one waits for the model's `dialog` action."""
+        self.dialog_log: list[DialogEvent] = self.dialogs.log
+        self._blocked: asyncio.Task[ActionOutcome] | None = None
+        """An action stopped by the dialog it opened: it goes on once the dialog is answered."""
         self._part: PagePart | None = None
         """The part of a long page the next observation shows (set by `more`, cleared by any other action)."""
         self._token: str | None = None
@@ -342,7 +358,7 @@ class PageDriver:
         self._quiet = asyncio.Event()
         """Set while no request is in flight and no navigation waits to commit."""
         self._navigations = 0
-        page.on("dialog", self._on_dialog)
+        page.on("dialog", self.dialogs.on_dialog)
         page.on("framenavigated", self._frame_navigated)
         page.on("request", self._request_started)
         page.on("response", self._response)
@@ -382,19 +398,32 @@ class PageDriver:
         # Any other failed navigation commits Chromium's error page, which clears _committing.
         self._request_ended(request)
 
-    async def _on_dialog(self, dialog: Dialog) -> None:
-        self.dialog_log.append(DialogEvent(kind=dialog.type, message=dialog.message))
-        self._pending_dialogs.append(dialog.message)
-        with suppress(PlaywrightError):  # the page may go away with its dialog
-            await dialog.accept()
-
     def notify(self, notice: str) -> None:
         """Tell the model something in the next observation's header (`Notice:` lines), e.g. that a request
         the page made was blocked; notices are shown once."""
         self._pending_notices.append(notice)
 
     async def observe(self) -> Observation:
-        """Render the current page; dialogs raised since the last observation are included."""
+        """Render the current page; dialogs raised since the last observation are included. While a dialog waits
+        for the model's answer, the page cannot be read: the observation is the dialog (adapter/dialogs.py)."""
+        if self.dialogs.open is None:
+            reading = asyncio.ensure_future(self._observe_page())
+            if await self.dialogs.until_done_or_open(reading):
+                return reading.result()
+            reading.cancel()  # it waits on the stopped page
+        return self._dialog_observation()
+
+    def _dialog_observation(self) -> Observation:
+        self._report_containment()
+        notices, self._pending_notices = self._pending_notices, []
+        self.latest = render_observation(
+            self.dialogs.page_html(), url=site_path(self.page.url, self.origin),
+            title=self.latest.title if self.latest else "", max_chars=self.max_chars,
+            dialogs=self.dialogs.take_shown(), notices=notices,
+        )
+        return self.latest
+
+    async def _observe_page(self) -> Observation:
         script = (f"(listening) => {{ const html = ({annotate_script()})(listening); "
                   "return [html, window.__computerops.token, document.title]; }")
         for attempt in range(3):
@@ -406,7 +435,7 @@ class PageDriver:
                 if attempt == 2:
                     raise
                 await asyncio.sleep(0.2)  # a navigation replaced the document mid-evaluation
-        dialogs, self._pending_dialogs = self._pending_dialogs, []
+        dialogs = self.dialogs.take_shown()
         self._report_containment()
         notices, self._pending_notices = self._pending_notices, []
         here = site_path(self.page.url, self.origin)
@@ -423,9 +452,56 @@ class PageDriver:
         """Check and carry out one action; requests it causes carry `X-ComputerOps-Action: number`."""
         if isinstance(action, Done):
             return _reject("not_applicable", "done is handled by the episode loop, not the page.")
+        if isinstance(action, AnswerDialog):
+            return await self._answer(action, number)
+        if self.dialogs.open is not None:
+            return _reject("dialog_open", self.dialogs.waiting())
+        if self._blocked is not None:  # an action whose dialog was dismissed unanswered: it finishes first
+            if not await self.dialogs.until_done_or_open(self._blocked):
+                return _reject("dialog_open", self.dialogs.waiting())
+            self._blocked = None
         if isinstance(action, More):
             return self._more()
         self._part = None
+        acting = asyncio.ensure_future(self._carry_out(action, number))
+        if await self.dialogs.until_done_or_open(acting):
+            return acting.result()
+        self._blocked = acting
+        return ActionOutcome(ok=True, note=f"the page opened {self.dialogs.described()} and waits for your "
+                                           "answer before it finishes the action")
+
+    async def _answer(self, action: AnswerDialog, number: int) -> ActionOutcome:
+        """Answer the open dialog; the action it stopped then goes on (and its own outcome is in the note)."""
+        if problem := self.dialogs.problem(action.accept, action.text):
+            return _reject("not_applicable", problem)
+        note = self.dialogs.answer_note(action.accept, action.text)
+        navigations_before = self._navigations
+        await self.dialogs.close(accept=action.accept, text=action.text)
+        stopped, self._blocked = self._blocked, None
+        going_on = asyncio.ensure_future(self._resume(number, stopped))
+        if not await self.dialogs.until_done_or_open(going_on):
+            self._blocked = going_on
+            return ActionOutcome(ok=True, note=f"{note}; the page then opened {self.dialogs.described()} and "
+                                               "waits for your answer")
+        finished = going_on.result()
+        if stopped is not None:
+            then = finished.note if finished.ok else (finished.rejection.reason if finished.rejection else "")
+            note = f"{note}; then the action it interrupted: {then}" if then else note
+        return ActionOutcome(ok=True, note=note, navigated=self._navigations != navigations_before)
+
+    async def _resume(self, number: int, stopped: asyncio.Task[ActionOutcome] | None) -> ActionOutcome:
+        """After a dialog's answer: the action it stopped finishes, else the page settles. The header is set only
+        now (the browser applies it through the page, which the dialog stopped): what the page sends as it resumes,
+        in the stopped action's task, still carries that action's number."""
+        await self.page.context.set_extra_http_headers({ACTION_HEADER: str(number)})
+        if stopped is not None:
+            return await stopped
+        await self._settle()
+        return ActionOutcome(ok=True)
+
+    async def _carry_out(self, action: Navigate | Back | Click | Fill | Select | Check | Press,
+                         number: int) -> ActionOutcome:
+        """Carry out a page action: everything it does may be stopped by a dialog it opens (see `act`)."""
         await self.page.context.set_extra_http_headers({ACTION_HEADER: str(number)})
         navigations_before = self._navigations
         try:
@@ -462,6 +538,11 @@ class PageDriver:
             return _reject("not_applicable", problem)
         if isinstance(action, Click | Check):
             return await self._click(action, control)
+        identity = await guard.identity_now(self.world, action.id, self._token)
+        if identity is None:
+            return _stale(action.id)
+        if changed := guard.changed(control, identity):
+            return _changed(action.id, changed)
         element = await self.element(action.id)
         if element is None:
             return _stale(action.id)
@@ -535,8 +616,24 @@ class PageDriver:
             return _stale(action.id)
         if isinstance(point, str):
             return _reject("not_applicable", f"Control [{action.id}] cannot be clicked now: {point}.")
+        identity = await guard.arm(self.world, action.id, self._token, point.label)
+        if identity is None:
+            return _stale(action.id)
+        if changed := guard.changed(control, identity):
+            await guard.disarm(self.world, control)
+            return _changed(action.id, changed)
         await self.page.mouse.click(point.x, point.y)
+        report = None
+        with suppress(PlaywrightError):  # the click loaded another document: the guard went with the old one
+            report = await guard.disarm(self.world, control)
+        if report is not None and report.stopped is not None:
+            await self._settle()  # what the page did as the pointer came is over before it is observed
+            return _changed(action.id, f"{report.stopped}. The click was stopped there and reached nothing")
         await self._settle()
+        if report is not None and "click" not in report.seen:
+            return _reject("execution_error", f"The click on [{action.id}] was not seen to reach it: the page kept "
+                                              "its events from the driver's check. What the page did is in the next "
+                                              "observation.")
         if isinstance(action, Click):
             return ActionOutcome(ok=True, note=f"clicked {_describe(control)}")
         if await self._checked(action.id) != action.checked:

@@ -459,6 +459,8 @@ class ScriptedStep(_Spec):
     checked: bool | None = None
     key: str | None = None
     url: str | None = None
+    accept: bool | None = None
+    """For a dialog step: true answers the page's dialog with OK (Leave), false with Cancel (Stay)."""
     success: bool | None = None
     message: str | None = None
     status: AnswerStatus | None = None
@@ -469,7 +471,7 @@ class ScriptedStep(_Spec):
     def _arguments_fit_the_action(self) -> ScriptedStep:
         needs: dict[str, tuple[str, ...]] = {
             "fill": ("text",), "select": ("option",), "press": ("key",), "navigate": ("url",),
-            "done": ("success",),
+            "dialog": ("accept",), "done": ("success",),
         }
         if self.action in _TARGETED and not (self.role and self.name is not None):
             raise ValueError(f"a {self.action} step needs role and name")

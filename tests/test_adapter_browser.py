@@ -19,7 +19,7 @@ import pytest_asyncio
 from fixture_site import FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 
-from adapter.actions import Action, Back, Check, Click, Done, Fill, Navigate, Press, Select
+from adapter.actions import Action, AnswerDialog, Back, Check, Click, Done, Fill, Navigate, Press, Select
 from adapter.browser import ChromiumNotFound, find_chromium
 from adapter.driver import ActionOutcome, PageDriver, annotate_script
 from adapter.observation import Control, Observation, controls_in_text, format_control
@@ -176,6 +176,8 @@ async def test_every_offered_control_can_be_acted_on(driver: PageDriver) -> None
                 assert outcome.rejection and outcome.rejection.cause == "not_applicable", control
             else:
                 assert outcome.ok, (name, format_control(control), outcome.rejection)
+            if driver.dialogs.open is not None:  # a confirm it raised waits for an answer (the page is stopped)
+                await assert_ok(driver, AnswerDialog(accept=False))
 
 
 @browser_test
@@ -279,14 +281,19 @@ async def test_back_returns_to_the_previous_page_and_needs_history(driver: PageD
 
 
 @browser_test
-async def test_alert_and_confirm_texts_appear_in_the_next_observation(driver: PageDriver) -> None:
+async def test_an_alert_appears_in_the_next_observation_and_a_confirm_waits_for_the_answer(
+    driver: PageDriver,
+) -> None:
     observation = await open_page(driver, "dialogs.html")
     await assert_ok(driver, Click(id=named(observation, "Save").id))
     await assert_ok(driver, Click(id=named(observation, "Delete").id))
+    waiting = await driver.observe()
+    assert waiting.dialogs == ["Ticket saved"]
+    assert 'Dialog: "Ticket saved"' in lines(waiting)
+    assert "Delete ticket T-1?" in lines(waiting)  # the confirm's question, open (tests/test_adapter_acting.py)
+    await assert_ok(driver, AnswerDialog(accept=True))
     after = await driver.observe()
-    assert after.dialogs == ["Ticket saved", "Delete ticket T-1?"]
-    assert 'Dialog: "Ticket saved"' in lines(after)
-    assert "Deleted" in lines(after)  # the confirm was accepted
+    assert "Deleted" in lines(after)  # the model's answer
     assert [event.kind for event in driver.dialog_log] == ["alert", "confirm"]
     assert (await driver.observe()).dialogs == []
 

@@ -68,6 +68,8 @@ def resolve_step(step: ScriptedStep, observation: str) -> Reply | None:
         return _call("navigate", url=step.url)
     if step.action in ("back", "more"):
         return _call(step.action)
+    if step.action == "dialog":  # the page's open dialog, whichever it is (adapter/dialogs.py)
+        return _call("dialog", accept=bool(step.accept), **({"text": step.text} if step.text is not None else {}))
     match = next(
         (cid for cid, role, name in controls_in_text(observation) if role == step.role and name == step.name), None
     )

@@ -1,0 +1,170 @@
+"""Acting on the control the model chose, and no other: the role and name it was offered with are checked again when
+the driver acts, and while a click's own events reach the page.
+
+Between the observation and the action a page can rename a control ("Cancel order" becomes "Pay"), change its role,
+replace it, or cover it; it can also wait for the pointer to arrive (pointerover, mousedown) and do it then. So:
+
+* before any action on a control, the role and name an annotation would give its element now (`co.identify`,
+  defined by annotate.js with the very functions the observation used) must be the ones the observation showed;
+* a click is guarded: listeners of the isolated world (adapter/world.py), capturing on the control's window, check
+  each trusted pointerdown, mousedown, pointerup, mouseup and click as it is dispatched. The event must land on the
+  control (or the label the driver clicks), and the control must still have the role and name it had when the click
+  began. Listeners on each window holding the control's frame stop any of these events there: a click into the
+  frame dispatches nothing in them, so one there landed on something put over the frame. The first event that
+  fails stops: it and every later event of that click are kept from the page (`stopImmediatePropagation`,
+  `preventDefault`), so no activation (a submit, a link, a toggle) happens, and the driver refuses the action with
+  what changed. Page script cannot see or replace these listeners; a page listener capturing on the window that was
+  added earlier still runs first, as it would for any click. A click the guard did not see reach the control (such
+  a listener stopped it) is reported as not seen, never as done.
+
+A control the page changes in its own click handler (a "Follow" button that becomes "Unfollow") is clicked as it was
+offered: the check is over once the click event has passed it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from adapter.observation import Control
+from adapter.world import IsolatedWorld
+
+GUARDED_EVENTS = ("pointerdown", "mousedown", "pointerup", "mouseup", "click")
+"""The events of a click that can activate something; hover events carry no activation and are not held back."""
+
+# The role and name of a control id's element now ([role, name]); null when the id no longer resolves.
+_IDENTITY = """([id, token]) => {
+  const co = window.__computerops;
+  const e = co && co.token === token ? co.byId.get(id) : null;
+  return e && e.isConnected && co.identify ? co.identify(e) : null;
+}"""
+
+# Arms the guard for a click on a control id (through its label-th label when label is not null): returns the
+# element's [role, name] when the guard is armed, null when the id no longer resolves. Any earlier guard is removed.
+_ARM = """([id, token, label, events]) => {
+  const co = window.__computerops;
+  if (co && co.guard) co.guard.disarm();
+  const e = co && co.token === token ? co.byId.get(id) : null;
+  if (!e || !e.isConnected || !co.identify) return null;
+  const identity = co.identify(e);
+  const through = label === null ? e : (e.labels || [])[label] || e;
+  // Where the click's events may land: in the control's window on the control (or its label); in each window that
+  // holds its frame, nowhere (a real click into a frame dispatches nothing there: an event there hit something else).
+  const windows = [[e.ownerDocument.defaultView, null]];
+  for (let view = e.ownerDocument.defaultView; view !== view.top && view.frameElement; view = view.parent) {
+    windows.push([view.parent, view.frameElement]);
+  }
+  const within = (n, target) => {
+    for (; n; n = n.parentNode || n.host) if (n === target) return true;
+    return false;
+  };
+  const describe = (n) => {
+    if (!n || !n.localName) return "nothing";
+    const ident = n.id ? "#" + n.id : "";
+    const cls = typeof n.className === "string" && n.className.trim()
+      ? "." + n.className.trim().split(/\\s+/).join(".") : "";
+    return `<${n.localName}${ident}${cls}>`;
+  };
+  const guard = { identity, seen: [], stopped: null };
+  const check = (frame) => (event) => {
+    if (!event.isTrusted) return;  // the page's own synthetic events are its own business
+    if (!frame) guard.seen.push(event.type);
+    if (!guard.stopped) {
+      const hit = event.composedPath()[0];
+      if (frame) {
+        guard.stopped = { event: event.type, hit: describe(hit) };
+      } else if (!e.isConnected) {
+        guard.stopped = { event: event.type, gone: true };
+      } else {
+        const now = co.identify(e);
+        if (now[0] !== identity[0] || now[1] !== identity[1]) {
+          guard.stopped = { event: event.type, now };
+        } else if (!within(hit, e) && !within(hit, through)) {
+          guard.stopped = { event: event.type, hit: describe(hit) };
+        }
+      }
+    }
+    if (guard.stopped) {
+      event.stopImmediatePropagation();
+      event.preventDefault();
+    }
+  };
+  const listeners = windows.map(([view, frame]) => [view, check(frame)]);
+  for (const [view, listener] of listeners) for (const type of events) view.addEventListener(type, listener, true);
+  guard.disarm = () => {
+    for (const [view, listener] of listeners) {
+      for (const type of events) view.removeEventListener(type, listener, true);
+    }
+    if (co.guard === guard) co.guard = null;
+  };
+  co.guard = guard;
+  return identity;
+}"""
+
+# Removes the guard and says what it saw: {seen, stopped}; null when there is none (a new document).
+_DISARM = """() => {
+  const co = window.__computerops;
+  const guard = co && co.guard;
+  if (!guard) return null;
+  guard.disarm();
+  return { seen: guard.seen, stopped: guard.stopped };
+}"""
+
+
+def offered_name(name: str) -> str:
+    """A name as the observation shows it (adapter/render.py collapses its white space)."""
+    return " ".join(name.split())
+
+
+def changed(control: Control, identity: list[str]) -> str | None:
+    """How the element of a control differs now from what the observation offered, or None when it does not."""
+    role, name = identity[0], offered_name(identity[1])
+    if (role, name) == (control.role, control.name):
+        return None
+    return f"it was offered as {control.role} {_quoted(control.name)} and is now {role} {_quoted(name)}"
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+async def identity_now(world: IsolatedWorld, control_id: str, token: str | None) -> list[str] | None:
+    """The [role, name] the control's element would be offered with now; None when the id no longer resolves."""
+    found = await world.evaluate(_IDENTITY, [control_id, token])
+    return [str(part) for part in found] if isinstance(found, list) else None
+
+
+async def arm(world: IsolatedWorld, control_id: str, token: str | None, label: int | None) -> list[str] | None:
+    """Guard the next click on the control (see the module's comment); its [role, name] now, or None when the id no
+    longer resolves (nothing is armed then)."""
+    found = await world.evaluate(_ARM, [control_id, token, label, list(GUARDED_EVENTS)])
+    return [str(part) for part in found] if isinstance(found, list) else None
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    """What the guard of one click saw."""
+
+    seen: tuple[str, ...]
+    """The trusted events of the click it checked, in order."""
+    stopped: str | None
+    """Why it stopped the click (and which event it stopped at), or None when every event passed."""
+
+
+async def disarm(world: IsolatedWorld, control: Control) -> GuardReport | None:
+    """Remove the guard; what it saw, or None when the document it was armed in is gone (the click navigated)."""
+    found = await world.evaluate(_DISARM)
+    if not isinstance(found, dict):
+        return None
+    stopped = found.get("stopped")
+    reason = None
+    if isinstance(stopped, dict):
+        at = f"when the {stopped.get('event')} event of the click reached it"
+        if stopped.get("gone"):
+            reason = f"the page removed it {at}"
+        elif isinstance(stopped.get("now"), list):
+            now = [str(part) for part in stopped["now"]]
+            reason = f"{changed(control, now) or 'its name changed'}: the page changed it {at}"
+        else:
+            reason = f"the page put {stopped.get('hit')} over it {at}, and the click would have landed there"
+    return GuardReport(seen=tuple(str(event) for event in found.get("seen", [])), stopped=reason)
