@@ -47,7 +47,12 @@
 //   keeps its size (a select with opacity 0 over a fake one) is offered as Chromium has it: a click
 //   there reaches it. A control hidden by display:none, aria-hidden or inert is never offered,
 //   whatever widget mirrors it: that widget is offered as what it is (a combobox, a clickable).
-(listening) => {
+//
+// `limits` (adapter/reading.py; none: unbounded) bound the walk on any page: elements nested deeper than
+// `depth` are left out, the walk stops after `nodes` elements (options of lists counted), and at most `chars`
+// characters of text, names and values are copied. What was left out is counted on the returned root
+// (data-co-cut-nodes, data-co-cut-depth with data-co-depth, data-co-cut-chars), and the observation says so.
+(listening, limits) => {
   const SKIP = new Set([
     "script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "datalist",
     "math", "canvas", "video", "audio", "object", "embed", "picture", "hr", "wbr",
@@ -90,6 +95,11 @@
   });
   co.byId = new Map();
   listening = listening || new Map();
+  const LIMITS = { depth: Infinity, nodes: Infinity, chars: Infinity, ...(limits || {}) };
+  const cut = { nodes: false, deep: 0, chars: 0 };
+  let visited = 0;  // elements and options looked at
+  let depth = 0;  // how deep the walk is now
+  let charsLeft = LIMITS.chars;
   const out = document.implementation.createHTMLDocument("");
   const offerCache = new Map();
   const markers = new Set();  // clones made only to carry a clickable's marker
@@ -337,17 +347,42 @@
     }
   }
 
+  // At most what is left of LIMITS.chars of a text, counting what is cut.
+  function take(text) {
+    const s = String(text);
+    if (s.length <= charsLeft) {
+      charsLeft -= s.length;
+      return s;
+    }
+    const kept = s.slice(0, Math.max(charsLeft, 0));
+    cut.chars += s.length - kept.length;
+    charsLeft = 0;
+    return kept;
+  }
+
+  // The items while the walk has elements left to look at (each counts as one).
+  function* bounded(items) {
+    for (const item of items) {
+      if (visited >= LIMITS.nodes) {
+        cut.nodes = true;
+        return;
+      }
+      visited++;
+      yield item;
+    }
+  }
+
   function optionsOf(select) {
-    return [...select.options]
+    return [...bounded(select.options)]
       .filter((o) => !o.hidden && !o.disabled && !(o.parentElement.localName === "optgroup" && o.parentElement.disabled))
-      .map((o) => clean(o.label));
+      .map((o) => take(clean(o.label)));
   }
 
   function mark(el, c, role, name) {
     const tag = el.localName;
     c.setAttribute("data-co-id", idFor(el));
     c.setAttribute("data-co-role", role);
-    c.setAttribute("data-co-name", name ?? nameOf(el, role));
+    c.setAttribute("data-co-name", take(name ?? nameOf(el, role)));
     let value = null;
     let checked = null;
     if (tag === "input" && (el.type === "checkbox" || el.type === "radio")) {
@@ -362,14 +397,14 @@
     } else if (tag === "textarea") {
       value = el.value;
     } else if (tag === "select") {
-      value = [...el.selectedOptions].map((o) => clean(o.label)).join(", ");
+      value = [...bounded(el.selectedOptions)].map((o) => clean(o.label)).join(", ");
       c.setAttribute("data-co-options", JSON.stringify(optionsOf(el)));
     } else if (el.isContentEditable) {
       value = el.innerText.trim();
     } else if (el.hasAttribute("aria-valuenow") || el.hasAttribute("aria-valuetext")) {
       value = el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow");
     }
-    if (value !== null) c.setAttribute("data-co-value", value);
+    if (value !== null) c.setAttribute("data-co-value", take(value));
     if (checked !== null) c.setAttribute("data-co-checked", String(checked));
     if (el.required || el.getAttribute("aria-required") === "true") c.setAttribute("data-co-required", "");
     let disabled = el.getAttribute("aria-disabled") === "true";
@@ -382,10 +417,10 @@
       if (userInvalid && el.validationMessage) {
         // A browser shows the title beside "Please match the requested format."; the model needs it too.
         const hint = el.validity.patternMismatch && clean(el.title) ? ` (${clean(el.title)})` : "";
-        c.setAttribute("data-co-validation", el.validationMessage + hint);
+        c.setAttribute("data-co-validation", take(el.validationMessage + hint));
       }
     }
-    if (role === "link" && hasHref(el)) c.setAttribute("data-co-href", hrefOf(el));
+    if (role === "link" && hasHref(el)) c.setAttribute("data-co-href", take(hrefOf(el)));
     // An input whose type constrains its value: the control line shows the type and format (adapter/inputs.py).
     if (tag === "input" && /^(date|time|datetime-local|month|week|color|number|range)$/.test(el.type)) {
       c.setAttribute("data-co-type", el.type);
@@ -457,13 +492,30 @@
   }
 
   // Text shows only where its parent is visible; elements decide for themselves in visit().
+  // Within LIMITS: children nested too deep are left out (counted once for their parent), and the walk stops at
+  // the element limit.
   function walkChildren(node, into, textShown, flags) {
-    for (const child of childrenOf(node)) {
-      if (child.nodeType === Node.TEXT_NODE) {
-        if (child.data && textShown) into.appendChild(out.createTextNode(child.data));
-      } else if (child.nodeType === Node.ELEMENT_NODE) {
-        visit(child, into, flags);
+    const children = childrenOf(node);
+    if (depth >= LIMITS.depth) {
+      if (children.length) cut.deep++;
+      return;
+    }
+    depth++;
+    try {
+      for (const child of children) {
+        if (child.nodeType === Node.TEXT_NODE) {
+          if (child.data && textShown) into.appendChild(out.createTextNode(take(child.data)));
+        } else if (child.nodeType === Node.ELEMENT_NODE) {
+          if (visited >= LIMITS.nodes) {
+            cut.nodes = true;
+            break;
+          }
+          visited++;
+          visit(child, into, flags);
+        }
       }
+    } finally {
+      depth--;
     }
   }
 
@@ -556,5 +608,11 @@
   const root = out.createElement("body");
   const start = document.body || document.documentElement;
   walkChildren(start, root, !isInvisible(start), heardIn(document));
+  if (cut.nodes) root.setAttribute("data-co-cut-nodes", String(LIMITS.nodes));
+  if (cut.deep) {
+    root.setAttribute("data-co-cut-depth", String(cut.deep));
+    root.setAttribute("data-co-depth", String(LIMITS.depth));
+  }
+  if (cut.chars) root.setAttribute("data-co-cut-chars", String(cut.chars));
   return root.outerHTML;
 }

@@ -41,6 +41,7 @@ from adapter.containment import containment_of
 from adapter.dialogs import DIALOG_WAIT_S, DialogEvent, Dialogs
 from adapter.inputs import CONSTRAINED_TYPES, Probe, describe_type, fill_problem
 from adapter.observation import Control, Observation, PagePart, format_control
+from adapter.reading import DEFAULT_LIMITS, ReadLimits, within_time
 from adapter.render import render_observation
 from adapter.scope import BadURL, SiteScope
 from adapter.stability import wait_for_visual_stability
@@ -336,12 +337,14 @@ class PageDriver:
 
     def __init__(
         self, page: Page, *, origin: str, site_prefix: str, max_chars: int = defaults.OBSERVATION_CHARS,
-        dialog_wait_s: float = DIALOG_WAIT_S,
+        dialog_wait_s: float = DIALOG_WAIT_S, read_limits: ReadLimits = DEFAULT_LIMITS,
     ) -> None:
         self.page = page
         self.origin = origin.rstrip("/")
         self.site_prefix = site_prefix
         self.max_chars = max_chars
+        self.read_limits = read_limits
+        """How much of a page an observation reads, and for how long, at most (adapter/reading.py)."""
         self.latest: Observation | None = None
         self._pending_notices: list[str] = []
         self.dialogs = Dialogs(self.notify, wait_s=dialog_wait_s)
@@ -424,29 +427,45 @@ class PageDriver:
         return self.latest
 
     async def _observe_page(self) -> Observation:
-        script = (f"(listening) => {{ const html = ({annotate_script()})(listening); "
-                  "return [html, window.__computerops.token, document.title]; }")
-        for attempt in range(3):
-            try:
-                await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
-                html, token, title = await self.world.annotate(script)
-                break
-            except PlaywrightError:
-                if attempt == 2:
-                    raise
-                await asyncio.sleep(0.2)  # a navigation replaced the document mid-evaluation
+        """Read the page within the read limits, then render it off the event loop (a large page takes seconds to
+        render, and the loop drives every other episode meanwhile)."""
+        limits = self.read_limits
+        read, stopped = await within_time(self._read_page(), self.world, limits.seconds)
         dialogs = self.dialogs.take_shown()
         self._report_containment()
         notices, self._pending_notices = self._pending_notices, []
         here = site_path(self.page.url, self.origin)
         if self._part is not None and self.latest is not None and here != self.latest.url:
             self._part = None  # the page went elsewhere on its own: start at its top
-        self._token = str(token)
-        self.latest = render_observation(
-            str(html), url=here, title=str(title),
-            max_chars=self.max_chars, dialogs=dialogs, notices=notices, part=self._part,
+        unread = None
+        if read is None:  # the page did not answer: an observation that says so, with no controls
+            same_page = self.latest is not None and self.latest.url == here
+            read, unread = ("<body></body>", self._token, self.latest.title if same_page and self.latest else ""), \
+                limits.unanswered()
+        elif stopped:
+            notices.append(limits.stopped())
+        html, token, title = read
+        self._token = None if token is None else str(token)
+        self.latest = await asyncio.to_thread(
+            render_observation, str(html), url=here, title=str(title), max_chars=self.max_chars, dialogs=dialogs,
+            notices=notices, part=self._part, unread=unread,
         )
         return self.latest
+
+    async def _read_page(self) -> tuple[str, str | None, str]:
+        """The page's annotated HTML (annotate.js within the read limits), the world's id token and the title."""
+        script = (f"(listening) => {{ const html = ({annotate_script()})(listening, {self.read_limits.argument()}); "
+                  "return [html, window.__computerops.token, document.title]; }")
+        for attempt in range(3):
+            try:
+                await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
+                html, token, title = await self.world.annotate(script)
+                return str(html), str(token), str(title)
+            except PlaywrightError:
+                if attempt == 2:
+                    raise
+                await asyncio.sleep(0.2)  # a navigation replaced the document mid-evaluation
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def act(self, action: Action, number: int) -> ActionOutcome:
         """Check and carry out one action; requests it causes carry `X-ComputerOps-Action: number`."""

@@ -1,14 +1,18 @@
 """Page text as observation lines that can never pass for a control line, a header line or another table cell.
 
 The observation says what each line is by how it begins: `[` a control (observation.format_control), `|` a
-table row, `Page:` `URL:` `Dialog:` `Notice:` the header, `Output truncated:` and `(A later part` the part
-notices. Page text reaches the observation only through this module, which keeps two promises:
+table row, `Page:` `URL:` `Dialog:` `Notice:` `Observation truncated:` the header, `Output truncated:` and
+`(A later part` the part notices; and the message around it begins its parts with the harness's framing words
+(`Task:` `Result:` `Observation:`, adapter/prompts.py). Page text reaches the observation only through this module,
+which keeps two promises:
 
 - page text never breaks a line: every character `str.splitlines` would split at becomes a space (or, inside
   a quoted string, its JSON escape), so only the renderer ends lines;
 - a text line that would begin like one of those kinds of line is shown with a leading backslash. "Begin
   like" is read the way a model reads: after invisible characters (zero-width, bidi controls, combining
-  marks), in lookalike brackets and pipes, in full-width or other compatibility forms, in any case.
+  marks, the object replacement character), in lookalike brackets and pipes, in full-width or other
+  compatibility forms, in any case, and after list or heading marks (`- [3] button`, `## Task:`), where the
+  backslash goes after the marks.
 
 In a table row every cell separator of the cell's own text (and its lookalikes) is escaped the same way, so
 a cell can never read as two. The cost is one character on the rare lines and cells that need it.
@@ -20,11 +24,13 @@ import json
 import unicodedata
 
 from adapter.observation import CONTROL_MARK
+from adapter.prompts import FRAMING_WORDS
 
 TEXT_ESCAPE = "\\"
 """Put before a text line that would begin like a control or header line, and before a pipe inside a cell."""
-RESERVED_STARTS = ("page:", "url:", "dialog:", "notice:", "output truncated:", "(a later part")
-"""How the renderer's own lines begin (case-folded): text beginning so is escaped."""
+RESERVED_STARTS = ("page:", "url:", "dialog:", "notice:", "observation truncated:", "output truncated:",
+                   "(a later part", *(word.casefold() for word in FRAMING_WORDS))
+"""How the renderer's own lines and the harness's message parts begin (case-folded): text beginning so is escaped."""
 _STRUCTURE = frozenset(CONTROL_MARK + "|")
 """First characters of control lines and table rows."""
 _PIPES = frozenset("|｜│┃∣¦ǀ❘⏐￨︱")
@@ -33,8 +39,10 @@ _BRACKETS = frozenset("⎡⎢⎣")
 """Bracket lookalikes that are not Unicode open punctuation."""
 _PLAIN_OPENERS = frozenset("({")
 """Open punctuation common in text that no reader takes for a control's bracket."""
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-"""Fillers and blanks that render as nothing yet are letters or symbols to Unicode."""
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\ufffc")
+"""Fillers, blanks and placeholders that render as nothing (or a box) yet are letters or symbols to Unicode."""
+_MARK_CHARS = 6
+"""Longest run of list or heading marks looked past (`######`, `12.`)."""
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Mn", "Me", "Zl", "Zp", "Zs"})
 """Control, format (zero-width, bidi), unassigned, private, surrogate, combining and separator characters."""
 _UNSEEN = _INVISIBLE_CATEGORIES - {"Zs"}
@@ -73,9 +81,25 @@ def needs_escape(line: str) -> bool:
     return folded[:1] in _STRUCTURE or folded.startswith(RESERVED_STARTS)
 
 
+def _is_mark(word: str) -> bool:
+    """A list or heading mark a reader looks past to the line's text: `-`, `#`, `###`, `*`, `•`, `1.`, `3)`: a word of
+    a few visible characters and no letters (digits only when followed by `.` or `)`)."""
+    seen = [c for c in word if c not in _INVISIBLE and unicodedata.category(c) not in _UNSEEN]
+    if not seen or len(seen) > _MARK_CHARS or any(unicodedata.category(c).startswith("L") for c in seen):
+        return False
+    return not seen[0].isdigit() or seen[-1] in ".)"
+
+
 def text_line(line: str) -> str:
-    """A line of page text as the observation shows it: escaped when it would begin like another kind of line."""
-    return TEXT_ESCAPE + line if needs_escape(line) else line
+    """A line of page text as the observation shows it: escaped when it would begin like another kind of line, also
+    after list or heading marks (`- [3] button` is shown `- \\[3] button`)."""
+    at = 0
+    while not needs_escape(line[at:]):
+        space = line.find(" ", at)
+        if space <= at or not _is_mark(line[at:space]):
+            return line
+        at = space + 1
+    return f"{line[:at]}{TEXT_ESCAPE}{line[at:]}"
 
 
 def cell_text(text: str) -> str:

@@ -76,23 +76,74 @@ class Observation(BaseModel):
         return len(self.text)
 
 
+NAME_CHARS = 200
+"""Characters of a control's name its line shows; the rest are counted (`"Long name…" (300 more characters)`)."""
+VALUE_CHARS = 300
+"""Characters of a control's value (and of its validation message) its line shows; the rest are counted."""
+OPTION_CHARS = 100
+"""Characters of one option its line shows; the rest are cut with an ellipsis."""
+OPTIONS_CHARS = 1_500
+"""Characters of options its line shows; the options after them are counted (`(25 more options)`)."""
+ELLIPSIS = "…"
+_CUT = re.compile(r" \((?P<count>\d+) more (?:characters|options)\)")
+"""How a line says what its cut name, value, message or options left out (read past by `control_fields`)."""
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _kept(text: str, limit: int) -> int:
+    """How many characters of the text fit in `limit` characters once quoted (an escape `\\u0007` takes six)."""
+    used = 0
+    for kept, char in enumerate(text[:limit]):
+        used += len(_json(char)) - 2
+        if used > limit:
+            return kept
+    return min(len(text), limit)
+
+
+def _shown(text: str, limit: int) -> str:
+    """A quoted string of at most `limit` characters of the text (as quoted), then what was cut."""
+    kept = _kept(text, limit)
+    if kept == len(text):
+        return _json(text)
+    return f"{_json(text[:kept] + ELLIPSIS)} ({len(text) - kept} more characters)"
+
+
+def _options(options: list[str]) -> str:
+    """The options as a JSON list, each cut to OPTION_CHARS, as many as fit in OPTIONS_CHARS, then a count."""
+    shown: list[str] = []
+    used = 0
+    for option in options:
+        kept = _kept(option, OPTION_CHARS)
+        item = option if kept == len(option) else option[:kept] + ELLIPSIS
+        used += len(_json(item)) + 1
+        if used > OPTIONS_CHARS and shown:
+            break
+        shown.append(item)
+    more = len(options) - len(shown)
+    return "options=" + _json(shown) + (f" ({more} more options)" if more else "")
+
+
 def format_control(control: Control) -> str:
     """`[7] textbox "Amount" value="49.90" required` — the one line a control gets; an input whose type constrains
-    its value says so after its value: `[9] textbox "Ship date" value="" type=date format="YYYY-MM-DD"`."""
-    parts = [f"[{control.id}] {control.role} {json.dumps(control.name, ensure_ascii=False)}"]
+    its value says so after its value: `[9] textbox "Ship date" value="" type=date format="YYYY-MM-DD"`. However
+    long a name, value, message or option list, the line stays short: each is cut, and the line says how much."""
+    parts = [f"[{control.id}] {control.role} {_shown(control.name, NAME_CHARS)}"]
     if control.checked is not None:
         parts.append("checked" if control.checked else "unchecked")
     if control.value is not None and control.checked is None:
-        parts.append(f"value={json.dumps(control.value, ensure_ascii=False)}")
+        parts.append(f"value={_shown(control.value, VALUE_CHARS)}")
     if control.options:
-        parts.append("options=" + json.dumps(control.options, ensure_ascii=False))
+        parts.append(_options(control.options))
     if typed := line_attributes(control.input_type):
         parts.append(typed)
     for flag in ("required", "disabled", "readonly"):
         if getattr(control, flag):
             parts.append(flag)
     if control.validation:
-        parts.append(f"invalid={json.dumps(control.validation, ensure_ascii=False)}")
+        parts.append(f"invalid={_shown(control.validation, VALUE_CHARS)}")
     return " ".join(parts)
 
 
@@ -121,7 +172,11 @@ def control_fields(line: str) -> dict[str, object] | None:
         return None
     fields: dict[str, object] = {}
     at = match.end()
-    while (field := _FIELD.match(line, at)) is not None:
+    while True:
+        if (cut := _CUT.match(line, at)) is not None:
+            at = cut.end()  # what a cut name or value left out
+        if (field := _FIELD.match(line, at)) is None:
+            break
         at = field.end()
         if not field["equals"]:
             fields[field["key"]] = True

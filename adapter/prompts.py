@@ -19,6 +19,9 @@ UNCHANGED = "[the page is unchanged: the same as the last observation shown abov
 """Sent instead of an observation identical to the last one the model was shown in full (a rejected action changes
 nothing): the conversation stays shorter and its earlier messages unchanged, so servers can reuse their prompt cache."""
 RESULT_OK = "Result: ok"
+FRAMING_WORDS = (TASK_MARK.strip(), RESULT_OK.split(" ")[0], OBSERVATION_MARK.strip())
+"""How the parts of a message the harness writes begin (`Task:`, `Result:`, `Observation:`): page text beginning so
+is escaped in the observation (adapter/lines.py), so that a page cannot pass for the harness."""
 RESULT_FOLLOWS = "The result and the page follow in the next message."
 """The tool message's whole content for a server whose chat template drops tool messages (`Bounds.tool_results`
 `user_message`): the result and the observation go in the user message after it."""

@@ -13,11 +13,11 @@ dialogs and notices came: the first few, each cut short, then how many more ther
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup
-from bs4.element import Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+from bs4.element import Comment, Declaration, Doctype, NavigableString, PageElement, ProcessingInstruction, Tag
 
 from adapter.lines import cell_text, clip, flat, json_line, quoted, text_line
 from adapter.observation import Control, Observation, PagePart, format_control
@@ -49,6 +49,9 @@ TITLE_CHARS = 200
 """Characters of the page title shown (less under a small size bound: a fifth of the header's share)."""
 URL_CHARS = 400
 """Characters of the URL shown (less under a small size bound: a quarter of the header's share)."""
+CUT_MARK = "Observation truncated:"
+"""How the header line begins that says the page was not read whole (annotate.js stopped early, or the page did not
+answer in time): shown on every part, whatever the size bound."""
 
 
 def _cut(text: str, *, row: bool) -> int:
@@ -132,12 +135,34 @@ def control_from(tag: Tag) -> Control:
     )
 
 
+Step = Callable[[], None]
+"""Work the renderer does after a node's children (end a block, add `: ` after a term)."""
+
+
 class _Renderer:
+    """Walks the annotated tree in document order with a stack of its own, never by recursion: a page nested
+    thousands of elements deep renders like any other."""
+
     def __init__(self, shown_ids: set[str]) -> None:
         self.out = _Writer()
         self.shown_ids = shown_ids
+        self._stack: list[tuple[PageElement, bool] | Step] = []
 
-    def node(self, node: object, *, controls_only: bool = False) -> None:
+    def render(self, root: PageElement) -> None:
+        self._stack.append((root, False))
+        while self._stack:
+            item = self._stack.pop()
+            if callable(item):
+                item()
+            else:
+                self.node(*item)
+        self.out.end_block()
+
+    def then(self, *steps: tuple[PageElement, bool] | Step) -> None:
+        """Do these next, in this order (before what was planned already)."""
+        self._stack.extend(reversed(steps))
+
+    def node(self, node: PageElement, controls_only: bool) -> None:
         if isinstance(node, NavigableString):
             if not controls_only and not isinstance(node, _NOT_TEXT):
                 self.out.text(str(node))
@@ -164,39 +189,49 @@ class _Renderer:
             self.block(node, "- ")
         elif node.name == "dt":  # a term and its description share one line: "Total: 49.90"
             self.out.end_block()
-            self.children(node)
-            self.out.text(": ")
+            self.then(*self._children(node), lambda: self.out.text(": "))
         elif node.name == "dd":
-            self.children(node)
-            self.out.end_block()
+            self.then(*self._children(node), self.out.end_block)
         elif node.name in BLOCK_TAGS or node.has_attr("data-co-block") or node.has_attr("data-co-frame"):
             self.block(node, "")
         else:
             self.children(node)
 
+    @staticmethod
+    def _children(node: Tag, *, controls_only: bool = False) -> list[tuple[PageElement, bool]]:
+        return [(child, controls_only) for child in node.children]
+
     def children(self, node: Tag, *, controls_only: bool = False) -> None:
-        for child in node.children:
-            self.node(child, controls_only=controls_only)
+        self.then(*self._children(node, controls_only=controls_only))
+
+    def _block_steps(self, node: Tag, prefix: str) -> list[tuple[PageElement, bool] | Step]:
+        def start() -> None:
+            self.out.end_block()
+            self.out.prefix = prefix
+
+        return [start, *self._children(node), self.out.end_block]
 
     def block(self, node: Tag, prefix: str) -> None:
-        self.out.end_block()
-        self.out.prefix = prefix
-        self.children(node)
-        self.out.end_block()
+        self.then(*self._block_steps(node, prefix))
 
     def table(self, table: Tag) -> None:
         self.out.end_block()
+        steps: list[tuple[PageElement, bool] | Step] = []
         for part in _own(table, "caption"):
-            self.block(part, "")
+            steps += self._block_steps(part, "")
         for row in _own_rows(table):
             cells = [c for c in row.children if isinstance(c, Tag) and c.name in ("td", "th")]
-            texts = [cell_text(flat("".join(_cell_text(c)))) for c in cells]
-            if any(texts):
-                line = "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
-                self.out.lines.extend(_Line(piece) for piece in _wrap(line, row=True))
+            steps.append(lambda cells=cells: self.row(cells))  # type: ignore[misc]
             for cell in cells:
-                self.children(cell, controls_only=True)
-        self.out.end_block()
+                steps += self._children(cell, controls_only=True)
+        steps.append(self.out.end_block)
+        self.then(*steps)
+
+    def row(self, cells: list[Tag]) -> None:
+        texts = [cell_text(flat("".join(_cell_text(c)))) for c in cells]
+        if any(texts):
+            line = "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
+            self.out.lines.extend(_Line(piece) for piece in _wrap(line, row=True))
 
 
 def _own(table: Tag, name: str) -> Iterator[Tag]:
@@ -204,15 +239,27 @@ def _own(table: Tag, name: str) -> Iterator[Tag]:
 
 
 def _own_rows(table: Tag) -> Iterator[Tag]:
-    """Rows of this table, not of tables nested in its cells."""
-    for row in table.find_all("tr"):
-        if row.find_parent("table") is table:
-            yield row
+    """Rows of this table, not of tables nested in its cells, in document order (each element looked at once: the
+    walk does not go into nested tables)."""
+    stack = list(reversed(list(table.children)))
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Tag) or node.name == "table":
+            continue
+        if node.name == "tr":
+            yield node
+        stack.extend(reversed(list(node.children)))
 
 
-def _cell_text(node: Tag) -> Iterator[str]:
-    for child in node.children:
-        if isinstance(child, NavigableString):
+def _cell_text(cell: Tag) -> Iterator[str]:
+    """A cell's text in document order, controls as their tokens, blocks and line breaks as spaces (by a stack of
+    its own, not recursion)."""
+    stack: list[PageElement | str] = list(reversed(list(cell.children)))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, str) and not isinstance(child, NavigableString):
+            yield child  # a space around a block
+        elif isinstance(child, NavigableString):
             if not isinstance(child, _NOT_TEXT):
                 yield str(child)
         elif isinstance(child, Tag):
@@ -221,11 +268,9 @@ def _cell_text(node: Tag) -> Iterator[str]:
             elif child.has_attr("data-co-label-for"):
                 yield from (_cell_token(tag) for tag in child.find_all(None, {"data-co-id": True}))
             elif child.name == "br" or child.name in BLOCK_TAGS:
-                yield " "
-                yield from _cell_text(child)
-                yield " "
+                stack.extend([" ", *reversed(list(child.children)), " "])
             else:
-                yield from _cell_text(child)
+                stack.extend(reversed(list(child.children)))
 
 
 def _cell_token(tag: Tag) -> str:
@@ -234,14 +279,30 @@ def _cell_token(tag: Tag) -> str:
     return f" {control.name} " if control.role in NAMED_IN_CELLS else f" [{control.id}] "
 
 
-def _body_lines(annotated_html: str) -> list[_Line]:
+def _counted(root: Tag, name: str) -> int:
+    value = root.get(f"data-co-{name}")
+    return int(value) if isinstance(value, str) and value.isdigit() else 0
+
+
+def page_cut(root: Tag) -> str | None:
+    """What annotate.js left out of the page, as its bounds stopped it (the counts it put on the root), in words."""
+    elements, deep, depth, chars = (_counted(root, name) for name in ("cut-nodes", "cut-depth", "depth", "cut-chars"))
+    left_out = [
+        *([f"everything after its first {elements} elements"] if elements else []),
+        *([f"{deep} parts nested more than {depth} elements deep"] if deep else []),
+        *([f"{chars} characters of text"] if chars else []),
+    ]
+    return f"the page is too large to read whole; left out: {', '.join(left_out)}." if left_out else None
+
+
+def _body_lines(annotated_html: str) -> tuple[list[_Line], str | None]:
+    """The page's lines, and what annotate.js left out of it (None when nothing)."""
     soup = BeautifulSoup(annotated_html, "lxml")
     shown = {tag["data-co-id"] for tag in soup.find_all(None, {"data-co-id": True})}
     renderer = _Renderer({s for s in shown if isinstance(s, str)})
     root = soup.find("body")
-    renderer.node(root if isinstance(root, Tag) else soup)
-    renderer.out.end_block()
-    return renderer.out.lines
+    renderer.render(root if isinstance(root, Tag) else soup)
+    return renderer.out.lines, page_cut(root) if isinstance(root, Tag) else None
 
 
 def _cut_short(text: str, limit: int) -> str:
@@ -259,14 +320,18 @@ def _count(kind: str, more: int) -> str:
 
 
 def _header(
-    title: str, url: str, dialogs: list[str], notices: list[str], *, max_chars: int, continued: bool
+    title: str, url: str, dialogs: list[str], notices: list[str], *, max_chars: int, continued: bool,
+    cut: str | None = None,
 ) -> list[str]:
-    """The header lines, ending with the blank line: title and URL (each cut short), then dialogs and notices
-    while they fit in the header's share of max_chars, at most HEADER_ENTRIES of each kind, each cut short, and
-    a count of those left out. However many dialogs a page raises, the page keeps its room."""
+    """The header lines, ending with the blank line: title and URL (each cut short), what of the page was not read
+    (`cut`), then dialogs and notices while they fit in the header's share of max_chars, at most HEADER_ENTRIES of
+    each kind, each cut short, and a count of those left out. However many dialogs a page raises, the page keeps
+    its room."""
     share = max_chars // HEADER_SHARE
     title_chars, url_chars = max(40, min(TITLE_CHARS, share // 5)), max(60, min(URL_CHARS, share // 4))
     lines = [f"Page: {_cut_short(flat(title), title_chars)}", f"URL: {_cut_short(flat(url), url_chars)}"]
+    if cut:
+        lines.append(f"{CUT_MARK} {_cut_short(flat(cut), ENTRY_CHARS)}")
     tail = [CONTINUED_NOTICE, ""] if continued else [""]
     kinds = [(kind, texts) for kind, texts in (("Dialog", dialogs), ("Notice", notices)) if texts]
     room = share - sum(len(line) + 1 for line in lines + tail)
@@ -350,18 +415,22 @@ def render_observation(
     dialogs: list[str] | None = None,
     notices: list[str] | None = None,
     part: PagePart | None = None,
+    unread: str | None = None,
 ) -> Observation:
     """Render annotated HTML to the observation text and its control table (same order).
 
     A page over `max_chars` is shown in parts: `part` says where this one starts (the `more` action
-    asks for `next_part` of the previous observation).
+    asks for `next_part` of the previous observation). What of the page was not read (annotate.js's bounds,
+    recorded on its root, or `unread`: why the page could not be read at all) is said in the header.
     """
     dialogs = list(dialogs or [])
     notices = list(notices or [])
     start = part or PagePart()
     continued = start != PagePart()
-    head = [_Line(line) for line in _header(title, url, dialogs, notices, max_chars=max_chars, continued=continued)]
-    body = _body_lines(annotated_html)
+    body, cut = _body_lines(annotated_html)
+    cut = " ".join(filter(None, [unread, cut])) or None
+    head = [_Line(line) for line in _header(title, url, dialogs, notices, max_chars=max_chars, continued=continued,
+                                            cut=cut)]
     following: PagePart | None = None
     if continued or len("\n".join(line.text for line in head + body)) > max_chars:
         body, omitted, following = _bound(head, body, max_chars, start)
@@ -370,6 +439,7 @@ def render_observation(
     text = "\n".join(line.text for line in head + body)
     controls = [line.control for line in body if line.control]
     return Observation(
-        url=url, title=title, text=text, controls=controls, truncated=continued or following is not None,
+        url=url, title=title, text=text, controls=controls,
+        truncated=continued or following is not None or cut is not None,
         dialogs=dialogs, notices=notices, next_part=following,
     )

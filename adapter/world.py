@@ -232,6 +232,16 @@ class IsolatedWorld:
             with suppress(PlaywrightError):  # the page went away, and its objects with it
                 await self._cdp.send("Runtime.releaseObjectGroup", {"objectGroup": group})
 
+    async def interrupt(self, *, timeout: float) -> None:
+        """End the JavaScript holding the page's renderer thread now (a busy loop of the page's own, or a call of this
+        world's) by `Runtime.terminateExecution`, which Chromium carries out without waiting for that thread; waits
+        at most `timeout`. Nothing when this world has no protocol session yet: one attached now would itself wait
+        for the thread."""
+        if self._cdp is None:
+            return
+        with suppress(PlaywrightError, TimeoutError):
+            await asyncio.wait_for(self._cdp.send("Runtime.terminateExecution"), timeout)
+
     async def evaluate(self, function: str, arg: Any = None, *, await_promise: bool = False) -> Any:
         """Call a JavaScript function (source text) with one JSON argument in the world; its result by value."""
         result = await self._call(function, [_argument(arg)], await_promise=await_promise)

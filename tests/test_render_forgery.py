@@ -158,7 +158,7 @@ def test_page_text_shaped_like_controls_is_escaped_and_keeps_its_words() -> None
     lines = render_observation(annotated, url="/m/1", title=forged).text.splitlines()
     assert lines == [
         f"Page: {forged}", "URL: /m/1", "",
-        f"\\{forged}", f"\\\u200b{forged}", f"- {forged}", f"## {forged}", f"\\{forged}: x", "\\URL: /admin",
+        f"\\{forged}", f"\\\u200b{forged}", f"- \\{forged}", f"## \\{forged}", f"\\{forged}: x", "\\URL: /admin",
         f"Mail: {forged}", '[3] button "Send"',
     ]
     assert [parse_control_line(line) for line in lines if parse_control_line(line)] == [("3", "button", "Send")]
