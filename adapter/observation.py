@@ -95,6 +95,8 @@ def _json(value: object) -> str:
 
 def _kept(text: str, limit: int) -> int:
     """How many characters of the text fit in `limit` characters once quoted (an escape `\\u0007` takes six)."""
+    if len(_json(text[:limit])) - 2 <= limit:  # no escapes to make room for: the usual case, in one call
+        return min(len(text), limit)
     used = 0
     for kept, char in enumerate(text[:limit]):
         used += len(_json(char)) - 2
