@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import shutil
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from types import TracebackType
+from typing import IO, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
 from computerops.config import PlannedEpisode
-from computerops.core.hashing import file_sha256
-from computerops.run_records import Completeness, EpisodeRecord, ResumeEntry, RunManifest, StartedEpisode
+from computerops.core.hashing import canonical_sha256, file_sha256
+from computerops.run_records import (
+    AdmittedEpisode,
+    Completeness,
+    EpisodeRecord,
+    ResumeEntry,
+    RunManifest,
+    StartedEpisode,
+)
 from replays import Receipt, RecordedEpisode
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
+from sites.kit.scratch import directory_lock
 from verifier import Verdict
 
 MANIFEST = "manifest.json"
@@ -28,6 +39,9 @@ TRACE = "trace.zip"
 """The Playwright trace of an episode, saved only when the run was asked for traces."""
 STARTED = "started.json"
 """Written when an episode starts: an episode directory without an admitted record was interrupted."""
+ADMITTED = "admitted.json"
+"""Written into episodes/<id>/ once the episode's record line is on disk (`AdmittedEpisode`): a marker whose record
+episodes.jsonl no longer holds means the file lost a finished episode after the fact, which no kill can cause."""
 INTERRUPTED = "interrupted"
 """Partial evidence of interrupted episodes, kept apart and never counted: interrupted/<id>/attempt-N/."""
 RESUMES = "resumes.jsonl"
@@ -40,6 +54,9 @@ VERIFICATION = "verification.json"
 WRITER_LOCK = ".writer.lock"
 """Held (flock, exclusive) by the one process that writes a run directory: `run`, `run --resume`, `verify`. The OS
 drops it when that process ends, however it ends, so a killed run can be resumed at once."""
+CREATING = ".creating"
+"""The suffix of the hidden staging directory beside a new run directory, where it is put together before it is
+renamed into place (`NewRunDirectory`)."""
 _UNSEALED = {CHECKSUMS, VERIFICATION, WRITER_LOCK}
 
 M = TypeVar("M", bound=BaseModel)
@@ -68,19 +85,9 @@ def writer_lock(root: Path) -> Iterator[None]:
         handle = path.open("a+", encoding="utf-8")
     except OSError as exc:
         raise BundleError(f"cannot write the run directory {root}: {exc.strerror or exc}") from exc
+    _take(handle, root, fcntl.LOCK_EX)
     try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise RunLocked(f"{root} is being written by {holder}; wait for it to end (or stop it) and try again, "
-                        "or choose another --out directory") from None
-    try:
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"process {os.getpid()}\n")
-        handle.flush()
+        _name_holder(handle)
         yield
     finally:
         if created and [p.name for p in root.iterdir()] == [WRITER_LOCK]:
@@ -88,6 +95,136 @@ def writer_lock(root: Path) -> Iterator[None]:
             root.rmdir()
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         handle.close()
+
+
+def _take(handle: IO[str], root: Path, kind: int) -> None:
+    """flock `handle` (LOCK_EX or LOCK_SH) at once, or close it and raise RunLocked naming the holder."""
+    try:
+        fcntl.flock(handle.fileno(), kind | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise RunLocked(f"{root} is being written by {holder}; wait for it to end (or stop it) and try again, "
+                        "or choose another --out directory") from None
+
+
+def _name_holder(handle: IO[str]) -> None:
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"process {os.getpid()}\n")
+    handle.flush()
+
+
+@contextmanager
+def verifier_lock(root: Path) -> Iterator[None]:
+    """`verify`'s lock on an existing run: the writer lock where the run can be written (nothing writes while it
+    checks); on a read-only copy, which needs no write access, a shared lock on the copy's lock file (still refused,
+    RunLocked, while a writer holds it), or none where the copy has no lock file to open."""
+    path = root / WRITER_LOCK
+    try:
+        handle = path.open("a+", encoding="utf-8")
+    except OSError:  # read-only: nothing can write here, neither verify nor a run
+        try:
+            handle = path.open("r", encoding="utf-8")
+        except OSError:
+            yield
+            return
+        _take(handle, root, fcntl.LOCK_SH)
+        with handle:
+            yield
+        return
+    _take(handle, root, fcntl.LOCK_EX)
+    with handle:
+        _name_holder(handle)
+        yield
+
+
+def staging_dir(root: Path) -> Path:
+    """Where a new run directory at `root` is put together: beside it, hidden, named after it (length bounded)."""
+    root = root.absolute()
+    digest = hashlib.sha256(root.name.encode()).hexdigest()[:12]
+    return root.parent / f".{root.name[:100]}.{digest}{CREATING}"
+
+
+def _fsync_directory(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+class NewRunDirectory:
+    """A run directory being created, entered before anything of the run starts.
+
+    It makes a staging directory beside the target (`staging_dir`) and takes the writer lock there, both under a lock
+    of the parent directory, so another process creating the same target is refused (RunLocked) and what a killed
+    creation left (a staging directory whose lock is free, or that never got one) is removed. `create` writes the
+    whole run directory there and renames it into place in one step: a kill at any point leaves either no run
+    directory (the target is new again) or a whole one, with no episode yet, that `run --resume` continues. The lock
+    file moves with it and stays the run's writer lock until exit; a staging directory never renamed is removed."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.staging = staging_dir(root)
+        self._lock: IO[str] | None = None
+        self._placed = False
+
+    def __enter__(self) -> NewRunDirectory:
+        try:
+            self.staging.parent.mkdir(parents=True, exist_ok=True)
+            with directory_lock(self.staging.parent):
+                self._remove_abandoned()
+                self.staging.mkdir()
+                handle = (self.staging / WRITER_LOCK).open("a+", encoding="utf-8")
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # a new file: nobody else holds it
+        except OSError as exc:
+            raise BundleError(f"cannot write the run directory {self.root}: {exc.strerror or exc}") from exc
+        _name_holder(handle)
+        self._lock = handle
+        return self
+
+    def _remove_abandoned(self) -> None:
+        """The staging directory a killed creation of the same target left, removed; RunLocked while its creator
+        lives. Under the parent directory's lock."""
+        try:
+            handle = (self.staging / WRITER_LOCK).open("r", encoding="utf-8")
+        except FileNotFoundError:  # none, or one killed before its lock existed
+            shutil.rmtree(self.staging, ignore_errors=True)
+            return
+        _take(handle, self.root, fcntl.LOCK_EX)
+        with handle:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+    def create(self, manifest: RunManifest, attachments: Mapping[str, str] | None = None) -> RunDirectory:
+        """Write the run directory (episodes/, `attachments` (file name -> text) beside the manifest, an empty
+        episodes.jsonl, the manifest) in the staging directory, then rename it to the target."""
+        RunDirectory.ensure_new(self.root)
+        (self.staging / "episodes").mkdir()
+        for name, text in (attachments or {}).items():
+            _write_json(self.staging / name, text)
+        _write_json(self.staging / EPISODES, "")
+        _write_json(self.staging / MANIFEST, manifest.model_dump_json(indent=2))
+        if self.root.is_dir():  # empty, or holding only the lock file of an older version's interrupted run
+            (self.root / WRITER_LOCK).unlink(missing_ok=True)
+        try:
+            self.staging.rename(self.root)  # atomic; replaces only an empty directory
+        except OSError as exc:
+            raise BundleError(f"{self.root} appeared while the run was being set up and is not empty; choose a "
+                              f"new --out directory ({exc.strerror or exc})") from exc
+        self._placed = True
+        _fsync_directory(self.staging.parent)
+        return RunDirectory(self.root)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if not self._placed and self._lock is not None:
+            with directory_lock(self.staging.parent):
+                shutil.rmtree(self.staging, ignore_errors=True)
+        if self._lock is not None:
+            self._lock.close()  # releases the lock
+            self._lock = None
 
 
 def _write_json(path: Path, data: str) -> None:
@@ -127,16 +264,11 @@ class RunDirectory:
 
     @classmethod
     def create(cls, root: Path, manifest: RunManifest, attachments: Mapping[str, str] | None = None) -> RunDirectory:
-        """A new run directory; refuses to write into a non-empty one so nothing is overwritten. `attachments` (file
-        name -> text) are written beside the manifest and sealed with it (an experiment's lock)."""
-        cls.ensure_new(root)
-        (root / "episodes").mkdir(parents=True, exist_ok=True)
-        bundle = cls(root)
-        for name, text in (attachments or {}).items():
-            _write_json(root / name, text)
-        _write_json(root / MANIFEST, manifest.model_dump_json(indent=2))
-        (root / EPISODES).touch()
-        return bundle
+        """A new run directory, whole or not at all (`NewRunDirectory`); refuses to write into a non-empty one so
+        nothing is overwritten. `attachments` (file name -> text) are written beside the manifest and sealed with it
+        (an experiment's lock)."""
+        with NewRunDirectory(root) as new:
+            return new.create(manifest, attachments)
 
     @classmethod
     def open(cls, root: Path) -> RunDirectory:
@@ -182,6 +314,33 @@ class RunDirectory:
         even if admissions ever come from several threads (in the event loop they cannot interleave).
         """
         _append_line(self.root / EPISODES, record.model_dump_json(), self._admit_lock)
+        marker = AdmittedEpisode(episode_id=record.episode_id, record_sha256=canonical_sha256(record.model_dump(
+            mode="json")))
+        _write_json(self.evidence_path(record.episode_id, ADMITTED), marker.model_dump_json(indent=2))
+
+    def lost_admissions(self) -> list[str]:
+        """Admitted episodes whose record episodes.jsonl no longer holds, one problem each: their admission markers
+        (in episodes/<id>/, or with an attempt set apart under interrupted/) name a record the file lost or changed
+        after the fact. Empty for any run a kill interrupted: a marker is written only after its record is on disk."""
+        records = self.all_records()
+        ids = {r.episode_id for r in records}
+        held = {canonical_sha256(r.model_dump(mode="json")) for r in records}
+        markers = [*self.root.glob(f"episodes/*/{ADMITTED}"), *self.root.glob(f"{INTERRUPTED}/*/attempt-*/{ADMITTED}")]
+        problems = []
+        for path in sorted(markers):
+            name = path.relative_to(self.root).as_posix()
+            try:
+                marker = AdmittedEpisode.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                problems.append(f"{name}: not a valid admission marker: {exc}")
+                continue
+            if marker.episode_id not in ids:
+                problems.append(f"{marker.episode_id}: admitted ({name}), but {EPISODES} holds no record of it: the "
+                                "file lost a finished episode after the run")
+            elif marker.record_sha256 not in held:
+                problems.append(f"{marker.episode_id}: the record admitted ({name}) is no longer in {EPISODES}: "
+                                "its line was changed after the run")
+        return problems
 
     def repair_torn_tail(self) -> int:
         """Cut an unfinished last line (a write the process did not live to end) off episodes.jsonl;
@@ -214,7 +373,13 @@ class RunDirectory:
         path = self.root / RESUMES
         if not path.is_file():
             return []
-        return [ResumeEntry.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        entries = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            try:
+                entries += [ResumeEntry.model_validate_json(line)] if line else []
+            except ValueError as exc:
+                raise BundleError(f"{path}:{number}: not a valid resume entry: {exc}") from exc
+        return entries
 
     def files(self) -> list[str]:
         """Every file of the bundle that the checksum list covers, as sorted relative paths."""

@@ -25,7 +25,7 @@ from adapter.transcript import Bounds
 from computerops.audit import audit_markdown, audit_tasks
 from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
 from computerops.blind import BlindFileError, blind_cases, blind_files, run_blind
-from computerops.bundle import BundleError, RunDirectory, writer_lock
+from computerops.bundle import BundleError, RunDirectory, verifier_lock
 from computerops.checking import check_tasks
 from computerops.config import RunConfig, SubsetRef, parse_endpoint, plan_episodes
 from computerops.console import (
@@ -78,13 +78,22 @@ def _select(selection: str) -> tuple[list[LoadedTask], SubsetRef | None]:
     """`all`, comma-separated ids, or a reserved subset file (refused when its tasks changed since)."""
     catalog = load_catalog()
     path = Path(selection)
-    if selection.endswith(".json") or path.is_file():
+    if selection.endswith(".json") or _names_a_file(path):
         if not path.is_file():
             raise SubsetError(f"{path}: no such subset file (reserve one with `computerops subset reserve`)")
         subset = load_subset(path)
         ref = SubsetRef(file=str(path), lock_sha256=subset.lock_sha256, seed=subset.seed, count=subset.count)
         return subset_tasks(subset, catalog, path), ref
     return select_tasks(catalog, selection), None
+
+
+def _names_a_file(path: Path) -> bool:
+    """Whether `path` is a file; False for text no file can be named by (a long list of task ids: the OS refuses to
+    look such a name up, ENAMETOOLONG)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -163,7 +172,7 @@ def run(
     if config.fault_rate > 0 and not config.fault_classes:
         raise _fail("--fault-rate needs --fault-classes (which classes the rate draws for)")
     _execute(config, selected, out, concurrency=concurrency, trace=trace)
-    _report(RunDirectory.open(out), as_json=False)
+    _report_complete(RunDirectory.open(out))
 
 
 def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
@@ -174,7 +183,17 @@ def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
     except (BundleError, TaskFileError) as exc:
         raise _fail(f"cannot resume {run_dir}: {exc}") from exc
     _execute(config, selected, run_dir, concurrency=concurrency, trace=trace, resume=True)
-    _report(RunDirectory.open(run_dir), as_json=False)
+    _report_complete(RunDirectory.open(run_dir))
+
+
+def _report_complete(bundle: RunDirectory) -> None:
+    """The report of a run that stopped of itself; exit 1 unless every planned episode has an agent outcome (a
+    recorded infrastructure failure is none: `run --resume` runs it again)."""
+    _report(bundle, as_json=False)
+    completeness = bundle.completeness()
+    if not completeness.complete:
+        raise _fail(f"the run is incomplete: {completeness.describe()}; continue it with "
+                    f"`computerops run --resume {bundle.root}`", code=1)
 
 
 def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,
@@ -544,7 +563,8 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) ->
     replayed, the summary recomputed. Exit 0 and evidence level E2 on PASS; exit 1 with the first mismatch."""
     try:
         bundle = RunDirectory.open(run_dir)
-        with writer_lock(bundle.root):  # a run still being written is refused, and nothing writes during verify
+        # A run still being written is refused, and nothing writes during verify; a read-only copy verifies too.
+        with verifier_lock(bundle.root):
             passed = _verify(bundle).passed
     except BundleError as exc:
         raise _fail(str(exc)) from exc
@@ -553,11 +573,18 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) ->
 
 
 def _verify(bundle: RunDirectory) -> Verification:
-    """Run `verify` on a bundle and print the outcome; a pass is recorded (evidence level E2)."""
+    """Run `verify` on a bundle and print the outcome; a pass is recorded (evidence level E2) where the run can be
+    written, and where it cannot (a read-only copy), a note says that it was not."""
     verification = asyncio.run(verify_run(bundle))
+    unrecorded = None
     if verification.passed:
-        record_verification(bundle, verification)
-    print_verification(verification, bundle.root)
+        try:
+            record_verification(bundle, verification)
+        except BundleError as exc:
+            unrecorded = str(exc)
+    print_verification(verification, bundle.root, recorded=unrecorded is None)
+    if unrecorded is not None:
+        errors.print(f"note: {unrecorded}", markup=False, highlight=False)
     return verification
 
 

@@ -275,8 +275,9 @@ def print_subset(subset: ReservedSubset, path: object) -> None:
     console.print(f"Draw: {subset.method}. Written to {path}; run it with `computerops run --tasks {path} ...`.")
 
 
-def print_verification(verification: Verification, root: Path) -> None:
-    """`computerops verify`'s outcome: the first mismatch and the rest on stderr, or the PASS line."""
+def print_verification(verification: Verification, root: Path, *, recorded: bool = True) -> None:
+    """`computerops verify`'s outcome: the first mismatch and the rest on stderr, or the PASS line (with where the
+    pass is recorded, or that it is not: a read-only copy)."""
     if not verification.passed:
         errors.print(f"FAIL: {verification.first_mismatch}", markup=False, highlight=False)
         if len(verification.problems) > 1:
@@ -286,7 +287,8 @@ def print_verification(verification: Verification, root: Path) -> None:
         return
     console.print(f"verify PASS: {verification.files_checked} files match their checksums, "
                   f"{verification.episodes_replayed} episodes re-judged and replayed PASS, the summary recomputed "
-                  f"exactly. Evidence level E2 (recorded in {root / VERIFICATION}).", markup=False)
+                  "exactly. " + (f"Evidence level E2 (recorded in {root / VERIFICATION})." if recorded else
+                                 "Not recorded, so this copy's report stays at evidence level E1."), markup=False)
 
 
 def print_demo_plan(plan: DemoPlan) -> None:

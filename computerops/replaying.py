@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from computerops.bundle import BundleError, RunDirectory
 from replays import Receipt, replay_episode
+from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
 from tasks import load_catalog
 
@@ -19,8 +17,8 @@ async def replay_run(bundle: RunDirectory) -> list[Receipt]:
     """
     catalog = load_catalog()
     receipts = []
-    with tempfile.TemporaryDirectory(prefix="computerops-replay-") as root:
-        registry = TenantRegistry(Path(root))
+    with ScratchDirectory("replay") as root:
+        registry = TenantRegistry(root)
         try:
             for record in bundle.records():
                 task = catalog.get(record.task_id)

@@ -145,6 +145,19 @@ class StartedEpisode(Versioned):
     episode: PlannedEpisode
 
 
+class AdmittedEpisode(Versioned):
+    """episodes/<id>/admitted.json: written once the episode's record line is on disk in episodes.jsonl, so a marker
+    whose record that file no longer holds shows the file lost a finished episode after the fact (a kill never
+    does that: it can only land before the marker)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.admitted/1"] = formats.ADMITTED
+
+    episode_id: str
+    record_sha256: str
+    """sha256 of the admitted record's canonical JSON (`computerops.core.hashing`), whatever its line's spacing."""
+
+
 class ResumeEntry(Versioned):
     """One `run --resume` of a run directory: one line of resumes.jsonl."""
 

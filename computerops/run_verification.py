@@ -9,16 +9,16 @@ reads first; every problem is kept.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
-import tempfile
-from pathlib import Path
+import os
 from typing import Literal
 
 from pydantic import ConfigDict, PrivateAttr
 
 from adapter.transcript import AgentTranscript
-from computerops.bundle import CHECKSUMS, SUMMARY, VERIFICATION, BundleError, RunDirectory
+from computerops.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, BundleError, RunDirectory
 from computerops.config import RunConfig
 from computerops.core import formats
 from computerops.core.difference import first_difference
@@ -31,6 +31,7 @@ from computerops.experiment.lock import ExperimentRefused
 from computerops.report import report_json_as, summarize
 from computerops.run_records import EpisodeRecord, RunManifest
 from replays import Receipt, RecordedEpisode, replay_episode
+from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
 from verifier import rejudge
@@ -102,19 +103,23 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         return Verification(run_id=bundle.root.name, verified_at=_now(), passed=False,
                             files_checked=len(bundle.files()), episodes_replayed=0, checksums_sha256=None,
                             problems=problems)
+    lost: list[str] = []
     try:
         problems += _admission_problems(bundle)
+        lost = bundle.lost_admissions()
         completeness = bundle.completeness()
     except (BundleError, ValueError) as exc:
         problems.append(f"the run's admissions cannot be read: {exc}")
     else:
         if not completeness.complete:
-            problems.append(f"the run is incomplete: {completeness.describe()}; continue it with "
-                            f"`computerops run --resume {bundle.root}` (an incomplete run is never E2)")
+            remedy = (f"{EPISODES} lost admitted episodes" if lost else
+                      f"continue it with `computerops run --resume {bundle.root}`")
+            problems.append(f"the run is incomplete: {completeness.describe()}; {remedy} (an incomplete run is "
+                            "never E2)")
     receipts: list[Receipt] = []
     catalog = load_catalog()
-    with tempfile.TemporaryDirectory(prefix="computerops-verify-") as root:
-        registry = TenantRegistry(Path(root))
+    with ScratchDirectory("verify") as root:
+        registry = TenantRegistry(root)
         try:
             for record in records:
                 try:
@@ -125,6 +130,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
                 receipts += [receipt] if receipt is not None else []
         finally:
             registry.close()
+    problems += lost  # after the episodes' own checks, which name what a changed record says
     problems += _summary_problems(bundle, manifest, records)
     problems += _experiment_problems(bundle, manifest)
     verification = Verification(
@@ -210,10 +216,20 @@ def _experiment_problems(bundle: RunDirectory, manifest: RunManifest) -> list[st
 
 
 def record_verification(bundle: RunDirectory, verification: Verification) -> None:
-    """Keep a passing verification beside the evidence (outside the checksum list): evidence level E2."""
+    """Keep a passing verification beside the evidence (outside the checksum list): evidence level E2. BundleError,
+    saying so, where the run cannot be written (a read-only copy): the verification passed all the same."""
     if not verification.passed:
         raise BundleError("only a passing verification is recorded")
-    (bundle.root / VERIFICATION).write_text(verification.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    path, partial = bundle.root / VERIFICATION, bundle.root / f".{VERIFICATION}.{os.getpid()}.tmp"
+    try:
+        partial.write_text(verification.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        partial.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise BundleError(f"{path} not written ({exc.strerror or exc}): the run verified, but a copy that cannot "
+                          "be written keeps no record of it, so its report shows E1; verify a writable copy to "
+                          "record E2") from exc
 
 
 def reviewer_verified(bundle: RunDirectory) -> bool:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,7 +18,7 @@ from adapter.browser import describe_chromium, launch_browser
 from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
 from adapter.serverinfo import ObservedContext, discover_context, probe_tool_results, probe_tools
-from computerops.bundle import RunDirectory, writer_lock
+from computerops.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.core.difference import first_difference_of
 from computerops.episode import EpisodeContext, run_episode
@@ -37,6 +36,7 @@ from computerops.run_records import (
 )
 from computerops.serving import serve_app
 from sites.kit.app import create_app
+from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, ScriptedStep
 
@@ -188,13 +188,24 @@ def build_manifest(
     )
 
 
+def refuse_lost_admissions(bundle: RunDirectory) -> None:
+    """ResumeRefused when episodes.jsonl lost (or changed) records of admitted episodes after the fact: a resume would
+    run finished episodes again as if they had never run."""
+    lost = bundle.lost_admissions()
+    if lost:
+        raise ResumeRefused(f"cannot resume {bundle.root}: {EPISODES} no longer holds what was admitted to it "
+                            f"({len(lost)} episodes; first: {lost[0]}). Restore {EPISODES} from a copy of the run; "
+                            "a resume would run finished episodes again.")
+
+
 def _resume(bundle: RunDirectory, now: RunManifest, progress: Progress) -> list[EpisodeRecord]:
-    """Check that nothing the results depend on changed, repair a torn last record, set interrupted
-    episodes apart and log the resume; returns the records admitted before it."""
+    """Check that nothing the results depend on changed and no admitted record was lost, repair a torn last record,
+    set interrupted episodes apart and log the resume; returns the records admitted before it."""
     difference = manifest_difference(bundle.manifest(), now)
     if difference is not None:
         raise ResumeRefused(f"cannot resume {bundle.root}: a manifest input differs: {difference}. "
                             "A run continued under other inputs would be a new condition; start a new run.")
+    refuse_lost_admissions(bundle)  # again under the lock
     torn = bundle.repair_torn_tail()
     records = bundle.records()
     failed = [r.episode_id for r in records if r.outcome == "infrastructure_failure"]  # the endpoint's, not the agent's
@@ -256,13 +267,16 @@ async def execute_run(
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    if not resume:
-        RunDirectory.ensure_new(out)  # before any server, browser or model call
+    if resume:  # before any server, browser or model call
+        refuse_lost_admissions(RunDirectory.open(out))
+    else:
+        RunDirectory.ensure_new(out)
     async with AsyncExitStack() as stack:
-        stack.enter_context(writer_lock(out))  # one writer per run directory (RunLocked otherwise)
-        if not resume:
-            RunDirectory.ensure_new(out)  # again under the lock: another writer may have started meanwhile
-        tenant_root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="computerops-tenants-")))
+        # One writer per run directory (RunLocked otherwise); a new one is made whole or not at all.
+        new = None if resume else stack.enter_context(NewRunDirectory(out))
+        if resume:
+            stack.enter_context(writer_lock(out))
+        tenant_root = stack.enter_context(ScratchDirectory("tenants"))  # a killed run's is removed by the next
         registry = TenantRegistry(tenant_root / "run")
         stack.callback(registry.close)
         replay_registry = TenantRegistry(tenant_root / "replay")
@@ -283,11 +297,11 @@ async def execute_run(
         manifest = build_manifest(config, tasks, chromium=describe_chromium(playwright, browser), observed=observed,
                                   execution=RunExecution(concurrency=concurrency, trace=trace))
         admitted: list[EpisodeRecord] = []
-        if resume:
+        if new is None:
             bundle = RunDirectory.open(out)
             admitted = _resume(bundle, manifest, progress)
         else:
-            bundle = RunDirectory.create(out, manifest, attachments)
+            bundle = new.create(manifest, attachments)
         client = model_client(base_url, api_key, max_retries=2, timeout=120.0)  # every reply read within a bound
         stack.push_async_callback(client.close)
         ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,

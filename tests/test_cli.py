@@ -76,6 +76,17 @@ def test_an_existing_run_directory_is_never_overwritten(tmp_path: Path) -> None:
     assert (out / "keep.txt").read_text() == "earlier evidence"
 
 
+def test_a_task_list_longer_than_any_file_name_is_read_as_task_ids(tmp_path: Path) -> None:
+    ids = list(load_catalog())
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "keep.txt").write_text("earlier evidence")
+    listed = ",".join(ids)
+    assert len(listed) > 255  # longer than a file name may be: the OS refuses to look it up (ENAMETOOLONG)
+    code, output = invoke("run", "--tasks", listed, "--endpoint", "scripted:oracle", "--out", str(out))
+    assert code == 2 and "already exists and is not empty" in output, output  # the ids were read; then --out
+
+
 def test_report_and_replay_refuse_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
     for command in ("report", "replay"):
         code, output = invoke(command, str(tmp_path))

@@ -4,6 +4,7 @@ complete; a resume runs them again."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,10 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from typer.testing import CliRunner
 
 from computerops.bundle import RunDirectory
+from computerops.cli import app
 from computerops.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.report import summarize
 from computerops.run_verification import verify_run
@@ -103,3 +106,27 @@ async def test_resume_runs_infrastructure_failures_again_and_then_the_run_is_com
     assert (total.attempted, total.infrastructure_failures) == (5, 0)
     verification = await verify_run(bundle)
     assert verification.passed, verification.problems
+
+
+async def not_a_completion(_: Request) -> JSONResponse:
+    return JSONResponse({"not": "a chat completion"})
+
+
+ANSWERS_NONSENSE = Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", not_a_completion,
+                                                                        methods=["POST"])])
+
+
+@pytest.mark.browser
+async def test_a_run_that_stops_short_of_a_halt_with_an_infrastructure_failure_to_run_again_exits_1(
+    tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    async with serve_app(ANSWERS_NONSENSE) as origin:
+        result = await asyncio.to_thread(CliRunner().invoke, app, [
+            "run", "--tasks", TASK_IDS[0], "--base-url", f"{origin}/v1", "--model", "overloaded", "--tool-mode", "text",
+            "--out", str(out)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, said
+    assert (f"the run is incomplete: 1 of 1 planned episodes admitted, 1 infrastructure failures to run again; "
+            f"continue it with `computerops run --resume {out}`") in said, said
+    assert [r.outcome for r in RunDirectory.open(out).records()] == ["infrastructure_failure"]

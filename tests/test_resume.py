@@ -3,6 +3,7 @@ an uninterrupted run, with the same evidence; a resume under changed inputs is r
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -14,11 +15,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from computerops.bundle import EPISODES, INTERRUPTED, MANIFEST, RESUMES, STARTED, RunDirectory
+from computerops.cli import app
 from computerops.config import parse_endpoint, plan_episodes
 from computerops.core.difference import first_difference
 from computerops.run_records import RunManifest
+from computerops.run_verification import verify_run
 from computerops.runner import manifest_difference
 
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order,helpdesk.answer-valid-approval"
@@ -116,6 +120,8 @@ def test_sigkill_at_several_points_then_resume_admits_the_same_episodes_as_an_un
 
     output = " ".join(finish(start("run", "--resume", str(run))).split())
     assert "150 bytes of an unfinished record cut off" in output, output
+    # The tenant databases of the three killed processes went when the next one started; the last removed its own.
+    assert not list(Path(CHILD_ENV["TMPDIR"]).glob("computerops-*")), "a killed run's tenants are not left for good"
 
     lines = (run / EPISODES).read_text().splitlines()
     admitted = [json.loads(line)["episode_id"] for line in lines]
@@ -147,6 +153,30 @@ def test_sigkill_at_several_points_then_resume_admits_the_same_episodes_as_an_un
         assert result.returncode == 1, altered
         assert altered.relative_to(run).as_posix() in " ".join(result.stderr.split())
         altered.write_bytes(original)
+
+
+@pytest.mark.parametrize("loss", ["emptied", "last record cut"])
+def test_a_resume_of_a_run_whose_episodes_file_lost_admitted_records_is_refused_and_verify_names_them(
+    uninterrupted: Path, tmp_path: Path, loss: str
+) -> None:
+    run = tmp_path / "lost"
+    shutil.copytree(uninterrupted, run)
+    whole = (run / EPISODES).read_bytes()
+    last = whole.splitlines(keepends=True)[-1]
+    # Emptied, or cut inside the last line: what a kill while writing that record would leave, but after the fact.
+    (run / EPISODES).write_bytes(b"" if loss == "emptied" else whole[:len(whole) - len(last) // 2])
+    lost = sorted(json.loads(line)["episode_id"] for line in (whole.splitlines() if loss == "emptied" else [last]))
+    before = {p.relative_to(run).as_posix(): p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    result = CliRunner().invoke(app, ["run", "--resume", str(run)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, said
+    assert f"episodes.jsonl no longer holds what was admitted to it ({len(lost)} episodes; first: {lost[0]}" in said
+    after = {p.relative_to(run).as_posix(): p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    assert after == before, "nothing was run again, set apart or logged"
+    problems = asyncio.run(verify_run(RunDirectory.open(run))).problems
+    for episode_id in lost:
+        assert (f"{episode_id}: admitted (episodes/{episode_id}/admitted.json), but episodes.jsonl holds no record of "
+                "it: the file lost a finished episode after the run") in problems, problems
 
 
 def test_a_resume_under_a_changed_input_is_refused_naming_the_first_difference(

@@ -4,16 +4,22 @@ forgeries that keep every hash consistent are caught by re-judging and recomputi
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from computerops.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, RunDirectory
+from computerops.cli import app
 from computerops.run_verification import Verification, reviewer_verified, verify_run
 
 # Each runs the CLI in a subprocess with a real Chromium.
@@ -158,3 +164,49 @@ def test_a_forged_summary_number_is_caught_by_recomputing_the_summary(sealed: Pa
 def test_verify_of_a_directory_that_is_not_a_run_is_refused(tmp_path: Path) -> None:
     result = subprocess.run([*CLI, "verify", str(tmp_path)], capture_output=True, text=True)
     assert result.returncode == 2 and "not a run directory" in result.stderr + result.stdout
+
+
+def read_only(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+    """Make `root` behave as a read-only file system does (EROFS, even for root): every call that would create,
+    write, rename or remove something under it fails."""
+    def refuse(path: object) -> None:
+        if Path(os.fsdecode(path)).absolute().is_relative_to(root):  # type: ignore[arg-type]
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+
+    real_open, real_os_open = io.open, os.open
+
+    def open_(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, bytes, os.PathLike)) and set(mode) & set("wax+"):
+            refuse(file)
+        return real_open(file, mode, *args, **kwargs)
+
+    def os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND):
+            refuse(path)
+        return real_os_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", open_)
+    monkeypatch.setattr(os, "open", os_open)
+    for name in ("replace", "rename", "unlink", "mkdir", "rmdir"):
+        real = getattr(os, name)
+
+        def guarded(path: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            refuse(path)
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, guarded)
+
+
+def test_verify_of_a_read_only_copy_passes_and_says_that_it_recorded_nothing(
+    sealed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = copy_of(sealed, tmp_path)
+    before = {p.relative_to(run).as_posix(): p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    read_only(monkeypatch, run)
+    result = CliRunner().invoke(app, ["verify", str(run)])
+    monkeypatch.undo()
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "verify PASS" in said and "Not recorded, so this copy's report stays at evidence level E1" in said
+    assert f"{run / VERIFICATION} not written (Read-only file system)" in said
+    assert {p.relative_to(run).as_posix(): p.read_bytes() for p in run.rglob("*") if p.is_file()} == before

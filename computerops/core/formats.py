@@ -27,6 +27,7 @@ EPISODE_RECORD: Final = "computerops.episode/1"
 TRANSCRIPT: Final = "computerops.transcript/1"
 VERDICT: Final = "computerops.verdict/1"
 STARTED: Final = "computerops.started/1"
+ADMITTED: Final = "computerops.admitted/1"
 RESUME: Final = "computerops.resume/1"
 VERIFICATION: Final = "computerops.verification/1"
 

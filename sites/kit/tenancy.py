@@ -12,7 +12,6 @@ import json
 import os
 import secrets
 import shutil
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from sites.kit.injection import FaultSession
 from sites.kit.journal import seeding_session
 from sites.kit.operation import template_rng
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
+from sites.kit.scratch import ScratchDirectory
 from sites.kit.site import SiteDefinition
 
 # Every tenant is a new engine, and an engine compiles each statement anew unless it shares a cache: all
@@ -151,8 +151,12 @@ class TenantRegistry:
     """Creates, resolves and drops the tenants of one server process."""
 
     def __init__(self, root: Path | None = None, sites: Mapping[str, SiteDefinition] | None = None) -> None:
-        self._own_root = root is None
-        self.root = Path(tempfile.mkdtemp(prefix="computerops-tenants-")) if root is None else Path(root)
+        # Without a root, its own scratch directory: removed by close(), or by the next one made if killed.
+        self._scratch: ScratchDirectory | None = None
+        if root is None:
+            self._scratch = ScratchDirectory("tenants")
+            root = self._scratch.path
+        self.root = Path(root)
         self.sites: dict[str, SiteDefinition] = dict(_default_sites() if sites is None else sites)
         self._lock = threading.Lock()
         self._templates: dict[tuple[str, int], Path] = {}
@@ -254,5 +258,5 @@ class TenantRegistry:
             tenants = list(self._tenants.values())
         for tenant in tenants:
             self.drop(tenant)
-        if self._own_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+        if self._scratch is not None:
+            self._scratch.close()
