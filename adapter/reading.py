@@ -44,8 +44,8 @@ class ReadLimits:
 
     def unanswered(self) -> str:
         """What the observation of a page that did not answer says."""
-        return (f"the page did not answer within {self.seconds:g} s (a script of its own kept it busy); nothing of it "
-                "is shown. The next observation reads it again.")
+        return (f"the page did not answer within {self.seconds:g} s (a script of its own kept it busy, or it is too "
+                "large to read in time); nothing of it is shown. The next observation reads it again.")
 
     def stopped(self) -> str:
         """The notice when a script of the page was ended so that the page could be read."""
