@@ -23,20 +23,27 @@ from computerops.serving import serve_app
 from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
 from sites.kit.oplog import MAX_ACTION_NUMBER
+from sites.kit.records import Operation
 from sites.kit.tenancy import TenantRegistry
 from verifier import Claim, judge
 
 RESERVED = ":/?#[]@!$&'()*+,;=% \\\"<>^`{|}~\t\u00e9\u2028\U0001f4a5"
 
 
-async def record_and_replay(tmp_path: Path, paths: list[str]) -> tuple[RecordedEpisode, list[str]]:
-    """GET each raw path on a helpdesk tenant over HTTP, judge the episode, replay it; the receipt's reasons."""
+SentRequest = tuple[str, str, bytes, dict[str, str]]
+"""(method, raw path, body, extra headers) of one request an episode sends."""
+
+
+async def replay_requests(tmp_path: Path, requests: list[SentRequest]) -> tuple[list[Operation], list[str]]:
+    """Send each request on a helpdesk tenant over HTTP (as action 1, 2, ...), judge the episode, replay it over
+    ASGI: the operations logged, and the receipt's reasons (none when it replays PASS)."""
     registry = TenantRegistry(tmp_path / "tenants")
     try:
         tenant = registry.create(REFUND.spec.site, REFUND.spec.seed)
         async with serve_app(create_app(registry)) as origin, httpx.AsyncClient(base_url=origin) as client:
-            for number, path in enumerate(paths, start=1):
-                response = await client.get(path, headers={TENANT_HEADER: tenant.token, ACTION_HEADER: str(number)})
+            for number, (method, path, body, extra) in enumerate(requests, start=1):
+                headers = {TENANT_HEADER: tenant.token, ACTION_HEADER: str(number), **extra}
+                response = await client.request(method, path, content=body, headers=headers)
                 assert response.status_code < 500, (path, response.status_code)
         operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
         registry.drop(tenant)
@@ -45,18 +52,23 @@ async def record_and_replay(tmp_path: Path, paths: list[str]) -> tuple[RecordedE
         episode = RecordedEpisode(episode_id="e", operations=operations, journal=journal, final_state=state,
                                   verdict=verdict)
         receipt = await replay_episode(REFUND, episode, registry)
-        return episode, [] if receipt.result == "PASS" else list(receipt.mismatches)
+        return operations, [] if receipt.result == "PASS" else list(receipt.mismatches)
     finally:
         registry.close()
+
+
+async def record_and_replay(tmp_path: Path, paths: list[str]) -> tuple[list[Operation], list[str]]:
+    """GET each raw path; the operations and the receipt's reasons (`replay_requests`)."""
+    return await replay_requests(tmp_path, [("GET", path, b"", {}) for path in paths])
 
 
 async def test_paths_with_every_reserved_character_replay_pass(tmp_path: Path) -> None:
     paths = [f"/helpdesk/tickets/{quote(char, safe='')}x" for char in RESERVED]
     paths += ["/helpdesk/tickets/T-2001%3Fsecret=1", "/helpdesk/orders/O-1042%23frag", "/helpdesk/orders/%2541",
               "/helpdesk/tickets/a%2Fb", "/helpdesk/tickets/%3f%3F", "/helpdesk/tickets/T-2001?x=%3F%23&y=%25"]
-    episode, problems = await record_and_replay(tmp_path, paths)
+    operations, problems = await record_and_replay(tmp_path, paths)
     assert problems == []
-    by_path = {op.raw_path for op in episode.operations}
+    by_path = {op.raw_path for op in operations}
     assert "/helpdesk/tickets/T-2001%3Fsecret=1" in by_path, "the path is kept exactly as sent"
 
 

@@ -19,18 +19,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.requests import cookie_parser
-from test_replay import REFUND
+from test_replay_paths import replay_requests
 from tiers import examples
 
 from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER, tenant_bindings, without_bindings
-from computerops.core.vocabulary import ACTION_HEADER, DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
+from computerops.core.vocabulary import DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
 from computerops.serving import serve_app
-from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
 from sites.kit.oplog import MAX_REQUEST_BYTES
-from sites.kit.records import Operation, Shown
+from sites.kit.records import Shown
 from sites.kit.tenancy import TenantRegistry
-from verifier import Claim, judge
 
 _NAMES = st.sampled_from([TENANT_COOKIE, f" {TENANT_COOKIE}", f"{TENANT_COOKIE} ", "other", "computerops_tenantx",
                           "Computerops_Tenant", "", "apps"])
@@ -85,36 +83,17 @@ async def test_a_request_with_two_tenant_bindings_is_refused_before_any_work(tmp
         registry.close()
 
 
-async def _episode(tmp_path: Path, requests: list[tuple[str, str, bytes, str | None]]) -> tuple[
-        list[Operation], list[str]]:
-    registry = TenantRegistry(tmp_path / "tenants")
-    try:
-        tenant = registry.create(REFUND.spec.site, REFUND.spec.seed)
-        async with serve_app(create_app(registry)) as origin, httpx.AsyncClient(base_url=origin) as client:
-            for number, (method, path, body, destination) in enumerate(requests, start=1):
-                headers = {TENANT_HEADER: tenant.token, ACTION_HEADER: str(number)}
-                if destination is not None:
-                    headers[FETCH_DESTINATION_HEADER] = destination
-                if body:
-                    headers["content-type"] = "application/x-www-form-urlencoded"
-                await client.request(method, path, content=body, headers=headers)
-        operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
-        registry.drop(tenant)
-        verdict = judge(REFUND.spec, REFUND.sha256, state=state, journal=journal, operations=operations,
-                        claim=Claim(success=False))
-        episode = RecordedEpisode(episode_id="e", operations=operations, journal=journal, final_state=state,
-                                  verdict=verdict)
-        receipt = await replay_episode(REFUND, episode, registry)
-        return list(operations), list(receipt.mismatches)
-    finally:
-        registry.close()
+def _as(destination: str | None, form: bool = False) -> dict[str, str]:
+    headers = {} if destination is None else {FETCH_DESTINATION_HEADER: destination}
+    return {**headers, "content-type": "application/x-www-form-urlencoded"} if form else headers
 
 
 @pytest.mark.parametrize("destination", ["image", "script", "style", "empty", "video", "font", "report", "x y"])
 async def test_a_page_not_loaded_as_a_document_shows_nothing_and_replays(tmp_path: Path, destination: str) -> None:
     page = "/helpdesk/tickets/T-2001"
-    operations, problems = await _episode(tmp_path, [("GET", page, b"", "document"), ("GET", page, b"", destination),
-                                                     ("GET", page, b"", None)])
+    operations, problems = await replay_requests(tmp_path, [("GET", page, b"", _as("document")),
+                                                            ("GET", page, b"", _as(destination)),
+                                                            ("GET", page, b"", _as(None))])
     assert problems == []
     shown = [op.shown for op in operations]
     assert shown[0] is not None and shown[0].records and shown[0] == shown[2], "a document (or no word) shows rows"
@@ -125,8 +104,9 @@ async def test_a_page_not_loaded_as_a_document_shows_nothing_and_replays(tmp_pat
 
 async def test_a_body_over_the_bound_is_refused_logged_without_it_and_replays(tmp_path: Path) -> None:
     huge = b"note=" + b"x" * MAX_REQUEST_BYTES
-    operations, problems = await _episode(tmp_path, [("POST", "/helpdesk/orders/O-1042/refunds", huge, "document"),
-                                                     ("GET", "/helpdesk/", b"", "document")])
+    operations, problems = await replay_requests(tmp_path, [
+        ("POST", "/helpdesk/orders/O-1042/refunds", huge, _as("document", form=True)),
+        ("GET", "/helpdesk/", b"", _as("document"))])
     assert problems == []
     refused, after = operations
     assert (refused.status, refused.oversized, refused.body, refused.journal_rows) == (
