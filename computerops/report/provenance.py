@@ -54,22 +54,25 @@ def context_text(context: ObservedContext | None) -> str:
     return "not stated" if context is None else f"{context.tokens} tokens ({context.source})"
 
 
+def _probe_text(verdict: str, detail: str | None, counts: tuple[tuple[int | None, str], tuple[int | None, str]]) -> str:
+    """A probe's verdict, with its two prompt counts (each with what it counted) when both are known."""
+    (first, first_words), (second, second_words) = counts
+    said = "" if first is None or second is None else f", {first} prompt tokens {first_words}, {second} {second_words}"
+    return verdict.replace("_", " ") + said + (f": {detail}" if detail else "")
+
+
 def tools_text(tools: ToolsProbe | None) -> str:
     if tools is None:
         return "not probed"
-    counts = ("" if tools.with_tools_prompt_tokens is None or tools.without_tools_prompt_tokens is None else
-              f", {tools.with_tools_prompt_tokens} prompt tokens with the schemas, "
-              f"{tools.without_tools_prompt_tokens} without")
-    return tools.verdict.replace("_", " ") + counts + (f": {tools.detail}" if tools.detail else "")
+    return _probe_text(tools.verdict, tools.detail, ((tools.with_tools_prompt_tokens, "with the schemas"),
+                                                     (tools.without_tools_prompt_tokens, "without")))
 
 
 def tool_results_text(probe: ToolResultsProbe | None) -> str:
     if probe is None:
         return "not probed"
-    counts = ("" if probe.long_result_prompt_tokens is None or probe.short_result_prompt_tokens is None else
-              f", {probe.long_result_prompt_tokens} prompt tokens with a long result, "
-              f"{probe.short_result_prompt_tokens} with a short one")
-    return probe.verdict.replace("_", " ") + counts + (f": {probe.detail}" if probe.detail else "")
+    return _probe_text(probe.verdict, probe.detail, ((probe.long_result_prompt_tokens, "with a long result"),
+                                                     (probe.short_result_prompt_tokens, "with a short one")))
 
 
 class Provenance(BaseModel):
