@@ -304,8 +304,11 @@ def test_crawl_targets_start_at_each_site_root_then_the_task_start_paths() -> No
         assert {t.spec.start_path for t in tasks} <= set(target.start_paths)
 
 
+@pytest.mark.slow
 @browser_test
 async def test_every_catalog_page_offers_exactly_the_accessible_controls(browser: Browser) -> None:
+    """Every page the catalog's links reach (the slow tier: about a minute; CI checks every fixture page, and the
+    observation of catalog pages through every corpus and sample episode)."""
     with tempfile.TemporaryDirectory(prefix="computerops-fidelity-") as root:
         registry = TenantRegistry(Path(root))
         try:

@@ -36,9 +36,9 @@ def weakened(task: LoadedTask, check_name: str) -> LoadedTask:
 async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_does(tmp_path: Path) -> None:
     reply = CATALOG["helpdesk.reply-without-escalating"]
     tasks = [*(CATALOG[task_id] for task_id in SAMPLE), weakened(reply, "mei-told-it-went-by-post")]
-    # Two browser mutants of each class per task (every answer mutant): the operators' reach at a third of the cost;
-    # every mutant of every task runs in the slow tier below.
-    report = await audit_tasks(tasks, tmp_path / "audit", lambda _: None, concurrency=2, per_class=2)
+    # The first browser mutant of each class per task (every answer mutant): the operators' reach at a fraction of
+    # the cost; every mutant of every task runs in the slow tier below.
+    report = await audit_tasks(tasks, tmp_path / "audit", lambda _: None, concurrency=2, per_class=1)
     by_task = {t.task_id: t for t in report.tasks}
     for task_id in SAMPLE:
         audit = by_task[task_id]

@@ -37,12 +37,13 @@ def _fault_evidence(tasks: list[LoadedTask], run_dir: Path) -> None:
 
 
 def _sample(site: str) -> list[LoadedTask]:
-    """The CI tier's sample of a site for the whole check: its first task without faults, its first with faults and
-    its recovery-loop traps (the loop detector's evidence), in catalog order."""
+    """The CI tier's sample of a site for the whole check: its first task without faults and its recovery-loop traps
+    (faulted tasks: the loop detector's evidence), else its first with faults, in catalog order."""
     tasks = [t for t in CATALOG.values() if t.spec.site == site]
     chosen = {t.id for t in tasks if "recovery-loop-trap" in t.id}
-    for faulted in (False, True):
-        chosen.update([t.id for t in tasks if bool(t.spec.faults) == faulted][:1])
+    chosen.update([t.id for t in tasks if not t.spec.faults][:1])
+    if not any(CATALOG[task_id].spec.faults for task_id in chosen):
+        chosen.update([t.id for t in tasks if t.spec.faults][:1])
     return [t for t in tasks if t.id in chosen]
 
 

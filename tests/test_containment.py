@@ -431,7 +431,7 @@ def _model_urls(draw: st.DrawFn, port: int) -> str:
 
 
 @browser_test
-@settings(max_examples=examples(40))
+@settings(max_examples=examples(15))
 @given(data=st.data())
 async def test_an_accepted_navigate_never_leaves_the_prefix_after_the_browsers_own_normalisation(
     driver: PageDriver, site: FixtureSite, site_scope: SiteScope, data: st.DataObject

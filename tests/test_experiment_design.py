@@ -97,7 +97,8 @@ def test_the_noise_floor_reruns_its_cell_with_identical_then_new_seeds() -> None
     same = [e for e in episodes if e.pair == "identical"]
     seeds = [e for e in episodes if e.pair == "new-seed"]
     assert spec.analysis.noise_floor is not None
-    assert len(same) == len(seeds) == len(spec.tasks) * 3
+    assert len(same) == len(spec.tasks) * spec.analysis.noise_floor.identical_reruns
+    assert len(seeds) == len(spec.tasks) * spec.analysis.noise_floor.new_seeds
     assert {(e.seed, e.fault_draw) for e in same} == {(spec.seed, 1)}
     assert len({(e.task_id, e.seed) for e in seeds}) == len(seeds)
     assert {e.cell for e in episodes} == {cell.key(spec)}

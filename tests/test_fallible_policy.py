@@ -255,7 +255,7 @@ def test_slips_and_sheet_totals() -> None:
 
 
 @given(st.text(max_size=30))
-@settings(max_examples=examples(200))
+@settings(max_examples=examples(80))
 def test_a_slip_always_changes_the_text(text: str) -> None:
     assert slipped(text) != text and len(slipped(text)) in (len(text), len(text) + 1)
 
@@ -278,7 +278,7 @@ def test_with_nothing_to_err_it_replies_exactly_as_the_oracle_on_every_catalog_t
 
 
 @given(st.integers(0, 2**40), TASKS, FAILURES)
-@settings(max_examples=examples(200))
+@settings(max_examples=examples(80))
 def test_identical_requests_get_identical_replies_and_a_short_context_changes_none(
         seed: int, task: LoadedTask, failures: dict[int, str]) -> None:
     policy = "fallible:0.3:0.3:0.5"
@@ -297,7 +297,7 @@ def test_identical_requests_get_identical_replies_and_a_short_context_changes_no
 
 @given(st.integers(0, 2**40), TASKS, FAILURES,
        st.sampled_from(["fallible:0:0:0", "fallible:0:0:1", "fallible:0.2:0.2:0.5", "fallible:1:0:1"]))
-@settings(max_examples=examples(300))
+@settings(max_examples=examples(120))
 def test_it_never_records_twice_and_a_clean_success_claim_is_the_control_s_record(
         seed: int, task: LoadedTask, failures: dict[int, str], policy: str) -> None:
     episode = run(policy, task, seed=seed, failures=failures)

@@ -219,19 +219,19 @@ def _encode(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True).encode()
 
 
-@settings(max_examples=examples(5000))
+@settings(max_examples=examples(1500))
 @given(ENVELOPE)
 async def test_generated_envelopes_end_in_a_classified_outcome(value: dict[str, Any]) -> None:
     classify(await run_reply(_encode(value)))
 
 
-@settings(max_examples=examples(3000))
+@settings(max_examples=examples(1000))
 @given(st.binary(max_size=200) | ENVELOPE.map(_encode).flatmap(lambda b: st.integers(0, len(b)).map(lambda n: b[:n])))
 async def test_generated_bodies_and_cut_off_envelopes_end_in_a_classified_outcome(body: bytes) -> None:
     classify(await run_reply(body))
 
 
-@settings(max_examples=examples(2000))
+@settings(max_examples=examples(600))
 @given(TEXT, st.sampled_from(["stop", "length", None]))
 async def test_generated_text_replies_end_in_a_classified_outcome(content: str, finish_reason: str | None) -> None:
     body = _encode({"choices": [{"message": {"role": "assistant", "content": content},
