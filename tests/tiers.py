@@ -3,9 +3,10 @@
 - pure and in-process tests carry no marker: `pytest -m "not browser"` is the inner loop (about two minutes);
 - `browser`: needs a real Chromium (given to every test that uses the `browser` fixture; a test that launches
   Chromium any other way must carry it, and an unmarked test that tries is failed by tests/conftest.py);
-- `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task) and the
-  whole blind set, only with `scripts/test.sh --slow`; CI replays every task's control from the golden corpus, runs a
-  sample of each site against every negative control, a sample of the audit's operators and of the blind set.
+- `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task), the
+  whole blind set and the accessibility check of every catalog page, only with `scripts/test.sh --slow`; CI replays
+  every task's control from the golden corpus, runs a sample of each site against every negative control, and a
+  sample of the audit's operators and of the blind set.
 
 `scripts/test.sh` (CI) sets COMPUTEROPS_TESTS=full: property tests then run their whole example counts; without it
 they run a twentieth (at least 20), so the inner loop stays quick and the full search still runs before a merge.
