@@ -43,7 +43,7 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
     for task_id in SAMPLE:
         audit = by_task[task_id]
         assert audit.scripted_ok and audit.ok, [(r.mutant.id, r.fate) for r in audit.results if r.fate in DEFECTS]
-        assert audit.count("killed") >= 5, task_id  # the audit made and ran mutants of each
+        assert audit.count("killed") >= 3, task_id  # the audit made and ran mutants of each
     killed = {r.mutant.mutant_class for t in SAMPLE for r in by_task[t].results if r.fate == "killed"}
     accepted = {r.mutant.mutant_class for t in SAMPLE for r in by_task[t].results if r.fate == "accepted"}
     assert killed >= {"drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write",
