@@ -138,6 +138,13 @@ def destination_of(headers: Headers) -> str | None:
     return value if _DESTINATION.fullmatch(value) else "other"
 
 
+def _request_fields(operation: OperationContext, headers: Headers, scope: Scope) -> dict[str, Any]:
+    """What an operation records of the request itself (its seq and action, method, path, query, content type)."""
+    return {"seq": operation.seq, "action": operation.action, "method": scope["method"], "path": scope["path"],
+            "raw_path": raw_path_of(scope), "query": scope.get("query_string", b"").decode("latin-1"),
+            "content_type": headers.get("content-type")}
+
+
 def _too_large() -> HTMLResponse:
     return message_page(status=413, title="Request too large",
                         message=f"The request body was over {MAX_REQUEST_BYTES} bytes; nothing was done.")
@@ -282,13 +289,7 @@ class OperationLogMiddleware:
             if decision is not None and fired is None:
                 decision = decision.model_copy(update={"applied": False})
         record = Operation(
-            seq=seq,
-            action=operation.action,
-            method=scope["method"],
-            path=scope["path"],
-            raw_path=raw_path_of(scope),
-            query=scope.get("query_string", b"").decode("latin-1"),
-            content_type=headers.get("content-type"),
+            **_request_fields(operation, headers, scope),
             body=body.decode("utf-8", errors="replace"),
             status=response.status,
             location=response.header("location"),
@@ -309,9 +310,7 @@ class OperationLogMiddleware:
         """A request whose body is over the bound: logged (without its body) as refused, and answered 413."""
         response = await _buffer(_too_large(), scope, receive)
         record = Operation(
-            seq=operation.seq, action=operation.action, method=scope["method"], path=scope["path"],
-            raw_path=raw_path_of(scope), query=scope.get("query_string", b"").decode("latin-1"),
-            content_type=headers.get("content-type"), body="", status=response.status, location=None,
+            **_request_fields(operation, headers, scope), body="", status=response.status, location=None,
             response_digest=hashlib.sha256(response.body).hexdigest(), journal_rows=0, app=None, shown=Shown(),
             destination=destination, oversized=True)
         await anyio.to_thread.run_sync(tenant.record_operation, record)
