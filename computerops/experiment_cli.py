@@ -94,8 +94,11 @@ def run_command(
     resume: Annotated[Path | None, typer.Option(help="Continue this interrupted run of the same lock.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once (same evidence as serial).")] = 1,
 ) -> None:
-    """Run a frozen experiment; refused, naming the input, when anything changed since the freeze."""
-    _report(_run(lock, out, resume, concurrency, noise_floor=False), as_json=False, html=None)
+    """Run a frozen experiment; refused, naming the input, when anything changed since the freeze. Exit 1 unless every
+    planned episode has an agent outcome (`--resume` continues it)."""
+    run_dir = _run(lock, out, resume, concurrency, noise_floor=False)
+    _report(run_dir, as_json=False, html=None)
+    _exit_unless_complete(run_dir, "experiment run", lock)
 
 
 @experiment_app.command("noise-floor")
@@ -105,8 +108,20 @@ def noise_floor_command(
     resume: Annotated[Path | None, typer.Option(help="Continue this interrupted noise-floor run.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once.")] = 1,
 ) -> None:
-    """Rerun one cell of a frozen experiment: identical reruns, then reruns with new seeds."""
-    _report(_run(lock, out, resume, concurrency, noise_floor=True), as_json=False, html=None)
+    """Rerun one cell of a frozen experiment: identical reruns, then reruns with new seeds. Exit 1 unless every planned
+    rerun has an agent outcome (`--resume` continues it)."""
+    run_dir = _run(lock, out, resume, concurrency, noise_floor=True)
+    _report(run_dir, as_json=False, html=None)
+    _exit_unless_complete(run_dir, "experiment noise-floor", lock)
+
+
+def _exit_unless_complete(run_dir: Path, command: str, lock: Path) -> None:
+    """Exit 1, saying how to continue, when the run stopped with planned episodes missing or failed as
+    infrastructure (a recorded infrastructure failure is no agent outcome: `--resume` runs it again)."""
+    completeness = RunDirectory.open(run_dir).completeness()
+    if not completeness.complete:
+        raise _fail(f"the run is incomplete: {completeness.describe()}; continue it with "
+                    f"`computerops {command} {lock} --resume {run_dir}`", code=1)
 
 
 def _noise_floor_of(run_dir: Path, lock_sha256: str) -> NoiseFloor:

@@ -130,3 +130,40 @@ async def test_a_run_that_stops_short_of_a_halt_with_an_infrastructure_failure_t
     assert (f"the run is incomplete: 1 of 1 planned episodes admitted, 1 infrastructure failures to run again; "
             f"continue it with `computerops run --resume {out}`") in said, said
     assert [r.outcome for r in RunDirectory.open(out).records()] == ["infrastructure_failure"]
+
+
+ONE_PAIR = """\
+id: infrastructure-one-pair
+version: 1
+question: Does an endpoint that answers nonsense leave the experiment run incomplete?
+tasks:
+  - id: helpdesk.solve-ticket
+    faults: [{fault: transient_5xx, target: {method: POST, path: /helpdesk/tickets/T-2005/status}}]
+endpoint: {kind: scripted, policies: [oracle]}
+arms: [control, treatment]
+repetitions: 1
+order: {kind: counterbalanced}
+seed: 7
+vary_seed: false
+analysis:
+  primary: paired_false_completion
+  intervals: {confidence: 0.95, resamples: 200, seed: 1}
+  descriptive: [cells]
+"""
+
+
+@pytest.mark.browser
+async def test_an_experiment_run_with_infrastructure_failures_to_run_again_exits_1(tmp_path: Path) -> None:
+    source, lock, out = tmp_path / "one-pair.yaml", tmp_path / "one-pair.lock.json", tmp_path / "run"
+    source.write_text(ONE_PAIR, encoding="utf-8")
+    async with serve_app(ANSWERS_NONSENSE) as origin:
+        frozen = await asyncio.to_thread(CliRunner().invoke, app, [
+            "experiment", "freeze", str(source), "--base-url", f"{origin}/v1", "--model", "overloaded",
+            "--out", str(lock)])
+        assert frozen.exit_code == 0, frozen.output
+        result = await asyncio.to_thread(CliRunner().invoke, app, ["experiment", "run", str(lock), "--out", str(out)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, said
+    assert (f"the run is incomplete: 2 of 2 planned episodes admitted, 2 infrastructure failures to run again; "
+            f"continue it with `computerops experiment run {lock} --resume {out}`") in said, said
+    assert [r.outcome for r in RunDirectory.open(out).records()] == ["infrastructure_failure"] * 2
