@@ -15,7 +15,8 @@ which keeps two promises:
   backslash goes after the marks.
 
 In a table row every cell separator of the cell's own text (and its lookalikes) is escaped the same way, so
-a cell can never read as two. The cost is one character on the rare lines and cells that need it.
+a cell can never read as two, and so is every bracket of its text, so a cell's `[7]` is always a control. The
+cost is one character on the rare lines and cells that need it.
 """
 
 from __future__ import annotations
@@ -100,6 +101,16 @@ def text_line(line: str) -> str:
             return line
         at = space + 1
     return f"{line[:at]}{TEXT_ESCAPE}{line[at:]}"
+
+
+def _opens_bracket(c: str) -> bool:
+    return c in _BRACKETS or (unicodedata.category(c) == "Ps" and c not in _PLAIN_OPENERS)
+
+
+def cell_words(text: str) -> str:
+    """Page text (or a control's name) inside a table cell, where a control shows as `[7]`: every bracket and bracket
+    lookalike that could open such a token is escaped, so only the renderer's own tokens show one."""
+    return "".join(TEXT_ESCAPE + c if _opens_bracket(c) else c for c in text)
 
 
 def cell_text(text: str) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from bs4 import BeautifulSoup
 from bs4.element import Comment, Declaration, Doctype, NavigableString, PageElement, ProcessingInstruction, Tag
 
-from adapter.lines import cell_text, clip, flat, json_line, quoted, text_line
+from adapter.lines import cell_text, cell_words, clip, flat, json_line, quoted, text_line
 from adapter.observation import Control, Observation, PagePart, format_control
 from computerops.core import defaults
 
@@ -261,7 +261,7 @@ def _cell_text(cell: Tag) -> Iterator[str]:
             yield child  # a space around a block
         elif isinstance(child, NavigableString):
             if not isinstance(child, _NOT_TEXT):
-                yield str(child)
+                yield cell_words(str(child))
         elif isinstance(child, Tag):
             if child.has_attr("data-co-id"):
                 yield _cell_token(child)
@@ -276,7 +276,7 @@ def _cell_text(cell: Tag) -> Iterator[str]:
 def _cell_token(tag: Tag) -> str:
     """A control inside a table cell: links and buttons read as their name, others as [id]."""
     control = control_from(tag)
-    return f" {control.name} " if control.role in NAMED_IN_CELLS else f" [{control.id}] "
+    return f" {cell_words(control.name)} " if control.role in NAMED_IN_CELLS else f" [{control.id}] "
 
 
 def _counted(root: Tag, name: str) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 import json
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +23,7 @@ from tiers import examples
 
 from adapter.lines import needs_escape
 from adapter.observation import Control, Observation, control_fields, control_options, parse_control_line
-from adapter.render import HEADER_ENTRIES, HEADER_SHARE, MAX_LINE, render_observation
+from adapter.render import HEADER_ENTRIES, HEADER_SHARE, MAX_LINE, NAMED_IN_CELLS, render_observation
 
 Node = tuple[Any, ...]
 
@@ -61,6 +63,8 @@ class Built:
     parts: list[str] = field(default_factory=list)
     control_ids: list[str] = field(default_factory=list)
     row_cells: list[int] = field(default_factory=list)
+    row_tokens: list[list[str]] = field(default_factory=list)
+    """Per table row, the ids of the controls its cells show as `[id]` (links and buttons show their name)."""
 
     def control(self, node: Node) -> str:
         _, role, name, value, options = node
@@ -100,9 +104,13 @@ class Built:
         rows = []
         for row in node[1]:
             self.row_cells.append(len(row))
+            first = len(self.control_ids)
             # A mark in the first cell, so that every row has text and is shown.
             written = [f"<{tag}>{''.join(map(self.node, content))}{' ¶' if i == 0 else ''}</{tag}>"
                        for i, (tag, content) in enumerate(row)]
+            roles = [item[1] for _, content in row for item in content if item[0] == "control"]
+            self.row_tokens.append([control_id for control_id, role in zip(self.control_ids[first:], roles, strict=True)
+                                    if role not in NAMED_IN_CELLS])
             rows.append("<tr>" + "".join(written) + "</tr>")
         return "<table>" + "".join(rows) + "</table>"
 
@@ -133,6 +141,31 @@ def test_the_control_lines_are_exactly_the_controls_whatever_the_page_text(
     reading = read_observation(observation)
     assert [c.id for c in observation.controls] == built.control_ids
     assert [len(cells(row)) for row in reading.rows] == built.row_cells
+    assert [row_tokens(row) for row in reading.rows] == built.row_tokens
+
+
+def row_tokens(row: str) -> list[str]:
+    """The control tokens a reader finds in a table row: every bracket (or lookalike, in any compatibility form) not
+    escaped by a backslash must open a `[id]` token, whose id is collected."""
+    found = []
+    for at, c in enumerate(row):
+        folded = unicodedata.normalize("NFKC", c)
+        opener = folded == "[" or (unicodedata.category(c) == "Ps" and c not in "({") or c in "⎡⎢⎣"
+        if not opener or (at > 0 and row[at - 1] == "\\"):
+            continue
+        token = re.match(r"\[(\d+)\]", row[at:])
+        assert token, f"an unescaped bracket that is no control token at {at} of {row!r}"
+        found.append(token.group(1))
+    return found
+
+
+def test_a_control_token_in_a_table_cell_cannot_be_forged_by_the_cells_text_or_a_links_name() -> None:
+    annotated = ('<body><table><tr><td>[3] and ［3］ and ⎡3⎤ \\[3]</td><td><a data-co-id="1" data-co-role="link" '
+                 'data-co-name="[2] Open">x</a></td><td><span data-co-id="2" data-co-role="checkbox" '
+                 'data-co-name="Done"></span></td></tr></table></body>')
+    row = render_observation(annotated, url="/t", title="T").text.splitlines()[3]
+    assert row == "| \\[3] and \\［3］ and \\⎡3⎤ \\\\[3] | \\[2] Open | [2] |"
+    assert row_tokens(row) == ["2"]
 
 
 @settings(max_examples=examples(150))
