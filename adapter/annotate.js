@@ -62,6 +62,12 @@
     "defs", "clipPath", "mask", "symbol", "marker", "pattern", "linearGradient", "radialGradient", "filter",
     "style", "script", "title", "desc", "metadata",
   ]);
+  // Elements whose text HTML serialises raw (unescaped) or whose content a parser reads as raw text: cloned as a
+  // span, so that text put in one by page script can never be read back as markup (a forged control).
+  const RAW_TEXT = new Set([
+    "xmp", "plaintext", "noframes", "noembed", "noscript", "iframe", "style", "script", "textarea", "title",
+    "listing", "template", "frameset", "frame",
+  ]);
   const SVG_NS = "http://www.w3.org/2000/svg";
   const XLINK_NS = "http://www.w3.org/1999/xlink";
   // Table rows and cells, whose text the renderer reads cell by cell: as clickables they are offered by a marker
@@ -255,19 +261,41 @@
     return clean(copy.textContent);
   }
 
-  // Rendered text of an element, without what aria-hidden takes out of the accessibility tree.
-  function renderedText(el) {
-    if (!el.querySelector("[aria-hidden=true]")) return el.innerText;
-    let text = "";
-    for (const child of el.childNodes) {
-      if (child.nodeType === Node.TEXT_NODE) text += child.data;
-      else if (child.localName === "br") text += " ";
-      else if (child.nodeType === Node.ELEMENT_NODE && child.getAttribute("aria-hidden") !== "true"
-               && !SKIP.has(child.localName) && child.checkVisibility({ visibilityProperty: true })) {
-        text += BLOCKISH.test(getComputedStyle(child).display) ? ` ${renderedText(child)} ` : renderedText(child);
+  // The text of an element's subtree in document order, by a stack of its own (no recursion, so no page is nested
+  // too deep for it), at most LIMITS.depth levels and LIMITS.nodes elements down. `step(child)` says what a child
+  // element gives: null (nothing), a string (that text), or an array [walk its children?, put spaces around it?].
+  function gatherText(el, step) {
+    let text = "", seen = 0;
+    const stack = [...el.childNodes].reverse().map((n) => [n, 1]);
+    while (stack.length) {
+      const [node, level] = stack.pop();
+      if (typeof node === "string") text += node;
+      else if (node.nodeType === Node.TEXT_NODE) text += node.data;
+      else if (node.nodeType === Node.ELEMENT_NODE && level <= LIMITS.depth && seen++ < LIMITS.nodes) {
+        const given = step(node);
+        if (typeof given === "string") text += given;
+        else if (given) {
+          const [walk, spaced] = given;
+          if (spaced) stack.push([" ", level]);
+          if (walk) for (const child of [...node.childNodes].reverse()) stack.push([child, level + 1]);
+          if (spaced) stack.push([" ", level]);
+        }
       }
     }
     return text;
+  }
+
+  // Rendered text of an element, without what aria-hidden takes out of the accessibility tree.
+  function renderedText(el) {
+    if (!el.querySelector("[aria-hidden=true]")) return el.innerText;
+    return gatherText(el, (child) => {
+      if (child.localName === "br") return " ";
+      if (child.getAttribute("aria-hidden") === "true" || SKIP.has(child.localName)
+          || !child.checkVisibility({ visibilityProperty: true })) return null;
+      const spaced = BLOCKISH.test(getComputedStyle(child).display);
+      if (!child.querySelector("[aria-hidden=true]")) return spaced ? ` ${child.innerText} ` : child.innerText;
+      return [true, spaced];
+    });
   }
 
   function contentName(el) {
@@ -288,14 +316,8 @@
 
   // The text an SVG element draws (<text>, <tspan>...), without titles, descriptions and definitions.
   function svgText(el) {
-    let text = "";
-    for (const child of el.childNodes) {
-      if (child.nodeType === Node.TEXT_NODE) text += child.data;
-      else if (child.nodeType === Node.ELEMENT_NODE && !SVG_SKIP.has(child.localName)) {
-        text += /^(tspan|textPath|a)$/.test(child.localName) ? svgText(child) : ` ${svgText(child)} `;
-      }
-    }
-    return text;
+    return gatherText(el, (child) => SVG_SKIP.has(child.localName) ? null
+      : [true, !/^(tspan|textPath|a)$/.test(child.localName)]);
   }
 
   function nameOf(el, role) {
@@ -382,7 +404,10 @@
     const tag = el.localName;
     c.setAttribute("data-co-id", idFor(el));
     c.setAttribute("data-co-role", role);
-    c.setAttribute("data-co-name", take(name ?? nameOf(el, role)));
+    const fullName = name ?? nameOf(el, role);
+    const shownName = take(fullName);
+    c.setAttribute("data-co-name", shownName);
+    if (shownName.length < fullName.length) c.setAttribute("data-co-name-cut", "");  // by the reading's `chars`
     let value = null;
     let checked = null;
     if (tag === "input" && (el.type === "checkbox" || el.type === "radio")) {
@@ -543,7 +568,7 @@
     const heard = listening.has(el) || (el.shadowRoot !== null && listening.has(el.shadowRoot));
     const below = (flags & (IN_CONTROL | HEARD)) | (inSvg ? IN_SVG : 0) | (pointer ? POINTER : 0)
       | (heard ? HEARD : 0);
-    const cloneTag = !svg && tag !== "img" && /^[a-z][a-z0-9-]*$/.test(tag) ? tag : "span";
+    const cloneTag = !svg && tag !== "img" && !RAW_TEXT.has(tag) && /^[a-z][a-z0-9-]*$/.test(tag) ? tag : "span";
     const c = into.appendChild(out.createElement(cloneTag));
     if (!BLOCK_TAGS.has(tag) && BLOCKISH.test(style.display)) c.setAttribute("data-co-block", "");
     if (invisible) {

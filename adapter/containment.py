@@ -79,6 +79,7 @@ _KIND_WORDS: dict[str, str] = {
     "fetch": "fetch of", "beacon": "beacon to", "prefetch": "prefetch of", "websocket": "WebSocket to",
     "tunnel": "tunnel to", "download": "download of", "service_worker": "service worker",
     "tenant_binding": "tenant binding (taken out) on a request for",
+    "oversized_request": "request too large (page script's cookies removed) for",
 }
 
 
@@ -114,6 +115,8 @@ def _network_kind(refused: RefusedRequest) -> Kind:
     headers, destination = refused.headers, refused.destination
     if refused.binding:
         return "tenant_binding"
+    if refused.oversized:
+        return "oversized_request"
     if refused.method == "CONNECT":
         return "tunnel"
     if destination in WORKER_DESTINATIONS or "service-worker" in headers:
@@ -202,6 +205,8 @@ class Containment:
         self._parse = _ParseWatch()
         self._permissions: CDPSession | None = None
         """The browser session that holds the permission denials (detached when the context closes)."""
+        self._context: BrowserContext | None = None
+        """The context guarded (`attach`)."""
 
     # --- the record -------------------------------------------------------------------------------------------
 
@@ -226,6 +231,8 @@ class Containment:
             self._blocked_documents.append(request.url)  # the proxy's "Blocked" page loads at this address
         self.record(kind, request.url, stage="network", reason=request.reason, method=request.method,
                     action=_action_of(request.headers.get(ACTION_HEADER)))
+        if request.oversized and self._context is not None:
+            self.spawn(_remove_script_cookies(self._context))
 
     def take_notices(self) -> list[str]:
         """What the model has not been told yet: at most one line for the attempts stopped since the last call
@@ -268,6 +275,7 @@ class Containment:
 
     async def attach(self, context: BrowserContext) -> None:
         """Guard a new context (before it has pages): route its requests and WebSockets, watch its pages."""
+        self._context = context
         await context.route("**/*", self._route)
         await context.route_web_socket("**/*", self._websocket)
         context.on("page", self._on_page)
@@ -429,6 +437,16 @@ async def _deny_permissions(context: BrowserContext, page: Page) -> CDPSession |
                 "browserContextId": info["targetInfo"]["browserContextId"],
             })
     return session
+
+
+async def _remove_script_cookies(context: BrowserContext) -> None:
+    """Remove every cookie page script could have set (those not HttpOnly), after a request too large for the site:
+    a page that bloats its cookies would otherwise lock the agent out of the site for the rest of the episode."""
+    with suppress(PlaywrightError):  # the context closed meanwhile
+        for cookie in await context.cookies():
+            if not cookie.get("httpOnly"):
+                await context.clear_cookies(name=cookie.get("name"), domain=cookie.get("domain"),
+                                            path=cookie.get("path"))
 
 
 _GUARDS: weakref.WeakKeyDictionary[BrowserContext, Containment] = weakref.WeakKeyDictionary()

@@ -19,7 +19,6 @@ A dialog stops the page: until it is answered, no script of the page runs and no
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any
 from playwright.async_api import Dialog
 from playwright.async_api import Error as PlaywrightError
 
+from adapter.lines import quoted
 from adapter.render import HEADER_ENTRIES
 
 DIALOG_WAIT_S = 180.0
@@ -51,7 +51,7 @@ class DialogEvent:
 
 
 def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+    return quoted(text)  # on one line: JSON leaves U+2028, U+2029 and U+0085 raw (adapter/lines.py)
 
 
 def _kind(dialog: Dialog) -> str:

@@ -45,7 +45,7 @@ from adapter.reading import DEFAULT_LIMITS, ReadLimits, within_time
 from adapter.render import render_observation
 from adapter.scope import BadURL, SiteScope
 from adapter.stability import wait_for_visual_stability
-from adapter.world import IsolatedWorld, world_of
+from adapter.world import IsolatedWorld, ScriptError, world_of
 from computerops.core import defaults
 from computerops.core.vocabulary import ACTION_HEADER
 
@@ -430,7 +430,11 @@ class PageDriver:
         """Read the page within the read limits, then render it off the event loop (a large page takes seconds to
         render, and the loop drives every other episode meanwhile)."""
         limits = self.read_limits
-        read, stopped = await within_time(self._read_page(), self.world, limits.seconds)
+        failure = None
+        try:
+            read, stopped = await within_time(self._read_page(), self.world, limits.seconds)
+        except ScriptError as error:  # the page's content made the reading fail: an observation saying so
+            read, stopped, failure = None, False, str(error)
         dialogs = self.dialogs.take_shown()
         self._report_containment()
         notices, self._pending_notices = self._pending_notices, []
@@ -441,7 +445,7 @@ class PageDriver:
         if read is None:  # the page did not answer: an observation that says so, with no controls
             same_page = self.latest is not None and self.latest.url == here
             read, unread = ("<body></body>", self._token, self.latest.title if same_page and self.latest else ""), \
-                limits.unanswered()
+                limits.unanswered() if failure is None else limits.unreadable(failure)
         elif stopped:
             notices.append(limits.stopped())
         html, token, title = read

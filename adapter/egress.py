@@ -53,6 +53,8 @@ class RefusedRequest:
     reason: str
     binding: bool = False
     """Not refused but cleaned: it carried a tenant binding the page set, which was taken out before forwarding."""
+    oversized: bool = False
+    """Its head was over HEAD_LIMIT (page script's cookies, as a rule): answered 431, never forwarded."""
 
     @property
     def destination(self) -> str:
@@ -66,6 +68,14 @@ def _speculative(headers: dict[str, str]) -> bool:
 
 _BINDING_REMOVED = ("it carried a tenant binding the page set (a tenant cookie or header), taken out: the harness "
                     "binds every request of the episode to its tenant itself")
+
+_OVERSIZED = (f"its head was over {HEAD_LIMIT // 1024} KiB (cookies page script set, as a rule); answered 431, and "
+              "every cookie page script can set (not HttpOnly) was removed so that the next request goes through")
+
+OVERSIZED_PAGE = ("<!doctype html><title>Request too large</title><h1>Request too large</h1><p>The request carried "
+                  "more than the site accepts (cookies set by the page's script). Those cookies were removed: try "
+                  "again.</p>")
+"""What a navigation refused for the size of its head shows."""
 
 BLOCKED_PAGE = ("<!doctype html><title>Blocked</title><h1>Blocked</h1><p>This address is not part of the site under "
                 "test, so nothing was loaded from it. Use back or navigate to return to the site.</p>")
@@ -150,7 +160,11 @@ class EgressProxy:
         return self.scope.problem(url)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = (await reader.readuntil(b"\r\n\r\n"))[:-4].decode("latin-1")
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n"))[:-4].decode("latin-1")
+        except asyncio.LimitOverrunError:  # a head over HEAD_LIMIT: refused and reported, never dropped unsaid
+            await self._refuse_oversized(reader, writer)
+            return
         request_line, *lines = head.split("\r\n")
         words = request_line.split(" ")
         if len(words) != 3:
@@ -173,6 +187,20 @@ class EgressProxy:
                                            binding=True))
             lines = [f"{name}:{value}" for name, value in without_bindings(_pairs(lines))]
         await self._forward(method, target, version, lines, reader, writer)
+
+    async def _refuse_oversized(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A request whose head is over HEAD_LIMIT: what a server does (431), and the report of it, with the start
+        of its head (its request line and headers, as far as they were read)."""
+        start, _, rest = (await reader.read(HEAD_LIMIT)).decode("latin-1").partition("\r\n")
+        words = start.split(" ")
+        method, url = (words[0], words[1]) if len(words) == 3 else ("", "")
+        headers = {name.strip().lower(): value.strip()
+                   for name, _, value in (line.partition(":") for line in rest.split("\r\n")[:-1])}
+        self.on_refused(RefusedRequest(method=method, url=url, headers=headers, reason=_OVERSIZED, oversized=True))
+        navigation = headers.get("sec-fetch-dest", "") in NAVIGATION_DESTINATIONS
+        writer.write(_response("431 Request Header Fields Too Large", OVERSIZED_PAGE.encode(), "text/html")
+                     if navigation else _response("431 Request Header Fields Too Large", b"too large"))
+        await writer.drain()
 
     async def _forward(self, method: str, target: str, version: str, lines: list[str],
                        reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

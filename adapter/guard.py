@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass
 
 from adapter.observation import Control
+from adapter.reply import clean_text
 from adapter.world import IsolatedWorld
 
 GUARDED_EVENTS = ("pointerdown", "mousedown", "pointerup", "mouseup", "click")
@@ -112,14 +113,16 @@ _DISARM = """() => {
 
 
 def offered_name(name: str) -> str:
-    """A name as the observation shows it (adapter/render.py collapses its white space)."""
-    return " ".join(name.split())
+    """A name as the observation shows it (adapter/render.py collapses its white space and shows lone surrogates as
+    U+FFFD)."""
+    return " ".join(clean_text(name)[0].split())
 
 
 def changed(control: Control, identity: list[str]) -> str | None:
-    """How the element of a control differs now from what the observation offered, or None when it does not."""
+    """How the element of a control differs now from what the observation offered, or None when it does not. A name
+    the reading's character bound cut (on a page over it) is compared as far as it was read."""
     role, name = identity[0], offered_name(identity[1])
-    if (role, name) == (control.role, control.name):
+    if role == control.role and (name == control.name or (control.name_cut and name.startswith(control.name))):
         return None
     return f"it was offered as {control.role} {_quoted(control.name)} and is now {role} {_quoted(name)}"
 

@@ -21,7 +21,9 @@ cost is one character on the rare lines and cells that need it.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import unicodedata
 
 from adapter.observation import CONTROL_MARK
@@ -34,8 +36,20 @@ RESERVED_STARTS = ("page:", "url:", "dialog:", "notice:", "observation truncated
 """How the renderer's own lines and the harness's message parts begin (case-folded): text beginning so is escaped."""
 _STRUCTURE = frozenset(CONTROL_MARK + "|")
 """First characters of control lines and table rows."""
-_PIPES = frozenset("|｜│┃∣¦ǀ❘⏐￨︱")
-"""Cell separators and the characters a reader could take for one."""
+PIPE_NAMES = re.compile(
+    r"^(?:(?:LIGHT|MEDIUM|HEAVY|DOUBLE|FULLWIDTH|HALFWIDTH FORMS LIGHT|MODIFIER LETTER(?: LOW)?) )?"
+    r"VERTICAL (?:LINE|BAR)(?: EXTENSION)?$|^BOX DRAWINGS .*VERTICAL$|^(?:LEFT|RIGHT) ONE EIGHTH BLOCK$|PASEQ$"
+    r"|^DIVIDES$|DENTAL CLICK$|^BROKEN BAR$|^KANGXI RADICAL LINE$|^PRESENTATION FORM FOR VERTICAL EM DASH$"
+    r"|^(?:LEFT|RIGHT) VERTICAL BOX LINE$|^HALFWIDTH FORMS LIGHT VERTICAL$"
+    r"|^(?:LEFT|RIGHT) (?:SQUARE BRACKET|PARENTHESIS|CURLY BRACKET) EXTENSION$|^DEVANAGARI (?:DOUBLE )?DANDA$")
+"""Unicode names of the characters drawn as one vertical stroke (or two), which a reader could take for a cell
+separator. _PIPES is every character so named (tests/test_render_forgery.py makes it again from these names and
+Python's Unicode database; it is written out here because scanning the database costs half a second an import)."""
+_PIPES = frozenset(
+    "|\xa6\u01c0\u02c8\u02cc\u05c0\u0964\u0965\u2016\u2223\u239c\u239f\u23a2\u23a5\u23b8\u23b9\u23d0\u23f8"
+    "\u2502\u2503\u2506\u2507\u250a\u250b\u254e\u254f\u2551\u258f\u2595\u2758\u2759\u275a\u2f01\ufe31\uff5c\uffe8"
+    "\U000107b6")
+"""Cell separators and the characters a reader could take for one (`|` `｜` `│` `┆` `▏` `׀` `∣` `¦` `ǀ` `❘` ...)."""
 _BRACKETS = frozenset("⎡⎢⎣")
 """Bracket lookalikes that are not Unicode open punctuation."""
 _PLAIN_OPENERS = frozenset("({")
@@ -48,6 +62,8 @@ _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Mn", "Me", "Zl
 """Control, format (zero-width, bidi), unassigned, private, surrogate, combining and separator characters."""
 _UNSEEN = _INVISIBLE_CATEGORIES - {"Zs"}
 """Characters a reader does not see between two letters (spaces it does see)."""
+_COLON_NAMES = re.compile(r"\bCOLON\b|^RATIO$|^ARMENIAN FULL STOP$|^DEVANAGARI SIGN VISARGA$")
+"""Unicode names of characters drawn as a colon."""
 _FOLD_SPAN = 40
 """How much of a line's start is folded to compare with RESERVED_STARTS (longer than any of them)."""
 _TO_SPACE = {code: " " for code in (*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029)}
@@ -61,11 +77,27 @@ def flat(text: str) -> str:
     return " ".join(text.translate(_TO_SPACE).split())
 
 
+@functools.lru_cache(maxsize=4096)
+def lookalike(c: str) -> str:
+    """The ASCII character a reader takes `c` for, when Unicode's confusables (UTS #39) list one (Cyrillic `Т`
+    is `T`, Greek `Ο` is `O`) or its name says it is a colon (`꞉` MODIFIER LETTER COLON, `∶` RATIO); else `c`."""
+    if c.isascii():
+        return c
+    from confusable_homoglyphs.confusables import confusables_data  # 50 ms to load: only once a line needs it
+
+    for glyph in confusables_data.get(c, ()):
+        if len(glyph["c"]) == 1 and glyph["c"].isascii() and glyph["c"].isprintable():
+            return str(glyph["c"])
+    return ":" if _COLON_NAMES.search(unicodedata.name(c, "")) else c
+
+
 def _folded_start(line: str) -> str:
-    """The start of a line as a reader takes it: invisible characters dropped, compatibility forms and case
-    folded (`ＵＲＬ:` and `U\u200bRL:` read as `url:`, `［` as `[`)."""
+    """The start of a line as a reader takes it: invisible characters dropped, compatibility forms, lookalike
+    letters of other scripts and case folded (`ＵＲＬ:`, `U\u200bRL:` and Cyrillic `URL` read as `url:`, `［` as
+    `[`)."""
     visible = "".join(c for c in line[:_FOLD_SPAN] if c not in _INVISIBLE and unicodedata.category(c) not in _UNSEEN)
-    return unicodedata.normalize("NFKC", visible).casefold().lstrip()
+    folded = unicodedata.normalize("NFKC", "".join(map(lookalike, visible)))  # `ϲ` is `c` but NFKC makes it `ς`
+    return "".join(map(lookalike, folded)).casefold().lstrip()
 
 
 def needs_escape(line: str) -> bool:

@@ -29,6 +29,7 @@ from adapter.actions import (
     tool_schemas,
 )
 from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
+from adapter.lines import flat
 from adapter.modelclient import ReplyCutOff
 from adapter.observation import Observation
 from adapter.prompts import (
@@ -45,6 +46,11 @@ from adapter.transcript import AgentTranscript, Bounds, Step, server_headers, sw
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import StopReason, ToolMode
 
+
+def result_line(note: str, rejection: Rejection | None) -> str:
+    """What the model is told of an action's result: on one line, whatever page text its note or reason quotes (a
+    dialog's question, a control's name), so that it never begins a line of its own (a forged `Observation:`)."""
+    return result_ok(flat(note)) if rejection is None else result_rejected(rejection.cause, flat(rejection.reason))
 
 class ActionOutcomeLike(Protocol):
     @property
@@ -338,7 +344,7 @@ class ModelLoop:
         if len(call.tool_calls) > 1:
             note = (f"only the first of {len(call.tool_calls)} tool calls was considered; send one action per reply"
                     + (f"; {note}" if note else ""))
-        result = result_ok(note) if rejection is None else result_rejected(rejection.cause, rejection.reason)
+        result = result_line(note, rejection)
         if rejection is not None and len(call.tool_calls) > 1:
             result += f" (Only the first of {len(call.tool_calls)} tool calls was considered.)"
         content = result_message(result, observation.text)

@@ -36,6 +36,8 @@ class Control(BaseModel):
     """Link target as a site path, for links."""
     input_type: str | None = None
     """The type of an <input> whose value the browser constrains (date, time, color, ...: adapter/inputs.py)."""
+    name_cut: bool = False
+    """The reading's character bound (adapter/reading.py) cut the name: `name` is its start."""
 
 
 class PagePart(BaseModel):

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from playwright.async_api import Error as PlaywrightError
 
+from adapter.lines import flat
 from adapter.world import IsolatedWorld
 
 T = TypeVar("T")
@@ -46,6 +47,11 @@ class ReadLimits:
         """What the observation of a page that did not answer says."""
         return (f"the page did not answer within {self.seconds:g} s (a script of its own kept it busy, or it is too "
                 "large to read in time); nothing of it is shown. The next observation reads it again.")
+
+    def unreadable(self, error: str) -> str:
+        """What the observation of a page whose content made the reading itself fail says."""
+        return (f"the page could not be read ({flat(error)[:160]}); nothing of it is shown. The next observation "
+                "reads it again.")
 
     def stopped(self) -> str:
         """The notice when a script of the page was ended so that the page could be read."""

@@ -21,6 +21,7 @@ from bs4.element import Comment, Declaration, Doctype, NavigableString, PageElem
 
 from adapter.lines import cell_text, cell_words, clip, flat, json_line, quoted, text_line
 from adapter.observation import Control, Observation, PagePart, format_control
+from adapter.reply import clean_text
 from computerops.core import defaults
 
 # Mirrors BLOCK_TAGS in annotate.js; other elements laid out as blocks carry data-co-block.
@@ -132,6 +133,7 @@ def control_from(tag: Tag) -> Control:
         validation=attr("validation") or None,
         href=attr("href"),
         input_type=attr("type"),
+        name_cut=tag.has_attr("data-co-name-cut"),
     )
 
 
@@ -423,8 +425,11 @@ def render_observation(
     asks for `next_part` of the previous observation). What of the page was not read (annotate.js's bounds,
     recorded on its root, or `unread`: why the page could not be read at all) is said in the header.
     """
-    dialogs = list(dialogs or [])
-    notices = list(notices or [])
+    # Page text is the page's own: lone surrogates (a script's '\ud800') are no Unicode, and neither the parser nor the
+    # next request to the model can encode them. They show as U+FFFD, as everywhere else (adapter/reply.py).
+    annotated_html, title, url = (clean_text(text)[0] for text in (annotated_html, title, url))
+    dialogs = [clean_text(text)[0] for text in dialogs or []]
+    notices = [clean_text(text)[0] for text in notices or []]
     start = part or PagePart()
     continued = start != PagePart()
     body, cut = _body_lines(annotated_html)

@@ -20,7 +20,7 @@ from computerops.core.vocabulary import SCRIPTED_HEADER, StopReason, ToolMode
 
 Kind = Literal[
     "navigation", "iframe", "popup", "subresource", "fetch", "beacon", "prefetch", "websocket", "tunnel",
-    "download", "service_worker", "tenant_binding",
+    "download", "service_worker", "tenant_binding", "oversized_request",
 ]
 Stage = Literal["routing", "network", "page"]
 ToolResultRoute = Literal["tool_message", "user_message"]

@@ -73,6 +73,10 @@ class WorldError(PlaywrightError):
     """A script in the isolated world threw, or the world could not be reached."""
 
 
+class ScriptError(WorldError):
+    """A script in the isolated world threw (the page's content made it fail: too deep a stack, say)."""
+
+
 def world_of(page: Page) -> IsolatedWorld:
     """The one isolated world of a page: the driver, the fidelity checks and tests must share it, because the ids
     live in it."""
@@ -209,7 +213,7 @@ class IsolatedWorld:
                 await self._release(group)  # the exception's objects
                 details = reply["exceptionDetails"]
                 text = details.get("exception", {}).get("description") or details.get("text", "")
-                raise WorldError(f"Script error in the isolated world: {str(text).splitlines()[0][:200]}")
+                raise ScriptError(f"Script error in the isolated world: {str(text).splitlines()[0][:200]}")
             if key is not None:
                 self._installed.add((context, key))
             result: dict[str, Any] = reply["result"]

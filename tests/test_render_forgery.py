@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiers import examples
 
-from adapter.lines import needs_escape
+from adapter.lines import _PIPES as PIPES
+from adapter.lines import PIPE_NAMES, RESERVED_STARTS, flat, lookalike, needs_escape, text_line
 from adapter.observation import Control, Observation, control_fields, control_options, parse_control_line
 from adapter.render import HEADER_ENTRIES, HEADER_SHARE, MAX_LINE, NAMED_IN_CELLS, render_observation
 
@@ -278,3 +280,35 @@ def test_the_escape_decision_agrees_with_an_outside_readers(text: str) -> None:
     annotated = f"<body><p>{html.escape(text, quote=False)}</p></body>"
     for line in render_observation(annotated, url="/p", title="P").text.splitlines()[3:]:
         assert not needs_escape(line) and not looks_structural(line)
+
+
+def test_the_pipe_lookalikes_are_every_character_unicode_names_as_a_vertical_stroke() -> None:
+    named = {chr(code) for code in range(sys.maxunicode + 1) if PIPE_NAMES.search(unicodedata.name(chr(code), ""))}
+    assert named <= PIPES, f"regenerate adapter/lines.py's _PIPES: {''.join(sorted(named))!a}"
+    assert all(PIPE_NAMES.search(unicodedata.name(c, "")) for c in PIPES)
+
+
+LOOKALIKES: dict[str, list[str]] = {}
+for _glyph in map(chr, range(0x80, 0x3000)):
+    if (_ascii := lookalike(_glyph)) != _glyph and _ascii.isalpha():
+        LOOKALIKES.setdefault(_ascii.casefold(), []).append(_glyph)
+"""Other scripts' letters a reader takes for each ASCII letter (from Unicode's confusables, as adapter/lines.py)."""
+
+
+@st.composite
+def disguised(draw: st.DrawFn, word: str) -> str:
+    """A word with some of its letters swapped for lookalikes of other scripts."""
+    return "".join(draw(st.sampled_from(LOOKALIKES[c.casefold()])) if c.casefold() in LOOKALIKES and draw(st.booleans())
+                   else c for c in word)
+
+
+@settings(max_examples=examples(400))
+@given(st.sampled_from(RESERVED_STARTS).flatmap(disguised), st.sampled_from(["", "- ", "## "]), hostile_text)
+def test_a_harness_word_spelled_in_lookalike_letters_is_escaped(start: str, mark: str, rest: str) -> None:
+    line = f"{mark}{start} {flat(rest)}"
+    assert text_line(line) != line, line
+
+
+def test_lookalike_words_that_are_not_harness_words_are_left_alone() -> None:
+    assert [text_line(line) for line in ("Resultat: ok", "Tasking: y", "Пage one", "Noticeboard: z")] == [
+        "Resultat: ok", "Tasking: y", "Пage one", "Noticeboard: z"]
