@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from adapter.lines import flat
 from adapter.observation import Control
 from adapter.world import IsolatedWorld
 
@@ -112,8 +113,9 @@ _DISARM = """() => {
 
 
 def offered_name(name: str) -> str:
-    """A name as the observation shows it (adapter/render.py collapses its white space)."""
-    return " ".join(name.split())
+    """A name as the observation shows it: by the rule of page text (`lines.flat`, which adapter/render.py applies to
+    names), control characters as spaces and white space collapsed."""
+    return flat(name)
 
 
 def changed(control: Control, identity: list[str]) -> str | None:
