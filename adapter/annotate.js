@@ -405,6 +405,7 @@
       if (el.type === "file") return clean(labelsText(el)) || clean(el.title) || "Choose file";
       return clean(el.value) || { submit: "Submit", reset: "Reset" }[el.type] || clean(el.title);
     }
+    if (tag === "canvas") return clean(el.getAttribute("title")) || clean(el.textContent);  // its fallback content
     const fromLabels = labelsText(el);
     if (["input", "select", "textarea"].includes(tag) && fromLabels) return fromLabels;
     if (tag !== "input" && tag !== "select" && tag !== "textarea" && !el.isContentEditable) {
@@ -457,13 +458,19 @@
     return "";
   }
 
+  // A class of the element or its icon: an icon set's (`fa-star`) first, else the first that tells the element apart
+  // from its siblings (`snooze-button`, not the `tool` every button of a toolbar has), else the first.
   function className(el) {
     const tokens = (n) => clean(n.getAttribute("class")).split(" ").filter((t) => t && !GENERIC_CLASS.test(t));
+    const siblings = el.parentElement ? [...el.parentElement.children].filter((n) => n !== el) : [];
+    const shared = (t) => siblings.length > 0 && siblings.every((n) => n.classList.contains(t));
+    const distinct = tokens(el).find((t) => !shared(t));
     const candidates = inside(el);
     for (const n of candidates) {
       const icon = tokens(n).find((t) => ICON_PREFIX.test(t));
       if (icon) return icon.replace(ICON_PREFIX, "").slice(0, CLICKABLE_NAME);
     }
+    if (distinct) return distinct.slice(0, CLICKABLE_NAME);
     for (const n of candidates) {
       const [first] = tokens(n);
       if (first) return first.slice(0, CLICKABLE_NAME);
