@@ -38,7 +38,7 @@ def clickable_names(observation: Observation) -> list[str]:
     return [c.name for c in observation.controls if c.role == "clickable"]
 
 
-# --- 1. Clickables below the fold of a scrolling box ------------------------------------------------------------
+# --- 1. Clickables below the fold of a scrolling box --------------------------------------------------------------
 
 
 @browser_test
@@ -79,7 +79,8 @@ async def test_every_row_of_a_generated_scrolling_list_is_offered(
 async def test_a_row_covered_where_it_shows_is_still_not_offered(driver: PageDriver) -> None:
     await driver.page.set_content("""
       <div style="position: relative; height: 60px; overflow-y: auto; width: 200px">
-        <div style="height: 30px" onclick="void 0">Covered row</div><div style="height: 90px" onclick="void 0">Tall row</div>
+        <div style="height: 30px" onclick="void 0">Covered row</div>
+        <div style="height: 90px" onclick="void 0">Tall row</div>
         <div style="position: absolute; top: 0; left: 0; width: 200px; height: 30px; background: #fff">Cover</div>
       </div>
       <div style="height: 40px; overflow: clip; width: 200px"><div style="height: 60px"></div>
@@ -87,7 +88,7 @@ async def test_a_row_covered_where_it_shows_is_still_not_offered(driver: PageDri
     assert clickable_names(await driver.observe()) == ["Tall row"]
 
 
-# --- 2. An element with its own listener that holds other targets -----------------------------------------------
+# --- 2. An element with its own listener that holds other targets -------------------------------------------------
 
 
 @browser_test
@@ -108,7 +109,7 @@ async def test_a_row_holding_icons_is_offered_without_their_names_and_opens(driv
     assert (await driver.act(Click(id=star.id), 3)).ok and await page_text(driver, "log") == "Clicked: star-1"
 
 
-# --- 3. A slider's focusable handle ---------------------------------------------------------------------------------
+# --- 3. A slider's focusable handle -------------------------------------------------------------------------------
 
 
 @browser_test
@@ -123,7 +124,7 @@ async def test_a_slider_s_focusable_handle_is_offered_and_takes_the_keys(driver:
         assert await page_text(driver, out) == value
 
 
-# --- 5. Text nobody sees ----------------------------------------------------------------------------------------------
+# --- 5. Text nobody sees ------------------------------------------------------------------------------------------
 
 
 @browser_test
@@ -137,7 +138,7 @@ async def test_text_nobody_sees_is_neither_page_text_nor_a_name(driver: PageDriv
     assert (await driver.act(Fill(id=named(observation, "Size").id, text="L"), 2)).ok
 
 
-# --- 6. Icon-only targets ---------------------------------------------------------------------------------------------
+# --- 6. Icon-only targets -----------------------------------------------------------------------------------------
 
 
 ICON_NAMES = [("reply-all", "file"), ("archive", "file"), ("print", "file"), ("trash-can", "class"),
@@ -169,7 +170,7 @@ def test_a_guessed_name_is_marked_on_its_line_and_read_back() -> None:
     assert format_control(Control(id="6", role="button", name="OK", name_from="anything")) == '[6] button "OK"'
 
 
-# --- 7. Control characters ------------------------------------------------------------------------------------------------
+# --- 7. Control characters ----------------------------------------------------------------------------------------
 
 
 @browser_test
@@ -189,7 +190,7 @@ async def test_control_characters_read_as_spaces_in_names_as_in_text_and_the_act
     assert (await driver.act(Fill(id=named(observation, "Assignee name").id, text="Ada"), 5)).ok
 
 
-# --- 8. Canvas, and a terminal's hidden input -------------------------------------------------------------------------
+# --- 8. Canvas, and a terminal's hidden input ---------------------------------------------------------------------
 
 
 @browser_test
