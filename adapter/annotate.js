@@ -15,15 +15,32 @@
 //   or the outermost element of a run of `cursor:pointer` (its parent's cursor is not pointer) when a
 //   click there reaches a listener (on an ancestor, its document or the window: delegation). Not
 //   offered when hidden, inert, aria-hidden, without size, left of or above the page, behind a modal
-//   dialog, covered at its centre (the driver clicks there; only checked in the window, since a box
-//   cannot be hit-tested out of view without scrolling), inside an offered control or a label of
-//   one, when it is <html>/<body> (delegation there must not make everything clickable), or when it
-//   holds offered controls (those are the targets). A listening element holding exactly one
+//   dialog, covered at its centre (the driver clicks there; only hit-tested where the centre shows: one
+//   outside the window, or cut off by a box that scrolls, a row below the visible part of a list, is
+//   scrolled into view by the driver before it clicks, so it is offered; one cut off by overflow:clip
+//   is not), inside an offered control or a label of one, or when it is <html>/<body> (delegation
+//   there must not make everything clickable). A listening element holding exactly one
 //   pointer-styled clickable and nothing else offered takes its place (an icon inside a handler's
-//   element); holding several, it is a delegating container and they stay. A clickable keeps its
-//   text as its name; a long one (over CLICKABLE_NAME characters), or a table row or cell, is
+//   element). A listening element holding other offered controls (or shown labels of them) is a
+//   target of its own, offered beside them, when its centre (where the driver clicks) is its own:
+//   in no box of what it holds that is, or holds, an offered control (a list row whose title is at
+//   its centre, beside its star and delete icons; a post in a feed beside its buttons). Otherwise it
+//   is a delegating container and only they are offered: a list whose items are offered, an app's
+//   root listening for every click, a backdrop around a dialog all have a control, or a part holding
+//   controls, at their centre. A clickable keeps its text as its name, without the text of the
+//   offered controls inside it; a long one (over CLICKABLE_NAME characters), or a table row or cell, is
 //   offered by a marker at its start (first cell), so that its text and the table stay page text.
 //   Chromium's accessibility tree has no such nodes: fidelity.py judges them by their listeners.
+// - `clickable` too: a role-less element the page made focusable (tabindex 0 or more) under a
+//   listening ancestor element, holding no offered control: a custom slider's handle inside its
+//   listening track (with role=slider it is a slider). Keys of `press` go to it; the track is
+//   offered beside it only by the rule above (its centre is not on the handle).
+// - `<canvas>` with listeners (or the outermost pointer under one), as a clickable named by its
+//   aria-label, title or fallback content, else nameless: a click at a point of it is how it is
+//   used. Its fallback content is not page text. A terminal widget's hidden typing sink (xterm.js's
+//   textarea at no size, far left) is not offered, like any visually hidden control without a label
+//   that shows: its screen is offered (a clickable, named by its text), a click there focuses the
+//   sink, and keys pressed on the screen then reach it (fidelity-canvas.html).
 // - `<a>` without href but with an activation listener: a link, as in Chromium's tree.
 // - <img> and <svg> with an interactive role, SVG <a> links, SVG shapes with listeners, named by
 //   aria-labelledby, aria-label, alt, the SVG <title> child, then their SVG text.
@@ -47,6 +64,19 @@
 //   keeps its size (a select with opacity 0 over a fake one) is offered as Chromium has it: a click
 //   there reaches it. A control hidden by display:none, aria-hidden or inert is never offered,
 //   whatever widget mirrors it: that widget is offered as what it is (a combobox, a clickable).
+//
+// Text nobody sees is neither page text nor part of a name or label: text at font-size 0 or in a
+// transparent colour (not gradient text, whose background is clipped to it), and all text under an
+// element at opacity 0 or whose first-line indent moves its text out of its own clipping box (image
+// replacement). Controls there are still offered by the rules above (a transparent select over a fake
+// one); only their text is unseen.
+//
+// Names: a control the page leaves nameless (an icon-only target) is named by a guess, marked as one
+// (data-co-name-from, shown `name-from=file` or `name-from=class` after the name: adapter/observation.py):
+// its image's file name (an <img>, an SVG <use>, a CSS background image, its own or inside it), else its
+// class or its icon's (`fa fa-trash-can`: "trash-can"; a class its siblings share is passed over). The
+// act-time check (`co.identify`) computes names with the same functions. Control characters are left in
+// names here; adapter/render.py shows them by the rule of page text (lines.flat), as the guard compares them.
 //
 // `limits` (adapter/reading.py; none: unbounded) bound the walk on any page: elements nested deeper than
 // `depth` are left out, the walk stops after `nodes` elements (options of lists counted), and at most `chars`
