@@ -15,15 +15,32 @@
 //   or the outermost element of a run of `cursor:pointer` (its parent's cursor is not pointer) when a
 //   click there reaches a listener (on an ancestor, its document or the window: delegation). Not
 //   offered when hidden, inert, aria-hidden, without size, left of or above the page, behind a modal
-//   dialog, covered at its centre (the driver clicks there; only checked in the window, since a box
-//   cannot be hit-tested out of view without scrolling), inside an offered control or a label of
-//   one, when it is <html>/<body> (delegation there must not make everything clickable), or when it
-//   holds offered controls (those are the targets). A listening element holding exactly one
+//   dialog, covered at its centre (the driver clicks there; only hit-tested where the centre shows: one
+//   outside the window, or cut off by a box that scrolls, a row below the visible part of a list, is
+//   scrolled into view by the driver before it clicks, so it is offered; one cut off by overflow:clip
+//   is not), inside an offered control or a label of one, or when it is <html>/<body> (delegation
+//   there must not make everything clickable). A listening element holding exactly one
 //   pointer-styled clickable and nothing else offered takes its place (an icon inside a handler's
-//   element); holding several, it is a delegating container and they stay. A clickable keeps its
-//   text as its name; a long one (over CLICKABLE_NAME characters), or a table row or cell, is
+//   element). A listening element holding other offered controls (or shown labels of them) is a
+//   target of its own, offered beside them, when its centre (where the driver clicks) is its own:
+//   in no box of what it holds that is, or holds, an offered control (a list row whose title is at
+//   its centre, beside its star and delete icons; a post in a feed beside its buttons). Otherwise it
+//   is a delegating container and only they are offered: a list whose items are offered, an app's
+//   root listening for every click, a backdrop around a dialog all have a control, or a part holding
+//   controls, at their centre. A clickable keeps its text as its name, without the text of the
+//   offered controls inside it; a long one (over CLICKABLE_NAME characters), or a table row or cell, is
 //   offered by a marker at its start (first cell), so that its text and the table stay page text.
 //   Chromium's accessibility tree has no such nodes: fidelity.py judges them by their listeners.
+// - `clickable` too: a role-less element the page made focusable (tabindex 0 or more) under a
+//   listening ancestor element, holding no offered control: a custom slider's handle inside its
+//   listening track (with role=slider it is a slider). Keys of `press` go to it; the track is
+//   offered beside it only by the rule above (its centre is not on the handle).
+// - `<canvas>` with listeners (or the outermost pointer under one), as a clickable named by its
+//   aria-label, title or fallback content, else nameless: a click at a point of it is how it is
+//   used. Its fallback content is not page text. A terminal widget's hidden typing sink (xterm.js's
+//   textarea at no size, far left) is not offered, like any visually hidden control without a label
+//   that shows: its screen is offered (a clickable, named by its text), a click there focuses the
+//   sink, and keys pressed on the screen then reach it (fidelity-canvas.html).
 // - `<a>` without href but with an activation listener: a link, as in Chromium's tree.
 // - <img> and <svg> with an interactive role, SVG <a> links, SVG shapes with listeners, named by
 //   aria-labelledby, aria-label, alt, the SVG <title> child, then their SVG text.
@@ -48,6 +65,19 @@
 //   there reaches it. A control hidden by display:none, aria-hidden or inert is never offered,
 //   whatever widget mirrors it: that widget is offered as what it is (a combobox, a clickable).
 //
+// Text nobody sees is neither page text nor part of a name or label: text at font-size 0 or in a
+// transparent colour (not gradient text, whose background is clipped to it), and all text under an
+// element at opacity 0 or whose first-line indent moves its text out of its own clipping box (image
+// replacement). Controls there are still offered by the rules above (a transparent select over a fake
+// one); only their text is unseen.
+//
+// Names: a control the page leaves nameless (an icon-only target) is named by a guess, marked as one
+// (data-co-name-from, shown `name-from=file` or `name-from=class` after the name: adapter/observation.py):
+// its image's file name (an <img>, an SVG <use>, a CSS background image, its own or inside it), else its
+// class or its icon's (`fa fa-trash-can`: "trash-can"; a class its siblings share is passed over). The
+// act-time check (`co.identify`) computes names with the same functions. Control characters are left in
+// names here; adapter/render.py shows them by the rule of page text (lines.flat), as the guard compares them.
+//
 // `limits` (adapter/reading.py; none: unbounded) bound the walk on any page: elements nested deeper than
 // `depth` are left out, the walk stops after `nodes` elements (options of lists counted), and at most `chars`
 // characters of text, names and values are copied. What was left out is counted on the returned root
@@ -55,7 +85,7 @@
 (listening, limits) => {
   const SKIP = new Set([
     "script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "datalist",
-    "math", "canvas", "video", "audio", "object", "embed", "picture", "hr", "wbr",
+    "math", "video", "audio", "object", "embed", "picture", "hr", "wbr",
   ]);
   // SVG elements whose contents never show as such.
   const SVG_SKIP = new Set([
@@ -79,6 +109,8 @@
   const IN_SVG = 2;  // inside SVG content (not a foreignObject): its text is not page text
   const POINTER = 4;  // the parent's cursor is pointer
   const HEARD = 8;  // an ancestor, the document or the window listens for clicks
+  const NEAR = 16;  // an ancestor element (not the body or html) listens for clicks
+  const UNSEEN_TEXT = 32;  // an ancestor makes its text unseen (opacity 0, indented out of a box that clips)
   // Mirrors BLOCK_TAGS in adapter/render.py; other elements laid out as blocks get data-co-block.
   const BLOCK_TAGS = new Set([
     "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
@@ -94,12 +126,19 @@
   const ARIA_CHECKABLE = new Set(["checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"]);
   const BUTTON_INPUTS = new Set(["button", "submit", "reset", "image", "file"]);
   const BLOCKISH = /^(block|flex|grid|list-item|table|flow-root)/;
+  const NOT_LABEL_TEXT = "select,textarea,input,script,style,[aria-hidden=true],[hidden]";
+  const TRANSPARENT = /^(transparent|rgba\(.*,\s*0\))$/;
+  // Class names that say nothing of what an icon is (icon sets' base classes, sizes, states).
+  const GENERIC_CLASS = /^(fa[srlbdk]?|fa-(solid|regular|light|thin|brands|duotone|sharp|fw|lg|xs|sm|xl|\d+x|spin)|icons?|glyphicon|material-(icons|symbols)(-\w+)?|bi|mdi|ion|btn|btn-.*|button|clickable|active|selected|disabled|hidden|open|show|pointer|cursor-pointer)$/;
+  // Prefixes of icon sets' classes, taken off the name they give (`fa-star` names a star).
+  const ICON_PREFIX = /^(fa|icon|glyphicon|bi|mdi|ion|ti|la|gg|ri|feather|octicon)-(?=.)/;
 
   const co = window.__computerops || (window.__computerops = {
     ids: new WeakMap(), byId: new Map(), next: 1, touched: new WeakSet(), listened: new WeakSet(),
     token: Math.random().toString(36).slice(2),
   });
   co.byId = new Map();
+  co.offered = new Set();  // elements offered by this annotation, and the shown labels of offered controls
   listening = listening || new Map();
   const LIMITS = { depth: Infinity, nodes: Infinity, chars: Infinity, ...(limits || {}) };
   const cut = { nodes: false, deep: 0, chars: 0 };
@@ -111,6 +150,7 @@
   const markers = new Set();  // clones made only to carry a clickable's marker
   let strongOffered = 0;  // controls, labels of shown controls and listener clickables marked so far
   let weakOffered = 0;  // pointer-only clickables marked so far
+  let offeredList = [];  // co.offered in the order marked (what a container holds is a slice of it)
 
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
 
@@ -140,6 +180,11 @@
     const clips = /(hidden|clip)/.test(style.overflow);
     if ((r.width === 0 || r.height === 0) && clips) return true;
     return r.width === 0 && r.height === 0 && el.children.length === 0 && !el.textContent.trim();
+  }
+
+  // Focusable by the keyboard by the page's choice (a tabindex of 0 or more on an element that is no control).
+  function focusable(el) {
+    return el.hasAttribute("tabindex") && el.tabIndex >= 0;
   }
 
   function isToggle(el) {
@@ -172,10 +217,24 @@
   // A box entirely left of or above the document's origin (a skip link at left:-9999px): nobody can
   // scroll to it, see it or click it, so such a control is not offered. Content far down or right
   // is offered: scrolling reaches it.
+  // Inside a scrolled box, the box's scroll offsets count: a row scrolled up out of a list near the top of the page
+  // lies above the origin now, and scrolling the list brings it back.
   function isOffPage(el) {
     const box = el.getBoundingClientRect();
     const view = el.ownerDocument.defaultView;
-    return box.width > 0 && box.height > 0 && (box.right + view.scrollX <= 0 || box.bottom + view.scrollY <= 0);
+    if (box.width === 0 || box.height === 0) return false;
+    let dx = view.scrollX, dy = view.scrollY;
+    if (box.right + dx > 0 && box.bottom + dy > 0) return false;
+    const root = el.ownerDocument.documentElement;
+    for (let n = parentOf(el); n && n !== root; n = parentOf(n)) {
+      dx += n.scrollLeft;
+      dy += n.scrollTop;
+    }
+    return box.right + dx <= 0 || box.bottom + dy <= 0;
+  }
+
+  function parentOf(n) {
+    return n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
   }
 
   function hasHref(el) {
@@ -254,54 +313,103 @@
     return id;
   }
 
-  function textWithoutControls(node) {
-    const copy = node.cloneNode(true);
-    copy.querySelectorAll("select,textarea,input,script,style,[aria-hidden=true],[hidden]")
-      .forEach((n) => n.remove());
-    return clean(copy.textContent);
-  }
-
   // The text of an element's subtree in document order, by a stack of its own (no recursion, so no page is nested
   // too deep for it), at most LIMITS.depth levels and LIMITS.nodes elements down. `step(child)` says what a child
-  // element gives: null (nothing), a string (that text), or an array [walk its children?, put spaces around it?].
-  function gatherText(el, step) {
+  // element gives: null (nothing), a string (that text), or [walk its children?, spaces around it?, does its own
+  // text show? (default yes)]. `shows`: whether the element's own text nodes show.
+  function gatherText(el, step, shows = true) {
     let text = "", seen = 0;
-    const stack = [...el.childNodes].reverse().map((n) => [n, 1]);
+    const stack = [...el.childNodes].reverse().map((n) => [n, 1, shows]);
     while (stack.length) {
-      const [node, level] = stack.pop();
+      const [node, level, textShown] = stack.pop();
       if (typeof node === "string") text += node;
-      else if (node.nodeType === Node.TEXT_NODE) text += node.data;
+      else if (node.nodeType === Node.TEXT_NODE) text += textShown ? node.data : "";
       else if (node.nodeType === Node.ELEMENT_NODE && level <= LIMITS.depth && seen++ < LIMITS.nodes) {
         const given = step(node);
         if (typeof given === "string") text += given;
         else if (given) {
-          const [walk, spaced] = given;
-          if (spaced) stack.push([" ", level]);
-          if (walk) for (const child of [...node.childNodes].reverse()) stack.push([child, level + 1]);
-          if (spaced) stack.push([" ", level]);
+          const [walk, spaced, own = true] = given;
+          if (spaced) stack.push([" ", level, true]);
+          if (walk) for (const child of [...node.childNodes].reverse()) stack.push([child, level + 1, own]);
+          if (spaced) stack.push([" ", level, true]);
         }
       }
     }
     return text;
   }
 
-  // Rendered text of an element, without what aria-hidden takes out of the accessibility tree.
-  function renderedText(el) {
-    if (!el.querySelector("[aria-hidden=true]")) return el.innerText;
-    return gatherText(el, (child) => {
-      if (child.localName === "br") return " ";
-      if (child.getAttribute("aria-hidden") === "true" || SKIP.has(child.localName)
-          || !child.checkVisibility({ visibilityProperty: true })) return null;
-      const spaced = BLOCKISH.test(getComputedStyle(child).display);
-      if (!child.querySelector("[aria-hidden=true]")) return spaced ? ` ${child.innerText} ` : child.innerText;
-      return [true, spaced];
-    });
+  function textWithoutControls(node) {
+    if (textNeedsWalk(node, false) && [node, ...node.getElementsByTagName("*")].some((n) => {
+      const style = getComputedStyle(n);
+      return (n !== node && hidesText(n, style)) || !textShows(n, style);
+    })) {
+      // Text nobody sees inside (textShows, hidesText): walk the live label, as the clone has no styles.
+      return clean(gatherText(node, (child) => {
+        if (child.matches(NOT_LABEL_TEXT)) return null;
+        const style = getComputedStyle(child);
+        return hidesText(child, style) ? null : [true, false, textShows(child, style)];
+      }, textShows(node, getComputedStyle(node))));
+    }
+    const copy = node.cloneNode(true);
+    copy.querySelectorAll(NOT_LABEL_TEXT)
+      .forEach((n) => n.remove());
+    return clean(copy.textContent);
   }
 
-  function contentName(el) {
-    const text = clean(renderedText(el));
+  // Text nobody sees: the element's own text at font-size 0, or drawn in a transparent colour (not gradient text,
+  // whose transparent fill shows a background clipped to it).
+  function textShows(el, style) {
+    if (parseFloat(style.fontSize) === 0) return false;
+    if (!TRANSPARENT.test(style.webkitTextFillColor || style.color)) return true;
+    for (let n = el; n && n.nodeType === Node.ELEMENT_NODE; n = parentOf(n)) {
+      const s = getComputedStyle(n);
+      if (s.backgroundClip === "text" || s.webkitBackgroundClip === "text") return true;
+    }
+    return false;
+  }
+
+  // An element that makes all the text inside it unseen, whatever its descendants set: opacity 0, or a first-line
+  // indent that moves the text out of the element's own box, which clips it (the "image replacement" pattern).
+  // A control keeps being offered under opacity 0 (a transparent select over a fake one); only text is unseen.
+  function hidesText(el, style) {
+    if (style.opacity === "0") return true;
+    const indent = parseFloat(style.textIndent);
+    if (!indent || style.overflowX === "visible") return false;
+    return Math.abs(indent) >= el.getBoundingClientRect().width;
+  }
+
+  // Whether a name needs the walk below rather than innerText: something inside hides its text, aria-hidden
+  // takes it out of the accessibility tree, or (`skipOffered`) it holds offered controls.
+  function textNeedsWalk(el, skipOffered) {
+    if (!textShows(el, getComputedStyle(el))) return true;
+    for (const n of el.getElementsByTagName("*")) {
+      if (n.getAttribute("aria-hidden") === "true" || (skipOffered && co.offered.has(n))) return true;
+      const s = getComputedStyle(n);
+      if (hidesText(n, s) || !textShows(n, s)) return true;
+    }
+    return false;
+  }
+
+  // Rendered text of an element, without what aria-hidden takes out of the accessibility tree, without text nobody
+  // sees (textShows, hidesText: the same rules as page text), and, for a clickable (`skipOffered`), without the
+  // offered controls inside it (and the shown labels of offered controls), which have names of their own.
+  function renderedText(el, skipOffered) {
+    if (!textNeedsWalk(el, skipOffered)) return el.innerText;
+    return gatherText(el, (child) => {
+      if (child.localName === "br") return " ";
+      if (child.getAttribute("aria-hidden") === "true" || (skipOffered && co.offered.has(child))
+          || SKIP.has(child.localName) || !child.checkVisibility({ visibilityProperty: true })) return null;
+      const style = getComputedStyle(child);
+      if (hidesText(child, style)) return null;
+      return [true, BLOCKISH.test(style.display), textShows(child, style)];
+    }, textShows(el, getComputedStyle(el)));
+  }
+
+  function contentName(el, skipOffered) {
+    const text = clean(renderedText(el, skipOffered));
     if (text) return text;
     for (const n of el.querySelectorAll("img[alt],[aria-label]:not([aria-hidden=true]),svg title")) {
+      if (skipOffered && [...co.offered].some((o) => o !== el && o.contains(n))) continue;
       const t = clean(n.localName === "img" ? n.alt : n.getAttribute("aria-label") || n.textContent);
       if (t) return t;
     }
@@ -342,16 +450,76 @@
       if (el.type === "file") return clean(labelsText(el)) || clean(el.title) || "Choose file";
       return clean(el.value) || { submit: "Submit", reset: "Reset" }[el.type] || clean(el.title);
     }
+    if (tag === "canvas") return clean(el.getAttribute("title")) || clean(el.textContent);  // its fallback content
     const fromLabels = labelsText(el);
     if (["input", "select", "textarea"].includes(tag) && fromLabels) return fromLabels;
     if (tag !== "input" && tag !== "select" && tag !== "textarea" && !el.isContentEditable) {
-      const text = contentName(el);
+      const text = contentName(el, role === "clickable");
       if (text) return text;
     }
     if (fromLabels) return fromLabels;
     const fallback = clean(el.getAttribute("title")) || clean(el.getAttribute("placeholder"));
     if (fallback) return fallback;
     if (role === "link" && hasHref(el)) return hrefOf(el) || "";
+    return "";
+  }
+
+  // The name offered with a control and where it came from: [name, null] when the page names it (nameOf); for a
+  // control the page leaves nameless (an icon-only target), a guess marked as one: [name, "file"] from its image's
+  // file name (an <img>, an SVG <use>, a CSS background image, its own or inside it), else [name, "class"] from its
+  // class or its icon's (`fa fa-star`: "star"); ["", null] when there is nothing to go by.
+  function offeredName(el, role) {
+    const name = nameOf(el, role);
+    if (name) return [name, null];
+    const guessed = fileName(el);
+    if (guessed) return [guessed, "file"];
+    const fromClass = className(el);
+    return fromClass ? [fromClass, "class"] : ["", null];
+  }
+
+  function inside(el) {
+    return [el, ...[...el.getElementsByTagName("*")].slice(0, 20)];
+  }
+
+  function fileName(el) {
+    for (const n of inside(el)) {
+      let url = null;
+      if (n.localName === "img") url = n.currentSrc || n.getAttribute("src");
+      else if (n.localName === "use") url = n.getAttribute("href") ?? n.getAttributeNS(XLINK_NS, "href");
+      else {
+        const image = /url\(["']?([^"')]+)["']?\)/.exec(getComputedStyle(n).backgroundImage);
+        url = image && image[1];
+      }
+      if (!url || url.startsWith("data:")) continue;
+      let last = "";
+      try {
+        const parsed = new URL(url, n.baseURI);
+        last = parsed.hash.length > 1 ? parsed.hash.slice(1) : parsed.pathname.split("/").pop();
+        last = decodeURIComponent(last);
+      } catch (e) { continue; }
+      const stem = clean(last.replace(/\.[A-Za-z0-9]{1,5}$/, "").replace(ICON_PREFIX, ""));
+      if (stem) return stem.slice(0, CLICKABLE_NAME);
+    }
+    return "";
+  }
+
+  // A class of the element or its icon: an icon set's (`fa-star`) first, else the first that tells the element apart
+  // from its siblings (`snooze-button`, not the `tool` every button of a toolbar has), else the first.
+  function className(el) {
+    const tokens = (n) => clean(n.getAttribute("class")).split(" ").filter((t) => t && !GENERIC_CLASS.test(t));
+    const siblings = el.parentElement ? [...el.parentElement.children].filter((n) => n !== el) : [];
+    const shared = (t) => siblings.length > 0 && siblings.every((n) => n.classList.contains(t));
+    const distinct = tokens(el).find((t) => !shared(t));
+    const candidates = inside(el);
+    for (const n of candidates) {
+      const icon = tokens(n).find((t) => ICON_PREFIX.test(t));
+      if (icon) return icon.replace(ICON_PREFIX, "").slice(0, CLICKABLE_NAME);
+    }
+    if (distinct) return distinct.slice(0, CLICKABLE_NAME);
+    for (const n of candidates) {
+      const [first] = tokens(n);
+      if (first) return first.slice(0, CLICKABLE_NAME);
+    }
     return "";
   }
 
@@ -400,14 +568,17 @@
       .map((o) => take(clean(o.label)));
   }
 
-  function mark(el, c, role, name) {
+  function mark(el, c, role, named) {
     const tag = el.localName;
+    const [name, from] = named ?? offeredName(el, role);
     c.setAttribute("data-co-id", idFor(el));
     c.setAttribute("data-co-role", role);
-    const fullName = name ?? nameOf(el, role);
-    const shownName = take(fullName);
+    const shownName = take(name);
     c.setAttribute("data-co-name", shownName);
-    if (shownName.length < fullName.length) c.setAttribute("data-co-name-cut", "");  // by the reading's `chars`
+    if (shownName.length < name.length) c.setAttribute("data-co-name-cut", "");  // by the reading's `chars`
+    if (from) c.setAttribute("data-co-name-from", from);
+    co.offered.add(el);
+    offeredList.push(el);
     let value = null;
     let checked = null;
     if (tag === "input" && (el.type === "checkbox" || el.type === "radio")) {
@@ -452,8 +623,11 @@
     }
   }
 
-  // Where the driver's click lands (the centre) hits the element or something inside it; true when the
-  // centre is outside its window (scrolling brings it there, and the driver checks again before clicking).
+  // Where the driver's click lands (the centre) hits the element or something inside it. Only what shows can be
+  // hit-tested: when the centre is outside its window, or cut off by a box that scrolls (a row below the visible
+  // part of a list, in a nested or sideways-scrolling box too), the driver scrolls it into view in every scrolling
+  // box and checks again before clicking, so it counts as hit; cut off by `overflow: clip`, which no scrolling
+  // moves, it does not.
   function hitAtCentre(el) {
     const box = el.getBoundingClientRect();
     const view = el.ownerDocument.defaultView;
@@ -466,7 +640,33 @@
       hit = inner;
     }
     for (let n = hit; n; n = n.parentNode || n.host) if (n === el) return true;
-    return false;
+    return pointCutOff(el, x, y) === "scrolls";
+  }
+
+  // Whether a point of an element (in its window's coordinates) is cut off by an ancestor that clips it, along its
+  // containing-block chain as the driver's VISIBLE_PART (a fixed or absolute box escapes boxes that do not contain
+  // it): "scrolls" when every such ancestor can scroll it into view, "clipped" when one cannot (overflow: clip),
+  // null when the point shows.
+  function pointCutOff(el, x, y) {
+    const doc = el.ownerDocument, root = doc.documentElement;
+    const containsFixed = (s) => s.transform !== "none" || s.perspective !== "none" || s.filter !== "none"
+      || /paint|layout|strict|content/.test(s.contain) || /transform|perspective|filter/.test(s.willChange);
+    let position = getComputedStyle(el).position, found = null;
+    for (let n = parentOf(el); n && n !== root; n = parentOf(n)) {
+      const s = getComputedStyle(n);
+      const contains = position === "fixed" ? containsFixed(s)
+        : position === "absolute" ? s.position !== "static" || containsFixed(s) : true;
+      if (!contains) continue;
+      position = s.position;
+      if (n === doc.body) continue;  // the body's overflow is the window's, or shows all the page
+      const r = n.getBoundingClientRect(), left = r.left + n.clientLeft, top = r.top + n.clientTop;
+      const outX = s.overflowX !== "visible" && (x < left || x >= left + n.clientWidth);
+      const outY = s.overflowY !== "visible" && (y < top || y >= top + n.clientHeight);
+      if (!outX && !outY) continue;
+      if ((outX && s.overflowX === "clip") || (outY && s.overflowY === "clip")) return "clipped";
+      found = "scrolls";
+    }
+    return found;
   }
 
   function canOfferClickable(el) {
@@ -481,22 +681,44 @@
 
   // Mark a clickable on its clone, or on a marker at the clone's start (see the opening comment).
   function markClickable(el, c) {
-    const name = nameOf(el, "clickable");
+    const [name, from] = offeredName(el, "clickable");
     if (name.length <= CLICKABLE_NAME && !STRUCTURAL.has(el.localName)) {
-      mark(el, c, "clickable", name);
+      mark(el, c, "clickable", [name, from]);
       return;
     }
     let host = c;
     if (el.localName === "tr") host = [...c.children].find((n) => n.localName === "td" || n.localName === "th") || c;
     const marker = host.insertBefore(out.createElement("span"), host.firstChild);
     markers.add(marker);
-    mark(el, marker, "clickable", clickableName(name));
+    mark(el, marker, "clickable", [clickableName(name), from]);
+  }
+
+  // Whether the centre of a listening element (where the driver clicks it) is its own: in no box of what it holds
+  // that is, or holds, an offered control or a shown label of one (`inner`: those, in the order marked). A list row
+  // whose title is at its centre, beside star and delete icons, is its own there; a list whose items are offered,
+  // an app's root or a backdrop around a dialog has them (or a part holding them) at its centre: it delegates.
+  // Judged by boxes, not by a hit test, so that it holds the same in and out of view.
+  function ownCentre(el, inner) {
+    const box = el.getBoundingClientRect();
+    const x = box.left + box.width / 2, y = box.top + box.height / 2;
+    const holders = new Set();
+    for (const control of inner) {
+      for (let n = control; n && n !== el && !holders.has(n); n = parentOf(n)) holders.add(n);
+    }
+    for (const n of holders) {
+      if (n.nodeType !== Node.ELEMENT_NODE) continue;
+      for (const r of n.getClientRects()) {
+        if (x >= r.left && x < r.right && y >= r.top && y < r.bottom) return false;
+      }
+    }
+    return true;
   }
 
   // Take back the one pointer-only clickable inside a clone (a listening element takes its place).
   function unmarkWeak(c) {
     const found = c.querySelector("[data-co-role=clickable]");
     if (!found) return;
+    co.offered.delete(co.byId.get(found.getAttribute("data-co-id")));
     co.byId.delete(found.getAttribute("data-co-id"));
     if (markers.has(found)) {
       found.remove();
@@ -566,8 +788,9 @@
     const pointer = style.cursor === "pointer";
     const inSvg = svg && tag !== "foreignObject";
     const heard = listening.has(el) || (el.shadowRoot !== null && listening.has(el.shadowRoot));
-    const below = (flags & (IN_CONTROL | HEARD)) | (inSvg ? IN_SVG : 0) | (pointer ? POINTER : 0)
-      | (heard ? HEARD : 0);
+    const below = (flags & (IN_CONTROL | HEARD | NEAR | UNSEEN_TEXT)) | (inSvg ? IN_SVG : 0) | (pointer ? POINTER : 0)
+      | (heard ? HEARD : 0) | (heard || el.hasAttribute("onclick") ? NEAR : 0) | (hidesText(el, style) ? UNSEEN_TEXT : 0);
+    const textSeen = !(flags & UNSEEN_TEXT) && !(below & UNSEEN_TEXT) && textShows(el, style);
     const cloneTag = !svg && tag !== "img" && !RAW_TEXT.has(tag) && /^[a-z][a-z0-9-]*$/.test(tag) ? tag : "span";
     const c = into.appendChild(out.createElement(cloneTag));
     if (!BLOCK_TAGS.has(tag) && BLOCKISH.test(style.display)) c.setAttribute("data-co-block", "");
@@ -583,20 +806,36 @@
       mark(el, c, role);
       strongOffered++;
       if (tag === "input" || tag === "select" || tag === "textarea" || tag === "img" || el.isContentEditable) return;
-      walkChildren(el, c, !inSvg, below | IN_CONTROL);
+      walkChildren(el, c, !inSvg && textSeen, below | IN_CONTROL);
       return;
     } else if (tag === "label" && el.control && isVisibleControl(el.control)) {
       // The label's text is the control's name; the renderer can leave it out.
       c.setAttribute("data-co-label-for", idFor(el.control));
+      co.offered.add(el);
+      offeredList.push(el);
       strongOffered++;
-      walkChildren(el, c, true, below | IN_CONTROL);
+      walkChildren(el, c, textSeen, below | IN_CONTROL);
       return;
     } else if (tag === "select" || tag === "textarea" || tag === "option" || tag === "optgroup") {
       return;
     }
     if (tag === "br") return;
-    const strongBefore = strongOffered, weakBefore = weakOffered;
-    if (tag !== "img") walkChildren(el, c, !inSvg, below);
+    if (tag === "canvas") {
+      // Its fallback content does not show. Offered with a listener of its own, or as the outermost pointer under
+      // one, like any clickable: a click at a point of it is how a person uses it.
+      const own = listening.has(el) || el.hasAttribute("onclick");
+      if (!role && !(flags & IN_CONTROL) && (own || (pointer && !(flags & POINTER) && flags & HEARD))
+          && canOfferClickable(el)) {
+        markClickable(el, c);
+        if (own) strongOffered++;
+        else weakOffered++;
+      } else {
+        c.remove();
+      }
+      return;
+    }
+    const strongBefore = strongOffered, weakBefore = weakOffered, offeredBefore = offeredList.length;
+    if (tag !== "img") walkChildren(el, c, !inSvg && textSeen, below);
     const document_ = el.ownerDocument;
     if (role || flags & IN_CONTROL || el === document_.body || el === document_.documentElement) {
       if (tag === "img" || (inSvg && !c.textContent.trim() && !c.querySelector("[data-co-id]"))) c.remove();
@@ -610,6 +849,13 @@
         weakOffered--;
       }
       markClickable(el, c);
+      strongOffered++;
+    } else if (listened && ownCentre(el, offeredList.slice(offeredBefore).filter((n) => co.offered.has(n)))
+               && canOfferClickable(el)) {
+      markClickable(el, c);  // a target of its own beside the controls it holds, which stay
+      strongOffered++;
+    } else if (!listened && focusable(el) && flags & NEAR && innerStrong === 0 && canOfferClickable(el)) {
+      markClickable(el, c);  // a widget's focusable part (a slider's handle): where its keys go
       strongOffered++;
     } else if (!listened && pointer && !(flags & POINTER) && flags & HEARD && innerStrong === 0
                && innerWeak === 0 && canOfferClickable(el)) {
@@ -625,7 +871,7 @@
   // driver re-checks when it acts on a control, and while its click's events are dispatched (adapter/driver.py).
   co.identify = (el) => {
     const role = roleOf(el) || "clickable";
-    const name = nameOf(el, role);
+    const [name] = offeredName(el, role);
     return [role, role === "clickable" ? clickableName(name) : name];
   };
 

@@ -24,8 +24,9 @@ independently of annotate.js:
 * `compare_with_accessibility_tree` — recall, what is missing, what is offered beyond it, and how
   often roles and names agree (information, not failures). A role-less click target offered as
   `clickable` has no interactive accessibility node; it is not extra when Chromium lists a click
-  listener on it (`DOMDebugger.getEventListeners`), or it shows a pointer cursor under an ancestor
-  (or the window) that listens: a click reaches a handler. Elements with a click listener of their
+  listener on it (`DOMDebugger.getEventListeners`), or it shows a pointer cursor, or has a page-given
+  tabindex (a custom slider's handle), under an ancestor (or the window) that listens: a click reaches a
+  handler. Elements with a click listener of their
   own that are not offered are listed too (information: a page may listen on a container for its
   rows' clicks);
 * `check_offered_controls_work` — every offered id resolves to a live element that Playwright can
@@ -62,6 +63,7 @@ from adapter.driver import (
     PageDriver,
     check_applicable,
 )
+from adapter.lines import flat
 from adapter.observation import Control, Observation
 from adapter.world import offered_node_ids
 
@@ -146,7 +148,7 @@ class ExtraControl(BaseModel):
     """None when the id did not resolve to an element of the page."""
 
 
-ClickEvidence = Literal["click listener", "pointer cursor under a listener"]
+ClickEvidence = Literal["click listener", "pointer cursor under a listener", "focusable under a listener"]
 
 
 class ClickableControl(BaseModel):
@@ -158,7 +160,8 @@ class ClickableControl(BaseModel):
     name: str
     evidence: ClickEvidence
     """A click listener on the element itself, or a pointer cursor on it with a listener on an ancestor
-    (event delegation, as frameworks do)."""
+    (event delegation, as frameworks do), or a page-given tabindex on it with a listener on an ancestor (a custom
+    slider's handle inside its listening track: the keys of `press` go to it)."""
 
 
 class ListenerTarget(BaseModel):
@@ -228,7 +231,7 @@ class FidelityReport(BaseModel):
 
 
 def _same_name(offered: str, chromium: str) -> bool:
-    return " ".join(offered.split()).casefold() == " ".join(chromium.split()).casefold()
+    return flat(offered).casefold() == flat(chromium).casefold()  # names are shown by the rule of page text
 
 
 def _properties(node: Mapping[str, Any]) -> dict[str, Any]:
@@ -590,6 +593,7 @@ async def _click_listeners(cdp: CDPSession) -> tuple[set[int], bool]:
 
 
 _CURSOR = "function () { return this.ownerDocument.defaultView.getComputedStyle(this).cursor; }"
+_FOCUSABLE = "function () { return this.hasAttribute('tabindex') && this.tabIndex >= 0; }"
 _SHORT_TEXT = """function () {
   const text = this.innerText || this.getAttribute("aria-label") || this.getAttribute("title") || "";
   return text.replace(/\\s+/g, " ").trim().slice(0, 60);
@@ -609,6 +613,8 @@ class _Listeners:
         delegated = self.window_listens or any(n in self.nodes for n in self.view.dom.ancestors(backend))
         if delegated and await self.view.asker.call(backend, _CURSOR) == "pointer":
             return "pointer cursor under a listener"
+        if delegated and await self.view.asker.call(backend, _FOCUSABLE) is True:
+            return "focusable under a listener"
         return None
 
     async def unoffered(self, offered: set[int]) -> list[ListenerTarget]:

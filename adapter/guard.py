@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from adapter.lines import flat
 from adapter.observation import Control
 from adapter.reply import clean_text
 from adapter.world import IsolatedWorld
@@ -113,9 +114,9 @@ _DISARM = """() => {
 
 
 def offered_name(name: str) -> str:
-    """A name as the observation shows it (adapter/render.py collapses its white space and shows lone surrogates as
-    U+FFFD)."""
-    return " ".join(clean_text(name)[0].split())
+    """A name as the observation shows it: by the rule of page text (`lines.flat`, which adapter/render.py applies to
+    names), control characters as spaces and white space collapsed, and lone surrogates as U+FFFD."""
+    return flat(clean_text(name)[0])
 
 
 def changed(control: Control, identity: list[str]) -> str | None:

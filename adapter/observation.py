@@ -24,6 +24,10 @@ class Control(BaseModel):
     """ARIA role: link, button, textbox, combobox, listbox, checkbox, radio, searchbox, spinbutton, ..."""
     name: str
     """Accessible name."""
+    name_from: str | None = None
+    """Where a name the page does not give came from, when it is a guess (`NAME_SOURCES`): an icon-only control named
+    by its image's file name or its class. None when the page names the control (text, label, aria-label, alt,
+    title...). The line says so after the name: `[4] clickable "star" name-from=class`."""
     value: str | None = None
     checked: bool | None = None
     options: list[str] = Field(default_factory=list)
@@ -130,11 +134,21 @@ def _options(options: list[str]) -> str:
     return "options=" + _json(shown) + (f" ({more} more options)" if more else "")
 
 
+NAME_SOURCES = frozenset({"file", "class"})
+"""Where a guessed name comes from (`Control.name_from`): an image's file name, or a class name."""
+NAME_FROM = "name-from"
+"""The field of a control line that marks its name as a guess (`name-from=class`)."""
+
+
 def format_control(control: Control) -> str:
     """`[7] textbox "Amount" value="49.90" required` — the one line a control gets; an input whose type constrains
-    its value says so after its value: `[9] textbox "Ship date" value="" type=date format="YYYY-MM-DD"`. However
-    long a name, value, message or option list, the line stays short: each is cut, and the line says how much."""
+    its value says so after its value: `[9] textbox "Ship date" value="" type=date format="YYYY-MM-DD"`; a name the
+    page does not give, guessed from an icon's file name or class, is marked right after it:
+    `[4] clickable "star" name-from=class`. However long a name, value, message or option list, the line stays
+    short: each is cut, and the line says how much."""
     parts = [f"[{control.id}] {control.role} {_shown(control.name, NAME_CHARS)}"]
+    if control.name_from in NAME_SOURCES:
+        parts.append(f"{NAME_FROM}={control.name_from}")
     if control.checked is not None:
         parts.append("checked" if control.checked else "unchecked")
     if control.value is not None and control.checked is None:

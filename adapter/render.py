@@ -20,7 +20,7 @@ from bs4 import BeautifulSoup
 from bs4.element import Comment, Declaration, Doctype, NavigableString, PageElement, ProcessingInstruction, Tag
 
 from adapter.lines import cell_text, cell_words, clip, flat, json_line, quoted, text_line
-from adapter.observation import Control, Observation, PagePart, format_control
+from adapter.observation import NAME_SOURCES, Control, Observation, PagePart, format_control
 from adapter.reply import clean_text
 from computerops.core import defaults
 
@@ -120,10 +120,12 @@ def control_from(tag: Tag) -> Control:
 
     checked = attr("checked")
     options = attr("options")
+    name_from = attr("name-from")
     return Control(
         id=attr("id") or "",
         role=attr("role") or "generic",
-        name=" ".join((attr("name") or "").split()),
+        name=flat(attr("name") or ""),  # the rule page text follows: control characters read as spaces
+        name_from=name_from if name_from in NAME_SOURCES else None,
         value=attr("value"),
         checked=None if checked is None else checked == "true",
         options=json.loads(options) if options else [],
