@@ -13,16 +13,18 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictBool,
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -33,6 +35,18 @@ from tasks.answers import FORMATS, REASONS, REFUSAL_STATUSES, SHAPES, STATUSES, 
 
 class _Action(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _OPTIONAL: ClassVar[tuple[str, ...]] = ()
+    """Fields left out of the action's dump (its transcript record, its tool call's arguments) when not given: a
+    click without a point is recorded as it always was."""
+
+    @model_serializer(mode="wrap")
+    def _given_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        for name in self._OPTIONAL:
+            if dumped.get(name) is None:
+                dumped.pop(name, None)
+        return dumped
 
 
 ControlId = Annotated[str, Field(description="Control id shown in brackets in the observation, e.g. 7 for [7].")]
@@ -48,7 +62,8 @@ def _control_id(value: Any) -> Any:
 
 
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-"""A point's place across (x) or down (y) a control's box: 0 is its left (top) edge, 1 its right (bottom) edge."""
+"""A point's place across (x) or down (y) a control's box: 0 is its left (top) edge, 1 its right (bottom) edge (the
+driver keeps the point a pixel inside the box)."""
 Pixels = Annotated[float, Field(ge=-10_000, le=10_000, allow_inf_nan=False)]
 
 
@@ -65,6 +80,7 @@ class Click(_Action):
     corner, e.g. x 0.25 y 0.5 is a quarter of the way across, half way down; the one left out is the middle."""
 
     action: Literal["click"] = "click"
+    _OPTIONAL = ("x", "y")
     id: ControlId
     x: Fraction | None = Field(default=None, description="0 = the control's left edge, 1 = its right edge.")
     y: Fraction | None = Field(default=None, description="0 = the control's top edge, 1 = its bottom edge.")
@@ -93,8 +109,9 @@ class Drag(_Action):
     (dx right, dy down, e.g. a slider's handle 40 px to the right)."""
 
     action: Literal["drag"] = "drag"
+    _OPTIONAL = ("to_id", "x", "y", "dx", "dy")
     id: ControlId
-    to_id: ControlId | None = Field(default=None, description="The control to release the mouse over.")
+    to_id: str | None = Field(default=None, description="The id of the control to release the mouse over.")
     x: Fraction | None = Field(default=None, description="Where to release across: 0 = left edge, 1 = right edge.")
     y: Fraction | None = Field(default=None, description="Where to release down: 0 = top edge, 1 = bottom edge.")
     dx: Pixels | None = Field(default=None, description="Instead of a target: pixels to move right (negative: left).")

@@ -53,7 +53,7 @@ from computerops.core import defaults
 from computerops.core.vocabulary import ACTION_HEADER
 
 ACTION_TIMEOUT_MS = 5_000
-DRAG_STEPS = 10
+DRAG_STEPS = 5
 """Pointer moves from a drag's press to its release: enough for a page's pointer handlers (a slider follows each)
 and for Chromium to begin an HTML5 drag (dragstart) and send dragenter/dragover to the target before the drop."""
 NAVIGATION_TIMEOUT_MS = 15_000

@@ -223,7 +223,9 @@ ARGUMENT_NAMES = st.sampled_from(["id", "to_id", "x", "y", "dx", "dy", "key", "f
 @example(name="click", arguments={"id": "1", "x": 1.5})
 @example(name="drag", arguments={"id": "1"})
 @example(name="drag", arguments={"id": "1", "to_id": "2", "dx": 3})
-def test_any_arguments_of_the_new_actions_parse_to_an_action_or_a_rejection(name: str, arguments: dict[str, Any]) -> None:
+def test_any_arguments_of_the_new_actions_parse_to_an_action_or_a_rejection(
+    name: str, arguments: dict[str, Any],
+) -> None:
     result = parse_action(name, arguments)
     if isinstance(result, Rejection):
         assert result.cause == "malformed_arguments" and result.reason
