@@ -147,11 +147,14 @@ async def test_a_click_at_a_point_lands_there_and_a_covered_point_is_refused(dri
     assert clicked.note == 'clicked [1] button "Seat map" at x 0.25, y 0.75', clicked.note
     await assert_ok(driver, Click(id=named_ids["Seat map"], x=0, y=1))  # the corner, a pixel inside
     await assert_ok(driver, Click(id=named_ids["Hue"], x=0.5))  # y left out: the middle
+    dragged = await assert_ok(driver, Drag(id=named_ids["Hue"], x=0.25))  # to a point of its own box
+    assert dragged.note.endswith("to a point of its own box at x 0.25, y 0.5"), dragged.note
     covered = await refusal(driver, Click(id=named_ids["Seat map"], x=0.95, y=0.1))  # under the NEW badge
     assert covered.cause == "not_applicable" and "covered by <span.badge>" in covered.reason, covered
-    seat, corner, hue = await record(driver)
+    seat, corner, hue, released = await record(driver)
     assert math.dist(seat, [50, 75]) <= 1 and math.dist(corner, [1, 99]) <= 1, (seat, corner)
     assert hue[0] == "hue" and abs(hue[1] - 180) <= 1, hue
+    assert released[0] == "hue" and abs(released[1] - 90) <= 1, released  # pressed in the middle, released there
 
 
 @browser_test
