@@ -330,6 +330,13 @@ def _at(at: tuple[float, float] | None) -> str:
     return "" if at is None else f" at x {at[0]:g}, y {at[1]:g}"
 
 
+def _bad_point(at: tuple[float, float] | None) -> str | None:
+    """Why a point of a control's box is not one (the parser refuses these; an action built otherwise may hold them)."""
+    if at is None or all(math.isfinite(v) and 0 <= v <= 1 for v in at):
+        return None
+    return "a point of a control is given by x and y, fractions of its box from 0 to 1"
+
+
 def _pixels(action: Drag) -> str:
     return f"dx {action.dx or 0:g}, dy {action.dy or 0:g} px"
 
@@ -692,6 +699,8 @@ class PageDriver:
         if isinstance(action, Check) and await self._checked(action.id) == action.checked:
             return ActionOutcome(ok=True, note=f"{_describe(control)} was already {_state(action.checked)}")
         at = action.point if isinstance(action, Click) else None
+        if bad := _bad_point(at):
+            return _reject("malformed_arguments", f"Cannot click [{action.id}]{_at(at)}: {bad}.")
         point = await self.click_point(action.id, at=at)
         if point is None:
             return _stale(action.id)
@@ -734,8 +743,8 @@ class PageDriver:
         """
         if self._token is None:
             return None
-        if at is not None and not all(math.isfinite(v) and 0 <= v <= 1 for v in at):
-            return "a point of a control is given by fractions of its box, from 0 to 1"
+        if bad := _bad_point(at):
+            return bad
         found = await self.world.evaluate(_CLICK_POINT, [control_id, self._token, at and list(at), scroll])
         if found.get("stale"):
             return None
@@ -779,6 +788,8 @@ class PageDriver:
         control's own box, or dx, dy pixels away. The release point is found (and hit-tested on its control)
         before the press, with both points in the window at once; the press is guarded like a click's
         (adapter/guard.py), and the drag goes on only when it reached the control."""
+        if bad := _bad_point(action.point):
+            return _reject("malformed_arguments", f"Cannot drag [{action.id}]{_at(action.point)}: {bad}.")
         target = control
         if action.to_id is not None:
             found = self.latest.control(action.to_id) if self.latest else None
@@ -794,7 +805,7 @@ class PageDriver:
         if action.dx is not None or action.dy is not None:
             end = (start.x + (action.dx or 0.0), start.y + (action.dy or 0.0))
             if not all(math.isfinite(v) for v in end):
-                return _reject("not_applicable", "A drag's dx and dy are numbers of pixels.")
+                return _reject("malformed_arguments", "A drag's dx and dy are numbers of pixels.")
             width, height = await self.world.evaluate("() => [window.innerWidth, window.innerHeight]")
             if not (0 <= end[0] < width and 0 <= end[1] < height):
                 return _reject("not_applicable", f"A drag of [{action.id}] by {_pixels(action)} would end outside "

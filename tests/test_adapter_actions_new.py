@@ -250,7 +250,7 @@ KNOWN_OR_NOT = st.one_of(st.integers(1, 9).map(str), st.sampled_from(["0", "999"
 
 
 @browser_test
-@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kind=st.sampled_from(["hover", "drag", "click"]), control=KNOWN_OR_NOT, to=st.none() | KNOWN_OR_NOT,
        x=COORDINATES, y=COORDINATES, dx=COORDINATES, dy=COORDINATES, stale=st.booleans())
 @example(kind="drag", control="1", to="1", x=None, y=None, dx=None, dy=None, stale=False).via("same source, target")
@@ -258,12 +258,15 @@ KNOWN_OR_NOT = st.one_of(st.integers(1, 9).map(str), st.sampled_from(["0", "999"
 @example(kind="drag", control="4", to=None, x=None, y=None, dx=None, dy=None, stale=False).via("no destination")
 @example(kind="click", control="1", to=None, x=math.nan, y=-1.0, dx=None, dy=None, stale=False)
 @example(kind="hover", control="5", to=None, x=None, y=None, dx=None, dy=None, stale=True)
+@example(kind="drag", control="8", to="5", x=None, y=None, dx=None, dy=None, stale=False).via("the off-site link")
+@example(kind="drag", control="8", to=None, x=None, y=None, dx=-50.0, dy=-200.0, stale=False)
 async def test_no_argument_makes_act_raise_for_the_new_actions(
-    driver: PageDriver, kind: str, control: str, to: str | None, x: float | None, y: float | None,
+    driver: PageDriver, site: FixtureSite, kind: str, control: str, to: str | None, x: float | None, y: float | None,
     dx: float | None, dy: float | None, stale: bool,
 ) -> None:
     """Every argument, valid or not (the parser would refuse most of these; `model_construct` passes them to the
-    driver as they are), is an outcome: carried out or refused with a cause, never an exception."""
+    driver as they are), is an outcome: carried out or refused with a cause, never an exception; and nothing off
+    the site is loaded (the page's link to /elsewhere/ dragged and dropped anywhere included)."""
     if driver.latest is None or driver.latest.url != "/site/fidelity-drag.html" or not driver.latest.controls:
         await open_page(driver, "fidelity-drag.html")
     if stale:  # the ids of the latest observation name elements of a document that is gone
@@ -278,7 +281,9 @@ async def test_no_argument_makes_act_raise_for_the_new_actions(
     outcome = await driver.act(action, 1)
     assert isinstance(outcome, ActionOutcome)
     assert outcome.ok or (outcome.rejection is not None and outcome.rejection.reason), outcome
+    assert not [path for _, path, _ in site.requests if path.startswith("/elsewhere/")]
+    assert driver.page.url.endswith("/site/fidelity-drag.html")
     if stale:
         assert not outcome.ok and outcome.rejection is not None
-        assert outcome.rejection.cause in ("stale_control", "unknown_control"), outcome
+        assert outcome.rejection.cause in ("stale_control", "unknown_control", "malformed_arguments"), outcome
         await open_page(driver, "fidelity-drag.html")
