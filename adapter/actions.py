@@ -13,9 +13,20 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from adapter.reply import JsonProblem, bracket_depths, holds_invalid_text, load_json
 from computerops.core.vocabulary import ACTION_NAMES
@@ -24,6 +35,18 @@ from tasks.answers import FORMATS, REASONS, REFUSAL_STATUSES, SHAPES, STATUSES, 
 
 class _Action(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    _OPTIONAL: ClassVar[tuple[str, ...]] = ()
+    """Fields left out of the action's dump (its transcript record, its tool call's arguments) when not given: a
+    click without a point is recorded as it always was."""
+
+    @model_serializer(mode="wrap")
+    def _given_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        for name in self._OPTIONAL:
+            if dumped.get(name) is None:
+                dumped.pop(name, None)
+        return dumped
 
 
 ControlId = Annotated[str, Field(description="Control id shown in brackets in the observation, e.g. 7 for [7].")]
@@ -38,13 +61,77 @@ def _control_id(value: Any) -> Any:
     return value
 
 
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+"""A point's place across (x) or down (y) a control's box: 0 is its left (top) edge, 1 its right (bottom) edge (the
+driver keeps the point a pixel inside the box)."""
+Pixels = Annotated[float, Field(ge=-10_000, le=10_000, allow_inf_nan=False)]
+
+
+def _point_given(x: float | None, y: float | None) -> tuple[float, float] | None:
+    """The point of a box that x and y name (either alone: the middle on the other axis), or None for neither."""
+    if x is None and y is None:
+        return None
+    return (0.5 if x is None else x, 0.5 if y is None else y)
+
+
 class Click(_Action):
-    """Click a link, button, checkbox, radio button or other control."""
+    """Click a link, button, checkbox, radio button or other control. To click a particular point of a control (a
+    canvas, a map, a colour strip, a slider's track), give x and/or y: fractions of its box from its top-left
+    corner, e.g. x 0.25 y 0.5 is a quarter of the way across, half way down; the one left out is the middle."""
 
     action: Literal["click"] = "click"
+    _OPTIONAL = ("x", "y")
+    id: ControlId
+    x: Fraction | None = Field(default=None, description="0 = the control's left edge, 1 = its right edge.")
+    y: Fraction | None = Field(default=None, description="0 = the control's top edge, 1 = its bottom edge.")
+
+    _normalise_id = field_validator("id", mode="before")(_control_id)
+
+    @property
+    def point(self) -> tuple[float, float] | None:
+        """The point of the control's box to click (fractions across and down), or None: where the driver picks."""
+        return _point_given(self.x, self.y)
+
+
+class Hover(_Action):
+    """Move the mouse pointer over a control without clicking, e.g. to open a menu that opens on pointer over."""
+
+    action: Literal["hover"] = "hover"
     id: ControlId
 
     _normalise_id = field_validator("id", mode="before")(_control_id)
+
+
+class Drag(_Action):
+    """Press the mouse on a control, move it and release it: onto another control (to_id, e.g. a list item onto
+    another place or a card onto a column), onto a point of a control (x and/or y: fractions of the box of to_id,
+    or of the dragged control itself without to_id, e.g. x 0.8 on a slider's track), or by a distance in pixels
+    (dx right, dy down, e.g. a slider's handle 40 px to the right)."""
+
+    action: Literal["drag"] = "drag"
+    _OPTIONAL = ("to_id", "x", "y", "dx", "dy")
+    id: ControlId
+    to_id: str | None = Field(default=None, description="The id of the control to release the mouse over.")
+    x: Fraction | None = Field(default=None, description="Where to release across: 0 = left edge, 1 = right edge.")
+    y: Fraction | None = Field(default=None, description="Where to release down: 0 = top edge, 1 = bottom edge.")
+    dx: Pixels | None = Field(default=None, description="Instead of a target: pixels to move right (negative: left).")
+    dy: Pixels | None = Field(default=None, description="Instead of a target: pixels to move down (negative: up).")
+
+    _normalise_id = field_validator("id", "to_id", mode="before")(_control_id)
+
+    @model_validator(mode="after")
+    def _one_destination(self) -> Drag:
+        by_offset = self.dx is not None or self.dy is not None
+        if by_offset and (self.to_id is not None or self.point is not None):
+            raise ValueError("give either dx/dy or a target (to_id and/or x, y), not both")
+        if not by_offset and self.to_id is None and self.point is None:
+            raise ValueError("say where to release: to_id, x/y or dx/dy")
+        return self
+
+    @property
+    def point(self) -> tuple[float, float] | None:
+        """The release point as fractions of the target's box, or None: its middle (or an offset)."""
+        return _point_given(self.x, self.y)
 
 
 class Fill(_Action):
@@ -201,9 +288,11 @@ NO_ANSWER = FinishSchema()
 
 
 Action = Annotated[
-    Click | Fill | Select | Check | Press | Navigate | Back | More | AnswerDialog | Done, Field(discriminator="action")
+    Click | Fill | Select | Check | Press | Hover | Drag | Navigate | Back | More | AnswerDialog | Done,
+    Field(discriminator="action"),
 ]
-ACTION_TYPES: tuple[type[_Action], ...] = (Click, Fill, Select, Check, Press, Navigate, Back, More, AnswerDialog, Done)
+ACTION_TYPES: tuple[type[_Action], ...] = (
+    Click, Fill, Select, Check, Press, Hover, Drag, Navigate, Back, More, AnswerDialog, Done)
 _ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 _BY_NAME: dict[str, type[_Action]] = {
     cls.model_fields["action"].default: cls for cls in ACTION_TYPES

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
@@ -30,7 +31,9 @@ from adapter.actions import (
     Check,
     Click,
     Done,
+    Drag,
     Fill,
+    Hover,
     More,
     Navigate,
     Press,
@@ -50,6 +53,9 @@ from computerops.core import defaults
 from computerops.core.vocabulary import ACTION_HEADER
 
 ACTION_TIMEOUT_MS = 5_000
+DRAG_STEPS = 5
+"""Pointer moves from a drag's press to its release: enough for a page's pointer handlers (a slider follows each)
+and for Chromium to begin an HTML5 drag (dragstart) and send dragenter/dragover to the target before the drop."""
 NAVIGATION_TIMEOUT_MS = 15_000
 SETTLE_TIMEOUT_S = 5.0
 FILLABLE_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "slider", "combobox"})
@@ -160,15 +166,18 @@ VISIBLE_PART = """(el) => {
 }"""
 
 # In the top frame, for a control id of the latest observation: where a click on it lands, in top-level viewport
-# coordinates. A target (the element, else one of its labels) is scrolled into view within every scrolling
-# ancestor and frame when the centre of its box does not show (VISIBLE_PART); the click point is that centre, or
-# the centre of the part that shows; the hit test there (through open shadow roots, and at each enclosing frame)
-# must land on the target. Returns {x, y, label: null} for the element itself, {x, y, label: i} for its i-th
-# label (a checkbox hidden under its label), else {problem} with the element's own reason: no size, clipped
-# away by a container that scrolling does not move, outside the window, hidden by its own CSS clip, or covered
-# by which element. {stale} when the id no longer names a connected element. One round trip, in the isolated
-# world (adapter/world.py).
-_CLICK_POINT = """([id, token]) => {
+# coordinates. The candidate points are the centre of each of the element's client rects (a link wrapping onto two
+# lines has one a line: the centre of its whole box lies between them), then the centre of its box; with `at`
+# ([x, y], fractions of its box from the top-left) the one point there. A target (the element, else one of its
+# labels) is scrolled into view within every scrolling ancestor and frame when no candidate shows (VISIBLE_PART),
+# unless `scroll` is false; the click point is the first candidate that shows and whose hit test (through open
+# shadow roots, and at each enclosing frame) lands on the target, else the centre of the part that shows. Returns
+# {x, y, label: null} for the element itself, {x, y, label: i} for its i-th label (a checkbox hidden under its
+# label; never for a point given by `at`), else {problem} with the element's own reason: no size, clipped away by
+# a container that scrolling does not move, outside the window, hidden by its own CSS clip, or covered by which
+# element. {stale} when the id no longer names a connected element. One round trip, in the isolated world
+# (adapter/world.py).
+_CLICK_POINT = """([id, token, at = null, scroll = true]) => {
   const co = window.__computerops;
   const e = co && co.token === token ? co.byId.get(id) : null;
   if (!e || !e.isConnected) return { stale: true };
@@ -194,36 +203,51 @@ _CLICK_POINT = """([id, token]) => {
   };
   const shows = (part, x, y) => Boolean(part.rect) && x + part.ox >= part.rect[0] && x + part.ox < part.rect[2]
     && y + part.oy >= part.rect[1] && y + part.oy < part.rect[3];
-  const centre = (target) => {
-    const r = target.getBoundingClientRect();
-    return [r.left + r.width / 2, r.top + r.height / 2];
+  const inset = (start, size, fraction) => {  // a fraction of a box, kept a pixel inside its edges (an event's
+    const margin = Math.min(1, size / 2);  // position is a whole pixel: half a pixel in could land outside)
+    return start + Math.min(Math.max(fraction * size, margin), size - margin);
   };
-  const clickAt = (target) => {  // {x, y} in top-level coordinates, or {problem}
+  const candidates = (target, point) => {
+    const box = target.getBoundingClientRect();
+    if (point) return [[inset(box.left, box.width, point[0]), inset(box.top, box.height, point[1])]];
+    const rects = [...target.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+    return [...rects.map((r) => [r.left + r.width / 2, r.top + r.height / 2]),
+            [box.left + box.width / 2, box.top + box.height / 2]];
+  };
+  const clickAt = (target, point) => {  // {x, y} in top-level coordinates, or {problem}
     const box = target.getBoundingClientRect();
     if (box.width === 0 || box.height === 0) {
       return { problem: `it has no size on the page (${Math.round(box.width)} x ${Math.round(box.height)} px)` };
     }
-    let part = visiblePart(target), [x, y] = centre(target);
-    if (!shows(part, x, y)) {
+    let part = visiblePart(target), points = candidates(target, point);
+    if (scroll && !points.some(([x, y]) => shows(part, x, y))) {
       target.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
       part = visiblePart(target);
-      [x, y] = centre(target);
+      points = candidates(target, point);
     }
     if (!part.rect) {
       const where = part.cutBy ? `outside the visible part of ${describe(part.cutBy)}` : "outside the window";
-      return { problem: `it lies ${where}, and scrolling does not bring it into view` };
+      return { problem: scroll ? `it lies ${where}, and scrolling does not bring it into view` : `it lies ${where}` };
     }
-    if (!shows(part, x, y)) {  // the middle of the part that shows, in the target's own frame
-      [x, y] = [(part.rect[0] + part.rect[2]) / 2 - part.ox, (part.rect[1] + part.rect[3]) / 2 - part.oy];
+    let showing = points.filter(([x, y]) => shows(part, x, y));
+    if (point && !showing.length) return { problem: "that point of it lies outside the window or the box it shows in" };
+    if (!showing.length) {  // the middle of the part that shows, in the target's own frame
+      showing = [[(part.rect[0] + part.rect[2]) / 2 - part.ox, (part.rect[1] + part.rect[3]) / 2 - part.oy]];
     }
-    const hit = hitAt(target.ownerDocument, x, y);
-    if (!hit) return { problem: "it lies outside the window" };
-    if (!within(hit, target)) {
-      const style = target.ownerDocument.defaultView.getComputedStyle(target);
-      const clipped = style.clip !== "auto" || style.clipPath !== "none";  // a visually hidden control
-      return { problem: clipped ? `it is clipped out of sight by its CSS clip; a click there lands on ${describe(hit)}`
-        : `it is covered by ${describe(hit)}` };
+    const hits = [];
+    for (const [px, py] of showing) {
+      const hit = hitAt(target.ownerDocument, px, py);
+      if (hit && within(hit, target)) return inFrames(target, px, py);
+      hits.push(hit);
     }
+    const first = hits[0];  // what a click at the first point would land on
+    if (!first) return { problem: "it lies outside the window" };
+    const style = target.ownerDocument.defaultView.getComputedStyle(target);
+    const clipped = style.clip !== "auto" || style.clipPath !== "none";  // a visually hidden control
+    return { problem: clipped ? `it is clipped out of sight by its CSS clip; a click there lands on ${describe(first)}`
+      : `it is covered by ${describe(first)}` };
+  };
+  const inFrames = (target, x, y) => {  // a point of the target's frame in top-level coordinates, or {problem}
     for (let view = target.ownerDocument.defaultView; view !== view.top && view.frameElement; view = view.parent) {
       const frame = view.frameElement, f = frame.getBoundingClientRect();
       x += f.left + frame.clientLeft;
@@ -233,11 +257,11 @@ _CLICK_POINT = """([id, token]) => {
     }
     return { x, y };
   };
-  const own = clickAt(e);
-  if (!own.problem) return { ...own, label: null };
+  const own = clickAt(e, at);
+  if (!own.problem || at) return own.problem ? own : { ...own, label: null };
   const labels = [...(e.labels || [])];
   for (let i = 0; i < labels.length; i++) {
-    const through = clickAt(labels[i]);
+    const through = clickAt(labels[i], null);
     if (!through.problem) return { ...through, label: i };
   }
   return { problem: own.problem };
@@ -301,9 +325,25 @@ def _describe(control: Control) -> str:
     return format_control(control).split(" value=")[0].split(" options=")[0]
 
 
+def _at(at: tuple[float, float] | None) -> str:
+    """A point of a control's box as the model gave it (" at x 0.25, y 0.5"), or nothing for none."""
+    return "" if at is None else f" at x {at[0]:g}, y {at[1]:g}"
+
+
+def _bad_point(at: tuple[float, float] | None) -> str | None:
+    """Why a point of a control's box is not one (the parser refuses these; an action built otherwise may hold them)."""
+    if at is None or all(math.isfinite(v) and 0 <= v <= 1 for v in at):
+        return None
+    return "a point of a control is given by x and y, fractions of its box from 0 to 1"
+
+
+def _pixels(action: Drag) -> str:
+    return f"dx {action.dx or 0:g}, dy {action.dy or 0:g} px"
+
+
 def check_applicable(action: Action, control: Control) -> str | None:
     """Why this action does not fit this control, or None when it does."""
-    if control.disabled:
+    if control.disabled and not isinstance(action, Hover):  # the pointer over a disabled control activates nothing
         return f"Control [{control.id}] is disabled."
     if isinstance(action, Fill):
         if control.role not in FILLABLE_ROLES or control.options:
@@ -361,6 +401,8 @@ class PageDriver:
         self._quiet = asyncio.Event()
         """Set while no request is in flight and no navigation waits to commit."""
         self._navigations = 0
+        self._pointer: tuple[float, float] | None = None
+        """Where the driver last left the mouse pointer (top-level viewport coordinates), None before it moved it."""
         page.on("dialog", self.dialogs.on_dialog)
         page.on("framenavigated", self._frame_navigated)
         page.on("request", self._request_started)
@@ -522,7 +564,7 @@ class PageDriver:
         await self._settle()
         return ActionOutcome(ok=True)
 
-    async def _carry_out(self, action: Navigate | Back | Click | Fill | Select | Check | Press,
+    async def _carry_out(self, action: Navigate | Back | Click | Fill | Select | Check | Press | Hover | Drag,
                          number: int) -> ActionOutcome:
         """Carry out a page action: everything it does may be stopped by a dialog it opens (see `act`)."""
         await self.page.context.set_extra_http_headers({ACTION_HEADER: str(number)})
@@ -549,7 +591,7 @@ class PageDriver:
         self._part = following
         return ActionOutcome(ok=True, note="showing the next part of the page")
 
-    async def _on_control(self, action: Click | Fill | Select | Check | Press) -> ActionOutcome:
+    async def _on_control(self, action: Click | Fill | Select | Check | Press | Hover | Drag) -> ActionOutcome:
         control = self.latest.control(action.id) if self.latest else None
         if control is None:
             return _reject(
@@ -561,24 +603,50 @@ class PageDriver:
             return _reject("not_applicable", problem)
         if isinstance(action, Click | Check):
             return await self._click(action, control)
+        if isinstance(action, Hover):
+            return await self._hover(action, control)
+        if isinstance(action, Drag):
+            return await self._drag(action, control)
         identity = await guard.identity_now(self.world, action.id, self._token)
         if identity is None:
             return _stale(action.id)
         if changed := guard.changed(control, identity):
             return _changed(action.id, changed)
+        if isinstance(action, Press):
+            return await self._press(action, control)
         element = await self.element(action.id)
         if element is None:
             return _stale(action.id)
         if isinstance(action, Fill):
             return await self._fill(action, control, element)
-        if isinstance(action, Press):
-            await element.press(action.key, timeout=ACTION_TIMEOUT_MS)
-            note = f"pressed {action.key} on {_describe(control)}"
-        else:
-            await element.select_option(label=action.option, timeout=ACTION_TIMEOUT_MS)
-            note = f"selected {action.option!r} in {_describe(control)}"
+        await element.select_option(label=action.option, timeout=ACTION_TIMEOUT_MS)
+        note = f"selected {action.option!r} in {_describe(control)}"
         await self._settle()
         return ActionOutcome(ok=True, note=note)
+
+    async def _press(self, action: Press, control: Control) -> ActionOutcome:
+        """A key pressed on the control: it is given the keyboard focus first (adapter/guard.py), and a control that
+        cannot take it is refused (the key would go to whatever has the focus, usually the page's body); the key's
+        keydown must then be seen to reach it."""
+        focus = await guard.focus_for_keys(self.world, action.id, self._token)
+        if focus is None:
+            return _stale(action.id)
+        if focus is not True:
+            return _reject("not_applicable", f"Cannot press keys on [{action.id}]: it cannot take the keyboard focus, "
+                                             f"so a key would go to {focus}. Click or drag it instead, or press on a "
+                                             "control inside it that takes the focus.")
+        try:
+            await self.page.keyboard.press(action.key)
+        finally:  # an unknown key name raises: the watch ends either way
+            seen = None
+            with suppress(PlaywrightError):  # the key loaded another document: the watch went with the old one
+                seen = await guard.keys_seen(self.world)
+        await self._settle()
+        if seen is not None and not seen:
+            return _reject("execution_error", f"The key {action.key} was not seen to reach [{action.id}]: the page "
+                                              "kept its events from the driver's check, or moved the focus. What the "
+                                              "page did is in the next observation.")
+        return ActionOutcome(ok=True, note=f"pressed {action.key} on {_describe(control)}")
 
     async def _fill(self, action: Fill, control: Control, element: ElementHandle) -> ActionOutcome:
         """Fill a text field with Playwright's fill, and say what it holds afterwards.
@@ -634,11 +702,14 @@ class PageDriver:
         `check` clicks only when the state differs, then verifies the state it asked for."""
         if isinstance(action, Check) and await self._checked(action.id) == action.checked:
             return ActionOutcome(ok=True, note=f"{_describe(control)} was already {_state(action.checked)}")
-        point = await self.click_point(action.id)
+        at = action.point if isinstance(action, Click) else None
+        if bad := _bad_point(at):
+            return _reject("malformed_arguments", f"Cannot click [{action.id}]{_at(at)}: {bad}.")
+        point = await self.click_point(action.id, at=at)
         if point is None:
             return _stale(action.id)
         if isinstance(point, str):
-            return _reject("not_applicable", f"Control [{action.id}] cannot be clicked now: {point}.")
+            return _reject("not_applicable", f"Control [{action.id}] cannot be clicked{_at(at)} now: {point}.")
         identity = await guard.arm(self.world, action.id, self._token, point.label)
         if identity is None:
             return _stale(action.id)
@@ -646,6 +717,7 @@ class PageDriver:
             await guard.disarm(self.world, control)
             return _changed(action.id, changed)
         await self.page.mouse.click(point.x, point.y)
+        self._pointer = (point.x, point.y)
         report = None
         with suppress(PlaywrightError):  # the click loaded another document: the guard went with the old one
             report = await guard.disarm(self.world, control)
@@ -658,26 +730,150 @@ class PageDriver:
                                               "its events from the driver's check. What the page did is in the next "
                                               "observation.")
         if isinstance(action, Click):
-            return ActionOutcome(ok=True, note=f"clicked {_describe(control)}")
+            return ActionOutcome(ok=True, note=f"clicked {_describe(control)}{_at(at)}")
         if await self._checked(action.id) != action.checked:
             return _reject("execution_error", f"Clicking [{action.id}] did not make it {_state(action.checked)}.")
         return ActionOutcome(ok=True, note=f"{_state(action.checked)} {_describe(control)}")
 
-    async def click_point(self, control_id: str) -> ClickPoint | str | None:
-        """Where a click on the control lands (see _CLICK_POINT); a reason when nothing of it can be clicked;
-        None when the id no longer names an element on the page.
+    async def click_point(self, control_id: str, at: tuple[float, float] | None = None,
+                          scroll: bool = True) -> ClickPoint | str | None:
+        """Where a click on the control lands (see _CLICK_POINT): at the point `at` of its box (fractions across and
+        down) when given; a reason when nothing of it (or not that point) can be clicked; None when the id no
+        longer names an element on the page. With scroll false, nothing is scrolled: a control out of view is a
+        reason.
 
         The click itself then goes through real mouse events at that point: what a person's click does,
         without Playwright's extra actionability round trips.
         """
         if self._token is None:
             return None
-        found = await self.world.evaluate(_CLICK_POINT, [control_id, self._token])
+        if bad := _bad_point(at):
+            return bad
+        found = await self.world.evaluate(_CLICK_POINT, [control_id, self._token, at and list(at), scroll])
         if found.get("stale"):
             return None
         if "problem" in found:
             return str(found["problem"])
         return ClickPoint(x=float(found["x"]), y=float(found["y"]), label=found["label"])
+
+    async def _hover(self, action: Hover, control: Control) -> ActionOutcome:
+        """The mouse pointer moved onto the control where a click would land, with a real mouse move; its arrival
+        is guarded (adapter/guard.py): a page that puts something over the control as the pointer comes is refused,
+        and those events held back."""
+        point = await self.click_point(action.id)
+        if point is None:
+            return _stale(action.id)
+        if isinstance(point, str):
+            return _reject("not_applicable", f"The pointer cannot be put over [{action.id}] now: {point}.")
+        identity = await guard.arm(self.world, action.id, self._token, point.label, guard.HOVER_EVENTS)
+        if identity is None:
+            return _stale(action.id)
+        if changed := guard.changed(control, identity):
+            await guard.disarm(self.world, control, "hover")
+            return _changed(action.id, changed)
+        already = self._pointer == (point.x, point.y)
+        await self.page.mouse.move(point.x, point.y)
+        self._pointer = (point.x, point.y)
+        report = None
+        with suppress(PlaywrightError):  # the page loaded another document as the pointer came
+            report = await guard.disarm(self.world, control, "hover")
+        await self._settle()
+        if report is not None and report.stopped is not None:
+            return _changed(action.id, f"{report.stopped}. The pointer's events were stopped there")
+        if report is not None and not report.seen and not already:
+            return _reject("execution_error", f"The pointer was not seen to reach [{action.id}]: the page kept its "
+                                              "events from the driver's check. What the page did is in the next "
+                                              "observation.")
+        return ActionOutcome(ok=True, note=f"the pointer is over {_describe(control)}")
+
+    async def _drag(self, action: Drag, control: Control) -> ActionOutcome:
+        """Press the mouse where a click on the control would land, move it in DRAG_STEPS real moves and release
+        it: over `to_id` (where a click on it would land, or at the point x, y of its box), at a point of the
+        control's own box, or dx, dy pixels away. The release point is found (and hit-tested on its control)
+        before the press, with both points in the window at once; the press is guarded like a click's
+        (adapter/guard.py), and the drag goes on only when it reached the control."""
+        if bad := _bad_point(action.point):
+            return _reject("malformed_arguments", f"Cannot drag [{action.id}]{_at(action.point)}: {bad}.")
+        target = control
+        if action.to_id is not None:
+            found = self.latest.control(action.to_id) if self.latest else None
+            if found is None:
+                return _reject("unknown_control", f"There is no control [{action.to_id}] on this page to drag to. "
+                                                  "Use an id from the latest observation.")
+            target = found
+        start = await self.click_point(action.id)
+        if start is None:
+            return _stale(action.id)
+        if isinstance(start, str):
+            return _reject("not_applicable", f"Control [{action.id}] cannot be dragged now: {start}.")
+        if action.dx is not None or action.dy is not None:
+            end = (start.x + (action.dx or 0.0), start.y + (action.dy or 0.0))
+            if not all(math.isfinite(v) for v in end):
+                return _reject("malformed_arguments", "A drag's dx and dy are numbers of pixels.")
+            width, height = await self.world.evaluate("() => [window.innerWidth, window.innerHeight]")
+            if not (0 <= end[0] < width and 0 <= end[1] < height):
+                return _reject("not_applicable", f"A drag of [{action.id}] by {_pixels(action)} would end outside "
+                                                 f"the window ({width} x {height} px); nothing was dragged.")
+        else:
+            release = await self.click_point(target.id, at=action.point)
+            if release is None:
+                return _stale(target.id)
+            if isinstance(release, str):
+                return _reject("not_applicable", f"A drag cannot end over [{target.id}]{_at(action.point)} now: "
+                                                 f"{release}.")
+            start = await self.click_point(action.id, scroll=False)  # bringing the target into view may hide it
+            if start is None:
+                return _stale(action.id)
+            if isinstance(start, str):
+                return _reject("not_applicable", f"[{action.id}] and where the drag ends do not show in the window "
+                                                 f"together ([{action.id}]: {start}); nothing was dragged.")
+            end = (release.x, release.y)
+        if math.dist((start.x, start.y), end) < 1:
+            return _reject("not_applicable", f"The drag would end where it begins, on [{action.id}]; click it instead, "
+                                             "or give another place to drag it to.")
+        if target is not control:
+            now = await guard.identity_now(self.world, target.id, self._token)
+            if now is None:
+                return _stale(target.id)
+            if changed := guard.changed(target, now):
+                return _changed(target.id, changed)
+        identity = await guard.arm(self.world, action.id, self._token, start.label)
+        if identity is None:
+            return _stale(action.id)
+        if changed := guard.changed(control, identity):
+            await guard.disarm(self.world, control, "drag")
+            return _changed(action.id, changed)
+        mouse = self.page.mouse
+        await mouse.move(start.x, start.y)
+        await mouse.down()
+        self._pointer = (start.x, start.y)
+        pressed = None
+        with suppress(PlaywrightError):  # the press loaded another document
+            pressed = await guard.peek(self.world, control, "drag")
+        if pressed is None or pressed.stopped is not None or "mousedown" not in pressed.seen:
+            await mouse.up()  # where it was pressed; a stopped press's release is held back too
+            with suppress(PlaywrightError):
+                await guard.disarm(self.world, control, "drag")
+            await self._settle()
+            if pressed is not None and pressed.stopped is not None:
+                return _changed(action.id, f"{pressed.stopped}. The drag was stopped there and moved nothing")
+            if pressed is None:
+                return _reject("execution_error", f"Pressing the mouse on [{action.id}] loaded another page; "
+                                                  "nothing was dragged.")
+            return _reject("execution_error", f"The press on [{action.id}] was not seen to reach it: the page kept "
+                                              "its events from the driver's check; nothing was dragged.")
+        await guard.disarm(self.world, control, "drag")
+        await mouse.move(end[0], end[1], steps=DRAG_STEPS)
+        await mouse.up()
+        self._pointer = end
+        await self._settle()
+        if action.dx is not None or action.dy is not None:
+            onto = f"by {_pixels(action)}"
+        elif target is control:
+            onto = f"to a point of its own box{_at(action.point)}"
+        else:
+            onto = f"onto {_describe(target)}{_at(action.point)}"
+        return ActionOutcome(ok=True, note=f"dragged {_describe(control)} {onto}")
 
     async def _checked(self, control_id: str) -> bool | None:
         return await self.world.evaluate(_CHECKED, [control_id, self._token])  # type: ignore[no-any-return]

@@ -802,7 +802,8 @@ async def check_offered_controls_work(driver: PageDriver, observation: Observati
     itself would set the context's action header.
 
     The page is not changed: the driver's click point and trial clicks scroll controls into view, and the
-    scroll position of every window and scrolling box is put back afterwards. Controls of the top document
+    scroll position of every window and scrolling box is put back afterwards, and the pointer the trial clicks
+    moved is taken off the page (a menu that opens on pointer over closes again). Controls of the top document
     that show whole (inside the viewport and every box that clips them) are checked all at once (nothing
     scrolls for them), the others one at a time.
     """
@@ -819,6 +820,8 @@ async def check_offered_controls_work(driver: PageDriver, observation: Observati
         return [f"[{c.id}] {c.role} {c.name!r}: {found[c.id]}" for c in controls if found[c.id] is not None]
     finally:
         await _restore_scroll_positions(scrolled)
+        with suppress(PlaywrightError):  # each trial click moved the pointer over its control (a menu that opens
+            await driver.page.mouse.move(-1, -1)  # on pointer over stays open): the pointer leaves the page
 
 
 class PageAudit(BaseModel):

@@ -19,6 +19,14 @@ replace it, or cover it; it can also wait for the pointer to arrive (pointerover
 
 A control the page changes in its own click handler (a "Follow" button that becomes "Unfollow") is clicked as it was
 offered: the check is over once the click event has passed it.
+
+The other pointer actions are guarded the same way for the events that must reach the control: a `hover`'s arrival
+(pointerover, mouseover, pointermove, mousemove: a cover put there as the pointer comes is refused, its events held
+back), a `drag`'s press (pointerdown, mousedown: the drag begins on the control or not at all; where it is released is
+hit-tested before it starts, and what the page then does under the moving pointer is the drag itself). A `press`
+first gives the control the keyboard focus and watches, from the isolated world, for the trusted keydown to reach
+it: a control that cannot take the focus (a key would go to `<body>`) is refused, and a key not seen to reach it is
+reported as not seen, never as pressed.
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ from adapter.world import IsolatedWorld
 
 GUARDED_EVENTS = ("pointerdown", "mousedown", "pointerup", "mouseup", "click")
 """The events of a click that can activate something; hover events carry no activation and are not held back."""
+HOVER_EVENTS = ("pointerover", "mouseover", "pointermove", "mousemove")
+"""The events of a `hover` checked to land on the control (the pointer's arrival there; enter and leave events
+are dispatched to every element on the way and are not checked)."""
 
 # The role and name of a control id's element now ([role, name]); null when the id no longer resolves.
 _IDENTITY = """([id, token]) => {
@@ -113,6 +124,55 @@ _DISARM = """() => {
 }"""
 
 
+# What the guard saw so far, leaving it armed: {seen, stopped}; null when there is none.
+_PEEK = """() => {
+  const guard = window.__computerops && window.__computerops.guard;
+  return guard ? { seen: guard.seen, stopped: guard.stopped } : null;
+}"""
+
+# Focuses a control's element for a key press and watches for the press: returns {focused: true} when the focus in
+# its document is on it (or inside it) and a listener of the isolated world, capturing on its window, records each
+# trusted keydown whose path holds the element; {focused: false, holder} (what has the focus instead) when it
+# cannot take the focus; null when the id no longer resolves. Any earlier key watch is removed.
+_FOCUS_FOR_KEYS = """([id, token]) => {
+  const co = window.__computerops;
+  if (co && co.keys) co.keys.disarm();
+  const e = co && co.token === token ? co.byId.get(id) : null;
+  if (!e || !e.isConnected) return null;
+  const doc = e.ownerDocument, view = doc.defaultView;
+  const focused = () => {
+    let active = doc.activeElement;
+    while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+    for (let n = active; n; n = n.parentNode || n.host) if (n === e) return null;
+    return active || doc.body;
+  };
+  if (focused() && typeof e.focus === "function") e.focus();
+  const holder = focused();
+  if (holder) {
+    return { focused: false, holder: holder === doc.body ? "the page itself (<body>)" : `<${holder.localName}>` };
+  }
+  const keys = { seen: [] };
+  const listener = (event) => {
+    if (event.isTrusted && event.composedPath().includes(e)) keys.seen.push(event.key);
+  };
+  view.addEventListener("keydown", listener, true);
+  keys.disarm = () => {
+    view.removeEventListener("keydown", listener, true);
+    if (co.keys === keys) co.keys = null;
+  };
+  co.keys = keys;
+  return { focused: true };
+}"""
+
+# Removes the key watch and gives the keys it saw reach the element; null when there is none (a new document).
+_KEYS_SEEN = """() => {
+  const keys = window.__computerops && window.__computerops.keys;
+  if (!keys) return null;
+  keys.disarm();
+  return keys.seen;
+}"""
+
+
 def offered_name(name: str) -> str:
     """A name as the observation shows it: by the rule of page text (`lines.flat`, which adapter/render.py applies to
     names), control characters as spaces and white space collapsed, and lone surrogates as U+FFFD."""
@@ -138,10 +198,12 @@ async def identity_now(world: IsolatedWorld, control_id: str, token: str | None)
     return [str(part) for part in found] if isinstance(found, list) else None
 
 
-async def arm(world: IsolatedWorld, control_id: str, token: str | None, label: int | None) -> list[str] | None:
-    """Guard the next click on the control (see the module's comment); its [role, name] now, or None when the id no
-    longer resolves (nothing is armed then)."""
-    found = await world.evaluate(_ARM, [control_id, token, label, list(GUARDED_EVENTS)])
+async def arm(world: IsolatedWorld, control_id: str, token: str | None, label: int | None,
+              events: tuple[str, ...] = GUARDED_EVENTS) -> list[str] | None:
+    """Guard the next click on the control (see the module's comment), or the pointer events `events` of another
+    pointer action (a hover's arrival, a drag's press); its [role, name] now, or None when the id no longer resolves
+    (nothing is armed then)."""
+    found = await world.evaluate(_ARM, [control_id, token, label, list(events)])
     return [str(part) for part in found] if isinstance(found, list) else None
 
 
@@ -155,20 +217,45 @@ class GuardReport:
     """Why it stopped the click (and which event it stopped at), or None when every event passed."""
 
 
-async def disarm(world: IsolatedWorld, control: Control) -> GuardReport | None:
-    """Remove the guard; what it saw, or None when the document it was armed in is gone (the click navigated)."""
-    found = await world.evaluate(_DISARM)
+async def disarm(world: IsolatedWorld, control: Control, what: str = "click") -> GuardReport | None:
+    """Remove the guard; what it saw, or None when the document it was armed in is gone (the click navigated).
+    `what` names the action in the reason ("click", "hover", "drag")."""
+    return _report(await world.evaluate(_DISARM), control, what)
+
+
+async def peek(world: IsolatedWorld, control: Control, what: str) -> GuardReport | None:
+    """What the guard saw so far, leaving it armed (a drag reads it after the press, before it moves)."""
+    return _report(await world.evaluate(_PEEK), control, what)
+
+
+def _report(found: object, control: Control, what: str) -> GuardReport | None:
     if not isinstance(found, dict):
         return None
     stopped = found.get("stopped")
     reason = None
     if isinstance(stopped, dict):
-        at = f"when the {stopped.get('event')} event of the click reached it"
+        at = f"when the {stopped.get('event')} event of the {what} reached it"
         if stopped.get("gone"):
             reason = f"the page removed it {at}"
         elif isinstance(stopped.get("now"), list):
             now = [str(part) for part in stopped["now"]]
             reason = f"{changed(control, now) or 'its name changed'}: the page changed it {at}"
         else:
-            reason = f"the page put {stopped.get('hit')} over it {at}, and the click would have landed there"
+            reason = f"the page put {stopped.get('hit')} over it {at}, and the {what} would have landed there"
     return GuardReport(seen=tuple(str(event) for event in found.get("seen", [])), stopped=reason)
+
+
+async def focus_for_keys(world: IsolatedWorld, control_id: str, token: str | None) -> str | bool | None:
+    """Give the control the keyboard focus and watch for the keys that reach it: True when it has the focus (in its
+    document, itself or an element inside it); else what has the focus instead (it cannot take it: a key pressed now
+    would go there); None when the id no longer resolves."""
+    found = await world.evaluate(_FOCUS_FOR_KEYS, [control_id, token])
+    if not isinstance(found, dict):
+        return None
+    return True if found.get("focused") else str(found.get("holder"))
+
+
+async def keys_seen(world: IsolatedWorld) -> list[str] | None:
+    """End the key watch: the keys whose keydown reached the control, or None when its document is gone."""
+    found = await world.evaluate(_KEYS_SEEN)
+    return [str(key) for key in found] if isinstance(found, list) else None

@@ -30,7 +30,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from adapter.actions import Navigate
+from adapter.actions import Navigate, Rejection, parse_action
 from adapter.browser import describe_chromium, launch_browser
 from adapter.context import text_tokens
 from adapter.driver import PageDriver
@@ -58,6 +58,17 @@ FIXTURE_PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / 
 """The fidelity fixture pages (`fidelity-*.html`) of this checkout: one page per class of page no one here wrote
 (controls low in scrolling boxes, typed inputs, animated panels, ...); an installed package has none."""
 FIXTURE_PREFIX = "/site/"
+FIXTURE_ACTIONS: dict[str, list[tuple[str, str, dict[str, object]]]] = {
+    "fidelity-hover.html": [("hover", "Products", {})],
+    "fidelity-drag.html": [("drag", "Move Alpha", {"to_id": "Move Gamma"}), ("drag", "Volume", {"dx": 120}),
+                           ("drag", "Fix login", {"to_id": "Add a card to Done"})],
+    "fidelity-point.html": [("click", "Seat map", {"x": 0.25, "y": 0.75})],
+    "fidelity-wrapped-link.html": [("click", "terms of service", {})],
+    "fidelity-press.html": [("press", "Contrast", {"key": "ArrowRight"})],
+}
+"""Actions timed on a fixture page after its audit, each (action, control name, arguments; a `to_id` given as the
+name of the control to drag to): the pointer actions third-party pages need (hover, drag, click at a point), a
+click on a wrapped link and a key on a slider, each on the page of its class."""
 Progress = Callable[[str], None]
 
 
@@ -143,6 +154,9 @@ class FixtureFigures(BaseModel):
     unoffered_listeners: int
     """Elements with a click listener of their own that are not offered (information)."""
     control_problems: list[str]
+    action_ms: dict[str, float] = Field(default_factory=dict)
+    """Each of the page's `FIXTURE_ACTIONS` (its arguments as the model sends them, by control name): the action,
+    its settling included; one refused is a control problem."""
 
     @property
     def ok(self) -> bool:
@@ -355,11 +369,13 @@ async def bench_fixture_pages(browser: Browser, options: BenchOptions, progress:
                 observation = await driver.observe()
                 fidelity = await accessibility_of(driver, observation)
                 problems = await check_offered_controls_work(driver, observation)
+                action_ms = await _time_fixture_actions(driver, FIXTURE_ACTIONS.get(name, []), number, problems)
                 figure = FixtureFigures(
                     page=name, open_ms=round(open_ms, 2), accessibility_expected=fidelity.expected,
                     offered=fidelity.offered, matched=fidelity.matched, recall=fidelity.recall,
                     offered_not_in_tree=len(fidelity.extra), clickables=len(fidelity.clickables),
                     unoffered_listeners=len(fidelity.unoffered_listeners), control_problems=problems,
+                    action_ms=action_ms,
                 )
                 figures.append(figure)
                 progress(f"  fixture {name}: recall {figure.recall:.0%}, extra {figure.offered_not_in_tree}, "
@@ -367,6 +383,29 @@ async def bench_fixture_pages(browser: Browser, options: BenchOptions, progress:
         finally:
             await context.close()
     return figures
+
+
+async def _time_fixture_actions(driver: PageDriver, steps: list[tuple[str, str, dict[str, object]]], number: int,
+                                problems: list[str]) -> dict[str, float]:
+    """Carry out a fixture page's actions on its latest observation, each timed; what fails is added to `problems`."""
+    timed: dict[str, float] = {}
+    for action_name, control, arguments in steps:
+        assert driver.latest is not None
+        by_name = {c.name: c.id for c in reversed(driver.latest.controls)}  # the first control of a name
+        given = {"id": by_name.get(control, ""), **arguments}
+        if isinstance(given.get("to_id"), str):
+            given["to_id"] = by_name.get(str(given["to_id"]), "")
+        label = f"{action_name} {control!r} " + " ".join(f"{k}={v}" for k, v in arguments.items())
+        action = parse_action(action_name, given)
+        if isinstance(action, Rejection):
+            raise RuntimeError(f"bench action {label}: {action.reason}")
+        began = time.perf_counter()
+        outcome = await driver.act(action, number)
+        timed[label.strip()] = round(_ms(time.perf_counter() - began), 2)
+        if outcome.rejection is not None:
+            problems.append(f"{label.strip()}: {outcome.rejection.reason}")
+        await driver.observe()
+    return timed
 
 
 def bench_plan(tasks: Sequence[LoadedTask], episodes: int, policy: str) -> list[PlannedEpisode]:

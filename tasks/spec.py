@@ -444,7 +444,7 @@ class NotUsed(_Spec):
 ProcedureCheck = Annotated[ViaRoute | Ordered | Visited | Seen | NotUsed, Field(discriminator="kind")]
 
 StepAction = ActionName
-_TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check", "press"})
+_TARGETED: frozenset[str] = frozenset({"click", "fill", "select", "check", "press", "hover"})
 
 
 class ScriptedStep(_Spec):
@@ -473,6 +473,8 @@ class ScriptedStep(_Spec):
             "fill": ("text",), "select": ("option",), "press": ("key",), "navigate": ("url",),
             "dialog": ("accept",), "done": ("success",),
         }
+        if self.action == "drag":
+            raise ValueError("a scripted step cannot drag (a step names one control; no task needs it yet)")
         if self.action in _TARGETED and not (self.role and self.name is not None):
             raise ValueError(f"a {self.action} step needs role and name")
         for field in needs.get(self.action, ()):

@@ -14,6 +14,7 @@ from playwright.async_api import Browser
 from typer.testing import CliRunner
 
 from computerops.bench import (
+    FIXTURE_ACTIONS,
     FIXTURE_PAGES,
     BenchOptions,
     BenchReport,
@@ -111,6 +112,9 @@ def test_bench_measures_every_fidelity_fixture_page_and_the_visual_settle_wait(
     for fixture in report.fixture_pages:
         assert fixture.ok, fixture  # every class of page at full recall, nothing extra, every control working
         assert fixture.accessibility_expected > 0 and fixture.open_ms > 0
+        # hover, drag, click at a point, a wrapped link and a key on a slider: each timed on its page, carried out
+        assert len(fixture.action_ms) == len(FIXTURE_ACTIONS.get(fixture.page, [])), fixture
+        assert all(ms > 0 for ms in fixture.action_ms.values())
     fidelity = report.targets[-1]
     assert fidelity.met and fidelity.measured == f"{len(report.fixture_pages)} of {len(report.fixture_pages)} pages"
     # The wait for animations is measured on every catalog page, each page as often as it is observed.

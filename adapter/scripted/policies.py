@@ -83,6 +83,8 @@ def resolve_step(step: ScriptedStep, observation: str) -> Reply | None:
         return _call("press", id=match, key=step.key)
     if step.action == "check":
         return _call("check", id=match, checked=True if step.checked is None else step.checked)
+    if step.action == "hover":
+        return _call("hover", id=match)
     return _call("click", id=match)
 
 

@@ -12,7 +12,8 @@ ToolMode = Literal["auto", "native", "text"]
 """How actions reach the model: native tool calls, the text protocol, or native with a fallback to text."""
 TOOL_MODES: tuple[ToolMode, ...] = get_args(ToolMode)
 
-ActionName = Literal["click", "fill", "select", "check", "press", "navigate", "back", "more", "dialog", "done"]
+ActionName = Literal[
+    "click", "fill", "select", "check", "press", "hover", "drag", "navigate", "back", "more", "dialog", "done"]
 """The action set's names (`adapter/actions.py` defines each action; tasks' scripted steps name them)."""
 ACTION_NAMES: tuple[ActionName, ...] = get_args(ActionName)
 
