@@ -536,6 +536,8 @@ def bench(
                                            help="Comma-separated concurrency levels.")] = Levels((1, 2, 4, 8)),
     reset_samples: Annotated[int, typer.Option(help="Fresh tenants created per site to time the reset.", min=1)] = 50,
     page_repeats: Annotated[int, typer.Option(help="Times each page is observed and snapshotted.", min=1)] = 5,
+    floor_repeats: Annotated[int, typer.Option(help="Paired repetitions of each step kind against bare Playwright.",
+                                               min=1)] = 10,
     page_limit: Annotated[int, typer.Option(help="Most pages crawled per site.", min=1)] = 40,
     markdown: Annotated[bool, typer.Option(help="Also print the README's figures table.")] = False,
 ) -> None:
@@ -546,7 +548,8 @@ def bench(
             catalog = {task_id: task for task_id, task in catalog.items() if not task.spec.faults}
         selected = select_tasks(catalog, tasks)
         options = BenchOptions(episodes=episodes, levels=list(levels.values), reset_samples=reset_samples,
-                               page_repeats=page_repeats, page_limit=page_limit)
+                               page_repeats=page_repeats, page_limit=page_limit,
+                               floor_repeats=floor_repeats)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     figures = asyncio.run(run_bench(selected, options, _progress))
