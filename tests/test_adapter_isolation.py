@@ -183,11 +183,17 @@ async def test_what_a_fill_reports_is_read_where_the_page_cannot_forge_it(
 async def test_a_page_that_steals_the_marker_gets_no_action_at_all(driver: PageDriver, mode: str) -> None:
     observation = await open_page(driver, "forge-marker.html")
     await world_of(driver.page).evaluate("(mode) => { document.getElementById('mode').value = mode; }", mode)
-    refused = await driver.act(Fill(id=named(observation, "Amount").id, text="99"), 1)
+    # press still finds the element for Playwright by the one-time marker (adapter/world.py `element`)
+    refused = await driver.act(Press(id=named(observation, "Amount").id, key="9"), 1)
     assert refused.rejection is not None and refused.rejection.cause == "stale_control"
     values = await world_of(driver.page).evaluate(
         "() => [document.getElementById('amount').value, document.getElementById('decoy').value]")
     assert values == ["10", ""]  # neither the chosen field nor the decoy was typed into
+    # fill sets no marker (it selects the field in the isolated world and types): there is nothing to steal
+    assert (await driver.act(Fill(id=named(observation, "Amount").id, text="99"), 2)).ok
+    values = await world_of(driver.page).evaluate(
+        "() => [document.getElementById('amount').value, document.getElementById('decoy').value]")
+    assert values == ["99", ""]
 
 
 # --- The world's lifetime -------------------------------------------------------------------------
