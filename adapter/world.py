@@ -13,7 +13,8 @@ observations of a document and start afresh with a new one (a new document has a
 What page script can still do is change the DOM itself, and that is what a person sees too. Two things cross from
 this world into the page, and each is bounded:
 
-* `element` hands Playwright an `ElementHandle` for fill/press/select (Playwright's selector engines and actions
+* `element` hands Playwright an `ElementHandle` for press (fill and select are carried out in this world and need
+  none) (Playwright's selector engines and actions
   run in its own utility world, also out of page reach). It puts a one-time random attribute on the element,
   has Playwright find the one element carrying it in any frame, then checks here that the element still carries
   it and removes it. A page that watches mutations can see the attribute; to redirect the action it must move it
