@@ -109,6 +109,61 @@ _FILL_PROBE = """(e, text) => {
   const bounds = ["min", "max", "step"].map((name) => e.getAttribute(name) || "");
   return { type: e.type, asked, kept: probe.value, colour: view.CSS.supports("color", asked), bounds };
 }"""
+# Playwright's fill, in the isolated world on the control's element (no Playwright handle to find first): an input
+# of a type whose value is set (date, colour, range, ...) gets it and the input and change events, "done"; a text
+# field or editing host gets focus and its content selected, "needsinput" (the driver then types over the
+# selection with the keyboard, as Playwright does); else why it cannot be filled now.
+_FILL_INTO = """(e, text) => {
+  if (!e) return "gone";
+  const view = e.ownerDocument.defaultView;
+  if (e.disabled || e.readOnly) return "not editable now";
+  if (e instanceof view.HTMLInputElement && ["color", "date", "time", "datetime-local", "month", "range",
+                                             "week"].includes(e.type)) {
+    e.focus();
+    e.value = text.trim();
+    e.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+    e.dispatchEvent(new Event("change", { bubbles: true }));
+    return "done";
+  }
+  if (e instanceof view.HTMLInputElement) {
+    e.select();
+    e.focus();
+  } else if (e instanceof view.HTMLTextAreaElement) {
+    e.selectionStart = 0;
+    e.selectionEnd = e.value.length;
+    e.focus();
+  } else {
+    let host = e;
+    const editable = (n) => Boolean(n && n.isContentEditable);
+    while (editable(host) && editable(host.parentElement)) host = host.parentElement;
+    host.focus();
+    const range = e.ownerDocument.createRange();
+    range.selectNodeContents(e);
+    const selection = view.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+  return "needsinput";
+}"""
+# Playwright's selectOption by label, in the isolated world on the control's element: the option whose label is the
+# one asked for (white space normalised) is selected, with the input and change events; the value selected, or
+# {problem}.
+_SELECT_LABEL = r"""(e, label) => {
+  if (!e) return { problem: "gone" };
+  const view = e.ownerDocument.defaultView;
+  if (!(e instanceof view.HTMLSelectElement)) return { problem: `a <${e.localName}>, not a drop-down list` };
+  if (e.disabled) return { problem: "disabled now" };
+  const normal = (t) => t.replace(/\s+/g, " ").trim();
+  const option = [...e.options].find((o) => o.label === label || normal(o.label) === normal(label));
+  if (!option) return { problem: `it has no option ${JSON.stringify(label)} now` };
+  if (option.disabled || (option.parentElement && option.parentElement.localName === "optgroup"
+                          && option.parentElement.disabled)) return { problem: "that option is disabled" };
+  e.value = undefined;
+  option.selected = true;
+  e.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+  e.dispatchEvent(new Event("change", { bubbles: true }));
+  return { value: option.value };
+}"""
 # The value a text field holds and its maxlength (-1 when none); null for an editing host.
 _FIELD_VALUE = """e => {
   const view = e && e.ownerDocument.defaultView;
@@ -614,15 +669,9 @@ class PageDriver:
             return _changed(action.id, changed)
         if isinstance(action, Press):
             return await self._press(action, control)
-        element = await self.element(action.id)
-        if element is None:
-            return _stale(action.id)
         if isinstance(action, Fill):
-            return await self._fill(action, control, element)
-        await element.select_option(label=action.option, timeout=ACTION_TIMEOUT_MS)
-        note = f"selected {action.option!r} in {_describe(control)}"
-        await self._settle()
-        return ActionOutcome(ok=True, note=note)
+            return await self._fill(action, control)
+        return await self._select(action, control)
 
     async def _press(self, action: Press, control: Control) -> ActionOutcome:
         """A key pressed on the control: it is given the keyboard focus first (adapter/guard.py), and a control that
@@ -648,7 +697,18 @@ class PageDriver:
                                               "page did is in the next observation.")
         return ActionOutcome(ok=True, note=f"pressed {action.key} on {_describe(control)}")
 
-    async def _fill(self, action: Fill, control: Control, element: ElementHandle) -> ActionOutcome:
+    async def _select(self, action: Select, control: Control) -> ActionOutcome:
+        """Select an option by its label, as Playwright's select_option does, on the control's element in the
+        isolated world (no Playwright handle to find first)."""
+        found = await self.evaluate_on(action.id, _SELECT_LABEL, action.option)
+        if not isinstance(found, dict) or found.get("problem") == "gone":
+            return _stale(action.id)
+        if "problem" in found:
+            return _reject("not_applicable", f"Cannot select {action.option!r} in [{action.id}]: {found['problem']}.")
+        await self._settle()
+        return ActionOutcome(ok=True, note=f"selected {action.option!r} in {_describe(control)}")
+
+    async def _fill(self, action: Fill, control: Control) -> ActionOutcome:
         """Fill a text field with Playwright's fill, and say what it holds afterwards.
 
         An input whose type constrains its value (adapter/inputs.py) is first asked what it would keep: a value
@@ -658,6 +718,11 @@ class PageDriver:
         back: a typed input that does not hold what was filled is an execution error; a text field the page or
         browser changed (cut at its maxlength, line breaks of a one-line field, a page's own formatting) is
         filled, and the note says what it holds.
+
+        The fill itself is Playwright's, without a Playwright handle on the element (finding one costs a marker and
+        a query in every frame): the element is focused and its content selected in the isolated world
+        (_FILL_INTO), then the text is typed over the selection with `keyboard.insert_text` (Delete for none);
+        an input whose type takes a set value gets it there, with its input and change events.
         """
         unfillable = await self.evaluate_on(action.id, FILL_PROBLEM)  # in the isolated world: the page cannot forge it
         if unfillable:
@@ -675,7 +740,16 @@ class PageDriver:
                 return _reject("not_applicable", f"Cannot fill [{action.id}] with {json.dumps(action.text)}: "
                                                  f"{problem}. Nothing was changed.")
             text = probe.kept if probe.asked else ""
-        await element.fill(text, timeout=ACTION_TIMEOUT_MS)
+        how = await self.evaluate_on(action.id, _FILL_INTO, text)
+        if how == "gone":
+            return _stale(action.id)
+        if how == "needsinput":
+            if text:
+                await self.page.keyboard.insert_text(text)
+            else:
+                await self.page.keyboard.press("Delete")
+        elif how != "done":
+            return _reject("not_applicable", f"Cannot fill [{action.id}]: it is {how}.")
         await self._settle()
         note = f"filled {_describe(control)}"
         if text != action.text:
@@ -950,8 +1024,10 @@ class PageDriver:
             # the wait for the animations running then. In the isolated world: page script cannot stall it.
             await wait_for_visual_stability(self.page, after_a_task=True)
             with suppress(PlaywrightError, TimeoutError):  # a round trip on Playwright's own session (the world's is
-                # another): the request events of that task have reached the driver before `_quiet` is read
-                await asyncio.wait_for(self.page.locator(":root").count(), timeout=NAVIGATION_TIMEOUT_MS / 1000)
+                # another): the request events of that task have reached the driver before `_quiet` is read. The
+                # document's title, read in Playwright's utility world: no selector engine to install in a new
+                # document (a locator's first query there costs ~30 ms), nothing the page can stall or forge
+                await asyncio.wait_for(self.page.title(), timeout=NAVIGATION_TIMEOUT_MS / 1000)
             try:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
             except PlaywrightError:

@@ -9,8 +9,18 @@ action anyway, so there it costs nothing more. Left out on purpose:
 - animations that never end (a spinner): the wait could only time out;
 - animations of paint-only properties (colour, background, shadow, filter): a hover fade changes no text,
   box or hit target, and must not slow every click;
-- animations driven by script (requestAnimationFrame or timers moving styles): they are invisible to
-  getAnimations. The bound also caps a long finite animation: the observation then shows it unfinished.
+- colour-only script changes are not told apart from fades (both are inline style changes).
+The bound also caps a long finite animation: the observation then shows it unfinished.
+
+Animations driven by script (requestAnimationFrame, setTimeout or setInterval loops stepping an inline style, as
+jQuery's fades do) are invisible to getAnimations. For them the world keeps a watch on the DOM, armed at the end of
+every observation (adapter/world.py MOTION_WATCH). After an action that changed nothing in the DOM the wait returns
+at once (a still page pays nothing). After one that did, it watches the next animation frame (two frames, or
+SCRIPT_PROBE_MS, when the action itself changed an inline style, class or hidden state, as a fade-in that shows its
+element first does): a style change there means script is animating, and the wait goes on until no style has changed
+for SCRIPT_QUIET_MS and two frames, within the same bound. Not seen: a fade that starts later than that probe after an
+action that changed nothing in the DOM in the meantime, and motion after a page load (no observation of the new
+document has armed the watch yet).
 """
 
 from __future__ import annotations
@@ -25,8 +35,13 @@ from adapter.world import world_of
 
 VISUAL_SETTLE_S = 1.0
 """The longest wait for animations to end, after which the page is observed as it is."""
+SCRIPT_PROBE_MS = 34
+"""After an action that changed an inline style, class or hidden state: how long (at least two frames) the wait
+looks for script stepping styles further (a setInterval fade of 13-20 ms steps shows its next step by then)."""
+SCRIPT_QUIET_MS = 45
+"""Script motion has ended when no inline style, class or hidden state changed for this long (and two frames)."""
 
-_WAIT_FOR_STILLNESS = """async ([boundMs, afterTask]) => {
+_WAIT_FOR_STILLNESS = """async ([boundMs, afterTask, probeMs, quietMs]) => {
   if (afterTask) await new Promise((resolve) => setTimeout(resolve, 0));  // what the page scheduled has begun
   const LAYOUT = new RegExp("^(" + [
     "opacity", "visibility", "display", "content-visibility", "transform", "translate", "scale", "rotate", "offset",
@@ -64,7 +79,36 @@ _WAIT_FOR_STILLNESS = """async ([boundMs, afterTask]) => {
     ]);
     waited = performance.now() - began;
   }
-  return { waited, unfinished: 0 };
+  // Script-driven motion (see the module's docstring): only after an action that changed the DOM.
+  const w = globalThis.__computeropsMotion;
+  if (!afterTask || !w || w.changedAt < w.armedAt) return { waited, unfinished: 0 };
+  const frame = () => new Promise((resolve) => {
+    let done = false;
+    const end = () => { if (!done) { done = true; resolve(); } };
+    requestAnimationFrame(() => setTimeout(end, 0));  // after the page's own callbacks of that frame
+    setTimeout(end, 50);  // a page in the background gets no frames
+  });
+  const probeFrom = performance.now();
+  const styledInAction = w.styledAt >= w.armedAt;
+  await frame();
+  if (styledInAction) {
+    await frame();
+    const rest = probeMs - (performance.now() - probeFrom);
+    if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
+  }
+  if (w.styledAt < probeFrom) return { waited: performance.now() - began, unfinished: 0 };
+  while (true) {  // script is stepping styles: until it has stopped for quietMs and two frames
+    const left = boundMs - (performance.now() - began);
+    if (left <= 0) return { waited: performance.now() - began, unfinished: 1 };
+    const from = performance.now();
+    await frame();
+    await frame();
+    const quiet = quietMs - (performance.now() - w.styledAt);
+    if (quiet > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(quiet, Math.max(0, left))));
+    if (w.styledAt < from && performance.now() - w.styledAt >= quietMs) {
+      return { waited: performance.now() - began, unfinished: 0 };
+    }
+  }
 }"""
 
 
@@ -86,7 +130,8 @@ async def wait_for_visual_stability(page: Page, bound_s: float = VISUAL_SETTLE_S
     scheduled has begun by then)."""
     try:
         # In the isolated world (adapter/world.py): page script cannot forge the animations or stall the wait.
-        asked = world_of(page).evaluate(_WAIT_FOR_STILLNESS, [bound_s * 1000, after_a_task], await_promise=True)
+        asked = world_of(page).evaluate(_WAIT_FOR_STILLNESS, [bound_s * 1000, after_a_task, SCRIPT_PROBE_MS,
+                                                              SCRIPT_QUIET_MS], await_promise=True)
         found = await asyncio.wait_for(asked, timeout=bound_s + 1.0)
     except (PlaywrightError, TimeoutError):
         return Stillness(waited_ms=0.0, unfinished=-1)

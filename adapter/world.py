@@ -13,7 +13,8 @@ observations of a document and start afresh with a new one (a new document has a
 What page script can still do is change the DOM itself, and that is what a person sees too. Two things cross from
 this world into the page, and each is bounded:
 
-* `element` hands Playwright an `ElementHandle` for fill/press/select (Playwright's selector engines and actions
+* `element` hands Playwright an `ElementHandle` for press (fill and select are carried out in this world and need
+  none) (Playwright's selector engines and actions
   run in its own utility world, also out of page reach). It puts a one-time random attribute on the element,
   has Playwright find the one element carrying it in any frame, then checks here that the element still carries
   it and removes it. A page that watches mutations can see the attribute; to redirect the action it must move it
@@ -121,6 +122,9 @@ class IsolatedWorld:
         """The context of a document found quiet by its latest annotation (see `annotate`); forgotten when the top
         frame loads a new document, so that a new document is always asked for its listeners first."""
         self._preparing: asyncio.Future[Any] | None = None
+        self._listened: tuple[int, tuple[list[tuple[int, str]], bool, bool]] | None = None
+        """(context, what `_listening` found) for the document of that context, kept while a watch in the world
+        (_UNCHANGED) sees no change to its DOM (see `annotate`)."""
 
     def _on_new_document(self, event: dict[str, Any]) -> None:
         """The top frame committed a new document (`Page.frameNavigated`; not sent for same-document navigations):
@@ -130,6 +134,7 @@ class IsolatedWorld:
             return
         self._frame_id = str(frame.get("id", self._frame_id))
         self._quiet = None
+        self._listened = None
         self._main_objects.clear()
         self._preparing = asyncio.ensure_future(self._prepare())
 
@@ -318,8 +323,8 @@ class IsolatedWorld:
         skip = self._context is not None and self._context == self._quiet
         listening: list[tuple[int, str]] = []
         window_listens = any_listener = False
-        if not skip:  # the world for a new document is made meanwhile
-            (listening, window_listens, any_listener), _ = await asyncio.gather(self._listening(), self._context_id())
+        if not skip:
+            listening, window_listens, any_listener = await self._listeners_now()
         cdp = await self._session()
         group = _group()
 
@@ -340,7 +345,7 @@ class IsolatedWorld:
         function = ("function (windowListens, kinds, ...nodes) { const listening = new Map(); "
                     "for (let i = 0; i < nodes.length; i++) listening.set(nodes[i], kinds[i]); "
                     "if (windowListens) listening.set(window, 'activation'); "
-                    f"return [({annotate})(listening), ({_QUIET})()]; }}")
+                    f"const found = [({annotate})(listening), ({_QUIET})()]; ({MOTION_WATCH})(); return found; }}")
         try:
             result, context = await self._call_in(function, nodes_in, by_value=True, await_promise=False, group=group)
         finally:
@@ -354,6 +359,34 @@ class IsolatedWorld:
         if skip:
             return await self.annotate(annotate)  # no longer quiet: the listeners were not asked for
         return value
+
+    async def _listeners_now(self) -> tuple[list[tuple[int, str]], bool, bool]:
+        """What `_listening` finds, read once per document and again only after its DOM changed.
+
+        Chromium's listener table is read (4-14 ms on a real page) for a document's first observation and whenever
+        the watch kept in the world (_UNCHANGED: a MutationObserver on the document, its same-origin frames'
+        documents and its open shadow roots, for added or removed nodes, attributes and text) saw a change since
+        the last read; else the last read is used, after one short round trip that asks the watch. The watch is
+        armed before each read, so a change made while Chromium is read makes the next observation read again.
+        What it cannot see: a listener that page script adds to a node already there, or removes, without changing
+        anything in the DOM, nor the set of frames (a same-origin frame that loads another document counts as a
+        change). Such a node is offered (or not) as clickable as at the last change; the next change of the DOM
+        puts that right."""
+        cached = self._listened
+        context = await self._context_id()
+        if cached is not None and cached[0] == context:
+            with suppress(PlaywrightError):
+                if await self.evaluate(_UNCHANGED, False) is True:
+                    return cached[1]
+        self._listened = None
+        with suppress(PlaywrightError):  # a document going away: read it anyway, and do not keep the read
+            armed = await self._call_in(_UNCHANGED, [_argument(True)], by_value=True, await_promise=False,
+                                        group=OBJECT_GROUP)
+            context = armed[1]
+        found = await self._listening()
+        if context == self._context:
+            self._listened = (context, found)
+        return found
 
     async def element(self, find: str, arg: Any = None) -> ElementHandle | None:
         """A Playwright handle on the element `find(arg)` returns in the world (None when it returns none, or when
@@ -401,6 +434,81 @@ _QUIET = """() => {
         if (inner) documents.push(inner);
       }
     }
+  }
+  return true;
+}"""
+
+
+# The watch for script-driven motion (adapter/stability.py), armed again at the end of every annotation: from then
+# on it keeps when the DOM of the document or its same-origin frames last changed at all (`changedAt`), and when an
+# inline style, class or hidden state last did (`styledAt`), as performance.now() times; `armedAt` is when it was
+# armed. Two numbers per mutation callback, no records kept.
+MOTION_WATCH = """() => {
+  const w = (globalThis.__computeropsMotion ||= { armedAt: 0, changedAt: -1, styledAt: -1, observer: null, docs: [] });
+  const docs = [document];
+  for (let i = 0; i < docs.length; i++) {
+    for (const frame of docs[i].querySelectorAll("iframe, frame")) {
+      let inner = null;
+      try { inner = frame.contentDocument; } catch (e) { /* cross-origin */ }
+      if (inner) docs.push(inner);
+    }
+  }
+  if (!w.observer) {
+    w.observer = new MutationObserver((records) => {
+      const now = performance.now();
+      w.changedAt = now;
+      if (records.some((r) => r.type === "attributes" && ["style", "class", "hidden"].includes(r.attributeName))) {
+        w.styledAt = now;
+      }
+    });
+  }
+  if (docs.length !== w.docs.length || docs.some((d, i) => d !== w.docs[i])) {
+    w.observer.disconnect();
+    const what = { subtree: true, childList: true, attributes: true, characterData: true };
+    for (const d of docs) w.observer.observe(d, what);
+    w.docs = docs;
+  }
+  w.armedAt = performance.now();
+}"""
+
+
+# The watch on a document's DOM that lets the listener read be kept (IsolatedWorld._listeners_now): with `arm`,
+# (re)starts watching the document, its same-origin frames' documents and every open shadow root in them, and says
+# nothing changed is known; without, says whether nothing changed since it was armed (true) and stops watching on the
+# first change (one flag set, no records kept).
+_UNCHANGED = """(arm) => {
+  const w = (globalThis.__computeropsWatch ||= { changed: true, roots: [], observer: null });
+  const roots = [];
+  const walk = (root) => {
+    roots.push(root);
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (el.localName === "iframe" || el.localName === "frame") {
+        let inner = null;
+        try { inner = el.contentDocument; } catch (e) { /* cross-origin */ }
+        if (inner) walk(inner);
+      }
+    }
+  };
+  if (!arm) {
+    if (w.changed) return false;
+    const docs = [document];  // a same-origin frame that loaded another document is a change
+    for (let i = 0; i < docs.length; i++) {
+      for (const frame of docs[i].querySelectorAll("iframe, frame")) {
+        let inner = null;
+        try { inner = frame.contentDocument; } catch (e) { /* cross-origin */ }
+        if (inner) docs.push(inner);
+      }
+    }
+    return docs.every((d) => w.roots.includes(d));
+  }
+  if (w.observer) w.observer.disconnect();
+  walk(document);
+  w.roots = roots;
+  w.changed = false;
+  w.observer = new MutationObserver(() => { w.changed = true; w.observer.disconnect(); });
+  for (const root of roots) {
+    w.observer.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
   }
   return true;
 }"""

@@ -6,7 +6,8 @@ medians and 95th percentiles of repeated samples; sizes are exact. Episodes use 
 endpoint, so model time is near zero and what is timed is the benchmark's own overhead.
 
 One module (over 400 lines): the figures model, the measurements and the README table are one format
-(`computerops.bench/2`), changed together.
+(`computerops.bench/3`), changed together; the floor measurement (each step kind against bare Playwright doing the
+same) is in computerops/floor.py.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.core import defaults
 from computerops.core.formats import Versioned
 from computerops.crawl import crawl_site_pages, crawl_targets
+from computerops.floor import AI_SNAPSHOT_TARGET, FLOOR_TARGET, FloorFigures, bench_floor
 from computerops.observing import accessibility_of, ai_snapshot
 from computerops.provenance import versions
 from computerops.run_records import EpisodeRecord
@@ -52,8 +54,10 @@ from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 
-BENCH_FORMAT: Literal["computerops.bench/2"] = "computerops.bench/2"
-"""2: fidelity fixture pages (`fixture_pages`) and the visual-settle wait (`visual_settle_ms`) added."""
+BENCH_FORMAT: Literal["computerops.bench/3"] = "computerops.bench/3"
+"""2: fidelity fixture pages (`fixture_pages`) and the visual-settle wait (`visual_settle_ms`) added.
+3: the floor (`floor`: each step kind against bare Playwright doing the same, computerops/floor.py) and its
+targets; a version-2 file is read with no floor."""
 FIXTURE_PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
 """The fidelity fixture pages (`fidelity-*.html`) of this checkout: one page per class of page no one here wrote
 (controls low in scrolling boxes, typed inputs, animated panels, ...); an installed package has none."""
@@ -107,6 +111,8 @@ class BenchOptions(BaseModel):
     policy: str = "oracle"
     max_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
     seed: int = 1
+    floor_repeats: int = Field(default=10, ge=1)
+    """Paired repetitions per step kind against bare Playwright (computerops/floor.py)."""
 
 
 class PageFigures(BaseModel):
@@ -204,7 +210,7 @@ class BenchReport(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.bench/2"] = BENCH_FORMAT
+    format: Literal["computerops.bench/3", "computerops.bench/2"] = BENCH_FORMAT
     created_at: str
     scripted: bool = True
     """Episodes ran against the SCRIPTED endpoint (model time is not what is measured)."""
@@ -234,6 +240,10 @@ class BenchReport(Versioned):
     replay_speedup: Distribution
     levels: list[LevelFigures]
     targets: list[TargetCheck]
+    floor: list[FloorFigures] = Field(default_factory=list)
+    """Each step kind against bare Playwright doing the same action on the same element and reading the page, and
+    observation against page.content() and the ai snapshot (computerops/floor.py); empty in a version-2 file and
+    without the fixture pages."""
 
 
 @contextmanager
@@ -530,9 +540,27 @@ def target_checks(report: BenchReport) -> list[TargetCheck]:
         TargetCheck(figure="replay", target="at least 20 x faster than the episode",
                     measured=f"median {report.replay_speedup.median:.0f} x",
                     met=report.replay_speedup.median >= 20),
+        *_floor_checks(report),
         TargetCheck(figure="fidelity fixture pages", target="every page: full recall, nothing extra, every "
                     "control works", measured=f"{faithful} of {len(report.fixture_pages)} pages",
                     met=bool(report.fixture_pages) and faithful == len(report.fixture_pages)),
+    ]
+
+
+def _floor_checks(report: BenchReport) -> list[TargetCheck]:
+    steps = [f for f in report.floor if f.kind != "observation"]
+    observation = next((f for f in report.floor if f.kind == "observation"), None)
+    worst = max(steps, key=lambda f: f.ratio, default=None)
+    snapshot = observation.ai_snapshot_ratio if observation is not None else None
+    return [
+        TargetCheck(figure="steps against the floor", target=f"every step kind at most {FLOOR_TARGET} x bare "
+                    "Playwright doing the same and reading the page",
+                    measured=f"worst {worst.kind} {worst.ratio:.2f} x" if worst else "not measured",
+                    met=bool(steps) and all(f.ratio <= FLOOR_TARGET for f in steps)),
+        TargetCheck(figure="observation against the ai snapshot",
+                    target=f"at most {AI_SNAPSHOT_TARGET} x the ai snapshot's time",
+                    measured=f"median {snapshot:.2f} x" if snapshot is not None else "not measured",
+                    met=snapshot is not None and snapshot <= AI_SNAPSHOT_TARGET),
     ]
 
 
@@ -558,6 +586,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
                 browser_version = describe_chromium(playwright, browser)
                 pages = await bench_pages(browser, tasks, options, root / "pages", progress)
                 fixtures = await bench_fixture_pages(browser, options, progress)
+                floor = await bench_floor(browser, FIXTURE_PAGES, options.floor_repeats, progress)
             finally:
                 await browser.close()
         progress(f"pages: {len(pages)} observed, median chars ratio to the ai snapshot "
@@ -579,6 +608,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         page_load_step_ms=distribution(samples.page_loads, "ms") if samples.page_loads else None,
         in_page_step_ms=distribution(samples.in_page, "ms") if samples.in_page else None, replays=replays,
         replay_speedup=distribution([r.speedup for r in replays], "x", digits=1), levels=levels, targets=[],
+        floor=floor,
     )
     return report.model_copy(update={"targets": target_checks(report)})
 
@@ -608,12 +638,36 @@ def bench_markdown(report: BenchReport) -> str:
         if split is not None:
             lines.append(f"| {name} (n={split.n}) | median {split.median:.1f} ms, p95 {split.p95:.1f} ms | | |")
     lines += [
+        f"| floor: {f.kind} (n={f.n}) | {f.ratio:.2f} x bare Playwright ({f.adapter_ms:.1f} ms against "
+        f"{f.floor_ms:.1f} ms){_snapshot(f)} | {_target(f)} | "
+        f"{_met(f)} |"
+        for f in report.floor
+    ]
+    lines += [
         f"| concurrency {level.concurrency} | {level.episodes_per_minute:.1f} episodes/min, "
         f"peak {level.peak_rss_mib:.0f} MiB, identical results: {'yes' if level.identical_to_first_level else 'NO'}"
         " | | |"
         for level in report.levels
     ]
     return "\n".join(lines)
+
+
+def _snapshot(figure: FloorFigures) -> str:
+    if figure.ai_snapshot_ratio is None:
+        return ""
+    return f"; {figure.ai_snapshot_ratio:.2f} x the ai snapshot ({figure.ai_snapshot_ms:.1f} ms)"
+
+
+def _target(figure: FloorFigures) -> str:
+    return f"at most {AI_SNAPSHOT_TARGET} x the ai snapshot" if figure.kind == "observation" else \
+        f"at most {FLOOR_TARGET} x"
+
+
+def _met(figure: FloorFigures) -> str:
+    if figure.kind == "observation":
+        met = figure.ai_snapshot_ratio is not None and figure.ai_snapshot_ratio <= AI_SNAPSHOT_TARGET
+        return "yes" if met else "no"
+    return "yes" if figure.ratio <= FLOOR_TARGET else "no"
 
 
 def write_bench(path: Path, report: BenchReport) -> None:

@@ -14,56 +14,21 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-import uvicorn
-from playwright.async_api import Error as PlaywrightError
 
-from adapter.scripted import create_scripted_app
-from adapter.transcript import Bounds
-from computerops.audit import audit_markdown, audit_tasks
-from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
-from computerops.blind import BlindFileError, blind_cases, blind_files, run_blind
-from computerops.bundle import BundleError, RunDirectory, verifier_lock
-from computerops.checking import check_tasks
-from computerops.config import RunConfig, SubsetRef, parse_endpoint, plan_episodes
-from computerops.console import (
-    console,
-    errors,
-    print_audit,
-    print_bench,
-    print_blind,
-    print_demo_check,
-    print_demo_check_start,
-    print_demo_plan,
-    print_demo_replays,
-    print_observed,
-    print_receipts,
-    print_report,
-    print_subset,
-    print_task_checks,
-    print_tasks,
-    print_verification,
-)
+from computerops.experiment_cli import experiment_app
+
+if TYPE_CHECKING:
+    from computerops.bundle import RunDirectory
+    from computerops.config import RunConfig, SubsetRef
+    from computerops.run_verification import Verification
+    from tasks import LoadedTask
+
 from computerops.core import defaults
 from computerops.core.numbers import whole_number
 from computerops.core.vocabulary import ToolMode
-from computerops.corpus_recording import record_corpus
-from computerops.demo import default_target, plan_demo
-from computerops.experiment_cli import experiment_app
-from computerops.observing import TargetError, observe_target, parse_target
-from computerops.replaying import replay_run
-from computerops.report import outcomes_markdown, report_json, report_view, run_report
-from computerops.report.html import write_html
-from computerops.run_verification import Verification, record_verification, reviewer_verified, verify_run
-from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
-from computerops.subsets import SubsetError, load_subset, reserve_subset, subset_tasks, write_subset
-from computerops.taskdoc import tasks_markdown
-from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus
-from sites.kit.app import create_app
-from sites.kit.tenancy import TenantRegistry
-from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
 
 app = typer.Typer(help="ComputerOps: a benchmark server for tool-using browser agents.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -76,6 +41,9 @@ app.add_typer(experiment_app, name="experiment")
 
 def _select(selection: str) -> tuple[list[LoadedTask], SubsetRef | None]:
     """`all`, comma-separated ids, or a reserved subset file (refused when its tasks changed since)."""
+    from computerops.config import SubsetRef
+    from computerops.subsets import SubsetError, load_subset, subset_tasks
+    from tasks import load_catalog, select_tasks
     catalog = load_catalog()
     path = Path(selection)
     if selection.endswith(".json") or _names_a_file(path):
@@ -97,11 +65,13 @@ def _names_a_file(path: Path) -> bool:
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
+    from computerops.console import errors
     errors.print(f"[red]error:[/] {message}")
     return typer.Exit(code)
 
 
 def _progress(line: str) -> None:
+    from computerops.console import console
     console.print(line)
 
 
@@ -140,6 +110,10 @@ def run(
     = False,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
+    from adapter.transcript import Bounds
+    from computerops.bundle import RunDirectory
+    from computerops.config import RunConfig, parse_endpoint, plan_episodes
+    from tasks import TaskFileError
     if resume is not None:
         given = [flag for flag, value in (("--out", out), ("--endpoint", endpoint), ("--base-url", base_url),
                                           ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"),
@@ -177,6 +151,8 @@ def run(
 
 def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
     """Continue a run from its manifest: the same config, the tasks as they are in the catalog now."""
+    from computerops.bundle import BundleError, RunDirectory
+    from tasks import TaskFileError, load_catalog, select_tasks
     try:
         config = RunDirectory.open(run_dir).manifest().config
         selected = select_tasks(load_catalog(), ",".join(config.tasks))
@@ -198,6 +174,8 @@ def _report_complete(bundle: RunDirectory) -> None:
 
 def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,
              trace: bool = False, resume: bool = False) -> None:
+    from computerops.bundle import BundleError
+    from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
     try:
         asyncio.run(execute_run(config, selected, out, _progress, concurrency=concurrency, trace=trace,
                                 resume=resume))
@@ -210,6 +188,11 @@ def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concur
 def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None, markdown: bool = False) -> None:
     """Print a run's report: the tables, or JSON (the whole report, `computerops.report/2`);
     with `html`, also write it as one self-contained HTML file (the same numbers as the JSON)."""
+    from computerops.bundle import BundleError
+    from computerops.console import console, errors, print_report
+    from computerops.report import outcomes_markdown, report_json, report_view, run_report
+    from computerops.report.html import write_html
+    from computerops.run_verification import reviewer_verified
     try:
         manifest = bundle.manifest()
         records = bundle.records()
@@ -244,6 +227,7 @@ def report(
                                                               "README's demo table).")] = False,
 ) -> None:
     """Print the report of a run: outcomes, 95% intervals, per-task table, tokens, latency and provenance."""
+    from computerops.bundle import BundleError, RunDirectory
     try:
         bundle = RunDirectory.open(run_dir)
     except BundleError as exc:
@@ -259,6 +243,10 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print the receipts as JSON.")] = False,
 ) -> None:
     """Replay every episode's saved operations on a fresh tenant; exit 0 only if all PASS."""
+    from computerops.bundle import BundleError, RunDirectory
+    from computerops.console import console, print_receipts
+    from computerops.replaying import replay_run
+    from tasks import TaskFileError
     try:
         receipts = asyncio.run(replay_run(RunDirectory.open(run_dir)))
     except (BundleError, TaskFileError) as exc:
@@ -277,6 +265,8 @@ def replay(
 @tasks_app.command("list")
 def tasks_list() -> None:
     """List the catalog."""
+    from computerops.console import print_tasks
+    from tasks import TaskFileError, load_catalog
     try:
         print_tasks(list(load_catalog().values()))
     except TaskFileError as exc:
@@ -290,6 +280,9 @@ def tasks_doc(
     = False,
 ) -> None:
     """Generate docs/tasks.md from the task files (id, site, family, what is checked, allowed mutations)."""
+    from computerops.console import console
+    from computerops.taskdoc import tasks_markdown
+    from tasks import TaskFileError, load_catalog
     try:
         text = tasks_markdown(load_catalog().values())
     except TaskFileError as exc:
@@ -310,6 +303,7 @@ T = TypeVar("T")
 
 def _catalog_tasks(selection: str) -> list[LoadedTask]:
     """`all` or comma-separated ids of the catalog; a bad selection exits with its error."""
+    from tasks import TaskFileError, load_catalog, select_tasks
     try:
         return select_tasks(load_catalog(), selection)
     except TaskFileError as exc:
@@ -318,6 +312,8 @@ def _catalog_tasks(selection: str) -> list[LoadedTask]:
 
 def _scripted_check(out: Path | None, name: str, check: Callable[[Path], Coroutine[Any, Any, T]]) -> T:
     """Run a check of scripted episodes into `out`, or into a scratch directory removed afterwards."""
+    from computerops.bundle import BundleError
+    from computerops.runner import EndpointError
     with tempfile.TemporaryDirectory(prefix=f"computerops-{name}-") as scratch:
         try:
             return asyncio.run(check(out or Path(scratch) / name))
@@ -332,6 +328,8 @@ def tasks_check(
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once (the results are the same).")] = 1,
 ) -> None:
     """Prove every task solvable by its scripted control and every verifier strict."""
+    from computerops.checking import check_tasks
+    from computerops.console import print_task_checks
     selected = _catalog_tasks(tasks)
     checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
                                                                             concurrency=concurrency))
@@ -353,6 +351,8 @@ def tasks_audit(
                                                           "still judged).")] = None,
 ) -> None:
     """Generate mutants of every scripted control, run them, and list every one the verifier let through."""
+    from computerops.audit import audit_markdown, audit_tasks
+    from computerops.console import print_audit
     selected = _catalog_tasks(tasks)
     report = _scripted_check(out, "tasks-audit",
                              lambda target: audit_tasks(selected, target, _progress, concurrency=concurrency,
@@ -381,6 +381,9 @@ def tasks_blind(
 ) -> None:
     """Run blind cases (wrong solutions and valid alternatives written without reading the checks) and list every
     wrong one the verifier let through and every valid one it refused."""
+    from computerops.blind import BlindFileError, blind_cases, blind_files, run_blind
+    from computerops.console import print_blind
+    from tasks import load_catalog
     catalog = load_catalog()
     wanted = None if tasks == "all" else {t.id for t in _catalog_tasks(tasks)}
     try:
@@ -408,6 +411,13 @@ def demo(
 ) -> None:
     """Everything end to end against the SCRIPTED endpoint: reserve a subset, run it, verify, report, replay,
     tasks check (computerops/demo.py says what it runs)."""
+    from computerops.bundle import BundleError, RunDirectory
+    from computerops.checking import check_tasks
+    from computerops.console import print_demo_check, print_demo_check_start, print_demo_plan, print_demo_replays
+    from computerops.demo import default_target, plan_demo
+    from computerops.runner import EndpointError
+    from computerops.subsets import SubsetError
+    from tasks import TaskFileError, load_catalog
     try:
         plan = plan_demo(out or default_target(), load_catalog())
     except (BundleError, SubsetError, TaskFileError) as exc:
@@ -439,6 +449,9 @@ def subset_reserve(
     out: Annotated[Path, typer.Option(help="The subset file to write (never overwritten).")],
 ) -> None:
     """Draw a subset of the catalog and lock it with the content hash of every task, before any run."""
+    from computerops.console import print_subset
+    from computerops.subsets import SubsetError, reserve_subset, write_subset
+    from tasks import TaskFileError, load_catalog
     try:
         subset = reserve_subset(load_catalog(), count, seed)
         write_subset(out, subset)
@@ -455,6 +468,11 @@ def serve(
     port: int = 8000,
 ) -> None:
     """Serve the sites for a person, with one fresh tenant; prints the URL that enters it."""
+    import uvicorn
+
+    from computerops.console import console
+    from sites.kit.app import create_app
+    from sites.kit.tenancy import TenantRegistry
     registry = TenantRegistry()
     try:
         tenant = registry.create(site, seed)
@@ -474,6 +492,11 @@ def mock_llm(
     port: int = 8799,
 ) -> None:
     """Serve the SCRIPTED OpenAI-compatible endpoint (/v1/models, /v1/chat/completions)."""
+    import uvicorn
+
+    from adapter.scripted import create_scripted_app
+    from computerops.console import console
+    from tasks import TaskFileError, load_catalog
     try:
         scripted = create_scripted_app(list(load_catalog().values()), default_policy=policy)
     except (TaskFileError, ValueError) as exc:
@@ -493,6 +516,10 @@ def observe(
     max_chars: Annotated[int, typer.Option(help="The observation's size bound.", min=500)] = defaults.OBSERVATION_CHARS,
 ) -> None:
     """Render a page exactly as the model sees it, with its control table."""
+    from playwright.async_api import Error as PlaywrightError
+
+    from computerops.console import print_observed
+    from computerops.observing import TargetError, observe_target, parse_target
     try:
         parsed = parse_target(target)
         observed = asyncio.run(observe_target(parsed, seed=seed, max_chars=max_chars, compare=compare))
@@ -536,17 +563,23 @@ def bench(
                                            help="Comma-separated concurrency levels.")] = Levels((1, 2, 4, 8)),
     reset_samples: Annotated[int, typer.Option(help="Fresh tenants created per site to time the reset.", min=1)] = 50,
     page_repeats: Annotated[int, typer.Option(help="Times each page is observed and snapshotted.", min=1)] = 5,
+    floor_repeats: Annotated[int, typer.Option(help="Paired repetitions of each step kind against bare Playwright.",
+                                               min=1)] = 10,
     page_limit: Annotated[int, typer.Option(help="Most pages crawled per site.", min=1)] = 40,
     markdown: Annotated[bool, typer.Option(help="Also print the README's figures table.")] = False,
 ) -> None:
     """Measure reset, observation size and time, control recall, step overhead, replay and throughput."""
+    from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
+    from computerops.console import console, print_bench
+    from tasks import TaskFileError, load_catalog, select_tasks
     try:
         catalog = load_catalog()
         if tasks.strip() == "all":
             catalog = {task_id: task for task_id, task in catalog.items() if not task.spec.faults}
         selected = select_tasks(catalog, tasks)
         options = BenchOptions(episodes=episodes, levels=list(levels.values), reset_samples=reset_samples,
-                               page_repeats=page_repeats, page_limit=page_limit)
+                               page_repeats=page_repeats, page_limit=page_limit,
+                               floor_repeats=floor_repeats)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     figures = asyncio.run(run_bench(selected, options, _progress))
@@ -561,6 +594,7 @@ def bench(
 def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
     """Check a run from its raw evidence: checksums, verdicts re-judged, records recomputed, every episode
     replayed, the summary recomputed. Exit 0 and evidence level E2 on PASS; exit 1 with the first mismatch."""
+    from computerops.bundle import BundleError, RunDirectory, verifier_lock
     try:
         bundle = RunDirectory.open(run_dir)
         # A run still being written is refused, and nothing writes during verify; a read-only copy verifies too.
@@ -575,6 +609,9 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) ->
 def _verify(bundle: RunDirectory) -> Verification:
     """Run `verify` on a bundle and print the outcome; a pass is recorded (evidence level E2) where the run can be
     written, and where it cannot (a read-only copy), a note says that it was not."""
+    from computerops.bundle import BundleError
+    from computerops.console import errors, print_verification
+    from computerops.run_verification import record_verification, verify_run
     verification = asyncio.run(verify_run(bundle))
     unrecorded = None
     if verification.passed:
@@ -604,6 +641,12 @@ def corpus_record(
     """Run the scripted control, the no-op policy and the first negative control of each task through the
     browser and (re)write their corpus entries; `--tasks all` also removes entries of tasks no longer in the
     catalog."""
+    from computerops.bundle import BundleError
+    from computerops.console import console
+    from computerops.corpus_recording import record_corpus
+    from computerops.runner import EndpointError, RunAborted
+    from replays.corpus import CORPUS_ROOT, CorpusError
+    from tasks import TaskFileError, load_catalog, select_tasks
     target = root or CORPUS_ROOT
     try:
         selected = select_tasks(load_catalog(), tasks)
@@ -631,6 +674,9 @@ def corpus_check(
     = None,
 ) -> None:
     """Replay every corpus entry on a fresh tenant (no browser); exit 1 on any difference or uncovered task."""
+    from computerops.console import console, errors
+    from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus
+    from tasks import TaskFileError, load_catalog
     target = root or CORPUS_ROOT
     try:
         result = asyncio.run(check_corpus(target, load_catalog()))

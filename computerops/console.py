@@ -7,26 +7,27 @@ import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from computerops.audit import FATES, AuditReport, Fate, kill_rate
-from computerops.bench import BenchReport
-from computerops.blind import DEFECT_FATES, BlindResults
-from computerops.bundle import VERIFICATION
-from computerops.checking import ControlResult, TaskCheck
-from computerops.demo import DEMO_POLICIES, DemoPlan
-from computerops.experiment.lock import ExperimentLock
-from computerops.experiment.measure import Timing
-from computerops.observing import ObservedPage
-from computerops.report import Cell, Mark, Paragraph, ReportView, RunReport, cell_text, report_view
-from computerops.report import Table as ReportTable
-from computerops.run_verification import Verification
-from computerops.subsets import ReservedSubset
-from replays import Receipt
-from tasks import LoadedTask
+if TYPE_CHECKING:
+    from computerops.audit import AuditReport
+    from computerops.bench import BenchReport
+    from computerops.blind import BlindResults
+    from computerops.checking import ControlResult, TaskCheck
+    from computerops.demo import DemoPlan
+    from computerops.experiment.lock import ExperimentLock
+    from computerops.experiment.measure import Timing
+    from computerops.observing import ObservedPage
+    from computerops.report import Cell, ReportView, RunReport
+    from computerops.report import Table as ReportTable
+    from computerops.run_verification import Verification
+    from computerops.subsets import ReservedSubset
+    from replays import Receipt
+    from tasks import LoadedTask
 
 # Piped output (CI, files) gets a wide fixed width so tables and progress lines are not wrapped.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
@@ -37,6 +38,7 @@ _TONES = {"strong": "bold", "alert": "bold red"}
 
 
 def _cell(cell: Cell) -> Text:
+    from computerops.report import Mark, cell_text
     text = Text(cell_text(cell))
     if isinstance(cell, Mark):
         text.stylize(_TONES[cell.tone])
@@ -60,6 +62,8 @@ def _rich_table(table: ReportTable) -> Table:
 def print_view(view: ReportView, out: Console | None = None) -> None:
     """Every table and paragraph of a report, in order, to `out` (the terminal by default). Charts are the HTML
     page's: the per-task tables carry the same counts."""
+    from computerops.report import Paragraph
+    from computerops.report import Table as ReportTable
     out = console if out is None else out
     for block in view.blocks:
         if isinstance(block, ReportTable):
@@ -69,6 +73,7 @@ def print_view(view: ReportView, out: Console | None = None) -> None:
 
 
 def print_report(report: RunReport) -> None:
+    from computerops.report import report_view
     print_view(report_view(report))
 
 
@@ -132,6 +137,7 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
 
 def print_audit(report: AuditReport) -> None:
     """The mutation audit: fates by operator and by task, then every defect (survivor or rejected equivalent)."""
+    from computerops.audit import FATES, Fate, kill_rate
     def table(title: str, rows: Sequence[tuple[str, Mapping[Fate, int]]]) -> None:
         shown = Table(title=title, title_justify="left")
         for column in ("", *(f.replace("_", " ") for f in FATES), "kill rate"):
@@ -159,6 +165,7 @@ def print_audit(report: AuditReport) -> None:
 def print_blind(results: BlindResults) -> None:
     """Blind cases: each case's fate and verdict category (not which checks failed: the authors write without them),
     then the counts."""
+    from computerops.blind import DEFECT_FATES
     table = Table(title="tasks blind (SCRIPTED runs of blind cases)", title_justify="left")
     for column in ("task", "case", "expect", "fate", "verdict", "skipped"):
         table.add_column(column, no_wrap=column in ("task", "case"))
@@ -278,6 +285,7 @@ def print_subset(subset: ReservedSubset, path: object) -> None:
 def print_verification(verification: Verification, root: Path, *, recorded: bool = True) -> None:
     """`computerops verify`'s outcome: the first mismatch and the rest on stderr, or the PASS line (with where the
     pass is recorded, or that it is not: a read-only copy)."""
+    from computerops.bundle import VERIFICATION
     if not verification.passed:
         errors.print(f"FAIL: {verification.first_mismatch}", markup=False, highlight=False)
         if len(verification.problems) > 1:
@@ -292,6 +300,7 @@ def print_verification(verification: Verification, root: Path, *, recorded: bool
 
 
 def print_demo_plan(plan: DemoPlan) -> None:
+    from computerops.demo import DEMO_POLICIES
     console.print(f"[bold]ComputerOps demo[/] — a reserved subset of {len(plan.tasks)} tasks, SCRIPTED policies "
                   f"{','.join(DEMO_POLICIES)} on each, plus the negative controls "
                   f"{', '.join(p for _, p in plan.negatives)}; writing {plan.target}")

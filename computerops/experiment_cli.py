@@ -8,36 +8,27 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from computerops.bundle import BundleError, RunDirectory
-from computerops.config import EndpointConfig, parse_endpoint
-from computerops.console import console, errors, print_analysis_timings, print_experiment_plan, print_view
-from computerops.experiment.analysis import NoiseFloor, analyse
-from computerops.experiment.collect import read_experiment_run
-from computerops.experiment.gate import evidence_level
-from computerops.experiment.layout import experiment_html, experiment_view
-from computerops.experiment.lock import ExperimentRefused, freeze
-from computerops.experiment.measure import measure
-from computerops.experiment.running import run_experiment
-from computerops.experiment.spec import ExperimentFileError
-from computerops.run_verification import reviewer_verified
-from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
-from tasks import TaskFileError, load_catalog
+if TYPE_CHECKING:
+    from computerops.config import EndpointConfig
+    from computerops.experiment.analysis import NoiseFloor
 
 experiment_app = typer.Typer(help="Experiments: pre-registered, matched, counterbalanced designs with verdicts "
                                   "(docs/experiments.md).", no_args_is_help=True)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
+    from computerops.console import errors
     errors.print(f"[red]error:[/] {message}", markup=True, highlight=False)
     return typer.Exit(code)
 
 
 def _endpoint(base_url: str | None, model: str | None, api_key_env: str | None,
               artifact_sha256: str | None) -> EndpointConfig | None:
+    from computerops.config import parse_endpoint
     if base_url is None and model is None:
         return None
     return parse_endpoint(None, base_url=base_url, model=model, api_key_env=api_key_env,
@@ -56,6 +47,10 @@ def freeze_command(
                                                              "it for a real model; never guessed).")] = None,
 ) -> None:
     """Hash every fixed input into a lock file before any model call, and print the plan."""
+    from computerops.console import console, print_experiment_plan
+    from computerops.experiment.lock import ExperimentRefused, freeze
+    from computerops.experiment.spec import ExperimentFileError
+    from tasks import TaskFileError, load_catalog
     if out.exists():
         raise _fail(f"{out} exists; a lock is written once (choose a new --out)")
     try:
@@ -73,6 +68,13 @@ def freeze_command(
 
 
 def _run(lock: Path, out: Path | None, resume: Path | None, concurrency: int, *, noise_floor: bool) -> Path:
+    from computerops.bundle import BundleError
+    from computerops.console import console
+    from computerops.experiment.lock import ExperimentRefused
+    from computerops.experiment.running import run_experiment
+    from computerops.experiment.spec import ExperimentFileError
+    from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
+    from tasks import TaskFileError, load_catalog
     if (out is None) == (resume is None):
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
     target = out if out is not None else resume
@@ -118,6 +120,8 @@ def noise_floor_command(
 def _exit_unless_complete(run_dir: Path, command: str, lock: Path) -> None:
     """Exit 1, saying how to continue, when the run stopped with planned episodes missing or failed as
     infrastructure (a recorded infrastructure failure is no agent outcome: `--resume` runs it again)."""
+    from computerops.bundle import RunDirectory
+
     completeness = RunDirectory.open(run_dir).completeness()
     if not completeness.complete:
         raise _fail(f"the run is incomplete: {completeness.describe()}; continue it with "
@@ -126,6 +130,8 @@ def _exit_unless_complete(run_dir: Path, command: str, lock: Path) -> None:
 
 def _noise_floor_of(run_dir: Path, lock_sha256: str) -> NoiseFloor:
     """The noise floor measured by the run at `run_dir`, which must be a noise-floor run of the same lock."""
+    from computerops.experiment.analysis import analyse
+    from computerops.experiment.collect import read_experiment_run
     analysis = analyse(read_experiment_run(run_dir))
     if analysis.series != "noise_floor" or analysis.noise_floor is None:
         raise ValueError(f"{run_dir}: not a noise-floor run (made by `experiment noise-floor`)")
@@ -136,6 +142,14 @@ def _noise_floor_of(run_dir: Path, lock_sha256: str) -> NoiseFloor:
 
 
 def _report(run_dir: Path, *, as_json: bool, html: Path | None, noise_floor: Path | None = None) -> None:
+    from computerops.bundle import BundleError, RunDirectory
+    from computerops.console import console, errors, print_view
+    from computerops.experiment.analysis import analyse
+    from computerops.experiment.collect import read_experiment_run
+    from computerops.experiment.gate import evidence_level
+    from computerops.experiment.layout import experiment_html, experiment_view
+    from computerops.experiment.lock import ExperimentRefused
+    from computerops.run_verification import reviewer_verified
     try:
         run = read_experiment_run(run_dir)
         analysis = analyse(run)
@@ -176,5 +190,7 @@ def measure_command(
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples of each interval.")] = 2000,
 ) -> None:
     """Time every analysis step on synthetic rows (what an experiment of that size costs to report)."""
+    from computerops.console import print_analysis_timings
+    from computerops.experiment.measure import measure
     timings = measure(episodes, resamples=resamples)
     print_analysis_timings(episodes, timings)

@@ -25,11 +25,13 @@ from computerops.bench import (
     target_checks,
 )
 from computerops.cli import app
+from computerops.floor import AI_SNAPSHOT_TARGET, CASES, FLOOR_TARGET, paired_figures
 from tasks import load_catalog
 
 ROOT = Path(__file__).parent.parent
 LATEST = ROOT / "docs" / "bench" / "latest.json"
 runner = CliRunner()
+STEP_KINDS = [case.kind for case in CASES]
 BENCH_TASKS = ("helpdesk.answer-latest-order", "helpdesk.refund-with-approval", "helpdesk.solve-ticket")
 
 
@@ -47,7 +49,8 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchReport, st
     out = tmp_path_factory.mktemp("bench") / "bench.json"
     result = runner.invoke(app, ["bench", "--out", str(out), "--tasks", ",".join(BENCH_TASKS), "--episodes", "3",
                                  "--levels", "1,2",
-                                 "--reset-samples", "5", "--page-repeats", "1", "--page-limit", "6", "--markdown"])
+                                 "--reset-samples", "5", "--page-repeats", "1", "--page-limit", "6",
+                                 "--floor-repeats", "2", "--markdown"])
     assert result.exit_code == 0, result.output
     return BenchReport.model_validate_json(out.read_text(encoding="utf-8")), result.output
 
@@ -94,6 +97,7 @@ def test_targets_are_judged_from_the_figures_and_printed(bench_run: tuple[BenchR
     report, output = bench_run
     assert report.targets == target_checks(report)
     assert [t.figure for t in report.targets] == ["observation size", "step overhead", "reset", "replay",
+                                                  "steps against the floor", "observation against the ai snapshot",
                                                   "fidelity fixture pages"]
     assert report.targets[1].met == (report.step_overhead_ms.median < 50)
     assert "Figures against targets" in output and "SCRIPTED episodes by concurrency" in output
@@ -105,7 +109,7 @@ def test_bench_measures_every_fidelity_fixture_page_and_the_visual_settle_wait(
     bench_run: tuple[BenchReport, str],
 ) -> None:
     report, output = bench_run
-    assert report.format == "computerops.bench/2"
+    assert report.format == "computerops.bench/3"
     assert [f.page for f in report.fixture_pages] == sorted(p.name for p in FIXTURE_PAGES.glob("fidelity-*.html"))
     assert {"fidelity-scroll-box.html", "fidelity-dates.html", "fidelity-animation.html"} <= {
         f.page for f in report.fixture_pages}
@@ -131,6 +135,41 @@ async def test_bench_without_fixture_pages_says_so_and_misses_the_fidelity_targe
     assert said == [f"fixture pages: none at {tmp_path}"]
     committed = BenchReport.model_validate_json(LATEST.read_text(encoding="utf-8"))
     assert not target_checks(committed.model_copy(update={"fixture_pages": []}))[-1].met
+
+
+@pytest.mark.browser
+def test_every_step_kind_is_measured_against_bare_playwright_in_pairs(bench_run: tuple[BenchReport, str]) -> None:
+    report, output = bench_run
+    assert [f.kind for f in report.floor] == [*STEP_KINDS, "observation"]
+    for figure in report.floor:
+        assert figure.n == (2 if figure.kind != "observation" else 2 * len(list(FIXTURE_PAGES.glob("fidelity-*.html"))))
+        assert figure.adapter_ms > 0 and figure.floor_ms > 0 and figure.ratio > 0
+        assert (figure.ai_snapshot_ratio is not None) == (figure.kind == "observation")
+        assert f"| floor: {figure.kind} (n={figure.n}) | {figure.ratio:.2f} x bare Playwright" in output
+    for figure in report.floor[:-1]:  # each acted on a real control of its page, shown as the model sees it
+        assert figure.control.startswith("[") or figure.kind == "navigate"
+    steps, observation = report.floor[:-1], report.floor[-1]
+    floor_target, snapshot_target = report.targets[4], report.targets[5]
+    assert floor_target.met == all(f.ratio <= FLOOR_TARGET for f in steps)
+    assert max(steps, key=lambda f: f.ratio).kind in floor_target.measured
+    assert snapshot_target.met == (observation.ai_snapshot_ratio is not None
+                                   and observation.ai_snapshot_ratio <= AI_SNAPSHOT_TARGET)
+
+
+def test_a_paired_ratio_is_the_median_of_the_pairs_not_the_ratio_of_medians() -> None:
+    figure = paired_figures("fill", "forms.html", "[1] textbox", [10.0, 30.0, 100.0], [10.0, 10.0, 200.0])
+    assert (figure.adapter_ms, figure.floor_ms, figure.ratio) == (30.0, 10.0, 1.0)  # pairs: 1, 3, 0.5
+
+
+def test_a_version_2_report_is_still_read_and_has_no_floor() -> None:
+    committed = json.loads(LATEST.read_text(encoding="utf-8"))
+    committed["format"] = "computerops.bench/2"
+    committed.pop("floor", None)
+    report = BenchReport.model_validate(committed)
+    assert report.floor == []
+    assert "floor:" not in bench_markdown(report.model_copy(update={"floor": []}))
+    checks = {t.figure: t for t in target_checks(report)}
+    assert not checks["steps against the floor"].met and checks["steps against the floor"].measured == "not measured"
 
 
 @pytest.mark.parametrize("levels", ["1,0", "a", ",", "2,-1"])

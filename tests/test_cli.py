@@ -190,3 +190,20 @@ def test_a_run_directory_without_its_episode_records_is_named_damaged(tmp_path: 
     (tmp_path / "manifest.json").write_text("{}")
     code, output = invoke(command, str(tmp_path))
     assert code == 2 and "episodes.jsonl is missing" in output and "Traceback" not in output
+
+
+HEAVY_PACKAGES = ("playwright", "statsmodels", "scipy", "numpy", "sqlmodel", "sqlalchemy", "fastapi", "uvicorn",
+                  "openai", "lxml", "bs4", "babel", "phonenumbers", "num2words", "httpx")
+
+
+def test_the_cli_imports_no_heavy_package_before_a_command_needs_it() -> None:
+    """`computerops --help` (and every command's start) imports only what the command needs: the heavy packages
+    are imported inside the commands (docs/bench/profile.md has the import times)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from typer.testing import CliRunner; import computerops.cli as cli; "
+             "assert CliRunner().invoke(cli.app, ['--help']).exit_code == 0; "
+             f"print(sorted(m for m in {HEAVY_PACKAGES!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

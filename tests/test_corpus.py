@@ -130,7 +130,7 @@ def test_corpus_check_command_exits_1_naming_the_difference_and_0_when_clean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A one-task catalog and its entries, so the command does not replay the whole corpus a second time.
-    monkeypatch.setattr("computerops.cli.load_catalog", lambda: {SOLVE: CATALOG[SOLVE]})
+    monkeypatch.setattr("tasks.load_catalog", lambda: {SOLVE: CATALOG[SOLVE]})
     runner = CliRunner()
     root = copy_task(tmp_path)
     clean = runner.invoke(app, ["corpus", "check", "--dir", str(root)])
