@@ -62,12 +62,11 @@
     "defs", "clipPath", "mask", "symbol", "marker", "pattern", "linearGradient", "radialGradient", "filter",
     "style", "script", "title", "desc", "metadata",
   ]);
-  // Elements whose text HTML serialises raw (unescaped) or whose content a parser reads as raw text: cloned as a
-  // span, so that text put in one by page script can never be read back as markup (a forged control).
-  const RAW_TEXT = new Set([
-    "xmp", "plaintext", "noframes", "noembed", "noscript", "iframe", "style", "script", "textarea", "title",
-    "listing", "template", "frameset", "frame",
-  ]);
+  // Elements whose text HTML serialises raw (unescaped), walked here: cloned as a span, so that text put in one by
+  // page script can never be read back as markup (a forged control). The other raw-text elements are never copied
+  // with their text (script, style, noscript, title and template are skipped, a textarea is a control, a frame a
+  // walk of its document).
+  const RAW_TEXT = new Set(["xmp", "plaintext", "noframes", "noembed"]);
   const SVG_NS = "http://www.w3.org/2000/svg";
   const XLINK_NS = "http://www.w3.org/1999/xlink";
   // Table rows and cells, whose text the renderer reads cell by cell: as clickables they are offered by a marker

@@ -27,6 +27,7 @@ record into the same `Containment`.
 from __future__ import annotations
 
 import asyncio
+import re
 import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
@@ -443,10 +444,9 @@ async def _remove_script_cookies(context: BrowserContext) -> None:
     """Remove every cookie page script could have set (those not HttpOnly), after a request too large for the site:
     a page that bloats its cookies would otherwise lock the agent out of the site for the rest of the episode."""
     with suppress(PlaywrightError):  # the context closed meanwhile
-        for cookie in await context.cookies():
-            if not cookie.get("httpOnly"):
-                await context.clear_cookies(name=cookie.get("name"), domain=cookie.get("domain"),
-                                            path=cookie.get("path"))
+        names = {cookie.get("name", "") for cookie in await context.cookies() if not cookie.get("httpOnly")}
+        if names:  # in one call, so the next request the agent makes finds them gone
+            await context.clear_cookies(name=re.compile("^(?:" + "|".join(map(re.escape, sorted(names))) + ")$"))
 
 
 _GUARDS: weakref.WeakKeyDictionary[BrowserContext, Containment] = weakref.WeakKeyDictionary()
