@@ -50,10 +50,6 @@ class DialogEvent:
     message: str
 
 
-def _quoted(text: str) -> str:
-    return quoted(text)  # on one line: JSON leaves U+2028, U+2029 and U+0085 raw (adapter/lines.py)
-
-
 def _kind(dialog: Dialog) -> str:
     return dialog.type if dialog.type in BUTTONS else "alert"
 
@@ -64,7 +60,7 @@ def described(dialog: Dialog) -> str:
     if kind == "beforeunload":
         return "the question whether to leave the page"
     message = dialog.message if len(dialog.message) <= 200 else dialog.message[:199] + "…"
-    return f"the {kind} {_quoted(message)}"
+    return f"the {kind} {quoted(message)}"
 
 
 class Dialogs:
@@ -138,7 +134,7 @@ class Dialogs:
         """What answering the open dialog so does, as the action's note."""
         assert self.open is not None
         button = BUTTONS[_kind(self.open)][0 if accept else 1]
-        typed = f" and the text {_quoted(text)}" if text is not None and accept else ""
+        typed = f" and the text {quoted(text)}" if text is not None and accept else ""
         return f"answered {described(self.open)} with {button}{typed}"
 
     def waiting(self) -> str:
@@ -177,7 +173,7 @@ class Dialogs:
             if cut > 0:
                 lines.append(f"({cut} more characters of its text not shown)")
         if kind == "prompt":
-            lines.append(f"Its text field holds {_quoted(dialog.default_value)}.")
+            lines.append(f"Its text field holds {quoted(dialog.default_value)}.")
         answers = f"accept true for {ok}" + ("" if kind == "alert" else f", false for {cancel}")
         lines.append(f"Answer it with the dialog action: {answers}" + (
             ", with text for what to type" if kind == "prompt" else "") + ".")

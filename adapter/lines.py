@@ -22,6 +22,7 @@ cost is one character on the rare lines and cells that need it.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import unicodedata
@@ -40,15 +41,20 @@ PIPE_NAMES = re.compile(
     r"^(?:(?:LIGHT|MEDIUM|HEAVY|DOUBLE|FULLWIDTH|HALFWIDTH FORMS LIGHT|MODIFIER LETTER(?: LOW)?) )?"
     r"VERTICAL (?:LINE|BAR)(?: EXTENSION)?$|^BOX DRAWINGS .*VERTICAL$|^(?:LEFT|RIGHT) ONE EIGHTH BLOCK$|PASEQ$"
     r"|^DIVIDES$|DENTAL CLICK$|^BROKEN BAR$|^KANGXI RADICAL LINE$|^PRESENTATION FORM FOR VERTICAL EM DASH$"
-    r"|^(?:LEFT|RIGHT) VERTICAL BOX LINE$|^HALFWIDTH FORMS LIGHT VERTICAL$"
+    r"|^(?:LEFT|RIGHT) VERTICAL BOX LINE$|^HALFWIDTH FORMS LIGHT VERTICAL$|^CURLY BRACKET EXTENSION$"
+    r"|^INTEGRAL EXTENSION$|^PRESENTATION FORM FOR VERTICAL (?:EN DASH|LOW LINE|WAVY LOW LINE)$"
+    r"|^BOX DRAWINGS (?:LIGHT|HEAVY) (?:UP|DOWN)$|^PARALLEL TO$|LATERAL CLICK$|^TIFINAGH LETTER YEN$"
+    r"|^HANGZHOU NUMERAL ONE$|^CJK UNIFIED IDEOGRAPH-4E28$|^MUSICAL SYMBOL (?:SINGLE|DOUBLE) BARLINE$"
+    r"|^COMBINING (?:LONG|SHORT) VERTICAL LINE OVERLAY$"
     r"|^(?:LEFT|RIGHT) (?:SQUARE BRACKET|PARENTHESIS|CURLY BRACKET) EXTENSION$|^DEVANAGARI (?:DOUBLE )?DANDA$")
 """Unicode names of the characters drawn as one vertical stroke (or two), which a reader could take for a cell
 separator. _PIPES is every character so named (tests/test_render_forgery.py makes it again from these names and
 Python's Unicode database; it is written out here because scanning the database costs half a second an import)."""
 _PIPES = frozenset(
-    "|\xa6\u01c0\u02c8\u02cc\u05c0\u0964\u0965\u2016\u2223\u239c\u239f\u23a2\u23a5\u23b8\u23b9\u23d0\u23f8"
-    "\u2502\u2503\u2506\u2507\u250a\u250b\u254e\u254f\u2551\u258f\u2595\u2758\u2759\u275a\u2f01\ufe31\uff5c\uffe8"
-    "\U000107b6")
+    "|\xa6\u01c0\u01c1\u02c8\u02cc\u05c0\u0964\u0965\u2016\u20d2\u20d3\u2223\u2225\u239c\u239f\u23a2\u23a5\u23aa"
+    "\u23ae\u23b8\u23b9\u23d0\u23f8\u2502\u2503\u2506\u2507\u250a\u250b\u254e\u254f\u2551\u2575\u2577\u2579"
+    "\u257b\u258f\u2595\u2758\u2759\u275a\u2f01\u3021\u4e28\ufe31\ufe32\ufe33\ufe34\uff5c\uffe8\U000107b6"
+    "\U000107b7\U0001d100\U0001d101")
 """Cell separators and the characters a reader could take for one (`|` `｜` `│` `┆` `▏` `׀` `∣` `¦` `ǀ` `❘` ...)."""
 _BRACKETS = frozenset("⎡⎢⎣")
 """Bracket lookalikes that are not Unicode open punctuation."""
@@ -95,7 +101,8 @@ def _folded_start(line: str) -> str:
     """The start of a line as a reader takes it: invisible characters dropped, compatibility forms, lookalike
     letters of other scripts and case folded (`ＵＲＬ:`, `U\u200bRL:` and Cyrillic `URL` read as `url:`, `［` as
     `[`)."""
-    visible = "".join(c for c in line[:_FOLD_SPAN] if c not in _INVISIBLE and unicodedata.category(c) not in _UNSEEN)
+    visible = "".join(itertools.islice(  # the first _FOLD_SPAN characters that show, however many do not before them
+        (c for c in line if c not in _INVISIBLE and unicodedata.category(c) not in _UNSEEN), _FOLD_SPAN))
     folded = unicodedata.normalize("NFKC", "".join(map(lookalike, visible)))  # `ϲ` is `c` but NFKC makes it `ς`
     return "".join(map(lookalike, folded)).casefold().lstrip()
 

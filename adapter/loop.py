@@ -52,6 +52,7 @@ def result_line(note: str, rejection: Rejection | None) -> str:
     dialog's question, a control's name), so that it never begins a line of its own (a forged `Observation:`)."""
     return result_ok(flat(note)) if rejection is None else result_rejected(rejection.cause, flat(rejection.reason))
 
+
 class ActionOutcomeLike(Protocol):
     @property
     def ok(self) -> bool: ...

@@ -168,8 +168,7 @@ def _report_complete(bundle: RunDirectory) -> None:
     _report(bundle, as_json=False)
     completeness = bundle.completeness()
     if not completeness.complete:
-        raise _fail(f"the run is incomplete: {completeness.describe()}; continue it with "
-                    f"`computerops run --resume {bundle.root}`", code=1)
+        raise _fail(completeness.incomplete(f"continue it with `computerops run --resume {bundle.root}`"), code=1)
 
 
 def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,

@@ -124,8 +124,8 @@ def _exit_unless_complete(run_dir: Path, command: str, lock: Path) -> None:
 
     completeness = RunDirectory.open(run_dir).completeness()
     if not completeness.complete:
-        raise _fail(f"the run is incomplete: {completeness.describe()}; continue it with "
-                    f"`computerops {command} {lock} --resume {run_dir}`", code=1)
+        raise _fail(completeness.incomplete(f"continue it with `computerops {command} {lock} --resume {run_dir}`"),
+                    code=1)
 
 
 def _noise_floor_of(run_dir: Path, lock_sha256: str) -> NoiseFloor:

@@ -203,6 +203,10 @@ class Completeness(BaseModel):
         """Every planned episode has an agent outcome (not an infrastructure failure)."""
         return not self.missing and not self.infrastructure_failures
 
+    def incomplete(self, remedy: str) -> str:
+        """What is said of an incomplete run, with what to do about it (`continue it with ...`)."""
+        return f"the run is incomplete: {self.describe()}; {remedy}"
+
     def describe(self) -> str:
         parts = [f"{self.admitted} of {self.planned} planned episodes admitted"]
         if self.missing:

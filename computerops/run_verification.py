@@ -114,8 +114,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         if not completeness.complete:
             remedy = (f"{EPISODES} lost admitted episodes" if lost else
                       f"continue it with `computerops run --resume {bundle.root}`")
-            problems.append(f"the run is incomplete: {completeness.describe()}; {remedy} (an incomplete run is "
-                            "never E2)")
+            problems.append(completeness.incomplete(f"{remedy} (an incomplete run is never E2)"))
     receipts: list[Receipt] = []
     catalog = load_catalog()
     with ScratchDirectory("verify") as root:

@@ -312,3 +312,14 @@ def test_a_harness_word_spelled_in_lookalike_letters_is_escaped(start: str, mark
 def test_lookalike_words_that_are_not_harness_words_are_left_alone() -> None:
     assert [text_line(line) for line in ("Resultat: ok", "Tasking: y", "Пage one", "Noticeboard: z")] == [
         "Resultat: ok", "Tasking: y", "Пage one", "Noticeboard: z"]
+
+
+@settings(max_examples=examples(300))
+@given(st.sampled_from(RESERVED_STARTS), st.integers(1, 200),
+       st.sampled_from(["\u200b", "\u200d", "\ufe0f", "\U000e0041", "\u034f", "\u2060"]), st.data())
+def test_a_harness_word_broken_by_any_run_of_invisible_characters_is_escaped(
+    start: str, run: int, invisible: str, data: st.DataObject
+) -> None:
+    at = data.draw(st.integers(1, len(start) - 1))  # inside the word, not before it
+    line = f"{start[:at]}{invisible * run}{start[at:]} rest"
+    assert text_line(line) != line, ascii(line)
