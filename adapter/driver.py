@@ -1032,9 +1032,13 @@ class PageDriver:
                 await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
             except PlaywrightError:
                 return
+            remaining = deadline - loop.time()
+            if self.world.top_frame_loading and remaining > 0:
+                # a navigation the task asked for, whose request the browser may not have made yet (adapter/world.py)
+                await self.world.until_top_frame_loaded(remaining)
+                continue
             if self._quiet.is_set():
                 return
-            remaining = deadline - loop.time()
             if remaining <= 0:
                 return
             with suppress(TimeoutError):

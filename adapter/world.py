@@ -29,7 +29,11 @@ Kept fast, since every observation comes here: the world of a new document is ma
 annotation) is sent once per world and then called by a key; a document found quiet (no listener, no script, no
 inline handler) is not asked for listeners again until it shows a script. Replies on this session are not ordered
 with Playwright's own events: a caller that needs Playwright to have seen what a task in the page started (a
-request) must make a round trip on Playwright's session afterwards (PageDriver._settle does).
+request) must make a round trip on Playwright's session afterwards (PageDriver._settle does). A navigation of the
+top frame is the exception such a round trip cannot cover (its request is made by the browser process, on its own
+time): the renderer says it asked for one (`Page.frameRequestedNavigation`, sent before the task that asked ends, so
+before any reply of a later call on this session) and the session says when the frame has stopped loading; between
+the two, `top_frame_loading` is true (`until_top_frame_loaded` waits for the end).
 
 One module (just over 400 lines): the world's creation, its per-document bookkeeping and the calls into it.
 """
@@ -125,6 +129,32 @@ class IsolatedWorld:
         self._listened: tuple[int, tuple[list[tuple[int, str]], bool, bool]] | None = None
         """(context, what `_listening` found) for the document of that context, kept while a watch in the world
         (_UNCHANGED) sees no change to its DOM (see `annotate`)."""
+        self._top_loaded = asyncio.Event()
+        """Clear from the moment the top frame asks for a navigation or starts loading until it stops loading."""
+        self._top_loaded.set()
+
+    @property
+    def top_frame_loading(self) -> bool:
+        """The top frame has asked for a navigation, or is loading, and has not stopped loading since."""
+        return not self._top_loaded.is_set()
+
+    async def until_top_frame_loaded(self, timeout: float) -> None:
+        """Wait, at most `timeout` seconds, until the top frame has stopped loading."""
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self._top_loaded.wait(), timeout)
+
+    def _is_top_frame(self, event: dict[str, Any]) -> bool:
+        return self._frame_id is None or event.get("frameId") == self._frame_id
+
+    def _on_top_frame_busy(self, event: dict[str, Any]) -> None:
+        """`Page.frameRequestedNavigation` or `Page.frameStartedLoading`: the top frame's loading begins."""
+        if self._is_top_frame(event):
+            self._top_loaded.clear()
+
+    def _on_top_frame_stopped(self, event: dict[str, Any]) -> None:
+        """`Page.frameStoppedLoading`: it ends, whether the navigation committed, was refused or was a download."""
+        if self._is_top_frame(event):
+            self._top_loaded.set()
 
     def _on_new_document(self, event: dict[str, Any]) -> None:
         """The top frame committed a new document (`Page.frameNavigated`; not sent for same-document navigations):
@@ -170,6 +200,9 @@ class IsolatedWorld:
                 if self._cdp is None:
                     cdp = await self.page.context.new_cdp_session(self.page)
                     cdp.on("Page.frameNavigated", self._on_new_document)
+                    cdp.on("Page.frameRequestedNavigation", self._on_top_frame_busy)
+                    cdp.on("Page.frameStartedLoading", self._on_top_frame_busy)
+                    cdp.on("Page.frameStoppedLoading", self._on_top_frame_stopped)
                     await cdp.send("Page.enable")
                     self._cdp = cdp
         return self._cdp

@@ -4,12 +4,13 @@ animations without slowing a still page (adapter/stability.py)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
 from fixture_site import FixtureSite, fixture_driver, named, open_page
-from playwright.async_api import Browser
+from playwright.async_api import Browser, Request
 
 from adapter.actions import Click, Fill, Select
 from adapter.driver import PageDriver
@@ -131,3 +132,27 @@ async def test_a_still_page_pays_no_wait_for_script_motion(driver: PageDriver) -
     await driver.page.evaluate("() => { document.getElementById('status').textContent = 'Saved'; }")
     once = await wait_for_visual_stability(driver.page, after_a_task=True)
     assert once.unfinished == 0 and 0 < once.waited_ms < SCRIPT_QUIET_MS  # a change, no motion: one frame looked at
+
+
+async def test_a_navigation_whose_request_the_browser_makes_late_is_still_waited_for(
+    browser: Browser, site: FixtureSite, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The settle's round trips are all through the renderer; a navigation's request is made by the browser
+    process, on its own time. Here the click's handler submits a form from a zero-delay timer and the request event
+    reaches the driver 0.25 s late (the POST itself takes 0.7 s): the top frame's loading, which the renderer
+    announces, keeps the settle waiting until the new page is in. Without that wait the step reports no navigation."""
+    original = PageDriver._request_started
+
+    def late(self: PageDriver, request: Request) -> None:
+        if request.is_navigation_request() and request.method == "POST":
+            asyncio.get_running_loop().call_later(0.25, original, self, request)
+        else:
+            original(self, request)
+
+    monkeypatch.setattr(PageDriver, "_request_started", late)
+    async with fixture_driver(browser, site) as late_driver:
+        observation = await open_page(late_driver, "dialogs.html")
+        outcome = await late_driver.act(Click(id=named(observation, "Send in a moment").id), 1)
+        assert outcome.ok and outcome.navigated
+        after = await late_driver.observe()
+        assert after.url == "/site/submit?note=slow" and "note: slow" in after.text

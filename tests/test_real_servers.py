@@ -168,7 +168,7 @@ def test_a_reply_at_the_cap_or_a_few_tokens_past_it_is_not_over_it() -> None:
     # The minimal probe fits without the schemas (about 1,300 estimated tokens), not with them.
     (ServerQuirks(context_tokens=600, context_in_props=False), "overflow", "text"),
     # Only the full probe with the schemas overflows: the minimal one says they reach the prompt.
-    (ServerQuirks(context_tokens=2000, context_in_props=False), "in_prompt", "auto"),
+    (ServerQuirks(context_tokens=2600, context_in_props=False), "in_prompt", "auto"),
 ])
 async def test_a_probe_that_overflows_the_context_is_decided_from_a_minimal_probe_that_fits(
     quirks: ServerQuirks, verdict: str, mode: str,

@@ -64,7 +64,8 @@ def test_with_trace_each_episode_saves_a_playwright_trace_of_what_it_did(tmp_pat
     clicks = accepted(transcript, "click")
     assert clicks >= 2
     assert len(calls(events, "mouseClick")) == clicks  # every click the episode made, and no other
-    assert len(calls(events, "selectOption")) == accepted(transcript, "select")
+    # a select is made in the isolated world (adapter/driver.py `_select`), so it is no Playwright call of its own
+    assert accepted(transcript, "select") >= 1 and calls(events, "selectOption") == []
     assert calls(events, "goto")  # the start page the harness opened is in the trace too
     assert any(e.get("type") == "frame-snapshot" for e in events)
     assert any(e.get("type") == "screencast-frame" for e in events)
