@@ -15,7 +15,7 @@ import json
 import math
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from importlib.resources import files
 from urllib.parse import urlsplit
 
@@ -58,6 +58,9 @@ DRAG_STEPS = 5
 and for Chromium to begin an HTML5 drag (dragstart) and send dragenter/dragover to the target before the drop."""
 NAVIGATION_TIMEOUT_MS = 15_000
 SETTLE_TIMEOUT_S = 5.0
+RENDER_IN_LOOP_CHARS = 8_000
+"""Annotated HTML up to this size is rendered on the event loop (a few milliseconds at most); larger, in a thread, so
+that a page taking seconds to render does not hold up the other episodes the loop drives."""
 FILLABLE_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "slider", "combobox"})
 SELECTABLE_ROLES = frozenset({"combobox", "listbox"})
 CHECKABLE_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
@@ -346,8 +349,9 @@ class ActionOutcome(BaseModel):
 
 
 @cache
+@cache
 def annotate_script() -> str:
-    """The page-side annotation function (adapter/annotate.js)."""
+    """The page-side annotation function (adapter/annotate.js), read once."""
     return files("adapter").joinpath("annotate.js").read_text(encoding="utf-8")
 
 
@@ -547,10 +551,10 @@ class PageDriver:
             notices.append(limits.stopped())
         html, token, title = read
         self._token = None if token is None else str(token)
-        self.latest = await asyncio.to_thread(
-            render_observation, str(html), url=here, title=str(title), max_chars=self.max_chars, dialogs=dialogs,
-            notices=notices, part=self._part, unread=unread,
-        )
+        render = partial(render_observation, str(html), url=here, title=str(title), max_chars=self.max_chars,
+                         dialogs=dialogs, notices=notices, part=self._part, unread=unread)
+        # a small page renders in about a millisecond, less than a hop to a thread and back
+        self.latest = render() if len(html) <= RENDER_IN_LOOP_CHARS else await asyncio.to_thread(render)
         return self.latest
 
     async def _read_page(self) -> tuple[str, str | None, str]:
@@ -559,7 +563,8 @@ class PageDriver:
                   "return [html, window.__computerops.token, document.title]; }")
         for attempt in range(3):
             try:
-                await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
+                if not self.world.top_frame_loaded:  # else Playwright's wait returns at once, after 3 messages
+                    await self.page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
                 html, token, title = await self.world.annotate(script)
                 return str(html), str(token), str(title)
             except PlaywrightError:

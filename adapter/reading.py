@@ -26,18 +26,27 @@ STOP_GRACE_S = 2.0
 """How long a reading may still take once the script holding the page's thread was ended."""
 
 
+MAX_DEPTH = 1_000
+"""The deepest a reading may go: the renderer's parser (libxml2) keeps about 2,000 levels (adapter/render.py)."""
+
+
 @dataclass(frozen=True)
 class ReadLimits:
     """The bounds of one observation's reading of a page."""
 
     depth: int = 256
-    """Elements nested deeper are left out (Chromium's own parser nests at most 512)."""
+    """Elements nested deeper are left out (Chromium's own parser nests at most 512); at most MAX_DEPTH."""
     elements: int = 10_000
     """Elements (and options of lists) looked at; the walk stops after them."""
     chars: int = 500_000
     """Characters of text, names and values copied, in all."""
     seconds: float = 10.0
     """How long the page may take to answer before its running script is ended."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.depth <= MAX_DEPTH:
+            raise ValueError(f"ReadLimits.depth must be between 1 and {MAX_DEPTH} (got {self.depth}): the annotated "
+                             "HTML is parsed again by libxml2, which keeps no more than about 2,000 levels")
 
     def argument(self) -> str:
         """The limits as annotate.js takes them (a JavaScript object literal)."""

@@ -16,8 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from bs4 import BeautifulSoup
-from bs4.element import Comment, Declaration, Doctype, NavigableString, PageElement, ProcessingInstruction, Tag
+from lxml import etree
 
 from adapter.lines import cell_text, cell_words, clip, flat, json_line, quoted, text_line
 from adapter.observation import NAME_SOURCES, Control, Observation, PagePart, format_control
@@ -34,7 +33,6 @@ BLOCK_TAGS = frozenset({
 HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
 # Controls whose text in a table cell is their name; other controls show as their [id].
 NAMED_IN_CELLS = frozenset({"link", "button"})
-_NOT_TEXT = (Comment, Declaration, Doctype, ProcessingInstruction)
 TRUNCATION_HINT = "Use the more action to see the next part."
 CONTINUED_NOTICE = "(A later part of a long page: text shown in earlier parts is left out.)"
 NOTICE_ROOM = 120
@@ -111,12 +109,32 @@ class _Writer:
         self.lines.append(_Line(json_line(format_control(control)), control))
 
 
-def control_from(tag: Tag) -> Control:
+Element = etree._Element
+Node = Element | str
+"""What the renderer walks: an element, or a run of text (an element's text or an element's tail: lxml keeps text
+on the elements around it, and `_contents` lays it out in document order)."""
+
+
+def _contents(node: Element) -> list[Node]:
+    """An element's children in document order, text runs included."""
+    items: list[Node] = [node.text] if node.text else []
+    for child in node:
+        items.append(child)
+        if child.tail:
+            items.append(child.tail)
+    return items
+
+
+def _is_element(node: object) -> bool:
+    """An element, not a comment, processing instruction or entity (whose tag is not a name)."""
+    return isinstance(node, Element) and isinstance(node.tag, str)
+
+
+def control_from(tag: Element) -> Control:
     """The Control described by an element's data-co-* attributes."""
 
     def attr(name: str) -> str | None:
-        value = tag.get(f"data-co-{name}")
-        return value if isinstance(value, str) else None
+        return tag.get(f"data-co-{name}")
 
     checked = attr("checked")
     options = attr("options")
@@ -129,13 +147,13 @@ def control_from(tag: Tag) -> Control:
         value=attr("value"),
         checked=None if checked is None else checked == "true",
         options=json.loads(options) if options else [],
-        required=tag.has_attr("data-co-required"),
-        disabled=tag.has_attr("data-co-disabled"),
-        readonly=tag.has_attr("data-co-readonly"),
+        required="data-co-required" in tag.attrib,
+        disabled="data-co-disabled" in tag.attrib,
+        readonly="data-co-readonly" in tag.attrib,
         validation=attr("validation") or None,
         href=attr("href"),
         input_type=attr("type"),
-        name_cut=tag.has_attr("data-co-name-cut"),
+        name_cut="data-co-name-cut" in tag.attrib,
     )
 
 
@@ -150,9 +168,9 @@ class _Renderer:
     def __init__(self, shown_ids: set[str]) -> None:
         self.out = _Writer()
         self.shown_ids = shown_ids
-        self._stack: list[tuple[PageElement, bool] | Step] = []
+        self._stack: list[tuple[Node, bool] | Step] = []
 
-    def render(self, root: PageElement) -> None:
+    def render(self, root: Element) -> None:
         self._stack.append((root, False))
         while self._stack:
             item = self._stack.pop()
@@ -162,151 +180,173 @@ class _Renderer:
                 self.node(*item)
         self.out.end_block()
 
-    def then(self, *steps: tuple[PageElement, bool] | Step) -> None:
+    def then(self, *steps: tuple[Node, bool] | Step) -> None:
         """Do these next, in this order (before what was planned already)."""
         self._stack.extend(reversed(steps))
 
-    def node(self, node: PageElement, controls_only: bool) -> None:
-        if isinstance(node, NavigableString):
-            if not controls_only and not isinstance(node, _NOT_TEXT):
-                self.out.text(str(node))
+    def node(self, node: Node, controls_only: bool) -> None:
+        if isinstance(node, str):
+            if not controls_only:
+                self.out.text(node)
             return
-        if not isinstance(node, Tag):
+        if not isinstance(node.tag, str):  # a comment or processing instruction: its tail was laid out apart
             return
-        if node.has_attr("data-co-id"):
+        attributes, name = node.attrib, node.tag
+        if "data-co-id" in attributes:
             self.out.control(control_from(node))
             self.children(node, controls_only=True)
             return
-        label_for = node.get("data-co-label-for")
-        if isinstance(label_for, str) and label_for in self.shown_ids:
+        label_for = attributes.get("data-co-label-for")
+        if label_for is not None and label_for in self.shown_ids:
             self.children(node, controls_only=True)
             return
         if controls_only:
             self.children(node, controls_only=True)
-        elif node.name == "table":
+        elif name == "table":
             self.table(node)
-        elif node.name == "br":
+        elif name == "br":
             self.out.flush()
-        elif node.name in HEADING_LEVELS:
-            self.block(node, "#" * HEADING_LEVELS[node.name] + " ")
-        elif node.name == "li":
+        elif name in HEADING_LEVELS:
+            self.block(node, "#" * HEADING_LEVELS[name] + " ")
+        elif name == "li":
             self.block(node, "- ")
-        elif node.name == "dt":  # a term and its description share one line: "Total: 49.90"
+        elif name == "dt":  # a term and its description share one line: "Total: 49.90"
             self.out.end_block()
             self.then(*self._children(node), lambda: self.out.text(": "))
-        elif node.name == "dd":
+        elif name == "dd":
             self.then(*self._children(node), self.out.end_block)
-        elif node.name in BLOCK_TAGS or node.has_attr("data-co-block") or node.has_attr("data-co-frame"):
+        elif name in BLOCK_TAGS or "data-co-block" in attributes or "data-co-frame" in attributes:
             self.block(node, "")
         else:
             self.children(node)
 
     @staticmethod
-    def _children(node: Tag, *, controls_only: bool = False) -> list[tuple[PageElement, bool]]:
-        return [(child, controls_only) for child in node.children]
+    def _children(node: Element, *, controls_only: bool = False) -> list[tuple[Node, bool]]:
+        return [(child, controls_only) for child in _contents(node)]
 
-    def children(self, node: Tag, *, controls_only: bool = False) -> None:
+    def children(self, node: Element, *, controls_only: bool = False) -> None:
         self.then(*self._children(node, controls_only=controls_only))
 
-    def _block_steps(self, node: Tag, prefix: str) -> list[tuple[PageElement, bool] | Step]:
+    def _block_steps(self, node: Element, prefix: str) -> list[tuple[Node, bool] | Step]:
         def start() -> None:
             self.out.end_block()
             self.out.prefix = prefix
 
         return [start, *self._children(node), self.out.end_block]
 
-    def block(self, node: Tag, prefix: str) -> None:
+    def block(self, node: Element, prefix: str) -> None:
         self.then(*self._block_steps(node, prefix))
 
-    def table(self, table: Tag) -> None:
+    def table(self, table: Element) -> None:
         self.out.end_block()
-        steps: list[tuple[PageElement, bool] | Step] = []
+        steps: list[tuple[Node, bool] | Step] = []
         for part in _own(table, "caption"):
             steps += self._block_steps(part, "")
         for row in _own_rows(table):
-            cells = [c for c in row.children if isinstance(c, Tag) and c.name in ("td", "th")]
+            cells = [c for c in row if c.tag in ("td", "th")]
             steps.append(lambda cells=cells: self.row(cells))  # type: ignore[misc]
             for cell in cells:
                 steps += self._children(cell, controls_only=True)
         steps.append(self.out.end_block)
         self.then(*steps)
 
-    def row(self, cells: list[Tag]) -> None:
+    def row(self, cells: list[Element]) -> None:
         texts = [cell_text(flat("".join(_cell_text(c)))) for c in cells]
         if any(texts):
             line = "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
             self.out.lines.extend(_Line(piece) for piece in _wrap(line, row=True))
 
 
-def _own(table: Tag, name: str) -> Iterator[Tag]:
-    return (c for c in table.children if isinstance(c, Tag) and c.name == name)
+def _own(table: Element, name: str) -> Iterator[Element]:
+    return (c for c in table if c.tag == name)
 
 
-def _own_rows(table: Tag) -> Iterator[Tag]:
+def _own_rows(table: Element) -> Iterator[Element]:
     """Rows of this table, not of tables nested in its cells, in document order (each element looked at once: the
     walk does not go into nested tables)."""
-    stack = list(reversed(list(table.children)))
+    stack = list(reversed(table))
     while stack:
         node = stack.pop()
-        if not isinstance(node, Tag) or node.name == "table":
+        if not _is_element(node) or node.tag == "table":
             continue
-        if node.name == "tr":
+        if node.tag == "tr":
             yield node
-        stack.extend(reversed(list(node.children)))
+        stack.extend(reversed(node))
 
 
-def _cell_text(cell: Tag) -> Iterator[str]:
+PARSED_DEPTH = 2_000
+"""Annotated HTML nesting this deep was cut by the parser (libxml2 keeps about 2,040 levels; annotate.js nests at most
+ReadLimits.depth, at most adapter/reading.py's MAX_DEPTH)."""
+_AROUND_A_BLOCK = None
+"""In a cell's walk: a space around a block or a line break."""
+
+
+def _cell_text(cell: Element) -> Iterator[str]:
     """A cell's text in document order, controls as their tokens, blocks and line breaks as spaces (by a stack of
     its own, not recursion)."""
-    stack: list[PageElement | str] = list(reversed(list(cell.children)))
+    stack: list[Node | None] = list(reversed(_contents(cell)))
     while stack:
         child = stack.pop()
-        if isinstance(child, str) and not isinstance(child, NavigableString):
-            yield child  # a space around a block
-        elif isinstance(child, NavigableString):
-            if not isinstance(child, _NOT_TEXT):
-                yield cell_words(str(child))
-        elif isinstance(child, Tag):
-            if child.has_attr("data-co-id"):
+        if child is _AROUND_A_BLOCK:
+            yield " "
+        elif isinstance(child, str):
+            yield cell_words(child)
+        elif child is not None and _is_element(child):
+            if "data-co-id" in child.attrib:
                 yield _cell_token(child)
-            elif child.has_attr("data-co-label-for"):
-                yield from (_cell_token(tag) for tag in child.find_all(None, {"data-co-id": True}))
-            elif child.name == "br" or child.name in BLOCK_TAGS:
-                stack.extend([" ", *reversed(list(child.children)), " "])
+            elif "data-co-label-for" in child.attrib:
+                yield from (_cell_token(tag) for tag in child.iterdescendants() if "data-co-id" in tag.attrib)
+            elif child.tag == "br" or child.tag in BLOCK_TAGS:
+                stack.extend([_AROUND_A_BLOCK, *reversed(_contents(child)), _AROUND_A_BLOCK])
             else:
-                stack.extend(reversed(list(child.children)))
+                stack.extend(reversed(_contents(child)))
 
 
-def _cell_token(tag: Tag) -> str:
+def _cell_token(tag: Element) -> str:
     """A control inside a table cell: links and buttons read as their name, others as [id]."""
     control = control_from(tag)
     return f" {cell_words(control.name)} " if control.role in NAMED_IN_CELLS else f" [{control.id}] "
 
 
-def _counted(root: Tag, name: str) -> int:
+def _counted(root: Element, name: str) -> int:
     value = root.get(f"data-co-{name}")
     return int(value) if isinstance(value, str) and value.isdigit() else 0
 
 
-def page_cut(root: Tag) -> str | None:
-    """What annotate.js left out of the page, as its bounds stopped it (the counts it put on the root), in words."""
+def page_cut(root: Element, *, too_deep: bool = False) -> str | None:
+    """What annotate.js left out of the page, as its bounds stopped it (the counts it put on the root), in words;
+    and, `too_deep`, what the parser dropped (annotated HTML nested deeper than it keeps: not from annotate.js,
+    whose depth is bounded by ReadLimits)."""
     elements, deep, depth, chars = (_counted(root, name) for name in ("cut-nodes", "cut-depth", "depth", "cut-chars"))
     left_out = [
         *([f"everything after its first {elements} elements"] if elements else []),
         *([f"{deep} parts nested more than {depth} elements deep"] if deep else []),
         *([f"{chars} characters of text"] if chars else []),
+        *([f"perhaps what nests over {PARSED_DEPTH} elements deep and all after it"] if too_deep else []),
     ]
     return f"the page is too large to read whole; left out: {', '.join(left_out)}." if left_out else None
 
 
 def _body_lines(annotated_html: str) -> tuple[list[_Line], str | None]:
     """The page's lines, and what annotate.js left out of it (None when nothing)."""
-    soup = BeautifulSoup(annotated_html, "lxml")
-    shown = {tag["data-co-id"] for tag in soup.find_all(None, {"data-co-id": True})}
-    renderer = _Renderer({s for s in shown if isinstance(s, str)})
-    root = soup.find("body")
-    renderer.render(root if isinstance(root, Tag) else soup)
-    return renderer.out.lines, page_cut(root) if isinstance(root, Tag) else None
+    parser = etree.HTMLParser(huge_tree=True)  # no depth limit: annotate.js bounds the depth (ReadLimits)
+    parser.feed(annotated_html)
+    document: Element | None
+    try:
+        document = parser.close()
+    except etree.XMLSyntaxError:
+        document = None
+    if document is None:  # nothing but white space and comments: an empty page
+        return [], None
+    renderer = _Renderer({str(value) for value in document.xpath("//@data-co-id")})
+    body = next(document.iter("body"), None)
+    renderer.render(document if body is None else body)
+    # libxml2 silently drops what nests deeper than about 2,000 levels, and all after it: said, never hidden
+    too_deep = annotated_html.count("<") > PARSED_DEPTH and bool(
+        document.xpath(f"boolean(//*[count(ancestor::*) >= {PARSED_DEPTH}])"))
+    if body is None:
+        return renderer.out.lines, page_cut(document, too_deep=True) if too_deep else None
+    return renderer.out.lines, page_cut(body, too_deep=too_deep)
 
 
 def _cut_short(text: str, limit: int) -> str:

@@ -45,6 +45,7 @@ import hashlib
 import secrets
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
+from functools import lru_cache
 from typing import Any
 from weakref import WeakKeyDictionary, ref
 
@@ -103,6 +104,12 @@ def _argument(value: Any) -> dict[str, Any]:
     return {"value": value}
 
 
+@lru_cache(maxsize=64)
+def _key(function: str) -> str:
+    """The name a long function is kept under in the world (the same few are sent on every observation)."""
+    return hashlib.sha256(function.encode()).hexdigest()[:24]
+
+
 def _group() -> str:
     """A protocol object group of one's own, released when done (calls may overlap)."""
     return f"{OBJECT_GROUP}-{secrets.token_hex(6)}"
@@ -137,6 +144,12 @@ class IsolatedWorld:
     def top_frame_loading(self) -> bool:
         """The top frame has asked for a navigation, or is loading, and has not stopped loading since."""
         return not self._top_loaded.is_set()
+
+    @property
+    def top_frame_loaded(self) -> bool:
+        """The world has watched the top frame's loading (its protocol session is open) and it is not loading now:
+        the current document has passed DOMContentLoaded (a wait for it would return at once)."""
+        return self._cdp is not None and self._top_loaded.is_set()
 
     async def until_top_frame_loaded(self, timeout: float) -> None:
         """Wait, at most `timeout` seconds, until the top frame has stopped loading."""
@@ -263,7 +276,7 @@ class IsolatedWorld:
         with the first call, which keeps it). The key, for a long function, once its first call succeeds."""
         if len(function) <= INSTALL_OVER:
             return function, None
-        key = hashlib.sha256(function.encode()).hexdigest()[:24]
+        key = _key(function)
         if (context, key) in self._installed:
             return f"function (...args) {{ return globalThis.__computeropsKept.get({key!r}).apply(this, args); }}", None
         return (f"function (...args) {{ const kept = (globalThis.__computeropsKept ||= new Map()); "
@@ -352,8 +365,19 @@ class IsolatedWorld:
 
         A document found quiet (no listener, and nothing that runs page script: see _QUIET) is annotated again
         without asking for listeners, one protocol round trip less; each annotation checks it is still quiet, and
-        is made again with the listeners when it is not."""
+        is made again with the listeners when it is not. A document whose listeners were read is annotated again
+        with the Map the world kept from that read, in one round trip, while the watch on its DOM (_UNCHANGED, asked
+        in the same call) sees no change; on a change the call answers null and the listeners are read again."""
         skip = self._context is not None and self._context == self._quiet
+        cached = self._listened
+        if not skip and cached is not None and cached[0] == self._context:
+            with suppress(PlaywrightError):  # the document went: read it again below
+                result, context = await self._call_in(self._annotation(annotate), [_argument(True)], by_value=True,
+                                                      await_promise=False, group=OBJECT_GROUP)
+                if context == cached[0] and result.get("value") is not None:
+                    return await self._found(result["value"], context, any_listener=cached[1][2], skipped=False,
+                                       annotate=annotate)
+            self._listened = None
         listening: list[tuple[int, str]] = []
         window_listens = any_listener = False
         if not skip:
@@ -372,24 +396,39 @@ class IsolatedWorld:
             kept = [(kind, outcome["object"]["objectId"])
                     for (_, kind), outcome in zip(listening, resolved, strict=True)
                     if isinstance(outcome, dict) and "objectId" in outcome.get("object", {})]
-            return [_argument(window_listens), _argument([kind for kind, _ in kept]),
+            return [_argument(False), _argument(window_listens), _argument([kind for kind, _ in kept]),
                     *({"objectId": handle} for _, handle in kept)]
 
-        function = ("function (windowListens, kinds, ...nodes) { const listening = new Map(); "
-                    "for (let i = 0; i < nodes.length; i++) listening.set(nodes[i], kinds[i]); "
-                    "if (windowListens) listening.set(window, 'activation'); "
-                    f"const found = [({annotate})(listening), ({_QUIET})()]; ({MOTION_WATCH})(); return found; }}")
         try:
-            result, context = await self._call_in(function, nodes_in, by_value=True, await_promise=False, group=group)
+            result, context = await self._call_in(self._annotation(annotate), nodes_in, by_value=True,
+                                                  await_promise=False, group=group)
         finally:
             if listening:  # objects were made for them (a result by value makes none)
                 await self._release(group)
-        value, quiet = result.get("value") or [None, False]
+        if self._listened is not None and self._listened[0] != context:
+            self._listened = None  # the read was of another document than the one annotated
+        return await self._found(result.get("value"), context, any_listener=any_listener, skipped=skip,
+                                 annotate=annotate)
+
+    @staticmethod
+    def _annotation(annotate: str) -> str:
+        """The function the world runs: with `kept`, on the listening Map kept from the last read while the DOM
+        watch sees no change (else null); without, on the nodes given, whose Map it keeps."""
+        return ("function (kept, windowListens, kinds, ...nodes) { let listening = globalThis.__computeropsListening; "
+                f"if (kept) {{ if (!listening || !({_UNCHANGED})(false)) return null; }} "
+                "else { listening = new Map(); "
+                "for (let i = 0; i < nodes.length; i++) listening.set(nodes[i], kinds[i]); "
+                "if (windowListens) listening.set(window, 'activation'); "
+                "globalThis.__computeropsListening = listening; } "
+                f"const found = [({annotate})(listening), ({_QUIET})()]; ({MOTION_WATCH})(); return found; }}")
+
+    async def _found(self, found: Any, context: int, *, any_listener: bool, skipped: bool, annotate: str) -> Any:
+        value, quiet = found or [None, False]
         if quiet and not any_listener:
             self._quiet = context
             return value
         self._quiet = None
-        if skip:
+        if skipped:
             return await self.annotate(annotate)  # no longer quiet: the listeners were not asked for
         return value
 
@@ -399,19 +438,15 @@ class IsolatedWorld:
         Chromium's listener table is read (4-14 ms on a real page) for a document's first observation and whenever
         the watch kept in the world (_UNCHANGED: a MutationObserver on the document, its same-origin frames'
         documents and its open shadow roots, for added or removed nodes, attributes and text) saw a change since
-        the last read; else the last read is used, after one short round trip that asks the watch. The watch is
+        the last read; else the last read is used, by the Map of nodes the world kept from it (`annotate` asks the watch
+        in the same call). The watch is
         armed before each read, so a change made while Chromium is read makes the next observation read again.
         What it cannot see: a listener that page script adds to a node already there, or removes, without changing
         anything in the DOM, nor the set of frames (a same-origin frame that loads another document counts as a
         change). Such a node is offered (or not) as clickable as at the last change; the next change of the DOM
         puts that right."""
-        cached = self._listened
-        context = await self._context_id()
-        if cached is not None and cached[0] == context:
-            with suppress(PlaywrightError):
-                if await self.evaluate(_UNCHANGED, False) is True:
-                    return cached[1]
         self._listened = None
+        context = await self._context_id()
         with suppress(PlaywrightError):  # a document going away: read it anyway, and do not keep the read
             armed = await self._call_in(_UNCHANGED, [_argument(True)], by_value=True, await_promise=False,
                                         group=OBJECT_GROUP)

@@ -29,8 +29,8 @@ from adapter.containment import contain
 from adapter.driver import PageDriver
 from adapter.observation import NAME_CHARS, OPTIONS_CHARS, VALUE_CHARS, control_fields, parse_control_line
 from adapter.prompts import FRAMING_WORDS
-from adapter.reading import ReadLimits
-from adapter.render import CUT_MARK, render_observation
+from adapter.reading import MAX_DEPTH, ReadLimits
+from adapter.render import CUT_MARK, PARSED_DEPTH, render_observation
 from adapter.scope import SiteScope
 
 browser_test = pytest.mark.browser
@@ -42,12 +42,24 @@ LONGEST_CONTROL_LINE = NAME_CHARS + 2 * VALUE_CHARS + OPTIONS_CHARS + 400
 # --- Depth, size and lines: the renderer (pure) ------------------------------------------------
 
 
-@pytest.mark.parametrize("depth", [400, 5_000])
-def test_a_page_nested_thousands_deep_renders_with_the_controls_after_it(depth: int) -> None:
+@pytest.mark.parametrize("depth", [400, MAX_DEPTH + 10])
+def test_a_page_nested_as_deep_as_a_reading_goes_renders_with_the_controls_after_it(depth: int) -> None:
     annotated = f"<body>{'<div>' * depth}deep text{'</div>' * depth}{SEND}</body>"
     observation = render_observation(annotated, url="/deep", title="Deep")
     assert "deep text" in observation.text.splitlines()
     assert [c.name for c in observation.controls] == ["Send"]
+    assert not observation.truncated
+
+
+def test_annotated_html_nested_deeper_than_the_parser_keeps_says_what_it_lost() -> None:
+    """annotate.js never nests that deep (ReadLimits.depth is at most MAX_DEPTH); handed such HTML, the renderer says
+    that it lost the rest of the page instead of dropping it silently."""
+    annotated = f"<body>{'<div>' * 5_000}deep text{'</div>' * 5_000}{SEND}</body>"
+    observation = render_observation(annotated, url="/deep", title="Deep")
+    assert observation.truncated
+    assert f"perhaps what nests over {PARSED_DEPTH} elements deep and all after it" in observation.text
+    with pytest.raises(ValueError, match=r"ReadLimits\.depth"):
+        ReadLimits(depth=MAX_DEPTH + 1)
 
 
 def _control(control_id: int, name: str, value: str, options: list[str]) -> str:
@@ -216,7 +228,8 @@ async def test_rendering_runs_off_the_event_loop_so_another_episode_keeps_observ
     browser: Browser, site: FixtureSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A deterministic trigger in place of a slow render: the render of one page waits until another driver on
-    the same event loop has observed its page. Rendered on the event loop, it would wait in vain."""
+    the same event loop has observed its page. Rendered on the event loop, it would wait in vain. The page is over
+    RENDER_IN_LOOP_CHARS (a small one renders on the loop, in less than a hop to a thread takes)."""
     rendering, observed_meanwhile = threading.Event(), threading.Event()
     waited: list[bool] = []
     original = render_observation
@@ -230,7 +243,9 @@ async def test_rendering_runs_off_the_event_loop_so_another_episode_keeps_observ
     monkeypatch.setattr(driver_module, "render_observation", waiting_render)
     limits = ReadLimits()
     async with bounded_driver(browser, site, limits) as slow, bounded_driver(browser, site, limits) as other:
-        await serve(slow, "slow.html", "<title>Slow</title><p>Slow page</p>")
+        filler = "".join(f"<p>Paragraph {n} of a page long enough to be rendered in a thread.</p>"
+                         for n in range(driver_module.RENDER_IN_LOOP_CHARS // 40))
+        await serve(slow, "slow.html", f"<title>Slow</title><p>Slow page</p>{filler}")
         await serve(other, "other.html", "<title>Other</title><p>Other page</p><button>Go</button>")
         slow_observation = asyncio.ensure_future(slow.observe())
         while not rendering.is_set():
