@@ -67,6 +67,11 @@ class Endpoint:
             answer = envelope(tool("done", '{"success": false}'))
         return _Raw(answer)
 
+    async def post(self, path: str, *, body: dict[str, Any], cast_to: type, options: object) -> httpx.Response:
+        """The client's request path, as the loop uses it (adapter/loop.py `_request`)."""
+        assert path == "/chat/completions"
+        return (await self.create(**body)).http_response
+
 
 async def run(endpoint: Endpoint, **bounds: Any) -> AgentTranscript:
     loop = ModelLoop(endpoint, "m", Bounds(**bounds))  # type: ignore[arg-type]

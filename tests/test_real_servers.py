@@ -109,13 +109,13 @@ async def test_observations_after_a_tool_call_go_in_a_user_message_after_a_short
 
     async with (quirky_server(ServerQuirks(strict_history=True)) as base_url,
                 openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0) as client):
-        original = client.chat.completions.with_raw_response.create
+        original = client.post
 
-        async def create(**kwargs: Any) -> Any:
-            sent.append(list(kwargs["messages"]))
-            return await original(**kwargs)
+        async def post(path: str, **kwargs: Any) -> Any:
+            sent.append(list(kwargs["body"]["messages"]))
+            return await original(path, **kwargs)
 
-        client.chat.completions.with_raw_response.create = create
+        client.post = post  # type: ignore[method-assign]
         loop = ModelLoop(client, MODEL, Bounds(tool_results="user_message"))
         await loop.run(FakeSite(), SOLVE.spec.instruction)
     last = sent[-1]

@@ -83,6 +83,10 @@ class FakeClient:
         self.sent.append(json.dumps(kwargs, ensure_ascii=False).encode("utf-8"))  # raises on a lone surrogate
         return _Raw(self.body, self.content_type)
 
+    async def post(self, path: str, *, body: dict[str, Any], cast_to: type, options: object) -> Any:
+        """The client's request path, as the loop uses it (adapter/loop.py `_request`)."""
+        return (await self.create(**body)).http_response
+
 
 async def run_reply(body: bytes, content_type: str = "application/json", tool_mode: str = "auto") -> AgentTranscript:
     """One episode of one step in which the endpoint always answers `body`; the transcript must serialise."""
