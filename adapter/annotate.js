@@ -22,12 +22,13 @@
 //   there must not make everything clickable). A listening element holding exactly one
 //   pointer-styled clickable and nothing else offered takes its place (an icon inside a handler's
 //   element). A listening element holding other offered controls (or shown labels of them) is a
-//   target of its own, offered beside them, when its centre (where the driver clicks) is its own:
-//   in no box of what it holds that is, or holds, an offered control (a list row whose title is at
-//   its centre, beside its star and delete icons; a post in a feed beside its buttons). Otherwise it
-//   is a delegating container and only they are offered: a list whose items are offered, an app's
-//   root listening for every click, a backdrop around a dialog all have a control, or a part holding
-//   controls, at their centre. A clickable keeps its text as its name, without the text of the
+//   target of its own, offered beside them, when a point of it is its own (ownPoint: its centre, else
+//   one of a few along and beside its middle line; the driver clicks there): in no box of what it
+//   holds that is, or holds, an offered control (a list row whose title is at its centre, beside its
+//   star and delete icons, or whose pin icon sits at its centre; a post in a feed beside its buttons).
+//   Otherwise it is a delegating container and only they are offered: a list whose items are
+//   offered, an app's root listening for every click, a backdrop around a dialog all have a control,
+//   or a part holding controls, at every such point. A clickable keeps its text as its name, without the text of the
 //   offered controls inside it; a long one (over CLICKABLE_NAME characters), or a table row or cell, is
 //   offered by a marker at its start (first cell), so that its text and the table stay page text.
 //   Chromium's accessibility tree has no such nodes: fidelity.py judges them by their listeners.
@@ -138,6 +139,7 @@
   });
   co.byId = new Map();
   co.offered = new Set();  // elements offered by this annotation, and the shown labels of offered controls
+  co.ownPoints = new WeakMap();  // a listening element offered beside what it holds -> [fx, fy] of its own point
   listening = listening || new Map();
   const LIMITS = { depth: Infinity, nodes: Infinity, chars: Infinity, ...(limits || {}) };
   const cut = { nodes: false, deep: 0, chars: 0 };
@@ -627,10 +629,10 @@
   // part of a list, in a nested or sideways-scrolling box too), the driver scrolls it into view in every scrolling
   // box and checks again before clicking, so it counts as hit; cut off by `overflow: clip`, which no scrolling
   // moves, it does not.
-  function hitAtCentre(el) {
+  function hitAtCentre(el, [fx, fy] = [0.5, 0.5]) {
     const box = el.getBoundingClientRect();
     const view = el.ownerDocument.defaultView;
-    const x = box.left + box.width / 2, y = box.top + box.height / 2;
+    const x = box.left + box.width * fx, y = box.top + box.height * fy;
     if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return true;
     let hit = el.ownerDocument.elementFromPoint(x, y);
     while (hit && hit.shadowRoot) {
@@ -668,9 +670,9 @@
     return found;
   }
 
-  function canOfferClickable(el) {
+  function canOfferClickable(el, point) {
     const box = el.getBoundingClientRect();
-    return box.width > 0 && box.height > 0 && !isOffPage(el) && !behindModal(el) && hitAtCentre(el);
+    return box.width > 0 && box.height > 0 && !isOffPage(el) && !behindModal(el) && hitAtCentre(el, point);
   }
 
   // A clickable's name as offered: cut at CLICKABLE_NAME characters.
@@ -692,26 +694,38 @@
     mark(el, marker, "clickable", [clickableName(name), from]);
   }
 
-  // Whether the centre of a listening element (where the driver clicks it) is its own: in no box of what it holds
-  // that is, or holds, an offered control or a shown label of one (`inner`: those, in the order marked). A list row
-  // whose title is at its centre, beside star and delete icons, is its own there; a list whose items are offered,
-  // an app's root or a backdrop around a dialog has them (or a part holding them) at its centre: it delegates.
-  // Judged by boxes, not by a hit test, so that it holds the same in and out of view.
-  function ownCentre(el, inner) {
+  // A point of a listening element that is its own (where the driver clicks it, as fractions of its box): the
+  // first of OWN_POINTS (its centre, then along its middle line, then above and below the middle) in no box of what
+  // it holds that is, or holds, an offered control or a shown label of one (`inner`: those, in the order marked);
+  // null when none is. A list row whose title is at its centre, beside star and delete icons, is its own there; one
+  // whose icon sits at its centre is its own a quarter of the way in. A list whose items are offered, an app's root
+  // or a backdrop around a dialog has them (or a part holding them) at every such point: it delegates. Judged by
+  // boxes, not by a hit test, so that it holds the same in and out of view; the driver clicks at the same point
+  // (`co.ownPoint`, computed again when it acts).
+  const OWN_POINTS = [[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.1, 0.5], [0.9, 0.5], [0.5, 0.25], [0.5, 0.75]];
+  function ownPoint(el, inner) {
     const box = el.getBoundingClientRect();
-    const x = box.left + box.width / 2, y = box.top + box.height / 2;
     const holders = new Set();
     for (const control of inner) {
       for (let n = control; n && n !== el && !holders.has(n); n = parentOf(n)) holders.add(n);
     }
+    const rects = [];
     for (const n of holders) {
-      if (n.nodeType !== Node.ELEMENT_NODE) continue;
-      for (const r of n.getClientRects()) {
-        if (x >= r.left && x < r.right && y >= r.top && y < r.bottom) return false;
-      }
+      if (n.nodeType === Node.ELEMENT_NODE) rects.push(...n.getClientRects());
     }
-    return true;
+    for (const [fx, fy] of OWN_POINTS) {
+      const x = box.left + box.width * fx, y = box.top + box.height * fy;
+      if (!rects.some((r) => x >= r.left && x < r.right && y >= r.top && y < r.bottom)) return [fx, fy];
+    }
+    return null;
   }
+  // At act time: the own point of an element offered beside what it holds, from the controls offered in it now.
+  co.ownPoint = (el) => {
+    if (!co.ownPoints.has(el)) return null;
+    const within = (n) => { for (let m = parentOf(n); m; m = parentOf(m)) if (m === el) return true; return false; };
+    const inner = [...co.offered].filter((n) => n !== el && within(n));
+    return ownPoint(el, inner);
+  };
 
   // Take back the one pointer-only clickable inside a clone (a listening element takes its place).
   function unmarkWeak(c) {
@@ -834,6 +848,7 @@
       return;
     }
     const strongBefore = strongOffered, weakBefore = weakOffered, offeredBefore = offeredList.length;
+    let point = null;
     if (tag !== "img") walkChildren(el, c, !inSvg && textSeen, below);
     const document_ = el.ownerDocument;
     if (role || flags & IN_CONTROL || el === document_.body || el === document_.documentElement) {
@@ -849,9 +864,10 @@
       }
       markClickable(el, c);
       strongOffered++;
-    } else if (listened && ownCentre(el, offeredList.slice(offeredBefore).filter((n) => co.offered.has(n)))
-               && canOfferClickable(el)) {
+    } else if (listened && (point = ownPoint(el, offeredList.slice(offeredBefore).filter((n) => co.offered.has(n))))
+               && canOfferClickable(el, point)) {
       markClickable(el, c);  // a target of its own beside the controls it holds, which stay
+      co.ownPoints.set(el, point);
       strongOffered++;
     } else if (!listened && focusable(el) && flags & NEAR && innerStrong === 0 && canOfferClickable(el)) {
       markClickable(el, c);  // a widget's focusable part (a slider's handle): where its keys go

@@ -156,7 +156,8 @@ _SELECT_LABEL = r"""(e, label) => {
   const view = e.ownerDocument.defaultView;
   if (!(e instanceof view.HTMLSelectElement)) return { problem: `a <${e.localName}>, not a drop-down list` };
   if (e.disabled) return { problem: "disabled now" };
-  const normal = (t) => t.replace(/\s+/g, " ").trim();
+  // as the observation shows a label (adapter/lines.py flat): control characters and line separators as spaces
+  const normal = (t) => t.replace(/[\s\x00-\x1f\x7f-\x9f\u2028\u2029]+/g, " ").trim();
   const option = [...e.options].find((o) => o.label === label || normal(o.label) === normal(label));
   if (!option) return { problem: `it has no option ${JSON.stringify(label)} now` };
   if (option.disabled || (option.parentElement && option.parentElement.localName === "optgroup"
@@ -315,8 +316,14 @@ _CLICK_POINT = """([id, token, at = null, scroll = true]) => {
     }
     return { x, y };
   };
-  const own = clickAt(e, at);
-  if (!own.problem || at) return own.problem ? own : { ...own, label: null };
+  // A listening element offered beside the controls it holds is clicked at a point of its own (annotate.js ownPoint),
+  // not on one of them; where no point of it is its own any more, it is not clicked at all.
+  const ownAt = !at && co.ownPoint ? co.ownPoint(e) : null;
+  if (!at && co.ownPoints && co.ownPoints.has(e) && !ownAt) {
+    return { problem: "every point of it now lies on a control it holds" };
+  }
+  const own = clickAt(e, at || ownAt);
+  if (!own.problem || at || ownAt) return own.problem ? own : { ...own, label: null };
   const labels = [...(e.labels || [])];
   for (let i = 0; i < labels.length; i++) {
     const through = clickAt(labels[i], null);

@@ -138,15 +138,16 @@ def control_from(tag: Element) -> Control:
 
     checked = attr("checked")
     options = attr("options")
+    value = attr("value")
     name_from = attr("name-from")
     return Control(
         id=attr("id") or "",
         role=attr("role") or "generic",
         name=flat(attr("name") or ""),  # the rule page text follows: control characters read as spaces
         name_from=name_from if name_from in NAME_SOURCES else None,
-        value=attr("value"),
+        value=flat(value) if options and value is not None else value,  # a list's value is one of its options
         checked=None if checked is None else checked == "true",
-        options=json.loads(options) if options else [],
+        options=[flat(option) for option in json.loads(options)] if options else [],  # as names: the same rule
         required="data-co-required" in tag.attrib,
         disabled="data-co-disabled" in tag.attrib,
         readonly="data-co-readonly" in tag.attrib,

@@ -13,9 +13,12 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 from fixture_site import FixtureSite, fixture_driver, named, open_page
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from playwright.async_api import Browser
+from tiers import examples
 
-from adapter.actions import Click, Fill, Press
+from adapter.actions import Click, Fill, Press, Select
 from adapter.driver import PageDriver
 from adapter.observation import Control, Observation, control_fields, format_control, parse_control_line
 from adapter.world import world_of
@@ -107,6 +110,65 @@ async def test_a_row_holding_icons_is_offered_without_their_names_and_opens(driv
         assert await page_text(driver, "log") == f"Clicked: {element}"
     star = next(c for c in observation.controls if c.name == "Star")
     assert (await driver.act(Click(id=star.id), 3)).ok and await page_text(driver, "log") == "Clicked: star-1"
+    # A row whose pin icon sits at its centre is still a target: clicked at a point of its own, not on the pin.
+    assert (await driver.act(Click(id=named(observation, "Flight to Lisbon").id), 4)).ok
+    assert await page_text(driver, "log") == "Clicked: row-4"
+    assert (await driver.act(Click(id=named(observation, "Pin").id), 5)).ok
+    assert await page_text(driver, "log") == "Clicked: pin-4"
+
+
+OWN_XS = (0.5, 0.25, 0.75, 0.1, 0.9)
+"""annotate.js's OWN_POINTS across a row's middle line (its points above and below the middle meet the same icons here,
+which take the row's whole height)."""
+ROW_WIDTH = 400
+
+
+@st.composite
+def icon_rows(draw: st.DrawFn) -> list[tuple[int, int]]:
+    """Icons across a 400 px row as (left, width) in px, in 20 px cells, not overlapping."""
+    icons, cell = [], 0
+    for _ in range(draw(st.integers(0, 4))):
+        cell += draw(st.integers(0, 8))
+        width = draw(st.integers(1, 6))
+        if cell + width > ROW_WIDTH // 20:
+            break
+        icons.append((cell * 20, width * 20))
+        cell += width
+    return icons
+
+
+@browser_test
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(icons=icon_rows())
+@example(icons=[(180, 40)]).via("an icon at the centre")
+@example(icons=[(0, 400)]).via("an icon over the whole row")
+@example(icons=[(20, 20), (80, 60), (180, 40), (280, 60), (340, 60)]).via("icons on every own point but one")
+async def test_a_row_holding_icons_is_a_target_where_a_point_of_its_own_is_and_is_clicked_there(
+    driver: PageDriver, icons: list[tuple[int, int]],
+) -> None:
+    """The row is offered exactly when one of its own points (annotate.js OWN_POINTS) lies on no icon, and a click on
+    it reaches the row, never an icon; each icon is still offered and clicked."""
+    if driver.latest is None or driver.latest.url != "/site/fidelity-own-targets.html":
+        await open_page(driver, "fidelity-own-targets.html")  # a page of the site, whose content is then replaced
+    spans = "".join(f"<span id='icon-{i}' aria-label='Icon {i}' style='position: absolute; top: 0; height: 30px; "
+                    f"left: {left}px; width: {width}px; cursor: pointer; background: #ddd'></span>"
+                    for i, (left, width) in enumerate(icons))
+    await driver.page.set_content(
+        f"<p id='log'>none</p><div id='row' style='position: relative; width: {ROW_WIDTH}px; height: 30px'>"
+        f"Row{spans}</div><script>{{ const log = document.getElementById('log');"  # a block: the page's globals stay
+        "document.getElementById('row').addEventListener('click', () => { log.textContent = 'row'; });"
+        "for (const icon of document.querySelectorAll('span')) icon.addEventListener('click', (e) => "
+        "{ e.stopPropagation(); log.textContent = icon.id; }); }</script>")
+    observation = await driver.observe()
+    free = any(not any(left <= ROW_WIDTH * x < left + width for left, width in icons) for x in OWN_XS)
+    names = clickable_names(observation)
+    assert ("Row" in names) == free, (icons, names)
+    assert sorted(n for n in names if n != "Row") == sorted(f"Icon {i}" for i in range(len(icons)))
+    targets = [("Row", "row")] * free + [(f"Icon {i}", f"icon-{i}") for i in range(len(icons))]
+    for step, (name, element) in enumerate(targets, start=1):
+        outcome = await driver.act(Click(id=named(observation, name).id), step)
+        assert outcome.ok, (name, outcome.rejection)
+        assert await page_text(driver, "log") == element
 
 
 # --- 3. A slider's focusable handle -------------------------------------------------------------------------------
@@ -180,7 +242,8 @@ async def test_control_characters_read_as_spaces_in_names_as_in_text_and_the_act
     observation = await open_page(driver, "fidelity-control-chars.html")
     assert "Order 1001 is ready." in observation.text.splitlines()
     assert [c.name for c in observation.controls] == [
-        "Pay now", "Terms and conditions", "Open ticket", "Send reply", "Assignee name", "Close window now"]
+        "Pay now", "Terms and conditions", "Open ticket", "Send reply", "Assignee name", "Queue", "Close window now"]
+    assert named(observation, "Queue").options == ["First line", "Billing and refunds"]  # options follow the rule
     assert "\\u00" not in observation.text
     clicks = [("Pay now", "pay"), ("Open ticket", "open"), ("Send reply", "labelled"), ("Close window now", "scripted")]
     for step, (name, element) in enumerate(clicks, start=1):
@@ -188,6 +251,8 @@ async def test_control_characters_read_as_spaces_in_names_as_in_text_and_the_act
         assert outcome.ok, outcome.rejection
         assert await page_text(driver, "log") == f"Clicked: {element}"
     assert (await driver.act(Fill(id=named(observation, "Assignee name").id, text="Ada"), 5)).ok
+    assert (await driver.act(Select(id=named(observation, "Queue").id, option="Billing and refunds"), 6)).ok
+    assert await page_text(driver, "log") == "Selected: billing"
 
 
 # --- 8. Canvas, and a terminal's hidden input ---------------------------------------------------------------------
