@@ -145,7 +145,7 @@ def control_from(tag: Element) -> Control:
         role=attr("role") or "generic",
         name=flat(attr("name") or ""),  # the rule page text follows: control characters read as spaces
         name_from=name_from if name_from in NAME_SOURCES else None,
-        value=flat(value) if options and value is not None else value,  # a list's value is one of its options
+        value=flat(value) if tag.tag == "select" and value is not None else value,  # its options' labels, as they are
         checked=None if checked is None else checked == "true",
         options=[flat(option) for option in json.loads(options)] if options else [],  # as names: the same rule
         required="data-co-required" in tag.attrib,

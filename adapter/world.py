@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import suppress
 from functools import lru_cache
 from typing import Any
@@ -136,6 +136,8 @@ class IsolatedWorld:
         self._listened: tuple[int, tuple[list[tuple[int, str]], bool, bool]] | None = None
         """(context, what `_listening` found) for the document of that context, kept while a watch in the world
         (_UNCHANGED) sees no change to its DOM (see `annotate`)."""
+        self._pending: set[asyncio.Future[None]] = set()
+        """Work started and not waited for (object groups being released)."""
         self._top_loaded = asyncio.Event()
         """Clear from the moment the top frame asks for a navigation or starts loading until it stops loading."""
         self._top_loaded.set()
@@ -183,8 +185,8 @@ class IsolatedWorld:
 
     async def _prepare(self) -> None:
         with suppress(PlaywrightError):  # the page may already be navigating again, or closing
-            await asyncio.gather(self._renewed(), self._main_world_object("document"),
-                                 self._main_world_object("window"))
+            await self._renewed()  # first: a world made in place of one found gone clears the main-world objects
+            await asyncio.gather(self._main_world_object("document"), self._main_world_object("window"))
 
     async def _renewed(self) -> None:
         """A world for the current document: the known one when it still answers (a world made for the new
@@ -231,7 +233,8 @@ class IsolatedWorld:
                 self._frame_id = str((await cdp.send("Page.getFrameTree"))["frameTree"]["frame"]["id"])
             created = await cdp.send("Page.createIsolatedWorld", {"frameId": self._frame_id, "worldName": WORLD_NAME})
             self._context = int(created["executionContextId"])
-            self._main_objects.clear()
+            if stale is not None:  # a world found gone: its document may be gone too (a new document's
+                self._main_objects.clear()  # objects were cleared when it committed, and may be made already)
             self._installed.clear()  # kept in worlds that are gone
             return self._context
 
@@ -281,6 +284,12 @@ class IsolatedWorld:
             return f"function (...args) {{ return globalThis.__computeropsKept.get({key!r}).apply(this, args); }}", None
         return (f"function (...args) {{ const kept = (globalThis.__computeropsKept ||= new Map()); "
                 f"const f = ({function}); kept.set({key!r}, f); return f.apply(this, args); }}"), key
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` without waiting for it (kept referenced until done; it suppresses its own errors)."""
+        task = asyncio.ensure_future(work)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     async def _release(self, group: str) -> None:
         if self._cdp is not None:
@@ -403,8 +412,8 @@ class IsolatedWorld:
             result, context = await self._call_in(self._annotation(annotate), nodes_in, by_value=True,
                                                   await_promise=False, group=group)
         finally:
-            if listening:  # objects were made for them (a result by value makes none)
-                await self._release(group)
+            if listening:  # objects were made for them (a result by value makes none); released meanwhile
+                self._later(self._release(group))
         if self._listened is not None and self._listened[0] != context:
             self._listened = None  # the read was of another document than the one annotated
         return await self._found(result.get("value"), context, any_listener=any_listener, skipped=skip,
@@ -447,11 +456,16 @@ class IsolatedWorld:
         puts that right."""
         self._listened = None
         context = await self._context_id()
-        with suppress(PlaywrightError):  # a document going away: read it anyway, and do not keep the read
-            armed = await self._call_in(_UNCHANGED, [_argument(True)], by_value=True, await_promise=False,
-                                        group=OBJECT_GROUP)
-            context = armed[1]
-        found = await self._listening()
+        # The watch is armed before Chromium is read: its call is sent first, and a session's commands run in the
+        # renderer in the order sent, so the read need not wait for its answer (one round trip less).
+        arming = asyncio.ensure_future(self._call_in(_UNCHANGED, [_argument(True)], by_value=True,
+                                                     await_promise=False, group=OBJECT_GROUP))
+        await asyncio.sleep(0)  # the arming call runs up to its answer: its message is written
+        try:
+            found = await self._listening()
+        finally:
+            with suppress(PlaywrightError):  # a document going away: read it anyway, and do not keep the read
+                context = (await arming)[1]
         if context == self._context:
             self._listened = (context, found)
         return found
