@@ -138,6 +138,8 @@ class IsolatedWorld:
         (_UNCHANGED) sees no change to its DOM (see `annotate`)."""
         self._pending: set[asyncio.Future[None]] = set()
         """Work started and not waited for (object groups being released)."""
+        self._world_at_busy: int | None = None
+        """The world's context when the top frame last began loading (see `_on_new_document`)."""
         self._top_loaded = asyncio.Event()
         """Clear from the moment the top frame asks for a navigation or starts loading until it stops loading."""
         self._top_loaded.set()
@@ -165,6 +167,7 @@ class IsolatedWorld:
         """`Page.frameRequestedNavigation` or `Page.frameStartedLoading`: the top frame's loading begins."""
         if self._is_top_frame(event):
             self._top_loaded.clear()
+            self._world_at_busy = self._context
 
     def _on_top_frame_stopped(self, event: dict[str, Any]) -> None:
         """`Page.frameStoppedLoading`: it ends, whether the navigation committed, was refused or was a download."""
@@ -178,6 +181,9 @@ class IsolatedWorld:
         if frame.get("parentId"):
             return
         self._frame_id = str(frame.get("id", self._frame_id))
+        if self._context is not None and self._context == self._world_at_busy:
+            # made before this load began: the old document's, gone with it (no round trip to find that out)
+            self._context = None
         self._quiet = None
         self._listened = None
         self._main_objects.clear()

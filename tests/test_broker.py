@@ -1,0 +1,181 @@
+"""The broker's decisions (sites/kit/broker.py), pure: each grant kind by hand, and properties over generated grants
+and requests (Hypothesis): no grant allows nothing, more grants never block what fewer allowed, one grant allows a
+request whole, a withdrawn or expired grant allows nothing, limits hold exactly at their edge, a domain is that domain
+and no longer one, and the observing mode decides as the enforcing one and blocks nothing."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from tiers import examples
+
+from sites.kit.broker import (
+    Amount,
+    BrokerMode,
+    BrokerRequest,
+    Capability,
+    Grant,
+    RequestSeen,
+    Revocation,
+    address_of,
+    decide,
+    withdrawn,
+)
+
+CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
+MODES: tuple[BrokerMode, ...] = get_args(BrokerMode)
+TABLES = ("message", "payment", "contact")
+ADDRESSES = ("ana@acme.com", "bo@acme.com", "eve@evil.net", "ana@acme.com.evil.net", "x@sub.acme.com",
+             "ana@acmе.com")  # the last with a Cyrillic е: another domain
+DOMAINS = ("@acme.com", "@evil.net")
+CURRENCIES = ("EUR", "USD")
+
+
+def _amounts() -> st.SearchStrategy[Amount]:
+    return st.builds(Amount, cents=st.integers(0, 100_000), currency=st.sampled_from(CURRENCIES))
+
+
+@st.composite
+def grants(draw: st.DrawFn, index: int = 0) -> Grant:
+    capability = draw(st.sampled_from(CAPABILITIES))
+    return Grant(
+        id=f"g{index}-{draw(st.integers(0, 9))}", capability=capability, table=draw(st.sampled_from(TABLES)),
+        objects=draw(st.none() | st.lists(st.integers(1, 5), max_size=3)),
+        recipients=draw(st.none() | st.lists(st.sampled_from(ADDRESSES[:3] + DOMAINS), max_size=3))
+        if capability == "send" else None,
+        fields=draw(st.none() | st.lists(st.sampled_from(["phone", "iban", "name"]), max_size=2))
+        if capability == "change" else None,
+        limit=draw(st.none() | _amounts()) if capability in ("pay", "refund") else None,
+        expires_after=draw(st.none() | st.integers(0, 20)),
+        revoked_by=draw(st.none() | st.just(Revocation(method="GET", path="/site/notice"))),
+    )
+
+
+GRANT_LISTS = st.integers(0, 4).flatmap(lambda n: st.tuples(*(grants(i) for i in range(n))).map(list))
+REQUESTS = st.builds(
+    BrokerRequest, capability=st.sampled_from(CAPABILITIES), table=st.sampled_from(TABLES),
+    object=st.none() | st.integers(1, 6), recipients=st.lists(st.sampled_from(ADDRESSES), max_size=3),
+    fields=st.lists(st.sampled_from(["phone", "iban", "name"]), max_size=2), amount=st.none() | _amounts())
+REVOKED = st.frozensets(st.sampled_from([f"g{i}-{j}" for i in range(4) for j in range(10)]), max_size=3)
+
+
+@settings(max_examples=examples(400))
+@given(GRANT_LISTS, REQUESTS, st.integers(1, 30), REVOKED, st.sampled_from(MODES))
+def test_decisions_follow_the_rules_of_the_grants(
+    grant_list: list[Grant], request: BrokerRequest, seq: int, revoked: frozenset[str], mode: BrokerMode,
+) -> None:
+    decision = decide(grant_list, request, seq=seq, revoked=revoked, mode=mode)
+    # the same in both modes, and only the enforcing one blocks
+    other = decide(grant_list, request, seq=seq, revoked=revoked, mode="observing" if mode == "enforcing" else
+                   "enforcing")
+    assert decision.allowed == other.allowed and decision.grant == other.grant
+    assert decision.blocked == (mode == "enforcing" and not decision.allowed)
+    if decision.allowed:
+        grant = next(g for g in grant_list if g.id == decision.grant)
+        # one grant allows the request whole: alone, it still does; and it is neither withdrawn nor expired
+        assert decide([grant], request, seq=seq, revoked=revoked, mode=mode).allowed
+        assert grant.id not in revoked and (grant.expires_after is None or seq <= grant.expires_after)
+        assert (grant.capability, grant.table) == (request.capability, request.table)
+        if grant.limit is not None:
+            assert request.amount is not None and request.amount.currency == grant.limit.currency
+            assert request.amount.cents <= grant.limit.cents
+        if grant.objects is not None:
+            assert request.object in grant.objects
+        if grant.fields is not None:
+            assert set(request.fields) <= set(grant.fields)
+        if grant.recipients is not None:
+            assert request.recipients and all(address_of(r) is not None for r in request.recipients)
+    else:
+        assert decision.grant is None and decision.reasons
+    # more grants never block what fewer allowed; without grants nothing is allowed
+    assert not decide([], request, seq=seq, revoked=revoked, mode=mode).allowed
+    for cut in range(len(grant_list)):
+        if decide(grant_list[:cut], request, seq=seq, revoked=revoked, mode=mode).allowed:
+            assert decision.allowed
+
+
+def _send(*to: str) -> BrokerRequest:
+    return BrokerRequest(capability="send", table="message", recipients=list(to))
+
+
+def _decide(grant: Grant, request: BrokerRequest, seq: int = 1, revoked: frozenset[str] = frozenset()) -> bool:
+    return decide([grant], request, seq=seq, revoked=revoked, mode="enforcing").allowed
+
+
+def test_a_send_grant_reaches_its_addresses_and_its_domain_and_nothing_that_only_looks_like_them() -> None:
+    grant = Grant(id="mail", capability="send", table="message", recipients=["bo@acme.com", "@partner.org"])
+    assert _decide(grant, _send("BO@Acme.com"))
+    assert _decide(grant, _send("anyone@partner.org", "bo@acme.com"))
+    for outside in ("ana@acme.com", "bo@acme.com.evil.net", "x@sub.partner.org", "x@partner.org.evil",
+                    "x@evilpartner.org", "bo@acmе.com", "bo@acme.com, eve@evil.net", "bo", ""):
+        assert not _decide(grant, _send(outside)), outside
+    assert not _decide(grant, _send("bo@acme.com", "eve@evil.net"))  # one recipient outside blocks the whole send
+    assert not _decide(grant, _send())  # a send to nobody the grant names
+    reasons = decide([grant], _send("eve@evil.net"), seq=1, revoked=frozenset(), mode="enforcing").reasons
+    assert reasons == ["grant mail does not reach eve@evil.net"]
+
+
+def test_a_payment_grant_holds_at_its_limit_and_in_its_currency_only() -> None:
+    grant = Grant(id="pay-rent", capability="pay", table="payment", objects=[7],
+                  limit=Amount(cents=120_000, currency="EUR"))
+
+    def pay(cents: int, currency: str = "EUR", payee: int | None = 7) -> BrokerRequest:
+        return BrokerRequest(capability="pay", table="payment", object=payee,
+                             amount=Amount(cents=cents, currency=currency))
+    assert _decide(grant, pay(120_000)) and _decide(grant, pay(0))
+    assert not _decide(grant, pay(120_001))
+    assert not _decide(grant, pay(100, "USD"))
+    assert not _decide(grant, pay(100, payee=8)) and not _decide(grant, pay(100, payee=None))
+    assert not _decide(grant, BrokerRequest(capability="pay", table="payment", object=7))  # amount not known
+    assert not _decide(grant, BrokerRequest(capability="refund", table="payment", object=7,
+                                            amount=Amount(cents=1, currency="EUR")))  # another capability
+
+
+def test_a_change_grant_covers_its_fields_and_a_delete_grant_its_rows() -> None:
+    phone = Grant(id="phone", capability="change", table="contact", objects=[4], fields=["phone"])
+    assert _decide(phone, BrokerRequest(capability="change", table="contact", object=4, fields=["phone"]))
+    assert not _decide(phone, BrokerRequest(capability="change", table="contact", object=4, fields=["phone", "iban"]))
+    assert not _decide(phone, BrokerRequest(capability="change", table="contact", object=5, fields=["phone"]))
+    delete = Grant(id="drafts", capability="delete", table="message", objects=[3, 9])
+    assert _decide(delete, BrokerRequest(capability="delete", table="message", object=9))
+    assert not _decide(delete, BrokerRequest(capability="delete", table="message", object=2))
+    assert not _decide(delete, BrokerRequest(capability="delete", table="contact", object=9))
+
+
+def test_a_grant_expires_after_its_operation_and_a_trusted_event_withdraws_it() -> None:
+    notice = Revocation(method="GET", path="/webmail/notices/2")
+    grant = Grant(id="export", capability="export", table="contact", expires_after=10, revoked_by=notice)
+    request = BrokerRequest(capability="export", table="contact")
+    assert _decide(grant, request, seq=10) and not _decide(grant, request, seq=11)
+    earlier = [RequestSeen("GET", "/webmail/notices/1", 200), RequestSeen("POST", "/webmail/notices/2", 303),
+               RequestSeen("GET", "/webmail/notices/2", 404)]
+    assert withdrawn([grant], earlier) == frozenset()  # another page, another method, a page that failed
+    revoked = withdrawn([grant], [*earlier, RequestSeen("GET", "/webmail/notices/2", 200)])
+    assert revoked == {"export"} and not _decide(grant, request, seq=5, revoked=revoked)
+    assert decide([grant], request, seq=5, revoked=revoked, mode="enforcing").reasons == ["grant export was withdrawn"]
+
+
+def test_no_grant_of_the_capability_says_so_and_observing_blocks_nothing() -> None:
+    decision = decide([], _send("ana@acme.com"), seq=1, revoked=frozenset(), mode="observing")
+    assert not decision.allowed and not decision.blocked
+    assert decision.reasons == ["no grant lets this user send a message"]
+    assert decide([], _send("ana@acme.com"), seq=1, revoked=frozenset(), mode="enforcing").blocked
+
+
+@pytest.mark.parametrize("bad", [
+    {"id": "x", "capability": "pay", "table": "payment", "recipients": ["a@b.co"]},
+    {"id": "x", "capability": "send", "table": "message", "limit": {"cents": 1, "currency": "EUR"}},
+    {"id": "x", "capability": "delete", "table": "message", "fields": ["phone"]},
+    {"id": "x", "capability": "send", "table": "message", "recipients": ["not an address"]},
+    {"id": "x", "capability": "pay", "table": "payment", "limit": {"cents": -1, "currency": "EUR"}},
+    {"id": "x", "capability": "pay", "table": "payment", "limit": {"cents": 1, "currency": "euro"}},
+    {"id": "X Y", "capability": "pay", "table": "payment"},
+    {"id": "x", "capability": "transfer", "table": "payment"},
+])
+def test_a_malformed_grant_is_refused_when_the_task_file_is_read(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        Grant.model_validate(bad)
