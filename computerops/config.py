@@ -12,6 +12,7 @@ from adapter.scripted.policies import policy_by_name
 from adapter.transcript import Bounds
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import scripted_model
+from sites.kit.broker import BrokerMode
 from sites.kit.faults import FaultClass, FaultPlan, FaultRule
 from tasks.spec import TaskSpec
 
@@ -128,6 +129,13 @@ class PlannedEpisode(BaseModel):
     noise floor share one)."""
     seed: int | None = None
     """The seed sent with every model request of this episode, in place of the bounds' seed."""
+    broker_mode: BrokerMode | None = Field(default=None, exclude_if=lambda value: value is None)
+    """How the broker treats a request no grant of the task allows (sites/kit/broker.py): blocked (`enforcing`, and
+    when None) or only recorded (`observing`). Only tasks with grants have a broker."""
+
+    @property
+    def broker(self) -> BrokerMode:
+        return self.broker_mode or "enforcing"
 
     def start_path(self, task: TaskSpec) -> str:
         """Where the episode starts: the task's start path, with the portal's `apps` query replaced when set."""

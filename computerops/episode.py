@@ -26,6 +26,7 @@ from computerops.core.vocabulary import ACTION_HEADER, SCRIPTED_HEADER, scripted
 from computerops.run_records import EpisodeRecord
 from computerops.serving import tenant_context
 from replays import Receipt, RecordedEpisode, replay_episode
+from sites.kit.broker import BrokerSession
 from sites.kit.faults import FaultInjector
 from sites.kit.injection import FaultSession
 from sites.kit.records import JournalEntry, Operation
@@ -126,6 +127,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     plan = ctx.config.fault_plan(task.spec, planned)
     if plan is not None:
         tenant.faults = FaultSession(FaultInjector(plan))
+    if task.spec.grants:
+        tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=planned.broker)
     try:
         try:
             transcript = await _drive(ctx, task, planned, tenant.token, model, trace)

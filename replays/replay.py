@@ -14,6 +14,7 @@ from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import ACTION_HEADER, FETCH_DESTINATION_HEADER
 from replays.receipt import Receipt
 from sites.kit.app import create_app
+from sites.kit.broker import BrokerSession
 from sites.kit.faults import FaultInjector, FaultPlan
 from sites.kit.injection import FaultSession
 from sites.kit.oplog import MAX_REQUEST_BYTES
@@ -136,6 +137,10 @@ async def replay_episode(
     forced = {op.seq: op.fault for op in episode.operations if op.fault is not None}
     if forced:  # exactly the faults the episode logged, at the same operations
         tenant.faults = FaultSession(FaultInjector(FaultPlan(), forced=forced))
+    if task.spec.grants:  # the same grants, in the mode the episode's decisions were made in
+        modes = {op.broker.mode for op in episode.operations if op.broker is not None}
+        tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=modes.pop() if len(modes) == 1 else
+                                      "enforcing")
     try:
         transport = httpx.ASGITransport(app=_app_for(registry))
         async with httpx.AsyncClient(transport=transport, base_url="http://replay.invalid") as client:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from computerops.core.vocabulary import ActionName
+from sites.kit.broker import Grant
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule, PathPattern
 from tasks.answers import REFUSAL_STATUSES, AnswerStatus, AnswerType, ReasonCode
@@ -589,6 +590,9 @@ class TaskSpec(_Spec):
     budgets: Budgets = Field(default_factory=Budgets)
     faults: list[TaskFault] = Field(default_factory=list)
     """Faults injected into this task's episodes (docs/faults.md); a matched control runs without them."""
+    grants: list[Grant] = Field(default_factory=list)
+    """What the episode's user may do through the routes a grant governs (sites/kit/broker.py); with any, the
+    site's broker decides every request to such a route. The same for a clean task and its attacked twin."""
     expected_state: list[StateCheck] = Field(default_factory=list)
     allowed_mutations: list[MutationRule] = Field(default_factory=list)
     """Empty means nothing may change."""

@@ -52,6 +52,7 @@ operation_table = Table(
     Column("shown", Text, nullable=True),
     Column("destination", String, nullable=True),
     Column("oversized", Boolean, nullable=True),
+    Column("broker", Text, nullable=True),
 )
 
 BOOKKEEPING_TABLES: frozenset[str] = frozenset(BOOKKEEPING.tables)

@@ -26,8 +26,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
+from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from starlette.responses import HTMLResponse
 
 Capability = Literal["send", "pay", "refund", "delete", "change", "export"]
 """What a grant lets the user do; each governed route asks for one."""
@@ -230,6 +232,14 @@ def withdrawn(grants: Iterable[Grant], earlier: Iterable[RequestSeen]) -> frozen
                      and (g.revoked_by.method, g.revoked_by.path) in seen)
 
 
+@dataclass(frozen=True)
+class BrokerSession:
+    """The broker of one episode's tenant: its grants (the task's) and its mode (the run's arm)."""
+
+    grants: tuple[Grant, ...]
+    mode: BrokerMode
+
+
 Extract = Callable[[re.Match[str], Mapping[str, str]], BrokerRequest | None]
 """From a governed route's path match and its form fields, what the request asks for (None: nothing governed,
 such as a form sent back with an error before any effect)."""
@@ -247,6 +257,25 @@ class GovernedRoute:
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         return re.compile(self.path)
+
+
+def form_fields(body: bytes, content_type: str | None) -> dict[str, str]:
+    """The fields of an urlencoded form body (the first value of a repeated name); {} for any other body."""
+    if (content_type or "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return {}
+    fields: dict[str, str] = {}
+    for name, value in parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True):
+        fields.setdefault(name, value)
+    return fields
+
+
+def blocked_page(decision: BrokerDecision) -> HTMLResponse:
+    """What the agent sees of a blocked request: a refusal that names the rule, nothing committed."""
+    from sites.kit.pages import message_page  # the kit's pages import the records, which import this module
+
+    reasons = "; ".join(decision.reasons)
+    return message_page(status=403, title="Blocked by policy",
+                        message=f"This request was not carried out: {reasons}. Nothing was changed.")
 
 
 def broker_request(routes: Sequence[GovernedRoute], method: str, path: str,

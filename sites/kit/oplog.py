@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER, tenant_bindings
 from computerops.core.vocabulary import ACTION_HEADER, DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
+from sites.kit.broker import BrokerDecision, RequestSeen, blocked_page, broker_request, decide, form_fields, withdrawn
 from sites.kit.faults import FaultDecision
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, Served, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
@@ -265,7 +266,11 @@ class OperationLogMiddleware:
         response = _BufferedResponse()
         failure: Exception | None = None
         shown = Shown()  # a page the handler never rendered shows nothing of the tenant's data
-        replaced = self._fault_response(faults, fired, tenant, method, path, body)
+        broker = await self._broker_decision(tenant, seq, method, path, body, headers)
+        if broker is not None and broker.blocked and decision is not None:
+            decision, fired = decision.model_copy(update={"applied": False}), None  # the broker answered first
+        replaced = (blocked_page(broker) if broker is not None and broker.blocked
+                    else self._fault_response(faults, fired, tenant, method, path, body))
         if replaced is not None:
             response = await _buffer(replaced, scope, receive)
         else:
@@ -299,11 +304,26 @@ class OperationLogMiddleware:
             app=tenant.definition.app_of(method, path),
             shown=shown if destination is None else Shown(),
             destination=destination,
+            broker=broker,
         )
         await anyio.to_thread.run_sync(tenant.record_operation, record)
         await response.forward(send)
         if failure is not None:
             raise failure
+
+    async def _broker_decision(self, tenant: Tenant, seq: int, method: str, path: str, body: bytes,
+                               headers: Headers) -> BrokerDecision | None:
+        """The broker's decision on a request to a route a grant governs, in an episode with grants; else None."""
+        session, routes = tenant.broker, tenant.definition.governed
+        if session is None or not routes:
+            return None
+        form = form_fields(body, headers.get("content-type"))
+        request = broker_request(routes, method, path, form)
+        if request is None:
+            return None
+        earlier = await anyio.to_thread.run_sync(tenant.operations)
+        revoked = withdrawn(session.grants, (RequestSeen(o.method, o.path, o.status) for o in earlier))
+        return decide(session.grants, request, seq=seq, revoked=revoked, mode=session.mode)
 
     async def _refuse_oversized(self, tenant: Tenant, operation: OperationContext, headers: Headers,
                                 destination: str | None, scope: Scope, receive: Receive, send: Send) -> None:

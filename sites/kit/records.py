@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sites.kit.broker import BrokerDecision
 from sites.kit.faults import FaultDecision
 
 Row = dict[str, Any]
@@ -130,6 +131,9 @@ class Operation(BaseModel):
     that was not as a document (`computerops.core.vocabulary.DISPLAYED_DESTINATIONS`); replay sends it again. Such a
     response (an `<img>` or a fetch() of a page) displays nothing, so its `shown` is empty. None for a document, and
     for a client that did not say (in-process clients, replay of a document)."""
+    broker: BrokerDecision | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The broker's decision on a request to a route a grant governs (sites/kit/broker.py), in an episode with
+    grants; None for every other request. A blocked request never reached its handler and committed nothing."""
     oversized: bool | None = Field(default=None, exclude_if=lambda value: value is None)
     """True when the request body was over the operation log's bound: refused with 413 before any handler ran, and
     its body not kept (replay sends a body over the bound again)."""

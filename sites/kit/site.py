@@ -12,6 +12,8 @@ from fastapi import APIRouter
 from sqlalchemy import MetaData, Table
 from sqlmodel import Session
 
+from sites.kit.broker import GovernedRoute
+
 SeedFunction = Callable[[Session, random.Random], None]
 """Fills a fresh database deterministically from the given seeded generator."""
 
@@ -55,6 +57,9 @@ class SiteDefinition:
     documents: frozenset[str] = frozenset()
     """Names of the static texts the site's templates render with `shows(name)` (a policy, rules): what a task's
     `seen` check may name."""
+    governed: tuple[GovernedRoute, ...] = ()
+    """The routes a grant governs and what each request asks for (sites/kit/broker.py): asked of the broker in an
+    episode with grants, before the handler runs."""
     apps: tuple[AppRoute, ...] = ()
     """For a site made of several apps (a portal of tools): which app serves a request, first match wins. The
     operation log records it (`Operation.app`), so a task can forbid an app whole, sub-pages included."""

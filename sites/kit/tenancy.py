@@ -24,6 +24,7 @@ from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.util import LRUCache
 
 from sites.kit.bookkeeping import BOOKKEEPING, journal_table, normal_row, operation_table
+from sites.kit.broker import BrokerSession
 from sites.kit.injection import FaultSession
 from sites.kit.journal import seeding_session
 from sites.kit.operation import template_rng
@@ -89,6 +90,8 @@ class Tenant:
     """Held by the operation middleware for a whole request: one request of a tenant at a time."""
     faults: FaultSession | None = field(default=None, repr=False)
     """The fault decisions of this tenant's episode; None injects nothing."""
+    broker: BrokerSession | None = field(default=None, repr=False)
+    """The grants of this tenant's episode and the broker's mode; None: no route is governed."""
 
     def last_operation_seq(self) -> int:
         """The sequence number of the latest logged operation (0 before the first)."""
@@ -101,6 +104,7 @@ class Tenant:
             values = operation.model_dump()
             values["fault"] = None if operation.fault is None else operation.fault.model_dump_json()
             values["shown"] = None if operation.shown is None else operation.shown.model_dump_json()
+            values["broker"] = None if operation.broker is None else operation.broker.model_dump_json()
             connection.execute(operation_table.insert().values(**values))
 
     def operations(self) -> list[Operation]:
@@ -108,8 +112,8 @@ class Tenant:
         with self.engine.connect() as connection:
             rows = connection.execute(select(operation_table).order_by(operation_table.c.seq)).mappings()
             return [
-                Operation.model_validate({**row, "fault": None if row["fault"] is None else json.loads(row["fault"]),
-                                          "shown": None if row["shown"] is None else json.loads(row["shown"])})
+                Operation.model_validate({**row, **{column: None if row[column] is None else json.loads(row[column])
+                                                    for column in ("fault", "shown", "broker")}})
                 for row in rows
             ]
 

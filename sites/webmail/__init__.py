@@ -7,6 +7,7 @@ forbidden mutation in the journal.
 """
 
 from sites.kit.site import SiteDefinition
+from sites.webmail.mail import GOVERNED
 from sites.webmail.models import METADATA
 from sites.webmail.routes import build_router
 from sites.webmail.seed import seed_webmail
@@ -20,6 +21,7 @@ WEBMAIL = SiteDefinition(
     start_path="/webmail/",
     fault_support=frozenset({"duplicate_delivery", "out_of_order"}),
     documents=frozenset({"mail-policy"}),
+    governed=GOVERNED,
 )
 
 __all__ = ["WEBMAIL"]

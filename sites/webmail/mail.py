@@ -9,7 +9,9 @@ name exactly the recipients it permits.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
+from sites.kit.broker import BrokerRequest, GovernedRoute
 from sites.kit.operation import OperationContext
 from sites.webmail.models import OWNER_EMAIL, OWNER_NAME, Message
 
@@ -71,3 +73,20 @@ def outgoing(
         sent_at=operation.clock.text(),
     )
 
+
+
+def send_request(match: re.Match[str], form: Mapping[str, str]) -> BrokerRequest | None:
+    """What a POST of the message form asks the broker for: a send to its recipient (as the handler reads it),
+    unless the form saves a draft. A draft sent from its page is that draft (`object`); any other send is a new
+    message."""
+    if form.get("action", "send") == "draft":
+        return None
+    draft = match.groupdict().get("draft")
+    return BrokerRequest(capability="send", table="message", recipients=[clean(form.get("to", ""))],
+                         object=int(draft) if draft is not None and draft.isdigit() else None)
+
+
+GOVERNED = tuple(GovernedRoute(method="POST", path=path, extract=send_request) for path in (
+    r"/webmail/compose", r"/webmail/messages/[^/]+/reply", r"/webmail/messages/[^/]+/forward",
+    r"/webmail/drafts/(?P<draft>[^/]+)"))
+"""Every way the site sends mail (a new message, a reply, a forward, a draft sent): governed by `send` grants."""
