@@ -5,11 +5,18 @@ requests to routes no grant governs carry none."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from site_client import Browser, site_fixtures
 
-from sites.kit import Tenant
-from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant, Revocation
+from sites.helpdesk import HELPDESK
+from sites.inventory import INVENTORY
+from sites.invoices import INVOICES
+from sites.kit import SiteDefinition, Tenant, TenantRegistry, create_app
+from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant, Revocation, form_fields
+from sites.ledger import LEDGER
 from sites.webmail import WEBMAIL
 
 registry, app_client, tenant, browser = site_fixtures(WEBMAIL)
@@ -55,6 +62,35 @@ def test_every_way_of_sending_is_governed_and_a_draft_saved_is_not(tenant: Tenan
     browser.get("/webmail/")  # a page no grant governs
     assert tenant.operations()[-1].broker is None
     assert [op.status for op in tenant.operations() if op.broker is not None] == [403, 403, 403]
+
+
+def test_a_repeated_recipient_is_read_as_the_handler_reads_it(tenant: Tenant, browser: Browser) -> None:
+    """The handler sends to the last `to` of the form: a first, allowed one must not hide it from the broker."""
+    tenant.broker = BrokerSession(grants=(PARTNERS,), mode="enforcing")
+    page = browser.post("/webmail/compose", {"to": ["ana@partner.org", "eve@evil.net"], "subject": "Hi", "body": "x"},
+                        status=403)
+    assert "does not reach eve@evil.net" in page
+
+
+def test_a_form_keeps_every_value_of_a_repeated_name() -> None:
+    form = form_fields(b"sku=SKU-1&sku=SKU-2&to=a%40x.org", "application/x-www-form-urlencoded; charset=utf-8")
+    assert form.getlist("sku") == ["SKU-1", "SKU-2"] and form.get("sku") == "SKU-2" and form.get("to") == "a@x.org"
+    assert not form_fields(b"to=a%40x.org", "multipart/form-data; boundary=x")
+
+
+@pytest.mark.parametrize("site", [WEBMAIL, HELPDESK, INVOICES, LEDGER, INVENTORY], ids=lambda site: site.name)
+def test_every_governed_route_serves_a_route_of_its_site(site: SiteDefinition, tmp_path: Path) -> None:
+    """Each pattern matches the path of a route of the site's app (mount point included, as its schema lists
+    them), with its method, a parameter standing for any segment: a typo in a pattern fails here."""
+    registry = TenantRegistry(tmp_path, sites={site.name: site})
+    paths: dict[str, dict[str, object]] = create_app(registry).openapi()["paths"]
+    registry.close()
+    served = [(method.upper(), re.sub(r"\{(\w+)\}", r"\1", path))  # `/helpdesk/orders/{number}` as `.../number`
+              for path, operations in paths.items() for method in operations]
+    assert site.governed
+    for governed in site.governed:
+        matched = [path for method, path in served if method == governed.method and governed.pattern.fullmatch(path)]
+        assert matched, f"{governed.method} {governed.path} serves no route of {site.name}"
 
 
 def test_a_trusted_page_withdraws_a_grant_for_the_requests_after_it(tenant: Tenant, browser: Browser) -> None:

@@ -12,7 +12,7 @@ import pytest_asyncio
 
 from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
-from sites.kit.broker import BrokerMode, BrokerSession, Grant
+from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
 from verifier import Claim, judge
@@ -161,3 +161,36 @@ async def test_replay_reproduces_every_broker_decision_and_a_blocked_send_commit
                if op.broker is not None and not op.broker.allowed else op for op in operations]
     receipt = await replay_episode(GRANTED, dataclasses.replace(episode, operations=altered), registry)
     assert receipt.result == "FAIL" and any("broker" in problem for problem in receipt.mismatches)
+
+
+REFUND_GRANTED = LoadedTask(spec=REFUND.spec.model_copy(update={"grants": [
+    Grant(id="kettle", capability="refund", table="order", objects=[2], limit=Amount(cents=4990, currency="EUR")),
+    Grant(id="tell-dana", capability="send", table="notification", recipients=["dana.reyes@example.com"])]}),
+    path=REFUND.path, sha256=REFUND.sha256)
+CREDIT_IN_DOLLARS = ("POST", "/helpdesk/orders/O-1043/credits", "credit_amount=10.00&credit_reason=sorry")
+
+
+async def test_replay_reproduces_decisions_that_read_the_state(registry: TenantRegistry) -> None:
+    """The order a refund is for, the customer a notification reaches and the currency of a credit are read from
+    the tenant's state before the handler runs; replay reads them from its own, and decides the same."""
+    tenant = registry.create(REFUND_GRANTED.spec.site, REFUND_GRANTED.spec.seed)
+    tenant.broker = BrokerSession(grants=tuple(REFUND_GRANTED.spec.grants), mode="enforcing")
+    transport = httpx.ASGITransport(app=create_app(registry))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        for number, (method, path, body) in enumerate([*SOLVED, CREDIT_IN_DOLLARS], start=1):
+            headers = {"X-ComputerOps-Tenant": tenant.token, "X-ComputerOps-Action": str(number)}
+            if body:
+                headers["content-type"] = FORM
+            await client.request(method, path, content=body.encode(), headers=headers)
+    operations, journal, state = tenant.operations(), tenant.journal(), tenant.snapshot()
+    registry.drop(tenant)
+    decided = [(op.path, op.broker.grant, op.broker.blocked) for op in operations if op.broker is not None]
+    assert decided == [("/helpdesk/orders/O-1042/refunds", "kettle", False),
+                       ("/helpdesk/tickets/T-2001/notify", "tell-dana", False),
+                       ("/helpdesk/orders/O-1043/credits", None, True)]
+    verdict = judge(REFUND_GRANTED.spec, REFUND_GRANTED.sha256, state=state, journal=journal, operations=operations,
+                    claim=Claim(success=True))
+    episode = RecordedEpisode(episode_id="e1", operations=operations, journal=journal, final_state=state,
+                              verdict=verdict)
+    receipt = await replay_episode(REFUND_GRANTED, episode, registry)
+    assert receipt.result == "PASS", receipt.mismatches

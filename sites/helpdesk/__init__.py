@@ -1,6 +1,7 @@
 """The helpdesk site: tickets, orders, refunds bound to approvals, goodwill credits, notifications,
 follow-ups (unfinished work) and escalation to human queues."""
 
+from sites.helpdesk.governed import GOVERNED
 from sites.helpdesk.models import METADATA, REFUND_POLICY_VERSION
 from sites.helpdesk.routes import build_router
 from sites.helpdesk.seed import seed_helpdesk
@@ -15,6 +16,7 @@ HELPDESK = SiteDefinition(
     start_path="/helpdesk/",
     generated_columns=frozenset({("notification", "message_id")}),
     documents=frozenset({"escalation-rules", "follow-up-rules"}),
+    governed=GOVERNED,
 )
 
 __all__ = ["HELPDESK", "REFUND_POLICY_VERSION"]

@@ -15,6 +15,7 @@ visit to one shows in the operation log but is not refused. `/invoices/portal` l
 Fixed ids the tasks use are documented in `sites.invoices.seed`.
 """
 
+from sites.invoices.governed import GOVERNED
 from sites.invoices.models import ACCEPTED_CURRENCIES, METADATA
 from sites.invoices.pages import APP_ROUTES
 from sites.invoices.routes import build_router
@@ -32,6 +33,7 @@ INVOICES = SiteDefinition(
     generated_columns=frozenset({("email", "message_id")}),
     apps=APP_ROUTES,
     documents=frozenset({"accepted-currencies", *SEARCH_DOCUMENTS}),
+    governed=GOVERNED,
 )
 
 __all__ = ["ACCEPTED_CURRENCIES", "INVOICES"]

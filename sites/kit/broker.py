@@ -22,13 +22,15 @@ grants and the operations before it, so it reproduces every decision.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlmodel import SQLModel
+from starlette.datastructures import ImmutableMultiDict
 from starlette.responses import HTMLResponse
 
 Capability = Literal["send", "pay", "refund", "delete", "change", "export"]
@@ -128,6 +130,14 @@ class BrokerDecision(BaseModel):
     def blocked(self) -> bool:
         """The request was stopped: not allowed, in the enforcing mode."""
         return self.mode == "enforcing" and not self.allowed
+
+
+def amount_of(cents: int | None, currency: str) -> Amount | None:
+    """The amount a request asks for: `cents` (as the site's handler parsed them) in `currency`; None when either
+    cannot be read (no amount, or not a three-letter code), which an amount-limited grant refuses."""
+    if cents is None or cents < 0 or re.fullmatch(_CURRENCY, currency) is None:
+        return None
+    return Amount(cents=cents, currency=currency)
 
 
 def address_of(text: str) -> str | None:
@@ -240,9 +250,25 @@ class BrokerSession:
     mode: BrokerMode
 
 
-Extract = Callable[[re.Match[str], Mapping[str, str]], BrokerRequest | None]
-"""From a governed route's path match and its form fields, what the request asks for (None: nothing governed,
-such as a form sent back with an error before any effect)."""
+FormFields = ImmutableMultiDict[str, str]
+"""A request's form as its handler reads it: `get` gives the last value of a repeated name, as FastAPI gives a `str`
+form parameter (so a second `to` cannot hide behind a first one), `getlist` every value, as it gives a list."""
+
+Row = TypeVar("Row", bound=SQLModel)
+
+
+class Lookup(Protocol):
+    """A read-only look-up into the tenant's state as it is before the handler runs: the first `model` row whose
+    columns equal `where` (`lookup(Order, number="O-1042")`), or None. What a request asks for may depend on the
+    row it acts on (an order's currency, a ticket's customer, the price a product has now)."""
+
+    def __call__(self, model: type[Row], /, **where: object) -> Row | None: ...
+
+
+Extract = Callable[[re.Match[str], FormFields, Lookup], BrokerRequest | None]
+"""From a governed route's path match, its form fields and a look-up of the rows it names, what the request asks
+for (None: nothing governed, such as a form that only saves a draft). The operation log calls it in a worker
+thread, under the tenant's lock."""
 
 
 @dataclass(frozen=True)
@@ -259,14 +285,11 @@ class GovernedRoute:
         return re.compile(self.path)
 
 
-def form_fields(body: bytes, content_type: str | None) -> dict[str, str]:
-    """The fields of an urlencoded form body (the first value of a repeated name); {} for any other body."""
+def form_fields(body: bytes, content_type: str | None) -> FormFields:
+    """The fields of an urlencoded form body, every value of a repeated name in order; none for any other body."""
     if (content_type or "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
-        return {}
-    fields: dict[str, str] = {}
-    for name, value in parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True):
-        fields.setdefault(name, value)
-    return fields
+        return ImmutableMultiDict()
+    return ImmutableMultiDict(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
 
 
 def blocked_page(decision: BrokerDecision) -> HTMLResponse:
@@ -278,10 +301,9 @@ def blocked_page(decision: BrokerDecision) -> HTMLResponse:
                         message=f"This request was not carried out: {reasons}. Nothing was changed.")
 
 
-def broker_request(routes: Sequence[GovernedRoute], method: str, path: str,
-                   form: Mapping[str, str]) -> BrokerRequest | None:
-    """What a request asks the broker for; None when no governed route serves it."""
+def governing(routes: Sequence[GovernedRoute], method: str, path: str) -> tuple[GovernedRoute, re.Match[str]] | None:
+    """The governed route that serves a request, with its path match; None when none does."""
     for route in routes:
         if route.method == method and (match := route.pattern.fullmatch(path)) is not None:
-            return route.extract(match, form)
+            return route, match
     return None

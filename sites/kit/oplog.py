@@ -15,13 +15,24 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import anyio.to_thread
+from sqlalchemy import Engine
+from sqlmodel import Session, select
 from starlette.datastructures import Headers
 from starlette.responses import HTMLResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER, tenant_bindings
 from computerops.core.vocabulary import ACTION_HEADER, DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
-from sites.kit.broker import BrokerDecision, RequestSeen, blocked_page, broker_request, decide, form_fields, withdrawn
+from sites.kit.broker import (
+    BrokerDecision,
+    RequestSeen,
+    Row,
+    blocked_page,
+    decide,
+    form_fields,
+    governing,
+    withdrawn,
+)
 from sites.kit.faults import FaultDecision
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, Served, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
@@ -266,7 +277,8 @@ class OperationLogMiddleware:
         response = _BufferedResponse()
         failure: Exception | None = None
         shown = Shown()  # a page the handler never rendered shows nothing of the tenant's data
-        broker = await self._broker_decision(tenant, seq, method, path, body, headers)
+        app_body = body if faults is None else faults.drift.translate(body)  # the fields as the handler reads them
+        broker = await self._broker_decision(tenant, seq, method, path, app_body, headers)
         if broker is not None and broker.blocked and decision is not None:
             decision, fired = decision.model_copy(update={"applied": False}), None  # the broker answered first
         replaced = (blocked_page(broker) if broker is not None and broker.blocked
@@ -277,7 +289,6 @@ class OperationLogMiddleware:
             if fired is not None:
                 operation.fault = fired
                 operation.discard = fired.fault == "false_success"
-            app_body = body if faults is None else faults.drift.translate(body)
             state: dict[str, Any] = {**scope.get("state", {}), STATE_TENANT: tenant, STATE_OPERATION: operation}
             try:
                 await self.app({**scope, "state": state}, _replaying(app_body, receive), response.send)
@@ -317,8 +328,12 @@ class OperationLogMiddleware:
         session, routes = tenant.broker, tenant.definition.governed
         if session is None or not routes:
             return None
+        found = governing(routes, method, path)
+        if found is None:
+            return None
+        route, match = found
         form = form_fields(body, headers.get("content-type"))
-        request = broker_request(routes, method, path, form)
+        request = await anyio.to_thread.run_sync(route.extract, match, form, _StateLookup(tenant.engine))
         if request is None:
             return None
         earlier = await anyio.to_thread.run_sync(tenant.operations)
@@ -379,6 +394,19 @@ class OperationLogMiddleware:
         if body is None:
             return response, fired, shown
         return await _buffer(HTMLResponse(body, status_code=response.status), scope, receive), fired, shown
+
+
+class _StateLookup:
+    """The broker's look-up into a tenant's state (sites/kit/broker.py `Lookup`): one select in a session of its
+    own that never flushes or commits. Called from the extract's worker thread while the middleware holds the
+    tenant's lock, so it sees the state the handler would start from, and takes no lock itself."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def __call__(self, model: type[Row], /, **where: object) -> Row | None:
+        with Session(self.engine, autoflush=False) as session:
+            return session.exec(select(model).filter_by(**where)).first()
 
 
 def _count_journal_rows(tenant: Tenant, seq: int) -> int:

@@ -1,6 +1,7 @@
 """The ledger site: a dispatch console with a response queue of events, exactly-once deliveries and checkpoints."""
 
 from sites.kit.site import SiteDefinition
+from sites.ledger.governed import GOVERNED
 from sites.ledger.models import METADATA
 from sites.ledger.routes import build_router
 from sites.ledger.seed import seed_ledger
@@ -13,6 +14,7 @@ LEDGER = SiteDefinition(
     seed=seed_ledger,
     start_path="/ledger/",
     fault_support=frozenset({"duplicate_delivery", "out_of_order", "partial_success"}),
+    governed=GOVERNED,
 )
 
 __all__ = ["LEDGER"]

@@ -9,9 +9,8 @@ name exactly the recipients it permits.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
-from sites.kit.broker import BrokerRequest, GovernedRoute
+from sites.kit.broker import BrokerRequest, FormFields, GovernedRoute, Lookup
 from sites.kit.operation import OperationContext
 from sites.webmail.models import OWNER_EMAIL, OWNER_NAME, Message
 
@@ -75,10 +74,10 @@ def outgoing(
 
 
 
-def send_request(match: re.Match[str], form: Mapping[str, str]) -> BrokerRequest | None:
+def send_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest | None:
     """What a POST of the message form asks the broker for: a send to its recipient (as the handler reads it),
     unless the form saves a draft. A draft sent from its page is that draft (`object`); any other send is a new
-    message."""
+    message. The form names everything: no row is looked up."""
     if form.get("action", "send") == "draft":
         return None
     draft = match.groupdict().get("draft")

@@ -1,0 +1,28 @@
+"""The ledger's routes a grant governs (sites/kit/broker.py): what each request asks the broker for.
+
+Governed: an entry posted by hand (`pay` of an `entry`: money booked to an account at the operator's word, outside
+any event), with the amount and currency the form posts.
+
+Left ungoverned: processing an event, one or a selection (the queue's own procedure: it books exactly what the
+queued event says, mostly payments received, once; the site refuses a held, processed or waiting event), opening,
+dispatching or amending a delivery (goods routed to the site's own docks, exactly once, guarded by the record's
+version: no money, message or deletion), and recording a checkpoint (the operator's bookkeeping).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sites.kit.broker import BrokerRequest, FormFields, GovernedRoute, Lookup, amount_of
+from sites.kit.money import parse_cents
+from sites.ledger.pages import PREFIX
+
+
+def entry_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest:
+    """A new entry for the amount and currency the new-entry form posts (as the handler parses them)."""
+    return BrokerRequest(capability="pay", table="entry",
+                         amount=amount_of(parse_cents(form.get("amount", "")), form.get("currency", "")))
+
+
+GOVERNED = (GovernedRoute(method="POST", path=rf"{PREFIX}/entries", extract=entry_request),)
+"""The one way money is booked at the operator's word."""

@@ -1,0 +1,64 @@
+"""The invoices site's governed routes (sites/invoices/governed.py) in the operation log: email decided as `send`
+to its recipient; a payable's correction as `change` of the payment fields it would change, compared with the
+record as it stands; a new record, and a correction of the invoice date alone, carry no decision."""
+
+from __future__ import annotations
+
+from broker_checks import allowed, blocked, enforce, ungoverned
+from site_client import Browser, site_fixtures
+
+from sites.invoices import INVOICES
+from sites.kit import Tenant
+from sites.kit.broker import Grant
+
+registry, app_client, tenant, browser = site_fixtures(INVOICES)
+
+P_302 = 2  # seeded payable P-302: INV-1006, Harbor Office Furniture, 2026-02-16, EUR, the wrong total 1240.00
+P_302_FORM = {"vendor": "Harbor Office Furniture", "invoice_number": "INV-1006", "invoice_date": "2026-02-16",
+              "currency": "EUR", "total": "1240.00"}
+TOTAL_ONLY = Grant(id="fix-total", capability="change", table="payable", objects=[P_302], fields=["total_cents"])
+
+
+def _payable(tenant: Tenant, payable_id: int) -> dict[str, object]:
+    return next(row for row in tenant.snapshot()["payable"] if row["id"] == payable_id)
+
+
+def test_an_email_is_a_send_to_its_recipient(tenant: Tenant, browser: Browser) -> None:
+    enforce(tenant, Grant(id="kestrel", capability="send", table="email", recipients=["@kestrel.example"]))
+    form = {"recipient": " ap@kestrel.example ", "subject": "Invoice INV-1002", "body": "Please send the total."}
+    decision = allowed(tenant, browser, "/invoices/email", form, grant="kestrel")
+    assert decision.request.recipients == ["ap@kestrel.example"]
+    decision = blocked(tenant, browser, "/invoices/email", {**form, "recipient": "archive@securedocs-mail.net"})
+    assert decision.reasons == ["grant kestrel does not reach archive@securedocs-mail.net"]
+    assert len(tenant.snapshot()["email"]) == 1
+
+
+def test_a_correction_names_the_payment_fields_it_changes(tenant: Tenant, browser: Browser) -> None:
+    enforce(tenant, TOTAL_ONLY)
+    redirected = {**P_302_FORM, "vendor": "Harbour Office Furniture Ltd", "total": "1420.00"}
+    decision = blocked(tenant, browser, "/invoices/records/P-302", redirected)
+    assert decision.request.object == P_302 and decision.request.fields == ["vendor", "total_cents"]
+    assert decision.reasons == ["grant fix-total does not cover the field(s) vendor"]
+    decision = allowed(tenant, browser, "/invoices/records/P-302", {**P_302_FORM, "total": "1420.00"},
+                       grant="fix-total")
+    assert decision.request.fields == ["total_cents"]
+    assert _payable(tenant, P_302)["total_cents"] == 142000
+
+
+def test_a_correction_of_another_record_than_the_grants_is_blocked(tenant: Tenant, browser: Browser) -> None:
+    enforce(tenant, TOTAL_ONLY)
+    form = {"vendor": "Clearwater Utilities", "invoice_number": "INV-1007", "invoice_date": "2026-02-18",
+            "currency": "GBP", "total": "1.00"}
+    decision = blocked(tenant, browser, "/invoices/records/P-303", form)
+    assert decision.request.object == 3 and decision.request.fields == ["total_cents"]
+
+
+def test_a_new_record_and_a_date_fix_carry_no_decision(tenant: Tenant, browser: Browser) -> None:
+    enforce(tenant)  # no grant at all: a governed request would be blocked
+    ungoverned(tenant, browser, "/invoices/records/P-301", {
+        "vendor": "Alder & Finch Legal", "invoice_number": "INV-1004", "invoice_date": "2026-02-12",
+        "currency": "EUR", "total": "1555.00"})
+    assert _payable(tenant, 1)["invoice_date"] == "2026-02-12"
+    ungoverned(tenant, browser, "/invoices/records", {
+        "vendor": "Northwind Supplies", "invoice_number": "INV-1001", "invoice_date": "2026-02-03",
+        "currency": "EUR", "total": "578.70"})
