@@ -12,8 +12,9 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from starlette.datastructures import Headers
 from test_replay import REFUND
 from tiers import examples
 
@@ -22,7 +23,7 @@ from computerops.core.vocabulary import ACTION_HEADER
 from computerops.serving import serve_app
 from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
-from sites.kit.oplog import MAX_ACTION_NUMBER
+from sites.kit.oplog import MAX_ACTION_NUMBER, own_location
 from sites.kit.records import Operation
 from sites.kit.tenancy import TenantRegistry
 from verifier import Claim, judge
@@ -74,6 +75,7 @@ async def test_paths_with_every_reserved_character_replay_pass(tmp_path: Path) -
 
 @settings(max_examples=examples(10))
 @given(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=3))
+@example(segments=["/"]).via("a trailing slash the framework redirects away, to an absolute URL of the server")
 async def test_generated_path_segments_replay_pass(tmp_path_factory: pytest.TempPathFactory,
                                                     segments: list[str]) -> None:
     path = "/helpdesk/tickets/" + "/".join(quote(s, safe="") for s in segments)
@@ -124,3 +126,14 @@ async def test_ids_of_many_digits_or_unicode_digits_are_not_found_never_a_server
                 assert response.status_code in (404, 422), (route, odd, response.status_code)
     finally:
         registry.close()
+
+
+def test_a_redirect_to_the_servers_own_origin_is_recorded_by_its_path() -> None:
+    scope = {"type": "http", "scheme": "http", "path": "/helpdesk/tickets/", "headers": []}
+    headers = Headers(headers={"host": "127.0.0.1:41234"})
+    assert own_location("http://127.0.0.1:41234/helpdesk/tickets?x=1", scope, headers) == "/helpdesk/tickets?x=1"
+    assert own_location("HTTP://127.0.0.1:41234", scope, headers) == "/"
+    assert own_location("/helpdesk/tickets", scope, headers) == "/helpdesk/tickets"
+    for elsewhere in ("http://127.0.0.1:9999/helpdesk/", "https://127.0.0.1:41234/helpdesk/", "http://evil.example/"):
+        assert own_location(elsewhere, scope, headers) == elsewhere
+    assert own_location(None, scope, headers) is None

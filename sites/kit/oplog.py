@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio.to_thread
 from sqlalchemy import Engine
@@ -139,6 +140,20 @@ async def _read_body(receive: Receive) -> bytes | None:
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
+
+
+def own_location(location: str | None, scope: Scope, headers: Headers) -> str | None:
+    """A redirect's target as recorded: a URL of the request's own origin (as a framework's redirect to the path
+    without its trailing slash writes it: `http://127.0.0.1:41234/helpdesk/tickets`) by its path and query, so that
+    the record does not depend on the address the server was reached at (replay reaches it at another); any other
+    target as it is."""
+    if location is None:
+        return None
+    parts = urlsplit(location)
+    own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}".lower()
+    if parts.scheme and parts.netloc and f"{parts.scheme}://{parts.netloc}".lower() == own:
+        return urlunsplit(("", "", parts.path or "/", parts.query, parts.fragment))
+    return location
 
 
 def destination_of(headers: Headers) -> str | None:
@@ -308,7 +323,7 @@ class OperationLogMiddleware:
             **_request_fields(operation, headers, scope),
             body=body.decode("utf-8", errors="replace"),
             status=response.status,
-            location=response.header("location"),
+            location=own_location(response.header("location"), scope, headers),
             response_digest=hashlib.sha256(response.body).hexdigest(),
             journal_rows=journal_rows,
             fault=decision,
