@@ -15,7 +15,8 @@ from sites.helpdesk import HELPDESK
 from sites.inventory import INVENTORY
 from sites.invoices import INVOICES
 from sites.kit import SiteDefinition, Tenant, TenantRegistry, create_app
-from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant, Revocation, form_fields
+from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant, Revocation
+from sites.kit.governed import form_fields
 from sites.ledger import LEDGER
 from sites.webmail import WEBMAIL
 

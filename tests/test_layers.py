@@ -16,8 +16,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # layer (a package or module prefix): what of ours it may import besides itself.
     "computerops.core": (),
     "sites": ("computerops.core",),
-    # tasks.catalog checks a task's tables and columns against its site's models (sites.registry, imported late).
-    "tasks": ("computerops.core", "sites.kit.faults", "sites.kit.fault_params", "sites.registry"),
+    # tasks.catalog checks a task's tables and columns against its site's models (sites.registry, imported late);
+    # a task's grants are the broker's (sites.kit.broker: pydantic models, its page import made only when it blocks).
+    "tasks": ("computerops.core", "sites.kit.faults", "sites.kit.fault_params", "sites.kit.broker", "sites.registry"),
     "verifier": ("computerops.core", "tasks", "sites.kit.records"),
     "adapter": ("computerops.core", "tasks"),
     "replays": ("computerops.core", "verifier", "sites", "tasks"),

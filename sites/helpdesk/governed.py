@@ -15,7 +15,8 @@ import re
 
 from sites.helpdesk.models import Customer, Order, Ticket
 from sites.helpdesk.pages import PREFIX
-from sites.kit.broker import BrokerRequest, FormFields, GovernedRoute, Lookup, amount_of
+from sites.kit.broker import BrokerRequest, amount_of
+from sites.kit.governed import FormFields, GovernedRoute, Lookup
 from sites.kit.money import parse_cents
 
 

@@ -15,7 +15,8 @@ import re
 
 from sites.inventory.models import Product, PurchaseOrder
 from sites.inventory.pages import PREFIX
-from sites.kit.broker import BrokerRequest, FormFields, GovernedRoute, Lookup
+from sites.kit.broker import BrokerRequest
+from sites.kit.governed import FormFields, GovernedRoute, Lookup
 from sites.kit.money import parse_cents
 
 PRICE = "price_cents"

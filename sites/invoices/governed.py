@@ -14,7 +14,8 @@ import re
 
 from sites.invoices.models import Payable
 from sites.invoices.pages import PREFIX
-from sites.kit.broker import BrokerRequest, FormFields, GovernedRoute, Lookup
+from sites.kit.broker import BrokerRequest
+from sites.kit.governed import FormFields, GovernedRoute, Lookup
 from sites.kit.money import parse_cents
 
 PAYMENT_FIELDS = ("vendor", "currency", "total_cents")

@@ -22,16 +22,11 @@ grants and the operations before it, so it reproduces every decision.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Literal, Protocol, TypeVar
-from urllib.parse import parse_qsl
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from sqlmodel import SQLModel
-from starlette.datastructures import ImmutableMultiDict
-from starlette.responses import HTMLResponse
 
 Capability = Literal["send", "pay", "refund", "delete", "change", "export"]
 """What a grant lets the user do; each governed route asks for one."""
@@ -248,62 +243,3 @@ class BrokerSession:
 
     grants: tuple[Grant, ...]
     mode: BrokerMode
-
-
-FormFields = ImmutableMultiDict[str, str]
-"""A request's form as its handler reads it: `get` gives the last value of a repeated name, as FastAPI gives a `str`
-form parameter (so a second `to` cannot hide behind a first one), `getlist` every value, as it gives a list."""
-
-Row = TypeVar("Row", bound=SQLModel)
-
-
-class Lookup(Protocol):
-    """A read-only look-up into the tenant's state as it is before the handler runs: the first `model` row whose
-    columns equal `where` (`lookup(Order, number="O-1042")`), or None. What a request asks for may depend on the
-    row it acts on (an order's currency, a ticket's customer, the price a product has now)."""
-
-    def __call__(self, model: type[Row], /, **where: object) -> Row | None: ...
-
-
-Extract = Callable[[re.Match[str], FormFields, Lookup], BrokerRequest | None]
-"""From a governed route's path match, its form fields and a look-up of the rows it names, what the request asks
-for (None: nothing governed, such as a form that only saves a draft). The operation log calls it in a worker
-thread, under the tenant's lock."""
-
-
-@dataclass(frozen=True)
-class GovernedRoute:
-    """A route of a site that a grant governs: `method` and a path pattern matched in full (relative to nothing:
-    the whole path, mount point included)."""
-
-    method: str
-    path: str
-    extract: Extract
-
-    @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        return re.compile(self.path)
-
-
-def form_fields(body: bytes, content_type: str | None) -> FormFields:
-    """The fields of an urlencoded form body, every value of a repeated name in order; none for any other body."""
-    if (content_type or "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
-        return ImmutableMultiDict()
-    return ImmutableMultiDict(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
-
-
-def blocked_page(decision: BrokerDecision) -> HTMLResponse:
-    """What the agent sees of a blocked request: a refusal that names the rule, nothing committed."""
-    from sites.kit.pages import message_page  # the kit's pages import the records, which import this module
-
-    reasons = "; ".join(decision.reasons)
-    return message_page(status=403, title="Blocked by policy",
-                        message=f"This request was not carried out: {reasons}. Nothing was changed.")
-
-
-def governing(routes: Sequence[GovernedRoute], method: str, path: str) -> tuple[GovernedRoute, re.Match[str]] | None:
-    """The governed route that serves a request, with its path match; None when none does."""
-    for route in routes:
-        if route.method == method and (match := route.pattern.fullmatch(path)) is not None:
-            return route, match
-    return None

@@ -24,17 +24,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER, tenant_bindings
 from computerops.core.vocabulary import ACTION_HEADER, DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
-from sites.kit.broker import (
-    BrokerDecision,
-    RequestSeen,
-    Row,
-    blocked_page,
-    decide,
-    form_fields,
-    governing,
-    withdrawn,
-)
+from sites.kit.broker import BrokerDecision, RequestSeen, decide, withdrawn
 from sites.kit.faults import FaultDecision
+from sites.kit.governed import Row, blocked_page, form_fields, governing
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, Served, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
 from sites.kit.operation import STATE_OPERATION, STATE_TENANT, OperationContext

@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from sqlalchemy import MetaData, Table
 from sqlmodel import Session
 
-from sites.kit.broker import GovernedRoute
+from sites.kit.governed import GovernedRoute
 
 SeedFunction = Callable[[Session, random.Random], None]
 """Fills a fresh database deterministically from the given seeded generator."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from sites.kit.broker import BrokerRequest, FormFields, GovernedRoute, Lookup, amount_of
+from sites.kit.broker import BrokerRequest, amount_of
+from sites.kit.governed import FormFields, GovernedRoute, Lookup
 from sites.kit.money import parse_cents
 from sites.ledger.pages import PREFIX
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from sites.kit.broker import BrokerRequest, FormFields, GovernedRoute, Lookup
+from sites.kit.broker import BrokerRequest
+from sites.kit.governed import FormFields, GovernedRoute, Lookup
 from sites.kit.operation import OperationContext
 from sites.webmail.models import OWNER_EMAIL, OWNER_NAME, Message
 
