@@ -189,12 +189,6 @@ def main() -> None:
     print("| component | ms | share |\n|---|---|---|")
     for label, seconds in sorted(by_component.items(), key=lambda item: -item[1]):
         print(f"| {label} | {seconds * 1000:.0f} | {100 * seconds / cpu:.0f} % |")
-    import os
-    if os.environ.get("PROFILE_OTHER"):
-        rows = [(row[2], key) for key, row in table.items()
-                if _component(f"{key[0]}:{key[2]}").startswith("other")]
-        for seconds, key in sorted(rows, reverse=True)[:25]:
-            print(f"{seconds * 1000:8.1f} {key}")
 
 
 if __name__ == "__main__":

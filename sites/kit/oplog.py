@@ -343,8 +343,10 @@ class OperationLogMiddleware:
         request = await anyio.to_thread.run_sync(route.extract, match, form, _StateLookup(tenant.engine))
         if request is None:
             return None
-        earlier = await anyio.to_thread.run_sync(tenant.operations)
-        revoked = withdrawn(session.grants, (RequestSeen(o.method, o.path, o.status) for o in earlier))
+        revoked: frozenset[str] = frozenset()
+        if any(grant.revoked_by is not None for grant in session.grants):  # only then the earlier requests matter
+            earlier = await anyio.to_thread.run_sync(tenant.operations)
+            revoked = withdrawn(session.grants, (RequestSeen(o.method, o.path, o.status) for o in earlier))
         return decide(session.grants, request, seq=seq, revoked=revoked, mode=session.mode)
 
     async def _refuse_oversized(self, tenant: Tenant, operation: OperationContext, headers: Headers,
