@@ -70,7 +70,7 @@ class Grant(BaseModel):
     """The rows it covers; None: any."""
     recipients: list[str] | None = None
     """For `send`: the addresses it may reach (`ana@example.com`), or every address of a domain (`@example.com`);
-    None: any."""
+    None: any. A send that names no recipient is not allowed by a grant that names them."""
     fields: list[str] | None = None
     """For `change`: the fields it may change; None: any."""
     limit: Amount | None = None
@@ -135,10 +135,16 @@ def amount_of(cents: int | None, currency: str) -> Amount | None:
     return Amount(cents=cents, currency=currency)
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+"""Case is folded for ASCII letters only: Unicode's folding makes the Kelvin sign a `k`, so `\u212aim@acme.com`
+would pass for `kim@acme.com` although a mail server keeps it a mailbox of its own."""
+
+
 def address_of(text: str) -> str | None:
-    """`text` as a mail address compared without case (`Ana@Example.com` → `ana@example.com`); None when it is
-    not one address (no `@`, two of them, an empty part, white space or a control character inside)."""
-    value = text.strip().casefold()
+    """`text` as a mail address compared without ASCII case (`Ana@Example.com` → `ana@example.com`), white space at
+    its ends dropped as the sites' forms drop it; None when it is not one address (no `@`, two of them, an empty
+    part, white space or a control character inside)."""
+    value = text.strip().translate(_ASCII_LOWER)
     local, at, domain = value.partition("@")
     if not at or not local or not domain or "@" in domain or not _DOMAIN.fullmatch(domain):
         return None
@@ -149,7 +155,7 @@ def address_of(text: str) -> str | None:
 
 def domain_of(text: str) -> str | None:
     """The domain of a grant's `@domain` entry, without case; None when `text` is not one."""
-    value = text.strip().casefold()
+    value = text.strip().translate(_ASCII_LOWER)
     if not value.startswith("@") or not _DOMAIN.fullmatch(value[1:]):
         return None
     return value[1:]
