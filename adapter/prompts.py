@@ -93,6 +93,11 @@ def latest_observation(messages: Sequence[Any]) -> str:
     return ""
 
 
+def observations_shown(messages: Sequence[Any]) -> list[str]:
+    """Every observation text the conversation has shown so far, oldest first."""
+    return [text.split(OBSERVATION_MARK, 1)[1] for text in map(_content, messages) if OBSERVATION_MARK in text]
+
+
 def accepted_actions(messages: Sequence[Any]) -> int:
     """How many actions the environment accepted so far."""
     return sum(

@@ -110,7 +110,7 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
     table = Table(title="tasks check (SCRIPTED controls through the browser and the scripted endpoint)",
                   title_justify="left")
     for column in ("task", "scripted", "no-op", "negatives rejected", "their verdicts", "equivalents accepted",
-                   "problems"):
+                   "attack prequalified", "problems"):
         table.add_column(column, no_wrap=column == "task")
     for check in checks:
         problems = "; ".join(f"{r.control}: expected {r.expected}, got {r.outcome}, ran {r.ran}, replay {r.replay}"
@@ -121,7 +121,8 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
         table.add_row(check.task_id, f"{_mark(oracle.ok)} {oracle.outcome}",
                       "—" if noop is None else f"{_mark(noop.ok)} {noop.outcome}",
                       f"{check.negatives_rejected}/{check.negatives_total}", _categories(negatives),
-                      f"{check.equivalents_accepted}/{check.equivalents_total}", problems)
+                      f"{check.equivalents_accepted}/{check.equivalents_total}",
+                      "—" if check.prequalified is None else _mark(check.prequalified), problems)
     console.print(table)
     solvable = sum(c.solvable for c in checks)
     noop_rejected = sum(bool(c.noop_rejected) for c in checks)
@@ -130,9 +131,12 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
     accepted = sum(c.equivalents_accepted for c in checks)
     equivalents = sum(c.equivalents_total for c in checks)
     every = [r for c in checks for r in c.results if r.control.startswith("negative:")]
+    attacked = [c for c in checks if c.prequalified is not None]
     console.print(f"Total: solvable {solvable}/{len(checks)}, no-op rejected {noop_rejected}/{len(checks)}, "
                   f"negative controls rejected {rejected}/{total} ({_categories(every)}), "
-                  f"equivalent solutions accepted {accepted}/{equivalents}")
+                  f"equivalent solutions accepted {accepted}/{equivalents}"
+                  + (f", attacks prequalified {sum(bool(c.prequalified) for c in attacked)}/{len(attacked)}"
+                     if attacked else ""))
 
 
 def print_audit(report: AuditReport) -> None:

@@ -24,11 +24,13 @@ from computerops.config import PlannedEpisode, RunConfig
 from computerops.core.hashing import file_sha256
 from computerops.core.vocabulary import ACTION_HEADER, SCRIPTED_HEADER, scripted_policy
 from computerops.run_records import EpisodeRecord
+from computerops.security import attack_record
 from computerops.serving import tenant_context
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.broker import BrokerSession
 from sites.kit.faults import FaultInjector
 from sites.kit.injection import FaultSession
+from sites.kit.plant import Plant
 from sites.kit.records import JournalEntry, Operation
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
@@ -57,6 +59,11 @@ class EpisodeContext:
     smaller, the text protocol where it drops tools (computerops/limits.py `planned_bounds`)."""
     token_scale: float = 1.0
     """Server tokens per estimated token episodes start with (computerops/limits.py `initial_token_scale`)."""
+
+
+def planted_attack(task: LoadedTask, planned: PlannedEpisode) -> Plant | None:
+    """The payload an episode plants: its task's attack unless injection is disabled (the clean twin)."""
+    return task.spec.attack.plant() if task.spec.attack is not None and planned.faults else None
 
 
 def claim_of(transcript: AgentTranscript) -> Claim:
@@ -123,7 +130,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     started = time.monotonic()
     ctx.bundle.start_episode(planned)
     trace = ctx.bundle.evidence_path(episode_id, TRACE) if ctx.trace else None
-    tenant = ctx.registry.create(task.spec.site, task.spec.seed)
+    planted = planted_attack(task, planned)
+    tenant = ctx.registry.create(task.spec.site, task.spec.seed, plant=planted)
     plan = ctx.config.fault_plan(task.spec, planned)
     if plan is not None:
         tenant.faults = FaultSession(FaultInjector(plan))
@@ -141,7 +149,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         ctx.registry.drop(tenant)
     wall_s = time.monotonic() - started
     claim = claim_of(transcript)
-    verdict: Verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=operations, claim=claim)
+    verdict: Verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=operations, claim=claim,
+                             planted=planted is not None)
     write = ctx.bundle.write_evidence
     evidence = {
         "transcript.json": write(episode_id, "transcript.json", transcript),
@@ -211,4 +220,5 @@ def derived_fields(
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
         "infrastructure_cause": transcript.infrastructure_cause if transcript.stop_reason == "infrastructure" else None,
+        "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
     }

@@ -11,6 +11,7 @@ from computerops.config import PlannedEpisode, RunConfig
 from computerops.core import formats
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import StopReason
+from computerops.security import AttackRecord
 from verifier import Claim, FalseCompletionKind, Outcome
 from verifier.looping import LoopStats
 
@@ -131,6 +132,9 @@ class EpisodeRecord(Versioned):
     tool_mode_switch: str | None = None
     """Why and from which step the episode went over from native tool calls to the text protocol
     (`AgentTranscript.tool_mode_switch`); None when it did not, and in records written before it was copied."""
+    attack: AttackRecord | None = Field(default=None, exclude_if=lambda value: value is None)
+    """For an attacked task: exposure, hijack, targeted success, the broker's refusals, capability
+    (`computerops.security`); left out of other records."""
     infrastructure_cause: str | None = None
     """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""

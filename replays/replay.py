@@ -123,8 +123,8 @@ async def replay_episode(
     *,
     evidence_problems: Sequence[str] = (),
 ) -> Receipt:
-    """Replay the operations in order on a fresh tenant of the task's site and seed, forcing the faults
-    the recorded operations logged; compare all.
+    """Replay the operations in order on a fresh tenant of the task's site and seed (with the attack's payload
+    planted when the recorded verdict says it was), forcing the faults the recorded operations logged; compare all.
 
     `evidence_problems` are integrity failures found before replay (e.g. a file whose hash no
     longer matches its record); they make the receipt FAIL and head its list of reasons.
@@ -133,7 +133,11 @@ async def replay_episode(
     if episode.verdict.task_sha256 != task.sha256:
         problems.append(f"task {task.id} changed since the episode ran (sha256 {episode.verdict.task_sha256[:12]} "
                         f"recorded, {task.sha256[:12]} now)")
-    tenant = registry.create(task.spec.site, task.spec.seed)
+    planted = episode.verdict.attack is not None and episode.verdict.attack.planted
+    if planted and task.spec.attack is None:
+        problems.append(f"the episode planted an attack; task {task.id} has none now")
+    plant = task.spec.attack.plant() if planted and task.spec.attack is not None else None
+    tenant = registry.create(task.spec.site, task.spec.seed, plant=plant)
     forced = {op.seq: op.fault for op in episode.operations if op.fault is not None}
     if forced:  # exactly the faults the episode logged, at the same operations
         tenant.faults = FaultSession(FaultInjector(FaultPlan(), forced=forced))

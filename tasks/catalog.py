@@ -41,15 +41,58 @@ class LoadedTask:
 _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load_task(path: Path) -> LoadedTask:
-    """Parse and validate one task file."""
+EXTENDING_KEYS = frozenset({"id", "version", "title", "difficulty", "extends", "attack", "expected_state",
+                            "negative_controls", "equivalent_mutants", "wrong_variants"})
+"""What a file that `extends` a task may give: its own identity, the attack, checks added to the base's
+(`expected_state`, appended) and its own controls and audit notes. The rest (instruction, site, seed, start page,
+grants, scripted control, allowed mutations, procedure) is the base task's, so an attacked task and its clean twin
+cannot differ in what the user asked and may do."""
+_NOT_INHERITED = ("negative_controls", "equivalent_solutions", "equivalent_mutants", "wrong_variants")
+"""The base task's own controls and audit notes, proven on the base task; the extending file declares its own."""
+
+
+def _read_yaml(path: Path) -> tuple[bytes, object]:
     raw = path.read_bytes()
     try:
         # libyaml's safe loader where the wheel has it (the pure-Python one is ~10x slower: 5 s for the catalog).
-        data = yaml.load(raw, Loader=_SAFE_LOADER)
+        return raw, yaml.load(raw, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise TaskFileError(f"{path}: not valid YAML: {exc}") from exc
-    return LoadedTask(spec=task_spec(path, data), path=path, sha256=hashlib.sha256(raw).hexdigest())
+
+
+def _extended(path: Path, data: dict[str, object]) -> tuple[bytes, dict[str, object]]:
+    """An extending file's content merged onto its base task's (the base's bytes, for the hash)."""
+    base_id = data["extends"]
+    extra = sorted(set(data) - EXTENDING_KEYS)
+    if extra:
+        raise TaskFileError(f"{path}: a file that extends a task gives only {', '.join(sorted(EXTENDING_KEYS))}; "
+                            f"{', '.join(extra)} come from {base_id}")
+    if not isinstance(base_id, str) or "." not in base_id:
+        raise TaskFileError(f"{path}: extends: {base_id!r} is not a task id")
+    base_path = path.parent / f"{base_id.split('.', 1)[1]}.yaml"
+    if not base_path.is_file() or base_path == path:
+        raise TaskFileError(f"{path}: extends: no task {base_id} beside this file ({base_path.name})")
+    base_raw, base = _read_yaml(base_path)
+    if not isinstance(base, dict) or base.get("id") != base_id or "extends" in base:
+        raise TaskFileError(f"{path}: extends: {base_path.name} is not the plain task {base_id}")
+    merged = {key: value for key, value in base.items() if key not in _NOT_INHERITED}
+    merged.update({key: value for key, value in data.items() if key != "expected_state"})
+    own_checks = data.get("expected_state") or []
+    if not isinstance(own_checks, list):
+        raise TaskFileError(f"{path}: expected_state: a list of checks (added to {base_id}'s)")
+    merged["expected_state"] = [*(base.get("expected_state") or []), *own_checks]
+    return base_raw, merged
+
+
+def load_task(path: Path) -> LoadedTask:
+    """Parse and validate one task file; a file that `extends` a task is merged onto it first (its hash then covers
+    both files)."""
+    raw, data = _read_yaml(path)
+    digest = hashlib.sha256(raw)
+    if isinstance(data, dict) and "extends" in data:
+        base_raw, data = _extended(path, data)
+        digest.update(b"\0extends\0" + base_raw)
+    return LoadedTask(spec=task_spec(path, data), path=path, sha256=digest.hexdigest())
 
 
 def task_spec(path: Path, data: object) -> TaskSpec:

@@ -109,6 +109,19 @@ def references(spec: TaskSpec) -> Iterator[Reference]:
         yield from _mutation(f"allowed_mutations.{index}", rule)
     for index, procedure in enumerate(spec.required_procedure):
         yield from _procedure(f"required_procedure.{index}", procedure)
+    if spec.attack is not None:
+        place = spec.attack.placement
+        yield Reference("attack.placement.table", place.table)
+        yield Reference("attack.placement.column", place.table, place.column)
+        yield from _columns("attack.placement", place.table,
+                            ((f"{part}.{column}", column) for part, values in (("where", place.where),
+                                                                               ("row", place.row))
+                             for column in values or {}))
+        for index, objective in enumerate(spec.attack.objective):
+            if isinstance(objective, RowCheck):
+                yield from _row_check(f"attack.objective.{index}", objective)
+            else:
+                yield from _effects(f"attack.objective.{index}", objective)
 
 
 def named_apps(spec: TaskSpec) -> Iterator[tuple[str, str]]:

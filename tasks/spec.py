@@ -593,6 +593,12 @@ class TaskSpec(_Spec):
     grants: list[Grant] = Field(default_factory=list)
     """What the episode's user may do through the routes a grant governs (sites/kit/broker.py); with any, the
     site's broker decides every request to such a route. The same for a clean task and its attacked twin."""
+    attack: Attack | None = None
+    """The attack of an attacked task (tasks/attack.py): the payload planted in its episodes unless injection is
+    disabled (its clean twin), the attacker's objective and what starts toward it."""
+    extends: str | None = None
+    """The catalog task an attacked task file is written on (`tasks.catalog`: the file gives its id, title, version,
+    attack and added checks; everything else, grants and instruction included, is that task's)."""
     expected_state: list[StateCheck] = Field(default_factory=list)
     allowed_mutations: list[MutationRule] = Field(default_factory=list)
     """Empty means nothing may change."""
@@ -638,6 +644,12 @@ class TaskSpec(_Spec):
             unknown = sorted(variant.named_steps() - set(step_ids))
             if unknown:
                 raise ValueError(f"variant {variant.id!r} names unknown step ids {unknown}")
+        if self.attack is not None:
+            unknown = sorted(self.attack.obedient.named_steps() - set(step_ids))
+            if unknown:
+                raise ValueError(f"the attack's obedient control names unknown step ids {unknown}")
+            if not self.grants:
+                raise ValueError("an attacked task needs grants: the broker must govern what the attacker asks for")
         for negative in self.negative_controls:
             if negative.stops_at is not None and negative.stops_at not in {
                     s.id for s in negative.derive(list(self.scripted_control))}:
@@ -662,3 +674,8 @@ class TaskSpec(_Spec):
             if given != set(answer.fields):
                 raise ValueError(f"the scripted done answers {sorted(given)}, the task declares "
                                  f"{sorted(answer.fields)}")
+
+
+from tasks.attack import Attack  # noqa: E402  (it builds on the classes above; TaskSpec names it)
+
+TaskSpec.model_rebuild()

@@ -52,7 +52,9 @@ from sites.kit.injection import refusal, refusal_of_drift, timeout_page
 from tasks import LoadedTask, ScriptedStep, load_catalog
 
 CATALOG = load_catalog()
-BY_INSTRUCTION = {normalise_instruction(task.spec.instruction): task for task in CATALOG.values()}
+BY_INSTRUCTION: dict[str, list[LoadedTask]] = {}
+for _task in CATALOG.values():
+    BY_INSTRUCTION.setdefault(normalise_instruction(_task.spec.instruction), []).append(_task)
 ALL_APPS = CATALOG["invoices.submit-with-all-apps"]
 ONE_FORM = CATALOG["invoices.submit-invoice-record"]
 INVOICE_TASKS = [task for task in CATALOG.values() if task.spec.site == "invoices"]

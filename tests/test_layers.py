@@ -17,9 +17,11 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "computerops.core": (),
     "sites": ("computerops.core",),
     # tasks.catalog checks a task's tables and columns against its site's models (sites.registry, imported late);
-    # a task's grants are the broker's (sites.kit.broker: pydantic models, its page import made only when it blocks).
-    "tasks": ("computerops.core", "sites.kit.faults", "sites.kit.fault_params", "sites.kit.broker", "sites.registry"),
-    "verifier": ("computerops.core", "tasks", "sites.kit.records"),
+    # a task's grants are the broker's (sites.kit.broker: pydantic models, its page import made only when it blocks);
+    # an attack's payload is planted by sites.kit.plant (SQLAlchemy Core only).
+    "tasks": ("computerops.core", "sites.kit.faults", "sites.kit.fault_params", "sites.kit.broker", "sites.kit.plant",
+              "sites.registry"),
+    "verifier": ("computerops.core", "tasks", "sites.kit.records", "sites.kit.broker"),
     "adapter": ("computerops.core", "tasks"),
     "replays": ("computerops.core", "verifier", "sites", "tasks"),
     "computerops": OURS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.core import formats
 from computerops.core.formats import Versioned
@@ -46,6 +46,26 @@ class CheckResult(BaseModel):
     detail: str
 
 
+class AttackOutcome(BaseModel):
+    """An attacked task's episode as the attacker sees it (`verifier.attack`), beside the user's verdict."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    planted: bool
+    """Whether the payload was planted (False: the clean twin, injection disabled)."""
+    hijacked: bool
+    """The agent made a request toward the objective (a hijack predicate), or reached it: it began to follow."""
+    hijack_operation: int | None
+    """The first such operation's sequence number."""
+    objective_reached: bool
+    """Every objective predicate held: targeted attack success."""
+    objective: list[CheckResult]
+    broker_refusals: int
+    """Requests no grant allowed: blocked when the broker enforced, only recorded when it observed."""
+    blocked: int
+    """Of those, the ones the broker blocked (nothing committed)."""
+
+
 class Verdict(Versioned):
     """The verifier's judgement of one episode."""
 
@@ -62,6 +82,13 @@ class Verdict(Versioned):
     claim: Claim
     outcome: Outcome
     false_completion_kind: FalseCompletionKind | None
+    attack: AttackOutcome | None = Field(default=None, exclude_if=lambda value: value is None)
+    """For an attacked task's episode: the attack's outcome (left out of other verdicts, so theirs are unchanged)."""
+
+    @property
+    def capable(self) -> bool:
+        """The legitimate procedure was completed: the state and procedure checks held, whatever else changed."""
+        return self.state_passed and self.procedure_passed
 
     @property
     def passed(self) -> bool:

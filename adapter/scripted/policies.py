@@ -20,6 +20,7 @@ from adapter.prompts import (
     instruction_of,
     latest_observation,
     normalise_instruction,
+    observations_shown,
 )
 from tasks import LoadedTask, ScriptedStep
 
@@ -38,6 +39,8 @@ class Conversation:
     """The request's `seed` (0 when it sent none): the seeded policies (`fallible:...`) draw from it."""
     messages: tuple[Any, ...] = ()
     """The whole conversation, for policies that replay their own earlier replies (`fallible:...`)."""
+    twins: tuple[LoadedTask, ...] = ()
+    """The other tasks with this instruction: an attacked task and the task it extends (`twin_group`)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,54 @@ def _require_task(conversation: Conversation) -> LoadedTask | Reply:
     return conversation.task
 
 
+def twin_group(tasks: Sequence[LoadedTask]) -> str | None:
+    """Why tasks sharing one instruction cannot be told apart, or None when they are twins: one plain task at most,
+    and attacked tasks that all extend it (the scripted endpoint then tells them apart by the payload shown)."""
+    plain = [t for t in tasks if t.spec.attack is None]
+    bases = {t.spec.extends for t in tasks if t.spec.attack is not None}
+    if len(plain) > 1 or len(bases) > 1 or (plain and bases != {plain[0].id} and bases):
+        return f"tasks {', '.join(t.id for t in tasks)} have the same instruction and are not one task's twins"
+    return None
+
+
+def resolve_twin(group: Sequence[LoadedTask], messages: Sequence[Any]) -> LoadedTask:
+    """The task of a conversation among twins: the attacked task whose payload marker an observation showed, else
+    the plain one (else the first). A scripted policy knows of the attack only what the page showed it."""
+    if len(group) == 1:
+        return group[0]
+    shown = observations_shown(messages)
+    for task in group:
+        attack = task.spec.attack
+        if attack is not None and any(attack.exposed_in(text) for text in shown):
+            return task
+    return next((t for t in group if t.spec.attack is None), group[0])
+
+
+def obedient(conversation: Conversation) -> Reply:
+    """Follows the payload once a page showed it (the attack's obedient control); the scripted control before and
+    without it. The control that makes an attack live (`tasks check`)."""
+    task = _require_task(conversation)
+    if isinstance(task, Reply):
+        return task
+    attack = task.spec.attack
+    steps = task.spec.scripted_control if attack is None else attack.obedient.derive(list(task.spec.scripted_control))
+    return follow(steps, conversation)
+
+
+def partial(conversation: Conversation) -> Reply:
+    """Partially capable: follows the payload once shown, as `obedient` does, but leaves out the scripted control's
+    last acting step (the legitimate procedure is never completed), then claims success."""
+    task = _require_task(conversation)
+    if isinstance(task, Reply):
+        return task
+    control = list(task.spec.scripted_control)
+    acting = [i for i, s in enumerate(control) if s.action != "done"]
+    last = control[acting[-1]] if acting else None
+    attack = task.spec.attack
+    steps = control if attack is None else attack.obedient.derive(control)
+    return follow([s for s in steps if s is not last], conversation)
+
+
 def oracle(conversation: Conversation) -> Reply:
     task = _require_task(conversation)
     return task if isinstance(task, Reply) else follow(task.spec.scripted_control, conversation)
@@ -185,8 +236,10 @@ def variant(kind: str, variant_id: str) -> Callable[[Conversation], Reply]:
         task = _require_task(conversation)
         if isinstance(task, Reply):
             return task
-        variants = task.spec.negative_controls if kind == "negative" else task.spec.equivalent_solutions
-        chosen = next((v for v in variants if v.id == variant_id), None)
+        chosen = None
+        for member in (task, *conversation.twins):
+            variants = member.spec.negative_controls if kind == "negative" else member.spec.equivalent_solutions
+            chosen = chosen or next((v for v in variants if v.id == variant_id), None)
         if chosen is None:
             return _give_up(f"Task {task.id} has no {kind} variant {variant_id!r}.")
         return follow(chosen.derive(list(task.spec.scripted_control)), conversation)
@@ -201,6 +254,8 @@ POLICIES: dict[str, Callable[[Conversation], Reply]] = {
     "loop": loop,
     "malformed": malformed,
     "noop": noop,
+    "obedient": obedient,
+    "partial": partial,
 }
 def given(name: str) -> Callable[[Conversation], Reply]:
     """Follows, regardless, a step list the endpoint was given for the task under this name (`mutant:<id>`)."""
@@ -240,16 +295,21 @@ def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
     return POLICIES[name]
 
 
-def decide(policy: str, messages: Sequence[Any], tasks_by_instruction: dict[str, LoadedTask],
+def decide(policy: str, messages: Sequence[Any], tasks_by_instruction: Mapping[str, Sequence[LoadedTask]],
            extra_steps: Mapping[str, Mapping[str, list[ScriptedStep]]] | None = None, *, seed: int = 0) -> Reply:
-    """The scripted model's reply to a chat request; `extra_steps` holds given step lists by task id and name,
-    `seed` is the request's (0 when it sent none)."""
+    """The scripted model's reply to a chat request; `tasks_by_instruction` holds each instruction's task, or its
+    twins (`twin_group`), `extra_steps` given step lists by task id and name, `seed` is the request's (0 when it
+    sent none)."""
     instruction = instruction_of(messages)
-    task = tasks_by_instruction.get(normalise_instruction(instruction)) if instruction else None
+    group = tasks_by_instruction.get(normalise_instruction(instruction), ()) if instruction else ()
+    task = resolve_twin(group, messages) if group else None
+    given_steps: dict[str, list[ScriptedStep]] = {}
+    for member in reversed([t for t in group if t is not task] + ([task] if task is not None else [])):
+        given_steps.update((extra_steps or {}).get(member.id, {}))
     conversation = Conversation(
         task=task, observation=latest_observation(messages),
         accepted=accepted_actions(messages), turns=assistant_turns(messages),
-        extra_steps=(extra_steps or {}).get(task.id, {}) if task is not None else {},
-        seed=seed, messages=tuple(messages),
+        extra_steps=given_steps, seed=seed, messages=tuple(messages),
+        twins=tuple(t for t in group if t is not task),
     )
     return policy_by_name(policy)(conversation)

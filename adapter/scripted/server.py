@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 
 from adapter.context import text_tokens
 from adapter.prompts import normalise_instruction
-from adapter.scripted.policies import POLICIES, Reply, decide, policy_by_name
+from adapter.scripted.policies import POLICIES, Reply, decide, policy_by_name, twin_group
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import SCRIPTED_HEADER, scripted_model, scripted_policy
 from tasks import LoadedTask, ScriptedStep
@@ -170,13 +170,13 @@ def create_scripted_app(
         policy_by_name(default_policy)  # fail at start-up, not on the first request
     if quirks.served_model is not None and default_policy is None:
         raise ValueError("a served_model quirk needs a default policy to serve every model name with")
-    by_instruction: dict[str, LoadedTask] = {}
-    for task in tasks:
-        key = normalise_instruction(task.spec.instruction)
-        if key in by_instruction:  # the scripted policies find a task by its instruction alone
-            raise ValueError(f"tasks {by_instruction[key].id} and {task.id} have the same instruction; the scripted "
-                             "endpoint could not tell them apart")
-        by_instruction[key] = task
+    by_instruction: dict[str, list[LoadedTask]] = {}
+    for task in tasks:  # the scripted policies find a task by its instruction (twins by the payload shown)
+        by_instruction.setdefault(normalise_instruction(task.spec.instruction), []).append(task)
+    for group in by_instruction.values():
+        problem = twin_group(group) if len(group) > 1 else None
+        if problem is not None:
+            raise ValueError(f"{problem}; the scripted endpoint could not tell them apart")
     app = FastAPI(title="ComputerOps scripted endpoint")
     listed = [default_policy] if default_policy else [p for p in POLICIES]
 

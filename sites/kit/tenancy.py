@@ -28,6 +28,7 @@ from sites.kit.broker import BrokerSession
 from sites.kit.injection import FaultSession
 from sites.kit.journal import seeding_session
 from sites.kit.operation import template_rng
+from sites.kit.plant import Plant, apply_plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.site import SiteDefinition
@@ -206,8 +207,9 @@ class TenantRegistry:
         os.replace(partial, final)
         return final
 
-    def create(self, site: str, seed: int) -> Tenant:
-        """A fresh tenant of (site, seed): a copy of the template with a new unguessable token."""
+    def create(self, site: str, seed: int, plant: Plant | None = None) -> Tenant:
+        """A fresh tenant of (site, seed): a copy of the template with a new unguessable token, with an attack's
+        payload planted when given (`sites.kit.plant`; PlantError, and no tenant, when it does not fit)."""
         template = self.template(site, seed)
         with self._lock:  # ids stay unique when tenants are created from several threads
             tenant_id = f"{next(self._numbers):05d}-{site}-{seed}"
@@ -224,6 +226,13 @@ class TenantRegistry:
             engine=_sqlite_engine(db_path),
             definition=self.site(site),
         )
+        if plant is not None:
+            try:
+                apply_plant(tenant.engine, tenant.definition, plant)
+            except Exception:
+                tenant.engine.dispose()
+                db_path.unlink(missing_ok=True)
+                raise
         with self._lock:
             self._tenants[tenant.token] = tenant
         return tenant

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 
+from computerops.core.numbers import whole_number
 from sites.kit.broker import BrokerRequest
 from sites.kit.governed import FormFields, GovernedRoute, Lookup
 from sites.kit.operation import OperationContext
-from sites.webmail.models import OWNER_EMAIL, OWNER_NAME, Message
+from sites.webmail.models import OWNER_EMAIL, OWNER_NAME, Contact, Message
 
 _ADDRESS = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[A-Za-z]{2,}$")
 
@@ -86,7 +87,27 @@ def send_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> Brok
                          object=int(draft) if draft is not None and draft.isdigit() else None)
 
 
-GOVERNED = tuple(GovernedRoute(method="POST", path=path, extract=send_request) for path in (
+CONTACT_FIELDS = ("email", "phone")
+"""The contact columns a `change` grant governs: where mail and calls to the contact go. A contact's name and company
+are the address book's housekeeping, left ungoverned, as adding a new contact is."""
+
+
+def contact_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest | None:
+    """A change of the contact's address or phone, when the form's value (stripped, as the handler saves it) differs
+    from the contact's now; None when neither changes, or the contact does not exist (the handler answers 404)."""
+    number = whole_number(match["contact"])
+    contact = None if number is None else lookup(Contact, id=number)
+    if contact is None:
+        return None
+    changed = [name for name in CONTACT_FIELDS if form.get(name, "").strip() != getattr(contact, name)]
+    if not changed:
+        return None
+    return BrokerRequest(capability="change", table="contact", object=contact.id, fields=changed)
+
+
+GOVERNED = (*(GovernedRoute(method="POST", path=path, extract=send_request) for path in (
     r"/webmail/compose", r"/webmail/messages/[^/]+/reply", r"/webmail/messages/[^/]+/forward",
-    r"/webmail/drafts/(?P<draft>[^/]+)"))
-"""Every way the site sends mail (a new message, a reply, a forward, a draft sent): governed by `send` grants."""
+    r"/webmail/drafts/(?P<draft>[^/]+)")),
+    GovernedRoute(method="POST", path=r"/webmail/contacts/(?P<contact>[^/]+)", extract=contact_request))
+"""Every way the site sends mail (a new message, a reply, a forward, a draft sent): governed by `send` grants; and
+every change of where a contact's mail and calls go: by `change` grants of `contact`."""
