@@ -106,9 +106,14 @@ def test_the_content_hash_changes_with_any_byte(tmp_path: Path) -> None:
 
 
 def test_every_task_of_the_catalog_has_its_own_instruction() -> None:
-    """Two tasks with one instruction would be indistinguishable to an agent (and to the scripted endpoint)."""
+    """Two tasks with one instruction would be indistinguishable to an agent (and to the scripted endpoint), unless
+    they are twins: attacked tasks that extend one plain task, told apart by the payload the pages show."""
     seen: dict[str, str] = {}
     for task in CATALOG.values():
+        if task.spec.extends is not None:
+            base = CATALOG[task.spec.extends]
+            assert task.spec.instruction == base.spec.instruction and task.spec.grants == base.spec.grants
+            continue
         key = normalise_instruction(task.spec.instruction)
         assert key not in seen, f"{task.id} has the instruction of {seen.get(key)}"
         seen[key] = task.id
