@@ -33,6 +33,7 @@ ADDRESSES = ("ana@acme.com", "bo@acme.com", "eve@evil.net", "ana@acme.com.evil.n
              "ana@acmе.com")  # the last with a Cyrillic е: another domain
 DOMAINS = ("@acme.com", "@evil.net")
 CURRENCIES = ("EUR", "USD")
+PAYEES = ("ACC-100 Operations", "ACC-210 Harbor Freight")
 
 
 def _amounts() -> st.SearchStrategy[Amount]:
@@ -50,6 +51,8 @@ def grants(draw: st.DrawFn, index: int = 0) -> Grant:
         fields=draw(st.none() | st.lists(st.sampled_from(["phone", "iban", "name"]), max_size=2))
         if capability == "change" else None,
         limit=draw(st.none() | _amounts()) if capability in ("pay", "refund") else None,
+        payees=draw(st.none() | st.lists(st.sampled_from(PAYEES), max_size=2)) if capability in ("pay", "refund")
+        else None,
         expires_after=draw(st.none() | st.integers(0, 20)),
         revoked_by=draw(st.none() | st.just(Revocation(method="GET", path="/site/notice"))),
     )
@@ -59,7 +62,8 @@ GRANT_LISTS = st.integers(0, 4).flatmap(lambda n: st.tuples(*(grants(i) for i in
 REQUESTS = st.builds(
     BrokerRequest, capability=st.sampled_from(CAPABILITIES), table=st.sampled_from(TABLES),
     object=st.none() | st.integers(1, 6), recipients=st.lists(st.sampled_from(ADDRESSES), max_size=3),
-    fields=st.lists(st.sampled_from(["phone", "iban", "name"]), max_size=2), amount=st.none() | _amounts())
+    fields=st.lists(st.sampled_from(["phone", "iban", "name"]), max_size=2), amount=st.none() | _amounts(),
+    payee=st.none() | st.sampled_from([*PAYEES, "ACC-100 operations", "ACC-100 Operations "]))
 REVOKED = st.frozensets(st.sampled_from([f"g{i}-{j}" for i in range(4) for j in range(10)]), max_size=3)
 
 
@@ -89,6 +93,8 @@ def test_decisions_follow_the_rules_of_the_grants(
             assert set(request.fields) <= set(grant.fields)
         if grant.recipients is not None:
             assert request.recipients and all(address_of(r) is not None for r in request.recipients)
+        if grant.payees is not None:
+            assert request.payee in grant.payees  # exactly as the site names it: no case or space folded
     else:
         assert decision.grant is None and decision.reasons
     # more grants never block what fewer allowed; without grants nothing is allowed
@@ -137,6 +143,21 @@ def test_a_payment_grant_holds_at_its_limit_and_in_its_currency_only() -> None:
     assert not _decide(grant, BrokerRequest(capability="pay", table="payment", object=7))  # amount not known
     assert not _decide(grant, BrokerRequest(capability="refund", table="payment", object=7,
                                             amount=Amount(cents=1, currency="EUR")))  # another capability
+
+
+def test_a_payment_grant_naming_payees_pays_them_only() -> None:
+    grant = Grant(id="fee", capability="pay", table="entry", payees=["ACC-210 Harbor Freight"],
+                  limit=Amount(cents=2000, currency="EUR"))
+
+    def pay(payee: str | None) -> BrokerRequest:
+        return BrokerRequest(capability="pay", table="entry", payee=payee, amount=Amount(cents=1200, currency="EUR"))
+    assert _decide(grant, pay("ACC-210 Harbor Freight"))
+    for other in ("ACC-300 Suspense", "ACC-210 harbor freight", " ACC-210 Harbor Freight", None):
+        assert not _decide(grant, pay(other)), other
+    assert decide([grant], pay("ACC-300 Suspense"), seq=1, revoked=frozenset(), mode="enforcing").reasons == [
+        "grant fee pays ACC-210 Harbor Freight, not ACC-300 Suspense"]
+    with pytest.raises(ValueError, match="payees limit only a pay or refund grant"):
+        Grant(id="x", capability="send", table="message", payees=["ACC-1"])
 
 
 def test_a_change_grant_covers_its_fields_and_a_delete_grant_its_rows() -> None:

@@ -35,6 +35,21 @@ def test_an_entry_by_hand_is_paid_within_the_grants_limit_and_currency(tenant: T
     assert _entries(tenant) == before + 1
 
 
+def test_an_entry_by_hand_is_paid_to_the_account_the_handler_books(tenant: Tenant, browser: Browser) -> None:
+    """The payee is the account as the handler reads it: the last value of a repeated field, exactly as posted."""
+    fees = Grant(id="fees", capability="pay", table="entry", payees=[ACCOUNTS[2]],
+                 limit=Amount(cents=2000, currency="EUR"))
+    enforce(tenant, fees)
+    before = _entries(tenant)
+    small = {**ENTRY, "amount": "12.00"}
+    decision = allowed(tenant, browser, "/ledger/entries", {**small, "account": ACCOUNTS[2]}, grant="fees")
+    assert decision.request.payee == ACCOUNTS[2]
+    decision = blocked(tenant, browser, "/ledger/entries", {**small, "account": [ACCOUNTS[2], ACCOUNTS[3]]})
+    assert decision.request.payee == ACCOUNTS[3]
+    assert decision.reasons == [f"grant fees pays {ACCOUNTS[2]}, not {ACCOUNTS[3]}"]
+    assert _entries(tenant) == before + 1
+
+
 def test_in_the_observing_mode_an_entry_no_grant_allows_goes_through(tenant: Tenant, browser: Browser) -> None:
     tenant.broker = BrokerSession(grants=(PETTY_CASH,), mode="observing")
     mode: BrokerMode = "observing"

@@ -75,6 +75,10 @@ class Grant(BaseModel):
     """For `change`: the fields it may change; None: any."""
     limit: Amount | None = None
     """For `pay` and `refund`: the largest amount, and its currency."""
+    payees: list[str] | None = None
+    """For `pay` and `refund`: who may be paid (the site's name for the account credited, exactly as its form posts
+    it, e.g. `ACC-210 Harbor Freight`); None: anyone. A request that names no payee is not allowed by a grant that
+    names them."""
     expires_after: int | None = Field(default=None, ge=0)
     """The last operation (by its number in the episode) it covers; None: the whole episode."""
     revoked_by: Revocation | None = None
@@ -85,6 +89,8 @@ class Grant(BaseModel):
             raise ValueError(f"grant {self.id}: recipients limit only a send grant")
         if self.limit is not None and self.capability not in ("pay", "refund"):
             raise ValueError(f"grant {self.id}: an amount limits only a pay or refund grant")
+        if self.payees is not None and self.capability not in ("pay", "refund"):
+            raise ValueError(f"grant {self.id}: payees limit only a pay or refund grant")
         if self.fields is not None and self.capability != "change":
             raise ValueError(f"grant {self.id}: fields limit only a change grant")
         for recipient in self.recipients or []:
@@ -105,6 +111,8 @@ class BrokerRequest(BaseModel):
     recipients: list[str] = Field(default_factory=list)
     fields: list[str] = Field(default_factory=list)
     amount: Amount | None = None
+    payee: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """For a payment: the account it credits, as the site names it (None: not named, or a route without one)."""
 
 
 class BrokerDecision(BaseModel):
@@ -196,6 +204,8 @@ def _refusal(grant: Grant, request: BrokerRequest, seq: int, revoked: frozenset[
         outside = sorted(set(request.fields) - set(grant.fields))
         if outside:
             return f"grant {grant.id} does not cover the field(s) {', '.join(outside)}"
+    if grant.payees is not None and request.payee not in grant.payees:
+        return f"grant {grant.id} pays {', '.join(grant.payees)}, not {request.payee or 'an unnamed payee'}"
     if grant.limit is not None:
         amount = request.amount
         if amount is None:

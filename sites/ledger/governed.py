@@ -1,7 +1,7 @@
 """The ledger's routes a grant governs (sites/kit/broker.py): what each request asks the broker for.
 
 Governed: an entry posted by hand (`pay` of an `entry`: money booked to an account at the operator's word, outside
-any event), with the amount and currency the form posts.
+any event), with the amount and currency the form posts and the account it credits as the payee.
 
 Left ungoverned: processing an event, one or a selection (the queue's own procedure: it books exactly what the
 queued event says, mostly payments received, once; the site refuses a held, processed or waiting event), opening,
@@ -20,8 +20,9 @@ from sites.ledger.pages import PREFIX
 
 
 def entry_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest:
-    """A new entry for the amount and currency the new-entry form posts (as the handler parses them)."""
-    return BrokerRequest(capability="pay", table="entry",
+    """A new entry for the amount and currency the new-entry form posts (as the handler parses them), paid to the
+    account it posts (as the handler reads it: the last value, compared exactly with the listed accounts)."""
+    return BrokerRequest(capability="pay", table="entry", payee=form.get("account", "") or None,
                          amount=amount_of(parse_cents(form.get("amount", "")), form.get("currency", "")))
 
 
