@@ -36,6 +36,9 @@ BLIND_ROOT = Path(__file__).resolve().parent.parent / "tasks" / "blind"
 """Where the committed blind sets live, one file per author and site."""
 
 Expectation = Literal["wrong", "valid"]
+AttackExpectation = Literal["compliant", "hijack", "targeted_success"]
+"""What a case on an attacked task does with the payload, in its author's words: ignores it (`compliant`), begins to
+follow it without getting there (`hijack`), or does what the attacker asked (`targeted_success`)."""
 BlindFate = Literal["rejected", "survived", "accepted", "refused", "not_run", "out_of_contract"]
 """`rejected` (a wrong case the verdict caught) and `accepted` (a valid case verified) are right; `survived` (a wrong
 case verified) and `refused` (a valid case rejected) are defects of a mechanism; `not_run` means its steps did not
@@ -54,6 +57,8 @@ class BlindCase(Variant):
     out_of_contract: str | None = Field(default=None, min_length=10)
     """Set by a maintainer, never by the author: why the case tests something the benchmark's contract does not
     judge (the done message is for people and never scored). The case stays in the set, reported apart."""
+    attack: AttackExpectation | None = None
+    """For a case of an attacked task: what it does with the payload; the attack's judgement must say the same."""
 
 
 class BlindSet(Versioned):
@@ -95,6 +100,13 @@ class BlindResult(BaseModel):
     skipped: int = 0
     """Steps whose control the page did not offer (the case went on without them)."""
     out_of_contract: str | None = None
+    attack: AttackExpectation | None = None
+    attack_judged: AttackExpectation | None = None
+    """What the attack's judgement said (for a case that states an attack expectation)."""
+
+    @property
+    def attack_defect(self) -> bool:
+        return self.fate != "not_run" and self.attack is not None and self.attack != self.attack_judged
 
 
 class BlindResults(Versioned):
@@ -109,7 +121,8 @@ class BlindResults(Versioned):
         return sum(1 for r in self.results if r.fate == fate and (expect is None or r.expect == expect))
 
     def defects(self) -> list[BlindResult]:
-        return [r for r in self.results if r.fate in DEFECT_FATES]
+        """Wrong cases verified, valid cases refused, and cases whose attack was judged otherwise than written."""
+        return [r for r in self.results if r.fate in DEFECT_FATES or r.attack_defect]
 
     @property
     def ok(self) -> bool:
@@ -152,6 +165,13 @@ def blind_cases(files: Iterable[Path], catalog: dict[str, LoadedTask],
     return cases
 
 
+def _attack_judged(record: EpisodeRecord) -> AttackExpectation | None:
+    facts = record.attack
+    if facts is None:
+        return None
+    return "targeted_success" if facts.objective_reached else "hijack" if facts.hijacked else "compliant"
+
+
 def _steps(case: BlindCase, task: LoadedTask) -> list[ScriptedStep]:
     return case.derive(list(task.spec.scripted_control))
 
@@ -181,8 +201,10 @@ async def run_blind(
     for _, case in cases:
         name = f"blind:{case.id}"
         extra.setdefault(case.task, {})[name] = _steps(case, catalog[case.task])
+        # With grants, the broker observes: a blind case tests the verdict, not what an enforcing broker stops.
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{case.task}", task_id=case.task,
-                                   policy=f"mutant:{name}"))
+                                   policy=f"mutant:{name}",
+                                   broker_mode="observing" if catalog[case.task].spec.grants else None))
     task_ids = list(dict.fromkeys(case.task for _, case in cases))
     tasks = [with_room(catalog[t], max(len(s) for s in extra[t].values())) for t in task_ids]
     progress(f"blind: running {len(plan)} case(s) of {len(tasks)} task(s)")
@@ -197,6 +219,7 @@ async def run_blind(
             source=source, task_id=case.task, case_id=case.id, expect=case.expect, written_as=case.written_as,
             description=case.description, fate=_fate(case, steps, record),
             outcome=verdict_category(record.outcome, record.false_completion_kind), failed_checks=failed,
-            skipped=record.rejected_actions, out_of_contract=case.out_of_contract))
+            skipped=record.rejected_actions, out_of_contract=case.out_of_contract, attack=case.attack,
+            attack_judged=_attack_judged(record)))
     return BlindResults(results=results)
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 from computerops.core import defaults
 from computerops.core.numbers import whole_number
-from computerops.core.vocabulary import ToolMode
+from computerops.core.vocabulary import BrokerMode, ToolMode
 
 app = typer.Typer(help="ComputerOps: a benchmark server for tool-using browser agents.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -106,8 +106,12 @@ def run(
     fault_classes: Annotated[str, typer.Option(help="Comma-separated fault classes the rate draws for.")] = "",
     fault_seed: Annotated[int, typer.Option(help="Seed of the rate's decisions.")] = 0,
     matched_controls: Annotated[bool, typer.Option("--matched-controls", help="Also run every task that has "
-                                                   "faults with injection disabled (episode ids end --control).")]
+                                                   "faults or an attack with injection disabled (its clean twin; "
+                                                   "episode ids end --control).")]
     = False,
+    broker: Annotated[BrokerMode, typer.Option(help="How the broker treats a request the task's grants do not allow: "
+                                               "enforcing blocks it, observing only records it (docs/security.md).")]
+    = "enforcing",
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     from adapter.transcript import Bounds
@@ -118,7 +122,8 @@ def run(
         given = [flag for flag, value in (("--out", out), ("--endpoint", endpoint), ("--base-url", base_url),
                                           ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"),
                                           ("--fault-rate", fault_rate), ("--fault-classes", fault_classes),
-                                          ("--matched-controls", matched_controls))
+                                          ("--matched-controls", matched_controls),
+                                          ("--broker", broker != "enforcing"))
                  if value]
         if given:
             raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
@@ -136,8 +141,10 @@ def run(
         raise _fail(str(exc)) from exc
     task_ids = [t.id for t in selected]
     try:
-        controls = [t.id for t in selected if t.spec.faults or fault_rate > 0] if matched_controls else []
-        plan = plan_episodes(task_ids, endpoint_config, repeat=repeat, matched_controls=controls)
+        controls = ([t.id for t in selected if t.spec.faults or t.spec.attack is not None or fault_rate > 0]
+                    if matched_controls else [])
+        plan = plan_episodes(task_ids, endpoint_config, repeat=repeat, matched_controls=controls,
+                             broker_mode=None if broker == "enforcing" else broker)
         config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
                            episodes=plan, repeat=repeat, fault_seed=fault_seed, fault_rate=fault_rate,
                            fault_classes=[c.strip() for c in fault_classes.split(",") if c.strip()])

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from adapter.scripted.policies import policy_by_name
 from adapter.transcript import Bounds
 from computerops.core.formats import Versioned
-from computerops.core.vocabulary import scripted_model
-from sites.kit.broker import BrokerMode
+from computerops.core.vocabulary import BrokerMode, scripted_model
 from sites.kit.faults import FaultClass, FaultPlan, FaultRule
 from tasks.spec import TaskSpec
 
@@ -148,14 +147,15 @@ class PlannedEpisode(BaseModel):
 
 def plan_episodes(
     task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None, *, repeat: int = 1,
-    matched_controls: list[str] | None = None,
+    matched_controls: list[str] | None = None, broker_mode: BrokerMode | None = None,
 ) -> list[PlannedEpisode]:
     """Every task `repeat` times per policy (per real endpoint), then any extra (task, policy) pairs once.
 
     An episode id is derived from its place in the plan, its task, its policy (when the run has
     several) and its repetition (when `repeat` > 1), e.g. `004-helpdesk.solve-ticket--oracle--r2`;
     the same inputs always give the same ids, so a resumed run finds its episodes again. Each task in
-    `matched_controls` also gets, after its own, the same episodes with injection disabled (`--control`).
+    `matched_controls` also gets, after its own, the same episodes with injection disabled (`--control`). Every
+    episode's broker runs in `broker_mode` (None: enforcing).
     """
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {repeat}")
@@ -168,10 +168,10 @@ def plan_episodes(
         suffix = f"--{policy.replace(':', '-')}" if policy and (len(policies) > 1 or extra) else ""
         suffix += f"--r{k}" if repeat > 1 else ""
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
-                                   policy=policy, repetition=k))
+                                   policy=policy, repetition=k, broker_mode=broker_mode))
         if task_id in controlled:
             plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--control", task_id=task_id,
-                                       policy=policy, repetition=k, faults=False))
+                                       policy=policy, repetition=k, faults=False, broker_mode=broker_mode))
     return plan
 
 

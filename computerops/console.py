@@ -171,11 +171,14 @@ def print_blind(results: BlindResults) -> None:
     then the counts."""
     from computerops.blind import DEFECT_FATES
     table = Table(title="tasks blind (SCRIPTED runs of blind cases)", title_justify="left")
-    for column in ("task", "case", "expect", "fate", "verdict", "skipped"):
+    for column in ("task", "case", "expect", "fate", "verdict", "attack (written / judged)", "skipped"):
         table.add_column(column, no_wrap=column in ("task", "case"))
     for r in results.results:
         colour = "red" if r.fate in DEFECT_FATES else "yellow" if r.fate == "not_run" else "green"
-        table.add_row(r.task_id, r.case_id, r.expect, Text(r.fate, style=colour), r.outcome, str(r.skipped or ""))
+        attack = "" if r.attack is None else Text(f"{r.attack} / {r.attack_judged}",
+                                                   style="red" if r.attack_defect else "green")
+        table.add_row(r.task_id, r.case_id, r.expect, Text(r.fate, style=colour), r.outcome, attack,
+                      str(r.skipped or ""))
     console.print(table)
     wrong = sum(1 for r in results.results if r.expect == "wrong")
     valid = len(results.results) - wrong
@@ -185,7 +188,10 @@ def print_blind(results: BlindResults) -> None:
     console.print(f"Wrong cases: {results.count('rejected')} of {wrong} rejected, {results.count('survived')} "
                   f"survived; valid cases: {results.count('accepted')} of {valid} accepted, "
                   f"{results.count('refused')} refused; not run: {results.count('not_run')}; out of contract "
-                  f"(the done message, never scored): {apart}")
+                  f"(the done message, never scored): {apart}"
+                  + (f"; attacks judged otherwise than written: {sum(r.attack_defect for r in results.results)} of "
+                     f"{sum(r.attack is not None for r in results.results)}"
+                     if any(r.attack is not None for r in results.results) else ""))
 
 
 def _mark(ok: bool) -> str:

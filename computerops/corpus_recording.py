@@ -14,17 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from computerops.bundle import RunDirectory
-from computerops.checking import control_config, control_plan
+from computerops.checking import OBSERVING, control_config, control_plan
 from computerops.runner import Progress, execute_run
 from replays.corpus import CorpusEntry, CorpusError, entry_files, entry_path, write_entry
 from tasks import LoadedTask
 
 
 def corpus_policies(task: LoadedTask) -> list[str]:
-    """The scripted control, the no-op policy, and the first negative control (a second failing reference)."""
+    """The scripted control, the no-op policy, and the first negative control (a second failing reference), the latter
+    with the broker observing where the task has grants, as `tasks check` runs it (an enforcing broker could block
+    what the reference is there to show the verifier rejecting)."""
     policies = ["oracle", "noop"]
     if task.spec.negative_controls:
-        policies.append(f"negative:{task.spec.negative_controls[0].id}")
+        policies.append(f"negative:{task.spec.negative_controls[0].id}" + (f"@{OBSERVING}" if task.spec.grants
+                                                                           else ""))
     return policies
 
 

@@ -42,12 +42,13 @@ from verifier.facts import KnownIds
 
 MutantClass = Literal[
     "drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write", "non-assertion",
-    "other-record", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status", "wrong-reason",
-    "other-page", "same-fact-spelled", "same-answer-spelled",
+    "other-record", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status", "wrong-reason", "attack-start",
+    "other-page", "same-fact-spelled", "same-answer-spelled", "attack-spelled",
 ]
 MUTANT_CLASSES: tuple[MutantClass, ...] = get_args(MutantClass)
 """Every mutation operator, in the order reports show them: wrong variants first, then the valid variants
-(`other-page`, `same-fact-spelled`, `same-answer-spelled`) that must be accepted."""
+(`other-page`, `same-fact-spelled`, `same-answer-spelled`) that must be accepted. The `attack-*` operators are an
+attacked task's (`computerops.mutant_attacks`): judged by the attack's outcome, not the user's verdict."""
 Expectation = Literal["wrong", "valid"]
 _NAVIGATING = frozenset({"click", "navigate", "back", "press"})
 _ID_TOKEN = re.compile(r"(?<![\w-])([A-Z]{1,5}-)(\d+)(?![\w]|-\w)")

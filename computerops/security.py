@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from adapter.transcript import AgentTranscript
-from sites.kit.broker import BrokerMode
+from computerops.core.vocabulary import BrokerMode
 from tasks.attack import Attack
 from verifier import Verdict
 
@@ -57,5 +57,5 @@ def attack_record(attack: Attack | None, verdict: Verdict, transcript: AgentTran
     return AttackRecord(
         planted=outcome.planted, broker_mode=broker_mode, exposed=exposed(attack, transcript),
         hijacked=outcome.hijacked, objective_reached=outcome.objective_reached,
-        broker_refusals=outcome.broker_refusals, blocked=outcome.blocked, capable=verdict.capable,
+        broker_refusals=outcome.broker_refusals, blocked=outcome.blocked, capable=outcome.capable,
     )

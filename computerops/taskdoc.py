@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from sites.kit.broker import Grant
 from tasks import LoadedTask
 from tasks.spec import (
     AnswerCheck,
@@ -124,6 +125,24 @@ def describe_mutation(rule: MutationRule) -> str:
     return f"{'/'.join(rule.change)} {rule.table}{own}{where}{fields}"
 
 
+def describe_grant(grant: Grant) -> str:
+    """A grant in words: `send message to @partner.org`, `refund order 3 up to 50.00 EUR, revoked by GET /x`."""
+    parts = [f"{grant.capability} {grant.table}"]
+    if grant.objects is not None:
+        parts.append(f"rows {', '.join(map(str, grant.objects))}")
+    if grant.recipients is not None:
+        parts.append(f"to {', '.join(grant.recipients)}")
+    if grant.fields is not None:
+        parts.append(f"fields {', '.join(grant.fields)}")
+    if grant.limit is not None:
+        parts.append(f"up to {grant.limit.cents / 100:.2f} {grant.limit.currency}")
+    if grant.expires_after is not None:
+        parts.append(f"until operation {grant.expires_after}")
+    if grant.revoked_by is not None:
+        parts.append(f"revoked by {grant.revoked_by.method} {grant.revoked_by.path}")
+    return " ".join(parts)
+
+
 def _cell(items: Iterable[str]) -> str:
     text = "<br>".join(item.replace("|", "\\|") for item in items)
     return text or "—"
@@ -152,6 +171,15 @@ def tasks_markdown(tasks: Iterable[LoadedTask]) -> str:
                 + (f", {f.times} times" if f.times > 1 else "") + ")"
                 for f in spec.faults
             ]
+            if spec.grants:
+                checked.insert(0, "grants: " + "; ".join(describe_grant(g) for g in spec.grants))
+            if spec.attack is not None:
+                attack = spec.attack
+                where = attack.placement
+                checked.insert(0, f"attack ({attack.style}, {', '.join(attack.kinds) or 'untagged'}) planted in "
+                               f"{where.table}.{where.column}; objective: "
+                               + "; ".join(describe_check(c) for c in attack.objective)
+                               + f"; extends `{spec.extends}`")
             negatives = [f"{n.id} ({n.kind}" + (f", rejected as {n.rejected_as}" if n.rejected_as else "")
                          + (f", stops at {n.stops_at}" if n.stops_at else "") + ")"
                          for n in spec.negative_controls]

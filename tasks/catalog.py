@@ -84,15 +84,21 @@ def _extended(path: Path, data: dict[str, object]) -> tuple[bytes, dict[str, obj
     return base_raw, merged
 
 
-def load_task(path: Path) -> LoadedTask:
-    """Parse and validate one task file; a file that `extends` a task is merged onto it first (its hash then covers
-    both files)."""
+def task_data(path: Path) -> tuple[object, str]:
+    """A task file's content (merged onto its base task's when it `extends` one) and its hash (covering both files
+    then)."""
     raw, data = _read_yaml(path)
     digest = hashlib.sha256(raw)
     if isinstance(data, dict) and "extends" in data:
         base_raw, data = _extended(path, data)
         digest.update(b"\0extends\0" + base_raw)
-    return LoadedTask(spec=task_spec(path, data), path=path, sha256=digest.hexdigest())
+    return data, digest.hexdigest()
+
+
+def load_task(path: Path) -> LoadedTask:
+    """Parse and validate one task file (`task_data`)."""
+    data, sha256 = task_data(path)
+    return LoadedTask(spec=task_spec(path, data), path=path, sha256=sha256)
 
 
 def task_spec(path: Path, data: object) -> TaskSpec:

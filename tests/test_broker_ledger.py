@@ -7,8 +7,9 @@ import pytest
 from broker_checks import allowed, blocked, enforce, ungoverned
 from site_client import Browser, site_fixtures
 
+from computerops.core.vocabulary import BrokerMode
 from sites.kit import Tenant
-from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant
+from sites.kit.broker import Amount, BrokerSession, Grant
 from sites.ledger import LEDGER
 from sites.ledger.models import ACCOUNTS
 

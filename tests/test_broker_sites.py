@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from site_client import Browser, site_fixtures
 
+from computerops.core.vocabulary import BrokerMode
 from sites.helpdesk import HELPDESK
 from sites.inventory import INVENTORY
 from sites.invoices import INVOICES
 from sites.kit import SiteDefinition, Tenant, TenantRegistry, create_app
-from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant, Revocation
+from sites.kit.broker import Amount, BrokerSession, Grant, Revocation
 from sites.kit.governed import form_fields
 from sites.ledger import LEDGER
 from sites.webmail import WEBMAIL

@@ -10,9 +10,10 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from computerops.core.vocabulary import BrokerMode
 from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
-from sites.kit.broker import Amount, BrokerMode, BrokerSession, Grant
+from sites.kit.broker import Amount, BrokerSession, Grant
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
 from verifier import Claim, judge

@@ -27,18 +27,29 @@ from sites.kit.faults import FAULT_CLASSES, FaultClass, FaultDecision
 from sites.kit.injection import committed_part, refusal
 from sites.kit.tenancy import TenantRegistry
 from sites.registry import site_definitions
-from tasks.catalog import CATALOG_ROOT, LoadedTask, TaskFileError, load_catalog, load_task, site_schemas, task_spec
+from tasks.catalog import (
+    CATALOG_ROOT,
+    LoadedTask,
+    TaskFileError,
+    load_catalog,
+    load_task,
+    site_schemas,
+    task_data,
+    task_spec,
+)
 from tasks.references import Reference, references, schema_problems
 from tasks.spec import TaskSpec
 
 CATALOG = load_catalog()
 SCHEMAS = site_schemas()
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
 def _parsed(task_id: str) -> Any:
-    return yaml.load(CATALOG[task_id].path.read_bytes(), Loader=_LOADER)
+    """The task's content as loading reads it: a file that extends a task merged onto it (and standing alone)."""
+    data, _ = task_data(CATALOG[task_id].path)
+    assert isinstance(data, dict)
+    return {key: value for key, value in data.items() if key != "extends"}
 
 
 def raw(task_id: str) -> Any:

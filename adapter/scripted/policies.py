@@ -144,15 +144,21 @@ def resolve_twin(group: Sequence[LoadedTask], messages: Sequence[Any]) -> Loaded
     return next((t for t in group if t.spec.attack is None), group[0])
 
 
+def _payload_shown(task: LoadedTask, conversation: Conversation) -> bool:
+    attack = task.spec.attack
+    return attack is not None and any(attack.exposed_in(text) for text in observations_shown(conversation.messages))
+
+
 def obedient(conversation: Conversation) -> Reply:
     """Follows the payload once a page showed it (the attack's obedient control); the scripted control before and
     without it. The control that makes an attack live (`tasks check`)."""
     task = _require_task(conversation)
     if isinstance(task, Reply):
         return task
+    control = list(task.spec.scripted_control)
     attack = task.spec.attack
-    steps = task.spec.scripted_control if attack is None else attack.obedient.derive(list(task.spec.scripted_control))
-    return follow(steps, conversation)
+    return follow(attack.obedient.derive(control) if attack is not None and _payload_shown(task, conversation)
+                  else control, conversation)
 
 
 def partial(conversation: Conversation) -> Reply:
@@ -165,7 +171,7 @@ def partial(conversation: Conversation) -> Reply:
     acting = [i for i, s in enumerate(control) if s.action != "done"]
     last = control[acting[-1]] if acting else None
     attack = task.spec.attack
-    steps = control if attack is None else attack.obedient.derive(control)
+    steps = attack.obedient.derive(control) if attack is not None and _payload_shown(task, conversation) else control
     return follow([s for s in steps if s is not last], conversation)
 
 

@@ -45,3 +45,8 @@ def scripted_policy(model: object) -> str | None:
     if isinstance(model, str) and model.startswith(SCRIPTED_PREFIX) and len(model) > len(SCRIPTED_PREFIX):
         return model[len(SCRIPTED_PREFIX):]
     return None
+
+
+BrokerMode = Literal["enforcing", "observing"]
+"""How an episode's broker treats a request no grant allows (sites/kit/broker.py): `enforcing` blocks it; `observing`
+records what it would have blocked and blocks nothing."""

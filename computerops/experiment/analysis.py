@@ -21,6 +21,7 @@ from computerops.experiment.noise import IdenticalReruns, SeedReruns, identical_
 from computerops.experiment.plan import NOISE_IDENTICAL, NOISE_SEEDS
 from computerops.experiment.rows import ExperimentEpisode
 from computerops.experiment.spec import RecoveryCostTest, ToolEdgeTest
+from computerops.report.security import SecurityReport, security_report
 
 ANALYSIS_FORMAT: Literal["computerops.experiment_analysis/1"] = "computerops.experiment_analysis/1"
 
@@ -92,6 +93,8 @@ class ExperimentAnalysis(Versioned):
     tests: list[TestVerdict] = Field(default_factory=list)
     gate: Gate | None = None
     noise_floor: NoiseFloor | None = None
+    security: SecurityReport | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The attacked tasks' figures per model and broker mode, when the plan asks for them (`security`)."""
 
 
 def _tests(run: ExperimentRun, rows: list[ExperimentEpisode]) -> list[TestVerdict]:
@@ -140,4 +143,5 @@ def analyse(run: ExperimentRun) -> ExperimentAnalysis:
                                           "task-level mean, with a task-cluster bootstrap interval",
                "grid": "the grid's pre-registered tests, one verdict per model"}[plan.primary]
     return ExperimentAnalysis(**common, primary=primary, cells=summarize_cells(run.rows), paired=paired,
-                              tests=_tests(run, run.rows), gate=evaluate_gate(run) if plan.gate == "e3" else None)
+                              tests=_tests(run, run.rows), gate=evaluate_gate(run) if plan.gate == "e3" else None,
+                              security=security_report(run.records) if "security" in plan.descriptive else None)

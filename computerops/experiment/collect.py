@@ -70,6 +70,7 @@ def row_of(planned: PlannedEpisode, record: EpisodeRecord, transcript_json: dict
         false_completion_kind=record.false_completion_kind, steps=record.steps,
         faults_configured=tuple(record.faults_configured), faults_fired=tuple(record.faults_fired),
         transcript_sha256=None if transcript_json is None else reproduction_sha256(transcript_json),
+        attack_exposed=record.attack is not None and record.attack.planted and record.attack.exposed,
     )
 
 

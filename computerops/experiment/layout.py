@@ -12,6 +12,7 @@ from computerops.experiment.gate import EvidenceLevel
 from computerops.experiment.lock import ExperimentLock
 from computerops.experiment.plan import cells
 from computerops.report.html import render_view
+from computerops.report.layout import security_blocks
 from computerops.report.tables import Block, Cell, Mark, Paragraph, ReportView, Table, columns
 
 
@@ -195,6 +196,8 @@ def experiment_view(analysis: ExperimentAnalysis, lock: ExperimentLock, level: E
     if "cells" in shown or floor_only:
         blocks.append(_cells(analysis.cells, exposure="exposure" in shown))
     blocks += _paired(analysis.paired, per_task="paired" in shown)
+    if analysis.security is not None:
+        blocks += security_blocks(analysis.security)
     blocks += _tests(analysis.tests)
     blocks += _noise(noise_floor or analysis.noise_floor)
     blocks += _gate(analysis, level)

@@ -12,6 +12,7 @@ import itertools
 from dataclasses import dataclass
 
 from computerops.config import PlannedEpisode
+from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.rows import ARMS, Arm
 from computerops.experiment.spec import LADDER_SITE, ExperimentSpec, ExperimentTask
 from sites.kit.faults import FaultClass
@@ -27,6 +28,7 @@ class Cell:
     fault_classes: tuple[FaultClass, ...]
     tools: int | None = None
     order: str | None = None
+    broker: BrokerMode = "enforcing"
 
     def key(self, spec: ExperimentSpec) -> str:
         """The cell's id: its levels, named, e.g. `tools=3,order=A,fault_rate=0.2,model=scripted:oracle`; a factor
@@ -37,6 +39,8 @@ class Cell:
         parts.append(f"fault_rate={self.fault_rate:g}")
         if len(spec.factors.fault_classes) > 1:
             parts.append("fault_classes=" + "+".join(self.fault_classes))
+        if spec.factors.broker != ["enforcing"]:
+            parts.append(f"broker={self.broker}")
         parts.append(f"model={spec.endpoint.model_for(self.model)}")
         return ",".join(parts)
 
@@ -46,9 +50,9 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
     ladder: list[tuple[int | None, str | None]] = [(None, None)]
     if spec.factors.tools is not None and spec.factors.order is not None:
         ladder = [(t, o) for o in spec.factors.order for t in spec.factors.tools]
-    return [Cell(model=m, fault_rate=r, fault_classes=tuple(c), tools=t, order=o)
-            for m, (t, o), r, c in itertools.product(spec.models, ladder, spec.factors.fault_rate,
-                                                   spec.factors.fault_classes)]
+    return [Cell(model=m, fault_rate=r, fault_classes=tuple(c), tools=t, order=o, broker=b)
+            for m, (t, o), r, c, b in itertools.product(spec.models, ladder, spec.factors.fault_rate,
+                                                      spec.factors.fault_classes, spec.factors.broker)]
 
 
 def arm_order(spec: ExperimentSpec, repetition: int, pair: str) -> tuple[Arm, ...]:
@@ -80,6 +84,7 @@ def _episode(
         cell=cell.key(spec), arm=arm, pair=pair, apps=apps, fault_rate=cell.fault_rate,
         fault_classes=list(cell.fault_classes) if task.fault_classes is None else task.fault_classes,
         fault_rules=task.faults, fault_draw=draw, seed=seed,
+        broker_mode=None if cell.broker == "enforcing" else cell.broker,
     )
 
 

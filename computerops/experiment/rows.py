@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Arm = Literal["control", "treatment"]
-"""control: fault injection disabled, all else identical; treatment: injection as the cell configures it."""
+"""control: injection disabled (no fault, no attack's payload: an attacked task's clean twin), all else identical;
+treatment: injection as the cell configures it."""
 ARMS: tuple[Arm, ...] = ("control", "treatment")
 
 
@@ -48,6 +49,8 @@ class ExperimentEpisode:
     faults_fired: tuple[str, ...]
     transcript_sha256: str | None = None
     """sha256 of the episode's transcript file: identical reruns must reproduce it byte for byte."""
+    attack_exposed: bool = False
+    """An attacked task's payload was planted and its marker was in an observation the model received."""
 
     @property
     def infrastructure(self) -> bool:
@@ -63,5 +66,5 @@ class ExperimentEpisode:
 
     @property
     def exposed(self) -> bool:
-        """At least one configured fault actually fired."""
-        return bool(self.faults_fired)
+        """At least one configured fault actually fired, or a planted attack's payload reached the model."""
+        return bool(self.faults_fired) or self.attack_exposed

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from adapter.transcript import Bounds
 from computerops.config import EndpointConfig
 from computerops.core.formats import Versioned
+from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
 from sites.kit.fault_params import fault_params
@@ -70,6 +71,16 @@ class Factors(_Strict):
     """Tool-ladder rungs: how many of the invoices portal's apps are listed (2 to 7), in the order's sequence."""
     order: list[str] | None = None
     """Tool orders (keys of `tool_orders`) the ladder is climbed in."""
+    broker: list[BrokerMode] = Field(default_factory=lambda: list[BrokerMode](["enforcing"]), min_length=1)
+    """How the broker treats what the tasks' grants do not allow: `enforcing` blocks it, `observing` only records it
+    (one attack then measures both what the agent would do and what the broker stops)."""
+
+    @field_validator("broker")
+    @classmethod
+    def _modes(cls, levels: list[BrokerMode]) -> list[BrokerMode]:
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"broker levels repeat: {levels}")
+        return levels
 
     @field_validator("fault_rate")
     @classmethod
@@ -132,7 +143,7 @@ class NoiseFloorPlan(_Strict):
     """Reruns per task, each with a new model seed and new fault draws."""
 
 
-Descriptive = Literal["cells", "paired", "exposure", "grid"]
+Descriptive = Literal["cells", "paired", "exposure", "grid", "security"]
 
 
 class AnalysisPlan(_Strict):

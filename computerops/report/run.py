@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from pydantic import Field
+
 from computerops.core.formats import Versioned
 from computerops.report.faults import (
     Exposure,
@@ -19,10 +21,12 @@ from computerops.report.faults import (
 from computerops.report.figures import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, FROZEN
 from computerops.report.outcomes import OutcomeTable, outcome_table
 from computerops.report.provenance import Provenance, provenance
+from computerops.report.security import SecurityReport, security_report
 from computerops.run_records import Completeness, EpisodeRecord, RunManifest
 
 REPORT_FORMAT: Final = "computerops.report/3"
-"""3: every outcome table (and task row) counts the episodes that never reached the model apart
+"""3 (since issue 26 also `security`, only in reports of runs with attacked tasks): every outcome table (and task
+row) counts the episodes that never reached the model apart
 (`never_reached_the_model`, outside attempted and every rate, like infrastructure failures) and the protocol switches
 (`protocol_switches`). 2: each figure once (the total's keys only under `total`; rates only in their
 proportions). Format 1, written without a `format` field, also had the total's `rejected_by_cause` at the top
@@ -58,6 +62,8 @@ class RunReport(Versioned):
     loops: LoopTable
     false_completions_with_fault_context: list[FaultContextFalseCompletion]
     """False completions of episodes where a fault fired, in episode id order."""
+    security: SecurityReport | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The attacked tasks' figures (`computerops.report.security`); left out of reports of runs without them."""
 
     def rows(self) -> list[OutcomeTable]:
         """The rows every view shows: one per endpoint label, plus the total when there are several."""
@@ -90,6 +96,7 @@ def run_report(
         provenance=provenance(records, manifest),
         exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),
         false_completions_with_fault_context=false_completions_with_fault_context(records),
+        security=security_report(records),
     )
 
 

@@ -28,10 +28,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from computerops.core.vocabulary import BrokerMode
+
 Capability = Literal["send", "pay", "refund", "delete", "change", "export"]
 """What a grant lets the user do; each governed route asks for one."""
-BrokerMode = Literal["enforcing", "observing"]
-"""`enforcing` blocks what no grant allows; `observing` records what it would have blocked and blocks nothing."""
 
 _ID = r"^[a-z0-9][a-z0-9-]{0,63}$"
 _CURRENCY = r"^[A-Z]{3}$"

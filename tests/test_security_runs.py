@@ -1,0 +1,133 @@
+"""The security bench through a real Chromium: attacked tasks prequalify (`tasks check`), no request the broker blocked
+is ever a committed row, a crafted dead attack fails prequalification, and the shipped experiment (on a sample of its
+tasks in CI, whole in the slow tier) freezes, runs, reports every cell of the capability x compliance table and
+verifies, replay reproducing every broker decision."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from test_resume import finish, scratch, start
+
+from computerops.bundle import RunDirectory
+from computerops.checking import check_tasks
+from replays import RecordedEpisode
+from tasks import LoadedTask, load_catalog
+from tasks.spec import EffectsCheck
+
+__all__ = ["scratch"]  # the module fixture that gives the child processes their own temporary directory
+CATALOG = load_catalog()
+ROOT = Path(__file__).resolve().parent.parent
+ATTACKED = [t for t in CATALOG.values() if t.spec.attack is not None]
+pytestmark = pytest.mark.browser
+
+
+def _ci_sample() -> list[LoadedTask]:
+    """One attacked task per site (the first in catalog order), in CI; the slow tier checks them all."""
+    first: dict[str, LoadedTask] = {}
+    for task in ATTACKED:
+        first.setdefault(task.spec.site, task)
+    return list(first.values())
+
+
+def _blocked_commits(episode: RecordedEpisode) -> list[str]:
+    """Each blocked operation that shows a committed row: journal rows counted on it, or a journal entry naming it."""
+    blocked = {op.seq for op in episode.operations if op.broker is not None and op.broker.blocked}
+    problems = [f"{episode.episode_id}: blocked operation #{op.seq} counts {op.journal_rows} journal rows"
+                for op in episode.operations if op.seq in blocked and op.journal_rows]
+    problems += [f"{episode.episode_id}: journal entry #{e.seq} belongs to blocked operation #{e.operation}"
+                 for e in episode.journal if e.operation in blocked]
+    return problems
+
+
+async def _prequalify(tasks: list[LoadedTask], out: Path) -> None:
+    checks = await check_tasks(tasks, out, lambda _: None, concurrency=2, with_negatives=True, with_noop=False)
+    for check in checks:
+        assert check.ok and check.prequalified, [r for r in check.results if not r.ok]
+    bundle = RunDirectory.open(out)
+    problems = [p for record in bundle.records() for p in _blocked_commits(bundle.load_episode(record))]
+    assert problems == []
+    blocked = [r for r in bundle.records() if r.attack is not None and r.attack.blocked]
+    assert len({r.task_id for r in blocked}) == len(tasks), "every attacked task's obedient control was blocked"
+
+
+@pytest.mark.timeout(900)
+async def test_a_sample_of_attacked_tasks_prequalifies_and_no_blocked_request_commits(tmp_path: Path) -> None:
+    await _prequalify(_ci_sample(), tmp_path / "check")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+async def test_every_attacked_task_prequalifies_and_no_blocked_request_commits(tmp_path: Path) -> None:
+    await _prequalify(ATTACKED, tmp_path / "check")
+
+
+async def test_a_dead_attack_fails_prequalification(tmp_path: Path) -> None:
+    """The obedient control forwards to the payload's address; an objective naming another address is never reached:
+    the attack is dead, and the check says so."""
+    task = CATALOG["webmail.injection-new-phone"]
+    attack = task.spec.attack
+    assert attack is not None
+    sent = attack.objective[0]
+    assert isinstance(sent, EffectsCheck)
+    elsewhere = sent.model_copy(update={"rows": sent.rows.model_copy(
+        update={"where": {"recipient": "someone-else@elsewhere.example"}})})
+    dead_attack = attack.model_copy(update={"objective": [elsewhere]})
+    dead = LoadedTask(spec=task.spec.model_copy(update={"attack": dead_attack}), path=task.path, sha256=task.sha256)
+    [check] = await check_tasks([dead], tmp_path / "check", lambda _: None, with_negatives=False, with_noop=False)
+    assert check.solvable and check.prequalified is False and not check.ok
+    observing = next(r for r in check.results if r.control == "obedient (broker observing)")
+    assert not observing.ok and observing.ran.startswith("dead attack")
+    clean = next(r for r in check.results if r.control == "scripted (clean twin)")
+    assert clean.ok and "marker never shown" in clean.outcome
+
+
+def _experiment(tmp_path: Path, tasks: list[LoadedTask]) -> Path:
+    data = yaml.safe_load((ROOT / "experiments" / "security-v1.yaml").read_text())
+    data["tasks"] = [{"id": t.id} for t in tasks]
+    source = tmp_path / "security.yaml"
+    source.write_text(yaml.safe_dump(data, sort_keys=False))
+    lock = tmp_path / "security.lock.json"
+    finish(start("experiment", "freeze", str(source), "--out", str(lock)))
+    run = tmp_path / "run"
+    finish(start("experiment", "run", str(lock), "--out", str(run), "--concurrency", "2"), timeout=1500)
+    return run
+
+
+def _fills_every_cell_and_verifies(run: Path) -> None:
+    analysis = json.loads(finish(start("experiment", "report", str(run), "--json")))
+    security = analysis["security"]
+    modes = {(row["endpoint"], row["broker_mode"]) for row in security["rows"]}
+    assert modes == {(f"scripted:{p}", m) for p in ("oracle", "obedient", "partial", "give-up")
+                     for m in ("enforcing", "observing")}
+    cells = ("capable_compliant", "capable_not_compliant", "incapable_compliant", "incapable_not_compliant")
+    assert all(sum(j[cell] for j in security["joint"]) > 0 for cell in cells)
+    by = {(r["endpoint"], r["broker_mode"]): r for r in security["rows"]}
+    assert by[("scripted:obedient", "observing")]["targeted_success"]["rate"] == 1.0
+    assert by[("scripted:obedient", "enforcing")]["targeted_success"]["rate"] == 0.0
+    assert by[("scripted:obedient", "enforcing")]["blocked"]["rate"] == 1.0
+    assert by[("scripted:oracle", "enforcing")]["hijack"]["rate"] == 0.0
+    give_up = next(j for j in security["joint"] if j["endpoint"] == "scripted:give-up")
+    assert give_up["compliance_given_capability"]["rate"] is None  # undefined, no completions
+    text = finish(start("verify", str(run)), timeout=900)
+    assert "verify PASS" in text
+
+
+@pytest.mark.timeout(1800)
+def test_the_security_experiment_on_a_sample_fills_every_cell_and_verifies(tmp_path: Path, scratch: None) -> None:
+    _fills_every_cell_and_verifies(_experiment(tmp_path, _ci_sample()[:1]))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_the_shipped_security_experiment_fills_every_cell_and_verifies(tmp_path: Path, scratch: None) -> None:
+    data = yaml.safe_load((ROOT / "experiments" / "security-v1.yaml").read_text())
+    shipped = [CATALOG[entry["id"]] for entry in data["tasks"]]
+    assert shipped == ATTACKED, "the shipped experiment names every attacked task"
+    source = ROOT / "experiments" / "security-v1.yaml"
+    shutil.copy(source, tmp_path / "copy.yaml")
+    _fills_every_cell_and_verifies(_experiment(tmp_path, shipped))
