@@ -64,8 +64,9 @@ def misspelt(name: str, taken: set[str]) -> str:
 
 
 def is_key(reference: Reference) -> bool:
-    """Whether the reference is a mapping key (a `where`, `expect` or `text` column), whose place names it."""
-    return reference.column is not None and reference.location.split(".")[-2] in ("where", "expect", "text")
+    """Whether the reference is a mapping key (a `where`, `expect` or `text` column, or a column of a placement's new
+    `row`), whose place names it."""
+    return reference.column is not None and reference.location.split(".")[-2] in ("where", "expect", "text", "row")
 
 
 def place_of(reference: Reference, new: str) -> str:
