@@ -43,12 +43,14 @@ _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 EXTENDING_KEYS = frozenset({"id", "version", "title", "difficulty", "extends", "attack", "expected_state",
                             "negative_controls", "equivalent_mutants", "wrong_variants"})
-"""What a file that `extends` a task may give: its own identity, the attack, checks added to the base's
-(`expected_state`, appended) and its own controls and audit notes. The rest (instruction, site, seed, start page,
-grants, scripted control, allowed mutations, procedure) is the base task's, so an attacked task and its clean twin
-cannot differ in what the user asked and may do."""
-_NOT_INHERITED = ("negative_controls", "equivalent_solutions", "equivalent_mutants", "wrong_variants")
-"""The base task's own controls and audit notes, proven on the base task; the extending file declares its own."""
+"""What a file that `extends` a task may give: its own identity, the attack, checks and audit notes added to the
+base's (`expected_state`, `equivalent_mutants`, `wrong_variants`, appended) and its own negative controls. The rest
+(instruction, site, seed, start page, grants, scripted control, allowed mutations, procedure) is the base task's,
+so an attacked task and its clean twin cannot differ in what the user asked and may do."""
+_NOT_INHERITED = ("negative_controls", "equivalent_solutions")
+"""The base task's own controls, proven on the base task; the extending file declares its own."""
+_APPENDED = ("expected_state", "equivalent_mutants", "wrong_variants")
+"""Lists the extending file adds to the base's: checks, and the audit's notes on the same solution's mutants."""
 
 
 def _read_yaml(path: Path) -> tuple[bytes, object]:
@@ -76,11 +78,12 @@ def _extended(path: Path, data: dict[str, object]) -> tuple[bytes, dict[str, obj
     if not isinstance(base, dict) or base.get("id") != base_id or "extends" in base:
         raise TaskFileError(f"{path}: extends: {base_path.name} is not the plain task {base_id}")
     merged = {key: value for key, value in base.items() if key not in _NOT_INHERITED}
-    merged.update({key: value for key, value in data.items() if key != "expected_state"})
-    own_checks = data.get("expected_state") or []
-    if not isinstance(own_checks, list):
-        raise TaskFileError(f"{path}: expected_state: a list of checks (added to {base_id}'s)")
-    merged["expected_state"] = [*(base.get("expected_state") or []), *own_checks]
+    merged.update({key: value for key, value in data.items() if key not in _APPENDED})
+    for key in _APPENDED:
+        own = data.get(key) or []
+        if not isinstance(own, list):
+            raise TaskFileError(f"{path}: {key}: a list (added to {base_id}'s)")
+        merged[key] = [*(base.get(key) or []), *own]
     return base_raw, merged
 
 
