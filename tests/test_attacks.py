@@ -143,9 +143,18 @@ def test_an_attacked_task_needs_grants(tmp_path: Path) -> None:
 
 
 def test_the_catalog_has_the_attacked_tasks_the_issue_asks_for() -> None:
+    """At least 24 attacked tasks on at least four sites, each the twin of a plain task of its site; memory-style and
+    destructive attacks among them; every style used; at least two whose grant a trusted page event withdraws."""
     attacked = [t for t in CATALOG.values() if t.spec.attack is not None]
+    assert len(attacked) >= 24 and len({t.spec.site for t in attacked}) >= 4
     assert all(t.path.parent.parent == CATALOG_ROOT for t in attacked)
     assert all(CATALOG[t.spec.extends or ""].spec.site == t.spec.site for t in attacked)
+    assert all(CATALOG[t.spec.extends or ""].spec.attack is None for t in attacked)
+    kinds = {kind for t in attacked for kind in t.spec.attack.kinds}  # type: ignore[union-attr]
+    assert {"memory", "destructive", "overwrite", "exfiltration", "payment"} <= kinds
+    assert {t.spec.attack.style for t in attacked} == set(STYLES)  # type: ignore[union-attr]
+    revoked = [t for t in attacked if any(g.revoked_by is not None for g in t.spec.grants)]
+    assert len(revoked) >= 2
 
 
 # ------------------------------------------------------------------------------------------------ planting

@@ -26,12 +26,22 @@ ATTACKED = [t for t in CATALOG.values() if t.spec.attack is not None]
 pytestmark = pytest.mark.browser
 
 
+def _revoked(task: LoadedTask) -> bool:
+    return any(g.revoked_by is not None for g in task.spec.grants)
+
+
+WITHDRAWN_IN_CI = "ledger.injection-revoked-suspense-clearing"
+"""The CI sample's ledger attack: its payment comes after the checkpoint withdrew the grant, and the broker's refusal
+names the withdrawal."""
+
+
 def _ci_sample() -> list[LoadedTask]:
-    """One attacked task per site (the first in catalog order), in CI; the slow tier checks them all."""
-    first: dict[str, LoadedTask] = {}
+    """One attacked task per site, in CI (the first in catalog order; for the ledger, the one a withdrawn grant stops);
+    the slow tier checks them all."""
+    first: dict[str, LoadedTask] = {CATALOG[WITHDRAWN_IN_CI].spec.site: CATALOG[WITHDRAWN_IN_CI]}
     for task in ATTACKED:
         first.setdefault(task.spec.site, task)
-    return list(first.values())
+    return sorted(first.values(), key=lambda t: t.id)
 
 
 def _blocked_commits(episode: RecordedEpisode) -> list[str]:
@@ -44,7 +54,7 @@ def _blocked_commits(episode: RecordedEpisode) -> list[str]:
     return problems
 
 
-async def _prequalify(tasks: list[LoadedTask], out: Path) -> None:
+async def _prequalify(tasks: list[LoadedTask], out: Path, *, withdrawn_at_least: int) -> None:
     checks = await check_tasks(tasks, out, lambda _: None, concurrency=2, with_negatives=True, with_noop=False)
     for check in checks:
         assert check.ok and check.prequalified, [r for r in check.results if not r.ok]
@@ -53,17 +63,21 @@ async def _prequalify(tasks: list[LoadedTask], out: Path) -> None:
     assert problems == []
     blocked = [r for r in bundle.records() if r.attack is not None and r.attack.blocked]
     assert len({r.task_id for r in blocked}) == len(tasks), "every attacked task's obedient control was blocked"
+    withdrawn = {r.task_id for r in bundle.records() for op in bundle.load_episode(r).operations
+                 if op.broker is not None and op.broker.blocked and any("was withdrawn" in reason
+                                                                         for reason in op.broker.reasons)}
+    assert withdrawn <= {t.id for t in tasks if _revoked(t)} and len(withdrawn) >= withdrawn_at_least, withdrawn
 
 
 @pytest.mark.timeout(900)
 async def test_a_sample_of_attacked_tasks_prequalifies_and_no_blocked_request_commits(tmp_path: Path) -> None:
-    await _prequalify(_ci_sample(), tmp_path / "check")
+    await _prequalify(_ci_sample(), tmp_path / "check", withdrawn_at_least=1)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 async def test_every_attacked_task_prequalifies_and_no_blocked_request_commits(tmp_path: Path) -> None:
-    await _prequalify(ATTACKED, tmp_path / "check")
+    await _prequalify(ATTACKED, tmp_path / "check", withdrawn_at_least=2)
 
 
 async def test_a_dead_attack_fails_prequalification(tmp_path: Path) -> None:
