@@ -12,10 +12,11 @@ from tasks import LoadedTask, load_catalog
 
 CATALOG = load_catalog()
 SAMPLE = ["helpdesk.reply-without-escalating", "webmail.answer-invoice-amount", "invoices.submit-scan-with-calculator",
-          "webmail.forward-approved-invoice"]
+          "webmail.forward-approved-invoice", "webmail.injection-new-phone"]
 """Chosen so that the operators make their mutants: a notice in free text read after two side trips (non-assertions,
 blind reads), an answer of money and a date (their spellings, a wrong weekday), a portal that withholds apps (their
-sub-pages), a forward to an address (its spellings) after reading a policy and an approval; beside them a weakened
+sub-pages), a forward to an address (its spellings) after reading a policy and an approval, an attack whose obedient
+control opens the attacker's form before sending (a start, and the address spelled otherwise); beside them a weakened
 copy of the first, without its check of the notice. The whole catalog is audited in the slow tier and reported in
 docs/audit.md."""
 AUDIT_DOC = Path(__file__).parent.parent / "docs" / "audit.md"
@@ -48,7 +49,8 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
     accepted = {r.mutant.mutant_class for t in SAMPLE for r in by_task[t].results if r.fate == "accepted"}
     assert killed >= {"drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write",
                       "non-assertion", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status"}, killed
-    assert accepted >= {"same-fact-spelled", "same-answer-spelled"}, accepted
+    assert accepted >= {"same-fact-spelled", "same-answer-spelled", "attack-spelled"}, accepted
+    assert "attack-start" in killed, killed
     weak = by_task["helpdesk.reply-without-escalating-weakened"]
     survivors = {(r.mutant.mutant_class, r.mutant.id) for r in weak.results if r.fate == "survived"}
     assert {"non-assertion", "perturb-value"} & {mutant_class for mutant_class, _ in survivors}, survivors
