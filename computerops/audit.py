@@ -288,16 +288,18 @@ async def audit_tasks(
         for mutant in generated:
             if mutant.claim is not None:
                 results[task_id].append(_judge_claim(by_id[task_id], runs[task_id], mutant, references[task_id]))
+    # Named with their task: an attacked task and the task it extends share an instruction, and so the scripted
+    # endpoint's step lists (`adapter/scripted/policies.py` `decide`), where two tasks' mutants may share an id.
     extra: dict[str, dict[str, list[ScriptedStep]]] = {
-        task_id: {m.id: list(m.steps) for m in generated if m.steps is not None}
+        task_id: {f"{task_id}/{m.id}": list(m.steps) for m in generated if m.steps is not None}
         for task_id, generated in mutants.items()
     }
     plan: list[PlannedEpisode] = []
     for task_id, named in extra.items():
-        for mutant_id in named:
+        for name in named:
             # With grants, the broker observes: what is audited is the verdict, not what an enforcing broker stops.
             plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{task_id}", task_id=task_id,
-                                       policy=f"mutant:{mutant_id}",
+                                       policy=f"mutant:{name}",
                                        broker_mode="observing" if by_id[task_id].spec.grants else None))
     if plan:
         progress(f"audit: running {len(plan)} browser mutant(s); {sum(map(len, results.values()))} answer "
@@ -308,7 +310,7 @@ async def audit_tasks(
         bundle = RunDirectory.open(out / "mutants")
         for planned, record in zip(plan, records, strict=True):
             task = by_id[planned.task_id]
-            mutant_id = (planned.policy or "").split(":", 1)[1]
+            mutant_id = (planned.policy or "").split(":", 1)[1].partition("/")[2]
             mutant = next(m for m in mutants[task.id] if m.id == mutant_id)
             results[task.id].append(_browser_result(task, mutant, record, bundle, references[task.id]))
     for task_id, task_results in results.items():

@@ -194,12 +194,12 @@ async def run_blind(
     cases: list[tuple[str, BlindCase]], catalog: dict[str, LoadedTask], out: Path, progress: Progress, *,
     concurrency: int = 1,
 ) -> BlindResults:
-    """Run every case through the browser, the adapter and the scripted endpoint (policy `mutant:blind:<id>`), and
-    judge each by its expectation."""
+    """Run every case through the browser, the adapter and the scripted endpoint (policy `mutant:blind:<task>/<id>`),
+    and judge each by its expectation."""
     extra: dict[str, dict[str, list[ScriptedStep]]] = {}
     plan: list[PlannedEpisode] = []
     for _, case in cases:
-        name = f"blind:{case.id}"
+        name = f"blind:{case.task}/{case.id}"  # with its task: twins share an instruction, so the endpoint's lists
         extra.setdefault(case.task, {})[name] = _steps(case, catalog[case.task])
         # With grants, the broker observes: a blind case tests the verdict, not what an enforcing broker stops.
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{case.task}", task_id=case.task,
@@ -213,7 +213,7 @@ async def run_blind(
     bundle = RunDirectory.open(out)
     results = []
     for (source, case), record in zip(cases, records, strict=True):
-        steps = extra[case.task][f"blind:{case.id}"]
+        steps = extra[case.task][f"blind:{case.task}/{case.id}"]
         failed = [c.name for c in bundle.load_episode(record).verdict.checks if not c.passed]
         results.append(BlindResult(
             source=source, task_id=case.task, case_id=case.id, expect=case.expect, written_as=case.written_as,

@@ -128,6 +128,10 @@ def twin_group(tasks: Sequence[LoadedTask]) -> str | None:
     bases = {t.spec.extends for t in tasks if t.spec.attack is not None}
     if len(plain) > 1 or len(bases) > 1 or (plain and bases != {plain[0].id} and bases):
         return f"tasks {', '.join(t.id for t in tasks)} have the same instruction and are not one task's twins"
+    variants = [v.id for t in tasks for v in (*t.spec.negative_controls, *t.spec.equivalent_solutions)]
+    shared = sorted({v for v in variants if variants.count(v) > 1})
+    if shared:  # `negative:<id>` must name one control before a page has shown which twin it is
+        return f"twins {', '.join(t.id for t in tasks)} share control ids {shared}"
     return None
 
 
