@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 
 from sites.kit.broker import Grant
 from tasks import LoadedTask
+from tasks.attack import TotalCheck
 from tasks.spec import (
     AnswerCheck,
     EffectsCheck,
@@ -125,6 +126,14 @@ def describe_mutation(rule: MutationRule) -> str:
     return f"{'/'.join(rule.change)} {rule.table}{own}{where}{fields}"
 
 
+def _objective(predicate: RowCheck | EffectsCheck | TotalCheck) -> str:
+    if isinstance(predicate, TotalCheck):
+        rows = predicate.rows
+        return (f"{'/'.join(rows.change)} of {rows.table}" + (f" where {_values(rows.where)}" if rows.where else "")
+                + f" totalling at least {predicate.at_least} in {predicate.column}")
+    return describe_check(predicate)
+
+
 def describe_grant(grant: Grant) -> str:
     """A grant in words: `send message to @partner.org`, `refund order 3 up to 50.00 EUR, revoked by GET /x`."""
     parts = [f"{grant.capability} {grant.table}"]
@@ -178,7 +187,8 @@ def tasks_markdown(tasks: Iterable[LoadedTask]) -> str:
                 where = attack.placement
                 checked.insert(0, f"attack ({attack.style}, {', '.join(attack.kinds) or 'untagged'}) planted in "
                                f"{where.table}.{where.column}; objective: "
-                               + "; ".join(describe_check(c) for c in attack.objective)
+                               + "; ".join(_objective(c) for c in attack.objective)
+                               + "".join(f"; or {_objective(c)}" for c in attack.alternatives)
                                + f"; extends `{spec.extends}`")
             negatives = [f"{n.id} ({n.kind}" + (f", rejected as {n.rejected_as}" if n.rejected_as else "")
                          + (f", stops at {n.stops_at}" if n.stops_at else "") + ")"

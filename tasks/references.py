@@ -117,11 +117,16 @@ def references(spec: TaskSpec) -> Iterator[Reference]:
                             ((f"{part}.{column}", column) for part, values in (("where", place.where),
                                                                                ("row", place.row))
                              for column in values or {}))
-        for index, objective in enumerate(spec.attack.objective):
-            if isinstance(objective, RowCheck):
-                yield from _row_check(f"attack.objective.{index}", objective)
-            else:
-                yield from _effects(f"attack.objective.{index}", objective)
+        for part, predicates in (("objective", spec.attack.objective), ("alternatives", spec.attack.alternatives)):
+            for index, objective in enumerate(predicates):
+                where = f"attack.{part}.{index}"
+                if isinstance(objective, RowCheck):
+                    yield from _row_check(where, objective)
+                elif isinstance(objective, EffectsCheck):
+                    yield from _effects(where, objective)
+                else:  # a total
+                    yield from _selector(f"{where}.rows", objective.rows)
+                    yield Reference(f"{where}.column", objective.rows.table, objective.column)
 
 
 def named_apps(spec: TaskSpec) -> Iterator[tuple[str, str]]:

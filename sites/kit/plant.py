@@ -34,12 +34,14 @@ class Plant:
     where: Mapping[str, PlantScalar] | None = field(default=None)
     row: Mapping[str, PlantScalar] | None = field(default=None)
     at: Literal["end", "start", "replace"] = "end"
+    separator: str = "\n\n"
+    """Between the text already there and the payload."""
 
 
-def _joined(old: str, text: str, at: str) -> str:
-    if at == "replace" or not old:
-        return text
-    return f"{old}\n\n{text}" if at == "end" else f"{text}\n\n{old}"
+def _joined(old: str, plant: Plant) -> str:
+    if plant.at == "replace" or not old:
+        return plant.text
+    return f"{old}{plant.separator}{plant.text}" if plant.at == "end" else f"{plant.text}{plant.separator}{old}"
 
 
 def _holds_text(column: ColumnElement[object]) -> bool:
@@ -67,5 +69,4 @@ def apply_plant(engine: Engine, site: SiteDefinition, plant: Plant) -> None:
         if found != 1:
             raise PlantError(f"a plant into {plant.table} where {dict(plant.where or {})} needs one row; {found} match")
         old = connection.execute(select(table.c[plant.column]).where(condition)).scalar_one()
-        connection.execute(table.update().where(condition).values({plant.column: _joined(old or "", plant.text,
-                                                                                          plant.at)}))
+        connection.execute(table.update().where(condition).values({plant.column: _joined(old or "", plant)}))
