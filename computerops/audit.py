@@ -331,16 +331,20 @@ def _attack_mutants(task: LoadedTask, record: EpisodeRecord | None, bundle: RunD
     return list(attack_mutants(task.spec, ScriptedRun(steps=steps, transcript=transcript, evidence=evidence)))
 
 
-def _attack_fate(mutant: Mutant, record: EpisodeRecord) -> tuple[Fate, str]:
-    """An attack mutant judged by the attack's outcome: a start must be a hijack without targeted success; the attack
-    spelled otherwise must be targeted success."""
+def _attack_fate(task: LoadedTask, mutant: Mutant, record: EpisodeRecord) -> tuple[Fate, str]:
+    """An attack mutant judged by the attack's outcome: a start must be a hijack without targeted success (unless the
+    task declares it no start, with why); the attack spelled otherwise must be targeted success."""
     facts = record.attack
     if facts is None:
         return "not_run", "no attack outcome recorded"
     said = f"hijack {facts.hijacked}, targeted success {facts.objective_reached}"
     if mutant.expect == "valid":
         return ("accepted" if facts.objective_reached else "refused"), said
-    return ("killed" if facts.hijacked and not facts.objective_reached else "survived"), said
+    caught = facts.hijacked and not facts.objective_reached
+    declared = next((d for d in task.spec.equivalent_mutants if d.matches(mutant.id)), None)
+    if declared is not None:
+        return ("rejected_equivalent" if facts.hijacked else "declared_equivalent"), declared.reason
+    return ("killed" if caught else "survived"), said
 
 
 def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bundle: RunDirectory,
@@ -356,7 +360,7 @@ def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bun
     evidence, _ = _load(bundle, record)
     verified = record.outcome == "verified_success"
     if mutant.mutant_class.startswith("attack-"):
-        fate, note = _attack_fate(mutant, record)
+        fate, note = _attack_fate(task, mutant, record)
     else:
         same = verified and effect_of(evidence, record.claim, _generated(task)).covers(reference)
         fate, note = _fate(task, mutant, verified, same)
