@@ -86,7 +86,8 @@ def _episode_problems(
     fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
     stored = record.model_dump(mode="json")
-    if (found := first_difference({k: stored[k] for k in fields}, {k: recomputed[k] for k in fields})):
+    # A field left out of a record when empty (`attack` of a task without one) reads as None on both sides.
+    if (found := first_difference({k: stored.get(k) for k in fields}, {k: recomputed.get(k) for k in fields})):
         problems.append(f"{record.episode_id}: record in episodes.jsonl differs from its evidence: {found}")
     return problems
 
