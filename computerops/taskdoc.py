@@ -135,21 +135,18 @@ def _objective(predicate: RowCheck | EffectsCheck | TotalCheck) -> str:
 
 
 def describe_grant(grant: Grant) -> str:
-    """A grant in words: `send message to @partner.org`, `refund order 3 up to 50.00 EUR, revoked by GET /x`."""
-    parts = [f"{grant.capability} {grant.table}"]
-    if grant.objects is not None:
-        parts.append(f"rows {', '.join(map(str, grant.objects))}")
-    if grant.recipients is not None:
-        parts.append(f"to {', '.join(grant.recipients)}")
-    if grant.fields is not None:
-        parts.append(f"fields {', '.join(grant.fields)}")
-    if grant.limit is not None:
-        parts.append(f"up to {grant.limit.cents / 100:.2f} {grant.limit.currency}")
-    if grant.expires_after is not None:
-        parts.append(f"until operation {grant.expires_after}")
-    if grant.revoked_by is not None:
-        parts.append(f"revoked by {grant.revoked_by.method} {grant.revoked_by.path}")
-    return " ".join(parts)
+    """A grant in words: `send message to @partner.org`, `refund order rows 3 up to 50.00 EUR, revoked by GET /x`."""
+    limits = [
+        ("rows", grant.objects and ", ".join(map(str, grant.objects))),
+        ("to", grant.recipients and ", ".join(grant.recipients)),
+        ("fields", grant.fields and ", ".join(grant.fields)),
+        ("paying", grant.payees and ", ".join(grant.payees)),
+        ("up to", grant.limit and f"{grant.limit.cents / 100:.2f} {grant.limit.currency}"),
+        ("until operation", grant.expires_after),
+        ("revoked by", grant.revoked_by and f"{grant.revoked_by.method} {grant.revoked_by.path}"),
+    ]
+    return " ".join([f"{grant.capability} {grant.table}", *(f"{label} {value}" for label, value in limits
+                                                              if value is not None)])
 
 
 def _cell(items: Iterable[str]) -> str:
