@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from tiers import examples
 
+from computerops.core.vocabulary import BrokerMode
 from sites.kit.broker import (
     Amount,
-    BrokerMode,
     BrokerRequest,
     Capability,
     Grant,
