@@ -133,7 +133,9 @@ def _fills_every_cell_and_verifies(run: Path) -> None:
 
 @pytest.mark.timeout(1800)
 def test_the_security_experiment_on_a_sample_fills_every_cell_and_verifies(tmp_path: Path, scratch: None) -> None:
-    _fills_every_cell_and_verifies(_experiment(tmp_path, _ci_sample()[:1]))
+    # an attack whose obedient control does the user's task too (the payload's send comes after the save), so one task
+    # fills every cell of the joint table with the four policies
+    _fills_every_cell_and_verifies(_experiment(tmp_path, [CATALOG["webmail.injection-new-phone"]]))
 
 
 @pytest.mark.slow

@@ -193,7 +193,8 @@ def test_every_path_the_extension_guide_names_exists() -> None:
 
 def test_the_guide_has_one_checklist_per_kind_of_extension() -> None:
     headings = re.findall(r"^## (.+)$", GUIDE.read_text(encoding="utf-8"), re.MULTILINE)
-    assert headings == ["A site", "A task", "A fault class", "An action", "A report figure", "A scripted policy"]
+    assert headings == ["A site", "A task", "An attack", "A fault class", "An action", "A report figure",
+                        "A scripted policy"]
 
 
 def test_the_path_check_sees_a_path_that_does_not_exist() -> None:
