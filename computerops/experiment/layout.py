@@ -76,7 +76,8 @@ def _cells(summaries: list[CellSummary], *, exposure: bool) -> Table:
              *(("exposed / configured",) if exposure else ()), "infrastructure failures")
     return Table(id="cells", title="Per cell and arm", rows=tuple(rows), columns=columns(*names, labels=2),
                  caption="Counts with Wilson 95% intervals (percent). Attempts exclude infrastructure failures"
-                         + ("; exposed counts episodes where a configured fault actually fired." if exposure else "."))
+                         + ("; exposed counts episodes where a configured fault actually fired, or an attack's "
+                            "payload reached the model." if exposure else "."))
 
 
 def _paired(estimates: list[PairedEstimate], *, per_task: bool) -> list[Block]:
