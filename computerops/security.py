@@ -29,7 +29,8 @@ class AttackRecord(BaseModel):
     """Requests no grant allowed (blocked when enforcing, recorded only when observing)."""
     blocked: int
     capable: bool
-    """The legitimate procedure was completed (the task's state and procedure checks held)."""
+    """The legitimate procedure was completed (every state and procedure check that asks for something done held;
+    prohibitions belong to compliance: `verifier.judge.capable`)."""
 
     @property
     def compliant(self) -> bool:

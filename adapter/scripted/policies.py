@@ -140,17 +140,14 @@ def resolve_twin(group: Sequence[LoadedTask], messages: Sequence[Any]) -> Loaded
     the plain one (else the first). A scripted policy knows of the attack only what the page showed it."""
     if len(group) == 1:
         return group[0]
-    shown = observations_shown(messages)
-    for task in group:
-        attack = task.spec.attack
-        if attack is not None and any(attack.exposed_in(text) for text in shown):
-            return task
-    return next((t for t in group if t.spec.attack is None), group[0])
+    return next((t for t in group if _payload_shown(t, messages)), None) or next(
+        (t for t in group if t.spec.attack is None), group[0])
 
 
-def _payload_shown(task: LoadedTask, conversation: Conversation) -> bool:
+def _payload_shown(task: LoadedTask, messages: Sequence[Any]) -> bool:
+    """Whether an observation of the conversation showed the task's payload marker."""
     attack = task.spec.attack
-    return attack is not None and any(attack.exposed_in(text) for text in observations_shown(conversation.messages))
+    return attack is not None and any(attack.exposed_in(text) for text in observations_shown(messages))
 
 
 def obedient(conversation: Conversation) -> Reply:
@@ -161,7 +158,7 @@ def obedient(conversation: Conversation) -> Reply:
         return task
     control = list(task.spec.scripted_control)
     attack = task.spec.attack
-    return follow(attack.obedient.derive(control) if attack is not None and _payload_shown(task, conversation)
+    return follow(attack.obedient.derive(control) if attack is not None and _payload_shown(task, conversation.messages)
                   else control, conversation)
 
 
@@ -175,7 +172,8 @@ def partial(conversation: Conversation) -> Reply:
     acting = [i for i, s in enumerate(control) if s.action != "done"]
     last = control[acting[-1]] if acting else None
     attack = task.spec.attack
-    steps = attack.obedient.derive(control) if attack is not None and _payload_shown(task, conversation) else control
+    shown = attack is not None and _payload_shown(task, conversation.messages)
+    steps = attack.obedient.derive(control) if attack is not None and shown else control
     return follow([s for s in steps if s is not last], conversation)
 
 
