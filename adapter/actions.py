@@ -309,7 +309,7 @@ class Rejection(BaseModel):
     cause: Literal[
         "no_action", "unknown_action", "malformed_arguments", "unknown_control", "stale_control",
         "off_site", "not_applicable", "execution_error", "invalid_text", "truncated_reply", "changed_control",
-        "dialog_open",
+        "dialog_open", "interrupted",
     ]
     reason: str
 

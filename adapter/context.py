@@ -91,6 +91,19 @@ class ContextWindow:
         rejected (both elidable when the conversation must shrink)."""
         self.entries.append(_Entry(message=message, observation=observation, rejected_reply=rejected_reply))
 
+    def saved(self) -> list[dict[str, Any]]:
+        """Every entry as plain data (message, observation, rejected_reply, elided): what a checkpoint keeps."""
+        return [{"message": e.message, "observation": e.observation, "rejected_reply": e.rejected_reply,
+                 "elided": e.elided} for e in self.entries]
+
+    @classmethod
+    def restored(cls, entries: Sequence[Mapping[str, Any]], *, budget: int, overhead: int,
+                 scale: float) -> ContextWindow:
+        """A window holding the entries `saved` gave, with its budget, overhead and calibration."""
+        return cls(budget=budget, overhead=overhead, scale=scale,
+                   entries=[_Entry(message=dict(e["message"]), observation=e["observation"],
+                                   rejected_reply=e["rejected_reply"], elided=e["elided"]) for e in entries])
+
     def replace_system(self, content: str) -> None:
         self.entries[0] = _Entry(message={"role": "system", "content": content}, observation=None)
 

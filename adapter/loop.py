@@ -13,6 +13,7 @@ import json
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import httpx2
@@ -39,11 +40,12 @@ from adapter.prompts import (
     result_message,
     result_ok,
     result_rejected,
+    resumed_message,
     system_prompt,
 )
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
-from adapter.transcript import AgentTranscript, Bounds, Step, server_headers, switch_text
+from adapter.transcript import AgentTranscript, Bounds, Resumed, Step, server_headers, switch_text
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import StopReason, ToolMode
 
@@ -171,11 +173,61 @@ def infrastructure_cause(exc: BaseException | EndpointFault) -> str:
     return type(exc).__name__
 
 
+@dataclass
+class LoopState:
+    """Where an episode's loop stands: what a checkpoint saves and a resumed process restores."""
+
+    transcript: AgentTranscript
+    window: ContextWindow
+    mode: ToolMode
+    next_number: int
+    """The number of the next model reply."""
+    started: float
+    """`time.monotonic()` when the episode's wall clock started (a resumed loop sets it back by the time used)."""
+
+
+@dataclass(frozen=True)
+class PendingStep:
+    """An action the model chose, about to be carried out: its reply is in the conversation, its result is not."""
+
+    number: int
+    action: dict[str, Any]
+    call: ModelCall
+    call_id: str
+    echoed: bool
+
+
+@dataclass(frozen=True)
+class RecoveredStep:
+    """What a resumed harness found of the action its checkpoint was written before, to be told as its result."""
+
+    number: int
+    action: dict[str, Any]
+    call: ModelCall
+    call_id: str
+    echoed: bool
+    rejection: Rejection | None
+    note: str
+
+
+class Checkpoints(Protocol):
+    """What the loop tells a long-running episode's checkpointer (computerops/persistence/checkpointing.py)."""
+
+    async def started(self, state: LoopState) -> None: ...
+
+    async def before_action(self, state: LoopState, pending: PendingStep) -> None: ...
+
+    async def after_action(self, state: LoopState, step: Step) -> None: ...
+
+
 class ModelLoop:
     """Drives one episode: `await ModelLoop(...).run(env, instruction)`."""
 
     def __init__(self, client: openai.AsyncOpenAI, model: str, bounds: Bounds, *, budget: int | None = None,
-                 finish: FinishSchema = NO_ANSWER, token_scale: float = 1.0):
+                 finish: FinishSchema = NO_ANSWER, token_scale: float = 1.0, checkpoints: Checkpoints | None = None):
+        self.checkpoints = checkpoints
+        """Told of the loop's state at its start, before each action and after each step (long-running episodes
+        write their durable checkpoints from these: computerops/persistence/); None for an ordinary episode."""
         self.token_scale = token_scale
         """Server tokens per estimated token to start with (the run's probe of the server, where it counted)."""
         self.client = client
@@ -245,8 +297,42 @@ class ModelLoop:
         transcript.token_scale = round(window.scale, 3)
         window.add({"role": "system", "content": transcript.system_prompt})
         window.add({"role": "user", "content": first_message(instruction, first.text)}, observation=first.text)
-        started = time.monotonic()
-        for number in range(1, self.budget + 1):
+        state = LoopState(transcript=transcript, window=window, mode=mode, next_number=1, started=time.monotonic())
+        if self.checkpoints is not None:
+            await self.checkpoints.started(state)
+        return await self._run_from(env, state)
+
+    async def resume(self, env: Environment, state: LoopState,
+                     recovered: RecoveredStep | None = None) -> AgentTranscript:
+        """Carry on an episode a checkpoint holds (computerops/persistence/): `state` as the checkpoint restored it,
+        and, when it was written before an action, what became of that action as the harness found out."""
+        if recovered is not None:
+            try:
+                step = await self._answer(env, state.window, state.transcript, recovered.number, recovered.call,
+                                          recovered.call_id, recovered.echoed, recovered.action, recovered.rejection,
+                                          recovered.note, act_s=None, navigated=True)
+            except EnvironmentFailure as exc:
+                return self._infrastructure(state.transcript, exc)
+            state.next_number = recovered.number + 1
+            if self.checkpoints is not None:
+                await self.checkpoints.after_action(state, step)
+        else:
+            try:
+                observation = await self._observe(env)
+            except EnvironmentFailure as exc:
+                return self._infrastructure(state.transcript, exc)
+            state.window.add({"role": "user", "content": resumed_message(observation.text)},
+                             observation=observation.text)
+            state.transcript.resumes.append(Resumed(after_step=state.next_number - 1, observation=observation.text))
+            if self.checkpoints is not None:
+                await self.checkpoints.started(state)
+        return await self._run_from(env, state)
+
+    async def _run_from(self, env: Environment, state: LoopState) -> AgentTranscript:
+        """The loop proper, from `state.next_number` on."""
+        transcript, window, mode, started = state.transcript, state.window, state.mode, state.started
+        for number in range(state.next_number, self.budget + 1):
+            state.next_number, state.mode = number, mode
             if time.monotonic() - started > self.bounds.wall_clock_s:
                 transcript.stop_reason = "wall_clock"
                 return transcript
@@ -299,7 +385,8 @@ class ModelLoop:
             window.calibrate(call.prompt_tokens, estimated)
             transcript.token_scale = round(window.scale, 3)
             try:
-                finished = await self._step(env, window, transcript, number, call, mode)
+                state.mode = mode
+                finished = await self._step(env, state, number, call)
             except EnvironmentFailure as exc:
                 return self._infrastructure(transcript, exc)
             if finished:
@@ -313,9 +400,9 @@ class ModelLoop:
         transcript.stop_reason = "budget_exhausted"
         return transcript
 
-    async def _step(self, env: Environment, window: ContextWindow, transcript: AgentTranscript, number: int,
-                    call: ModelCall, mode: ToolMode) -> bool:
+    async def _step(self, env: Environment, state: LoopState, number: int, call: ModelCall) -> bool:
         """Carry out one model reply; True when it finished the episode."""
+        window, transcript, mode = state.window, state.transcript, state.mode
         decided = _interpret(call, mode, self.finish, cap=self.bounds.max_response_tokens)
         # Echo the server's own call id; invent one only when it sent none.
         call_id = (call.tool_calls[0].id if call.tool_calls else None) or f"call_{number}"
@@ -338,11 +425,25 @@ class ModelLoop:
         if isinstance(decided, Rejection):
             rejection, note, action = decided, "", None
         else:
+            action = {"action": decided.action, **action_to_arguments(decided)}
+            if self.checkpoints is not None:
+                await self.checkpoints.before_action(state, PendingStep(number=number, action=action, call=call,
+                                                                        call_id=call_id, echoed=echoed))
             began = time.perf_counter()
             outcome = await self._act(env, decided, number)
             act_s = round(time.perf_counter() - began, 4)
             rejection, note, navigated = outcome.rejection, outcome.note, outcome.navigated
-            action = {"action": decided.action, **action_to_arguments(decided)}
+        step = await self._answer(env, window, transcript, number, call, call_id, echoed, action, rejection, note,
+                                  act_s=act_s, navigated=navigated)
+        if self.checkpoints is not None:
+            state.next_number = number + 1
+            await self.checkpoints.after_action(state, step)
+        return False
+
+    async def _answer(self, env: Environment, window: ContextWindow, transcript: AgentTranscript, number: int,
+                      call: ModelCall, call_id: str, echoed: bool, action: dict[str, Any] | None,
+                      rejection: Rejection | None, note: str, *, act_s: float | None, navigated: bool) -> Step:
+        """Observe the page after a step, tell the model the step's result with it, and record the step."""
         began = time.perf_counter()
         observation = await self._observe(env)
         observe_s = round(time.perf_counter() - began, 4)
@@ -362,10 +463,10 @@ class ModelLoop:
             window.add({"role": "tool", "tool_call_id": call_id, "content": content}, observation=observation.text)
         else:
             window.add({"role": "user", "content": content}, observation=observation.text)
-        transcript.steps.append(Step(number=number, call=call, action=action, rejection=rejection, note=note,
-                                     observation=observation.text, act_s=act_s, observe_s=observe_s,
-                                     navigated=navigated))
-        return False
+        step = Step(number=number, call=call, action=action, rejection=rejection, note=note,
+                    observation=observation.text, act_s=act_s, observe_s=observe_s, navigated=navigated)
+        transcript.steps.append(step)
+        return step
 
     def _to_text_protocol(self, window: ContextWindow, transcript: AgentTranscript, number: int,
                           why: str) -> ToolMode:

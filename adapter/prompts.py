@@ -54,6 +54,15 @@ def result_message(result: str, observation: str | None) -> str:
     return result if observation is None else f"{result}{OBSERVATION_MARK}{observation}"
 
 
+RESUMED = ("The harness process restarted and carried on from its last checkpoint: the conversation is as it was, and "
+           "the page was opened again (anything typed into it since it loaded is gone).")
+"""What the model is told when a resumed process carries on without an action to recover (computerops/persistence)."""
+
+
+def resumed_message(observation: str) -> str:
+    return f"{RESUMED}{OBSERVATION_MARK}{observation}"
+
+
 def result_ok(note: str) -> str:
     return f"{RESULT_OK} — {note}" if note else RESULT_OK
 

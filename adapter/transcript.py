@@ -92,6 +92,16 @@ class Step(BaseModel):
     """The action loaded a new document (so its act time includes a page load)."""
 
 
+class Resumed(BaseModel):
+    """A resumed harness process carried on without an action to recover: the page it opened again, as shown."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    after_step: int
+    """The number of the last step before the restart (0: before the first)."""
+    observation: str
+
+
 class AgentTranscript(Versioned):
     """The whole conversation of an episode, as recorded evidence."""
 
@@ -123,6 +133,9 @@ class AgentTranscript(Versioned):
     token_scale: float = 1.0
     """Server prompt tokens per estimated token, the largest the server's own counts showed (adapter/context.py):
     the context budget was planned with it."""
+    resumes: list[Resumed] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """Where a long-running episode's harness restarted and showed the page again (computerops/persistence);
+    left out of the evidence when there were none."""
     stop_detail: str | None = None
     """What ended the episode when a bound did, in words (e.g. the server's context-length refusal, or which time
     bound a model request ran into)."""

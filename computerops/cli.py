@@ -23,6 +23,7 @@ from computerops.experiment_cli import experiment_app
 if TYPE_CHECKING:
     from computerops.bundle import RunDirectory
     from computerops.config import RunConfig, SubsetRef
+    from computerops.persistence.arms import Persistence
     from computerops.run_verification import Verification
     from tasks import LoadedTask
 
@@ -112,6 +113,15 @@ def run(
     broker: Annotated[BrokerMode, typer.Option(help="How the broker treats a request the task's grants do not allow: "
                                                "enforcing blocks it, observing only records it (docs/security.md).")]
     = "enforcing",
+    persistence: Annotated[str, typer.Option(help="Run every task long-running, once per arm given "
+                                             "(uninterrupted,restarted,interrupted): the harness in child processes, "
+                                             "checkpointed, killed and resumed as the arm says "
+                                             "(docs/long-running.md).")] = "",
+    recovery: Annotated[str, typer.Option(help="With --persistence: what a resumed harness does about the action "
+                                          "whose result it never saw (reconcile, retry-same-key; the mutants "
+                                          "retry-new-key, forget).")] = "reconcile",
+    checkpoint_every: Annotated[int, typer.Option(min=1, help="With --persistence: a checkpoint every N replies, "
+                                                  "besides those before and after effects.")] = 5,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     from adapter.transcript import Bounds
@@ -123,7 +133,7 @@ def run(
                                           ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"),
                                           ("--fault-rate", fault_rate), ("--fault-classes", fault_classes),
                                           ("--matched-controls", matched_controls),
-                                          ("--broker", broker != "enforcing"))
+                                          ("--broker", broker != "enforcing"), ("--persistence", persistence))
                  if value]
         if given:
             raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
@@ -141,10 +151,11 @@ def run(
         raise _fail(str(exc)) from exc
     task_ids = [t.id for t in selected]
     try:
+        arms = _persistence(persistence, recovery, checkpoint_every, selected)
         controls = ([t.id for t in selected if t.spec.faults or t.spec.attack is not None or fault_rate > 0]
                     if matched_controls else [])
         plan = plan_episodes(task_ids, endpoint_config, repeat=repeat, matched_controls=controls,
-                             broker_mode=None if broker == "enforcing" else broker)
+                             broker_mode=None if broker == "enforcing" else broker, persistence=arms)
         config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
                            episodes=plan, repeat=repeat, fault_seed=fault_seed, fault_rate=fault_rate,
                            fault_classes=[c.strip() for c in fault_classes.split(",") if c.strip()])
@@ -154,6 +165,26 @@ def run(
         raise _fail("--fault-rate needs --fault-classes (which classes the rate draws for)")
     _execute(config, selected, out, concurrency=concurrency, trace=trace)
     _report_complete(RunDirectory.open(out))
+
+
+def _persistence(arms: str, recovery: str, every: int, selected: list[LoadedTask]) -> list[Persistence]:
+    """The persistences `run --persistence` asks for (ValueError naming what is wrong)."""
+    from computerops.persistence.arms import PERSISTENCE_ARMS, RECOVERY_POLICIES, Persistence
+    from sites.registry import SITES
+    names = [a.strip() for a in arms.split(",") if a.strip()]
+    if not names:
+        return []
+    unknown = [a for a in names if a not in PERSISTENCE_ARMS]
+    if unknown or recovery not in RECOVERY_POLICIES:
+        wrong = f"arm {unknown[0]!r}" if unknown else f"recovery {recovery!r}"
+        raise ValueError(f"--persistence: unknown {wrong}; arms: {', '.join(PERSISTENCE_ARMS)}; recoveries: "
+                         f"{', '.join(RECOVERY_POLICIES)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"--persistence names an arm twice: {arms}")
+    unfit = [t.id for t in selected if SITES[t.spec.site].ledgers is None]
+    if unfit:
+        raise ValueError(f"--persistence: the sites of {', '.join(unfit[:5])} keep no ledgers (sites/kit/ledgers.py)")
+    return [Persistence.model_validate({"arm": a, "recovery": recovery, "checkpoint_every": every}) for a in names]
 
 
 def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:

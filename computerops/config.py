@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -12,6 +13,7 @@ from adapter.scripted.policies import policy_by_name
 from adapter.transcript import Bounds
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import BrokerMode, scripted_model
+from computerops.persistence.arms import Persistence
 from sites.kit.faults import FaultClass, FaultPlan, FaultRule
 from tasks.spec import TaskSpec
 
@@ -132,6 +134,10 @@ class PlannedEpisode(BaseModel):
     """How the broker treats a request no grant of the task allows (sites/kit/broker.py): blocked (`enforcing`, and
     when None) or only recorded (`observing`). Only tasks with grants have a broker."""
 
+    persistence: Persistence | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A long-running episode: its harness runs in child processes, checkpointed, restarted or interrupted as its arm
+    says (computerops/persistence/); None runs it in the run's own process, as ever."""
+
     @property
     def broker(self) -> BrokerMode:
         return self.broker_mode or "enforcing"
@@ -148,6 +154,7 @@ class PlannedEpisode(BaseModel):
 def plan_episodes(
     task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None, *, repeat: int = 1,
     matched_controls: list[str] | None = None, broker_mode: BrokerMode | None = None,
+    persistence: Sequence[Persistence] = (),
 ) -> list[PlannedEpisode]:
     """Every task `repeat` times per policy (per real endpoint), then any extra (task, policy) pairs once.
 
@@ -155,7 +162,8 @@ def plan_episodes(
     several) and its repetition (when `repeat` > 1), e.g. `004-helpdesk.solve-ticket--oracle--r2`;
     the same inputs always give the same ids, so a resumed run finds its episodes again. Each task in
     `matched_controls` also gets, after its own, the same episodes with injection disabled (`--control`). Every
-    episode's broker runs in `broker_mode` (None: enforcing).
+    episode's broker runs in `broker_mode` (None: enforcing). With `persistence`, every trial runs once per given
+    persistence (its arm), long-running (ids end `--<arm>`; the arms of one trial share a pair id).
     """
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {repeat}")
@@ -167,6 +175,12 @@ def plan_episodes(
     for task_id, policy, k in trials:
         suffix = f"--{policy.replace(':', '-')}" if policy and (len(policies) > 1 or extra) else ""
         suffix += f"--r{k}" if repeat > 1 else ""
+        for arm in persistence:
+            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--{arm.arm}",
+                                       task_id=task_id, policy=policy, repetition=k, broker_mode=broker_mode,
+                                       pair=f"{task_id}{suffix}", persistence=arm))
+        if persistence:
+            continue
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
                                    policy=policy, repetition=k, broker_mode=broker_mode))
         if task_id in controlled:

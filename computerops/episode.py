@@ -23,6 +23,16 @@ from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.core.hashing import file_sha256
 from computerops.core.vocabulary import ACTION_HEADER, SCRIPTED_HEADER, scripted_policy
+from computerops.persistence.arms import Persistence
+from computerops.persistence.metrics import PersistenceRecord, persistence_record
+from computerops.persistence.running import (
+    CHECKPOINTS,
+    PERSISTENCE_LOG,
+    HarnessFailed,
+    PersistenceLog,
+    drive_persistent,
+    task_constraints,
+)
 from computerops.run_records import EpisodeRecord
 from computerops.security import attack_record
 from computerops.serving import tenant_context
@@ -31,8 +41,9 @@ from sites.kit.broker import BrokerSession
 from sites.kit.faults import FaultInjector
 from sites.kit.injection import FaultSession
 from sites.kit.plant import Plant
-from sites.kit.records import JournalEntry, Operation
-from sites.kit.tenancy import TenantRegistry
+from sites.kit.records import JournalEntry, Operation, StateSnapshot
+from sites.kit.tenancy import Tenant, TenantRegistry
+from sites.registry import SITES
 from tasks import LoadedTask
 from verifier import Claim, Verdict, judge
 from verifier.looping import loop_stats
@@ -100,9 +111,7 @@ async def _drive(
             driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
                                 max_chars=ctx.config.bounds.observation_chars)
             await driver.settle()  # the start page is observed settled, as every page after an action is
-            bounds = ctx.bounds or ctx.config.bounds
-            if planned.seed is not None:
-                bounds = bounds.model_copy(update={"seed": planned.seed})
+            bounds = _episode_bounds(ctx, planned)
             loop = ModelLoop(ctx.client, model, bounds, budget=task.spec.budgets.actions,
                              finish=finish_schema(task), token_scale=ctx.token_scale)
             transcript = await loop.run(driver, task.spec.instruction)
@@ -114,6 +123,12 @@ async def _drive(
                 await context.tracing.stop(path=trace)
     finally:
         await context.close()
+
+
+def _episode_bounds(ctx: EpisodeContext, planned: PlannedEpisode) -> Bounds:
+    """The bounds an episode runs with: the run's planned ones, with the episode's own seed where it has one."""
+    bounds = ctx.bounds or ctx.config.bounds
+    return bounds if planned.seed is None else bounds.model_copy(update={"seed": planned.seed})
 
 
 def _harness_failure(task: LoadedTask, cause: str, error: str) -> AgentTranscript:
@@ -137,9 +152,15 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         tenant.faults = FaultSession(FaultInjector(plan))
     if task.spec.grants:
         tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=planned.broker)
+    log: PersistenceLog | None = None
     try:
         try:
-            transcript = await _drive(ctx, task, planned, tenant.token, model, trace)
+            if planned.persistence is not None:
+                transcript, log = await _drive_long(ctx, task, planned, tenant, model, planned.persistence)
+            else:
+                transcript = await _drive(ctx, task, planned, tenant.token, model, trace)
+        except HarnessFailed as exc:  # a harness process ended in a way its arm does not explain
+            transcript, log = _harness_failure(task, exc.cause, str(exc)), exc.log
         except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
             transcript = _harness_failure(task, "browser", f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a defect of the harness itself: this episode's outcome, never the whole run's
@@ -161,6 +182,10 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     }
     if trace is not None:
         evidence[TRACE] = file_sha256(trace)
+    if log is not None:
+        evidence[PERSISTENCE_LOG] = write(episode_id, PERSISTENCE_LOG, log)
+        directory = ctx.bundle.evidence_path(episode_id, CHECKPOINTS)
+        evidence.update({f"{CHECKPOINTS}/{path.name}": file_sha256(path) for path in sorted(directory.glob("*.json"))})
     receipt = await replay_episode(
         task, RecordedEpisode(episode_id=episode_id, operations=operations, journal=journal,
                               final_state=state, verdict=verdict),
@@ -169,7 +194,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     write(episode_id, "receipt.json", receipt)
     record = EpisodeRecord(
         episode_id=episode_id, task_id=task.id, task_sha256=task.sha256,
-        **derived_fields(ctx.config, task, planned, transcript, operations, journal, verdict),
+        **derived_fields(ctx.config, task, planned, transcript, operations, journal, verdict,
+                         final_state=state, persistence=_persistence_evidence(ctx.bundle, episode_id, log)),
         wall_s=round(wall_s, 3), started_s=round(started - ctx.clock_zero, 3),
         evidence_sha256=evidence, replay=receipt.result,
     )
@@ -177,9 +203,25 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     return record, receipt
 
 
+def _persistence_evidence(bundle: RunDirectory, episode_id: str,
+                          log: PersistenceLog | None) -> tuple[PersistenceLog, Path] | None:
+    return None if log is None else (log, bundle.episode_dir(episode_id) / CHECKPOINTS)
+
+
+async def _drive_long(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, tenant: Tenant, model: str,
+                      persistence: Persistence) -> tuple[AgentTranscript, PersistenceLog]:
+    """A long-running episode: its harness in child processes (computerops/persistence/running.py)."""
+    return await drive_persistent(
+        evidence=ctx.bundle.evidence_path(planned.episode_id, CHECKPOINTS).parent, run_id=ctx.bundle.root.name,
+        episode_id=planned.episode_id, task=task, tenant=tenant, origin=ctx.origin, base_url=str(ctx.client.base_url),
+        api_key=ctx.client.api_key, model=model, bounds=_episode_bounds(ctx, planned), finish=finish_schema(task),
+        token_scale=ctx.token_scale, start_path=planned.start_path(task.spec), persistence=persistence)
+
+
 def derived_fields(
     config: RunConfig, task: LoadedTask, planned: PlannedEpisode, transcript: AgentTranscript,
-    operations: Sequence[Operation], journal: Sequence[JournalEntry], verdict: Verdict,
+    operations: Sequence[Operation], journal: Sequence[JournalEntry], verdict: Verdict, *,
+    final_state: StateSnapshot | None = None, persistence: tuple[PersistenceLog, Path] | None = None,
 ) -> dict[str, Any]:
     """Every field of an episode record that follows from its evidence (all but ids, hashes, times and
     the replay result). `computerops verify` recomputes them from the saved files and compares."""
@@ -221,4 +263,16 @@ def derived_fields(
         "tool_mode_switch": transcript.tool_mode_switch,
         "infrastructure_cause": transcript.infrastructure_cause if transcript.stop_reason == "infrastructure" else None,
         "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
+        "persistence": None if persistence is None or final_state is None else persistence_of(
+            task, persistence[0], persistence[1], transcript, operations, journal, final_state),
     }
+
+
+def persistence_of(task: LoadedTask, log: PersistenceLog, checkpoints: Path, transcript: AgentTranscript,
+                   operations: Sequence[Operation], journal: Sequence[JournalEntry],
+                   final_state: StateSnapshot) -> PersistenceRecord:
+    """A long-running episode's persistence figures from its evidence (computerops/persistence/metrics.py)."""
+    source = SITES[task.spec.site].ledgers
+    assert source is not None, "a long-running episode's site declares its ledgers"
+    return persistence_record(log.persistence, [(p.number, p.resumed_from) for p in log.processes], checkpoints,
+                              task_constraints(task), source, transcript, operations, journal, final_state)

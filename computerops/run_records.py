@@ -11,6 +11,7 @@ from computerops.config import PlannedEpisode, RunConfig
 from computerops.core import formats
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import StopReason
+from computerops.persistence.metrics import PersistenceRecord
 from computerops.security import AttackRecord
 from verifier import Claim, FalseCompletionKind, Outcome
 from verifier.looping import LoopStats
@@ -135,6 +136,9 @@ class EpisodeRecord(Versioned):
     attack: AttackRecord | None = Field(default=None, exclude_if=lambda value: value is None)
     """For an attacked task: exposure, hijack, targeted success, the broker's refusals, capability
     (`computerops.security`); left out of other records."""
+    persistence: PersistenceRecord | None = Field(default=None, exclude_if=lambda value: value is None)
+    """For a long-running episode: its arm, processes, checkpoints, what each resume carried and lost, duplicate
+    effects and unfinished work left (`computerops.persistence.metrics`); left out of other records."""
     infrastructure_cause: str | None = None
     """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""

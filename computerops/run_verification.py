@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+from pathlib import Path
 from typing import Literal
 
 from pydantic import ConfigDict, PrivateAttr
@@ -28,6 +29,7 @@ from computerops.episode import claim_of, derived_fields
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentRefused
+from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.report import report_json_as, summarize
 from computerops.run_records import EpisodeRecord, RunManifest
 from replays import Receipt, RecordedEpisode, replay_episode
@@ -65,7 +67,7 @@ class Verification(Versioned):
 
 def _episode_problems(
     config: RunConfig, catalog: dict[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript,
-    episode: RecordedEpisode,
+    episode: RecordedEpisode, persistence: tuple[PersistenceLog, Path] | None = None,
 ) -> list[str]:
     """The verdict re-judged and the record's derived fields recomputed from the episode's evidence."""
     task = catalog.get(record.task_id)
@@ -83,7 +85,8 @@ def _episode_problems(
     if (found := first_difference(episode.verdict.model_dump(mode="json"), verdict.model_dump(mode="json"))):
         problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "
                         f"evidence: {found}")
-    fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict)
+    fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict,
+                            final_state=episode.final_state, persistence=persistence)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
     stored = record.model_dump(mode="json")
     # A field left out of a record when empty (`attack` of a task without one) reads as None on both sides.
@@ -171,7 +174,11 @@ async def _check_episode(
     transcript = AgentTranscript.model_validate_json(
         (bundle.episode_dir(record.episode_id) / "transcript.json").read_text(encoding="utf-8"))
     episode = bundle.load_episode(record)
-    problems = _episode_problems(config, catalog, record, transcript, episode)
+    directory = bundle.episode_dir(record.episode_id)
+    log = (PersistenceLog.model_validate_json((directory / PERSISTENCE_LOG).read_text(encoding="utf-8"))
+           if (directory / PERSISTENCE_LOG).is_file() else None)
+    problems = _episode_problems(config, catalog, record, transcript, episode,
+                                 None if log is None else (log, directory / CHECKPOINTS))
     if problems:
         return problems, None
     receipt = await replay_episode(catalog[record.task_id], episode, registry)

@@ -325,6 +325,8 @@ class OperationLogMiddleware:
             broker=broker,
         )
         await anyio.to_thread.run_sync(tenant.record_operation, record)
+        if record.journal_rows and tenant.on_commit is not None:
+            tenant.on_commit(record)  # committed and logged; the response has not gone out yet
         await response.forward(send)
         if failure is not None:
             raise failure

@@ -13,6 +13,7 @@ from sqlalchemy import MetaData, Table
 from sqlmodel import Session
 
 from sites.kit.governed import GovernedRoute
+from sites.kit.ledgers import LedgerSource
 
 SeedFunction = Callable[[Session, random.Random], None]
 """Fills a fresh database deterministically from the given seeded generator."""
@@ -63,6 +64,9 @@ class SiteDefinition:
     apps: tuple[AppRoute, ...] = ()
     """For a site made of several apps (a portal of tools): which app serves a request, first match wins. The
     operation log records it (`Operation.app`), so a task can forbid an app whole, sub-pages included."""
+    ledgers: LedgerSource | None = None
+    """Where the site keeps a long-running agent's approvals, effects and unfinished work (sites/kit/ledgers.py);
+    None for a site with no persistence scenarios."""
 
     @cached_property
     def _app_patterns(self) -> tuple[tuple[str, str, re.Pattern[str]], ...]:

@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,9 @@ class Tenant:
     """The fault decisions of this tenant's episode; None injects nothing."""
     broker: BrokerSession | None = field(default=None, repr=False)
     """The grants of this tenant's episode and the broker's mode; None: no route is governed."""
+    on_commit: Callable[[Operation], None] | None = field(default=None, repr=False)
+    """Called by the operation log with each operation that committed journal rows, once it is logged and before
+    its response is sent (a long-running episode's `interrupted` arm kills its harness there)."""
 
     def last_operation_seq(self) -> int:
         """The sequence number of the latest logged operation (0 before the first)."""

@@ -1,0 +1,105 @@
+"""The checkpointer a long-running episode's loop reports to: it writes a checkpoint at the episode's start, every N
+replies, right before each possibly effectful action and right after each action that committed an effect, with the
+ledgers read from the site's authoritative records (the completed effects are those this harness saw commit, carried
+from checkpoint to checkpoint)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from adapter.loop import LoopState, PendingStep
+from adapter.transcript import AgentTranscript, Step
+from computerops.core.vocabulary import idempotency_key
+from computerops.persistence.arms import POSSIBLY_EFFECTFUL
+from computerops.persistence.checkpoint import (
+    Checkpoint,
+    Constraints,
+    Conversation,
+    Ledgers,
+    PendingAction,
+    ResumeManifest,
+    Trigger,
+    WindowEntry,
+    write_checkpoint,
+)
+from computerops.persistence.site_state import SiteState
+from sites.kit.ledgers import CompletedEffect
+
+
+class Checkpointer:
+    """Writes one episode process's checkpoints into `directory` (numbered on from `first_number`)."""
+
+    def __init__(self, *, directory: Path, manifest: ResumeManifest, constraints: Constraints, site: SiteState,
+                 page_url: Callable[[], str], process: int, every: int, key_prefix: str,
+                 carried: list[CompletedEffect] | None = None, first_number: int = 1,
+                 stop_after_first_effect: bool = False, resumed: bool = False) -> None:
+        self.directory = directory
+        self.manifest = manifest
+        self.constraints = constraints
+        self.site = site
+        self.page_url = page_url
+        self.process = process
+        self.every = every
+        self.key_prefix = key_prefix
+        self.carried: list[CompletedEffect] = list(carried or [])
+        """The completed effects this harness knows of: seen to commit after an action, or found on recovery."""
+        self.number = first_number
+        self.stop_after_first_effect = stop_after_first_effect
+        """The `restarted` arm's first process: killed (SIGKILL, by itself) once its first after-effect checkpoint
+        is on disk."""
+        self.written: list[Checkpoint] = []
+        self.resumed = resumed
+        """A resumed process: its first step (the recovered action's answer) is followed by a `resume` checkpoint."""
+
+    def ledgers(self) -> tuple[Ledgers, int]:
+        """The four ledgers to write now, and the operation the site's were read as of."""
+        found, as_of = self.site.ledgers()
+        return Ledgers(constraints=self.constraints, approvals=found.approvals, completed_effects=list(self.carried),
+                       unfinished_work=found.unfinished_work), as_of
+
+    def write(self, state: LoopState, trigger: Trigger, pending: PendingStep | None = None) -> Checkpoint:
+        window = state.window
+        conversation = Conversation(
+            transcript=AgentTranscript.model_validate(state.transcript.model_dump(mode="json")),
+            entries=[WindowEntry.model_validate(entry) for entry in window.saved()],
+            budget=window.budget, overhead=window.overhead, scale=window.scale, mode=state.mode,
+            next_number=state.next_number, elapsed_s=round(time.monotonic() - state.started, 3),
+            page_url=self.page_url())
+        ledgers, as_of = self.ledgers()
+        checkpoint = Checkpoint(
+            run_id=self.manifest.run_id, episode_id=self.manifest.episode_id, number=self.number, trigger=trigger,
+            process=self.process, manifest=self.manifest, manifest_sha256="", ledgers=ledgers, as_of_operation=as_of,
+            conversation=conversation,
+            pending=None if pending is None else PendingAction(
+                number=pending.number, action=pending.action, call=pending.call, call_id=pending.call_id,
+                echoed=pending.echoed, idempotency_key=idempotency_key(pending.number, self.key_prefix)))
+        write_checkpoint(self.directory, checkpoint)
+        self.number += 1
+        self.written.append(checkpoint)
+        return checkpoint
+
+    async def started(self, state: LoopState) -> None:
+        """At the episode's first observation, or (resumed) once the page was shown again."""
+        self.write(state, "resume" if self.resumed else "start")
+        self.resumed = False
+
+    async def before_action(self, state: LoopState, pending: PendingStep) -> None:
+        if pending.action.get("action") in POSSIBLY_EFFECTFUL:
+            self.write(state, "before_effect", pending)
+
+    async def after_action(self, state: LoopState, step: Step) -> None:
+        new = [effect for effect in self.site.effects_of_action(step.number) if effect not in self.carried]
+        self.carried.extend(new)
+        if self.resumed:
+            self.resumed = False
+            self.write(state, "resume")
+        elif new:
+            self.write(state, "after_effect")
+            if self.stop_after_first_effect:
+                os.killpg(os.getpgid(0), signal.SIGKILL)  # the whole process group: this process, its browser
+        elif step.number % self.every == 0:
+            self.write(state, "every")

@@ -1,0 +1,160 @@
+"""Long-running episodes through a real Chromium in real child processes (computerops/persistence/): each arm
+completes and verifies; the `interrupted` arm's harness is SIGKILLed between the commit of its first effect and the
+agent seeing it, and the sound recovery policies do that effect exactly once while the mutants are caught — a retry
+under a new idempotency key by the duplicate it makes (and the verdict), a forgotten commit by the resumed ledger
+that lacks it. Every episode replays PASS and `verify` recomputes every figure."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from computerops.bundle import RunDirectory
+from computerops.cli import app
+from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
+from computerops.run_records import EpisodeRecord
+from computerops.run_verification import verify_run
+from computerops.runner import execute_run
+from tasks import load_catalog
+
+pytestmark = pytest.mark.browser
+NOTIFY = "helpdesk.notify-and-close-follow-up"
+"""Its first effect is a notification: sent twice, it is a duplicate the verdict rejects (`tomas-notified-once`)."""
+REFUND = "helpdesk.refund-with-approval"
+"""Its first effect is a refund bound to a one-use approval: the site itself refuses a second one."""
+ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy]] = [
+    (NOTIFY, "uninterrupted", "reconcile"),
+    (NOTIFY, "restarted", "reconcile"),
+    (NOTIFY, "interrupted", "reconcile"),
+    (NOTIFY, "interrupted", "retry-same-key"),
+    (NOTIFY, "interrupted", "retry-new-key"),
+    (NOTIFY, "interrupted", "forget"),
+    (REFUND, "interrupted", "reconcile"),
+    (REFUND, "interrupted", "retry-new-key"),
+]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
+    catalog = load_catalog()
+    endpoint = EndpointConfig(kind="scripted", policies=["oracle"])
+    plan = [PlannedEpisode(episode_id=f"{n:03d}-{task}--{arm}--{recovery}", task_id=task, policy="oracle",
+                           persistence=Persistence(arm=arm, recovery=recovery, checkpoint_every=3))
+            for n, (task, arm, recovery) in enumerate(ARMS, start=1)]
+    tasks = sorted({task for task, _, _ in ARMS})
+    config = RunConfig(run_id="persistence", tasks=tasks, endpoint=endpoint, episodes=plan)
+    out = tmp_path_factory.mktemp("persistence") / "run"
+    asyncio.run(execute_run(config, [catalog[t] for t in tasks], out, lambda _: None, concurrency=2))
+    return RunDirectory.open(out)
+
+
+def records(run: RunDirectory) -> dict[tuple[str, str, str], EpisodeRecord]:
+    found = {}
+    for record in run.records():
+        assert record.persistence is not None
+        found[(record.task_id, record.persistence.arm, record.persistence.recovery)] = record
+    return found
+
+
+def log_of(run: RunDirectory, record: EpisodeRecord) -> PersistenceLog:
+    return PersistenceLog.model_validate_json(
+        (run.episode_dir(record.episode_id) / PERSISTENCE_LOG).read_text(encoding="utf-8"))
+
+
+def test_every_sound_arm_verifies_with_each_effect_done_once(run: RunDirectory) -> None:
+    found = records(run)
+    for (task, arm, recovery), record in found.items():
+        assert record.replay == "PASS", record.episode_id
+        persistence = record.persistence
+        assert persistence is not None and persistence.checkpoints >= 3
+        if recovery in ("reconcile", "retry-same-key"):
+            assert record.outcome == "verified_success", (record.episode_id, record.outcome)
+            assert persistence.duplicate_effects == 0 and persistence.unfinished_left == 0
+            assert all(b.effects_retained and b.constraints_retained and b.approvals_valid and b.unfinished_retained
+                       for b in persistence.boundaries), persistence.boundaries
+        if arm == "uninterrupted":
+            assert persistence.processes == 1 and persistence.boundaries == []
+        else:
+            assert persistence.processes == 2 and len(persistence.boundaries) == 1
+            first = log_of(run, record).processes[0]
+            assert first.signal == signal.SIGKILL.name and first.killed_by_run and first.exit_status is None
+
+
+def test_the_interrupted_harness_died_between_the_commit_and_the_agent_seeing_it(run: RunDirectory) -> None:
+    record = records(run)[(NOTIFY, "interrupted", "reconcile")]
+    episode = run.load_episode(record)
+    sent = [op for op in episode.operations if op.method == "POST" and op.journal_rows]
+    notification = sent[0]
+    assert notification.path.endswith("/notifications")
+    log = log_of(run, record)
+    resumed_from = log.processes[1].resumed_from
+    assert resumed_from is not None
+    checkpoint = (run.episode_dir(record.episode_id) / CHECKPOINTS / f"{resumed_from:03d}.json").read_text()
+    assert '"trigger":"before_effect"' in checkpoint and f'"number":{notification.action}' in checkpoint
+    # The agent was told of the commit by the recovery, not by the page the request answered.
+    transcript = (run.episode_dir(record.episode_id) / "transcript.json").read_text()
+    assert "committed its request" in transcript
+    boundary = record.persistence.boundaries[0] if record.persistence else None
+    assert boundary is not None and boundary.recovery_turns == 0
+
+
+def test_a_retry_under_the_same_key_is_answered_from_the_commit(run: RunDirectory) -> None:
+    record = records(run)[(NOTIFY, "interrupted", "retry-same-key")]
+    episode = run.load_episode(record)
+    repeats = [op for op in episode.operations if op.repeat_of is not None]
+    assert len(repeats) == 1 and repeats[0].journal_rows == 0
+    original = next(op for op in episode.operations if op.seq == repeats[0].repeat_of)
+    assert original.idempotency_key == repeats[0].idempotency_key and original.journal_rows > 0
+
+
+def test_the_mutants_are_caught(run: RunDirectory) -> None:
+    found = records(run)
+    new_key = found[(NOTIFY, "interrupted", "retry-new-key")]
+    assert new_key.persistence is not None and new_key.persistence.duplicate_effects == 1
+    assert new_key.outcome != "verified_success"
+    verdict = run.load_episode(new_key).verdict
+    assert "tomas-notified-once" in {c.name for c in verdict.checks if not c.passed}
+    forgot = found[(NOTIFY, "interrupted", "forget")]
+    assert forgot.persistence is not None
+    [boundary] = forgot.persistence.boundaries
+    assert not boundary.effects_retained and any("notification" in lost for lost in boundary.lost)
+    assert boundary.recovery_turns >= 1
+    # The refund's approval is single-use: the site refuses the new-key retry, so nothing is done twice there.
+    refund = found[(REFUND, "interrupted", "retry-new-key")]
+    assert refund.persistence is not None and refund.persistence.duplicate_effects == 0
+
+
+def test_verify_recomputes_every_figure_and_names_a_changed_one(run: RunDirectory, tmp_path: Path) -> None:
+    verification = asyncio.run(verify_run(run))
+    assert verification.passed, verification.problems
+    assert verification.episodes_replayed == len(ARMS)
+
+
+def test_run_persistence_from_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(app, ["run", "--tasks", NOTIFY, "--endpoint", "scripted:oracle", "--out", str(out),
+                                      "--persistence", "restarted", "--checkpoint-every", "2"])
+    assert result.exit_code == 0, result.output
+    [record] = RunDirectory.open(out).records()
+    assert record.episode_id.endswith("--restarted") and record.persistence is not None
+    assert record.outcome == "verified_success" and record.persistence.processes == 2
+    refused = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint", "--endpoint",
+                                       "scripted:oracle", "--out", str(tmp_path / "x"), "--persistence", "restarted"])
+    assert refused.exit_code == 2 and "keep no ledgers" in refused.output
+
+
+def test_no_harness_process_outlives_its_episode(run: RunDirectory) -> None:
+    """Every harness process group was killed when its episode ended (SIGKILL leaves no browser behind)."""
+    for record in run.records():
+        for process in log_of(run, record).processes:
+            assert process.wall_s > 0
+    leftovers = [pid for pid in os.listdir("/proc") if pid.isdigit()
+                 and "computerops.persistence.agent" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
+    assert leftovers == []
