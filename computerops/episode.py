@@ -22,7 +22,13 @@ from adapter.transcript import AgentTranscript, Bounds
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.core.hashing import file_sha256
-from computerops.core.vocabulary import ACTION_HEADER, SCRIPTED_HEADER, scripted_policy
+from computerops.core.vocabulary import (
+    ACTION_HEADER,
+    IDEMPOTENCY_HEADER,
+    SCRIPTED_HEADER,
+    idempotency_key,
+    scripted_policy,
+)
 from computerops.run_records import EpisodeRecord
 from computerops.security import attack_record
 from computerops.serving import tenant_context
@@ -91,7 +97,7 @@ async def _drive(
     context = await tenant_context(ctx.browser, ctx.origin, token, site_prefix=f"/{task.spec.site}/")
     try:
         # Action 0 is the start page the harness opens before the model's first action.
-        await context.set_extra_http_headers({ACTION_HEADER: "0"})
+        await context.set_extra_http_headers({ACTION_HEADER: "0", IDEMPOTENCY_HEADER: idempotency_key(0)})
         if trace is not None:
             await context.tracing.start(title=trace.parent.name, screenshots=True, snapshots=True, sources=False)
         try:
