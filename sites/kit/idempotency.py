@@ -30,7 +30,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD"})
 
 def key_of(raw: str | None) -> str | Literal["invalid"] | None:
     """The key an `Idempotency-Key` header carries: None without one, "invalid" for a value that is not 1 to
-    MAX_KEY_CHARS visible ASCII characters (0x21-0x7E: no spaces, so no list of keys either)."""
+    MAX_KEY_CHARS visible ASCII characters (0x21-0x7E, so no spaces or control characters)."""
     if raw is None:
         return None
     return raw if _KEY.fullmatch(raw) else "invalid"

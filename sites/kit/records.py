@@ -142,5 +142,5 @@ class Operation(BaseModel):
     replay sends it again. None without one, and in evidence recorded before keys existed."""
     repeat_of: int | None = Field(default=None, exclude_if=lambda value: value is None)
     """The seq of the committed operation whose result this one returned: a repeat of a committed keyed request
-    (same key, method, path, query and body) is answered with the stored committed response and commits nothing
-    (sites/kit/idempotency.py). None for every request that ran its handler."""
+    (same key, method, path as sent, query, content type and body) is answered with the stored committed response
+    and commits nothing (sites/kit/idempotency.py). None for every other request."""
