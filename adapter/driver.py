@@ -50,7 +50,7 @@ from adapter.scope import BadURL, SiteScope
 from adapter.stability import wait_for_visual_stability
 from adapter.world import IsolatedWorld, ScriptError, world_of
 from computerops.core import defaults
-from computerops.core.vocabulary import ACTION_HEADER
+from computerops.core.vocabulary import ACTION_HEADER, IDEMPOTENCY_HEADER, idempotency_key
 
 ACTION_TIMEOUT_MS = 5_000
 DRAG_STEPS = 5
@@ -444,8 +444,11 @@ class PageDriver:
     def __init__(
         self, page: Page, *, origin: str, site_prefix: str, max_chars: int = defaults.OBSERVATION_CHARS,
         dialog_wait_s: float = DIALOG_WAIT_S, read_limits: ReadLimits = DEFAULT_LIMITS,
+        idempotency_prefix: str = "action",
     ) -> None:
         self.page = page
+        self.idempotency_prefix = idempotency_prefix
+        """What the idempotency key of each action starts with (`computerops.core.vocabulary.idempotency_key`)."""
         self.origin = origin.rstrip("/")
         self.site_prefix = site_prefix
         self.max_chars = max_chars
@@ -621,11 +624,15 @@ class PageDriver:
             note = f"{note}; then the action it interrupted: {then}" if then else note
         return ActionOutcome(ok=True, note=note, navigated=self._navigations != navigations_before)
 
+    def action_headers(self, number: int) -> dict[str, str]:
+        """The headers every request of action `number` carries: its number, and its idempotency key."""
+        return {ACTION_HEADER: str(number), IDEMPOTENCY_HEADER: idempotency_key(number, self.idempotency_prefix)}
+
     async def _resume(self, number: int, stopped: asyncio.Task[ActionOutcome] | None) -> ActionOutcome:
         """After a dialog's answer: the action it stopped finishes, else the page settles. The header is set only
         now (the browser applies it through the page, which the dialog stopped): what the page sends as it resumes,
         in the stopped action's task, still carries that action's number."""
-        await self.page.context.set_extra_http_headers({ACTION_HEADER: str(number)})
+        await self.page.context.set_extra_http_headers(self.action_headers(number))
         if stopped is not None:
             return await stopped
         await self._settle()
@@ -634,7 +641,7 @@ class PageDriver:
     async def _carry_out(self, action: Navigate | Back | Click | Fill | Select | Check | Press | Hover | Drag,
                          number: int) -> ActionOutcome:
         """Carry out a page action: everything it does may be stopped by a dialog it opens (see `act`)."""
-        await self.page.context.set_extra_http_headers({ACTION_HEADER: str(number)})
+        await self.page.context.set_extra_http_headers(self.action_headers(number))
         navigations_before = self._navigations
         try:
             if isinstance(action, Navigate):

@@ -22,7 +22,13 @@ from adapter.transcript import AgentTranscript, Bounds
 from computerops.bundle import TRACE, RunDirectory
 from computerops.config import PlannedEpisode, RunConfig
 from computerops.core.hashing import file_sha256
-from computerops.core.vocabulary import ACTION_HEADER, SCRIPTED_HEADER, scripted_policy
+from computerops.core.vocabulary import (
+    ACTION_HEADER,
+    IDEMPOTENCY_HEADER,
+    SCRIPTED_HEADER,
+    idempotency_key,
+    scripted_policy,
+)
 from computerops.persistence.arms import Persistence
 from computerops.persistence.metrics import PersistenceRecord, persistence_record
 from computerops.persistence.running import (
@@ -102,7 +108,7 @@ async def _drive(
     context = await tenant_context(ctx.browser, ctx.origin, token, site_prefix=f"/{task.spec.site}/")
     try:
         # Action 0 is the start page the harness opens before the model's first action.
-        await context.set_extra_http_headers({ACTION_HEADER: "0"})
+        await context.set_extra_http_headers({ACTION_HEADER: "0", IDEMPOTENCY_HEADER: idempotency_key(0)})
         if trace is not None:
             await context.tracing.start(title=trace.parent.name, screenshots=True, snapshots=True, sources=False)
         try:

@@ -11,7 +11,7 @@ from starlette.types import ASGIApp
 
 from computerops.core.binding import TENANT_HEADER
 from computerops.core.hashing import canonical_sha256
-from computerops.core.vocabulary import ACTION_HEADER, FETCH_DESTINATION_HEADER
+from computerops.core.vocabulary import ACTION_HEADER, FETCH_DESTINATION_HEADER, IDEMPOTENCY_HEADER
 from replays.receipt import Receipt
 from sites.kit.app import create_app
 from sites.kit.broker import BrokerSession
@@ -156,6 +156,8 @@ async def replay_episode(
                     headers["content-type"] = op.content_type
                 if op.destination is not None:
                     headers[FETCH_DESTINATION_HEADER] = op.destination
+                if op.idempotency_key is not None:  # a repeat then replays as a repeat of the same operation
+                    headers[IDEMPOTENCY_HEADER] = op.idempotency_key
                 url = (op.raw_path or op.path) + (f"?{op.query}" if op.query else "")
                 body = b"\0" * (MAX_REQUEST_BYTES + 1) if op.oversized else op.body.encode("utf-8")
                 await client.request(op.method, url, content=body, headers=headers)

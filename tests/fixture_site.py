@@ -3,7 +3,7 @@
 Pages are served under `/site/`; `/site/submit` echoes a GET form's fields, `/site/api/ping`
 answers "pong", a POST to `/site/slow` redirects to `/site/submit` after 0.7 s, and
 `/elsewhere/page.html` is a page off the site. Every request is recorded with its
-`X-ComputerOps-Action` header.
+`X-ComputerOps-Action` header (and its `Idempotency-Key`).
 """
 
 from __future__ import annotations
@@ -32,9 +32,14 @@ class FixtureSite:
     origin: str
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
     """(method, path with query, X-ComputerOps-Action header) of every request, in order."""
+    keys: list[tuple[str, str | None]] = field(default_factory=list)
+    """(path with query, Idempotency-Key header) of every request, in order."""
 
     def tagged(self, path_start: str) -> list[str | None]:
         return [tag for _, path, tag in self.requests if path.startswith(path_start)]
+
+    def keyed(self, path_start: str) -> list[str | None]:
+        return [key for path, key in self.keys if path.startswith(path_start)]
 
 
 def fixture_handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
@@ -54,6 +59,7 @@ def fixture_handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
 
         def _record(self) -> str:
             site.requests.append((self.command, self.path, self.headers.get("X-ComputerOps-Action")))
+            site.keys.append((self.path, self.headers.get("Idempotency-Key")))
             return urlsplit(self.path).path
 
         def do_GET(self) -> None:

@@ -317,8 +317,10 @@ async def test_requests_caused_by_an_action_carry_its_number(driver: PageDriver,
     await assert_ok(driver, Click(id=named(observation, "Send slowly").id), 42)
     assert site.tagged("/site/slow")[-1] == "42"
     assert site.tagged("/site/submit?note=slow")[-1] == "42"
+    assert site.keyed("/site/slow")[-1] == site.keyed("/site/submit?note=slow")[-1] == "action-42", "and its key"
     await assert_ok(driver, Navigate(url="/site/table.html"), 43)
     assert site.tagged("/site/table.html")[-1] == "43"
+    assert site.keyed("/site/api/ping")[-1] == "action-41" and site.keyed("/site/table.html")[-1] == "action-43"
 
 
 @browser_test

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript
@@ -27,7 +28,6 @@ from computerops.persistence.checkpoint import (
 )
 from sites.kit.broker import Grant
 from sites.kit.ledgers import ApprovalRecord, CompletedEffect, Money, UnfinishedWork
-from tiers import examples
 
 
 def manifest(**changes: object) -> ResumeManifest:
@@ -86,7 +86,7 @@ def test_any_one_byte_altered_is_refused(tmp_path: Path, data: st.DataObject) ->
     altered = tmp_path / "altered" / "004.json"
     altered.parent.mkdir(exist_ok=True)
     altered.write_bytes(bytes(raw))
-    with pytest.raises(CheckpointRefused, match="004.json"):
+    with pytest.raises(CheckpointRefused, match=r"004\.json"):
         read_checkpoint(altered)
 
 

@@ -21,6 +21,18 @@ ACTION_HEADER = "X-ComputerOps-Action"
 """The request header naming the adapter action that caused a request (0: the start page the harness opens); the
 driver sets it and the sites' operation log records it."""
 
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+"""The request header carrying an effectful request's idempotency key: the driver sets one per action
+(`idempotency_key`), and the sites' operation log answers a repeat of a committed keyed request with the committed
+result instead of committing it again (sites/kit/idempotency.py)."""
+
+
+def idempotency_key(number: int, prefix: str = "action") -> str:
+    """The idempotency key the adapter sends with the requests of action `number`: unique within an episode, since a
+    tenant is one episode and its actions are numbered once."""
+    return f"{prefix}-{number}"
+
+
 FETCH_DESTINATION_HEADER = "Sec-Fetch-Dest"
 """The header in which the browser says how a page will use a response (page script cannot set it)."""
 DISPLAYED_DESTINATIONS = frozenset({"document", "iframe", "frame", "fencedframe", "embed", "object"})

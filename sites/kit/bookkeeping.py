@@ -12,7 +12,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Boolean, Column, Integer, MetaData, String, Table, Text
+from sqlalchemy import Boolean, Column, Integer, LargeBinary, MetaData, String, Table, Text
 
 from sites.kit.clock import format_time
 from sites.kit.records import Row
@@ -53,7 +53,21 @@ operation_table = Table(
     Column("destination", String, nullable=True),
     Column("oversized", Boolean, nullable=True),
     Column("broker", Text, nullable=True),
+    Column("idempotency_key", Text, nullable=True, index=True),
+    Column("repeat_of", Integer, nullable=True),
 )
+
+committed_response_table = Table(
+    "_committed_response",
+    BOOKKEEPING,
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("status", Integer, nullable=False),
+    Column("location", Text, nullable=True),
+    Column("content_type", Text, nullable=True),
+    Column("body", LargeBinary, nullable=False),
+)
+"""The handler's own response of every keyed effectful operation that committed (`seq`: that operation), kept so a
+repeat under the same key gets it back byte for byte (sites/kit/idempotency.py)."""
 
 BOOKKEEPING_TABLES: frozenset[str] = frozenset(BOOKKEEPING.tables)
 """Names of tables that are bookkeeping, never part of a snapshot or the journal."""

@@ -3,7 +3,8 @@
 It is a pure ASGI middleware so that it sees the exact request and response bytes. For a path
 under a site's mount point it resolves the tenant (401 without a token, 403 for an unknown one),
 allocates the next sequence number under the tenant's lock, runs the app with the operation
-context in `scope["state"]`, and logs the operation before forwarding the unchanged response.
+context in `scope["state"]`, and logs the operation before forwarding the unchanged response. A repeat of a
+committed request under the same idempotency key is answered from the log instead (sites/kit/idempotency.py).
 """
 
 from __future__ import annotations
@@ -19,14 +20,20 @@ import anyio.to_thread
 from sqlalchemy import Engine
 from sqlmodel import Session, select
 from starlette.datastructures import Headers
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER, tenant_bindings
-from computerops.core.vocabulary import ACTION_HEADER, DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
+from computerops.core.vocabulary import (
+    ACTION_HEADER,
+    DISPLAYED_DESTINATIONS,
+    FETCH_DESTINATION_HEADER,
+    IDEMPOTENCY_HEADER,
+)
 from sites.kit.broker import BrokerDecision, RequestSeen, decide, withdrawn
 from sites.kit.faults import FaultDecision
 from sites.kit.governed import Row, blocked_page, form_fields, governing
+from sites.kit.idempotency import MAX_KEY_CHARS, SAFE_METHODS, KeyedRequest, StoredResponse, earlier_commit, key_of
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, Served, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
 from sites.kit.operation import STATE_OPERATION, STATE_TENANT, OperationContext
@@ -100,6 +107,12 @@ def _bad_action_header() -> HTMLResponse:
                         message=f"The {ACTION_HEADER} header must be a whole number from 0 to {MAX_ACTION_NUMBER}.")
 
 
+def _bad_idempotency_key() -> HTMLResponse:
+    return message_page(status=400, title="Bad idempotency key",
+                        message=f"The {IDEMPOTENCY_HEADER} header must be 1 to {MAX_KEY_CHARS} visible ASCII "
+                                "characters, with no spaces; nothing was done.")
+
+
 def raw_path_of(scope: Scope) -> str | None:
     """The request path exactly as sent (percent-escapes kept) when it differs from the decoded `path`: replay must
     send `/a%3Fb` as such, not re-parse the decoded `/a?b`. None when the two are the same text."""
@@ -158,10 +171,21 @@ def destination_of(headers: Headers) -> str | None:
 
 
 def _request_fields(operation: OperationContext, headers: Headers, scope: Scope) -> dict[str, Any]:
-    """What an operation records of the request itself (its seq and action, method, path, query, content type)."""
+    """What an operation records of the request itself (its seq and action, method, path, query, content type,
+    idempotency key)."""
+    key = key_of(headers.get(IDEMPOTENCY_HEADER))
     return {"seq": operation.seq, "action": operation.action, "method": scope["method"], "path": scope["path"],
             "raw_path": raw_path_of(scope), "query": scope.get("query_string", b"").decode("latin-1"),
-            "content_type": headers.get("content-type")}
+            "content_type": headers.get("content-type"), "idempotency_key": None if key == "invalid" else key}
+
+
+def _keyed_request(fields: Mapping[str, Any], body: str) -> KeyedRequest | None:
+    """An effectful request under a key, as `idempotency.earlier_commit` compares it; None for any other."""
+    if fields["idempotency_key"] is None or fields["method"] in SAFE_METHODS:
+        return None
+    return KeyedRequest(key=fields["idempotency_key"], method=fields["method"], path=fields["path"],
+                        raw_path=fields["raw_path"], query=fields["query"], content_type=fields["content_type"],
+                        body=body)
 
 
 def _too_large() -> HTMLResponse:
@@ -211,13 +235,18 @@ class _BufferedResponse:
         assert self.start is not None
         return Headers(raw=self.start.get("headers", [])).get(name)
 
+    def stored(self) -> StoredResponse:
+        """The response as a repeat of its request would get it back (sites/kit/idempotency.py)."""
+        return StoredResponse(status=self.status, location=self.header("location"),
+                              content_type=self.header("content-type"), body=self.body)
+
     async def forward(self, send: Send) -> None:
         assert self.start is not None
         await send(self.start)
         await send({"type": "http.response.body", "body": self.body, "more_body": False})
 
 
-async def _buffer(response: HTMLResponse, scope: Scope, receive: Receive) -> _BufferedResponse:
+async def _buffer(response: Response, scope: Scope, receive: Receive) -> _BufferedResponse:
     buffered = _BufferedResponse()
     await response(scope, receive, buffered.send)
     return buffered
@@ -258,6 +287,9 @@ class OperationLogMiddleware:
         if action_number(headers.get(ACTION_HEADER)) == "invalid":
             await _bad_action_header()(scope, receive, send)
             return
+        if key_of(headers.get(IDEMPOTENCY_HEADER)) == "invalid" or len(headers.getlist(IDEMPOTENCY_HEADER)) > 1:
+            await _bad_idempotency_key()(scope, receive, send)
+            return
         async with tenant.lock:
             await self._run_operation(tenant, headers, scope, receive, send)
 
@@ -275,6 +307,10 @@ class OperationLogMiddleware:
             await self._refuse_oversized(tenant, operation, headers, destination, scope, receive, send)
             return
         body = read
+        keyed = _keyed_request(_request_fields(operation, headers, scope), body.decode("utf-8", errors="replace"))
+        if keyed is not None and (earlier := await anyio.to_thread.run_sync(_earlier_commit, tenant, keyed)):
+            await self._repeat(tenant, operation, headers, destination, keyed.body, earlier, scope, receive, send)
+            return
         faults = tenant.faults
         decision = None if faults is None else faults.injector.decide(seq, method, path)
         fired = decision
@@ -282,6 +318,7 @@ class OperationLogMiddleware:
         if decision is not None and decision.fault in SITE_COOPERATIVE and unsupported:
             decision, fired = decision.model_copy(update={"applied": False}), None  # the site cannot carry it out
         response = _BufferedResponse()
+        handled: StoredResponse | None = None  # the handler's own response, as a repeat would get it
         failure: Exception | None = None
         shown = Shown()  # a page the handler never rendered shows nothing of the tenant's data
         app_body = body if faults is None else faults.drift.translate(body)  # the fields as the handler reads them
@@ -305,7 +342,10 @@ class OperationLogMiddleware:
                 response = await _buffer(_server_error(seq), scope, receive)
             else:
                 shown = operation.shown.shown()
+                handled = response.stored()
         journal_rows = await anyio.to_thread.run_sync(_count_journal_rows, tenant, seq)
+        # kept for a repeat under the key before an after-commit fault replaces what goes out
+        committed = handled if keyed is not None and journal_rows else None
         if faults is not None:
             response, fired, shown = await self._after(faults, fired, response, shown, seq, method, scope,
                                                        journal_rows, receive)
@@ -324,12 +364,28 @@ class OperationLogMiddleware:
             destination=destination,
             broker=broker,
         )
-        await anyio.to_thread.run_sync(tenant.record_operation, record)
+        await anyio.to_thread.run_sync(tenant.record_operation, record, committed)
         if record.journal_rows and tenant.on_commit is not None:
             tenant.on_commit(record)  # committed and logged; the response has not gone out yet
         await response.forward(send)
         if failure is not None:
             raise failure
+
+    async def _repeat(self, tenant: Tenant, operation: OperationContext, headers: Headers, destination: str | None,
+                      body: str, earlier: tuple[int, StoredResponse], scope: Scope, receive: Receive,
+                      send: Send) -> None:
+        """A repeat of a committed keyed request: answered with the committed operation's stored response, byte for
+        byte, without its handler, the broker or a fault; logged with `repeat_of`, committing nothing."""
+        seq, stored = earlier
+        response = await _buffer(stored.response(), scope, receive)
+        record = Operation(
+            **_request_fields(operation, headers, scope), body=body, status=response.status,
+            location=own_location(response.header("location"), scope, headers),
+            response_digest=hashlib.sha256(response.body).hexdigest(), journal_rows=0,
+            app=tenant.definition.app_of(scope["method"], scope["path"]), shown=Shown(), destination=destination,
+            repeat_of=seq)
+        await anyio.to_thread.run_sync(tenant.record_operation, record)
+        await response.forward(send)
 
     async def _broker_decision(self, tenant: Tenant, seq: int, method: str, path: str, body: bytes,
                                headers: Headers) -> BrokerDecision | None:
@@ -418,6 +474,11 @@ class _StateLookup:
     def __call__(self, model: type[Row], /, **where: object) -> Row | None:
         with Session(self.engine, autoflush=False) as session:
             return session.exec(select(model).filter_by(**where)).first()
+
+
+def _earlier_commit(tenant: Tenant, request: KeyedRequest) -> tuple[int, StoredResponse] | None:
+    with tenant.engine.connect() as connection:
+        return earlier_commit(connection, request)
 
 
 def _count_journal_rows(tenant: Tenant, seq: int) -> int:

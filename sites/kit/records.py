@@ -137,3 +137,10 @@ class Operation(BaseModel):
     oversized: bool | None = Field(default=None, exclude_if=lambda value: value is None)
     """True when the request body was over the operation log's bound: refused with 413 before any handler ran, and
     its body not kept (replay sends a body over the bound again)."""
+    idempotency_key: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The `Idempotency-Key` header the request carried (the adapter sends one per action), whatever its method;
+    replay sends it again. None without one, and in evidence recorded before keys existed."""
+    repeat_of: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The seq of the committed operation whose result this one returned: a repeat of a committed keyed request
+    (same key, method, path as sent, query, content type and body) is answered with the stored committed response
+    and commits nothing (sites/kit/idempotency.py). None for every other request."""

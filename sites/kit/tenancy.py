@@ -25,6 +25,7 @@ from sqlalchemy.util import LRUCache
 
 from sites.kit.bookkeeping import BOOKKEEPING, journal_table, normal_row, operation_table
 from sites.kit.broker import BrokerSession
+from sites.kit.idempotency import StoredResponse, remember
 from sites.kit.injection import FaultSession
 from sites.kit.journal import seeding_session
 from sites.kit.operation import template_rng
@@ -102,9 +103,12 @@ class Tenant:
         with self.engine.connect() as connection:
             return int(connection.execute(select(func.coalesce(func.max(operation_table.c.seq), 0))).scalar_one())
 
-    def record_operation(self, operation: Operation) -> None:
-        """Appends one operation to the log, in its own transaction."""
+    def record_operation(self, operation: Operation, committed: StoredResponse | None = None) -> None:
+        """Appends one operation to the log, in its own transaction; with `committed`, the response a repeat of it
+        under its idempotency key gets (sites/kit/idempotency.py), in the same transaction."""
         with self.engine.begin() as connection:
+            if committed is not None:
+                remember(connection, operation.seq, committed)
             values = operation.model_dump()
             values["fault"] = None if operation.fault is None else operation.fault.model_dump_json()
             values["shown"] = None if operation.shown is None else operation.shown.model_dump_json()
