@@ -92,7 +92,7 @@ def test_the_interrupted_harness_died_between_the_commit_and_the_agent_seeing_it
     episode = run.load_episode(record)
     sent = [op for op in episode.operations if op.method == "POST" and op.journal_rows]
     notification = sent[0]
-    assert notification.path.endswith("/notifications")
+    assert notification.path == "/helpdesk/tickets/T-2003/notify"
     log = log_of(run, record)
     resumed_from = log.processes[1].resumed_from
     assert resumed_from is not None

@@ -73,7 +73,7 @@ class AgentLaunch(Versioned):
     instruction: str
     base_url: str
     bounds: Bounds
-    budget: int
+    budget: int | None
     finish: FinishSchema
     token_scale: float
     constraints: Constraints
@@ -228,7 +228,8 @@ async def run_agent(launch: AgentLaunch) -> int:
             directory=Path(launch.checkpoints), manifest=launch.manifest, constraints=launch.constraints, site=site,
             page_url=lambda: page.url.removeprefix(launch.origin), process=launch.process,
             every=launch.checkpoint_every, key_prefix=launch.key_prefix, carried=carried, first_number=number,
-            stop_after_first_effect=launch.stop_after_first_effect, resumed=checkpoint is not None)
+            stop_after_first_effect=launch.stop_after_first_effect, resumed=checkpoint is not None,
+            recovered=None if recovered is None else recovered.number)
         loop = ModelLoop(client, launch.manifest.model, launch.bounds, budget=launch.budget, finish=launch.finish,
                          token_scale=launch.token_scale, checkpoints=checkpointer)
         await context.set_extra_http_headers({ACTION_HEADER: str(opened_by),

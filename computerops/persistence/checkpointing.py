@@ -36,7 +36,8 @@ class Checkpointer:
     def __init__(self, *, directory: Path, manifest: ResumeManifest, constraints: Constraints, site: SiteState,
                  page_url: Callable[[], str], process: int, every: int, key_prefix: str,
                  carried: list[CompletedEffect] | None = None, first_number: int = 1,
-                 stop_after_first_effect: bool = False, resumed: bool = False) -> None:
+                 stop_after_first_effect: bool = False, resumed: bool = False,
+                 recovered: int | None = None) -> None:
         self.directory = directory
         self.manifest = manifest
         self.constraints = constraints
@@ -52,6 +53,9 @@ class Checkpointer:
         """The `restarted` arm's first process: killed (SIGKILL, by itself) once its first after-effect checkpoint
         is on disk."""
         self.written: list[Checkpoint] = []
+        self.recovered = recovered
+        """The action a resumed process recovered: what it committed is known only as its recovery found out (in
+        `carried`), never read again here, so a recovery that forgets a commit is seen to forget it."""
         self.resumed = resumed
         """A resumed process: its first step (the recovered action's answer) is followed by a `resume` checkpoint."""
 
@@ -92,7 +96,8 @@ class Checkpointer:
             self.write(state, "before_effect", pending)
 
     async def after_action(self, state: LoopState, step: Step) -> None:
-        new = [effect for effect in self.site.effects_of_action(step.number) if effect not in self.carried]
+        seen = [] if step.number == self.recovered else self.site.effects_of_action(step.number)
+        new = [effect for effect in seen if effect not in self.carried]
         self.carried.extend(new)
         if self.resumed:
             self.resumed = False
