@@ -9,15 +9,21 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from adapter.actions import NO_ANSWER
+from adapter.transcript import Bounds
 from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.persistence.agent import REFUSED_EXIT, AgentLaunch
 from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.persistence.checkpoint import Checkpoint
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.run_records import EpisodeRecord
 from computerops.run_verification import verify_run
@@ -164,3 +170,43 @@ def test_no_harness_process_outlives_its_episode(run: RunDirectory) -> None:
     leftovers = [pid for pid in os.listdir("/proc")
                  if pid.isdigit() and "computerops.persistence.agent" in command(pid)]
     assert leftovers == []
+
+
+def _resume_with(run: RunDirectory, tmp_path: Path, change: dict[str, object],
+                 alter: bool = False) -> tuple[int, str]:
+    """Start a real harness process resuming an episode of the run from its latest checkpoint, with the launch's
+    manifest changed as given (or the checkpoint altered by one byte); its exit status and refusal."""
+    tmp_path.mkdir(parents=True)
+    record = records(run)[(NOTIFY, "interrupted", "reconcile")]
+    directory = run.episode_dir(record.episode_id)
+    checkpoint = sorted((directory / CHECKPOINTS).glob("*.json"))[-1]
+    copy = tmp_path / checkpoint.name
+    raw = bytearray(checkpoint.read_bytes())
+    if alter:
+        raw[len(raw) // 2] ^= 0x01
+    copy.write_bytes(bytes(raw))
+    sealed = Checkpoint.model_validate_json(checkpoint.read_text(encoding="utf-8"))
+    launch = AgentLaunch(
+        manifest=sealed.manifest.model_copy(update=change), process=2, origin="http://127.0.0.1:9", token="gone",
+        site="helpdesk", tenant_db=str(tmp_path / "absent.sqlite"), start_path="/helpdesk/", instruction="",
+        base_url="http://127.0.0.1:9/v1", bounds=Bounds(), budget=None, finish=NO_ANSWER, token_scale=1.0,
+        constraints=sealed.ledgers.constraints, checkpoints=str(tmp_path / "checkpoints"),
+        transcript_out=str(tmp_path / "transcript.json"), refusal_out=str(tmp_path / "refusal.txt"),
+        resume_from=str(copy))
+    (tmp_path / "launch.json").write_text(launch.model_dump_json(), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "computerops.persistence.agent", str(tmp_path / "launch.json")],
+                          capture_output=True, timeout=120, check=False)
+    refusal = tmp_path / "refusal.txt"
+    return done.returncode, refusal.read_text(encoding="utf-8") if refusal.is_file() else done.stderr.decode()
+
+
+def test_a_resume_under_a_changed_manifest_or_from_an_altered_checkpoint_is_refused(run: RunDirectory,
+                                                                                    tmp_path: Path) -> None:
+    status, said = _resume_with(run, tmp_path / "model", {"model": "scripted:other"})
+    assert status == REFUSED_EXIT and "model" in said and "'scripted:other' now" in said, said
+    status, said = _resume_with(run, tmp_path / "policy", {"policies": {"recovery": "retry-new-key",
+                                                                        "checkpoint_every": "3"}})
+    assert status == REFUSED_EXIT and "policies.recovery" in said, said
+    status, said = _resume_with(run, tmp_path / "byte", {}, alter=True)
+    assert status == REFUSED_EXIT and "altered" in said, said
+    assert not (tmp_path / "byte" / "checkpoints").exists()  # refused before anything else was done
