@@ -7,6 +7,7 @@ that lacks it. Every episode replays PASS and `verify` recomputes every figure."
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -25,6 +26,9 @@ from computerops.persistence.agent import REFUSED_EXIT, AgentLaunch
 from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
 from computerops.persistence.checkpoint import Checkpoint
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
+from computerops.report import report_json, summarize
+from computerops.report.layout import report_view
+from computerops.report.tables import Table
 from computerops.run_records import EpisodeRecord
 from computerops.run_verification import verify_run
 from computerops.runner import execute_run
@@ -210,3 +214,18 @@ def test_a_resume_under_a_changed_manifest_or_from_an_altered_checkpoint_is_refu
     status, said = _resume_with(run, tmp_path / "byte", {}, alter=True)
     assert status == REFUSED_EXIT and "altered" in said, said
     assert not (tmp_path / "byte" / "checkpoints").exists()  # refused before anything else was done
+
+
+def test_the_report_gives_each_arm_and_recovery_its_own_row(run: RunDirectory) -> None:
+    report = summarize(run.manifest(), run.records())
+    assert report.persistence is not None
+    rows = {(r.arm, r.recovery): r for r in report.persistence.rows}
+    assert set(rows) == {(arm, recovery) for _, arm, recovery in ARMS}
+    assert rows[("uninterrupted", "reconcile")].effects_retained.denominator == 0  # no boundaries, no figure
+    assert rows[("interrupted", "reconcile")].effects_retained.rate == 1.0
+    assert rows[("interrupted", "forget")].effects_retained.rate == 0.0
+    assert rows[("interrupted", "retry-new-key")].duplicate_effects == 1
+    view = report_view(report)
+    [table] = [b for b in view.blocks if isinstance(b, Table) and b.id == "persistence"]
+    assert len(table.rows) == len(rows)
+    assert "persistence" in json.loads(json.dumps(report_json(report)))

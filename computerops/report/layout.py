@@ -9,6 +9,7 @@ from computerops.report.faults import RecoveryFunnelRow
 from computerops.report.figures import Proportion
 from computerops.report.markdown import OUTCOMES_ID
 from computerops.report.outcomes import TAXONOMY, OutcomeTable, TaskRow, causes_text, kinds_text
+from computerops.report.persistence import NO_BOUNDARIES, PersistenceReport
 from computerops.report.provenance import Provenance, context_text, tool_results_text, tools_text
 from computerops.report.run import RunReport
 from computerops.report.security import UNDEFINED_CONDITIONAL, SecurityReport
@@ -53,6 +54,8 @@ def report_view(report: RunReport) -> ReportView:
         blocks.append(_loops(report))
     if report.security is not None:
         blocks += security_blocks(report.security)
+    if report.persistence is not None:
+        blocks.append(persistence_table(report.persistence))
     return ReportView(title=f"ComputerOps run {report.run_id}", scripted=report.scripted, blocks=tuple(blocks))
 
 
@@ -260,6 +263,34 @@ def security_blocks(security: SecurityReport) -> list[Block]:
                        "it shows the broker, not the agent). Read compliance only beside capability: an agent that "
                        f"could not do the task complies trivially; '{UNDEFINED_CONDITIONAL}' when none completed it.")),
     ]
+
+
+def _kept(proportion: Proportion) -> str:
+    return NO_BOUNDARIES if proportion.denominator == 0 else proportion_cells(proportion)[0]
+
+
+def persistence_table(persistence: PersistenceReport) -> Table:
+    """The long-running episodes' figures: one row per endpoint, arm and recovery policy, never averaged across."""
+    return Table(
+        id="persistence", title="Long-running episodes by arm",
+        columns=columns("endpoint", "arm", "recovery", "verified", "Wilson", "constraints kept", "approvals valid",
+                        "effects kept", "open work kept", "with duplicates", "duplicate effects", "open work left",
+                        "recovery turns", "median wall s", "mean tokens", labels=3),
+        rows=tuple((r.endpoint, r.arm, r.recovery, proportion_cells(r.verified)[0], proportion_cells(r.verified)[1],
+                    _kept(r.constraints_retained), _kept(r.approvals_valid), _kept(r.effects_retained),
+                    _kept(r.unfinished_retained),
+                    Mark(text=proportion_cells(r.with_duplicates)[0], tone="alert") if r.duplicate_effects
+                    else proportion_cells(r.with_duplicates)[0],
+                    r.duplicate_effects, r.unfinished_left, r.recovery_turns, r.median_wall_s, r.mean_tokens)
+                   for r in persistence.rows),
+        caption=("Each arm on its own row, never averaged: uninterrupted = one harness process; restarted = killed "
+                 "after its first effect's checkpoint and carried on from it in a new process; interrupted = "
+                 "SIGKILLed between its first effect's commit and the agent seeing it, carried on from the checkpoint "
+                 "written before that action. Retention over the arm's boundaries (resumes): the resumed process's "
+                 "ledgers against the site's records at that moment. A duplicate effect is an effect committed again "
+                 "by a repeat of a committed request under another idempotency key. Recovery turns: replies "
+                 "rejected after a resume before the first accepted one. Recovery policies retry-new-key and forget "
+                 "are the mutants that must be caught (docs/long-running.md)."))
 
 
 def _faults(report: RunReport) -> list[Block]:

@@ -20,6 +20,7 @@ from computerops.report.faults import (
 )
 from computerops.report.figures import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, FROZEN
 from computerops.report.outcomes import OutcomeTable, outcome_table
+from computerops.report.persistence import PersistenceReport, persistence_report
 from computerops.report.provenance import Provenance, provenance
 from computerops.report.security import SecurityReport, security_report
 from computerops.run_records import Completeness, EpisodeRecord, RunManifest
@@ -64,6 +65,9 @@ class RunReport(Versioned):
     """False completions of episodes where a fault fired, in episode id order."""
     security: SecurityReport | None = Field(default=None, exclude_if=lambda value: value is None)
     """The attacked tasks' figures (`computerops.report.security`); left out of reports of runs without them."""
+    persistence: PersistenceReport | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The long-running episodes' figures by arm (`computerops.report.persistence`); left out of reports of runs
+    without them."""
 
     def rows(self) -> list[OutcomeTable]:
         """The rows every view shows: one per endpoint label, plus the total when there are several."""
@@ -96,7 +100,7 @@ def run_report(
         provenance=provenance(records, manifest),
         exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),
         false_completions_with_fault_context=false_completions_with_fault_context(records),
-        security=security_report(records),
+        security=security_report(records), persistence=persistence_report(records),
     )
 
 
