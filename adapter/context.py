@@ -104,6 +104,10 @@ class ContextWindow:
                    entries=[_Entry(message=dict(e["message"]), observation=e["observation"],
                                    rejected_reply=e["rejected_reply"], elided=e["elided"]) for e in entries])
 
+    def compact(self, content: str, observation: str) -> None:
+        """Replace everything but the system prompt with one user message (a compaction's summary and the page)."""
+        self.entries = [self.entries[0], _Entry(message={"role": "user", "content": content}, observation=observation)]
+
     def replace_system(self, content: str) -> None:
         self.entries[0] = _Entry(message={"role": "system", "content": content}, observation=None)
 

@@ -63,6 +63,21 @@ def resumed_message(observation: str) -> str:
     return f"{RESUMED}{OBSERVATION_MARK}{observation}"
 
 
+SUMMARY_MARK = "Summary of the conversation so far"
+"""How a compaction's summary begins (computerops/persistence/compaction.py); it replaces the older context."""
+_SUMMARY_COUNT = re.compile(r"^Actions carried out so far: ([0-9]{1,6}) accepted\.$", re.MULTILINE)
+
+
+def summary_counts(accepted: int) -> str:
+    """The summary's line saying how many actions were accepted before it (what `accepted_actions` reads back)."""
+    return f"Actions carried out so far: {accepted} accepted."
+
+
+def compacted_message(instruction: str, summary: str, observation: str) -> str:
+    """The one message that replaces a compacted conversation's older context: the task, the summary, the page."""
+    return f"{TASK_MARK}{instruction}\n\n{summary}{OBSERVATION_MARK}{observation}"
+
+
 def result_ok(note: str) -> str:
     return f"{RESULT_OK} — {note}" if note else RESULT_OK
 
@@ -81,12 +96,12 @@ def _content(message: Any) -> str:
 
 
 def instruction_of(messages: Sequence[Any]) -> str | None:
-    """The task instruction from the first user message."""
+    """The task instruction from the first user message (a compacted conversation's summary follows it there)."""
     for message in messages:
         if isinstance(message, dict) and message.get("role") == "user":
             text = _content(message)
             if text.startswith(TASK_MARK):
-                return text[len(TASK_MARK):].split(OBSERVATION_MARK, 1)[0]
+                return text[len(TASK_MARK):].split(OBSERVATION_MARK, 1)[0].split(f"\n\n{SUMMARY_MARK}", 1)[0]
             return None
     return None
 
@@ -108,12 +123,18 @@ def observations_shown(messages: Sequence[Any]) -> list[str]:
 
 
 def accepted_actions(messages: Sequence[Any]) -> int:
-    """How many actions the environment accepted so far."""
-    return sum(
-        1 for message in messages
-        if isinstance(message, dict) and message.get("role") in ("tool", "user")
-        and _content(message).startswith(RESULT_OK)
-    )
+    """How many actions the environment accepted so far: those a compaction's summary counts, and each accepted
+    result after it."""
+    total = 0
+    for message in messages:
+        text = _content(message)
+        head = text.split(OBSERVATION_MARK, 1)[0]  # never the page: a summary comes before it
+        if (isinstance(message, dict) and message.get("role") == "user" and text.startswith(TASK_MARK)
+                and (found := _SUMMARY_COUNT.search(head))):
+            total = int(found.group(1))
+        elif isinstance(message, dict) and message.get("role") in ("tool", "user") and text.startswith(RESULT_OK):
+            total += 1
+    return total
 
 
 def assistant_turns(messages: Sequence[Any]) -> int:

@@ -122,6 +122,9 @@ def run(
                                           "retry-new-key, forget).")] = "reconcile",
     checkpoint_every: Annotated[int, typer.Option(min=1, help="With --persistence: a checkpoint every N replies, "
                                                   "besides those before and after effects.")] = 5,
+    compaction: Annotated[str, typer.Option(help="With --persistence compacted: the compaction policy (ledgers/1; "
+                                            "the mutants ledgers/1:drop-currency, ledgers/1:changed-amount).")]
+    = "ledgers/1",
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     from adapter.transcript import Bounds
@@ -151,7 +154,7 @@ def run(
         raise _fail(str(exc)) from exc
     task_ids = [t.id for t in selected]
     try:
-        arms = _persistence(persistence, recovery, checkpoint_every, selected)
+        arms = _persistence(persistence, recovery, checkpoint_every, compaction, selected)
         controls = ([t.id for t in selected if t.spec.faults or t.spec.attack is not None or fault_rate > 0]
                     if matched_controls else [])
         plan = plan_episodes(task_ids, endpoint_config, repeat=repeat, matched_controls=controls,
@@ -167,9 +170,10 @@ def run(
     _report_complete(RunDirectory.open(out))
 
 
-def _persistence(arms: str, recovery: str, every: int, selected: list[LoadedTask]) -> list[Persistence]:
+def _persistence(arms: str, recovery: str, every: int, compaction: str,
+                 selected: list[LoadedTask]) -> list[Persistence]:
     """The persistences `run --persistence` asks for (ValueError naming what is wrong)."""
-    from computerops.persistence.arms import PERSISTENCE_ARMS, RECOVERY_POLICIES, Persistence
+    from computerops.persistence.arms import COMPACTION_POLICIES, PERSISTENCE_ARMS, RECOVERY_POLICIES, Persistence
     from sites.registry import SITES
     names = [a.strip() for a in arms.split(",") if a.strip()]
     if not names:
@@ -181,10 +185,13 @@ def _persistence(arms: str, recovery: str, every: int, selected: list[LoadedTask
                          f"{', '.join(RECOVERY_POLICIES)}")
     if len(set(names)) != len(names):
         raise ValueError(f"--persistence names an arm twice: {arms}")
+    if compaction not in COMPACTION_POLICIES:
+        raise ValueError(f"--compaction: unknown policy {compaction!r}; policies: {', '.join(COMPACTION_POLICIES)}")
     unfit = [t.id for t in selected if SITES[t.spec.site].ledgers is None]
     if unfit:
         raise ValueError(f"--persistence: the sites of {', '.join(unfit[:5])} keep no ledgers (sites/kit/ledgers.py)")
-    return [Persistence.model_validate({"arm": a, "recovery": recovery, "checkpoint_every": every}) for a in names]
+    return [Persistence.model_validate({"arm": a, "recovery": recovery, "checkpoint_every": every,
+                                        "compaction": compaction}) for a in names]
 
 
 def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:

@@ -23,7 +23,7 @@ from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.persistence.agent import REFUSED_EXIT, AgentLaunch
-from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.persistence.arms import CompactionPolicy, Persistence, PersistenceArm, RecoveryPolicy
 from computerops.persistence.checkpoint import Checkpoint
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.report import report_json, summarize
@@ -39,26 +39,34 @@ NOTIFY = "helpdesk.notify-and-close-follow-up"
 """Its first effect is a notification: sent twice, it is a duplicate the verdict rejects (`tomas-notified-once`)."""
 REFUND = "helpdesk.refund-with-approval"
 """Its first effect is a refund bound to a one-use approval: the site itself refuses a second one."""
-ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy]] = [
-    (NOTIFY, "uninterrupted", "reconcile"),
-    (NOTIFY, "restarted", "reconcile"),
-    (NOTIFY, "interrupted", "reconcile"),
-    (NOTIFY, "interrupted", "retry-same-key"),
-    (NOTIFY, "interrupted", "retry-new-key"),
-    (NOTIFY, "interrupted", "forget"),
-    (REFUND, "interrupted", "reconcile"),
-    (REFUND, "interrupted", "retry-new-key"),
+ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy, CompactionPolicy]] = [
+    (NOTIFY, "uninterrupted", "reconcile", "ledgers/1"),
+    (NOTIFY, "restarted", "reconcile", "ledgers/1"),
+    (NOTIFY, "interrupted", "reconcile", "ledgers/1"),
+    (NOTIFY, "interrupted", "retry-same-key", "ledgers/1"),
+    (NOTIFY, "interrupted", "retry-new-key", "ledgers/1"),
+    (NOTIFY, "interrupted", "forget", "ledgers/1"),
+    (REFUND, "interrupted", "reconcile", "ledgers/1"),
+    (REFUND, "interrupted", "retry-new-key", "ledgers/1"),
+    (REFUND, "compacted", "reconcile", "ledgers/1"),
+    (REFUND, "compacted", "reconcile", "ledgers/1:drop-currency"),
+    (REFUND, "compacted", "reconcile", "ledgers/1:changed-amount"),
 ]
+
+
+def slug(policy: str) -> str:
+    return policy.replace(":", "-").replace("/", "")
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
     catalog = load_catalog()
     endpoint = EndpointConfig(kind="scripted", policies=["oracle"])
-    plan = [PlannedEpisode(episode_id=f"{n:03d}-{task}--{arm}--{recovery}", task_id=task, policy="oracle",
-                           persistence=Persistence(arm=arm, recovery=recovery, checkpoint_every=3))
-            for n, (task, arm, recovery) in enumerate(ARMS, start=1)]
-    tasks = sorted({task for task, _, _ in ARMS})
+    plan = [PlannedEpisode(episode_id=f"{n:03d}-{task}--{arm}--{recovery}--{slug(compaction)}", task_id=task,
+                           policy="oracle", persistence=Persistence(arm=arm, recovery=recovery, compaction=compaction,
+                                                   checkpoint_every=3))
+            for n, (task, arm, recovery, compaction) in enumerate(ARMS, start=1)]
+    tasks = sorted({task for task, _, _, _ in ARMS})
     config = RunConfig(run_id="persistence", tasks=tasks, endpoint=endpoint, episodes=plan)
     out = tmp_path_factory.mktemp("persistence") / "run"
     asyncio.run(execute_run(config, [catalog[t] for t in tasks], out, lambda _: None, concurrency=2))
@@ -66,10 +74,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
 
 
 def records(run: RunDirectory) -> dict[tuple[str, str, str], EpisodeRecord]:
+    """The run's records by (task, arm, recovery), the compacted arm's by (task, arm, compaction policy)."""
     found = {}
     for record in run.records():
         assert record.persistence is not None
-        found[(record.task_id, record.persistence.arm, record.persistence.recovery)] = record
+        found[(record.task_id, record.persistence.arm, record.persistence.policy)] = record
     return found
 
 
@@ -84,13 +93,15 @@ def test_every_sound_arm_verifies_with_each_effect_done_once(run: RunDirectory) 
         assert record.replay == "PASS", record.episode_id
         persistence = record.persistence
         assert persistence is not None and persistence.checkpoints >= 3
-        if recovery in ("reconcile", "retry-same-key"):
+        if recovery in ("reconcile", "retry-same-key", "ledgers/1"):
             assert record.outcome == "verified_success", (record.episode_id, record.outcome)
             assert persistence.duplicate_effects == 0 and persistence.unfinished_left == 0
             assert all(b.effects_retained and b.constraints_retained and b.approvals_valid and b.unfinished_retained
                        for b in persistence.boundaries), persistence.boundaries
         if arm == "uninterrupted":
             assert persistence.processes == 1 and persistence.boundaries == []
+        elif arm == "compacted":
+            assert persistence.processes == 1 and [b.kind for b in persistence.boundaries] == ["compaction"]
         else:
             assert persistence.processes == 2 and len(persistence.boundaries) == 1
             first = log_of(run, record).processes[0]
@@ -171,8 +182,8 @@ def test_no_harness_process_outlives_its_episode(run: RunDirectory) -> None:
         except OSError:  # it ended meanwhile
             return ""
 
-    leftovers = [pid for pid in os.listdir("/proc")
-                 if pid.isdigit() and "computerops.persistence.agent" in command(pid)]
+    leftovers = [pid for pid in os.listdir("/proc")  # this run's only: other tests may run beside this one
+                 if pid.isdigit() and "computerops.persistence.agent" in (line := command(pid)) and str(run.root) in line]
     assert leftovers == []
 
 
@@ -209,6 +220,7 @@ def test_a_resume_under_a_changed_manifest_or_from_an_altered_checkpoint_is_refu
     status, said = _resume_with(run, tmp_path / "model", {"model": "scripted:other"})
     assert status == REFUSED_EXIT and "model" in said and "'scripted:other' now" in said, said
     status, said = _resume_with(run, tmp_path / "policy", {"policies": {"recovery": "retry-new-key",
+                                                                        "compaction": "ledgers/1",
                                                                         "checkpoint_every": "3"}})
     assert status == REFUSED_EXIT and "policies.recovery" in said, said
     status, said = _resume_with(run, tmp_path / "byte", {}, alter=True)
@@ -219,8 +231,8 @@ def test_a_resume_under_a_changed_manifest_or_from_an_altered_checkpoint_is_refu
 def test_the_report_gives_each_arm_and_recovery_its_own_row(run: RunDirectory) -> None:
     report = summarize(run.manifest(), run.records())
     assert report.persistence is not None
-    rows = {(r.arm, r.recovery): r for r in report.persistence.rows}
-    assert set(rows) == {(arm, recovery) for _, arm, recovery in ARMS}
+    rows = {(r.arm, r.policy): r for r in report.persistence.rows}
+    assert set(rows) == {(arm, compaction if arm == "compacted" else recovery) for _, arm, recovery, compaction in ARMS}
     assert rows[("uninterrupted", "reconcile")].effects_retained.denominator == 0  # no boundaries, no figure
     assert rows[("interrupted", "reconcile")].effects_retained.rate == 1.0
     assert rows[("interrupted", "forget")].effects_retained.rate == 0.0
@@ -229,3 +241,29 @@ def test_the_report_gives_each_arm_and_recovery_its_own_row(run: RunDirectory) -
     [table] = [b for b in view.blocks if isinstance(b, Table) and b.id == "persistence"]
     assert len(table.rows) == len(rows)
     assert "persistence" in json.loads(json.dumps(report_json(report)))
+
+
+def test_a_compaction_keeps_every_ledger_line_and_its_mutants_are_caught(run: RunDirectory) -> None:
+    found = records(run)
+    sound = found[(REFUND, "compacted", "ledgers/1")].persistence
+    assert sound is not None
+    [boundary] = sound.boundaries
+    assert boundary.kind == "compaction" and boundary.lost == []
+    dropped = found[(REFUND, "compacted", "ledgers/1:drop-currency")].persistence
+    assert dropped is not None
+    [boundary] = dropped.boundaries
+    assert not boundary.constraints_retained and not boundary.approvals_valid
+    assert boundary.effects_retained and boundary.unfinished_retained
+    assert any("at most 49.90 EUR" in lost for lost in boundary.lost), boundary.lost
+    changed = found[(REFUND, "compacted", "ledgers/1:changed-amount")].persistence
+    assert changed is not None
+    [boundary] = changed.boundaries
+    assert boundary.constraints_retained and not boundary.approvals_valid
+    # The summary replaced the older context, and the agent carried on from it to a verified success.
+    record = found[(REFUND, "compacted", "ledgers/1")]
+    assert record.outcome == "verified_success"
+    compacted = [c for c in sorted((run.episode_dir(record.episode_id) / CHECKPOINTS).glob("*.json"))
+                 if '"trigger":"compaction"' in c.read_text()]
+    assert len(compacted) == 1
+    checkpoint = Checkpoint.model_validate_json(compacted[0].read_text())
+    assert len(checkpoint.conversation.entries) == 2 and checkpoint.compaction is not None

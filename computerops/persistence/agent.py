@@ -35,7 +35,7 @@ from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.binding import TENANT_HEADER
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import ACTION_HEADER, IDEMPOTENCY_HEADER, idempotency_key
-from computerops.persistence.arms import RecoveryPolicy
+from computerops.persistence.arms import CompactionPolicy, RecoveryPolicy
 from computerops.persistence.checkpoint import (
     Checkpoint,
     CheckpointRefused,
@@ -85,6 +85,8 @@ class AgentLaunch(Versioned):
     recovery: RecoveryPolicy = "reconcile"
     checkpoint_every: int = 5
     stop_after_first_effect: bool = False
+    compaction: CompactionPolicy | None = None
+    """The `compacted` arm's policy (None: no compaction)."""
     key_prefix: str = "action"
     """The prefix of this process's idempotency keys (`idempotency_key`)."""
 
@@ -229,7 +231,8 @@ async def run_agent(launch: AgentLaunch) -> int:
             page_url=lambda: page.url.removeprefix(launch.origin), process=launch.process,
             every=launch.checkpoint_every, key_prefix=launch.key_prefix, carried=carried, first_number=number,
             stop_after_first_effect=launch.stop_after_first_effect, resumed=checkpoint is not None,
-            recovered=None if recovered is None else recovered.number)
+            recovered=None if recovered is None else recovered.number,
+            compaction=launch.compaction if checkpoint is None else None)
         loop = ModelLoop(client, launch.manifest.model, launch.bounds, budget=launch.budget, finish=launch.finish,
                          token_scale=launch.token_scale, checkpoints=checkpointer)
         await context.set_extra_http_headers({ACTION_HEADER: str(opened_by),

@@ -6,8 +6,15 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PersistenceArm = Literal["uninterrupted", "restarted", "interrupted"]
-"""How an episode's harness process lives: `uninterrupted` (one process from start to end), `restarted` (the process
+CompactionPolicy = Literal["ledgers/1", "ledgers/1:drop-currency", "ledgers/1:changed-amount"]
+"""The declared compaction policies: `ledgers/1` (the summary written from the typed ledgers) and its two mutants, which
+must be caught (computerops/persistence/compaction.py)."""
+COMPACTION_POLICIES: tuple[CompactionPolicy, ...] = get_args(CompactionPolicy)
+
+PersistenceArm = Literal["uninterrupted", "compacted", "restarted", "interrupted"]
+"""How an episode's harness process lives: `uninterrupted` (one process from start to end), `compacted` (one process,
+whose older context is replaced by a summary under the episode's compaction policy right after its first committed
+effect), `restarted` (the process
 is killed right after the checkpoint that follows its first committed effect, and a new one carries on from that
 checkpoint), `interrupted` (the process is SIGKILLed after its first effectful request commits and before the agent
 sees the result; a new one carries on from the checkpoint written before that action)."""
@@ -36,5 +43,7 @@ class Persistence(BaseModel):
 
     arm: PersistenceArm = "uninterrupted"
     recovery: RecoveryPolicy = "reconcile"
+    compaction: CompactionPolicy = "ledgers/1"
+    """The compaction policy of the `compacted` arm (computerops/persistence/compaction.py)."""
     checkpoint_every: int = Field(default=5, ge=1)
     """A checkpoint every this many model replies, besides those before and after effects."""

@@ -32,10 +32,11 @@ from tasks.spec import MutationRule
 
 CHECKPOINT_FORMAT: Literal["computerops.checkpoint/1"] = "computerops.checkpoint/1"
 
-Trigger = Literal["start", "every", "before_effect", "after_effect", "resume"]
+Trigger = Literal["start", "every", "before_effect", "after_effect", "resume", "compaction"]
 """Why a checkpoint was written: the episode's first observation, every N actions, right before an action that may
 have an effect (a click, a key press, a dialog's answer), right after an action that committed one, and by a resumed
-process once it has recovered the action its checkpoint was written before (what it carries on with)."""
+process once it has recovered the action its checkpoint was written before (what it carries on with), and right after
+a compaction replaced the older context with a summary."""
 
 
 class Constraints(BaseModel):
@@ -120,6 +121,15 @@ class Conversation(BaseModel):
     """The page the agent was on."""
 
 
+class Compaction(BaseModel):
+    """A compaction a checkpoint records: the policy and the summary that replaced the older context."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    policy: str
+    summary: str
+
+
 class Checkpoint(Versioned):
     """One durable checkpoint of an episode (`checkpoints/NNN.json` in its evidence)."""
 
@@ -139,6 +149,8 @@ class Checkpoint(Versioned):
     """The site's latest operation when the ledgers were read: their moment in the episode's journal."""
     conversation: Conversation
     pending: PendingAction | None = None
+    compaction: Compaction | None = Field(default=None, exclude_if=lambda value: value is None)
+    """For a `compaction` checkpoint: the policy and the summary the conversation now holds instead of its past."""
     content_sha256: str = ""
     """sha256 of the canonical JSON of every other field."""
 

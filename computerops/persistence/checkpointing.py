@@ -12,11 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from adapter.loop import LoopState, PendingStep
+from adapter.prompts import compacted_message
 from adapter.transcript import AgentTranscript, Step
 from computerops.core.vocabulary import idempotency_key
-from computerops.persistence.arms import POSSIBLY_EFFECTFUL
+from computerops.persistence.arms import POSSIBLY_EFFECTFUL, CompactionPolicy
 from computerops.persistence.checkpoint import (
     Checkpoint,
+    Compaction,
     Constraints,
     Conversation,
     Ledgers,
@@ -26,6 +28,7 @@ from computerops.persistence.checkpoint import (
     WindowEntry,
     write_checkpoint,
 )
+from computerops.persistence.compaction import summary
 from computerops.persistence.site_state import SiteState
 from sites.kit.ledgers import CompletedEffect
 
@@ -37,7 +40,7 @@ class Checkpointer:
                  page_url: Callable[[], str], process: int, every: int, key_prefix: str,
                  carried: list[CompletedEffect] | None = None, first_number: int = 1,
                  stop_after_first_effect: bool = False, resumed: bool = False,
-                 recovered: int | None = None) -> None:
+                 recovered: int | None = None, compaction: CompactionPolicy | None = None) -> None:
         self.directory = directory
         self.manifest = manifest
         self.constraints = constraints
@@ -56,6 +59,8 @@ class Checkpointer:
         self.recovered = recovered
         """The action a resumed process recovered: what it committed is known only as its recovery found out (in
         `carried`), never read again here, so a recovery that forgets a commit is seen to forget it."""
+        self.compaction = compaction
+        """The `compacted` arm's policy: the older context is replaced by its summary right after the first effect."""
         self.resumed = resumed
         """A resumed process: its first step (the recovered action's answer) is followed by a `resume` checkpoint."""
 
@@ -65,7 +70,16 @@ class Checkpointer:
         return Ledgers(constraints=self.constraints, approvals=found.approvals, completed_effects=list(self.carried),
                        unfinished_work=found.unfinished_work), as_of
 
-    def write(self, state: LoopState, trigger: Trigger, pending: PendingStep | None = None) -> Checkpoint:
+    def _compact(self, state: LoopState, at: Checkpoint, policy: CompactionPolicy) -> None:
+        """Replace the older context with the policy's summary of `at`'s ledgers, once, and checkpoint the result."""
+        self.compaction = None
+        text = summary(policy, at.ledgers, state.transcript)
+        observation = state.transcript.steps[-1].observation or state.transcript.first_observation
+        state.window.compact(compacted_message(state.transcript.instruction, text, observation), observation)
+        self.write(state, "compaction", compaction=Compaction(policy=policy, summary=text))
+
+    def write(self, state: LoopState, trigger: Trigger, pending: PendingStep | None = None,
+              compaction: Compaction | None = None) -> Checkpoint:
         window = state.window
         conversation = Conversation(
             transcript=AgentTranscript.model_validate(state.transcript.model_dump(mode="json")),
@@ -80,7 +94,8 @@ class Checkpointer:
             conversation=conversation,
             pending=None if pending is None else PendingAction(
                 number=pending.number, action=pending.action, call=pending.call, call_id=pending.call_id,
-                echoed=pending.echoed, idempotency_key=idempotency_key(pending.number, self.key_prefix)))
+                echoed=pending.echoed, idempotency_key=idempotency_key(pending.number, self.key_prefix)),
+            compaction=compaction)
         write_checkpoint(self.directory, checkpoint)
         self.number += 1
         self.written.append(checkpoint)
@@ -103,7 +118,9 @@ class Checkpointer:
             self.resumed = False
             self.write(state, "resume")
         elif new:
-            self.write(state, "after_effect")
+            written = self.write(state, "after_effect")
+            if self.compaction is not None:
+                self._compact(state, written, self.compaction)
             if self.stop_after_first_effect:
                 os.killpg(os.getpgid(0), signal.SIGKILL)  # the whole process group: this process, its browser
         elif step.number % self.every == 0:

@@ -25,27 +25,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.transcript import AgentTranscript
 from computerops.persistence.arms import Persistence
 from computerops.persistence.checkpoint import Checkpoint, CheckpointRefused, Constraints, read_checkpoint
+from computerops.persistence.compaction import kept
 from sites.kit.ledgers import CompletedEffect, LedgerSource
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from verifier.attack import states_over_time
 
 
 class Boundary(BaseModel):
-    """One resume: what the resumed process carried on with, against the site's records at that moment."""
+    """One resume or compaction: what the agent carried on with, against the site's records at that moment."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    kind: Literal["resume", "compaction"] = "resume"
     process: int
     resumed_from: int
-    """The checkpoint it carried on from."""
+    """The checkpoint it carried on from (a compaction: its own)."""
     carried_in: int | None
-    """Its `resume` checkpoint (None: it ended before writing one)."""
+    """Its `resume` or `compaction` checkpoint (None: a resumed process that ended before writing one)."""
     constraints_retained: bool
     approvals_valid: bool
     effects_retained: bool
@@ -60,8 +63,15 @@ class PersistenceRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    @property
+    def policy(self) -> str:
+        """The policy the arm puts to the test: the compaction policy of a compacted episode, else the recovery."""
+        return self.compaction or self.recovery
+
     arm: str
     recovery: str
+    compaction: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The compaction policy of a `compacted` episode; None for the other arms."""
     processes: int
     checkpoints: int
     boundaries: list[Boundary] = Field(default_factory=list)
@@ -159,6 +169,21 @@ def _boundary(process: int, resumed_from: Checkpoint, carried: Checkpoint | None
                     unfinished_retained=not dropped, recovery_turns=turns, lost=lost)
 
 
+def _compaction(checkpoint: Checkpoint, constraints: Constraints, source: LedgerSource,
+                states: list[tuple[int, StateSnapshot]], operations: Sequence[Operation],
+                journal: Sequence[JournalEntry], transcript: AgentTranscript) -> Boundary:
+    """A compaction: what its summary kept of the ledgers as the site's records then stood (every entry's line)."""
+    assert checkpoint.compaction is not None
+    state = _state_as_of(states, checkpoint.as_of_operation)
+    effects = _effects_until(operations, journal, source.effect_tables, checkpoint.as_of_operation)
+    constraints_ok, approvals_ok, effects_ok, work_ok, lost = kept(
+        checkpoint.compaction.summary, constraints, source.approvals(state), effects, source.unfinished(state))
+    return Boundary(kind="compaction", process=checkpoint.process, resumed_from=checkpoint.number,
+                    carried_in=checkpoint.number, constraints_retained=constraints_ok, approvals_valid=approvals_ok,
+                    effects_retained=effects_ok, unfinished_retained=work_ok,
+                    recovery_turns=_recovery_turns(transcript, checkpoint.conversation.next_number - 1), lost=lost)
+
+
 def persistence_record(
     persistence: Persistence, processes: Sequence[tuple[int, int | None]], checkpoints_dir: Path,
     constraints: Constraints, source: LedgerSource, transcript: AgentTranscript, operations: Sequence[Operation],
@@ -179,9 +204,13 @@ def persistence_record(
         carried = next((c for c in checkpoints if c.process == process and c.trigger == "resume"), None)
         boundaries.append(_boundary(process, origin, carried, constraints, source, states, operations, journal,
                                     transcript))
+    for compacted in (c for c in checkpoints if c.compaction is not None):
+        boundaries.append(_compaction(compacted, constraints, source, states, operations, journal, transcript))
     start = states[-1][1]
     opened = [w for w in source.unfinished(final_state) if w not in source.unfinished(start)]
     return PersistenceRecord(
-        arm=persistence.arm, recovery=persistence.recovery, processes=len(processes), checkpoints=len(checkpoints),
+        arm=persistence.arm, recovery=persistence.recovery,
+        compaction=persistence.compaction if persistence.arm == "compacted" else None, processes=len(processes),
+        checkpoints=len(checkpoints),
         boundaries=boundaries, duplicate_effects=duplicate_effects(operations, journal, source.effect_tables),
         unfinished_left=len(opened), problems=problems)

@@ -80,7 +80,7 @@ def resume_manifest(run_id: str, episode_id: str, task: LoadedTask, model: str,
     """The manifest every harness process of an episode runs under."""
     return ResumeManifest(run_id=run_id, episode_id=episode_id, task_sha256=task.sha256, model=model,
                           protocol_sha256=protocol_hashes(), code_sha256=code_hashes(),
-                          policies={"recovery": persistence.recovery,
+                          policies={"recovery": persistence.recovery, "compaction": persistence.compaction,
                                     "checkpoint_every": str(persistence.checkpoint_every)})
 
 
@@ -148,7 +148,8 @@ async def drive_persistent(
         finish=finish, token_scale=token_scale, constraints=task_constraints(task), checkpoints=str(checkpoints),
         transcript_out=str(evidence / "transcript.json"), refusal_out=str(evidence / "refusal.txt"),
         recovery=persistence.recovery, checkpoint_every=persistence.checkpoint_every,
-        stop_after_first_effect=persistence.arm == "restarted")
+        stop_after_first_effect=persistence.arm == "restarted",
+        compaction=persistence.compaction if persistence.arm == "compacted" else None)
     processes: list[HarnessProcess] = []
     current: list[int | None] = [None]
     killed = [False]

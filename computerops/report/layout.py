@@ -273,10 +273,10 @@ def persistence_table(persistence: PersistenceReport) -> Table:
     """The long-running episodes' figures: one row per endpoint, arm and recovery policy, never averaged across."""
     return Table(
         id="persistence", title="Long-running episodes by arm",
-        columns=columns("endpoint", "arm", "recovery", "verified", "Wilson", "constraints kept", "approvals valid",
+        columns=columns("endpoint", "arm", "policy", "verified", "Wilson", "constraints kept", "approvals valid",
                         "effects kept", "open work kept", "with duplicates", "duplicate effects", "open work left",
                         "recovery turns", "median wall s", "mean tokens", labels=3),
-        rows=tuple((r.endpoint, r.arm, r.recovery, proportion_cells(r.verified)[0], proportion_cells(r.verified)[1],
+        rows=tuple((r.endpoint, r.arm, r.policy, proportion_cells(r.verified)[0], proportion_cells(r.verified)[1],
                     _kept(r.constraints_retained), _kept(r.approvals_valid), _kept(r.effects_retained),
                     _kept(r.unfinished_retained),
                     Mark(text=proportion_cells(r.with_duplicates)[0], tone="alert") if r.duplicate_effects
@@ -286,11 +286,14 @@ def persistence_table(persistence: PersistenceReport) -> Table:
         caption=("Each arm on its own row, never averaged: uninterrupted = one harness process; restarted = killed "
                  "after its first effect's checkpoint and carried on from it in a new process; interrupted = "
                  "SIGKILLed between its first effect's commit and the agent seeing it, carried on from the checkpoint "
-                 "written before that action. Retention over the arm's boundaries (resumes): the resumed process's "
+                 "written before that action; compacted = its older context replaced after its first effect by the "
+                 "summary of its compaction policy (policy: the compaction policy for compacted, else the recovery "
+                 "policy). Retention over the arm's boundaries (resumes): the resumed process's "
                  "ledgers against the site's records at that moment. A duplicate effect is an effect committed again "
                  "by a repeat of a committed request under another idempotency key. Recovery turns: replies "
-                 "rejected after a resume before the first accepted one. Recovery policies retry-new-key and forget "
-                 "are the mutants that must be caught (docs/long-running.md)."))
+                 "rejected after a boundary before the first accepted one. The policies retry-new-key, forget, "
+                 "ledgers/1:drop-currency and ledgers/1:changed-amount are the mutants that must be caught "
+                 "(docs/long-running.md)."))
 
 
 def _faults(report: RunReport) -> list[Block]:

@@ -1,6 +1,7 @@
-"""The persistence figures of long-running episodes (docs/long-running.md), one row per endpoint, arm and recovery
-policy: verified success, each ledger's retention over the boundaries (resumes), approval validity, duplicate effects,
-unfinished work left, recovery turns, latency and tokens. Reported by arm, never averaged across arms: a strong
+"""The persistence figures of long-running episodes (docs/long-running.md), one row per endpoint, arm and the policy
+it tests (the compaction policy of the compacted arm, the recovery policy of the others): verified success, each
+ledger's retention over the boundaries (resumes and compactions), duplicate effects, unfinished work left, recovery
+turns, latency and tokens. Reported by arm, never averaged across arms: a strong
 uninterrupted figure says nothing of an arm that loses a commit.
 
 Counted over the episodes the agent attempted (infrastructure failures apart, as everywhere); retention over the
@@ -23,13 +24,14 @@ NO_BOUNDARIES = "no boundaries"
 
 
 class PersistenceRow(BaseModel):
-    """One endpoint label under one persistence arm and recovery policy."""
+    """One endpoint label under one persistence arm and the policy it tests."""
 
     model_config = FROZEN
 
     endpoint: str
     arm: str
-    recovery: str
+    policy: str
+    """The compaction policy of the compacted arm, the recovery policy of the others."""
     verified: Proportion
     """Verified successes over the arm's episodes."""
     constraints_retained: Proportion
@@ -55,7 +57,7 @@ class PersistenceReport(BaseModel):
     rows: list[PersistenceRow]
 
 
-def _row(endpoint: str, arm: str, recovery: str, records: Sequence[EpisodeRecord]) -> PersistenceRow:
+def _row(endpoint: str, arm: str, policy: str, records: Sequence[EpisodeRecord]) -> PersistenceRow:
     facts = [r.persistence for r in records if r.persistence is not None]
     boundaries = [b for f in facts for b in f.boundaries]
     over = "boundaries (resumes)"
@@ -66,7 +68,7 @@ def _row(endpoint: str, arm: str, recovery: str, records: Sequence[EpisodeRecord
     tokens = [r.prompt_tokens + r.completion_tokens for r in records
               if r.prompt_tokens is not None and r.completion_tokens is not None]
     return PersistenceRow(
-        endpoint=endpoint, arm=arm, recovery=recovery,
+        endpoint=endpoint, arm=arm, policy=policy,
         verified=proportion(sum(r.outcome == "verified_success" for r in records), len(records), "episodes"),
         constraints_retained=kept("constraints_retained"), approvals_valid=kept("approvals_valid"),
         effects_retained=kept("effects_retained"), unfinished_retained=kept("unfinished_retained"),
@@ -84,9 +86,9 @@ def persistence_report(records: Sequence[EpisodeRecord]) -> PersistenceReport | 
     counted = [r for r in attempted_by_the_agent(records) if r.persistence is not None]
     if not counted:
         return None
-    groups = sorted({(r.endpoint, r.persistence.arm, r.persistence.recovery) for r in counted
+    groups = sorted({(r.endpoint, r.persistence.arm, r.persistence.policy) for r in counted
                      if r.persistence is not None})
     return PersistenceReport(rows=[
-        _row(endpoint, arm, recovery, [r for r in counted if r.endpoint == endpoint and r.persistence is not None
-                                       and (r.persistence.arm, r.persistence.recovery) == (arm, recovery)])
-        for endpoint, arm, recovery in groups])
+        _row(endpoint, arm, policy, [r for r in counted if r.endpoint == endpoint and r.persistence is not None
+                                     and (r.persistence.arm, r.persistence.policy) == (arm, policy)])
+        for endpoint, arm, policy in groups])
