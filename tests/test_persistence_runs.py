@@ -182,8 +182,9 @@ def test_no_harness_process_outlives_its_episode(run: RunDirectory) -> None:
         except OSError:  # it ended meanwhile
             return ""
 
-    leftovers = [pid for pid in os.listdir("/proc")  # this run's only: other tests may run beside this one
-                 if pid.isdigit() and "computerops.persistence.agent" in (line := command(pid)) and str(run.root) in line]
+    mine = str(run.root)  # this run's only: other tests may run beside this one
+    leftovers = [pid for pid in os.listdir("/proc")
+                 if pid.isdigit() and "computerops.persistence.agent" in (line := command(pid)) and mine in line]
     assert leftovers == []
 
 
