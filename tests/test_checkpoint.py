@@ -12,6 +12,7 @@ from tiers import examples
 
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript
+from computerops.core.hashing import canonical_json
 from computerops.persistence.checkpoint import (
     Checkpoint,
     CheckpointRefused,
@@ -96,7 +97,6 @@ def test_a_consistent_rewrite_without_the_right_hash_is_refused(tmp_path: Path) 
     sealed = checkpoint().sealed()
     approval = sealed.ledgers.approvals[0].model_copy(update={"amount": Money(cents=9990, currency="EUR")})
     forged = sealed.model_copy(update={"ledgers": sealed.ledgers.model_copy(update={"approvals": [approval]})})
-    from computerops.core.hashing import canonical_json
     (tmp_path / "004.json").write_text(canonical_json(forged.model_dump(mode="json")), encoding="utf-8")
     with pytest.raises(CheckpointRefused, match="content hash"):
         read_checkpoint(tmp_path / "004.json")
@@ -115,3 +115,21 @@ def test_a_resume_under_another_manifest_is_refused_naming_the_difference(field:
     assert manifest_refusal(sealed, manifest()) is None
     refusal = manifest_refusal(sealed, manifest(**{field: value}))
     assert refusal is not None and named in refusal and "refused" in refusal
+
+
+def test_a_forgery_given_a_matching_content_hash_is_refused_by_its_seal(tmp_path: Path) -> None:
+    """Whoever alters a checkpoint can compute its content hash again, but not its seal without the episode's key
+    (the seed's mutant: the approval kept with another amount, then resealed)."""
+    key = bytes(range(32))
+    path = write_checkpoint(tmp_path, checkpoint(), key)
+    assert read_checkpoint(path, key).seal
+    sealed = read_checkpoint(path, key)
+    approval = sealed.ledgers.approvals[0].model_copy(update={"amount": Money(cents=9990, currency="EUR")})
+    forged = sealed.model_copy(update={"ledgers": sealed.ledgers.model_copy(update={"approvals": [approval]})})
+    resealed = forged.sealed()  # the right content hash, no key
+    (tmp_path / "004.json").write_text(canonical_json(resealed.model_dump(mode="json")), encoding="utf-8")
+    assert read_checkpoint(path).ledgers.approvals[0].amount.cents == 9990  # the hashes alone do not tell
+    with pytest.raises(CheckpointRefused, match="seal"):
+        read_checkpoint(path, key)
+    with pytest.raises(CheckpointRefused, match="seal"):
+        read_checkpoint(write_checkpoint(tmp_path / "other", checkpoint(), bytes(32)), key)  # another key's

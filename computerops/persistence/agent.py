@@ -52,6 +52,9 @@ from sites.registry import SITES
 
 API_KEY_VARIABLE = "COMPUTEROPS_AGENT_API_KEY"
 """The environment variable through which the run hands its harness process the endpoint's key (never written)."""
+CHECKPOINT_KEY_VARIABLE = "COMPUTEROPS_CHECKPOINT_KEY"
+"""The environment variable through which the run hands its harness processes the episode's checkpoint key (hex; never
+written): each seals its checkpoints with it and a resume refuses one whose seal does not match."""
 REFUSED_EXIT = 3
 AGENT_LAUNCH_FORMAT: Literal["computerops.agent-launch/1"] = "computerops.agent-launch/1"
 
@@ -187,12 +190,19 @@ def _write_text(path: Path, text: str) -> None:
     os.replace(staging, path)
 
 
+def checkpoint_key() -> bytes | None:
+    """The episode's checkpoint key from the environment (None when the run gave none)."""
+    given = os.environ.get(CHECKPOINT_KEY_VARIABLE)
+    return bytes.fromhex(given) if given else None
+
+
 async def run_agent(launch: AgentLaunch) -> int:
     """Run (or resume) the episode; the exit status."""
     checkpoint: Checkpoint | None = None
+    key = checkpoint_key()
     if launch.resume_from is not None:
         try:
-            checkpoint = read_checkpoint(Path(launch.resume_from))
+            checkpoint = read_checkpoint(Path(launch.resume_from), key)
             refusal = manifest_refusal(checkpoint, launch.manifest)
             if refusal is not None:
                 raise CheckpointRefused(refusal)
@@ -232,7 +242,7 @@ async def run_agent(launch: AgentLaunch) -> int:
             every=launch.checkpoint_every, key_prefix=launch.key_prefix, carried=carried, first_number=number,
             stop_after_first_effect=launch.stop_after_first_effect, resumed=checkpoint is not None,
             recovered=None if recovered is None else recovered.number,
-            compaction=launch.compaction if checkpoint is None else None)
+            compaction=launch.compaction if checkpoint is None else None, key=key)
         loop = ModelLoop(client, launch.manifest.model, launch.bounds, budget=launch.budget, finish=launch.finish,
                          token_scale=launch.token_scale, checkpoints=checkpointer)
         await context.set_extra_http_headers({ACTION_HEADER: str(opened_by),

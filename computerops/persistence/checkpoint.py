@@ -13,6 +13,8 @@ schema or policy is a new experimental condition, not a continuation).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 from pathlib import Path
@@ -152,19 +154,29 @@ class Checkpoint(Versioned):
     compaction: Compaction | None = Field(default=None, exclude_if=lambda value: value is None)
     """For a `compaction` checkpoint: the policy and the summary the conversation now holds instead of its past."""
     content_sha256: str = ""
-    """sha256 of the canonical JSON of every other field."""
+    """sha256 of the canonical JSON of every other field (but `seal`)."""
+    seal: str = ""
+    """HMAC-SHA256 of the content hash under the episode's checkpoint key, which the run hands its harness
+    processes and writes nowhere: a checkpoint altered and given a matching content hash again is still refused on
+    resume. Empty when written without a key."""
 
-    def sealed(self) -> Checkpoint:
-        """This checkpoint with its manifest and content hashes set."""
+    def sealed(self, key: bytes | None = None) -> Checkpoint:
+        """This checkpoint with its manifest and content hashes set, and its seal under `key`."""
         body = self.model_copy(update={"manifest_sha256": canonical_sha256(self.manifest.model_dump(mode="json")),
-                                       "content_sha256": ""})
-        return body.model_copy(update={"content_sha256": content_hash(body)})
+                                       "content_sha256": "", "seal": ""})
+        digest = content_hash(body)
+        return body.model_copy(update={"content_sha256": digest, "seal": "" if key is None else seal_of(key, digest)})
 
 
 def content_hash(checkpoint: Checkpoint) -> str:
     body = checkpoint.model_dump(mode="json")
     body.pop("content_sha256")
+    body.pop("seal")
     return canonical_sha256(body)
+
+
+def seal_of(key: bytes, content_sha256: str) -> str:
+    return hmac.new(key, content_sha256.encode("ascii"), hashlib.sha256).hexdigest()
 
 
 class CheckpointRefused(RuntimeError):
@@ -175,11 +187,11 @@ def checkpoint_path(directory: Path, number: int) -> Path:
     return directory / f"{number:03d}.json"
 
 
-def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> Path:
+def write_checkpoint(directory: Path, checkpoint: Checkpoint, key: bytes | None = None) -> Path:
     """Write a sealed checkpoint durably: canonical JSON to a temporary file, fsync'd, renamed into place, and the
     directory fsync'd, so a kill at any moment leaves the previous checkpoint or this one, never a torn file."""
     directory.mkdir(parents=True, exist_ok=True)
-    sealed = checkpoint.sealed()
+    sealed = checkpoint.sealed(key)
     path = checkpoint_path(directory, sealed.number)
     staging = path.with_suffix(".json.partial")
     with staging.open("w", encoding="utf-8") as handle:
@@ -195,9 +207,9 @@ def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> Path:
     return path
 
 
-def read_checkpoint(path: Path) -> Checkpoint:
-    """A checkpoint read back and checked: the file must be exactly the canonical JSON of its content, and both its
-    hashes must match (CheckpointRefused names what does not)."""
+def read_checkpoint(path: Path, key: bytes | None = None) -> Checkpoint:
+    """A checkpoint read back and checked: the file must be exactly the canonical JSON of its content, both its hashes
+    must match and, given the episode's key, its seal (CheckpointRefused names what does not)."""
     name = path.name
     try:
         text = path.read_text(encoding="utf-8")
@@ -214,6 +226,8 @@ def read_checkpoint(path: Path) -> Checkpoint:
         raise CheckpointRefused(f"checkpoint {name} was altered: its content does not match its content hash")
     if canonical_sha256(checkpoint.manifest.model_dump(mode="json")) != checkpoint.manifest_sha256:
         raise CheckpointRefused(f"checkpoint {name} was altered: its manifest does not match its manifest hash")
+    if key is not None and not hmac.compare_digest(seal_of(key, checkpoint.content_sha256), checkpoint.seal):
+        raise CheckpointRefused(f"checkpoint {name} was altered: its seal is not one this episode's harness wrote")
     return checkpoint
 
 

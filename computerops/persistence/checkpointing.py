@@ -40,7 +40,8 @@ class Checkpointer:
                  page_url: Callable[[], str], process: int, every: int, key_prefix: str,
                  carried: list[CompletedEffect] | None = None, first_number: int = 1,
                  stop_after_first_effect: bool = False, resumed: bool = False,
-                 recovered: int | None = None, compaction: CompactionPolicy | None = None) -> None:
+                 recovered: int | None = None, compaction: CompactionPolicy | None = None,
+                 key: bytes | None = None) -> None:
         self.directory = directory
         self.manifest = manifest
         self.constraints = constraints
@@ -59,6 +60,8 @@ class Checkpointer:
         self.recovered = recovered
         """The action a resumed process recovered: what it committed is known only as its recovery found out (in
         `carried`), never read again here, so a recovery that forgets a commit is seen to forget it."""
+        self.key = key
+        """The episode's checkpoint key: every checkpoint is sealed with it (`Checkpoint.seal`)."""
         self.compaction = compaction
         """The `compacted` arm's policy: the older context is replaced by its summary right after the first effect."""
         self.resumed = resumed
@@ -96,7 +99,7 @@ class Checkpointer:
                 number=pending.number, action=pending.action, call=pending.call, call_id=pending.call_id,
                 echoed=pending.echoed, idempotency_key=idempotency_key(pending.number, self.key_prefix)),
             compaction=compaction)
-        write_checkpoint(self.directory, checkpoint)
+        write_checkpoint(self.directory, checkpoint, self.key)
         self.number += 1
         self.written.append(checkpoint)
         return checkpoint

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
 import sys
 import time
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapter.actions import FinishSchema
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.formats import Versioned
-from computerops.persistence.agent import API_KEY_VARIABLE, REFUSED_EXIT, AgentLaunch
+from computerops.persistence.agent import API_KEY_VARIABLE, CHECKPOINT_KEY_VARIABLE, REFUSED_EXIT, AgentLaunch
 from computerops.persistence.arms import Persistence
 from computerops.persistence.checkpoint import Constraints, ResumeManifest, latest_checkpoint
 from computerops.provenance import code_hashes, protocol_hashes
@@ -103,7 +104,7 @@ def _kill_on_effect(tenant: Tenant, pid: Callable[[], int | None], killed: list[
     return hook
 
 
-async def _run_process(launch: AgentLaunch, directory: Path, api_key: str,
+async def _run_process(launch: AgentLaunch, directory: Path, api_key: str, key: bytes,
                        started: Callable[[int], None]) -> tuple[int, str]:
     """Start one harness process in a session (process group) of its own and wait for it: its return code (minus
     the signal's number when a signal ended it) and the tail of what it wrote to stderr."""
@@ -112,7 +113,7 @@ async def _run_process(launch: AgentLaunch, directory: Path, api_key: str,
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "computerops.persistence.agent", str(path),
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-        env={**os.environ, API_KEY_VARIABLE: api_key})
+        env={**os.environ, API_KEY_VARIABLE: api_key, CHECKPOINT_KEY_VARIABLE: key.hex()})
     started(process.pid)
     try:
         _, err = await process.communicate()
@@ -151,6 +152,7 @@ async def drive_persistent(
         stop_after_first_effect=persistence.arm == "restarted",
         compaction=persistence.compaction if persistence.arm == "compacted" else None)
     processes: list[HarnessProcess] = []
+    key = secrets.token_bytes(32)  # the episode's checkpoint key: in this process's memory and its children's only
     current: list[int | None] = [None]
     killed = [False]
     if persistence.arm == "interrupted":
@@ -158,7 +160,7 @@ async def drive_persistent(
     try:
         for number in range(1, AGENT_LAUNCHES + 1):
             began = time.monotonic()
-            status, err = await _run_process(launch, evidence, api_key, lambda pid: current.__setitem__(0, pid))
+            status, err = await _run_process(launch, evidence, api_key, key, lambda pid: current.__setitem__(0, pid))
             by_signal = status < 0
             planned_kill = by_signal and -status == signal.SIGKILL and number == 1 and (
                 killed[0] or persistence.arm == "restarted")
