@@ -56,7 +56,7 @@ CHECKPOINT_KEY_VARIABLE = "COMPUTEROPS_CHECKPOINT_KEY"
 """The environment variable through which the run hands its harness processes the episode's checkpoint key (hex; never
 written): each seals its checkpoints with it and a resume refuses one whose seal does not match."""
 REFUSED_EXIT = 3
-AGENT_LAUNCH_FORMAT: Literal["computerops.agent-launch/1"] = "computerops.agent-launch/1"
+AGENT_LAUNCH_FORMAT: Literal["computerops.agent_launch/1"] = "computerops.agent_launch/1"
 
 
 class AgentLaunch(Versioned):
@@ -64,7 +64,7 @@ class AgentLaunch(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.agent-launch/1"] = AGENT_LAUNCH_FORMAT
+    format: Literal["computerops.agent_launch/1"] = AGENT_LAUNCH_FORMAT
     manifest: ResumeManifest
     """The manifest this process runs under (a resume compares the checkpoint's with it)."""
     process: int
