@@ -281,15 +281,17 @@ def persistence_table(persistence: PersistenceReport) -> Table:
                     _kept(r.unfinished_retained),
                     Mark(text=proportion_cells(r.with_duplicates)[0], tone="alert") if r.duplicate_effects
                     else proportion_cells(r.with_duplicates)[0],
-                    r.duplicate_effects, r.unfinished_left, r.recovery_turns, r.median_wall_s, r.mean_tokens)
+                    r.duplicate_effects, r.unfinished_left,
+                    NO_BOUNDARIES if r.recovery_turns is None else r.recovery_turns, r.median_wall_s, r.mean_tokens)
                    for r in persistence.rows),
         caption=("Each arm on its own row, never averaged: uninterrupted = one harness process; restarted = killed "
                  "after its first effect's checkpoint and carried on from it in a new process; interrupted = "
                  "SIGKILLed between its first effect's commit and the agent seeing it, carried on from the checkpoint "
                  "written before that action; compacted = its older context replaced after its first effect by the "
                  "summary of its compaction policy (policy: the compaction policy for compacted, else the recovery "
-                 "policy). Retention over the arm's boundaries (resumes): the resumed process's "
-                 "ledgers against the site's records at that moment. A duplicate effect is an effect committed again "
+                 "policy). Retention over the arm's boundaries (resumes and compactions): what the agent carried on "
+                 "with (a resumed process's ledgers, a summary's lines) against the site's records at that moment. "
+                 "A duplicate effect is an effect committed again "
                  "by a repeat of a committed request under another idempotency key. Recovery turns: replies "
                  "rejected after a boundary before the first accepted one. The policies retry-new-key, forget, "
                  "ledgers/1:drop-currency and ledgers/1:changed-amount are the mutants that must be caught "
