@@ -43,6 +43,13 @@ AGENT_LAUNCHES = 2
 """Harness processes an episode may use: the first, and one resume (each arm interrupts at most once)."""
 
 
+PROCESS_SLACK_S = 120.0
+"""How long past its episode's wall clock a harness process may run (start-up, browser launch, writing its
+transcript) before the run kills it as hung."""
+TIMED_OUT = -1000
+"""The status `_run_process` gives a harness process it killed as hung."""
+
+
 class HarnessProcess(BaseModel):
     """One harness process of an episode, as the run saw it."""
 
@@ -115,8 +122,11 @@ async def _run_process(launch: AgentLaunch, directory: Path, api_key: str, key: 
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, start_new_session=True,
         env={**os.environ, API_KEY_VARIABLE: api_key, CHECKPOINT_KEY_VARIABLE: key.hex()})
     started(process.pid)
+    limit = launch.bounds.wall_clock_s + PROCESS_SLACK_S
     try:
-        _, err = await process.communicate()
+        _, err = await asyncio.wait_for(process.communicate(), timeout=limit)
+    except TimeoutError:
+        return TIMED_OUT, f"the harness process ran past its episode's wall clock and {PROCESS_SLACK_S:.0f} s more"
     finally:  # also when the run is cancelled: whatever the harness left behind (its browser) goes with it
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
@@ -161,22 +171,23 @@ async def drive_persistent(
         for number in range(1, AGENT_LAUNCHES + 1):
             began = time.monotonic()
             status, err = await _run_process(launch, evidence, api_key, key, lambda pid: current.__setitem__(0, pid))
-            by_signal = status < 0
-            planned_kill = by_signal and -status == signal.SIGKILL and number == 1 and (
-                killed[0] or persistence.arm == "restarted")
+            ended_by = signal.SIGKILL if status == TIMED_OUT else signal.Signals(-status) if status < 0 else None
+            planned_kill = status == -signal.SIGKILL and number == 1 and (killed[0] or persistence.arm == "restarted")
             refusal = None
             if status == REFUSED_EXIT:
                 refusal = Path(launch.refusal_out).read_text(encoding="utf-8")
             processes.append(HarnessProcess(
                 number=number, resumed_from=None if launch.resume_from is None else int(Path(launch.resume_from).stem),
-                exit_status=None if by_signal else status,
-                signal=signal.Signals(-status).name if by_signal else None, killed_by_run=planned_kill,
+                exit_status=None if ended_by is not None else status,
+                signal=None if ended_by is None else ended_by.name, killed_by_run=planned_kill,
                 wall_s=round(time.monotonic() - began, 3), refusal=refusal))
             log = PersistenceLog(persistence=persistence, processes=processes)
             if status == 0:
                 return AgentTranscript.model_validate_json(Path(launch.transcript_out).read_text(encoding="utf-8")), log
             if refusal is not None:
                 raise HarnessFailed("resume refused", refusal, log)
+            if status == TIMED_OUT:
+                raise HarnessFailed("harness process", err, log)
             if not planned_kill:
                 raise HarnessFailed("harness process", f"exit {status}: {err.strip()[-600:]}", log)
             resume_from = latest_checkpoint(checkpoints)
