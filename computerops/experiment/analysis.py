@@ -3,8 +3,8 @@
 Per cell and arm the counts with Wilson intervals; the paired estimates (treatment minus control per task, their
 equally weighted mean and a task-cluster bootstrap interval); the grid's tests with verdicts assigned by their
 frozen rules; the quality gate; the descriptive reports the plan names (security, persistence), which decide
-nothing; and what is missing. The run seals this as `experiment.json`; `computerops verify`
-recomputes it and compares. Infrastructure failures are kept out of every rate and listed.
+nothing; and what is missing. The run seals this as `experiment.json`; `computerops verify` recomputes it and
+compares. Infrastructure failures are kept out of every rate and listed.
 """
 
 from __future__ import annotations

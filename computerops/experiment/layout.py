@@ -171,19 +171,16 @@ def _persistence(found: list[PersistenceCell] | None, arms: dict[tuple[str, str]
     Descriptive: no frozen rule turns them into a verdict."""
     if found is None:
         return []
-    rows: list[tuple[Cell, ...]] = []
-    base: Table | None = None
-    for entry in found:
-        if not entry.rows:
-            continue
-        base = persistence_table(PersistenceReport(rows=entry.rows))
-        labels = sum(column.align == "left" for column in base.columns)  # endpoint, arm, recovery: the cell says them
-        rows += [(entry.cell, arms.get((entry.cell, entry.arm), entry.arm), *row[labels:]) for row in base.rows]
-    if base is None:
+    labelled = [(entry.cell, arms.get((entry.cell, entry.arm), entry.arm), row) for entry in found
+                for row in entry.rows]
+    if not labelled:
         return [Paragraph(text="Long-running episodes per cell and arm: no episode was attempted by the agent.")]
-    labels = sum(column.align == "left" for column in base.columns)
+    base = persistence_table(PersistenceReport(rows=[row for _, _, row in labelled]))
+    labels = sum(column.align == "left" for column in base.columns)  # endpoint, arm, recovery: the cell says them
     return [Table(id="persistence-cells", title="Long-running episodes per cell and arm",
-                  columns=columns("cell", "arm", labels=2) + base.columns[labels:], rows=tuple(rows),
+                  columns=columns("cell", "arm", labels=2) + base.columns[labels:],
+                  rows=tuple((cell, arm, *cells[labels:]) for (cell, arm, _), cells in zip(labelled, base.rows,
+                                                                                            strict=True)),
                   caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
                           "(docs/experiments.md, 'The verdict rules').")]
 

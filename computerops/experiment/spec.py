@@ -5,11 +5,11 @@ An experiment names its tasks, its endpoint, its **factors** (each with its leve
 invoices portal's tool ladder as a number of tools and an order, the broker mode, the persistence arm and recovery
 policy, and the model), its **arms** (control = injection disabled, all else identical; treatment; in a persistence
 experiment control = the uninterrupted long-running episode, treatment = the cell's interrupting arm), the
-**repetitions** per cell, the **arm order** within each
-matched pair (counterbalanced AB/BA across repetitions, randomised with a recorded seed, or fixed) and the
-**analysis plan** (the primary estimate, each test with its rule and smallest effect worth reporting, intervals
-with their resamples and seed, the descriptive reports, the noise floor and the quality gate). Nothing here runs;
-`computerops.experiment.lock` freezes it and `computerops.experiment.plan` turns it into episodes.
+**repetitions** per cell, the **arm order** within each matched pair (counterbalanced AB/BA across repetitions,
+randomised with a recorded seed, or fixed) and the **analysis plan** (the primary estimate, each test with its rule
+and smallest effect worth reporting, intervals with their resamples and seed, the descriptive reports, the noise
+floor and the quality gate). Nothing here runs; `computerops.experiment.lock` freezes it and
+`computerops.experiment.plan` turns it into episodes.
 """
 
 from __future__ import annotations
