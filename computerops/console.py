@@ -337,12 +337,15 @@ def print_demo_check_start(check_dir: Path) -> None:
 
 
 def print_experiment_plan(lock: ExperimentLock) -> None:
-    """What `experiment freeze` fixed: the design's counts and its cells, before any model call."""
+    """What `experiment freeze` fixed: the design's counts, what its arms are and its cells, before any model call."""
+    from computerops.experiment.plan import arms_meaning
+
     counts = lock.counts
     spec = lock.spec
     console.print(f"Experiment {spec.id} v{spec.version}: {counts.cells} cells x {counts.tasks} tasks x "
                   f"{counts.repetitions} repetitions x {counts.arms} arms = {counts.episodes} episodes, "
                   f"{counts.pairs} matched pairs; arm order {spec.order.kind}", markup=False)
+    console.print(f"Arms: {arms_meaning(spec)}", markup=False)
     table = Table(title="Cells", title_justify="left")
     for column in ("cell", "episodes", "of which control"):
         table.add_column(column, no_wrap=column == "cell")

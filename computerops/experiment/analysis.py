@@ -2,8 +2,9 @@
 
 Per cell and arm the counts with Wilson intervals; the paired estimates (treatment minus control per task, their
 equally weighted mean and a task-cluster bootstrap interval); the grid's tests with verdicts assigned by their
-frozen rules; the quality gate; and what is missing. The run seals this as `experiment.json`; `computerops verify`
-recomputes it and compares. Infrastructure failures are kept out of every rate and listed.
+frozen rules; the quality gate; the descriptive reports the plan names (security, persistence), which decide
+nothing; and what is missing. The run seals this as `experiment.json`; `computerops verify` recomputes it and
+compares. Infrastructure failures are kept out of every rate and listed.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from computerops.experiment.gate import Gate, evaluate_gate
 from computerops.experiment.grid_tests import RecoveryCostResult, ToolEdgeResult, recovery_cost_test, tool_edge_test
 from computerops.experiment.noise import IdenticalReruns, SeedReruns, identical_reruns, seed_reruns
 from computerops.experiment.plan import NOISE_IDENTICAL, NOISE_SEEDS
-from computerops.experiment.rows import ExperimentEpisode
+from computerops.experiment.rows import ARMS, Arm, ExperimentEpisode
 from computerops.experiment.spec import RecoveryCostTest, ToolEdgeTest
+from computerops.report.persistence import PersistenceRow, persistence_report
 from computerops.report.security import SecurityReport, security_report
+from computerops.run_records import EpisodeRecord
 
 ANALYSIS_FORMAT: Literal["computerops.experiment_analysis/1"] = "computerops.experiment_analysis/1"
 
@@ -72,6 +75,19 @@ class NoiseFloor(BaseModel):
     new_seeds: SeedReruns
 
 
+class PersistenceCell(BaseModel):
+    """One cell and arm of a persistence experiment: its long-running episodes' figures (descriptive: no frozen rule
+    decides on them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cell: str
+    arm: Arm
+    rows: list[PersistenceRow]
+    """`computerops.report.persistence`'s rows for the cell's episodes in this arm: one per endpoint, persistence arm
+    and recovery policy (one, as the cell fixes all three); none when every episode was an infrastructure failure."""
+
+
 class ExperimentAnalysis(Versioned):
     """experiment.json: every number of an experiment's report."""
 
@@ -95,6 +111,8 @@ class ExperimentAnalysis(Versioned):
     noise_floor: NoiseFloor | None = None
     security: SecurityReport | None = Field(default=None, exclude_if=lambda value: value is None)
     """The attacked tasks' figures per model and broker mode, when the plan asks for them (`security`)."""
+    persistence: list[PersistenceCell] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The long-running episodes' figures per cell and arm, when the plan asks for them (`persistence`)."""
 
 
 def _tests(run: ExperimentRun, rows: list[ExperimentEpisode]) -> list[TestVerdict]:
@@ -109,6 +127,26 @@ def _tests(run: ExperimentRun, rows: list[ExperimentEpisode]) -> list[TestVerdic
                 verdicts.append(TestVerdict(name=test.name, kind="recovery_cost", model=model, order=test.order,
                                             recovery_cost=recovery_cost_test(decided, test.rule)))
     return verdicts
+
+
+def persistence_cells(run: ExperimentRun) -> list[PersistenceCell]:
+    """Per cell (in plan order) and arm (control first), the persistence figures of its episodes: retention of each
+    ledger over the arm's boundaries, duplicate effects, unfinished work left, recovery turns."""
+    planned = {p.episode_id: p for p in run.plan}
+    groups: dict[tuple[str, Arm], list[EpisodeRecord]] = {}
+    for p in run.plan:
+        if p.cell is not None and p.arm is not None:
+            groups.setdefault((p.cell, p.arm), [])
+    for record in run.records:
+        p = planned[record.episode_id]
+        if p.cell is not None and p.arm is not None:
+            groups[(p.cell, p.arm)].append(record)
+    cells = []
+    for cell in dict.fromkeys(cell for cell, _ in groups):
+        for arm in (a for a in ARMS if (cell, a) in groups):
+            report = persistence_report(groups[(cell, arm)])
+            cells.append(PersistenceCell(cell=cell, arm=arm, rows=[] if report is None else report.rows))
+    return cells
 
 
 def analyse(run: ExperimentRun) -> ExperimentAnalysis:
@@ -144,4 +182,5 @@ def analyse(run: ExperimentRun) -> ExperimentAnalysis:
                "grid": "the grid's pre-registered tests, one verdict per model"}[plan.primary]
     return ExperimentAnalysis(**common, primary=primary, cells=summarize_cells(run.rows), paired=paired,
                               tests=_tests(run, run.rows), gate=evaluate_gate(run) if plan.gate == "e3" else None,
-                              security=security_report(run.records) if "security" in plan.descriptive else None)
+                              security=security_report(run.records) if "security" in plan.descriptive else None,
+                              persistence=persistence_cells(run) if "persistence" in plan.descriptive else None)

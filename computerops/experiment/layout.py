@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from computerops.experiment.analysis import ExperimentAnalysis, NoiseFloor, TestVerdict
+from computerops.experiment.analysis import ExperimentAnalysis, NoiseFloor, PersistenceCell, TestVerdict
 from computerops.experiment.estimates import CellSummary, PairedEstimate
 from computerops.experiment.gate import EvidenceLevel
 from computerops.experiment.lock import ExperimentLock
-from computerops.experiment.plan import cells
+from computerops.experiment.plan import arms_meaning, cells
 from computerops.report.html import render_view
-from computerops.report.layout import security_blocks
+from computerops.report.layout import persistence_table, security_blocks
+from computerops.report.persistence import PersistenceReport
 from computerops.report.tables import Block, Cell, Mark, Paragraph, ReportView, Table, columns
 
 
@@ -45,7 +46,8 @@ def _plan(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLev
         Table(id="plan", title="The frozen plan", columns=columns("what", "value"), rows=(
             ("cells", counts.cells), ("tasks", counts.tasks),
             ("repetitions per cell, task and arm", counts.repetitions),
-            ("arms", ", ".join(lock.spec.arms)), ("arm order", lock.spec.order.kind),
+            ("arms", ", ".join(lock.spec.arms)), ("what the arms are", arms_meaning(lock.spec)),
+            ("arm order", lock.spec.order.kind),
             ("episodes planned", analysis.missing.planned), ("matched pairs", counts.pairs),
             ("lock", lock.lock_sha256[:16]), ("frozen at", lock.frozen_at), ("primary estimate", analysis.primary),
             ("descriptive reports", ", ".join(lock.spec.analysis.descriptive) or "none"),
@@ -65,10 +67,18 @@ def _plan(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLev
     return blocks
 
 
-def _cells(summaries: list[CellSummary], *, exposure: bool) -> Table:
+def _arm_labels(lock: ExperimentLock) -> dict[tuple[str, str], str]:
+    """Each (cell, arm) of a persistence experiment's plan labelled with its persistence arm, e.g. `control
+    (uninterrupted)`; empty for other experiments, whose arms read as they are."""
+    return {(p.cell, p.arm): f"{p.arm} ({p.persistence.arm})" for p in lock.plan
+            if p.cell is not None and p.arm is not None and p.persistence is not None}
+
+
+def _cells(summaries: list[CellSummary], *, exposure: bool, arms: dict[tuple[str, str], str]) -> Table:
     rows: list[tuple[Cell, ...]] = []
     for s in summaries:
-        rows.append((s.cell, s.arm, s.attempts, _share(s.verified, s.attempts, s.verified_interval),
+        rows.append((s.cell, arms.get((s.cell, s.arm), s.arm), s.attempts,
+                     _share(s.verified, s.attempts, s.verified_interval),
                      _share(s.false_completions, s.attempts, s.false_completion_rate_attempted_interval),
                      _share(s.false_completions, s.claims, s.false_completion_rate_claims_interval),
                      *((f"{s.exposed}/{s.configured}",) if exposure else ()), len(s.infrastructure_failures)))
@@ -155,6 +165,26 @@ def _grids(summaries: list[CellSummary], lock: ExperimentLock) -> list[Block]:
     return blocks
 
 
+def _persistence(found: list[PersistenceCell] | None, arms: dict[tuple[str, str], str]) -> list[Block]:
+    """The long-running episodes' figures per cell and arm: the run report's persistence figures, each row labelled
+    with its cell (which names the endpoint and the recovery policy) and its arm (`treatment (interrupted)`).
+    Descriptive: no frozen rule turns them into a verdict."""
+    if found is None:
+        return []
+    labelled = [(entry.cell, arms.get((entry.cell, entry.arm), entry.arm), row) for entry in found
+                for row in entry.rows]
+    if not labelled:
+        return [Paragraph(text="Long-running episodes per cell and arm: no episode was attempted by the agent.")]
+    base = persistence_table(PersistenceReport(rows=[row for _, _, row in labelled]))
+    labels = sum(column.align == "left" for column in base.columns)  # endpoint, arm, recovery: the cell says them
+    return [Table(id="persistence-cells", title="Long-running episodes per cell and arm",
+                  columns=columns("cell", "arm", labels=2) + base.columns[labels:],
+                  rows=tuple((cell, arm, *cells[labels:]) for (cell, arm, _), cells in zip(labelled, base.rows,
+                                                                                            strict=True)),
+                  caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
+                          "(docs/experiments.md, 'The verdict rules').")]
+
+
 def _noise(floor: NoiseFloor | None) -> list[Block]:
     if floor is None:
         return []
@@ -185,20 +215,23 @@ def experiment_view(analysis: ExperimentAnalysis, lock: ExperimentLock, level: E
                     noise_floor: NoiseFloor | None = None) -> ReportView:
     """The whole experiment report in reading order. The descriptive reports are those the frozen plan committed
     to (`analysis.descriptive`): the grid's heatmaps, the per-cell table, its exposure column, the per-task paired
-    differences; the primary estimate, the verdicts, the noise floor and the gate are always shown. A noise floor
-    run of the same lock (`noise_floor`) is shown beside the intervals."""
+    differences, the security and persistence figures; the primary estimate, the verdicts, the noise floor and the
+    gate are always shown. A noise floor run of the same lock (`noise_floor`) is shown beside the intervals. A
+    persistence experiment's arms read with their persistence arm (`control (uninterrupted)`)."""
     title = f"Experiment {analysis.experiment} v{analysis.version}" + (
         " (noise floor)" if analysis.series == "noise_floor" else "")
     shown = set(lock.spec.analysis.descriptive)
     floor_only = analysis.series == "noise_floor"
+    arms = _arm_labels(lock)
     blocks: list[Block] = [*_plan(analysis, lock, level)]
     if "grid" in shown and not floor_only:
         blocks += _grids(analysis.cells, lock)
     if "cells" in shown or floor_only:
-        blocks.append(_cells(analysis.cells, exposure="exposure" in shown))
+        blocks.append(_cells(analysis.cells, exposure="exposure" in shown, arms=arms))
     blocks += _paired(analysis.paired, per_task="paired" in shown)
     if analysis.security is not None:
         blocks += security_blocks(analysis.security)
+    blocks += _persistence(analysis.persistence, arms)
     blocks += _tests(analysis.tests)
     blocks += _noise(noise_floor or analysis.noise_floor)
     blocks += _gate(analysis, level)

@@ -170,9 +170,26 @@ def check_rules_reach(entries: list[ExperimentTask], catalog: dict[str, LoadedTa
                     f"{rule.occurrence}: a treatment episode that solves the task would not meet this fault")
 
 
+def check_ledgers(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: dict[str, LoadedTask],
+                  source: Path) -> None:
+    """Refuse a persistence experiment with a task on a site that keeps no ledgers (`sites/kit/ledgers.py`): its
+    checkpoints could carry no approvals, effects or open work, and its interrupted arm could find no effect to
+    interrupt after. Names every such task."""
+    if not spec.persistent:
+        return
+    from sites.registry import SITES
+
+    unfit = [f"{e.id} ({catalog[e.id].spec.site})" for e in entries if SITES[catalog[e.id].spec.site].ledgers is None]
+    if unfit:
+        raise ExperimentRefused(f"{source}: a persistence experiment's tasks must be on sites that keep ledgers "
+                                f"(sites/kit/ledgers.py: approvals, effects, open work); these are not: "
+                                f"{', '.join(unfit)}")
+
+
 def freeze(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None) -> ExperimentLock:
     """The lock of the experiment at `source`: every fixed input hashed and the plan derived, before any model call."""
     spec, entries, inputs = current_inputs(source, catalog, endpoint)
+    check_ledgers(spec, entries, catalog, source)
     check_rules_reach(entries, catalog)
     try:
         plan = plan_experiment(spec, entries, {t.id: catalog[t.id].spec.site for t in entries})

@@ -1,6 +1,13 @@
 """An experiment's design turned into the episodes a run attempts: cells x tasks x repetitions x arms, each
 episode marked with its cell, arm, repetition and pair, in the frozen arm order.
 
+What an arm is depends on the design, and each planned episode says it in its fields: in a fault or attack
+experiment the control has injection disabled (`faults` False) and the treatment has it; in a persistence
+experiment both arms are long-running with the cell's recovery policy and checkpoint interval, the control
+uninterrupted and the treatment the cell's interrupting arm (`persistence`), and injection is enabled in both
+(`faults` True: the treatment is the interruption, so whatever faults or attacks the tasks configure meet both arms
+alike).
+
 The plan is a pure function of the experiment file and its resolved task ids, so the lock can hold it and anyone
 can re-derive it; the noise floor's reruns are planned here too.
 """
@@ -14,7 +21,8 @@ from dataclasses import dataclass
 from computerops.config import PlannedEpisode
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.rows import ARMS, Arm
-from computerops.experiment.spec import LADDER_SITE, ExperimentSpec, ExperimentTask
+from computerops.experiment.spec import LADDER_SITE, PERSISTENCE_CONTROL, ExperimentSpec, ExperimentTask
+from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
 from sites.kit.faults import FaultClass
 
 
@@ -29,10 +37,15 @@ class Cell:
     tools: int | None = None
     order: str | None = None
     broker: BrokerMode = "enforcing"
+    persistence: PersistenceArm | None = None
+    """The interrupting arm this cell's treatment runs (a persistence experiment); None otherwise."""
+    recovery: RecoveryPolicy | None = None
+    """The recovery policy of both arms of a persistence experiment's cell; None otherwise."""
 
     def key(self, spec: ExperimentSpec) -> str:
         """The cell's id: its levels, named, e.g. `tools=3,order=A,fault_rate=0.2,model=scripted:oracle`; a factor
-        with a single level is named too (a cell id says everything that defines it)."""
+        with a single level is named too (a cell id says everything that defines it), a persistence experiment's
+        `persistence=interrupted,recovery=reconcile` included."""
         parts = []
         if self.tools is not None:
             parts += [f"tools={self.tools}", f"order={self.order}"]
@@ -41,6 +54,8 @@ class Cell:
             parts.append("fault_classes=" + "+".join(self.fault_classes))
         if spec.factors.broker != ["enforcing"]:
             parts.append(f"broker={self.broker}")
+        if self.persistence is not None:
+            parts += [f"persistence={self.persistence}", f"recovery={self.recovery}"]
         parts.append(f"model={spec.endpoint.model_for(self.model)}")
         return ",".join(parts)
 
@@ -50,9 +65,40 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
     ladder: list[tuple[int | None, str | None]] = [(None, None)]
     if spec.factors.tools is not None and spec.factors.order is not None:
         ladder = [(t, o) for o in spec.factors.order for t in spec.factors.tools]
-    return [Cell(model=m, fault_rate=r, fault_classes=tuple(c), tools=t, order=o, broker=b)
-            for m, (t, o), r, c, b in itertools.product(spec.models, ladder, spec.factors.fault_rate,
-                                                      spec.factors.fault_classes, spec.factors.broker)]
+    persistence: list[tuple[PersistenceArm | None, RecoveryPolicy | None]] = [(None, None)]
+    if spec.factors.persistence is not None:
+        persistence = [(a, p) for a in spec.factors.persistence for p in spec.factors.recoveries]
+    return [Cell(model=m, fault_rate=r, fault_classes=tuple(c), tools=t, order=o, broker=b, persistence=a, recovery=p)
+            for m, (t, o), r, c, b, (a, p) in itertools.product(spec.models, ladder, spec.factors.fault_rate,
+                                                              spec.factors.fault_classes, spec.factors.broker,
+                                                              persistence)]
+
+
+def injects(spec: ExperimentSpec, arm: Arm) -> bool:
+    """Whether an arm's episodes have injection enabled (`PlannedEpisode.faults`): the treatment always; the control
+    only in a persistence experiment, whose treatment is the interruption (both arms meet the same faults and
+    attacks)."""
+    return arm == "treatment" or spec.persistent
+
+
+def persistence_of(spec: ExperimentSpec, cell: Cell, arm: Arm) -> Persistence | None:
+    """How an arm's episodes persist: in a persistence experiment, long-running in both arms with the cell's
+    recovery policy and the experiment's checkpoint interval (matched costs), the control uninterrupted and the
+    treatment the cell's arm; None (in-process, as ever) otherwise."""
+    if cell.persistence is None or cell.recovery is None:
+        return None
+    return Persistence(arm=PERSISTENCE_CONTROL if arm == "control" else cell.persistence, recovery=cell.recovery,
+                       checkpoint_every=spec.checkpoint_interval)
+
+
+def arms_meaning(spec: ExperimentSpec) -> str:
+    """What the experiment's arms are, in words (the freeze prints it, the report shows it)."""
+    if spec.factors.persistence is not None:
+        return (f"control = the {PERSISTENCE_CONTROL} long-running episode; treatment = the cell's persistence arm "
+                f"({', '.join(spec.factors.persistence)}); both in child processes with the cell's recovery policy "
+                f"and a checkpoint every {spec.checkpoint_interval} replies; injection (faults, attacks) as configured "
+                "in both arms")
+    return "control = injection disabled (no fault, no attack's payload), all else identical; treatment = injection"
 
 
 def arm_order(spec: ExperimentSpec, repetition: int, pair: str) -> tuple[Arm, ...]:
@@ -80,11 +126,11 @@ def _episode(
         apps = spec.tool_orders[cell.order][:cell.tools]
     return PlannedEpisode(
         episode_id=f"{number:04d}-c{cell_index:02d}-{task.id}-{arm}-{tag}r{repetition}", task_id=task.id,
-        policy=cell.model if spec.endpoint.scripted else None, repetition=repetition, faults=arm == "treatment",
+        policy=cell.model if spec.endpoint.scripted else None, repetition=repetition, faults=injects(spec, arm),
         cell=cell.key(spec), arm=arm, pair=pair, apps=apps, fault_rate=cell.fault_rate,
         fault_classes=list(cell.fault_classes) if task.fault_classes is None else task.fault_classes,
         fault_rules=task.faults, fault_draw=draw, seed=seed,
-        broker_mode=None if cell.broker == "enforcing" else cell.broker,
+        broker_mode=None if cell.broker == "enforcing" else cell.broker, persistence=persistence_of(spec, cell, arm),
     )
 
 
@@ -124,11 +170,13 @@ def noise_cell(spec: ExperimentSpec) -> tuple[int, Cell]:
     if plan is None:
         raise ValueError(f"experiment {spec.id} plans no noise floor (analysis.noise_floor)")
     wanted = plan.cell
-    unknown = sorted(set(wanted) - {"tools", "order", "fault_rate", "model"})
+    known = ("fault_rate", "model", "order", "persistence", "recovery", "tools")
+    unknown = sorted(set(wanted) - set(known))
     if unknown:
-        raise ValueError(f"analysis.noise_floor.cell names factors {unknown}; known: fault_rate, model, order, tools")
+        raise ValueError(f"analysis.noise_floor.cell names factors {unknown}; known: {', '.join(known)}")
     for index, cell in enumerate(cells(spec), start=1):
-        levels = {"tools": cell.tools, "order": cell.order, "fault_rate": cell.fault_rate, "model": cell.model}
+        levels = {"tools": cell.tools, "order": cell.order, "fault_rate": cell.fault_rate, "model": cell.model,
+                  "persistence": cell.persistence, "recovery": cell.recovery}
         if all(levels[k] == v for k, v in wanted.items()):
             return index, cell
     raise ValueError(f"analysis.noise_floor.cell {wanted} is not a cell of experiment {spec.id}")

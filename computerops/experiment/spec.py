@@ -2,12 +2,14 @@
 unknown fields.
 
 An experiment names its tasks, its endpoint, its **factors** (each with its levels: fault rate, fault classes, the
-invoices portal's tool ladder as a number of tools and an order, and the model), its **arms** (control =
-injection disabled, all else identical; treatment), the **repetitions** per cell, the **arm order** within each
-matched pair (counterbalanced AB/BA across repetitions, randomised with a recorded seed, or fixed) and the
-**analysis plan** (the primary estimate, each test with its rule and smallest effect worth reporting, intervals
-with their resamples and seed, the descriptive reports, the noise floor and the quality gate). Nothing here runs;
-`computerops.experiment.lock` freezes it and `computerops.experiment.plan` turns it into episodes.
+invoices portal's tool ladder as a number of tools and an order, the broker mode, the persistence arm and recovery
+policy, and the model), its **arms** (control = injection disabled, all else identical; treatment; in a persistence
+experiment control = the uninterrupted long-running episode, treatment = the cell's interrupting arm), the
+**repetitions** per cell, the **arm order** within each matched pair (counterbalanced AB/BA across repetitions,
+randomised with a recorded seed, or fixed) and the **analysis plan** (the primary estimate, each test with its rule
+and smallest effect worth reporting, intervals with their resamples and seed, the descriptive reports, the noise
+floor and the quality gate). Nothing here runs; `computerops.experiment.lock` freezes it and
+`computerops.experiment.plan` turns it into episodes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from computerops.core.formats import Versioned
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
+from computerops.persistence.arms import PERSISTENCE_ARMS, Persistence, PersistenceArm, RecoveryPolicy
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule
 
@@ -32,6 +35,14 @@ LADDER_SITE = "invoices"
 """The site whose portal the tool-ladder factors (`tools`, `order`) act on."""
 LADDER_BASE = ("viewer", "form")
 """The two apps every rung of the ladder lists first: the invoice viewer and the record form (the task needs both)."""
+PERSISTENCE_CONTROL: PersistenceArm = "uninterrupted"
+"""The persistence arm of a persistence experiment's control: one harness process from start to end."""
+PERSISTENCE_TREATMENTS: tuple[PersistenceArm, ...] = tuple(a for a in PERSISTENCE_ARMS if a != PERSISTENCE_CONTROL)
+"""The arms a persistence experiment may test against its control: every other persistence arm."""
+DEFAULT_RECOVERY: RecoveryPolicy = "reconcile"
+"""The recovery policy of a persistence experiment that names none: the sound one."""
+DEFAULT_CHECKPOINT_EVERY: int = Persistence.model_fields["checkpoint_every"].default
+"""The checkpoint interval of a persistence experiment that names none: the harness's own default."""
 
 
 class ExperimentFileError(ValueError):
@@ -75,12 +86,50 @@ class Factors(_Strict):
     """How the broker treats what the tasks' grants do not allow: `enforcing` blocks it, `observing` only records it
     (one attack then measures both what the agent would do and what the broker stops)."""
 
+    persistence: list[PersistenceArm] | None = Field(default=None, min_length=1,
+                                                     exclude_if=lambda value: value is None)
+    """The interrupting persistence arms to test (docs/long-running.md), each against the uninterrupted episode of
+    the same task, repetition and cell; None: not a persistence experiment."""
+    recovery: list[RecoveryPolicy] | None = Field(default=None, min_length=1, exclude_if=lambda value: value is None)
+    """What a resumed harness does about the action whose result it never saw, in both arms of a persistence
+    experiment (the mutants `retry-new-key` and `forget` may be levels too, to be caught); None: `reconcile`."""
+
+    @property
+    def recoveries(self) -> list[RecoveryPolicy]:
+        """The recovery factor's levels: as given, else the one sound default, `reconcile`."""
+        return list(self.recovery) if self.recovery is not None else [DEFAULT_RECOVERY]
+
     @field_validator("broker")
     @classmethod
     def _modes(cls, levels: list[BrokerMode]) -> list[BrokerMode]:
         if len(set(levels)) != len(levels):
             raise ValueError(f"broker levels repeat: {levels}")
         return levels
+
+    @field_validator("persistence")
+    @classmethod
+    def _interrupting(cls, levels: list[PersistenceArm] | None) -> list[PersistenceArm] | None:
+        if levels is None:
+            return None
+        if PERSISTENCE_CONTROL in levels:
+            raise ValueError(f"persistence: {PERSISTENCE_CONTROL} is the control arm of every pair, not a treatment "
+                             f"level; the levels are the arms tested against it ({', '.join(PERSISTENCE_TREATMENTS)})")
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"persistence levels repeat: {levels}")
+        return levels
+
+    @field_validator("recovery")
+    @classmethod
+    def _policies(cls, levels: list[RecoveryPolicy] | None) -> list[RecoveryPolicy] | None:
+        if levels is not None and len(set(levels)) != len(levels):
+            raise ValueError(f"recovery levels repeat: {levels}")
+        return levels
+
+    @model_validator(mode="after")
+    def _recovery_needs_persistence(self) -> Factors:
+        if self.persistence is None and self.recovery is not None:
+            raise ValueError("factor `recovery` needs the factor `persistence` (the interrupting arms it recovers in)")
+        return self
 
     @field_validator("fault_rate")
     @classmethod
@@ -143,7 +192,7 @@ class NoiseFloorPlan(_Strict):
     """Reruns per task, each with a new model seed and new fault draws."""
 
 
-Descriptive = Literal["cells", "paired", "exposure", "grid", "security"]
+Descriptive = Literal["cells", "paired", "exposure", "grid", "security", "persistence"]
 
 
 class AnalysisPlan(_Strict):
@@ -187,6 +236,9 @@ class ExperimentSpec(Versioned):
     repetition sends `seed` (fixed-seed repetitions, as in the E3 replication)."""
     fault_seed: int = 0
     """Seed of fault decisions made by rate."""
+    checkpoint_every: int | None = Field(default=None, ge=1, exclude_if=lambda value: value is None)
+    """A persistence experiment's harness checkpoints every this many model replies (besides before and after
+    effects), in both arms alike; only with the factor `persistence`; None: the harness's default."""
     bounds: Bounds = Field(default_factory=Bounds)
     analysis: AnalysisPlan
 
@@ -223,7 +275,36 @@ class ExperimentSpec(Versioned):
                              "factor `order` does not have")
         if self.analysis.primary != "grid" and "control" not in self.arms:
             raise ValueError(f"the primary estimate {self.analysis.primary} needs a control arm")
+        self._check_persistence()
         return self
+
+    @property
+    def checkpoint_interval(self) -> int:
+        """Replies between a persistence experiment's periodic checkpoints: as given, else the harness's default."""
+        return self.checkpoint_every if self.checkpoint_every is not None else DEFAULT_CHECKPOINT_EVERY
+
+    @property
+    def persistent(self) -> bool:
+        """A persistence experiment: its arms are the uninterrupted episode and the cell's interrupting arm."""
+        return self.factors.persistence is not None
+
+    def _check_persistence(self) -> None:
+        if not self.persistent:
+            if self.checkpoint_every is not None:
+                raise ValueError("`checkpoint_every` needs the factor `persistence` (only long-running episodes "
+                                 "checkpoint)")
+            if "persistence" in self.analysis.descriptive:
+                raise ValueError("the descriptive report `persistence` needs the factor `persistence`")
+            return
+        # A persistence experiment's treatment is an interruption, not an injection: the rules below are worded for
+        # injected faults, and would claim a verdict its figures do not support.
+        if self.analysis.gate is not None:
+            raise ValueError("a persistence experiment plans no E3 gate (its items check injected faults' exposure); "
+                             "its persistence figures are descriptive")
+        costly = [t.name for t in self.analysis.tests if isinstance(t, RecoveryCostTest)]
+        if costly:
+            raise ValueError(f"a persistence experiment cannot plan {costly}: the recovery-cost rule compares runs "
+                             "that recovered from an injected fault, and its treatment injects none")
 
     @staticmethod
     def _check_order(name: str, apps: list[str]) -> None:
