@@ -253,7 +253,7 @@ def test_the_noise_floor_reruns_a_persistence_cell_long_running() -> None:
 def _row(arm: str, recovery: str, *, verified: int, boundaries: int, duplicates: int) -> PersistenceRow:
     kept = proportion(boundaries, boundaries, "boundaries (resumes)")
     return PersistenceRow(
-        endpoint="scripted:oracle", arm=arm, recovery=recovery,
+        endpoint="scripted:oracle", arm=arm, policy=recovery,
         verified=proportion(verified, 2, "episodes"), constraints_retained=kept, approvals_valid=kept,
         effects_retained=kept, unfinished_retained=kept,
         with_duplicates=proportion(min(duplicates, 2), 2, "episodes"), duplicate_effects=duplicates,

@@ -45,7 +45,7 @@ def _by_cell(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
         levels = dict(part.split("=", 1) for part in entry["cell"].split(","))
         [row] = entry["rows"]
         assert row["arm"] == ("uninterrupted" if entry["arm"] == "control" else levels["persistence"])
-        assert row["recovery"] == levels["recovery"]
+        assert row["policy"] == levels["recovery"]
         if levels["persistence"] == "interrupted":
             found[(levels["recovery"], entry["arm"])] = row
     return found

@@ -216,12 +216,16 @@ def read_checkpoint(path: Path, key: bytes | None = None) -> Checkpoint:
         data = json.loads(text)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointRefused(f"checkpoint {name} cannot be read: {exc}") from exc
-    if not isinstance(data, dict) or canonical_json(data) != text:
-        raise CheckpointRefused(f"checkpoint {name} was altered: it is not the canonical JSON it was written as")
     try:
         checkpoint = Checkpoint.model_validate(data)
     except (ValidationError, ValueError) as exc:
         raise CheckpointRefused(f"checkpoint {name} is not a checkpoint: {exc}") from exc
+    # Exactly what the writer writes for this checkpoint: not merely canonical JSON, but that of the checkpoint the
+    # text reads as (a "15" for 15, a field left to its default or added as null reads the same, and is refused).
+    if canonical_json(checkpoint.model_dump(mode="json")) != text:
+        raise CheckpointRefused(f"checkpoint {name} was altered: it is not the canonical JSON it was written as")
+    if path.name != checkpoint_path(path.parent, checkpoint.number).name:
+        raise CheckpointRefused(f"checkpoint {name} holds checkpoint {checkpoint.number:03d}: it was moved or copied")
     if content_hash(checkpoint) != checkpoint.content_sha256:
         raise CheckpointRefused(f"checkpoint {name} was altered: its content does not match its content hash")
     if canonical_sha256(checkpoint.manifest.model_dump(mode="json")) != checkpoint.manifest_sha256:
