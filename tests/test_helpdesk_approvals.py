@@ -177,3 +177,17 @@ def test_the_ledgers_carry_requests_as_their_rows_hold_them(browser: Browser) ->
     assert by_id["AR-4"].invalidated_by == ["order.status", "order.total_cents", "order.currency"]
     assert {"AR-1", "AR-2", "AR-3", "RA-11"} <= set(by_id)
     assert "FU-6" in {w.id for w in ledgers.unfinished_work}
+
+
+def test_a_request_under_another_policy_version_is_refused(browser: Browser) -> None:
+    from sites.helpdesk.approvals import refusal_for_request
+    from sites.helpdesk.models import Order
+
+    with Session(browser.tenant.engine) as session:
+        made = session.exec(select(ApprovalRequest).where(ApprovalRequest.code == "AR-2")).one()
+        made.policy_version = "2025-09"  # in memory only: nothing is committed
+        order = session.exec(select(Order).where(Order.number == "O-1093")).one()
+        assert refusal_for_request(session, order=order, request=made, cents=5900, currency="EUR",
+                                   now="2026-03-02 09:00") == (
+            "Refund refused: approval AR-2 was issued under refund policy 2025-09, but policy 2026-03 is in force.")
+        session.rollback()
