@@ -36,11 +36,17 @@ def _fault_evidence(tasks: list[LoadedTask], run_dir: Path) -> None:
     assert bool(looping) == bool(trapped) and all(r.outcome != "verified_success" for r in looping)
 
 
+ALSO_SAMPLED = frozenset({"helpdesk.refund-after-delayed-approval"})
+"""Tasks the CI tier checks whole besides each site's sample: the delayed approval (a request pending until the
+logical clock reaches its answer; its negatives refund before the answer, bypass it, and ask for the wrong amount)."""
+
+
 def _sample(site: str) -> list[LoadedTask]:
     """The CI tier's sample of a site for the whole check: its first task without faults and its recovery-loop traps
-    (faulted tasks: the loop detector's evidence), else its first with faults, in catalog order."""
+    (faulted tasks: the loop detector's evidence), else its first with faults, and `ALSO_SAMPLED`, in catalog
+    order."""
     tasks = [t for t in CATALOG.values() if t.spec.site == site]
-    chosen = {t.id for t in tasks if "recovery-loop-trap" in t.id}
+    chosen = {t.id for t in tasks if "recovery-loop-trap" in t.id or t.id in ALSO_SAMPLED}
     chosen.update([t.id for t in tasks if not t.spec.faults][:1])
     if not any(CATALOG[task_id].spec.faults for task_id in chosen):
         chosen.update([t.id for t in tasks if t.spec.faults][:1])

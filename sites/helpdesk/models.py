@@ -136,4 +136,48 @@ class FollowUp(HelpdeskTable, table=True):
     """Why it was cancelled (required for a cancel)."""
 
 
+class ApprovalRequest(HelpdeskTable, table=True):
+    """A refund approval the desk asked a human for (sites/helpdesk/approvals.py says how it is answered).
+
+    It records what was asked (amount, currency, reason), who answers and under which policy, the approval's expiry
+    should it be approved, and the order's facts it was asked for: a change of any of them since invalidates it."""
+
+    __tablename__ = "approval_request"
+
+    id: int | None = Field(default=None, primary_key=True)
+    code: str = Field(unique=True)
+    order_id: int = Field(foreign_key="order.id")
+    amount_cents: int
+    currency: str
+    reason: str
+    approver: str
+    policy_version: str
+    requested_at: str
+    expires_at: str
+    """When an approval given for it lapses."""
+    order_status: str
+    order_total_cents: int
+    order_currency: str
+    """The order's facts when it was asked: an approval holds for the order as it was."""
+    follow_up_id: int | None = Field(default=None, foreign_key="follow_up.id")
+    """The await-review follow-up that waits for its answer."""
+    status: str
+    """What the desk's own requests wrote: requested, or used (by `refund_id`)."""
+    refund_id: int | None = Field(default=None, foreign_key="refund.id")
+
+
+class ApprovalAnswer(HelpdeskTable, table=True):
+    """A human's answer to an approval request, given at `answered_at`: before then it is not shown or honoured.
+    Only a request's first answer counts; any later one is a duplicate, shown as ignored."""
+
+    __tablename__ = "approval_answer"
+
+    id: int | None = Field(default=None, primary_key=True)
+    request_id: int = Field(foreign_key="approval_request.id")
+    decision: str
+    """approved or denied."""
+    note: str
+    answered_at: str
+
+
 METADATA = HelpdeskTable.metadata

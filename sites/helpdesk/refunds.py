@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from sites.helpdesk.models import CURRENCIES, REFUND_POLICY_VERSION, Order, Refund, RefundApproval
+from sites.helpdesk.models import CURRENCIES, REFUND_POLICY_VERSION, ApprovalRequest, Order, Refund, RefundApproval
 from sites.helpdesk.work import open_refund_follow_up
 from sites.kit.money import format_cents
 from sites.kit.shown import ShownRecorder
@@ -77,21 +77,23 @@ def issue_refund(
     reason: str,
     created_at: str,
     approval: RefundApproval | None,
+    request: ApprovalRequest | None = None,
 ) -> Refund:
-    """Records a refund (method "approval" when bound to one, else "goodwill") in the session.
+    """Records a refund (method "approval" when bound to an approval or an approved request, else "goodwill") in the
+    session.
 
-    The approval becomes "used", the order "refunded" or "partially_refunded", and a follow-up
-    opens to tell the customer (unfinished work until someone marks it done); the caller's
-    session commits all of it, with its journal rows, as one transaction.
+    The approval (or the request, pointing at the refund) becomes "used", the order "refunded" or
+    "partially_refunded", and a follow-up opens to tell the customer (unfinished work until someone marks it
+    done); the caller's session commits all of it, with its journal rows, as one transaction.
     """
     assert order.id is not None, "a stored order has an id"
     already = refunded_cents(session, order)
     refund = Refund(
         order_id=order.id,
         amount_cents=cents,
-        currency=order.currency if approval is None else approval.currency,
+        currency=approval.currency if approval is not None else order.currency if request is None else request.currency,
         reason=reason,
-        method="goodwill" if approval is None else "approval",
+        method="goodwill" if approval is None and request is None else "approval",
         approval_id=None if approval is None else approval.id,
         status="issued",
         created_at=created_at,
@@ -100,6 +102,11 @@ def issue_refund(
     if approval is not None:
         approval.status = "used"
         session.add(approval)
+    if request is not None:
+        session.flush()
+        request.status = "used"
+        request.refund_id = refund.id
+        session.add(request)
     order.status = "refunded" if already + cents >= order.total_cents else "partially_refunded"
     session.add(order)
     open_refund_follow_up(session, order=order, cents=cents, currency=refund.currency, now=created_at)

@@ -3,6 +3,19 @@
 The fixed records are identical for every seed. Filler is drawn from the template generator and
 numbered after them (customers from id 5, orders from O-1047, tickets from T-2009), so seeds
 differ without ever touching a fixed record.
+
+The approval scenarios (issue 27, sites/helpdesk/approvals.py) have fixed records of their own, numbered above any
+filler (customers 40-44, orders O-1090..O-1094, tickets T-2090..T-2094) and with no refund rows (a refund the
+desk issues keeps its id), so adding them left every earlier record as it was:
+
+- O-1090 / T-2090 (Lena Fischer, 64.00 EUR): no approval yet; an agent requests one and waits for it.
+- O-1091 / T-2091 (Kwame Mensah, 80.00 EUR): the customer wants 95.00 EUR back (the order and his return
+  postage): a request for more than is refundable is denied.
+- O-1092 / T-2092 (Sofia Rossi, 45.00 USD): AR-1, approved, expired on 2026-03-01 12:00.
+- O-1093 / T-2093 (Jonas Berg, 59.00 EUR): AR-2, answered twice (approved, then approved again: the second answer is
+  a duplicate and ignored).
+- O-1094 / T-2094 (Aiko Sato, 75.00 EUR): AR-3 (60.00 EUR), approved for the order as it was (delivered,
+  90.00 EUR); its total was corrected to 75.00 EUR afterwards, which invalidates AR-3.
 """
 
 from __future__ import annotations
@@ -16,6 +29,8 @@ from sites.helpdesk.models import (
     REFUND_POLICY_VERSION,
     TICKET_PRIORITIES,
     TICKET_STATUSES,
+    ApprovalAnswer,
+    ApprovalRequest,
     Customer,
     Escalation,
     FollowUp,
@@ -149,6 +164,60 @@ FOLLOW_UPS = [
      "cancelled", "2026-02-24 16:00", "2026-02-24 16:30", "Sent by post at the customer's request."),
 ]
 
+# The approval scenarios' records (see the module docstring), numbered above any filler.
+# (id, name, email, tier)
+APPROVAL_CUSTOMERS = [
+    (40, "Lena Fischer", "lena.fischer@example.com", "standard"),
+    (41, "Kwame Mensah", "kwame.mensah@example.com", "standard"),
+    (42, "Sofia Rossi", "sofia.rossi@example.com", "premium"),
+    (43, "Jonas Berg", "jonas.berg@example.com", "standard"),
+    (44, "Aiko Sato", "aiko.sato@example.com", "premium"),
+]
+# (id, number, customer id, total cents, currency, status, placed at)
+APPROVAL_ORDERS = [
+    (40, "O-1090", 40, 6400, "EUR", "delivered", "2026-02-21 10:30"),
+    (41, "O-1091", 41, 8000, "EUR", "delivered", "2026-02-14 15:00"),
+    (42, "O-1092", 42, 4500, "USD", "delivered", "2026-02-19 12:10"),
+    (43, "O-1093", 43, 5900, "EUR", "delivered", "2026-02-16 09:40"),
+    (44, "O-1094", 44, 7500, "EUR", "delivered", "2026-02-17 13:25"),
+]
+# (id, number, customer id, order id, subject, body, updated at); every one open, normal priority
+APPROVAL_TICKETS = [
+    (40, "T-2090", 40, 40, "Blender stopped working",
+     "The blender from order O-1090 stopped working after two days. Please refund the 64.00 EUR.",
+     "2026-03-01 09:30"),
+    (41, "T-2091", 41, 41, "Refund the whole order",
+     "The lamp from order O-1091 flickers. I want 95.00 EUR back: the 80.00 EUR I paid and 15.00 EUR of return "
+     "postage.",
+     "2026-03-01 10:45"),
+    (42, "T-2092", 42, 42, "Refund still not received",
+     "You approved a refund of 45.00 USD for order O-1092 weeks ago and I still have not received it.",
+     "2026-03-01 14:05"),
+    (43, "T-2093", 43, 43, "Refund for scratched table",
+     "The side table from order O-1093 arrived scratched. I was told the 59.00 EUR refund was approved.",
+     "2026-02-27 16:00"),
+    (44, "T-2094", 44, 44, "Refund for broken chair",
+     "The chair from order O-1094 has a broken leg. Please refund the 60.00 EUR you approved.",
+     "2026-03-01 11:20"),
+]
+# (id, code, order id, amount cents, currency, reason, approver, policy, requested at, expires at,
+#  order facts when requested (status, total cents, currency))
+APPROVAL_REQUESTS = [
+    (1, "AR-1", 42, 4500, "USD", "Desk lamp arrived broken", "Alex Morgan", REFUND_POLICY_VERSION,
+     "2026-02-20 09:00", "2026-03-01 12:00", ("delivered", 4500, "USD")),
+    (2, "AR-2", 43, 5900, "EUR", "Side table arrived scratched", "Sam Patel", REFUND_POLICY_VERSION,
+     "2026-02-27 09:30", "2026-03-31 18:00", ("delivered", 5900, "EUR")),
+    (3, "AR-3", 44, 6000, "EUR", "Chair arrived with a broken leg", "Alex Morgan", REFUND_POLICY_VERSION,
+     "2026-02-24 08:00", "2026-03-31 18:00", ("delivered", 9000, "EUR")),
+]
+# (id, request id, decision, note, answered at)
+APPROVAL_ANSWERS = [
+    (1, 1, "approved", "Approved: refund 45.00 USD on order O-1092.", "2026-02-20 11:00"),
+    (2, 2, "approved", "Approved: refund 59.00 EUR on order O-1093.", "2026-02-27 10:00"),
+    (3, 2, "approved", "Approved: refund 59.00 EUR on order O-1093 (sent again).", "2026-02-27 15:00"),
+    (4, 3, "approved", "Approved: refund 60.00 EUR on order O-1094.", "2026-02-24 12:00"),
+]
+
 _FIRST_NAMES = ["Ana", "Ben", "Chloé", "David", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Keiko", "Liam"]
 _LAST_NAMES = ["Okafor", "Lindqvist", "Moreau", "Silva", "Kowalski", "Haddad", "Brennan", "Ito", "Novak", "Duarte"]
 _SUBJECTS = [
@@ -227,6 +296,29 @@ def _seed_fixed(session: Session) -> None:
         )
 
 
+def _seed_approval_scenarios(session: Session) -> None:
+    for customer_id, name, email, tier in APPROVAL_CUSTOMERS:
+        session.add(Customer(id=customer_id, name=name, email=email, tier=tier))
+    for order_id, number, customer_id, total, currency, status, placed in APPROVAL_ORDERS:
+        session.add(Order(id=order_id, number=number, customer_id=customer_id, total_cents=total, currency=currency,
+                          status=status, placed_at=placed))
+    for ticket_id, number, customer_id, ticket_order, subject, body, updated in APPROVAL_TICKETS:
+        session.add(Ticket(id=ticket_id, number=number, customer_id=customer_id, order_id=ticket_order,
+                           subject=subject, body=body, status="open", priority="normal", updated_at=updated))
+    session.flush()
+    for (request_id, code, request_order, cents, currency, reason, approver, policy, requested, expires,
+         (order_status, order_total, order_currency)) in APPROVAL_REQUESTS:
+        session.add(ApprovalRequest(
+            id=request_id, code=code, order_id=request_order, amount_cents=cents, currency=currency, reason=reason,
+            approver=approver, policy_version=policy, requested_at=requested, expires_at=expires,
+            order_status=order_status, order_total_cents=order_total, order_currency=order_currency,
+            follow_up_id=None, status="requested", refund_id=None))
+    session.flush()
+    for answer_id, request_id, decision, note, answered in APPROVAL_ANSWERS:
+        session.add(ApprovalAnswer(id=answer_id, request_id=request_id, decision=decision, note=note,
+                                   answered_at=answered))
+
+
 def _february_time(rng: random.Random) -> str:
     return f"2026-02-{rng.randint(1, 28):02d} {rng.randint(8, 18):02d}:{rng.choice([0, 15, 30, 45]):02d}"
 
@@ -275,3 +367,5 @@ def seed_helpdesk(session: Session, rng: random.Random) -> None:
     _seed_fixed(session)
     session.flush()  # fixed rows first, so foreign keys of the filler resolve in order
     _seed_filler(session, rng)
+    session.flush()
+    _seed_approval_scenarios(session)

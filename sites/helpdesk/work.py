@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlmodel import Session, col, select
 
-from sites.helpdesk.models import ESCALATION_QUEUES, Customer, Escalation, FollowUp, Order, Ticket
+from sites.helpdesk.models import ESCALATION_QUEUES, ApprovalRequest, Customer, Escalation, FollowUp, Order, Ticket
 from sites.kit.money import format_cents
 from sites.kit.shown import listed
 
@@ -27,11 +27,13 @@ FOLLOW_UP_RULES = (
     "Mark a notify-customer follow-up done only after the notification has been sent.",
     "An await-review follow-up is closed by the reviewer when the review is finished. Do not cancel it, "
     "and do not solve its ticket while it is open.",
+    "An await-review follow-up that waits for an approval request can be marked done once the approver has "
+    "answered the request.",
 )
 """How unfinished work is handled, shown on the Follow-ups page."""
 
 
-def _next_code(session: Session, model: type[Escalation] | type[FollowUp], prefix: str) -> str:
+def next_code(session: Session, model: type[Escalation] | type[FollowUp] | type[ApprovalRequest], prefix: str) -> str:
     last = session.exec(select(model.id).order_by(col(model.id).desc())).first()
     return f"{prefix}-{(last or 0) + 1}"
 
@@ -42,7 +44,7 @@ def open_refund_follow_up(session: Session, *, order: Order, cents: int, currenc
     ticket = session.exec(select(Ticket).where(Ticket.order_id == order.id).order_by(col(Ticket.id))).first()
     name = "the customer" if customer is None else customer.name
     follow_up = FollowUp(
-        code=_next_code(session, FollowUp, "FU"),
+        code=next_code(session, FollowUp, "FU"),
         ticket_id=None if ticket is None else ticket.id,
         order_id=order.id,
         kind="notify-customer",
@@ -54,13 +56,14 @@ def open_refund_follow_up(session: Session, *, order: Order, cents: int, currenc
     return follow_up
 
 
-def refusal_to_close(follow_up: FollowUp, *, cancel: bool, note: str) -> str | None:
-    """Why this follow-up cannot be marked done (or cancelled with `note`), or None."""
+def refusal_to_close(follow_up: FollowUp, *, cancel: bool, note: str, answered: bool = False) -> str | None:
+    """Why this follow-up cannot be marked done (or cancelled with `note`), or None. `answered`: it waits for an
+    approval request that the approver has answered by now (sites/helpdesk/approvals.py), so the wait is over."""
     if follow_up.status != "open":
         return f"Follow-up {follow_up.code} is already {follow_up.status}."
     if cancel and not note.strip():
         return f"Follow-up {follow_up.code} not cancelled: say why in the note."
-    if not cancel and follow_up.kind == "await-review":
+    if not cancel and follow_up.kind == "await-review" and not answered:
         return f"Follow-up {follow_up.code} waits for a review; only the reviewer can mark it done."
     return None
 
@@ -99,7 +102,7 @@ def escalate(session: Session, ticket: Ticket, *, queue: str, reason: str, now: 
     """Hands the ticket to a human queue (the caller checked refusal_to_escalate)."""
     assert ticket.id is not None, "a stored ticket has an id"
     escalation = Escalation(
-        code=_next_code(session, Escalation, "E"),
+        code=next_code(session, Escalation, "E"),
         ticket_id=ticket.id,
         queue=queue,
         reason=reason.strip(),

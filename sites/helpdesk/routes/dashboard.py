@@ -6,7 +6,8 @@ from fastapi import APIRouter
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
-from sites.helpdesk.models import Escalation, FollowUp, Notification, RefundApproval, Ticket
+from sites.helpdesk.approvals import request_views
+from sites.helpdesk.models import ApprovalRequest, Escalation, FollowUp, Notification, RefundApproval, Ticket
 from sites.helpdesk.pages import customers_by_id, orders_by_id, page
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.shown import listed
@@ -33,9 +34,13 @@ def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
 
 @router.get("/approvals", response_class=HTMLResponse)
 def approvals(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every refund approval with its order, approver, amount, expiry, policy and status."""
+    """Every refund approval with its order, approver, amount, expiry, policy and status, and every approval request
+    with its state as of now."""
     rows = listed(session, select(RefundApproval).order_by(col(RefundApproval.id)))
-    return page(operation, "approvals.html", title="Approvals", approvals=rows, orders=orders_by_id(session))
+    orders = orders_by_id(session)
+    requests = request_views(session, listed(session, select(ApprovalRequest).order_by(col(ApprovalRequest.id))),
+                             orders, operation.clock.text())
+    return page(operation, "approvals.html", title="Approvals", approvals=rows, orders=orders, requests=requests)
 
 
 @router.get("/notifications", response_class=HTMLResponse)

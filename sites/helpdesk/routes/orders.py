@@ -9,7 +9,14 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
-from sites.helpdesk.models import CURRENCIES, Customer, Order, Refund, RefundApproval
+from sites.helpdesk.approvals import (
+    refusal_for_request,
+    refusal_to_request,
+    request_approval,
+    request_views,
+    requests_of,
+)
+from sites.helpdesk.models import CURRENCIES, ApprovalRequest, Customer, Order, Refund, RefundApproval
 from sites.helpdesk.pages import PREFIX, approvals_of, customers_by_id, not_found, order_by_number, page
 from sites.helpdesk.refunds import issue_refund, refusal_for_amount, refusal_for_approval
 from sites.kit.deps import OperationDep, SessionDep
@@ -20,7 +27,8 @@ from sites.kit.shown import listed, related
 
 router = APIRouter()
 
-_NOTICES = Notices({"refunded": "Refund issued.", "credited": "Goodwill credit issued."})
+_NOTICES = Notices({"refunded": "Refund issued.", "credited": "Goodwill credit issued.",
+                    "requested": "Approval requested."})
 
 
 @router.get("/orders", response_class=HTMLResponse)
@@ -35,6 +43,8 @@ def _order_page(
 ) -> HTMLResponse:
     refunds = listed(session, select(Refund).where(Refund.order_id == order.id).order_by(col(Refund.id)))
     approvals = approvals_of(session, order)
+    assert order.id is not None, "a stored order has an id"
+    requests = request_views(session, requests_of(session, order), {order.id: order}, operation.clock.text())
     defaults: dict[str, Any] = {
         "notice": None,
         "refund_error": None,
@@ -45,6 +55,10 @@ def _order_page(
         "reason": "",
         "credit_amount": "",
         "credit_reason": "",
+        "request_error": None,
+        "request_amount": "",
+        "request_currency": order.currency,
+        "request_reason": "",
     }
     return page(
         operation,
@@ -56,6 +70,8 @@ def _order_page(
         refunds=refunds,
         approvals=approvals,
         approvals_by_id={approval.id: approval for approval in approvals},
+        requests=requests,
+        requests_by_refund={view.request.refund_id: view.request for view in requests if view.request.refund_id},
         currencies=CURRENCIES,
         **{**defaults, **context},
     )
@@ -63,13 +79,15 @@ def _order_page(
 
 @router.get("/orders/{number}", response_class=HTMLResponse)
 def order_detail(
-    number: str, session: SessionDep, operation: OperationDep, refunded: str = "", credited: str = ""
+    number: str, session: SessionDep, operation: OperationDep, refunded: str = "", credited: str = "",
+    requested: str = "",
 ) -> HTMLResponse:
-    """An order's details, its refunds, and the refund and goodwill forms; 404 for an unknown number."""
+    """An order's details, its refunds, its approval requests as of now, and the refund, approval request and goodwill
+    forms; 404 for an unknown number."""
     order = order_by_number(session, number)
     if order is None:
         return not_found(operation, f"Order {number}")
-    notice = _NOTICES.pick(refunded=refunded, credited=credited)
+    notice = _NOTICES.pick(refunded=refunded, credited=credited, requested=requested)
     return _order_page(session, operation, order, notice=notice)
 
 
@@ -89,8 +107,12 @@ def refund_order(
         return not_found(operation, f"Order {number}")
     cents = parse_cents(amount)
     found = session.exec(select(RefundApproval).where(RefundApproval.code == approval)).first()
+    request = session.exec(select(ApprovalRequest).where(ApprovalRequest.code == approval)).first()
     refusal = refusal_for_amount(session, order, cents, amount, "Refund")
-    if refusal is None and cents is not None:
+    if refusal is None and cents is not None and request is not None and currency in CURRENCIES:
+        refusal = refusal_for_request(session, order=order, request=request, cents=cents, currency=currency,
+                                      now=operation.clock.text(), shown=operation.shown)
+    elif refusal is None and cents is not None:
         refusal = refusal_for_approval(
             order=order, approval=found, code=approval, cents=cents, currency=currency, now=operation.clock.text(),
             shown=operation.shown,
@@ -107,9 +129,8 @@ def refund_order(
             approval_code=approval,
             reason=reason,
         )
-    issue_refund(
-        session, order=order, cents=cents, reason=reason.strip(), created_at=operation.clock.text(), approval=found
-    )
+    issue_refund(session, order=order, cents=cents, reason=reason.strip(), created_at=operation.clock.text(),
+                 approval=found, request=request)
     return RedirectResponse(f"{PREFIX}/orders/{order.number}?refunded=1", status_code=303)
 
 
@@ -146,3 +167,26 @@ def credit_order(
         approval=None,
     )
     return RedirectResponse(f"{PREFIX}/orders/{order.number}?credited=1", status_code=303)
+
+
+@router.post("/orders/{number}/approval-requests", response_model=None)
+def request_refund_approval(
+    number: str,
+    session: SessionDep,
+    operation: OperationDep,
+    request_amount: Annotated[str, Form()] = "",
+    request_currency: Annotated[str, Form()] = "",
+    request_reason: Annotated[str, Form()] = "",
+) -> Response:
+    """Asks the approver for a refund approval (sites/helpdesk/approvals.py); 422 naming the rule broken."""
+    order = order_by_number(session, number)
+    if order is None:
+        return not_found(operation, f"Order {number}")
+    cents = parse_cents(request_amount)
+    now = operation.clock.text()
+    refusal = refusal_to_request(session, order, cents, request_amount, request_currency, request_reason, now)
+    if refusal is not None or cents is None:
+        return _order_page(session, operation, order, status=422, request_error=refusal, request_amount=request_amount,
+                           request_currency=request_currency, request_reason=request_reason)
+    request_approval(session, order, cents=cents, currency=request_currency, reason=request_reason, now=now)
+    return RedirectResponse(f"{PREFIX}/orders/{order.number}?requested=1", status_code=303)

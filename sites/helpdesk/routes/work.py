@@ -9,6 +9,7 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
+from sites.helpdesk.approvals import answered_review
 from sites.helpdesk.models import FOLLOW_UP_STATUSES, Escalation, FollowUp, Order, Ticket
 from sites.helpdesk.pages import PREFIX, not_found, orders_by_id, page, tickets_by_id
 from sites.helpdesk.work import ESCALATION_RULES, FOLLOW_UP_RULES, close_follow_up, refusal_to_close
@@ -94,7 +95,8 @@ def _close(session: Session, operation: OperationContext, code: str, *, cancel: 
     follow_up = _follow_up_by_code(session, code)
     if follow_up is None:
         return not_found(operation, f"Follow-up {code}")
-    refusal = refusal_to_close(follow_up, cancel=cancel, note=note)
+    answered = follow_up.kind == "await-review" and answered_review(session, follow_up, operation.clock.text())
+    refusal = refusal_to_close(follow_up, cancel=cancel, note=note, answered=answered)
     if refusal is not None:
         return _follow_up_page(session, operation, follow_up, status=422, error=refusal, note=note)
     close_follow_up(session, follow_up, cancel=cancel, note=note, now=operation.clock.text())
