@@ -166,16 +166,18 @@ def test_amount_currency_order_and_unknown_codes_are_refused(browser: Browser) -
     assert browser.tenant.journal() == []
 
 
-def test_the_ledgers_carry_requests_as_their_rows_hold_them(browser: Browser) -> None:
+def test_the_ledgers_carry_requests_as_they_stand_at_the_moment_read(browser: Browser) -> None:
     request(browser)
     with browser.tenant.engine.connect() as connection:
         from sites.kit.ledgers import read_site_ledgers
 
         ledgers = read_site_ledgers(connection, HELPDESK.metadata, LEDGERS)
     by_id = {a.id: a for a in ledgers.approvals}
-    assert by_id["AR-4"].status == "requested" and by_id["AR-4"].amount.cents == 6400
+    assert by_id["AR-4"].status == "pending" and by_id["AR-4"].amount.cents == 6400  # not yet answered
     assert by_id["AR-4"].invalidated_by == ["order.status", "order.total_cents", "order.currency"]
     assert {"AR-1", "AR-2", "AR-3", "RA-11"} <= set(by_id)
+    # The seeded requests as they stand: expired, answered (its duplicate answer ignored), invalidated by the order.
+    assert (by_id["AR-1"].status, by_id["AR-2"].status, by_id["AR-3"].status) == ("expired", "approved", "invalidated")
     assert "FU-6" in {w.id for w in ledgers.unfinished_work}
 
 

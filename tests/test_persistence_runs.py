@@ -37,11 +37,14 @@ from tasks import load_catalog
 pytestmark = pytest.mark.browser
 NOTIFY = "helpdesk.notify-and-close-follow-up"
 """Its first effect is a notification: sent twice, it is a duplicate the verdict rejects (`tomas-notified-once`)."""
+DELAYED = "helpdesk.refund-after-delayed-approval"
+"""Its first effect is the approval request: restarted right after it, the resumed agent finds the approval pending."""
 REFUND = "helpdesk.refund-with-approval"
 """Its first effect is a refund bound to a one-use approval: the site itself refuses a second one."""
 ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy, CompactionPolicy]] = [
     (NOTIFY, "uninterrupted", "reconcile", "ledgers/1"),
     (NOTIFY, "restarted", "reconcile", "ledgers/1"),
+    (DELAYED, "restarted", "reconcile", "ledgers/1"),
     (NOTIFY, "interrupted", "reconcile", "ledgers/1"),
     (NOTIFY, "interrupted", "retry-same-key", "ledgers/1"),
     (NOTIFY, "interrupted", "retry-new-key", "ledgers/1"),
@@ -270,3 +273,18 @@ def test_a_compaction_keeps_every_ledger_line_and_its_mutants_are_caught(run: Ru
     assert len(compacted) == 1
     checkpoint = Checkpoint.model_validate_json(compacted[0].read_text())
     assert len(checkpoint.conversation.entries) == 2 and checkpoint.compaction is not None
+
+
+def test_a_restart_while_the_approval_is_pending_carries_it_as_pending_and_waits_for_it(run: RunDirectory) -> None:
+    record = records(run)[(DELAYED, "restarted", "reconcile")]
+    assert record.outcome == "verified_success" and record.persistence is not None
+    [boundary] = record.persistence.boundaries
+    assert boundary.approvals_valid and boundary.lost == []
+    resumed = Checkpoint.model_validate_json(
+        (run.episode_dir(record.episode_id) / CHECKPOINTS / f"{boundary.carried_in:03d}.json").read_text())
+    requested = [a for a in resumed.ledgers.approvals if a.id.startswith("AR-") and a.object == "order:40"]
+    assert [a.status for a in requested] == ["pending"], resumed.ledgers.approvals
+    assert any(w.kind == "await-review" for w in resumed.ledgers.unfinished_work)
+    # One request, one refund: the resumed agent waited for the answer instead of asking again.
+    journal = run.load_episode(record).journal
+    assert sum(e.table == "approval_request" and e.change == "insert" for e in journal) == 1

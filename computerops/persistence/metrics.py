@@ -149,7 +149,7 @@ def _boundary(process: int, resumed_from: Checkpoint, carried: Checkpoint | None
     constraints_ok = ledgers.constraints == constraints
     if not constraints_ok:
         lost.append("the constraints differ from the task's")
-    approvals = source.approvals(state)
+    approvals = source.approvals(state, carried.as_of_operation)
     approvals_ok = sorted(ledgers.approvals, key=lambda a: a.id) == sorted(approvals, key=lambda a: a.id)
     if not approvals_ok:
         wrong = sorted({a.id for a in ledgers.approvals} ^ {a.id for a in approvals}
@@ -177,7 +177,8 @@ def _compaction(checkpoint: Checkpoint, constraints: Constraints, source: Ledger
     state = _state_as_of(states, checkpoint.as_of_operation)
     effects = _effects_until(operations, journal, source.effect_tables, checkpoint.as_of_operation)
     constraints_ok, approvals_ok, effects_ok, work_ok, lost = kept(
-        checkpoint.compaction.summary, constraints, source.approvals(state), effects, source.unfinished(state))
+        checkpoint.compaction.summary, constraints, source.approvals(state, checkpoint.as_of_operation), effects,
+        source.unfinished(state))
     return Boundary(kind="compaction", process=checkpoint.process, resumed_from=checkpoint.number,
                     carried_in=checkpoint.number, constraints_retained=constraints_ok, approvals_valid=approvals_ok,
                     effects_retained=effects_ok, unfinished_retained=work_ok,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Connection, MetaData, select
+from sqlalchemy import Connection, MetaData, func, select
 
 from sites.kit.bookkeeping import journal_table, normal_row, operation_table
 from sites.kit.records import Row, StateSnapshot
@@ -92,7 +92,9 @@ class LedgerSource:
     """Where a site keeps its ledgers: readers of its approvals and its open work from its rows (a live read or a
     state reconstructed from the journal: the same readers), and its effect tables."""
 
-    approvals: Callable[[StateSnapshot], list[ApprovalRecord]]
+    approvals: Callable[[StateSnapshot, int], list[ApprovalRecord]]
+    """The approvals as they stand at a moment (the logical time of the latest operation read): an approval's state
+    may depend on the time (an answer not yet given, an expiry)."""
     unfinished: Callable[[StateSnapshot], list[UnfinishedWork]]
     tables: frozenset[str]
     """The tables the two readers read."""
@@ -132,7 +134,9 @@ def effects_committed_by(connection: Connection, operation: int, effect_tables: 
 
 
 def read_site_ledgers(connection: Connection, metadata: MetaData, source: LedgerSource) -> SiteLedgers:
-    """The site's ledgers as its records hold them now (call within one transaction for one moment's view)."""
+    """The site's ledgers as its records hold them now, at the moment of its latest operation (call within one
+    transaction for one moment's view)."""
     state = {table: rows_of(connection, metadata, table) for table in sorted(source.tables)}
-    return SiteLedgers(approvals=source.approvals(state), completed_effects=completed_effects(connection,
+    moment = int(connection.execute(select(func.coalesce(func.max(operation_table.c.seq), 0))).scalar_one())
+    return SiteLedgers(approvals=source.approvals(state, moment), completed_effects=completed_effects(connection,
                        source.effect_tables), unfinished_work=source.unfinished(state))
