@@ -2,6 +2,7 @@
 
 from sites.kit.site import SiteDefinition
 from sites.ledger.governed import GOVERNED
+from sites.ledger.ledgers import LEDGERS
 from sites.ledger.models import METADATA
 from sites.ledger.routes import build_router
 from sites.ledger.seed import seed_ledger
@@ -15,6 +16,7 @@ LEDGER = SiteDefinition(
     start_path="/ledger/",
     fault_support=frozenset({"duplicate_delivery", "out_of_order", "partial_success"}),
     governed=GOVERNED,
+    ledgers=LEDGERS,
 )
 
 __all__ = ["LEDGER"]

@@ -1,0 +1,129 @@
+"""Long-running episodes on the ledger, the second site with ledgers (sites/ledger/ledgers.py): its effects are
+posted entries and dispatch submissions, its open work queued and held events and pending deliveries, and it keeps
+no approvals. A hand-posted bank charge is an effect nothing on the site dedupes, so a retry under a new idempotency
+key posts it twice; a dispatch is one the site guards itself, so the same retry is refused and recorded as a
+`duplicate` submission (defence in depth: nothing is delivered twice, and the verdict still rejects the repeated
+submission). The sound arms keep every ledger across a restart and an interruption, and `verify` recomputes it all."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from computerops.bundle import RunDirectory
+from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.persistence.checkpoint import Checkpoint
+from computerops.persistence.running import CHECKPOINTS
+from computerops.run_records import EpisodeRecord
+from computerops.run_verification import verify_run
+from computerops.runner import execute_run
+from tasks import load_catalog
+
+pytestmark = pytest.mark.browser
+BANK = "ledger.post-bank-charge"
+"""Its one effect is an entry typed in by hand: posted twice, it is a real duplicate (`one-entry-posted` fails)."""
+DISPATCH = "ledger.dispatch-delivery-once"
+"""Its one effect is D-304's dispatch: the site refuses a second submission of REQ-7004 and records it."""
+ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy]] = [
+    (BANK, "interrupted", "reconcile"),
+    (BANK, "interrupted", "retry-new-key"),
+    (BANK, "interrupted", "forget"),
+    (DISPATCH, "restarted", "reconcile"),
+    (DISPATCH, "interrupted", "retry-new-key"),
+]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
+    catalog = load_catalog()
+    plan = [PlannedEpisode(episode_id=f"{n:03d}-{task}--{arm}--{recovery}", task_id=task, policy="oracle",
+                           persistence=Persistence(arm=arm, recovery=recovery, checkpoint_every=3))
+            for n, (task, arm, recovery) in enumerate(ARMS, start=1)]
+    tasks = sorted({task for task, _, _ in ARMS})
+    config = RunConfig(run_id="persistence-ledger", tasks=tasks,
+                       endpoint=EndpointConfig(kind="scripted", policies=["oracle"]), episodes=plan)
+    out = tmp_path_factory.mktemp("persistence-ledger") / "run"
+    asyncio.run(execute_run(config, [catalog[t] for t in tasks], out, lambda _: None, concurrency=5))
+    return RunDirectory.open(out)
+
+
+def records(run: RunDirectory) -> dict[tuple[str, str, str], EpisodeRecord]:
+    found = {}
+    for record in run.records():
+        assert record.persistence is not None
+        found[(record.task_id, record.persistence.arm, record.persistence.recovery)] = record
+    return found
+
+
+def resumed_checkpoint(run: RunDirectory, record: EpisodeRecord) -> Checkpoint:
+    assert record.persistence is not None
+    [boundary] = record.persistence.boundaries
+    path = run.episode_dir(record.episode_id) / CHECKPOINTS / f"{boundary.carried_in:03d}.json"
+    return Checkpoint.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def test_the_sound_arms_verify_and_keep_every_ledger(run: RunDirectory) -> None:
+    found = records(run)
+    assert len(found) == len(ARMS)
+    for key in [(BANK, "interrupted", "reconcile"), (DISPATCH, "restarted", "reconcile")]:
+        record = found[key]
+        assert record.outcome == "verified_success" and record.replay == "PASS", (key, record.outcome)
+        persistence = record.persistence
+        assert persistence is not None and persistence.processes == 2
+        assert persistence.duplicate_effects == 0 and persistence.unfinished_left == 0
+        [boundary] = persistence.boundaries
+        assert boundary.lost == [] and boundary.recovery_turns == 0
+        assert boundary.constraints_retained and boundary.approvals_valid
+        assert boundary.effects_retained and boundary.unfinished_retained
+
+
+def test_the_resumed_ledgers_hold_the_effect_and_the_open_work(run: RunDirectory) -> None:
+    found = records(run)
+    bank = resumed_checkpoint(run, found[(BANK, "interrupted", "reconcile")]).ledgers
+    assert [e.table for e in bank.completed_effects] == ["entry"]
+    assert [g.id for g in bank.constraints.grants] == ["bank-charge"] and bank.approvals == []
+    assert {"EV-501", "EV-511", "D-304"} <= {w.id for w in bank.unfinished_work}
+    assert next(w for w in bank.unfinished_work if w.id == "EV-511").status == "held"
+    dispatched = resumed_checkpoint(run, found[(DISPATCH, "restarted", "reconcile")]).ledgers
+    assert [e.table for e in dispatched.completed_effects] == ["dispatch"]
+    open_work = {w.id for w in dispatched.unfinished_work}
+    assert "D-304" not in open_work and "D-301" in open_work  # dispatched, no longer open; the others still are
+
+
+def test_a_new_key_retry_posts_the_entry_twice(run: RunDirectory) -> None:
+    record = records(run)[(BANK, "interrupted", "retry-new-key")]
+    assert record.persistence is not None and record.persistence.duplicate_effects == 1
+    assert record.outcome == "false_completion" and record.replay == "PASS"
+    verdict = run.load_episode(record).verdict
+    assert "one-entry-posted" in {c.name for c in verdict.checks if not c.passed}
+    journal = run.load_episode(record).journal
+    assert sum(e.table == "entry" and e.change == "insert" for e in journal) == 2
+
+
+def test_a_new_key_retry_of_a_dispatch_is_refused_by_the_site_and_recorded(run: RunDirectory) -> None:
+    record = records(run)[(DISPATCH, "interrupted", "retry-new-key")]
+    assert record.persistence is not None and record.persistence.duplicate_effects == 1
+    assert record.outcome == "false_completion" and record.replay == "PASS"
+    episode = run.load_episode(record)
+    assert "one-dispatch-of-REQ-7004" in {c.name for c in episode.verdict.checks if not c.passed}
+    dispatches = [row for row in episode.final_state["dispatch"] if row["request_id"] == "REQ-7004"]
+    assert sorted(str(row["outcome"]) for row in dispatches) == ["duplicate", "sent"]
+    [delivery] = [row for row in episode.final_state["delivery"] if row["number"] == "D-304"]
+    assert delivery["status"] == "delivered" and delivery["version"] == 2  # delivered once, never bumped again
+
+
+def test_a_forgotten_entry_is_not_carried(run: RunDirectory) -> None:
+    record = records(run)[(BANK, "interrupted", "forget")]
+    assert record.persistence is not None
+    [boundary] = record.persistence.boundaries
+    assert not boundary.effects_retained and boundary.recovery_turns >= 1
+    assert any(lost.startswith("committed effects not carried: entry") for lost in boundary.lost), boundary.lost
+    assert boundary.constraints_retained and boundary.unfinished_retained
+
+
+def test_verify_recomputes_every_figure(run: RunDirectory) -> None:
+    verification = asyncio.run(verify_run(run))
+    assert verification.passed, verification.problems
+    assert verification.episodes_replayed == len(ARMS)
