@@ -103,8 +103,10 @@ def test_a_new_key_retry_posts_the_entry_twice(run: RunDirectory) -> None:
 
 
 def test_a_new_key_retry_of_a_dispatch_is_refused_by_the_site_and_recorded(run: RunDirectory) -> None:
+    """The refused submission is a row the site writes to record the refusal, not a second dispatch: no duplicate
+    effect (nothing was delivered twice), and the verdict still rejects the repeated attempt."""
     record = records(run)[(DISPATCH, "interrupted", "retry-new-key")]
-    assert record.persistence is not None and record.persistence.duplicate_effects == 1
+    assert record.persistence is not None and record.persistence.duplicate_effects == 0
     assert record.outcome == "false_completion" and record.replay == "PASS"
     episode = run.load_episode(record)
     assert "one-dispatch-of-REQ-7004" in {c.name for c in episode.verdict.checks if not c.passed}

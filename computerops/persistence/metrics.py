@@ -23,7 +23,7 @@ checkpoint (written once it recovered the interrupted action and showed the page
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -92,10 +92,19 @@ def read_checkpoints(directory: Path) -> tuple[list[Checkpoint], list[str]]:
     return found, problems
 
 
+def _effect_rule(effects: LedgerSource | frozenset[str]) -> Callable[[JournalEntry], bool]:
+    """Which journal entries are effects: the source's rule, or every insert into the tables given."""
+    if isinstance(effects, LedgerSource):
+        return lambda e: e.change == "insert" and effects.is_effect(e.table, e.after)
+    return lambda e: e.change == "insert" and e.table in effects
+
+
 def duplicate_effects(operations: Sequence[Operation], journal: Sequence[JournalEntry],
-                      effect_tables: frozenset[str]) -> int:
-    """Effect-table inserts committed by a request that repeats an earlier committed one under another key."""
-    inserting = {e.operation for e in journal if e.change == "insert" and e.table in effect_tables}
+                      effects: LedgerSource | frozenset[str]) -> int:
+    """Effects committed by a request that repeats an earlier committed one under another key (`effects`: the site's
+    ledger source, or the effect tables whose every insert is one)."""
+    effect = _effect_rule(effects)
+    inserting = {e.operation for e in journal if effect(e)}
     seen: set[tuple[str, str, str, str]] = set()
     duplicates = 0
     for op in operations:
@@ -103,18 +112,17 @@ def duplicate_effects(operations: Sequence[Operation], journal: Sequence[Journal
             continue
         request = (op.method, op.path, op.query, op.body)
         if request in seen:
-            duplicates += sum(1 for e in journal if e.operation == op.seq and e.change == "insert"
-                              and e.table in effect_tables)
+            duplicates += sum(1 for e in journal if e.operation == op.seq and effect(e))
         seen.add(request)
     return duplicates
 
 
-def _effects_until(operations: Sequence[Operation], journal: Sequence[JournalEntry], effect_tables: frozenset[str],
+def _effects_until(operations: Sequence[Operation], journal: Sequence[JournalEntry], source: LedgerSource,
                    as_of: int) -> list[CompletedEffect]:
     by_seq = {op.seq: op for op in operations}
     return [CompletedEffect(table=e.table, key=e.key, operation=e.operation, action=by_seq[e.operation].action,
                             idempotency_key=by_seq[e.operation].idempotency_key)
-            for e in journal if e.change == "insert" and e.table in effect_tables and e.operation <= as_of]
+            for e in journal if e.change == "insert" and source.is_effect(e.table, e.after) and e.operation <= as_of]
 
 
 def _state_as_of(states: list[tuple[int, StateSnapshot]], as_of: int) -> StateSnapshot:
@@ -155,7 +163,7 @@ def _boundary(process: int, resumed_from: Checkpoint, carried: Checkpoint | None
         wrong = sorted({a.id for a in ledgers.approvals} ^ {a.id for a in approvals}
                        | {a.id for a in ledgers.approvals if a not in approvals})
         lost.append(f"approvals not as the site holds them: {', '.join(wrong)}")
-    effects = _effects_until(operations, journal, source.effect_tables, carried.as_of_operation)
+    effects = _effects_until(operations, journal, source, carried.as_of_operation)
     missing = [e for e in effects if e not in ledgers.completed_effects]
     if missing:
         lost.append("committed effects not carried: " + ", ".join(f"{e.table} {e.key} (operation {e.operation})"
@@ -175,7 +183,7 @@ def _compaction(checkpoint: Checkpoint, constraints: Constraints, source: Ledger
     """A compaction: what its summary kept of the ledgers as the site's records then stood (every entry's line)."""
     assert checkpoint.compaction is not None
     state = _state_as_of(states, checkpoint.as_of_operation)
-    effects = _effects_until(operations, journal, source.effect_tables, checkpoint.as_of_operation)
+    effects = _effects_until(operations, journal, source, checkpoint.as_of_operation)
     constraints_ok, approvals_ok, effects_ok, work_ok, lost = kept(
         checkpoint.compaction.summary, constraints, source.approvals(state, checkpoint.as_of_operation), effects,
         source.unfinished(state))
@@ -213,5 +221,5 @@ def persistence_record(
         arm=persistence.arm, recovery=persistence.recovery,
         compaction=persistence.compaction if persistence.arm == "compacted" else None, processes=len(processes),
         checkpoints=len(checkpoints),
-        boundaries=boundaries, duplicate_effects=duplicate_effects(operations, journal, source.effect_tables),
+        boundaries=boundaries, duplicate_effects=duplicate_effects(operations, journal, source),
         unfinished_left=len(opened), problems=problems)

@@ -95,15 +95,15 @@ def resume_manifest(run_id: str, episode_id: str, task: LoadedTask, model: str,
 def _kill_on_effect(tenant: Tenant, pid: Callable[[], int | None], killed: list[bool]) -> Callable[[Operation], None]:
     """The commit hook of the `interrupted` arm: SIGKILL the harness's process group once, when a request commits
     a row of an effect table (before its response goes out)."""
-    assert tenant.definition.ledgers is not None
-    tables = tenant.definition.ledgers.effect_tables
+    source = tenant.definition.ledgers
+    assert source is not None
 
     def hook(operation: Operation) -> None:
         target = pid()
         if killed[0] or target is None:
             return
         with tenant.engine.connect() as connection:
-            if not effects_committed_by(connection, operation.seq, tables):
+            if not effects_committed_by(connection, operation.seq, source):
                 return
         killed[0] = True
         os.killpg(target, signal.SIGKILL)

@@ -49,7 +49,7 @@ class SiteState:
     def effects_of_action(self, number: int) -> list[CompletedEffect]:
         """The effects the requests of action `number` committed."""
         with self.engine.connect() as connection:
-            return [e for e in completed_effects(connection, self.source.effect_tables) if e.action == number]
+            return [e for e in completed_effects(connection, self.source) if e.action == number]
 
     def requests_of_action(self, number: int) -> list[SentRequest]:
         """Every request other than GET and HEAD that action `number` sent, in order."""

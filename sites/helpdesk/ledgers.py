@@ -48,4 +48,4 @@ def unfinished(state: StateSnapshot) -> list[UnfinishedWork]:
 LEDGERS = LedgerSource(approvals=approvals, unfinished=unfinished,
                        tables=frozenset({"refund_approval", "approval_request", "approval_answer", "order",
                                          "follow_up"}),
-                       effect_tables=frozenset({"refund", "notification", "escalation", "approval_request"}))
+                       effects={"refund": {}, "notification": {}, "escalation": {}, "approval_request": {}})

@@ -11,14 +11,14 @@ to judge what a resumed agent kept (computerops/persistence/).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, MetaData, func, select
 
 from sites.kit.bookkeeping import journal_table, normal_row, operation_table
-from sites.kit.records import Row, StateSnapshot
+from sites.kit.records import Row, Scalar, StateSnapshot
 
 
 class Money(BaseModel):
@@ -98,8 +98,19 @@ class LedgerSource:
     unfinished: Callable[[StateSnapshot], list[UnfinishedWork]]
     tables: frozenset[str]
     """The tables the two readers read."""
-    effect_tables: frozenset[str]
-    """Tables whose every inserted row is an external effect (a refund, a notification, an escalation)."""
+    effects: Mapping[str, Mapping[str, Scalar]]
+    """The effect tables, each with the column values a row inserted there must have to be an external effect (a
+    refund, a notification, a sent dispatch: `{"dispatch": {"outcome": "sent"}}`; `{}`: every inserted row is one).
+    A row a site writes to record a refusal (a dispatch refused as a duplicate) is no effect."""
+
+    @property
+    def effect_tables(self) -> frozenset[str]:
+        return frozenset(self.effects)
+
+    def is_effect(self, table: str, row: Row | None) -> bool:
+        """Whether inserting `row` into `table` was an external effect."""
+        wanted = self.effects.get(table)
+        return wanted is not None and row is not None and all(row.get(k) == v for k, v in wanted.items())
 
 
 def rows_of(connection: Connection, metadata: MetaData, table: str) -> list[Row]:
@@ -109,28 +120,26 @@ def rows_of(connection: Connection, metadata: MetaData, table: str) -> list[Row]
     return [normal_row(row) for row in connection.execute(query).mappings()]
 
 
-def completed_effects(connection: Connection, effect_tables: frozenset[str],
+def completed_effects(connection: Connection, source: LedgerSource,
                       operation: int | None = None) -> list[CompletedEffect]:
-    """Every insert into an effect table the journal holds (those of one operation, when given), with the operation,
-    action and key that committed it."""
-    query = (select(journal_table.c.table, journal_table.c.key, journal_table.c.operation, operation_table.c.action,
-                    operation_table.c.idempotency_key)
+    """Every effect the journal holds (an insert `source` counts as one; those of one operation, when given), with the
+    operation, action and key that committed it."""
+    query = (select(journal_table.c.table, journal_table.c.key, journal_table.c.after, journal_table.c.operation,
+                    operation_table.c.action, operation_table.c.idempotency_key)
              .join(operation_table, operation_table.c.seq == journal_table.c.operation)
-             .where(journal_table.c.change == "insert", journal_table.c.table.in_(sorted(effect_tables)))
+             .where(journal_table.c.change == "insert", journal_table.c.table.in_(sorted(source.effect_tables)))
              .order_by(journal_table.c.seq))
     if operation is not None:
         query = query.where(journal_table.c.operation == operation)
     return [CompletedEffect(table=row.table, key=json.loads(row.key), operation=row.operation, action=row.action,
                             idempotency_key=row.idempotency_key)
-            for row in connection.execute(query)]
+            for row in connection.execute(query)
+            if source.is_effect(row.table, None if row.after is None else json.loads(row.after))]
 
 
-def effects_committed_by(connection: Connection, operation: int, effect_tables: frozenset[str]) -> bool:
-    """Whether one operation inserted a row into an effect table (its journal rows are committed with it)."""
-    query = select(journal_table.c.seq).where(journal_table.c.operation == operation,
-                                              journal_table.c.change == "insert",
-                                              journal_table.c.table.in_(sorted(effect_tables))).limit(1)
-    return connection.execute(query).first() is not None
+def effects_committed_by(connection: Connection, operation: int, source: LedgerSource) -> bool:
+    """Whether one operation committed an effect (its journal rows are committed with it)."""
+    return bool(completed_effects(connection, source, operation))
 
 
 def read_site_ledgers(connection: Connection, metadata: MetaData, source: LedgerSource) -> SiteLedgers:
@@ -138,5 +147,6 @@ def read_site_ledgers(connection: Connection, metadata: MetaData, source: Ledger
     transaction for one moment's view)."""
     state = {table: rows_of(connection, metadata, table) for table in sorted(source.tables)}
     moment = int(connection.execute(select(func.coalesce(func.max(operation_table.c.seq), 0))).scalar_one())
-    return SiteLedgers(approvals=source.approvals(state, moment), completed_effects=completed_effects(connection,
-                       source.effect_tables), unfinished_work=source.unfinished(state))
+    effects = completed_effects(connection, source)
+    return SiteLedgers(approvals=source.approvals(state, moment), completed_effects=effects,
+                       unfinished_work=source.unfinished(state))

@@ -49,4 +49,4 @@ def unfinished(state: StateSnapshot) -> list[UnfinishedWork]:
 
 
 LEDGERS = LedgerSource(approvals=approvals, unfinished=unfinished, tables=frozenset({"event", "delivery"}),
-                       effect_tables=frozenset({"entry", "dispatch"}))
+                       effects={"entry": {}, "dispatch": {"outcome": "sent"}})
