@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, MetaData, func, select
@@ -98,7 +98,7 @@ class LedgerSource:
     unfinished: Callable[[StateSnapshot], list[UnfinishedWork]]
     tables: frozenset[str]
     """The tables the two readers read."""
-    effects: Mapping[str, Mapping[str, Scalar]]
+    effects: Mapping[str, Mapping[str, Scalar]] = field(hash=False)
     """The effect tables, each with the column values a row inserted there must have to be an external effect (a
     refund, a notification, a sent dispatch: `{"dispatch": {"outcome": "sent"}}`; `{}`: every inserted row is one).
     A row a site writes to record a refusal (a dispatch refused as a duplicate) is no effect."""
