@@ -202,11 +202,7 @@ class PendingStep:
 class RecoveredStep:
     """What a resumed harness found of the action its checkpoint was written before, to be told as its result."""
 
-    number: int
-    action: dict[str, Any]
-    call: ModelCall
-    call_id: str
-    echoed: bool
+    pending: PendingStep
     rejection: Rejection | None
     note: str
 
@@ -332,13 +328,14 @@ class ModelLoop:
         """Carry on an episode a checkpoint holds (computerops/persistence/): `state` as the checkpoint restored it,
         and, when it was written before an action, what became of that action as the harness found out."""
         if recovered is not None:
+            pending = recovered.pending
             try:
-                step = await self._answer(env, state.window, state.transcript, recovered.number, recovered.call,
-                                          recovered.call_id, recovered.echoed, recovered.action, recovered.rejection,
+                step = await self._answer(env, state.window, state.transcript, pending.number, pending.call,
+                                          pending.call_id, pending.echoed, pending.action, recovered.rejection,
                                           recovered.note, act_s=None, navigated=True)
             except EnvironmentFailure as exc:
                 return self._infrastructure(state.transcript, exc)
-            state.next_number = recovered.number + 1
+            state.next_number = pending.number + 1
             if self.checkpoints is not None:
                 await self.checkpoints.after_action(state, step)
         else:

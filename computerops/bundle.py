@@ -17,6 +17,7 @@ from typing import IO, TypeVar
 from pydantic import BaseModel, TypeAdapter
 
 from computerops.config import PlannedEpisode
+from computerops.core.durable import write_durably
 from computerops.core.hashing import canonical_sha256, file_sha256
 from computerops.run_records import (
     AdmittedEpisode,
@@ -228,12 +229,7 @@ class NewRunDirectory:
 
 
 def _write_json(path: Path, data: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.replace(path)
+    write_durably(path, data)
 
 
 def _dump(value: object) -> str:

@@ -73,7 +73,7 @@ def test_a_written_checkpoint_reads_back_equal(tmp_path: Path) -> None:
     read = read_checkpoint(path)
     assert read == checkpoint().sealed()
     assert read.content_sha256 and read.manifest_sha256
-    assert not list(tmp_path.glob("*.partial"))
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

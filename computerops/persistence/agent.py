@@ -29,10 +29,11 @@ from adapter.browser import launch_browser
 from adapter.containment import containment_of
 from adapter.context import ContextWindow
 from adapter.driver import PageDriver
-from adapter.loop import LoopState, ModelLoop, RecoveredStep
+from adapter.loop import LoopState, ModelLoop, PendingStep, RecoveredStep
 from adapter.modelclient import model_client
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.binding import TENANT_HEADER
+from computerops.core.durable import write_durably
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import ACTION_HEADER, IDEMPOTENCY_HEADER, idempotency_key
 from computerops.persistence.arms import CompactionPolicy, RecoveryPolicy
@@ -181,15 +182,6 @@ def restored_state(checkpoint: Checkpoint) -> LoopState:
                      next_number=conversation.next_number, started=time.monotonic() - conversation.elapsed_s)
 
 
-def _write_text(path: Path, text: str) -> None:
-    staging = path.with_name(path.name + ".partial")
-    with staging.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(staging, path)
-
-
 def checkpoint_key() -> bytes | None:
     """The episode's checkpoint key from the environment (None when the run gave none)."""
     given = os.environ.get(CHECKPOINT_KEY_VARIABLE)
@@ -207,7 +199,7 @@ async def run_agent(launch: AgentLaunch) -> int:
             if refusal is not None:
                 raise CheckpointRefused(refusal)
         except CheckpointRefused as refused:
-            _write_text(Path(launch.refusal_out), str(refused))
+            write_durably(Path(launch.refusal_out), str(refused))
             return REFUSED_EXIT
     site = SiteState(Path(launch.tenant_db), SITES[launch.site])
     prefix = f"/{launch.site}/"
@@ -233,15 +225,16 @@ async def run_agent(launch: AgentLaunch) -> int:
             pending = checkpoint.pending
             opened_by = checkpoint.conversation.next_number - (0 if pending is not None else 1)
             if pending is not None and recovery.step is not None:
-                recovered = RecoveredStep(number=pending.number, action=pending.action, call=pending.call,
-                                          call_id=pending.call_id, echoed=pending.echoed,
-                                          rejection=recovery.step.rejection, note=recovery.step.note)
+                recovered = RecoveredStep(
+                    pending=PendingStep(number=pending.number, action=pending.action, call=pending.call,
+                                        call_id=pending.call_id, echoed=pending.echoed),
+                    rejection=recovery.step.rejection, note=recovery.step.note)
         checkpointer = Checkpointer(
             directory=Path(launch.checkpoints), manifest=launch.manifest, constraints=launch.constraints, site=site,
             page_url=lambda: page.url.removeprefix(launch.origin), process=launch.process,
             every=launch.checkpoint_every, key_prefix=launch.key_prefix, carried=carried, first_number=number,
             stop_after_first_effect=launch.stop_after_first_effect, resumed=checkpoint is not None,
-            recovered=None if recovered is None else recovered.number,
+            recovered=None if recovered is None else recovered.pending.number,
             compaction=launch.compaction if checkpoint is None else None, key=key)
         loop = ModelLoop(client, launch.manifest.model, launch.bounds, budget=launch.budget, finish=launch.finish,
                          token_scale=launch.token_scale, checkpoints=checkpointer)
@@ -260,7 +253,7 @@ async def run_agent(launch: AgentLaunch) -> int:
         await context.close()
         await browser.close()
     site.close()
-    _write_text(Path(launch.transcript_out), transcript.model_dump_json())
+    write_durably(Path(launch.transcript_out), transcript.model_dump_json())
     return 0
 
 

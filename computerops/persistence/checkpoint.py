@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript
 from computerops.core.difference import first_difference
+from computerops.core.durable import write_durably
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_json, canonical_sha256
 from computerops.core.vocabulary import ToolMode
@@ -199,17 +199,7 @@ def write_checkpoint(directory: Path, checkpoint: Checkpoint, key: bytes | None 
     directory.mkdir(parents=True, exist_ok=True)
     sealed = checkpoint.sealed(key)
     path = checkpoint_path(directory, sealed.number)
-    staging = path.with_suffix(".json.partial")
-    with staging.open("w", encoding="utf-8") as handle:
-        handle.write(canonical_json(sealed.model_dump(mode="json")))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(staging, path)
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+    write_durably(path, canonical_json(sealed.model_dump(mode="json")), sync_directory=True)
     return path
 
 
