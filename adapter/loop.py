@@ -41,6 +41,7 @@ from adapter.prompts import (
     result_ok,
     result_rejected,
     resumed_message,
+    summary_request,
     system_prompt,
 )
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
@@ -254,6 +255,30 @@ class ModelLoop:
         response = await self.client.post("/chat/completions", body=kwargs, cast_to=httpx2.Response,
                                           options={"security": {"bearer_auth": True}})
         return response.content, response.headers.get("content-type", ""), response.headers
+
+    async def summarise(self, state: LoopState) -> ModelCall | str:
+        """Ask the model for a compaction's summary (computerops/persistence/, `model/1`): the conversation as the
+        next request would send it, then `summary_request`, through the loop's own client, model, tool mode and
+        bounds (the request timeout and what is left of the wall clock). The model's reply as read, or why there is
+        none (an HTTP error, a refusal, a bound, a reply that is no chat completion, a conversation that no longer
+        fits): never raised, so a failed summary leaves the episode to carry on uncompacted. It is not a step: it
+        takes no reply number and nothing of the action budget (its time is the episode's wall clock's)."""
+        messages = state.window.fit()
+        if messages is None:
+            return "the conversation does not fit the context"
+        sent = [*messages, summary_request()]
+        estimated = conversation_tokens(sent) + state.window.overhead
+        began = time.monotonic()
+        try:
+            body, content_type, headers = await self._bounded(sent, state.mode, state.started)
+        except (openai.APIError, RequestBound) as exc:
+            return f"no summary: {infrastructure_cause(exc)}: {clean_text(str(exc))[0][:500]}"
+        call = await asyncio.to_thread(
+            read_reply, body, content_type=content_type, latency_s=time.monotonic() - began, estimated=estimated,
+            request_sha256=canonical_sha256(sent), headers=server_headers(headers))
+        if isinstance(call, EndpointFault):
+            return f"no summary: {infrastructure_cause(call)}: {clean_text(call.detail)[0][:500]}"
+        return call
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.

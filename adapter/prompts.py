@@ -65,12 +65,42 @@ def resumed_message(observation: str) -> str:
 
 SUMMARY_MARK = "Summary of the conversation so far"
 """How a compaction's summary begins (computerops/persistence/compaction.py); it replaces the older context."""
+_COUNT_LINE = "Actions carried out so far: {count} accepted."
 _SUMMARY_COUNT = re.compile(r"^Actions carried out so far: ([0-9]{1,6}) accepted\.$", re.MULTILINE)
 
 
 def summary_counts(accepted: int) -> str:
     """The summary's line saying how many actions were accepted before it (what `accepted_actions` reads back)."""
-    return f"Actions carried out so far: {accepted} accepted."
+    return _COUNT_LINE.format(count=accepted)
+
+
+SUMMARY_REQUEST = (
+    "The conversation so far is about to be replaced by a summary that you write now, for your own continuation of "
+    "the task: after it you will see only the task, your summary and the current page. Write it as plain text and "
+    "call no tool. Keep every constraint you work under (what you may do, to which objects or recipients, and every "
+    "limit with its amount and currency), every approval (its id, who gave it, for what, its amount and currency, "
+    "its status and expiry), every effect you completed (what was done, to what, by which action: never to be "
+    "repeated) and every open work item. End with the count of actions carried out so far (those whose result was "
+    "ok) on a line of its own, exactly in this form, N being the count: " + _COUNT_LINE.format(count="N"))
+"""The user message a `model/1` compaction adds to the conversation to ask the model for its summary
+(computerops/persistence/checkpointing.py); `summary_request` words it, `is_summary_request` recognises it."""
+
+
+def summary_request() -> dict[str, str]:
+    """The final user message of a `model/1` compaction's request (after the conversation as it stands)."""
+    return {"role": "user", "content": SUMMARY_REQUEST}
+
+
+def is_summary_request(messages: Sequence[Any]) -> bool:
+    """Whether a chat request asks for a compaction's summary (its last message is `summary_request`'s)."""
+    last = messages[-1] if messages else None
+    return isinstance(last, dict) and last.get("role") == "user" and _content(last) == SUMMARY_REQUEST
+
+
+def model_summary(policy: str, reply: str) -> str:
+    """A model-written compaction summary as laid out in the message that replaces the older context: the mark,
+    then the model's text (lines already escaped by the harness) as it wrote it."""
+    return f"{SUMMARY_MARK} (compaction policy {policy}, written by the model):\n{reply.strip()}"
 
 
 def compacted_message(instruction: str, summary: str, observation: str) -> str:

@@ -102,6 +102,21 @@ class Resumed(BaseModel):
     observation: str
 
 
+class SummaryCall(BaseModel):
+    """A compaction's request for the model's own summary (`model/1`, computerops/persistence/): a model request
+    beside the steps, never a step (no reply number, nothing of the action budget), counted in the episode's
+    tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    after_step: int
+    """The number of the last step before it."""
+    call: ModelCall | None
+    """The reply as read (tokens, latency); None when none came (`failed` says why)."""
+    failed: str | None = None
+    """Why the reply was not used as the summary (no reply, a tool call, no text): the context stayed uncompacted."""
+
+
 class AgentTranscript(Versioned):
     """The whole conversation of an episode, as recorded evidence."""
 
@@ -136,6 +151,8 @@ class AgentTranscript(Versioned):
     resumes: list[Resumed] = Field(default_factory=list, exclude_if=lambda value: not value)
     """Where a long-running episode's harness restarted and showed the page again (computerops/persistence);
     left out of the evidence when there were none."""
+    summaries: list[SummaryCall] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """The requests a `model/1` compaction made for the model's summary; left out of the evidence when none."""
     stop_detail: str | None = None
     """What ended the episode when a bound did, in words (e.g. the server's context-length refusal, or which time
     bound a model request ran into)."""

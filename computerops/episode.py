@@ -239,8 +239,10 @@ def derived_fields(
     # So does its x-computerops-scripted header, also where it imitates a server that echoes any model name.
     scripted = (config.endpoint.scripted or (bool(models_seen) and all(scripted_policy(m) for m in models_seen))
                 or any(SCRIPTED_HEADER in c.server_headers for c in calls))
-    prompt = [c.prompt_tokens for c in calls]
-    completion = [c.completion_tokens for c in calls]
+    # A compaction's request for the model's summary (`model/1`) is tokens spent, though no step.
+    spent = [*calls, *(s.call for s in transcript.summaries if s.call is not None)]
+    prompt = [c.prompt_tokens for c in spent]
+    completion = [c.completion_tokens for c in spent]
     return {
         "endpoint": config.endpoint.model_for(planned.policy),
         "scripted": scripted,

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from adapter.actions import NO_ANSWER
-from adapter.transcript import Bounds
+from adapter.transcript import AgentTranscript, Bounds
 from computerops.bundle import RunDirectory
 from computerops.cli import app
 from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
@@ -53,6 +53,7 @@ ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy, CompactionPolicy]] = [
     (REFUND, "compacted", "reconcile", "ledgers/1"),
     (REFUND, "compacted", "reconcile", "ledgers/1:drop-currency"),
     (REFUND, "compacted", "reconcile", "ledgers/1:changed-amount"),
+    (REFUND, "compacted", "reconcile", "model/1"),
 ]
 
 
@@ -288,3 +289,33 @@ def test_a_restart_while_the_approval_is_pending_carries_it_as_pending_and_waits
     # One request, one refund: the resumed agent waited for the answer instead of asking again.
     journal = run.load_episode(record).journal
     assert sum(e.table == "approval_request" and e.change == "insert" for e in journal) == 1
+
+
+def test_a_model_summary_is_asked_for_recorded_and_judged_and_the_agent_carries_on(run: RunDirectory) -> None:
+    """`model/1`: the scripted model's summary keeps the task and the count of actions, never having seen the
+    ledgers: its boundary shows the constraints, the approval and the refund lost, while the agent, carrying on from
+    the count, still finishes to a verified success."""
+    record = records(run)[(REFUND, "compacted", "model/1")]
+    assert record.outcome == "verified_success" and record.persistence is not None
+    assert record.persistence.failed_compactions == []
+    [boundary] = record.persistence.boundaries
+    assert boundary.kind == "compaction"
+    assert not boundary.constraints_retained and not boundary.approvals_valid and not boundary.effects_retained
+    assert any(lost.startswith("approval not kept: approval ") for lost in boundary.lost), boundary.lost
+    directory = run.episode_dir(record.episode_id)
+    [compacted] = [c for c in (Checkpoint.model_validate_json(p.read_text())
+                               for p in sorted((directory / CHECKPOINTS).glob("*.json")))
+                   if c.trigger == "compaction"]
+    compaction = compacted.compaction
+    assert compaction is not None and compaction.policy == "model/1" and compaction.failed is None
+    assert compaction.call is not None and compaction.call.prompt_tokens and compaction.call.latency_s > 0
+    assert compaction.summary.startswith("Summary of the conversation so far (compaction policy model/1")
+    assert "Actions carried out so far: " in compaction.summary
+    assert len(compacted.conversation.entries) == 2
+    # The summary's call is tokens spent, no step: the episode's tokens count it, its steps and budget do not.
+    transcript = AgentTranscript.model_validate_json((directory / "transcript.json").read_text(encoding="utf-8"))
+    [asked] = transcript.summaries
+    assert asked.call == compaction.call and asked.after_step == compacted.conversation.next_number - 1
+    steps = sum(s.call.prompt_tokens or 0 for s in transcript.steps)
+    assert record.prompt_tokens == steps + compaction.call.prompt_tokens
+    assert record.steps == len(transcript.steps)

@@ -18,9 +18,11 @@ from adapter.prompts import (
     accepted_actions,
     assistant_turns,
     instruction_of,
+    is_summary_request,
     latest_observation,
     normalise_instruction,
     observations_shown,
+    summary_counts,
 )
 from tasks import LoadedTask, ScriptedStep
 
@@ -303,11 +305,23 @@ def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
     return POLICIES[name]
 
 
+def scripted_summary(messages: Sequence[Any]) -> str:
+    """The scripted model's answer to a compaction's request for a summary (`model/1`), whatever its policy: written
+    from what the conversation shows it, the task and how many actions were accepted (`accepted_actions`). It never
+    saw the ledgers (only pages), so it keeps the count, which its policies carry on from, and none of the
+    constraints, approvals or effects: a naive summary, which the compaction's boundary shows lost."""
+    instruction = instruction_of(messages)
+    return "\n".join([f"I am carrying out the task: {normalise_instruction(instruction or '(none given)')}",
+                      summary_counts(accepted_actions(messages))])
+
+
 def decide(policy: str, messages: Sequence[Any], tasks_by_instruction: Mapping[str, Sequence[LoadedTask]],
            extra_steps: Mapping[str, Mapping[str, list[ScriptedStep]]] | None = None, *, seed: int = 0) -> Reply:
     """The scripted model's reply to a chat request; `tasks_by_instruction` holds each instruction's task, or its
     twins (`twin_group`), `extra_steps` given step lists by task id and name, `seed` is the request's (0 when it
-    sent none)."""
+    sent none). A compaction's request for a summary is answered with `scripted_summary`."""
+    if is_summary_request(messages):
+        return Reply(content=scripted_summary(messages[:-1]))
     instruction = instruction_of(messages)
     group = tasks_by_instruction.get(normalise_instruction(instruction), ()) if instruction else ()
     task = resolve_twin(group, messages) if group else None

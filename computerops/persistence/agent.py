@@ -238,6 +238,7 @@ async def run_agent(launch: AgentLaunch) -> int:
             compaction=launch.compaction if checkpoint is None else None, key=key)
         loop = ModelLoop(client, launch.manifest.model, launch.bounds, budget=launch.budget, finish=launch.finish,
                          token_scale=launch.token_scale, checkpoints=checkpointer)
+        checkpointer.summarise = loop.summarise
         await context.set_extra_http_headers({ACTION_HEADER: str(opened_by),
                                               IDEMPOTENCY_HEADER: idempotency_key(opened_by, launch.key_prefix)})
         await page.goto(launch.origin + path, wait_until="domcontentloaded")

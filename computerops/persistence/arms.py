@@ -6,9 +6,11 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CompactionPolicy = Literal["ledgers/1", "ledgers/1:drop-currency", "ledgers/1:changed-amount"]
+CompactionPolicy = Literal["ledgers/1", "ledgers/1:drop-currency", "ledgers/1:changed-amount", "model/1"]
 """The declared compaction policies: `ledgers/1` (the summary written from the typed ledgers) and its two mutants, which
-must be caught (computerops/persistence/compaction.py)."""
+must be caught (computerops/persistence/compaction.py), and `model/1` (the summary the model writes when asked,
+`adapter.prompts.SUMMARY_REQUEST`; computerops/persistence/checkpointing.py)."""
+MODEL_SUMMARY: CompactionPolicy = "model/1"
 COMPACTION_POLICIES: tuple[CompactionPolicy, ...] = get_args(CompactionPolicy)
 
 PersistenceArm = Literal["uninterrupted", "compacted", "restarted", "interrupted"]

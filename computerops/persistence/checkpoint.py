@@ -124,12 +124,18 @@ class Conversation(BaseModel):
 
 
 class Compaction(BaseModel):
-    """A compaction a checkpoint records: the policy and the summary that replaced the older context."""
+    """A compaction a checkpoint records: the policy and the summary that replaced the older context; for `model/1`
+    also the model's call for it, and why it was not used where it was not (the context then stays uncompacted)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     policy: str
     summary: str
+    """The summary as it replaced the older context ('' for a failed compaction, which replaced nothing)."""
+    call: ModelCall | None = Field(default=None, exclude_if=lambda value: value is None)
+    """`model/1`: the request for the summary as read (tokens, latency, the reply); None when no reply came."""
+    failed: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """`model/1`: why the model's reply did not become the summary (no reply, a tool call, no text)."""
 
 
 class Checkpoint(Versioned):

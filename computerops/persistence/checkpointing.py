@@ -8,14 +8,16 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from adapter.lines import text_line
 from adapter.loop import LoopState, PendingStep
-from adapter.prompts import compacted_message
-from adapter.transcript import AgentTranscript, Step
+from adapter.prompts import compacted_message, model_summary
+from adapter.reply import ModelCall
+from adapter.transcript import AgentTranscript, Step, SummaryCall
 from computerops.core.vocabulary import idempotency_key
-from computerops.persistence.arms import POSSIBLY_EFFECTFUL, CompactionPolicy
+from computerops.persistence.arms import MODEL_SUMMARY, POSSIBLY_EFFECTFUL, CompactionPolicy
 from computerops.persistence.checkpoint import (
     Checkpoint,
     Compaction,
@@ -31,6 +33,25 @@ from computerops.persistence.checkpoint import (
 from computerops.persistence.compaction import summary
 from computerops.persistence.site_state import SiteState
 from sites.kit.ledgers import CompletedEffect
+
+Summarise = Callable[[LoopState], Awaitable[ModelCall | str]]
+"""How a `model/1` compaction asks the model for its summary (`ModelLoop.summarise`): its reply, or why none came."""
+
+
+def model_compaction(policy: CompactionPolicy, answer: ModelCall | str) -> Compaction:
+    """A `model/1` compaction's record from the model's answer (its reply, or why none came): the summary is the
+    reply's text, each line escaped as page text is (a line that would begin like the harness's `Observation:` or
+    `Task:` does not pass for it), after `SUMMARY_MARK`. A reply that is a tool call or holds no text, or no reply,
+    is a failed compaction: no summary, and why."""
+    call = answer if isinstance(answer, ModelCall) else None
+    failed = answer if isinstance(answer, str) else None
+    text = (call.content or "").strip() if call is not None else ""
+    if call is not None and call.tool_calls:
+        failed = f"the reply was a tool call ({call.tool_calls[0].name or 'unnamed'}), not a summary"
+    elif call is not None and not text:
+        failed = "the reply held no text"
+    written = "" if failed is not None else model_summary(policy, "\n".join(map(text_line, text.splitlines())))
+    return Compaction(policy=policy, summary=written, call=call, failed=failed)
 
 
 class Checkpointer:
@@ -64,6 +85,8 @@ class Checkpointer:
         """The episode's checkpoint key: every checkpoint is sealed with it (`Checkpoint.seal`)."""
         self.compaction = compaction
         """The `compacted` arm's policy: the older context is replaced by its summary right after the first effect."""
+        self.summarise: Summarise | None = None
+        """`model/1`'s way to ask the model (the episode's `ModelLoop.summarise`, set once the loop exists)."""
         self.resumed = resumed
         """A resumed process: its first step (the recovered action's answer) is followed by a `resume` checkpoint."""
 
@@ -73,13 +96,29 @@ class Checkpointer:
         return Ledgers(constraints=self.constraints, approvals=found.approvals, completed_effects=list(self.carried),
                        unfinished_work=found.unfinished_work), as_of
 
-    def _compact(self, state: LoopState, at: Checkpoint, policy: CompactionPolicy) -> None:
-        """Replace the older context with the policy's summary of `at`'s ledgers, once, and checkpoint the result."""
+    async def _compact(self, state: LoopState, at: Checkpoint, policy: CompactionPolicy) -> None:
+        """Replace the older context with the policy's summary, once, and checkpoint the result: `ledgers/1` (and its
+        mutants) write it from `at`'s ledgers; `model/1` asks the model (`_model_summary`), and where its reply is
+        no summary the context stays as it was and the checkpoint's compaction record says why."""
         self.compaction = None
-        text = summary(policy, at.ledgers, state.transcript)
-        observation = state.transcript.steps[-1].observation or state.transcript.first_observation
-        state.window.compact(compacted_message(state.transcript.instruction, text, observation), observation)
-        self.write(state, "compaction", compaction=Compaction(policy=policy, summary=text))
+        record = (await self._model_summary(state, policy) if policy == MODEL_SUMMARY
+                  else Compaction(policy=policy, summary=summary(policy, at.ledgers, state.transcript)))
+        if record.failed is None:
+            observation = state.transcript.steps[-1].observation or state.transcript.first_observation
+            state.window.compact(compacted_message(state.transcript.instruction, record.summary, observation),
+                                 observation)
+        self.write(state, "compaction", compaction=record)
+
+    async def _model_summary(self, state: LoopState, policy: CompactionPolicy) -> Compaction:
+        """`model/1`: one extra request (the conversation, then `SUMMARY_REQUEST`) through the loop's own client and
+        bounds (`ModelLoop.summarise`), its reply laid out by `model_compaction`. The call goes into the transcript
+        (`summaries`: the episode's tokens count it; it is no step and takes nothing of the action budget) and into
+        the compaction record."""
+        record = model_compaction(policy, "no way to ask the model" if self.summarise is None
+                                  else await self.summarise(state))
+        after = state.transcript.steps[-1].number if state.transcript.steps else 0
+        state.transcript.summaries.append(SummaryCall(after_step=after, call=record.call, failed=record.failed))
+        return record
 
     def write(self, state: LoopState, trigger: Trigger, pending: PendingStep | None = None,
               compaction: Compaction | None = None) -> Checkpoint:
@@ -123,7 +162,7 @@ class Checkpointer:
         elif new:
             written = self.write(state, "after_effect")
             if self.compaction is not None:
-                self._compact(state, written, self.compaction)
+                await self._compact(state, written, self.compaction)
             if self.stop_after_first_effect:
                 os.killpg(os.getpgid(0), signal.SIGKILL)  # the whole process group: this process, its browser
         elif step.number % self.every == 0:

@@ -7,6 +7,8 @@ were carried out and what each was. Its mutants are the seed's: `ledgers/1:drop-
 without its currency, `ledgers/1:changed-amount` keeps each approval with another amount. What a summary kept is
 judged line by line: an entry of the site's ledgers (as they stood at the compaction) is kept when its line, as
 `ledgers/1` words it, is in the summary; a summary that words it otherwise (an amount without its currency) lost it.
+`model/1`'s summary is the model's (computerops/persistence/checkpointing.py `model_compaction`), judged by the same
+`kept`: a paraphrase counts as lost (docs/long-running.md says why there is no fact-level test).
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ checkpoint (written once it recovered the interrupted action and showed the page
   that already committed (same method, path and body); a repeat the site answered from its committed result (same
   key) commits nothing and is no duplicate.
 - unfinished work left: work items the episode opened that are still open at its end.
+
+A compaction is a boundary too, judged on its summary's text (`compaction.kept`): an entry is kept when its line, as
+`ledgers/1` words it, is in the summary. A model's summary (`model/1`) is judged the same way, line by line: a
+paraphrase that keeps a fact in other words is counted as losing it (see docs/long-running.md for why). A `model/1`
+compaction whose reply was no summary replaced nothing: it is no boundary, and `failed_compactions` names it.
 """
 
 from __future__ import annotations
@@ -77,6 +82,9 @@ class PersistenceRecord(BaseModel):
     boundaries: list[Boundary] = Field(default_factory=list)
     duplicate_effects: int
     unfinished_left: int
+    failed_compactions: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """`model/1` compactions whose reply was no summary (checkpoint number and why): the context stayed as it was,
+    so they are no boundary."""
     problems: list[str] = Field(default_factory=list)
     """Evidence that could not be read (an altered checkpoint): the figures it would have given are missing."""
 
@@ -213,7 +221,9 @@ def persistence_record(
         carried = next((c for c in checkpoints if c.process == process and c.trigger == "resume"), None)
         boundaries.append(_boundary(process, origin, carried, constraints, source, states, operations, journal,
                                     transcript))
-    for compacted in (c for c in checkpoints if c.compaction is not None):
+    failed = [f"checkpoint {c.number:03d}: {c.compaction.failed}" for c in checkpoints
+              if c.compaction is not None and c.compaction.failed is not None]
+    for compacted in (c for c in checkpoints if c.compaction is not None and c.compaction.failed is None):
         boundaries.append(_compaction(compacted, constraints, source, states, operations, journal, transcript))
     start = states[-1][1]
     opened = [w for w in source.unfinished(final_state) if w not in source.unfinished(start)]
@@ -222,4 +232,4 @@ def persistence_record(
         compaction=persistence.compaction if persistence.arm == "compacted" else None, processes=len(processes),
         checkpoints=len(checkpoints),
         boundaries=boundaries, duplicate_effects=duplicate_effects(operations, journal, source),
-        unfinished_left=len(opened), problems=problems)
+        unfinished_left=len(opened), failed_compactions=failed, problems=problems)
