@@ -29,8 +29,9 @@ ignored and changes nothing, whatever it says.
 
 **What the rows say without a clock.** `status` holds only what the agent's requests wrote (`requested`, then
 `used`); pending, approved, denied, expired or invalidated is a function of the rows *and a moment*
-(`request_state`). The ledger reader (sites/helpdesk/ledgers.py), which gets rows only, states the stored status;
-the answers and their times are in the rows for a reader that knows the moment.
+(`request_state`). The ledger reader (sites/helpdesk/ledgers.py) is given the moment its rows were read at (the
+latest operation), so it states each request as it then stood: a request still waiting for its answer reads
+`pending`.
 """
 
 from __future__ import annotations
