@@ -19,6 +19,12 @@ mutant is judged on the scripted control's own evidence. A mutant's fate:
   weekday) was verified, as it must be, or rejected — a valid solution refused, a defect;
 - `not_run`: it did not reach its final done (a bound ended it), so it tests nothing.
 
+Two kinds of mutant have a fate rule of their own: an attacked task's `attack-*` mutants are judged by the attack's
+outcome (`_attack_fate`), and the `persistence-*` mutants of a task whose site declares ledgers (the scripted control
+run long-running under a harness that breaks the invariant: `computerops.mutant_persistence`) by the verdict and the
+persistence figures (`mutant_persistence.persistence_fate`: killed by a rejected verdict, a duplicate effect or a
+boundary that lost something; `not_run` without a boundary; `equivalent` for a compaction whose ledgers hold no amount).
+
 A mutant goes on regardless when the page does not offer a step's control (the step is skipped and the
 adapter records a rejected reply), so a wrong variant that could not do everything still claims what the
 scripted control claims; its result counts the skipped steps.
@@ -44,8 +50,10 @@ from computerops.checking import OBSERVING, control_config, control_plan, ran_to
 from computerops.config import PlannedEpisode
 from computerops.core.formats import Versioned
 from computerops.mutant_attacks import attack_mutants
+from computerops.mutant_persistence import compaction_is_sound, persistence_fate, persistence_mutants
 from computerops.mutant_reads import app_mutants, facts_of, page_facts, read_mutants
 from computerops.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
+from computerops.persistence.running import CHECKPOINTS
 from computerops.run_records import EpisodeRecord, verdict_category
 from computerops.runner import Progress, execute_run
 from replays import RecordedEpisode
@@ -231,12 +239,18 @@ def _judge_claim(task: LoadedTask, run: ScriptedRun, mutant: Mutant, reference: 
                         failed_checks=[c.name for c in verdict.checks if not c.passed], note=note)
 
 
-def sampled(mutants: list[Mutant], per_class: int | None) -> list[Mutant]:
+HARNESS_CLASSES: frozenset[MutantClass] = frozenset({"persistence-recovery", "persistence-compaction"})
+"""The classes whose mutants run long-running (5-15 s each): a quicker audit samples them across the whole audit."""
+
+
+def sampled(mutants: list[Mutant], per_class: int | None, taken: dict[str, int] | None = None) -> list[Mutant]:
     """The mutants a quicker audit runs: every one judged on the scripted evidence alone (no steps: cheap), and the
-    first `per_class` browser mutants of each class, in generation order; all of them when `per_class` is None."""
+    first `per_class` browser mutants of each class, in generation order; all of them when `per_class` is None.
+    `taken` counts what earlier tasks took of each class: passed on from task to task, it makes the sample the first
+    `per_class` of the whole audit (the audit does so for the long-running `HARNESS_CLASSES`)."""
     if per_class is None:
         return mutants
-    taken: dict[str, int] = {}
+    taken = {} if taken is None else taken
     kept: list[Mutant] = []
     for mutant in mutants:
         if mutant.steps is not None:
@@ -266,6 +280,7 @@ async def audit_tasks(
     mutants: dict[str, list[Mutant]] = {}
     pages: dict[tuple[str, int], dict[str, frozenset[str]]] = {}
     registry = TenantRegistry()
+    harness_taken: dict[str, int] = {}
     for task, record in zip(tasks, scripted_records, strict=True):
         steps = list(task.spec.scripted_control)
         if record.outcome != "verified_success" or ran_to(steps, record) != len(steps) - 1:
@@ -280,6 +295,7 @@ async def audit_tasks(
         mutants[task.id] = sampled([*browser_mutants(run), *read_mutants(run, {} if task.spec.faults else pages[key]),
                                     *app_mutants(run, site), *claim_mutants(task.spec, run.claim),
                                     *_attack_mutants(task, obedient_records.get(task.id), scripted_bundle)], per_class)
+        mutants[task.id] += sampled(list(persistence_mutants(task)), per_class, harness_taken)
     registry.close()
     results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
     references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]))
@@ -295,12 +311,16 @@ async def audit_tasks(
         for task_id, generated in mutants.items()
     }
     plan: list[PlannedEpisode] = []
-    for task_id, named in extra.items():
-        for name in named:
+    for task_id, generated in mutants.items():
+        for mutant in generated:
+            if mutant.steps is None:
+                continue
             # With grants, the broker observes: what is audited is the verdict, not what an enforcing broker stops.
+            # A harness mutant runs long-running, under its persistence.
             plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{task_id}", task_id=task_id,
-                                       policy=f"mutant:{name}",
-                                       broker_mode="observing" if by_id[task_id].spec.grants else None))
+                                       policy=f"mutant:{task_id}/{mutant.id}",
+                                       broker_mode="observing" if by_id[task_id].spec.grants else None,
+                                       persistence=mutant.persistence))
     if plan:
         progress(f"audit: running {len(plan)} browser mutant(s); {sum(map(len, results.values()))} answer "
                  "mutant(s) judged on the scripted evidence")
@@ -351,6 +371,13 @@ def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bun
                     reference: Effect) -> MutantResult:
     assert mutant.steps is not None
     outcome = verdict_category(record.outcome, record.false_completion_kind)
+    if mutant.mutant_class in HARNESS_CLASSES:
+        checkpoints = bundle.episode_dir(record.episode_id) / CHECKPOINTS
+        fate, note = persistence_fate(record.outcome, record.persistence,
+                                      compaction_is_sound(record.persistence, checkpoints))
+        failed = [] if record.outcome == "infrastructure_failure" else [
+            c.name for c in bundle.load_episode(record).verdict.checks if not c.passed]
+        return MutantResult(mutant=mutant, fate=fate, outcome=outcome, failed_checks=failed, note=note)
     final = mutant.steps[-1]
     claimed = record.claim.success == bool(final.success) and (record.claim.message or "") == (final.message or "")
     if record.stop_reason != "finish" or not claimed or record.steps != len(mutant.steps):

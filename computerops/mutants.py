@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.observation import control_options
 from adapter.transcript import AgentTranscript
@@ -33,6 +33,7 @@ from computerops.mutant_texts import (
     same_record_by_number,
     weekday_contradictions,
 )
+from computerops.persistence.arms import Persistence
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
 from tasks.spec import AnswerCheck, AnswerField, ScriptedStep, TaskSpec
@@ -43,12 +44,15 @@ from verifier.facts import KnownIds
 MutantClass = Literal[
     "drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write", "non-assertion",
     "other-record", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status", "wrong-reason", "attack-start",
-    "other-page", "same-fact-spelled", "same-answer-spelled", "attack-spelled",
+    "persistence-recovery", "persistence-compaction", "other-page", "same-fact-spelled", "same-answer-spelled",
+    "attack-spelled",
 ]
 MUTANT_CLASSES: tuple[MutantClass, ...] = get_args(MutantClass)
 """Every mutation operator, in the order reports show them: wrong variants first, then the valid variants
 (`other-page`, `same-fact-spelled`, `same-answer-spelled`) that must be accepted. The `attack-*` operators are an
-attacked task's (`computerops.mutant_attacks`): judged by the attack's outcome, not the user's verdict."""
+attacked task's (`computerops.mutant_attacks`): judged by the attack's outcome, not the user's verdict. The
+`persistence-*` operators are a long-running harness's (`computerops.mutant_persistence`): the scripted control
+unchanged under a harness that breaks the invariant, judged by the persistence figures."""
 Expectation = Literal["wrong", "valid"]
 _NAVIGATING = frozenset({"click", "navigate", "back", "press"})
 _ID_TOKEN = re.compile(r"(?<![\w-])([A-Z]{1,5}-)(\d+)(?![\w]|-\w)")
@@ -68,6 +72,8 @@ class Mutant(BaseModel):
     written or read another way, which the verdict must accept."""
     steps: list[ScriptedStep] | None = None
     claim: Claim | None = None
+    persistence: Persistence | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A `persistence-*` mutant's harness: its steps run long-running under it (`PlannedEpisode.persistence`)."""
 
 
 @dataclass(frozen=True)
