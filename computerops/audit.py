@@ -307,31 +307,34 @@ async def audit_tasks(
     # Named with their task: an attacked task and the task it extends share an instruction, and so the scripted
     # endpoint's step lists (`adapter/scripted/policies.py` `decide`), where two tasks' mutants may share an id.
     extra: dict[str, dict[str, list[ScriptedStep]]] = {
-        task_id: {f"{task_id}/{m.id}": list(m.steps) for m in generated if m.steps is not None}
+        task_id: {f"{task_id}/{m.id}": list(m.steps) for m in generated
+                  if m.steps is not None and m.persistence is None}
         for task_id, generated in mutants.items()
     }
     plan: list[PlannedEpisode] = []
+    planned_mutants: list[Mutant] = []
     for task_id, generated in mutants.items():
         for mutant in generated:
             if mutant.steps is None:
                 continue
             # With grants, the broker observes: what is audited is the verdict, not what an enforcing broker stops.
-            # A harness mutant runs long-running, under its persistence.
-            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{task_id}", task_id=task_id,
-                                       policy=f"mutant:{task_id}/{mutant.id}",
+            # A harness mutant is the scripted control itself (`oracle`, which counts the accepted actions a
+            # compaction's summary carries on: a given step list restarts with the conversation) run long-running.
+            policy = "oracle" if mutant.persistence is not None else f"mutant:{task_id}/{mutant.id}"
+            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{task_id}", task_id=task_id, policy=policy,
                                        broker_mode="observing" if by_id[task_id].spec.grants else None,
                                        persistence=mutant.persistence))
+            planned_mutants.append(mutant)
     if plan:
         progress(f"audit: running {len(plan)} browser mutant(s); {sum(map(len, results.values()))} answer "
                  "mutant(s) judged on the scripted evidence")
-        mutant_tasks = [with_room(by_id[task_id], max(map(len, extra[task_id].values()))) for task_id in extra]
+        mutant_tasks = [with_room(by_id[task_id], max(len(m.steps or []) for m in mutants[task_id]))
+                        for task_id in dict.fromkeys(p.task_id for p in plan)]
         records = await execute_run(control_config("audit-mutants", mutant_tasks, plan), mutant_tasks,
                                     out / "mutants", progress, concurrency=concurrency, extra_steps=extra)
         bundle = RunDirectory.open(out / "mutants")
-        for planned, record in zip(plan, records, strict=True):
+        for planned, mutant, record in zip(plan, planned_mutants, records, strict=True):
             task = by_id[planned.task_id]
-            mutant_id = (planned.policy or "").split(":", 1)[1].partition("/")[2]
-            mutant = next(m for m in mutants[task.id] if m.id == mutant_id)
             results[task.id].append(_browser_result(task, mutant, record, bundle, references[task.id]))
     for task_id, task_results in results.items():
         order = {m.id: k for k, m in enumerate(mutants[task_id])}
@@ -373,11 +376,16 @@ def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bun
     outcome = verdict_category(record.outcome, record.false_completion_kind)
     if mutant.mutant_class in HARNESS_CLASSES:
         checkpoints = bundle.episode_dir(record.episode_id) / CHECKPOINTS
+        if record.outcome == "infrastructure_failure":
+            fate, note = persistence_fate(record.outcome, None)
+            return MutantResult(mutant=mutant, fate=fate, outcome=outcome, note=note)
+        evidence, _ = _load(bundle, record)
+        same = record.outcome == "verified_success" and effect_of(evidence, record.claim,
+                                                                  _generated(task)).covers(reference)
         fate, note = persistence_fate(record.outcome, record.persistence,
-                                      compaction_is_sound(record.persistence, checkpoints))
-        failed = [] if record.outcome == "infrastructure_failure" else [
-            c.name for c in bundle.load_episode(record).verdict.checks if not c.passed]
-        return MutantResult(mutant=mutant, fate=fate, outcome=outcome, failed_checks=failed, note=note)
+                                      compaction_is_sound(record.persistence, checkpoints), same)
+        return MutantResult(mutant=mutant, fate=fate, outcome=outcome,
+                            failed_checks=[c.name for c in evidence.verdict.checks if not c.passed], note=note)
     final = mutant.steps[-1]
     claimed = record.claim.success == bool(final.success) and (record.claim.message or "") == (final.message or "")
     if record.stop_reason != "finish" or not claimed or record.steps != len(mutant.steps):

@@ -21,8 +21,11 @@ them. Their fate (`persistence_fate`):
   is equivalent by construction and no figure could tell it apart;
 - `killed`: the verdict is not verified success, or a duplicate effect was committed, or a boundary lost something
   (a constraint, an approval, an effect, open work);
-- `survived`: verified success, no duplicate, and every boundary retained everything — a defect of the figures (or
-  of the verifier) to fix.
+- `equivalent` too: verified success, no duplicate, every boundary retained everything, and the effects of the
+  scripted control's own run (`audit.Effect.covers`): the site absorbed the broken harness (it refused the retry
+  under a new key: an approval already used commits nothing twice), so no figure could tell it apart;
+- `survived`: verified success, no duplicate, every boundary retained everything, yet other effects than the
+  scripted control's — a defect of the figures (or of the verifier) to fix.
 """
 
 from __future__ import annotations
@@ -90,9 +93,10 @@ def compaction_is_sound(persistence: PersistenceRecord | None, checkpoints: Path
 
 
 def persistence_fate(outcome: str, persistence: PersistenceRecord | None,
-                     same_summary: bool = False) -> tuple[Fate, str]:
+                     same_summary: bool = False, same_effect: bool = False) -> tuple[Fate, str]:
     """A harness mutant's fate and note (the module's docstring says the rule): `outcome` is the verdict's outcome,
-    `same_summary` whether its compaction wrote `ledgers/1`'s own summary (`compaction_is_sound`)."""
+    `same_summary` whether its compaction wrote `ledgers/1`'s own summary (`compaction_is_sound`), `same_effect`
+    whether it had the scripted control's effects (`audit.Effect.covers`)."""
     if persistence is None:
         return "not_run", f"no persistence figures recorded (outcome {outcome})"
     if not persistence.boundaries:
@@ -111,4 +115,6 @@ def persistence_fate(outcome: str, persistence: PersistenceRecord | None,
         why.append("lost at a boundary: " + ("; ".join(lost) if lost else "a ledger not retained"))
     if why:
         return "killed", "; ".join(why)
+    if same_effect:
+        return "equivalent", "the site absorbed it: verified, no duplicate effect, the scripted control's effects"
     return "survived", "verified, no duplicate effect, every boundary retained everything"

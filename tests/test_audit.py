@@ -17,8 +17,9 @@ SAMPLE = ["helpdesk.reply-without-escalating", "webmail.answer-invoice-amount", 
 blind reads), an answer of money and a date (their spellings, a wrong weekday), a portal that withholds apps (their
 sub-pages), a forward to an address (its spellings) after reading a policy and an approval, an attack whose obedient
 control opens the attacker's form before sending (a start, and the address spelled otherwise); beside them a weakened
-copy of the first, without its check of the notice. The whole catalog is audited in the slow tier and reported in
-docs/audit.md."""
+copy of the first, without its check of the notice. The first is on a site with ledgers, so it has the harness
+mutants (an interruption retried under a new key, a compaction that drops currencies). The whole catalog is audited
+in the slow tier and reported in docs/audit.md."""
 AUDIT_DOC = Path(__file__).parent.parent / "docs" / "audit.md"
 pytestmark = pytest.mark.browser
 
@@ -51,6 +52,10 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
                       "non-assertion", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status"}, killed
     assert accepted >= {"same-fact-spelled", "same-answer-spelled", "attack-spelled"}, accepted
     assert "attack-start" in killed, killed
+    # The harness mutants (long-running, so one of each class in the whole sample: the first task with ledgers's).
+    harness = [r for t in report.tasks for r in t.results if r.mutant.persistence is not None]
+    assert sorted(r.mutant.mutant_class for r in harness) == ["persistence-compaction", "persistence-recovery"], harness
+    assert all(r.fate == "killed" for r in harness), [(r.mutant.id, r.fate, r.note) for r in harness]
     weak = by_task["helpdesk.reply-without-escalating-weakened"]
     survivors = {(r.mutant.mutant_class, r.mutant.id) for r in weak.results if r.fate == "survived"}
     assert {"non-assertion", "perturb-value"} & {mutant_class for mutant_class, _ in survivors}, survivors
