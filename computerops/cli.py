@@ -391,7 +391,8 @@ def tasks_audit(
     markdown: Annotated[Path | None, typer.Option(help="Write the counts and defects as Markdown here.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 2,
     per_class: Annotated[int | None, typer.Option(min=1, help="A quicker audit: run at most this many browser "
-                                                          "mutants of each class per task (every answer mutant is "
+                                                          "mutants of each class per task, and of each long-running "
+                                                          "harness class in the whole audit (every answer mutant is "
                                                           "still judged).")] = None,
 ) -> None:
     """Generate mutants of every scripted control, run them, and list every one the verifier let through."""
