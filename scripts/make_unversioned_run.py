@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 VERSIONED_THEN = {"manifest.json", "receipt.json", "summary.json"}
-"""Files that carried their format already then (the manifest, the receipt, the summary's report): kept as written."""
+"""Files that carried their format already then (the manifest, the receipts): kept as written; the summary is written
+again in the report's format 1 (no format field), as runs sealed it then."""
 
 
 def _unversioned(value: Any) -> Any:
@@ -28,6 +29,15 @@ def _unversioned(value: Any) -> Any:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _summary_in_format_1(run: Path) -> None:
+    from computerops.bundle import RunDirectory
+    from computerops.report import report_json_as, summarize
+
+    bundle = RunDirectory.open(run)
+    summary = report_json_as(summarize(bundle.manifest(), bundle.records()), {})  # format 1: names no format
+    (run / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
 
 
 def main(source: Path, target: Path) -> None:
@@ -41,6 +51,7 @@ def main(source: Path, target: Path) -> None:
             continue
         path.write_text(json.dumps(_unversioned(json.loads(path.read_text(encoding="utf-8"))), indent=2),
                         encoding="utf-8")
+    _summary_in_format_1(target)
     records = []
     for line in (target / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
         record = _unversioned(json.loads(line))

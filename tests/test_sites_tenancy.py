@@ -141,6 +141,8 @@ def test_dropping_a_tenant_deletes_its_database_and_forgets_its_token(registry: 
 def test_a_snapshot_holds_every_site_table_sorted_by_key_and_no_bookkeeping(registry: TenantRegistry) -> None:
     snapshot = registry.create("helpdesk", 1).snapshot()
     assert sorted(snapshot) == [
+        "approval_answer",
+        "approval_request",
         "customer",
         "escalation",
         "follow_up",
