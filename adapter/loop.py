@@ -31,6 +31,7 @@ from adapter.actions import (
     tool_schemas,
 )
 from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
+from adapter.failover import Fallback, ServingProtocol, ServingTurn
 from adapter.lines import flat
 from adapter.modelclient import ReplyCutOff
 from adapter.observation import Observation
@@ -46,6 +47,7 @@ from adapter.prompts import (
 )
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
+from adapter.stream import StreamCut
 from adapter.transcript import AgentTranscript, Bounds, Resumed, Step, server_headers, switch_text
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import StopReason, ToolMode
@@ -221,7 +223,14 @@ class ModelLoop:
     """Drives one episode: `await ModelLoop(...).run(env, instruction)`."""
 
     def __init__(self, client: openai.AsyncOpenAI, model: str, bounds: Bounds, *, budget: int | None = None,
-                 finish: FinishSchema = NO_ANSWER, token_scale: float = 1.0, checkpoints: Checkpoints | None = None):
+                 finish: FinishSchema = NO_ANSWER, token_scale: float = 1.0, checkpoints: Checkpoints | None = None,
+                 serving: ServingProtocol | None = None, fallback: Fallback | None = None):
+        self.serving = serving
+        """The serving protocol (adapter/failover.py): streamed replies, and what a 429, a timeout or a cut stream
+        leads to; None asks as ever (the client's own retries, any failure the endpoint's)."""
+        self.fallback = fallback
+        """The pinned fallback endpoint the serving protocol may ask."""
+        self._turn: ServingTurn | None = None
         self.checkpoints = checkpoints
         """Told of the loop's state at its start, before each action and after each step (long-running episodes
         write their durable checkpoints from these: computerops/persistence/); None for an ordinary episode."""
@@ -238,11 +247,18 @@ class ModelLoop:
     async def _request(
         self, messages: Sequence[dict[str, Any]], mode: ToolMode
     ) -> tuple[bytes, str, Mapping[str, str]]:
-        """The reply's body, content type and response headers (HTTP errors raise openai's errors)."""
+        """The reply's body, content type and response headers (HTTP errors raise openai's errors), from the
+        endpoint the serving protocol's turn asks (the primary without one)."""
+        client, model = self.client, self.model
+        if self._turn is not None and self._turn.upstream == "fallback" and self.fallback is not None:
+            client, model = self.fallback.client, self.fallback.model
         kwargs: dict[str, Any] = {
-            "model": self.model, "messages": list(messages), "max_tokens": self.bounds.max_response_tokens,
+            "model": model, "messages": list(messages), "max_tokens": self.bounds.max_response_tokens,
             "temperature": self.bounds.temperature,
         }
+        if self.serving is not None and self.serving.stream:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
         if self.bounds.seed is not None:
             kwargs["seed"] = self.bounds.seed
         if mode != "text":
@@ -252,8 +268,8 @@ class ModelLoop:
         # The client's own request path (retries, auth, the bounded transport, openai's errors) without
         # `chat.completions.create`'s typed-params transform: ~5 ms of typing introspection over every message and
         # tool schema per request, which changes nothing in this body (tests/test_model_request.py checks it).
-        response = await self.client.post("/chat/completions", body=kwargs, cast_to=httpx2.Response,
-                                          options={"security": {"bearer_auth": True}})
+        response = await client.post("/chat/completions", body=kwargs, cast_to=httpx2.Response,
+                                     options={"security": {"bearer_auth": True}})
         return response.content, response.headers.get("content-type", ""), response.headers
 
     async def summarise(self, state: LoopState) -> ModelCall | str:
@@ -368,6 +384,8 @@ class ModelLoop:
                 return transcript
             estimated = conversation_tokens(messages) + window.overhead  # the tool schemas are prompt too
             sent = messages
+            if self.serving is not None:
+                self._turn = ServingTurn(self.serving, number, transcript.serving, self.fallback)
             began = time.monotonic()
             try:
                 body, content_type, headers = await self._bounded(messages, mode, started)
@@ -399,11 +417,31 @@ class ModelLoop:
                 return self._bound_hit(transcript, bound)
             digest = canonical_sha256(list(sent))
             # Read in a thread: a long reply takes a while to parse and other episodes share this event loop.
-            call = await asyncio.to_thread(
+            read = await asyncio.to_thread(
                 read_reply, body, content_type=content_type, latency_s=time.monotonic() - began,
-                estimated=estimated, request_sha256=digest, headers=server_headers(headers))
+                estimated=estimated, request_sha256=digest, headers=server_headers(headers),
+                streamed=self.serving is not None and self.serving.stream)
+            while isinstance(read, StreamCut):  # nothing of a cut reply is carried out
+                turn = self._turn
+                assert turn is not None, "only the serving protocol asks for streams"
+                if not turn.after_cut(len(read.content), read.tool_call_started, read.detail):
+                    return self._stop(transcript, "stream_cut", f"reply {number}'s stream was cut ({read.detail}); "
+                                                                "the turn is left unfinished and nothing of it was "
+                                                                "carried out")
+                try:
+                    body, content_type, headers = await self._bounded(sent, mode, started)
+                except openai.APIError as exc:
+                    return self._infrastructure(transcript, exc)
+                except RequestBound as bound:
+                    return self._bound_hit(transcript, bound)
+                read = await asyncio.to_thread(
+                    read_reply, body, content_type=content_type, latency_s=time.monotonic() - began,
+                    estimated=estimated, request_sha256=digest, headers=server_headers(headers), streamed=True)
+            call = read
             if isinstance(call, EndpointFault):
                 return self._infrastructure(transcript, call)
+            if self._turn is not None and self._turn.upstream == "fallback":
+                call = call.model_copy(update={"upstream": "fallback"})
             window.calibrate(call.prompt_tokens, estimated)
             transcript.token_scale = round(window.scale, 3)
             try:
@@ -544,13 +582,20 @@ class ModelLoop:
     ) -> tuple[bytes, str, Mapping[str, str]]:
         """`_request` within the request timeout and what is left of the episode's wall clock (RequestBound says
         which one it ran into)."""
-        left = self.bounds.wall_clock_s - (time.monotonic() - started)
-        limit = min(self.bounds.request_timeout_s, max(left, 0.0))
-        try:
-            return await asyncio.wait_for(self._request(messages, mode), timeout=limit)
-        except TimeoutError:
-            raise RequestBound("wall_clock" if left <= self.bounds.request_timeout_s else "request_timeout",
-                               limit) from None
+        while True:
+            left = self.bounds.wall_clock_s - (time.monotonic() - started)
+            limit = min(self.bounds.request_timeout_s, max(left, 0.0))
+            try:
+                return await asyncio.wait_for(self._request(messages, mode), timeout=limit)
+            except TimeoutError:
+                which: Literal["request_timeout", "wall_clock"] = (
+                    "wall_clock" if left <= self.bounds.request_timeout_s else "request_timeout")
+                if which == "wall_clock" or self._turn is None or not self._turn.after_timeout(limit):
+                    raise RequestBound(which, limit) from None
+            except openai.RateLimitError as exc:
+                # The serving protocol's own answer to a 429 (a wait, or the fallback); without it, the client's.
+                if self._turn is None or not await self._turn.after_throttle(exc, left):
+                    raise
 
     @staticmethod
     def _bound_hit(transcript: AgentTranscript, bound: RequestBound) -> AgentTranscript:

@@ -26,7 +26,7 @@ import json
 import re
 from collections.abc import AsyncIterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -178,6 +178,9 @@ class ModelCall(BaseModel):
     invalid_text: bool = False
     """The model's text or tool calls held lone surrogates, escaped or raw bytes that are not UTF-8 (replaced by
     U+FFFD here); the reply is rejected."""
+    upstream: Literal["fallback"] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """`fallback` when the serving protocol's pinned fallback endpoint answered (adapter/failover.py); None: the
+    run's own endpoint (left out of the evidence)."""
 
 
 @dataclass(frozen=True)

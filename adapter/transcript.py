@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.actions import Done, Rejection
+from adapter.failover import ServingEvent
 from adapter.reply import ModelCall
 from computerops.core import defaults, formats
 from computerops.core.formats import Versioned
@@ -153,6 +154,9 @@ class AgentTranscript(Versioned):
     left out of the evidence when there were none."""
     summaries: list[SummaryCall] = Field(default_factory=list, exclude_if=lambda value: not value)
     """The requests a `model/1` compaction made for the model's summary; left out of the evidence when none."""
+    serving: list[ServingEvent] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """What the serving protocol met and did (adapter/failover.py): 429s, waits, timeouts, fallbacks, cut streams;
+    left out of the evidence when none."""
     stop_detail: str | None = None
     """What ended the episode when a bound did, in words (e.g. the server's context-length refusal, or which time
     bound a model request ran into)."""

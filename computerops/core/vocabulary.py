@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-StopReason = Literal["finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure"]
-"""Why an episode's loop stopped (`AgentTranscript.stop_reason`, copied into every record)."""
+StopReason = Literal["finish", "budget_exhausted", "context_exhausted", "wall_clock", "infrastructure", "stream_cut"]
+"""Why an episode's loop stopped (`AgentTranscript.stop_reason`, copied into every record). `stream_cut`: a streamed
+reply ended early and the serving protocol let no fallback answer the turn (adapter/failover.py): the episode is
+left unfinished, and says so."""
 STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
 
 ToolMode = Literal["auto", "native", "text"]
