@@ -1,9 +1,9 @@
 """A real OpenAI-compatible HTTP server whose replies come from a scripted policy.
 
-It serves `/v1/models` and `/v1/chat/completions` (native tool calls, or the text protocol when
-the request carries no tools). Replies are deterministic: ids and token counts derive from the
-request, and the model is named `scripted:<policy>` so its results are never mistaken for a
-real model's.
+It serves `/v1/models` and `/v1/chat/completions` (native tool calls, or the text protocol when the request
+carries no tools; streamed as OpenAI's server-sent events when it says `stream: true`). Replies are deterministic:
+ids and token counts derive from the request, and the model is named `scripted:<policy>` so its results are never
+mistaken for a real model's.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from adapter.context import text_tokens
 from adapter.prompts import normalise_instruction
@@ -149,6 +149,39 @@ def _completion(policy: str, body: dict[str, Any], reply: Reply, *, tools_in_pro
     }
 
 
+STREAM_PIECE = 40
+"""Characters of text or tool-call arguments per chunk of a streamed reply."""
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[i:i + STREAM_PIECE] for i in range(0, len(text), STREAM_PIECE)] or [""]
+
+
+def stream_completion(completion: dict[str, Any], *, include_usage: bool) -> str:
+    """A completion as the server-sent events of its stream: a chunk with the role, the text in pieces, the tool
+    call (id, type and name first, then its arguments in pieces), a chunk with the finish reason, the usage chunk
+    (`choices: []`) when the request asked for it, and `data: [DONE]`."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    deltas: list[dict[str, Any]] = [{"role": "assistant"}]
+    if message.get("content") is not None:
+        deltas += [{"content": piece} for piece in _pieces(message["content"])]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": call["type"],
+                                       "function": {"name": call["function"]["name"], "arguments": ""}}]})
+        deltas += [{"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+                   for piece in _pieces(call["function"]["arguments"])]
+    top = {key: completion[key] for key in ("id", "created", "model", "system_fingerprint")}
+    chunks = [{**top, "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
+              for delta in deltas]
+    chunks.append({**top, "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": choice["finish_reason"]}]})
+    if include_usage:
+        chunks.append({**top, "object": "chat.completion.chunk", "choices": [], "usage": completion["usage"]})
+    return "".join(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+
+
 def policy_of_model(model: object, default_policy: str | None) -> str | None:
     """The policy a request asks for: its model name `scripted:<policy>`, else the server's default."""
     return scripted_policy(model) or default_policy
@@ -196,15 +229,13 @@ def create_scripted_app(
             return JSONResponse({"default_generation_settings": {"n_ctx": quirks.context_tokens}, "total_slots": 1})
 
     @app.post("/v1/chat/completions")
-    async def chat_completions(request: Request) -> JSONResponse:
+    async def chat_completions(request: Request) -> Response:
         try:
             body = await request.json()
         except json.JSONDecodeError as exc:
             raise HTTPException(status_code=400, detail=f"request body is not JSON: {exc.msg}") from exc
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise HTTPException(status_code=400, detail="request needs a 'messages' list")
-        if body.get("stream"):
-            raise HTTPException(status_code=400, detail="the scripted endpoint does not stream")
         if quirks.refuse_null_content and any(isinstance(m, dict) and m.get("role") == "assistant"
                                               and m.get("content") is None for m in body["messages"]):
             raise HTTPException(status_code=500, detail="chat template error: assistant content is null")
@@ -235,7 +266,12 @@ def create_scripted_app(
         seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
         reply = decide(policy, body["messages"], by_instruction, extra_steps, seed=seed)
         model = str(requested) if quirks.served_model is not None else scripted_model(policy)
-        return JSONResponse(_completion(policy, body, reply, tools_in_prompt=tools_in_prompt, quirks=quirks,
-                                        model=model), headers={SCRIPTED_HEADER: policy})
+        completion = _completion(policy, body, reply, tools_in_prompt=tools_in_prompt, quirks=quirks, model=model)
+        if body.get("stream") is True:
+            options = body.get("stream_options")
+            usage = isinstance(options, dict) and options.get("include_usage") is True
+            return Response(stream_completion(completion, include_usage=usage), media_type="text/event-stream",
+                            headers={SCRIPTED_HEADER: policy, "Cache-Control": "no-cache"})
+        return JSONResponse(completion, headers={SCRIPTED_HEADER: policy})
 
     return app
