@@ -125,18 +125,34 @@ def run(
     compaction: Annotated[str, typer.Option(help="With --persistence compacted: the compaction policy (ledgers/1; "
                                             "the mutants ledgers/1:drop-currency, ledgers/1:changed-amount).")]
     = "ledgers/1",
+    serving: Annotated[str, typer.Option(help="Run every task once per serving arm given (reference, "
+                                         "throttle-fallback, partial-stream, timeout-after-commit, degraded-tool): "
+                                         "serving faults between the harness and the endpoint, streamed replies, "
+                                         "the serving protocol (docs/long-running.md).")] = "",
+    fallback_policy: Annotated[str | None, typer.Option(help="With --serving and a scripted endpoint: the pinned "
+                                                        "fallback's scripted policy.")] = None,
+    fallback_base_url: Annotated[str | None, typer.Option(help="With --serving and --base-url: the pinned fallback "
+                                                          "endpoint's URL.")] = None,
+    fallback_model: Annotated[str | None, typer.Option(help="The pinned fallback's model name.")] = None,
+    fallback_api_key_env: Annotated[str | None, typer.Option(help="The environment variable holding the fallback's "
+                                                             "API key.")] = None,
+    continuation: Annotated[bool, typer.Option("--continuation", help="With --serving: declare a continuation design "
+                                               "(a fallback may answer a turn whose stream was cut).")] = False,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     from adapter.transcript import Bounds
     from computerops.bundle import RunDirectory
-    from computerops.config import RunConfig, parse_endpoint, plan_episodes
+    from computerops.config import EndpointConfig, RunConfig, fallback_endpoint, parse_endpoint, plan_episodes
+    from computerops.serving_faults.arms import parse_serving_arms
     from tasks import TaskFileError
     if resume is not None:
         given = [flag for flag, value in (("--out", out), ("--endpoint", endpoint), ("--base-url", base_url),
                                           ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"),
                                           ("--fault-rate", fault_rate), ("--fault-classes", fault_classes),
                                           ("--matched-controls", matched_controls),
-                                          ("--broker", broker != "enforcing"), ("--persistence", persistence))
+                                          ("--broker", broker != "enforcing"), ("--persistence", persistence),
+                                          ("--serving", serving), ("--fallback-policy", fallback_policy),
+                                          ("--fallback-base-url", fallback_base_url))
                  if value]
         if given:
             raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
@@ -148,6 +164,9 @@ def run(
         selected, subset = _select(tasks)
         endpoint_config = parse_endpoint(endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
                                          artifact_sha256=artifact_sha256)
+        fallback = fallback_endpoint(fallback_policy, fallback_base_url, fallback_model, fallback_api_key_env)
+        if fallback is not None:
+            endpoint_config = EndpointConfig.model_validate({**endpoint_config.model_dump(), "fallback": fallback})
         bounds = Bounds(action_budget=action_budget, max_response_tokens=max_response_tokens,
                         context_tokens=context_tokens, temperature=temperature, seed=seed, tool_mode=tool_mode)
     except (TaskFileError, ValueError) as exc:
@@ -155,10 +174,17 @@ def run(
     task_ids = [t.id for t in selected]
     try:
         arms = _persistence(persistence, recovery, checkpoint_every, compaction, selected)
+        servings = parse_serving_arms(serving, sorted({t.spec.site for t in selected}),
+                                      has_fallback=endpoint_config.fallback is not None, continuation=continuation)
+        if arms and servings:
+            raise ValueError("give --persistence or --serving, not both (each is one study's arms)")
+        if (fallback_policy or fallback_base_url) and not servings:
+            raise ValueError("a fallback endpoint is asked only by the serving protocol: give --serving")
         controls = ([t.id for t in selected if t.spec.faults or t.spec.attack is not None or fault_rate > 0]
                     if matched_controls else [])
         plan = plan_episodes(task_ids, endpoint_config, repeat=repeat, matched_controls=controls,
-                             broker_mode=None if broker == "enforcing" else broker, persistence=arms)
+                             broker_mode=None if broker == "enforcing" else broker, persistence=arms,
+                             serving=servings)
         config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
                            episodes=plan, repeat=repeat, fault_seed=fault_seed, fault_rate=fault_rate,
                            fault_classes=[c.strip() for c in fault_classes.split(",") if c.strip()])

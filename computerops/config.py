@@ -14,10 +14,40 @@ from adapter.transcript import Bounds
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import BrokerMode, scripted_model
 from computerops.persistence.arms import Persistence
+from computerops.serving_faults.arms import Serving, tool_fault_rules
 from sites.kit.faults import FaultClass, FaultPlan, FaultRule
 from tasks.spec import TaskSpec
 
 RUN_FORMAT: Literal["computerops.run/1"] = "computerops.run/1"
+
+
+class FallbackEndpoint(BaseModel):
+    """The pinned fallback endpoint a serving protocol may ask (adapter/failover.py): a scripted policy served by the
+    run's scripted endpoint, or another OpenAI-compatible endpoint and model. Frozen in the manifest with the run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    policy: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> FallbackEndpoint:
+        if (self.policy is None) == (self.base_url is None):
+            raise ValueError("a fallback endpoint is a scripted policy or a --fallback-base-url with its model")
+        if self.base_url is not None and not self.model:
+            raise ValueError("a --fallback-base-url needs its --fallback-model")
+        if self.base_url is not None and (problem := base_url_problem(self.base_url)):
+            raise ValueError(f"--fallback-base-url {self.base_url!r} {problem}")
+        if self.policy is not None:
+            policy_by_name(self.policy)
+        return self
+
+    @property
+    def label(self) -> str:
+        """The model name the fallback is asked for (`scripted:<policy>`, else its model)."""
+        return scripted_model(self.policy) if self.policy is not None else str(self.model)
 
 
 class EndpointConfig(BaseModel):
@@ -34,11 +64,16 @@ class EndpointConfig(BaseModel):
     """Name of the environment variable holding the API key; the key itself is never recorded."""
     artifact_sha256: str | None = None
     """SHA-256 of the model file, when the operator supplies it; never guessed."""
+    fallback: FallbackEndpoint | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The pinned fallback the serving study's protocol may ask; None (left out) without one."""
 
     @model_validator(mode="after")
     def _complete(self) -> EndpointConfig:
         if self.kind == "scripted" and not self.policies:
             raise ValueError("a scripted endpoint needs at least one policy")
+        if self.fallback is not None and (self.fallback.policy is not None) != (self.kind == "scripted"):
+            raise ValueError("a scripted endpoint's fallback is a scripted policy (--fallback-policy); a --base-url "
+                             "endpoint's is another --fallback-base-url and --fallback-model")
         if self.kind == "openai" and not (self.base_url and self.model):
             raise ValueError("an OpenAI-compatible endpoint needs --base-url and --model")
         return self
@@ -96,6 +131,19 @@ def parse_endpoint(
                           artifact_sha256=artifact_sha256)
 
 
+def fallback_endpoint(policy: str | None, base_url: str | None, model: str | None,
+                      api_key_env: str | None) -> FallbackEndpoint | None:
+    """From CLI options: `--fallback-policy P`, or `--fallback-base-url URL --fallback-model NAME`; None for neither."""
+    if policy is None and base_url is None:
+        if model is not None or api_key_env is not None:
+            raise ValueError("--fallback-model and --fallback-api-key-env go with --fallback-base-url")
+        return None
+    if policy is not None and base_url is not None:
+        raise ValueError("give --fallback-policy or --fallback-base-url, not both")
+    return FallbackEndpoint(policy=policy, base_url=None if base_url is None else base_url.rstrip("/"), model=model,
+                            api_key_env=api_key_env)
+
+
 class PlannedEpisode(BaseModel):
     """One episode the run will attempt, fixed before any model call."""
 
@@ -136,6 +184,9 @@ class PlannedEpisode(BaseModel):
     """How the broker treats a request no grant of the task allows (sites/kit/broker.py): blocked (`enforcing`, and
     when None) or only recorded (`observing`). Only tasks with grants have a broker."""
 
+    serving: Serving | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A serving-study episode: its serving arm, the serving faults between its harness and the endpoint, and its
+    serving protocol (computerops/serving_faults/); None asks the endpoint as ever."""
     persistence: Persistence | None = Field(default=None, exclude_if=lambda value: value is None)
     """A long-running episode: its harness runs in child processes, checkpointed, restarted or interrupted as its arm
     says (computerops/persistence/); None runs it in the run's own process, as ever."""
@@ -157,6 +208,7 @@ def plan_episodes(
     task_ids: list[str], endpoint: EndpointConfig, extra: list[tuple[str, str]] | None = None, *, repeat: int = 1,
     matched_controls: list[str] | None = None, broker_mode: BrokerMode | None = None,
     persistence: Sequence[Persistence] = (),
+    serving: Sequence[Serving] = (),
 ) -> list[PlannedEpisode]:
     """Every task `repeat` times per policy (per real endpoint), then any extra (task, policy) pairs once.
 
@@ -165,7 +217,8 @@ def plan_episodes(
     the same inputs always give the same ids, so a resumed run finds its episodes again. Each task in
     `matched_controls` also gets, after its own, the same episodes with injection disabled (`--control`). Every
     episode's broker runs in `broker_mode` (None: enforcing). With `persistence`, every trial runs once per given
-    persistence (its arm), long-running (ids end `--<arm>`; the arms of one trial share a pair id).
+    persistence (its arm), long-running (ids end `--<arm>`; the arms of one trial share a pair id). With `serving`,
+    every trial runs once per serving arm (ids end `--<arm>`; the arms of one trial share a pair id).
     """
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {repeat}")
@@ -181,7 +234,11 @@ def plan_episodes(
             plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--{arm.arm}",
                                        task_id=task_id, policy=policy, repetition=k, broker_mode=broker_mode,
                                        pair=f"{task_id}{suffix}", persistence=arm))
-        if persistence:
+        for arm_serving in serving:
+            plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--{arm_serving.arm}",
+                                       task_id=task_id, policy=policy, repetition=k, broker_mode=broker_mode,
+                                       pair=f"{task_id}{suffix}", serving=arm_serving))
+        if persistence or serving:
             continue
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
                                    policy=policy, repetition=k, broker_mode=broker_mode))
@@ -243,6 +300,8 @@ class RunConfig(Versioned):
         rate = self.fault_rate if planned.fault_rate is None else planned.fault_rate
         classes = self.fault_classes if planned.fault_classes is None else planned.fault_classes
         rules = [*task.faults, *planned.fault_rules]
+        if planned.serving is not None:  # the serving arm's tool-side failures
+            rules += tool_fault_rules(planned.serving.arm, task.site)
         if not planned.faults or not (rules or rate > 0):
             return None
         draw = planned.repetition if planned.fault_draw is None else planned.fault_draw

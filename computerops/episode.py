@@ -42,6 +42,9 @@ from computerops.persistence.running import (
 from computerops.run_records import EpisodeRecord
 from computerops.security import attack_record
 from computerops.serving import tenant_context
+from computerops.serving_faults.clients import serving_clients
+from computerops.serving_faults.layer import SERVING_LOG, EpisodeServingFaults, ServingLog
+from computerops.serving_faults.record import ServingRecord, serving_record
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.broker import BrokerSession
 from sites.kit.faults import FaultInjector
@@ -101,10 +104,26 @@ def finish_schema(task: LoadedTask) -> FinishSchema:
 
 
 async def _drive(
-    ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, token: str, model: str, trace: Path | None
+    ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, token: str, model: str, trace: Path | None,
+    serving: EpisodeServingFaults | None = None,
 ) -> AgentTranscript:
     """The browser session of one episode in a context of its own; with `trace`, its Playwright trace
-    is saved there before the context closes, whether the session ended normally or not."""
+    is saved there before the context closes, whether the session ended normally or not. A serving episode asks its
+    model through the serving-fault layer (`serving`), under its serving protocol."""
+    if serving is not None and planned.serving is not None:
+        async with serving_clients(str(ctx.client.base_url), ctx.client.api_key, ctx.config.endpoint.fallback,
+                                   serving) as (client, fallback):
+            loop = ModelLoop(client, model, _episode_bounds(ctx, planned), budget=task.spec.budgets.actions,
+                             finish=finish_schema(task), token_scale=ctx.token_scale,
+                             serving=planned.serving.protocol, fallback=fallback)
+            return await _browse(ctx, task, planned, token, loop, trace)
+    loop = ModelLoop(ctx.client, model, _episode_bounds(ctx, planned), budget=task.spec.budgets.actions,
+                     finish=finish_schema(task), token_scale=ctx.token_scale)
+    return await _browse(ctx, task, planned, token, loop, trace)
+
+
+async def _browse(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, token: str, loop: ModelLoop,
+                  trace: Path | None) -> AgentTranscript:
     context = await tenant_context(ctx.browser, ctx.origin, token, site_prefix=f"/{task.spec.site}/")
     try:
         # Action 0 is the start page the harness opens before the model's first action.
@@ -117,9 +136,6 @@ async def _drive(
             driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
                                 max_chars=ctx.config.bounds.observation_chars)
             await driver.settle()  # the start page is observed settled, as every page after an action is
-            bounds = _episode_bounds(ctx, planned)
-            loop = ModelLoop(ctx.client, model, bounds, budget=task.spec.budgets.actions,
-                             finish=finish_schema(task), token_scale=ctx.token_scale)
             transcript = await loop.run(driver, task.spec.instruction)
             guard = containment_of(context)  # what page content tried and containment stopped, as evidence
             transcript.blocked_requests = list(guard.records) if guard is not None else []
@@ -159,12 +175,14 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     if task.spec.grants:
         tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=planned.broker)
     log: PersistenceLog | None = None
+    serving = None if planned.serving is None else EpisodeServingFaults(
+        planned.serving.plan(ctx.config.fault_seed, task.id, planned.repetition))
     try:
         try:
             if planned.persistence is not None:
                 transcript, log = await _drive_long(ctx, task, planned, tenant, model, planned.persistence)
             else:
-                transcript = await _drive(ctx, task, planned, tenant.token, model, trace)
+                transcript = await _drive(ctx, task, planned, tenant.token, model, trace, serving)
         except HarnessFailed as exc:  # a harness process ended in a way its arm does not explain
             transcript, log = _harness_failure(task, exc.cause, str(exc)), exc.log
         except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
@@ -188,6 +206,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     }
     if trace is not None:
         evidence[TRACE] = file_sha256(trace)
+    if serving is not None:
+        evidence[SERVING_LOG] = write(episode_id, SERVING_LOG, serving.log)
     if log is not None:
         evidence[PERSISTENCE_LOG] = write(episode_id, PERSISTENCE_LOG, log)
         directory = ctx.bundle.evidence_path(episode_id, CHECKPOINTS)
@@ -201,7 +221,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     record = EpisodeRecord(
         episode_id=episode_id, task_id=task.id, task_sha256=task.sha256,
         **derived_fields(ctx.config, task, planned, transcript, operations, journal, verdict,
-                         final_state=state, persistence=_persistence_evidence(ctx.bundle, episode_id, log)),
+                         final_state=state, persistence=_persistence_evidence(ctx.bundle, episode_id, log),
+                         serving=None if serving is None else serving.log),
         wall_s=round(wall_s, 3), started_s=round(started - ctx.clock_zero, 3),
         evidence_sha256=evidence, replay=receipt.result,
     )
@@ -228,6 +249,7 @@ def derived_fields(
     config: RunConfig, task: LoadedTask, planned: PlannedEpisode, transcript: AgentTranscript,
     operations: Sequence[Operation], journal: Sequence[JournalEntry], verdict: Verdict, *,
     final_state: StateSnapshot | None = None, persistence: tuple[PersistenceLog, Path] | None = None,
+    serving: ServingLog | None = None,
 ) -> dict[str, Any]:
     """Every field of an episode record that follows from its evidence (all but ids, hashes, times and
     the replay result). `computerops verify` recomputes them from the saved files and compares."""
@@ -241,12 +263,16 @@ def derived_fields(
                 or any(SCRIPTED_HEADER in c.server_headers for c in calls))
     # A compaction's request for the model's summary (`model/1`) is tokens spent, though no step.
     spent = [*calls, *(s.call for s in transcript.summaries if s.call is not None)]
+    served = serving_of(task, planned, serving, transcript, operations, journal, verdict)
+    # An injected serving fault that ended the episode is the treatment's outcome; a real failure stays infrastructure.
+    infrastructure = transcript.stop_reason == "infrastructure" and (
+        served is None or served.ended_by_injection is None)
     prompt = [c.prompt_tokens for c in spent]
     completion = [c.completion_tokens for c in spent]
     return {
         "endpoint": config.endpoint.model_for(planned.policy),
         "scripted": scripted,
-        "outcome": "infrastructure_failure" if transcript.stop_reason == "infrastructure" else verdict.outcome,
+        "outcome": "infrastructure_failure" if infrastructure else verdict.outcome,
         "false_completion_kind": verdict.false_completion_kind,
         "claim": claim_of(transcript),
         "stop_reason": transcript.stop_reason,
@@ -269,11 +295,22 @@ def derived_fields(
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
-        "infrastructure_cause": transcript.infrastructure_cause if transcript.stop_reason == "infrastructure" else None,
+        "infrastructure_cause": transcript.infrastructure_cause if infrastructure else None,
         "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
         "persistence": None if persistence is None or final_state is None else persistence_of(
             task, persistence[0], persistence[1], transcript, operations, journal, final_state),
+        "serving": served,
     }
+
+
+def serving_of(task: LoadedTask, planned: PlannedEpisode, log: ServingLog | None, transcript: AgentTranscript,
+               operations: Sequence[Operation], journal: Sequence[JournalEntry],
+               verdict: Verdict) -> ServingRecord | None:
+    """A serving episode's figures from its evidence (computerops/serving_faults/record.py); None for another."""
+    if planned.serving is None or log is None:
+        return None
+    return serving_record(planned.serving.arm, task.spec, log, transcript, operations, journal, verdict,
+                          SITES[task.spec.site].ledgers)
 
 
 def persistence_of(task: LoadedTask, log: PersistenceLog, checkpoints: Path, transcript: AgentTranscript,

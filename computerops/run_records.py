@@ -13,6 +13,7 @@ from computerops.core.formats import Versioned
 from computerops.core.vocabulary import StopReason
 from computerops.persistence.metrics import PersistenceRecord
 from computerops.security import AttackRecord
+from computerops.serving_faults.record import ServingRecord
 from verifier import Claim, FalseCompletionKind, Outcome
 from verifier.looping import LoopStats
 
@@ -139,6 +140,9 @@ class EpisodeRecord(Versioned):
     persistence: PersistenceRecord | None = Field(default=None, exclude_if=lambda value: value is None)
     """For a long-running episode: its arm, processes, checkpoints, what each resume carried and lost, duplicate
     effects and unfinished work left (`computerops.persistence.metrics`); left out of other records."""
+    serving: ServingRecord | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A serving-study episode's figures: its policy path, what was injected and what was not, model time and tokens
+    per endpoint, and whether the serving contract held (`computerops.serving_faults.record`); left out of others."""
     infrastructure_cause: str | None = None
     """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""

@@ -32,6 +32,7 @@ from computerops.experiment.lock import ExperimentRefused
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.report import report_json_as, summarize
 from computerops.run_records import EpisodeRecord, RunManifest
+from computerops.serving_faults.layer import SERVING_LOG, ServingLog
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
@@ -68,6 +69,7 @@ class Verification(Versioned):
 def _episode_problems(
     config: RunConfig, catalog: dict[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript,
     episode: RecordedEpisode, persistence: tuple[PersistenceLog, Path] | None = None,
+    serving: ServingLog | None = None,
 ) -> list[str]:
     """The verdict re-judged and the record's derived fields recomputed from the episode's evidence."""
     task = catalog.get(record.task_id)
@@ -86,7 +88,7 @@ def _episode_problems(
         problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "
                         f"evidence: {found}")
     fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict,
-                            final_state=episode.final_state, persistence=persistence)
+                            final_state=episode.final_state, persistence=persistence, serving=serving)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
     stored = record.model_dump(mode="json")
     # A field left out of a record when empty (`attack` of a task without one) reads as None on both sides.
@@ -177,8 +179,10 @@ async def _check_episode(
     directory = bundle.episode_dir(record.episode_id)
     log = (PersistenceLog.model_validate_json((directory / PERSISTENCE_LOG).read_text(encoding="utf-8"))
            if (directory / PERSISTENCE_LOG).is_file() else None)
+    served = (ServingLog.model_validate_json((directory / SERVING_LOG).read_text(encoding="utf-8"))
+              if (directory / SERVING_LOG).is_file() else None)
     problems = _episode_problems(config, catalog, record, transcript, episode,
-                                 None if log is None else (log, directory / CHECKPOINTS))
+                                 None if log is None else (log, directory / CHECKPOINTS), served)
     if problems:
         return problems, None
     receipt = await replay_episode(catalog[record.task_id], episode, registry)

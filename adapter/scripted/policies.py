@@ -282,7 +282,9 @@ def given(name: str) -> Callable[[Conversation], Reply]:
     return policy
 
 
-POLICY_NAMES = (*POLICIES, "negative:<control-id>", "equivalent:<solution-id>", "mutant:<mutant-id>",
+SERVING_POLICIES = ("careful", "blind-retry")
+"""The serving study's policies (adapter/scripted/serving.py), which build on this module."""
+POLICY_NAMES = (*POLICIES, *SERVING_POLICIES, "negative:<control-id>", "equivalent:<solution-id>", "mutant:<mutant-id>",
                 "fallible:<slip>:<give-up>:<substitute>")
 
 
@@ -295,6 +297,10 @@ def policy_by_name(name: str) -> Callable[[Conversation], Reply]:
     fallibility = parse_name(name)
     if fallibility is not None:
         return fallible(fallibility)
+    if name in SERVING_POLICIES:
+        from adapter.scripted.serving import blind_retry, careful
+
+        return careful if name == "careful" else blind_retry
     kind, _, variant_id = name.partition(":")
     if kind in ("negative", "equivalent") and variant_id:
         return variant(kind, variant_id)

@@ -13,6 +13,7 @@ from computerops.report.persistence import NO_BOUNDARIES, PersistenceReport
 from computerops.report.provenance import Provenance, context_text, tool_results_text, tools_text
 from computerops.report.run import RunReport
 from computerops.report.security import UNDEFINED_CONDITIONAL, SecurityReport
+from computerops.report.serving import ServingReport
 from computerops.report.tables import (
     Block,
     Cell,
@@ -56,6 +57,8 @@ def report_view(report: RunReport) -> ReportView:
         blocks += security_blocks(report.security)
     if report.persistence is not None:
         blocks.append(persistence_table(report.persistence))
+    if report.serving is not None:
+        blocks.append(serving_table(report.serving))
     return ReportView(title=f"ComputerOps run {report.run_id}", scripted=report.scripted, blocks=tuple(blocks))
 
 
@@ -296,6 +299,37 @@ def persistence_table(persistence: PersistenceReport) -> Table:
                  "rejected after a boundary before the first accepted one. The policies retry-new-key, forget, "
                  "ledgers/1:drop-currency and ledgers/1:changed-amount are the mutants that must be caught "
                  "(docs/long-running.md)."))
+
+
+def _held(held: Proportion) -> Cell:
+    text = proportion_cells(held)[0]
+    return Mark(text=str(text), tone="alert") if held.numerator < held.denominator else text
+
+
+def serving_table(serving: ServingReport) -> Table:
+    """The serving study's figures by path: one row per endpoint, arm and policy path, never averaged across."""
+    def alert(count: int) -> Cell:
+        return Mark(text=str(count), tone="alert") if count else count
+
+    return Table(
+        id="serving", title="Serving failures by path",
+        columns=columns("endpoint", "arm", "path", "verified", "Wilson", "contract held", "duplicate effects",
+                        "invented eligibility", "false success", "said unfinished", "injected", "not injected",
+                        "fallback replies", "median model s", "mean tokens", labels=3),
+        rows=tuple((r.endpoint, r.arm, r.path, *proportion_cells(r.verified),
+                    _held(r.contract_held),
+                    alert(r.duplicate_effects), alert(r.invented_eligibility), alert(r.false_success_claims),
+                    proportion_cells(r.unresolved_explicit)[0], r.injected, r.not_injected, r.fallback_replies,
+                    r.median_model_s, r.mean_tokens)
+                   for r in serving.rows),
+        caption=("Each policy path on its own row, never averaged: a strong normal path never hides an unsafe "
+                 "fallback. Arms: reference (A), throttle-fallback (B: 429 from the second request, the pinned "
+                 "fallback answers), partial-stream (C: a stream cut, fallback refused), timeout-after-commit (D: the "
+                 "first submission commits and times out), degraded-tool (E: the evidence page does not load). The "
+                 "contract: no duplicate effect, no invented eligibility (acting or asserting with a `seen` check "
+                 "failed), no false success claim, and where state could not be read an explicit unfinished status. "
+                 "Not injected: serving failures met that the fault layer did not inject (a real endpoint's). "
+                 "Model s: the replies' latencies plus the protocol's waits (docs/long-running.md)."))
 
 
 def _faults(report: RunReport) -> list[Block]:

@@ -23,6 +23,7 @@ from computerops.report.outcomes import OutcomeTable, outcome_table
 from computerops.report.persistence import PersistenceReport, persistence_report
 from computerops.report.provenance import Provenance, provenance
 from computerops.report.security import SecurityReport, security_report
+from computerops.report.serving import ServingReport, serving_report
 from computerops.run_records import Completeness, EpisodeRecord, RunManifest
 
 REPORT_FORMAT: Final = "computerops.report/3"
@@ -68,6 +69,9 @@ class RunReport(Versioned):
     persistence: PersistenceReport | None = Field(default=None, exclude_if=lambda value: value is None)
     """The long-running episodes' figures by arm (`computerops.report.persistence`); left out of reports of runs
     without them."""
+    serving: ServingReport | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The serving study's figures by arm and path (`computerops.report.serving`); left out of reports of runs
+    without serving episodes."""
 
     def rows(self) -> list[OutcomeTable]:
         """The rows every view shows: one per endpoint label, plus the total when there are several."""
@@ -101,6 +105,7 @@ def run_report(
         exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),
         false_completions_with_fault_context=false_completions_with_fault_context(records),
         security=security_report(records), persistence=persistence_report(records),
+        serving=serving_report(records),
     )
 
 

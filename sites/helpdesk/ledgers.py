@@ -48,4 +48,5 @@ def unfinished(state: StateSnapshot) -> list[UnfinishedWork]:
 LEDGERS = LedgerSource(approvals=approvals, unfinished=unfinished,
                        tables=frozenset({"refund_approval", "approval_request", "approval_answer", "order",
                                          "follow_up"}),
-                       effects={"refund": {}, "notification": {}, "escalation": {}, "approval_request": {}})
+                       effects={"refund": {}, "notification": {}, "escalation": {}, "approval_request": {}},
+                       evidence="/helpdesk/approvals")

@@ -102,6 +102,10 @@ class LedgerSource:
     """The effect tables, each with the column values a row inserted there must have to be an external effect (a
     refund, a notification, a sent dispatch: `{"dispatch": {"outcome": "sent"}}`; `{}`: every inserted row is one).
     A row a site writes to record a refusal (a dispatch refused as a duplicate) is no effect."""
+    evidence: str | None = None
+    """The path pattern (full match) of the page that states what makes an effect allowed (the helpdesk's approvals
+    and the policy they were issued under): the serving study's `degraded-tool` arm makes it fail to load
+    (computerops/serving_faults/arms.py). None: the site names none."""
 
     @property
     def effect_tables(self) -> frozenset[str]:

@@ -1,0 +1,40 @@
+"""The model clients of a serving episode: the run's endpoint and its pinned fallback, each through the episode's
+serving-fault layer (computerops/serving_faults/layer.py).
+
+The openai client's own retries are off (`max_retries=0`): a 429 or a timeout reaches the harness's serving protocol
+(adapter/failover.py), which is what the study measures, instead of being retried unseen beneath it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import openai
+
+from adapter.failover import Fallback
+from adapter.modelclient import model_client
+from computerops.config import FallbackEndpoint
+from computerops.serving_faults.layer import EpisodeServingFaults, ServingFaultTransport
+
+
+@asynccontextmanager
+async def serving_clients(base_url: str, api_key: str, fallback: FallbackEndpoint | None,
+                          faults: EpisodeServingFaults) -> AsyncIterator[tuple[openai.AsyncOpenAI, Fallback | None]]:
+    """The primary client and the fallback (None without one), both closed on the way out. A scripted fallback is
+    the run's scripted endpoint asked for its policy; another is its own base URL, key from its environment
+    variable."""
+    async with AsyncExitStack() as stack:
+        primary = model_client(base_url, api_key, max_retries=0,
+                               transport=ServingFaultTransport(faults, "primary"))
+        stack.push_async_callback(primary.close)
+        second: Fallback | None = None
+        if fallback is not None:
+            url = base_url if fallback.base_url is None else fallback.base_url
+            key = api_key if fallback.base_url is None else (
+                os.environ.get(fallback.api_key_env, "") if fallback.api_key_env else "not-needed")
+            client = model_client(url, key, max_retries=0, transport=ServingFaultTransport(faults, "fallback"))
+            stack.push_async_callback(client.close)
+            second = Fallback(client=client, model=fallback.label)
+        yield primary, second
