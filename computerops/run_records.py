@@ -76,6 +76,9 @@ class RunManifest(Versioned):
     manifests written before it existed."""
     versions: dict[str, str | None]
     endpoint_observed: ObservedEndpoint
+    fallback_observed: ObservedEndpoint | None = Field(default=None, exclude_if=lambda value: value is None)
+    """What the pinned fallback endpoint said of itself (GET /models) before the first model call, when the run has
+    one (`EndpointConfig.fallback`); a scripted fallback is the run's scripted endpoint."""
     execution: RunExecution = Field(default_factory=RunExecution)
     """How the episodes were executed; manifests written before it existed read as serial, untraced."""
 

@@ -32,7 +32,7 @@ from computerops.experiment.lock import ExperimentRefused
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.report import report_json_as, summarize
 from computerops.run_records import EpisodeRecord, RunManifest
-from computerops.serving_faults.layer import SERVING_LOG, ServingLog
+from computerops.serving_faults.layer import SERVING_LOG, ServingLog, log_problems
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
@@ -87,6 +87,9 @@ def _episode_problems(
     if (found := first_difference(episode.verdict.model_dump(mode="json"), verdict.model_dump(mode="json"))):
         problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "
                         f"evidence: {found}")
+    if serving is not None and planned.serving is not None:
+        planned_serving = planned.serving.plan(config.fault_seed, task.id, planned.repetition)
+        problems += [f"{record.episode_id}/serving.json: {p}" for p in log_problems(serving, planned_serving)]
     fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict,
                             final_state=episode.final_state, persistence=persistence, serving=serving)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")

@@ -77,6 +77,24 @@ async def model_endpoint(
     yield endpoint.base_url, key
 
 
+async def observe_fallback(config: RunConfig, base_url: str, api_key: str,
+                           observed: ObservedEndpoint) -> ObservedEndpoint | None:
+    """What the run's pinned fallback endpoint says of itself (the manifest pins it); a scripted fallback is the run's
+    scripted endpoint. EndpointError when a --fallback-base-url lists no models."""
+    fallback = config.endpoint.fallback
+    if fallback is None:
+        return None
+    if fallback.base_url is None:
+        return observed
+    key = os.environ.get(fallback.api_key_env, "") if fallback.api_key_env else "not-needed"
+    if fallback.api_key_env and not key:
+        raise EndpointError(f"--fallback-api-key-env {fallback.api_key_env}: that environment variable is not set")
+    found = await observe_endpoint(fallback.base_url, key)
+    if (refused := models_refusal(found, fallback.base_url)) is not None:
+        raise EndpointError(f"fallback: {refused}")
+    return found
+
+
 class RunAborted(RuntimeError):
     """An episode raised (a fault of the harness or its machine, not of the agent), so the run stopped.
 
@@ -176,7 +194,7 @@ async def _run_plan(
 
 def build_manifest(
     config: RunConfig, tasks: list[LoadedTask], *, chromium: str | None, observed: ObservedEndpoint,
-    execution: RunExecution,
+    execution: RunExecution, fallback_observed: ObservedEndpoint | None = None,
 ) -> RunManifest:
     """The manifest a run has under the current code, catalog and versions."""
     return RunManifest(
@@ -184,7 +202,7 @@ def build_manifest(
         scripted=config.endpoint.scripted,
         tasks=[TaskRef(id=t.id, sha256=t.sha256, path=t.path.name) for t in tasks],
         code_sha256=code_hashes(), protocol_sha256=protocol_hashes(), versions=versions(chromium),
-        endpoint_observed=observed, execution=execution,
+        endpoint_observed=observed, fallback_observed=fallback_observed, execution=execution,
     )
 
 
@@ -287,6 +305,7 @@ async def execute_run(
             raise EndpointError(refused)
         if config.endpoint.kind == "openai":
             await ask_about_limits(observed, base_url, api_key, config)
+        fallback_observed = await observe_fallback(config, base_url, api_key, observed)
         bounds = planned_bounds(config.bounds, observed)
         for line in endpoint_lines(config.bounds, bounds, observed):
             progress(line)
@@ -295,7 +314,8 @@ async def execute_run(
         browser = await launch_browser(playwright)
         stack.push_async_callback(browser.close)
         manifest = build_manifest(config, tasks, chromium=describe_chromium(playwright, browser), observed=observed,
-                                  execution=RunExecution(concurrency=concurrency, trace=trace))
+                                  execution=RunExecution(concurrency=concurrency, trace=trace),
+                                  fallback_observed=fallback_observed)
         admitted: list[EpisodeRecord] = []
         if new is None:
             bundle = RunDirectory.open(out)

@@ -178,3 +178,23 @@ class ServingFaultTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def log_problems(log: ServingLog, plan: ServingPlan) -> list[str]:
+    """Where a serving log is not what its episode's plan decides: another plan, or a request whose logged decision
+    differs from the plan's for that request and endpoint (decisions are a function of the plan alone, so `verify`
+    decides every one again). Only a cut can be logged not applied (the reply was not streamed, or too short)."""
+    if log.plan != plan:
+        return ["serving.json's plan is not the episode's planned serving"]
+    injector = ServingInjector(plan)
+    problems = []
+    for call in log.calls:
+        decided = injector.decide(call.request, call.upstream)
+        logged = call.decision
+        if logged is not None and not logged.applied and logged.kind != "partial_stream":
+            problems.append(f"request {call.request}: a {logged.kind} is logged not applied")
+        if (None if logged is None else logged.model_copy(update={"applied": True})) != decided:
+            problems.append(f"request {call.request} ({call.upstream}): logged {logged}, the plan decides {decided}")
+    if [call.request for call in log.calls] != list(range(1, len(log.calls) + 1)):
+        problems.append("serving.json's requests are not numbered 1, 2, ... in order")
+    return problems
