@@ -216,9 +216,14 @@ def _latency(episodes: Sequence[EpisodeRecord]) -> LatencyStats:
     )
 
 
+LISTED_WHEN_SEEN = frozenset({"stream_cut"})
+"""Stop reasons a report lists only where an episode stopped so (a serving study's cut stream): the summaries sealed
+before they existed list every other reason, zeros included, and still compare as they were written."""
+
+
 def _stop_reasons(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
     counts: Counter[str] = Counter(r.stop_reason for r in episodes)
-    return {**{reason: counts[reason] for reason in STOP_REASONS},
+    return {**{reason: counts[reason] for reason in STOP_REASONS if reason not in LISTED_WHEN_SEEN or counts[reason]},
             **dict(sorted((k, v) for k, v in counts.items() if k not in STOP_REASONS))}
 
 
