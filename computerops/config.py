@@ -191,6 +191,13 @@ class PlannedEpisode(BaseModel):
     """A long-running episode: its harness runs in child processes, checkpointed, restarted or interrupted as its arm
     says (computerops/persistence/); None runs it in the run's own process, as ever."""
 
+    @model_validator(mode="after")
+    def _one_study(self) -> PlannedEpisode:
+        if self.serving is not None and self.persistence is not None:
+            raise ValueError(f"episode {self.episode_id}: a serving episode runs in the run's own process; it cannot "
+                             "be long-running too (give serving or persistence)")
+        return self
+
     @property
     def broker(self) -> BrokerMode:
         return self.broker_mode or "enforcing"

@@ -274,3 +274,53 @@ def test_a_cut_stream_is_what_the_assembler_calls_one() -> None:
     # The layer cuts at data events; what it hands back must read as a cut, never as a complete reply.
     assert isinstance(assemble_stream('data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n'),
                       StreamCut)
+
+
+def test_an_episode_is_a_serving_episode_or_a_long_running_one_never_both() -> None:
+    from computerops.config import PlannedEpisode
+    from computerops.persistence.arms import Persistence
+    from computerops.serving_faults.arms import serving_arm
+
+    with pytest.raises(ValueError, match="cannot be long-running too"):
+        PlannedEpisode(episode_id="e", task_id="t", serving=serving_arm("reference"), persistence=Persistence())
+
+
+# --- the command line refuses what cannot run, before anything starts --------------------------------------------
+
+NOTIFY = "helpdesk.notify-and-close-follow-up"
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (["--serving", "reference,sideways"], "unknown arm 'sideways'"),
+    (["--serving", "reference,reference"], "names an arm twice"),
+    (["--serving", "throttle-fallback"], "needs a fallback endpoint"),
+    (["--fallback-policy", "oracle"], "give --serving"),
+    (["--serving", "reference", "--persistence", "restarted"], "not both"),
+    (["--serving", "reference", "--fallback-policy", "nobody"], "nobody"),
+    (["--serving", "reference", "--fallback-model", "m"], "go with --fallback-base-url"),
+    (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1", "--fallback-model", "m"],
+     "scripted policy"),
+    (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1"], "needs its --fallback-model"),
+], ids=["unknown-arm", "twice", "no-fallback", "fallback-alone", "with-persistence", "unknown-policy",
+        "model-alone", "url-for-scripted", "url-without-model"])
+def test_run_serving_refuses_bad_options_before_anything_runs(options: list[str], said: str, tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from computerops.cli import app
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", "--tasks", NOTIFY, "--endpoint", "scripted:careful", "--out", str(out),
+                                      *options])
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split()), result.output
+    assert not out.exists()
+
+
+def test_a_degraded_tool_arm_needs_a_site_that_names_its_evidence_page(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from computerops.cli import app
+
+    result = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint", "--endpoint", "scripted:oracle",
+                                      "--out", str(tmp_path / "x"), "--serving", "degraded-tool"])
+    assert result.exit_code == 2 and "names no evidence page" in " ".join(result.output.split())
