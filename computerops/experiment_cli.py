@@ -26,13 +26,23 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _endpoint(base_url: str | None, model: str | None, api_key_env: str | None,
-              artifact_sha256: str | None) -> EndpointConfig | None:
-    from computerops.config import parse_endpoint
+def _endpoint(base_url: str | None, model: str | None, api_key_env: str | None, artifact_sha256: str | None,
+              fallback_base_url: str | None = None, fallback_model: str | None = None,
+              fallback_api_key_env: str | None = None) -> EndpointConfig | None:
+    """The endpoint named at the freeze in place of the file's, with its pinned fallback (a serving experiment's);
+    None keeps the file's."""
+    from computerops.config import EndpointConfig, fallback_endpoint, parse_endpoint
+    fallback = fallback_endpoint(None, fallback_base_url, fallback_model, fallback_api_key_env)
     if base_url is None and model is None:
+        if fallback is not None:
+            raise ValueError("--fallback-base-url goes with --base-url (a real endpoint's pinned fallback; a scripted "
+                             "endpoint's is the file's endpoint.fallback)")
         return None
-    return parse_endpoint(None, base_url=base_url, model=model, api_key_env=api_key_env,
-                          artifact_sha256=artifact_sha256)
+    endpoint = parse_endpoint(None, base_url=base_url, model=model, api_key_env=api_key_env,
+                              artifact_sha256=artifact_sha256)
+    if fallback is None:
+        return endpoint
+    return EndpointConfig.model_validate({**endpoint.model_dump(), "fallback": fallback})
 
 
 @experiment_app.command("freeze")
@@ -45,6 +55,11 @@ def freeze_command(
     api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key.")] = None,
     artifact_sha256: Annotated[str | None, typer.Option(help="SHA-256 of the model file (the E3 gate needs "
                                                              "it for a real model; never guessed).")] = None,
+    fallback_base_url: Annotated[str | None, typer.Option(help="With --base-url, for a serving experiment: the "
+                                                               "pinned fallback's OpenAI-compatible endpoint.")] = None,
+    fallback_model: Annotated[str | None, typer.Option(help="The pinned fallback's model name.")] = None,
+    fallback_api_key_env: Annotated[str | None, typer.Option(help="The environment variable holding the fallback's "
+                                                                  "API key.")] = None,
 ) -> None:
     """Hash every fixed input into a lock file before any model call, and print the plan."""
     from computerops.console import console, print_experiment_plan
@@ -54,7 +69,8 @@ def freeze_command(
     if out.exists():
         raise _fail(f"{out} exists; a lock is written once (choose a new --out)")
     try:
-        lock = freeze(file, load_catalog(), _endpoint(base_url, model, api_key_env, artifact_sha256))
+        lock = freeze(file, load_catalog(), _endpoint(base_url, model, api_key_env, artifact_sha256,
+                                                      fallback_base_url, fallback_model, fallback_api_key_env))
     except (ExperimentFileError, ExperimentRefused, TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     try:

@@ -2,7 +2,7 @@
 
 Per cell and arm the counts with Wilson intervals; the paired estimates (treatment minus control per task, their
 equally weighted mean and a task-cluster bootstrap interval); the grid's tests with verdicts assigned by their
-frozen rules; the quality gate; the descriptive reports the plan names (security, persistence), which decide
+frozen rules; the quality gate; the descriptive reports the plan names (security, persistence, serving), which decide
 nothing; and what is missing. The run seals this as `experiment.json`; `computerops verify` recomputes it and
 compares. Infrastructure failures are kept out of every rate and listed.
 """
@@ -24,6 +24,7 @@ from computerops.experiment.rows import ARMS, Arm, ExperimentEpisode
 from computerops.experiment.spec import RecoveryCostTest, ToolEdgeTest
 from computerops.report.persistence import PersistenceRow, persistence_report
 from computerops.report.security import SecurityReport, security_report
+from computerops.report.serving import ServingRow, serving_report
 from computerops.run_records import EpisodeRecord
 
 ANALYSIS_FORMAT: Literal["computerops.experiment_analysis/1"] = "computerops.experiment_analysis/1"
@@ -88,6 +89,20 @@ class PersistenceCell(BaseModel):
     and recovery policy (one, as the cell fixes all three); none when every episode was an infrastructure failure."""
 
 
+class ServingCell(BaseModel):
+    """One cell and arm of a serving experiment: its episodes' serving figures by path (descriptive: no frozen rule
+    decides on them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cell: str
+    arm: Arm
+    rows: list[ServingRow]
+    """`computerops.report.serving`'s rows for the cell's episodes in this arm: one per policy path they took (the
+    cell fixes the endpoint and the serving arm), never averaged across paths; none when every episode was an
+    infrastructure failure."""
+
+
 class ExperimentAnalysis(Versioned):
     """experiment.json: every number of an experiment's report."""
 
@@ -113,6 +128,8 @@ class ExperimentAnalysis(Versioned):
     """The attacked tasks' figures per model and broker mode, when the plan asks for them (`security`)."""
     persistence: list[PersistenceCell] | None = Field(default=None, exclude_if=lambda value: value is None)
     """The long-running episodes' figures per cell and arm, when the plan asks for them (`persistence`)."""
+    serving: list[ServingCell] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The serving episodes' figures by path per cell and arm, when the plan asks for them (`serving`)."""
 
 
 def _tests(run: ExperimentRun, rows: list[ExperimentEpisode]) -> list[TestVerdict]:
@@ -129,9 +146,8 @@ def _tests(run: ExperimentRun, rows: list[ExperimentEpisode]) -> list[TestVerdic
     return verdicts
 
 
-def persistence_cells(run: ExperimentRun) -> list[PersistenceCell]:
-    """Per cell (in plan order) and arm (control first), the persistence figures of its episodes: retention of each
-    ledger over the arm's boundaries, duplicate effects, unfinished work left, recovery turns."""
+def _cell_records(run: ExperimentRun) -> dict[tuple[str, Arm], list[EpisodeRecord]]:
+    """Each (cell, arm) of the plan, cells in plan order and arms control first, with its episodes' records."""
     planned = {p.episode_id: p for p in run.plan}
     groups: dict[tuple[str, Arm], list[EpisodeRecord]] = {}
     for p in run.plan:
@@ -141,11 +157,27 @@ def persistence_cells(run: ExperimentRun) -> list[PersistenceCell]:
         p = planned[record.episode_id]
         if p.cell is not None and p.arm is not None:
             groups[(p.cell, p.arm)].append(record)
+    return {(cell, arm): groups[(cell, arm)] for cell in dict.fromkeys(cell for cell, _ in groups)
+            for arm in ARMS if (cell, arm) in groups}
+
+
+def persistence_cells(run: ExperimentRun) -> list[PersistenceCell]:
+    """Per cell (in plan order) and arm (control first), the persistence figures of its episodes: retention of each
+    ledger over the arm's boundaries, duplicate effects, unfinished work left, recovery turns."""
     cells = []
-    for cell in dict.fromkeys(cell for cell, _ in groups):
-        for arm in (a for a in ARMS if (cell, a) in groups):
-            report = persistence_report(groups[(cell, arm)])
-            cells.append(PersistenceCell(cell=cell, arm=arm, rows=[] if report is None else report.rows))
+    for (cell, arm), records in _cell_records(run).items():
+        report = persistence_report(records)
+        cells.append(PersistenceCell(cell=cell, arm=arm, rows=[] if report is None else report.rows))
+    return cells
+
+
+def serving_cells(run: ExperimentRun) -> list[ServingCell]:
+    """Per cell (in plan order) and arm (control first), the serving figures of its episodes by policy path:
+    verified success, whether the serving contract held and what broke it, model time and tokens."""
+    cells = []
+    for (cell, arm), records in _cell_records(run).items():
+        report = serving_report(records)
+        cells.append(ServingCell(cell=cell, arm=arm, rows=[] if report is None else report.rows))
     return cells
 
 
@@ -183,4 +215,5 @@ def analyse(run: ExperimentRun) -> ExperimentAnalysis:
     return ExperimentAnalysis(**common, primary=primary, cells=summarize_cells(run.rows), paired=paired,
                               tests=_tests(run, run.rows), gate=evaluate_gate(run) if plan.gate == "e3" else None,
                               security=security_report(run.records) if "security" in plan.descriptive else None,
-                              persistence=persistence_cells(run) if "persistence" in plan.descriptive else None)
+                              persistence=persistence_cells(run) if "persistence" in plan.descriptive else None,
+                              serving=serving_cells(run) if "serving" in plan.descriptive else None)

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from computerops.experiment.analysis import ExperimentAnalysis, NoiseFloor, PersistenceCell, TestVerdict
+from computerops.experiment.analysis import ExperimentAnalysis, NoiseFloor, PersistenceCell, ServingCell, TestVerdict
 from computerops.experiment.estimates import CellSummary, PairedEstimate
 from computerops.experiment.gate import EvidenceLevel
 from computerops.experiment.lock import ExperimentLock
 from computerops.experiment.plan import arms_meaning, cells
 from computerops.report.html import render_view
-from computerops.report.layout import persistence_table, security_blocks
+from computerops.report.layout import persistence_table, security_blocks, serving_table
 from computerops.report.persistence import PersistenceReport
+from computerops.report.serving import ServingReport
 from computerops.report.tables import Block, Cell, Mark, Paragraph, ReportView, Table, columns
 
 
@@ -69,9 +70,17 @@ def _plan(analysis: ExperimentAnalysis, lock: ExperimentLock, level: EvidenceLev
 
 def _arm_labels(lock: ExperimentLock) -> dict[tuple[str, str], str]:
     """Each (cell, arm) of a persistence experiment's plan labelled with its persistence arm, e.g. `control
-    (uninterrupted)`; empty for other experiments, whose arms read as they are."""
-    return {(p.cell, p.arm): f"{p.arm} ({p.persistence.arm})" for p in lock.plan
-            if p.cell is not None and p.arm is not None and p.persistence is not None}
+    (uninterrupted)`, and of a serving experiment's with its serving arm, e.g. `treatment (throttle-fallback)`; empty
+    for other experiments, whose arms read as they are."""
+    labels: dict[tuple[str, str], str] = {}
+    for p in lock.plan:
+        if p.cell is None or p.arm is None:
+            continue
+        if p.persistence is not None:
+            labels[(p.cell, p.arm)] = f"{p.arm} ({p.persistence.arm})"
+        elif p.serving is not None:
+            labels[(p.cell, p.arm)] = f"{p.arm} ({p.serving.arm})"
+    return labels
 
 
 def _cells(summaries: list[CellSummary], *, exposure: bool, arms: dict[tuple[str, str], str]) -> Table:
@@ -185,6 +194,26 @@ def _persistence(found: list[PersistenceCell] | None, arms: dict[tuple[str, str]
                           "(docs/experiments.md, 'The verdict rules').")]
 
 
+def _serving(found: list[ServingCell] | None, arms: dict[tuple[str, str], str]) -> list[Block]:
+    """The serving episodes' figures by path per cell and arm: the run report's serving figures, each row labelled
+    with its cell (which names the endpoint) and its arm (`treatment (throttle-fallback)`), then its policy path.
+    Descriptive: no frozen rule turns them into a verdict."""
+    if found is None:
+        return []
+    labelled = [(entry.cell, arms.get((entry.cell, entry.arm), entry.arm), row) for entry in found
+                for row in entry.rows]
+    if not labelled:
+        return [Paragraph(text="Serving failures per cell and arm: no episode was attempted by the agent.")]
+    base = serving_table(ServingReport(rows=[row for _, _, row in labelled]))
+    named = 2  # endpoint and serving arm: the cell and the labelled arm say them; the path stays
+    return [Table(id="serving-cells", title="Serving failures by path per cell and arm",
+                  columns=columns("cell", "arm", labels=2) + base.columns[named:],
+                  rows=tuple((cell, arm, *cells[named:]) for (cell, arm, _), cells in zip(labelled, base.rows,
+                                                                                          strict=True)),
+                  caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
+                          "(docs/experiments.md, 'The verdict rules').")]
+
+
 def _noise(floor: NoiseFloor | None) -> list[Block]:
     if floor is None:
         return []
@@ -215,9 +244,10 @@ def experiment_view(analysis: ExperimentAnalysis, lock: ExperimentLock, level: E
                     noise_floor: NoiseFloor | None = None) -> ReportView:
     """The whole experiment report in reading order. The descriptive reports are those the frozen plan committed
     to (`analysis.descriptive`): the grid's heatmaps, the per-cell table, its exposure column, the per-task paired
-    differences, the security and persistence figures; the primary estimate, the verdicts, the noise floor and the
-    gate are always shown. A noise floor run of the same lock (`noise_floor`) is shown beside the intervals. A
-    persistence experiment's arms read with their persistence arm (`control (uninterrupted)`)."""
+    differences, the security, persistence and serving figures; the primary estimate, the verdicts, the noise floor
+    and the gate are always shown. A noise floor run of the same lock (`noise_floor`) is shown beside the intervals. A
+    persistence experiment's arms read with their persistence arm (`control (uninterrupted)`), a serving
+    experiment's with their serving arm (`treatment (partial-stream)`)."""
     title = f"Experiment {analysis.experiment} v{analysis.version}" + (
         " (noise floor)" if analysis.series == "noise_floor" else "")
     shown = set(lock.spec.analysis.descriptive)
@@ -232,6 +262,7 @@ def experiment_view(analysis: ExperimentAnalysis, lock: ExperimentLock, level: E
     if analysis.security is not None:
         blocks += security_blocks(analysis.security)
     blocks += _persistence(analysis.persistence, arms)
+    blocks += _serving(analysis.serving, arms)
     blocks += _tests(analysis.tests)
     blocks += _noise(noise_floor or analysis.noise_floor)
     blocks += _gate(analysis, level)

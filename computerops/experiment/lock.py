@@ -132,10 +132,10 @@ def _resolve_tasks(spec: ExperimentSpec, source: Path, catalog: dict[str, Loaded
 def current_inputs(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None
                    ) -> tuple[ExperimentSpec, list[ExperimentTask], FrozenInputs]:
     """The experiment at `source` and its inputs as they are now (`endpoint` replaces the file's, e.g. a real model
-    named at freeze time)."""
+    named at freeze time, with its own pinned fallback or none)."""
     spec = load_experiment(source)
     if endpoint is not None:
-        spec = spec.model_copy(update={"endpoint": endpoint})
+        spec = spec.with_endpoint(endpoint)
     entries, subset_sha = _resolve_tasks(spec, source, catalog)
     inputs = FrozenInputs(
         experiment_sha256=hashlib.sha256(source.read_bytes()).hexdigest(), subset_sha256=subset_sha,
@@ -186,10 +186,26 @@ def check_ledgers(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: 
                                 f"{', '.join(unfit)}")
 
 
+def check_serving(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: dict[str, LoadedTask],
+                  source: Path) -> None:
+    """Refuse a serving experiment's arms as `run --serving` refuses them (`parse_serving_arms`): a throttle-fallback
+    arm without a pinned fallback, a degraded-tool arm on a task whose site names no evidence page."""
+    if spec.factors.serving is None:
+        return
+    from computerops.serving_faults.arms import parse_serving_arms
+
+    try:
+        parse_serving_arms(",".join(spec.factors.serving), sorted({catalog[e.id].spec.site for e in entries}),
+                           has_fallback=spec.endpoint.fallback is not None, continuation=spec.continuation)
+    except ValueError as exc:
+        raise ExperimentRefused(f"{source}: factor serving: {exc}") from exc
+
+
 def freeze(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None) -> ExperimentLock:
     """The lock of the experiment at `source`: every fixed input hashed and the plan derived, before any model call."""
     spec, entries, inputs = current_inputs(source, catalog, endpoint)
     check_ledgers(spec, entries, catalog, source)
+    check_serving(spec, entries, catalog, source)
     check_rules_reach(entries, catalog)
     try:
         plan = plan_experiment(spec, entries, {t.id: catalog[t.id].spec.site for t in entries})

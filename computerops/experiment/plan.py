@@ -6,7 +6,9 @@ experiment the control has injection disabled (`faults` False) and the treatment
 experiment both arms are long-running with the cell's recovery policy and checkpoint interval, the control
 uninterrupted and the treatment the cell's interrupting arm (`persistence`), and injection is enabled in both
 (`faults` True: the treatment is the interruption, so whatever faults or attacks the tasks configure meet both arms
-alike).
+alike); in a serving experiment both arms stream their replies under the same serving protocol, the control the
+`reference` arm (A) and the treatment the cell's serving arm (`serving`: B to E), injection enabled in both (the
+treatment is the serving failure).
 
 The plan is a pure function of the experiment file and its resolved task ids, so the lock can hold it and anyone
 can re-derive it; the noise floor's reruns are planned here too.
@@ -21,8 +23,15 @@ from dataclasses import dataclass
 from computerops.config import PlannedEpisode
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.rows import ARMS, Arm
-from computerops.experiment.spec import LADDER_SITE, PERSISTENCE_CONTROL, ExperimentSpec, ExperimentTask
+from computerops.experiment.spec import (
+    LADDER_SITE,
+    PERSISTENCE_CONTROL,
+    SERVING_CONTROL,
+    ExperimentSpec,
+    ExperimentTask,
+)
 from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.serving_faults.arms import Serving, ServingArm, serving_arm
 from sites.kit.faults import FaultClass
 
 
@@ -41,11 +50,13 @@ class Cell:
     """The interrupting arm this cell's treatment runs (a persistence experiment); None otherwise."""
     recovery: RecoveryPolicy | None = None
     """The recovery policy of both arms of a persistence experiment's cell; None otherwise."""
+    serving: ServingArm | None = None
+    """The serving arm this cell's treatment runs (a serving experiment); None otherwise."""
 
     def key(self, spec: ExperimentSpec) -> str:
         """The cell's id: its levels, named, e.g. `tools=3,order=A,fault_rate=0.2,model=scripted:oracle`; a factor
         with a single level is named too (a cell id says everything that defines it), a persistence experiment's
-        `persistence=interrupted,recovery=reconcile` included."""
+        `persistence=interrupted,recovery=reconcile` and a serving experiment's `serving=partial-stream` included."""
         parts = []
         if self.tools is not None:
             parts += [f"tools={self.tools}", f"order={self.order}"]
@@ -56,6 +67,8 @@ class Cell:
             parts.append(f"broker={self.broker}")
         if self.persistence is not None:
             parts += [f"persistence={self.persistence}", f"recovery={self.recovery}"]
+        if self.serving is not None:
+            parts.append(f"serving={self.serving}")
         parts.append(f"model={spec.endpoint.model_for(self.model)}")
         return ",".join(parts)
 
@@ -68,17 +81,19 @@ def cells(spec: ExperimentSpec) -> list[Cell]:
     persistence: list[tuple[PersistenceArm | None, RecoveryPolicy | None]] = [(None, None)]
     if spec.factors.persistence is not None:
         persistence = [(a, p) for a in spec.factors.persistence for p in spec.factors.recoveries]
-    return [Cell(model=m, fault_rate=r, fault_classes=tuple(c), tools=t, order=o, broker=b, persistence=a, recovery=p)
-            for m, (t, o), r, c, b, (a, p) in itertools.product(spec.models, ladder, spec.factors.fault_rate,
-                                                              spec.factors.fault_classes, spec.factors.broker,
-                                                              persistence)]
+    serving: list[ServingArm | None] = [None] if spec.factors.serving is None else list(spec.factors.serving)
+    return [Cell(model=m, fault_rate=r, fault_classes=tuple(c), tools=t, order=o, broker=b, persistence=a, recovery=p,
+                 serving=v)
+            for m, (t, o), r, c, b, (a, p), v in itertools.product(spec.models, ladder, spec.factors.fault_rate,
+                                                                 spec.factors.fault_classes, spec.factors.broker,
+                                                                 persistence, serving)]
 
 
 def injects(spec: ExperimentSpec, arm: Arm) -> bool:
     """Whether an arm's episodes have injection enabled (`PlannedEpisode.faults`): the treatment always; the control
-    only in a persistence experiment, whose treatment is the interruption (both arms meet the same faults and
-    attacks)."""
-    return arm == "treatment" or spec.persistent
+    only in a persistence experiment, whose treatment is the interruption, and in a serving experiment, whose
+    treatment is the serving failure (both arms meet the same faults and attacks)."""
+    return arm == "treatment" or spec.persistent or spec.serving_study
 
 
 def persistence_of(spec: ExperimentSpec, cell: Cell, arm: Arm) -> Persistence | None:
@@ -91,6 +106,15 @@ def persistence_of(spec: ExperimentSpec, cell: Cell, arm: Arm) -> Persistence | 
                        checkpoint_every=spec.checkpoint_interval)
 
 
+def serving_of(spec: ExperimentSpec, cell: Cell, arm: Arm) -> Serving | None:
+    """How an arm's episodes meet their endpoint: in a serving experiment, streamed under the same serving protocol
+    in both arms (a continuation design in both when the experiment declares one), the control the `reference` arm
+    and the treatment the cell's serving arm; None (the endpoint asked as ever) otherwise."""
+    if cell.serving is None:
+        return None
+    return serving_arm(SERVING_CONTROL if arm == "control" else cell.serving, continuation=spec.continuation)
+
+
 def arms_meaning(spec: ExperimentSpec) -> str:
     """What the experiment's arms are, in words (the freeze prints it, the report shows it)."""
     if spec.factors.persistence is not None:
@@ -98,6 +122,11 @@ def arms_meaning(spec: ExperimentSpec) -> str:
                 f"({', '.join(spec.factors.persistence)}); both in child processes with the cell's recovery policy "
                 f"and a checkpoint every {spec.checkpoint_interval} replies; injection (faults, attacks) as configured "
                 "in both arms")
+    if spec.factors.serving is not None:
+        return (f"control = the {SERVING_CONTROL} serving arm (A: no serving failure); treatment = the cell's serving "
+                f"arm ({', '.join(spec.factors.serving)}); both streamed under the same serving protocol"
+                + (" with a continuation design" if spec.continuation else "")
+                + "; injection (faults, attacks) as configured in both arms")
     return "control = injection disabled (no fault, no attack's payload), all else identical; treatment = injection"
 
 
@@ -131,6 +160,7 @@ def _episode(
         fault_classes=list(cell.fault_classes) if task.fault_classes is None else task.fault_classes,
         fault_rules=task.faults, fault_draw=draw, seed=seed,
         broker_mode=None if cell.broker == "enforcing" else cell.broker, persistence=persistence_of(spec, cell, arm),
+        serving=serving_of(spec, cell, arm),
     )
 
 
@@ -170,13 +200,13 @@ def noise_cell(spec: ExperimentSpec) -> tuple[int, Cell]:
     if plan is None:
         raise ValueError(f"experiment {spec.id} plans no noise floor (analysis.noise_floor)")
     wanted = plan.cell
-    known = ("fault_rate", "model", "order", "persistence", "recovery", "tools")
+    known = ("fault_rate", "model", "order", "persistence", "recovery", "serving", "tools")
     unknown = sorted(set(wanted) - set(known))
     if unknown:
         raise ValueError(f"analysis.noise_floor.cell names factors {unknown}; known: {', '.join(known)}")
     for index, cell in enumerate(cells(spec), start=1):
         levels = {"tools": cell.tools, "order": cell.order, "fault_rate": cell.fault_rate, "model": cell.model,
-                  "persistence": cell.persistence, "recovery": cell.recovery}
+                  "persistence": cell.persistence, "recovery": cell.recovery, "serving": cell.serving}
         if all(levels[k] == v for k, v in wanted.items()):
             return index, cell
     raise ValueError(f"analysis.noise_floor.cell {wanted} is not a cell of experiment {spec.id}")

@@ -3,8 +3,9 @@ unknown fields.
 
 An experiment names its tasks, its endpoint, its **factors** (each with its levels: fault rate, fault classes, the
 invoices portal's tool ladder as a number of tools and an order, the broker mode, the persistence arm and recovery
-policy, and the model), its **arms** (control = injection disabled, all else identical; treatment; in a persistence
-experiment control = the uninterrupted long-running episode, treatment = the cell's interrupting arm), the
+policy, the serving arm, and the model), its **arms** (control = injection disabled, all else identical; treatment;
+in a persistence experiment control = the uninterrupted long-running episode, treatment = the cell's interrupting arm;
+in a serving experiment control = the `reference` serving arm, treatment = the cell's serving arm), the
 **repetitions** per cell, the **arm order** within each matched pair (counterbalanced AB/BA across repetitions,
 randomised with a recorded seed, or fixed) and the **analysis plan** (the primary estimate, each test with its rule
 and smallest effect worth reporting, intervals with their resamples and seed, the descriptive reports, the noise
@@ -27,6 +28,7 @@ from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
 from computerops.persistence.arms import PERSISTENCE_ARMS, Persistence, PersistenceArm, RecoveryPolicy
+from computerops.serving_faults.arms import NEEDS_FALLBACK, SERVING_ARMS, ServingArm
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule
 
@@ -43,6 +45,10 @@ DEFAULT_RECOVERY: RecoveryPolicy = "reconcile"
 """The recovery policy of a persistence experiment that names none: the sound one."""
 DEFAULT_CHECKPOINT_EVERY: int = Persistence.model_fields["checkpoint_every"].default
 """The checkpoint interval of a persistence experiment that names none: the harness's own default."""
+SERVING_CONTROL: ServingArm = "reference"
+"""The serving arm of a serving experiment's control: arm A of the matrix, no serving failure, no fallback."""
+SERVING_TREATMENTS: tuple[ServingArm, ...] = tuple(a for a in SERVING_ARMS if a != SERVING_CONTROL)
+"""The arms a serving experiment may test against its control: every other arm of the matrix (B to E)."""
 
 
 class ExperimentFileError(ValueError):
@@ -93,6 +99,10 @@ class Factors(_Strict):
     recovery: list[RecoveryPolicy] | None = Field(default=None, min_length=1, exclude_if=lambda value: value is None)
     """What a resumed harness does about the action whose result it never saw, in both arms of a persistence
     experiment (the mutants `retry-new-key` and `forget` may be levels too, to be caught); None: `reconcile`."""
+    serving: list[ServingArm] | None = Field(default=None, min_length=1, exclude_if=lambda value: value is None)
+    """The serving arms to test (docs/long-running.md "Serving failures": B to E), each against the `reference` arm
+    (A) of the same task, repetition and cell, under the same serving protocol, streamed; None: not a serving
+    experiment."""
 
     @property
     def recoveries(self) -> list[RecoveryPolicy]:
@@ -118,6 +128,18 @@ class Factors(_Strict):
             raise ValueError(f"persistence levels repeat: {levels}")
         return levels
 
+    @field_validator("serving")
+    @classmethod
+    def _failing(cls, levels: list[ServingArm] | None) -> list[ServingArm] | None:
+        if levels is None:
+            return None
+        if SERVING_CONTROL in levels:
+            raise ValueError(f"serving: {SERVING_CONTROL} is the control arm of every pair, not a treatment level; "
+                             f"the levels are the arms tested against it ({', '.join(SERVING_TREATMENTS)})")
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"serving levels repeat: {levels}")
+        return levels
+
     @field_validator("recovery")
     @classmethod
     def _policies(cls, levels: list[RecoveryPolicy] | None) -> list[RecoveryPolicy] | None:
@@ -129,6 +151,9 @@ class Factors(_Strict):
     def _recovery_needs_persistence(self) -> Factors:
         if self.persistence is None and self.recovery is not None:
             raise ValueError("factor `recovery` needs the factor `persistence` (the interrupting arms it recovers in)")
+        if self.persistence is not None and self.serving is not None:
+            raise ValueError("give the factor `persistence` or the factor `serving`, not both (each is one study's "
+                             "arms against its own control)")
         return self
 
     @field_validator("fault_rate")
@@ -192,7 +217,7 @@ class NoiseFloorPlan(_Strict):
     """Reruns per task, each with a new model seed and new fault draws."""
 
 
-Descriptive = Literal["cells", "paired", "exposure", "grid", "security", "persistence"]
+Descriptive = Literal["cells", "paired", "exposure", "grid", "security", "persistence", "serving"]
 
 
 class AnalysisPlan(_Strict):
@@ -239,6 +264,9 @@ class ExperimentSpec(Versioned):
     checkpoint_every: int | None = Field(default=None, ge=1, exclude_if=lambda value: value is None)
     """A persistence experiment's harness checkpoints every this many model replies (besides before and after
     effects), in both arms alike; only with the factor `persistence`; None: the harness's default."""
+    continuation: bool = Field(default=False, exclude_if=lambda value: value is False)
+    """A serving experiment declares a continuation design: a fallback may answer a turn whose stream was cut (the
+    partial-stream arm then falls back); in both arms alike; only with the factor `serving`."""
     bounds: Bounds = Field(default_factory=Bounds)
     analysis: AnalysisPlan
 
@@ -276,7 +304,16 @@ class ExperimentSpec(Versioned):
         if self.analysis.primary != "grid" and "control" not in self.arms:
             raise ValueError(f"the primary estimate {self.analysis.primary} needs a control arm")
         self._check_persistence()
+        self._check_serving()
         return self
+
+    def with_endpoint(self, endpoint: EndpointConfig) -> ExperimentSpec:
+        """This experiment run against another endpoint (named at the freeze), validated again: a serving design's
+        throttle-fallback arm then needs that endpoint's own fallback."""
+        try:
+            return ExperimentSpec.model_validate({**self.model_dump(mode="json"), "endpoint": endpoint.model_dump()})
+        except ValidationError as exc:
+            raise ValueError(_problems(exc)) from exc
 
     @property
     def checkpoint_interval(self) -> int:
@@ -306,6 +343,32 @@ class ExperimentSpec(Versioned):
             raise ValueError(f"a persistence experiment cannot plan {costly}: the recovery-cost rule compares runs "
                              "that recovered from an injected fault, and its treatment injects none")
 
+    @property
+    def serving_study(self) -> bool:
+        """A serving experiment: its arms are the `reference` serving arm and the cell's serving arm."""
+        return self.factors.serving is not None
+
+    def _check_serving(self) -> None:
+        if self.factors.serving is None:
+            if self.continuation:
+                raise ValueError("`continuation` needs the factor `serving` (only the serving protocol falls back)")
+            if "serving" in self.analysis.descriptive:
+                raise ValueError("the descriptive report `serving` needs the factor `serving`")
+            if self.endpoint.fallback is not None:
+                raise ValueError("endpoint.fallback is asked only by the serving protocol: it needs the factor "
+                                 "`serving`")
+            return
+        fallback = sorted(NEEDS_FALLBACK & set(self.factors.serving))
+        if fallback and self.endpoint.fallback is None:
+            how = ("fallback: {policy: NAME}" if self.endpoint.scripted else
+                   "fallback: {base_url: URL, model: NAME}, or --fallback-base-url/--fallback-model at the freeze")
+            raise ValueError(f"the serving arm {fallback[0]} needs a pinned fallback endpoint: give the endpoint "
+                             f"{how}")
+        # The treatment is a serving failure: the gate's items are worded for injected faults alone.
+        if self.analysis.gate is not None:
+            raise ValueError("a serving experiment plans no E3 gate (its items check injected faults' exposure); "
+                             "its serving figures are descriptive")
+
     @staticmethod
     def _check_order(name: str, apps: list[str]) -> None:
         from sites.invoices.pages import APPS_BY_KEY
@@ -322,6 +385,10 @@ class ExperimentSpec(Versioned):
         return list(self.endpoint.policies) if self.endpoint.scripted else [str(self.endpoint.model)]
 
 
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}" for e in exc.errors())
+
+
 def load_experiment(path: Path) -> ExperimentSpec:
     """Parse and validate an experiment file; ExperimentFileError names the file and what is wrong."""
     try:
@@ -335,7 +402,6 @@ def load_experiment(path: Path) -> ExperimentSpec:
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}" for e in exc.errors())
-        raise ExperimentFileError(f"{path}: {problems}") from exc
+        raise ExperimentFileError(f"{path}: {_problems(exc)}") from exc
     except ValueError as exc:
         raise ExperimentFileError(f"{path}: {exc}") from exc
