@@ -67,6 +67,9 @@ class ServingEvent(BaseModel):
 
     reply: int
     """The number of the model reply it happened while asking for."""
+    request: int
+    """The episode's model request it concerns (the latest sent), numbered from 1 across both endpoints as the
+    serving-fault layer numbers them: a failure is set beside the layer's decision for the same request."""
     kind: ServingEventKind
     upstream: Upstream
     """The endpoint it concerns (for `fell_back`, the one fallen back to)."""
@@ -111,13 +114,16 @@ class ServingTurn:
         self.events = events
         self.fallback = fallback
         self.upstream: Upstream = "primary"
+        self.request = 0
+        """The episode's latest model request (the loop sets it as it sends each)."""
         self.throttles = 0
         self.timeouts = 0
 
     def note(self, kind: ServingEventKind, detail: str = "", *, retry_after_s: float | None = None,
              wait_s: float | None = None, emitted_chars: int | None = None, action_started: bool | None = None) -> None:
         upstream: Upstream = "fallback" if kind == "fell_back" else self.upstream
-        self.events.append(ServingEvent(reply=self.reply, kind=kind, upstream=upstream, detail=detail,
+        self.events.append(ServingEvent(reply=self.reply, request=self.request, kind=kind, upstream=upstream,
+                                        detail=detail,
                                         retry_after_s=retry_after_s, wait_s=wait_s, emitted_chars=emitted_chars,
                                         action_started=action_started))
 

@@ -231,6 +231,8 @@ class ModelLoop:
         self.fallback = fallback
         """The pinned fallback endpoint the serving protocol may ask."""
         self._turn: ServingTurn | None = None
+        self._requests = 0
+        """Model requests sent so far in this episode (the serving events name theirs)."""
         self.checkpoints = checkpoints
         """Told of the loop's state at its start, before each action and after each step (long-running episodes
         write their durable checkpoints from these: computerops/persistence/); None for an ordinary episode."""
@@ -250,8 +252,11 @@ class ModelLoop:
         """The reply's body, content type and response headers (HTTP errors raise openai's errors), from the
         endpoint the serving protocol's turn asks (the primary without one)."""
         client, model = self.client, self.model
-        if self._turn is not None and self._turn.upstream == "fallback" and self.fallback is not None:
-            client, model = self.fallback.client, self.fallback.model
+        self._requests += 1
+        if self._turn is not None:
+            self._turn.request = self._requests
+            if self._turn.upstream == "fallback" and self.fallback is not None:
+                client, model = self.fallback.client, self.fallback.model
         kwargs: dict[str, Any] = {
             "model": model, "messages": list(messages), "max_tokens": self.bounds.max_response_tokens,
             "temperature": self.bounds.temperature,

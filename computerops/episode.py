@@ -43,7 +43,8 @@ from computerops.run_records import EpisodeRecord
 from computerops.security import attack_record
 from computerops.serving import tenant_context
 from computerops.serving_faults.clients import serving_clients
-from computerops.serving_faults.layer import SERVING_LOG, EpisodeServingFaults, ServingLog
+from computerops.serving_faults.layer import EpisodeServingFaults
+from computerops.serving_faults.log import SERVING_LOG, ServingLog
 from computerops.serving_faults.record import ServingRecord, serving_record
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.broker import BrokerSession

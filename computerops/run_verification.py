@@ -32,7 +32,7 @@ from computerops.experiment.lock import ExperimentRefused
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.report import report_json_as, summarize
 from computerops.run_records import EpisodeRecord, RunManifest
-from computerops.serving_faults.layer import SERVING_LOG, ServingLog, log_problems
+from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry

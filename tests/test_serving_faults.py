@@ -120,6 +120,7 @@ async def test_a_throttled_request_is_waited_for_and_asked_again(retry_after: in
     kinds = [(e.reply, e.kind) for e in transcript.serving]
     assert kinds == [(2, "throttled"), (2, "waited")]
     throttled = transcript.serving[0]
+    assert throttled.request == 2 and faults.log.calls[throttled.request - 1].status == 429
     assert throttled.retry_after_s == (None if retry_after is None else float(retry_after))
     assert transcript.serving[1].wait_s == (0.05 if retry_after is None else 0.0)
     assert [c.status for c in faults.log.calls[:3]] == [200, 429, 200]
@@ -240,6 +241,9 @@ async def test_a_real_endpoints_429_is_met_by_the_protocol_but_is_no_injection()
     transcript, faults, _ = await episode([], PLAIN, app=app)
     assert [e.kind for e in transcript.serving] == ["throttled", "waited"]
     assert faults.log.fired == [] and faults.log.calls[0].status == 429 and faults.log.calls[0].decision is None
+    from computerops.serving_faults.record import _explained
+
+    assert _explained(faults.log, transcript) == (["throttled@1/primary"], None)
 
 
 # --- the protocol's rules, unit by unit ------------------------------------------------------------------------
@@ -324,3 +328,62 @@ def test_a_degraded_tool_arm_needs_a_site_that_names_its_evidence_page(tmp_path:
     result = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint", "--endpoint", "scripted:oracle",
                                       "--out", str(tmp_path / "x"), "--serving", "degraded-tool"])
     assert result.exit_code == 2 and "names no evidence page" in " ".join(result.output.split())
+
+
+# --- the record: what was injected, what ended the episode, which path --------------------------------------------
+
+
+def _transcript(events: list[tuple[str, int]], stop: Any, cause: str | None = None) -> AgentTranscript:
+    """A transcript whose serving events are (kind, request) in order."""
+    from adapter.failover import ServingEvent
+
+    return AgentTranscript(system_prompt="", instruction="", tool_mode="auto", first_observation="",
+                           stop_reason=stop, infrastructure_cause=cause,
+                           serving=[ServingEvent(reply=1, request=request, kind=kind, upstream="primary")
+                                    for kind, request in events])
+
+
+def _log(*decisions: Any) -> Any:
+    from computerops.serving_faults.log import ServingCall, ServingLog
+
+    return ServingLog(plan=ServingPlan(), calls=[
+        ServingCall(request=n, upstream="primary", status=429 if kind == "throttle" else 200,
+                    decision=None if kind is None else ServingDecision(kind=kind, source="rule:0"))
+        for n, kind in enumerate(decisions, start=1)])
+
+
+def test_a_failure_nothing_injected_is_not_injected_and_a_real_one_that_ends_the_episode_stays_infrastructure() -> None:
+    from computerops.serving_faults.record import _explained
+
+    real = _transcript([("throttled", 1), ("throttled", 2)], "infrastructure", "HTTP 429")
+    unexplained, ended = _explained(_log(None, None), real)
+    assert unexplained == ["throttled@1/primary", "throttled@2/primary"] and ended is None
+    injected = _transcript([("throttled", 1)], "infrastructure", "HTTP 429")
+    assert _explained(_log("throttle"), injected) == ([], "throttle")
+    # An injected 429 earlier, a real failure at the end: the end is not the injection's.
+    late = _transcript([("throttled", 1), ("throttled", 2)], "infrastructure", "HTTP 429")
+    assert _explained(_log("throttle", None), late) == (["throttled@2/primary"], None)
+    # A failure is set beside the decision for its own request, whatever the order of the others.
+    held = _transcript([("timed_out", 1), ("timed_out", 2)], "infrastructure", "request timeout")
+    assert _explained(_log(None, "timeout_before_reply"), held) == (["timed_out@1/primary"], "timeout_before_reply")
+    assert _explained(_log("timeout_before_reply", None), held) == (["timed_out@2/primary"], None)
+    # An injected kind other than the failure met at that request explains nothing.
+    assert _explained(_log("queue_delay"), _transcript([("timed_out", 1)], "finish"))[0] == ["timed_out@1/primary"]
+
+
+@pytest.mark.parametrize(("kinds", "stop", "path"), [
+    ([], "finish", "normal"),
+    (["timed_out", "resent"], "finish", "resent"),
+    (["throttled", "waited", "timed_out", "resent"], "finish", "waited"),
+    (["throttled", "fell_back"], "finish", "fallback"),
+    (["stream_cut", "continued", "fell_back"], "finish", "continued"),
+    (["throttled", "waited", "stream_cut", "fallback_refused"], "stream_cut", "blocked"),
+])
+def test_the_path_is_the_last_that_applies_in_the_paths_order(kinds: list[str], stop: str, path: str) -> None:
+    from computerops.serving_faults.record import _path
+
+    events = [(kind, 1) for kind in kinds]
+    assert _path(_transcript(events, stop), []) == path
+    assert _path(_transcript(events, stop), [(5, "ambiguous_after_commit")]) == "after_commit_timeout"
+    assert _path(_transcript(events, stop),
+                 [(5, "ambiguous_after_commit"), (7, "missing_resource")]) == "degraded_evidence"

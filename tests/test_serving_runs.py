@@ -24,7 +24,7 @@ from computerops.run_records import EpisodeRecord
 from computerops.run_verification import verify_run
 from computerops.runner import execute_run
 from computerops.serving_faults.arms import Serving, serving_arm
-from computerops.serving_faults.layer import SERVING_LOG, ServingLog, log_problems
+from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
 from computerops.serving_faults.plan import ServingParams, ServingRule
 from tasks import load_catalog
 

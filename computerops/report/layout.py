@@ -329,7 +329,8 @@ def serving_table(serving: ServingReport) -> Table:
                  "contract: no duplicate effect, no invented eligibility (acting or asserting with a `seen` check "
                  "failed), no false success claim, and where state could not be read an explicit unfinished status. "
                  "Not injected: serving failures met that the fault layer did not inject (a real endpoint's). "
-                 "Model s: the replies' latencies plus the protocol's waits (docs/long-running.md)."))
+                 "Model s: the replies' latencies, each with every attempt, wait and fallback taken for it "
+                 "(docs/long-running.md)."))
 
 
 def _faults(report: RunReport) -> list[Block]:

@@ -14,8 +14,9 @@ carries the decision out where a real deployment fails:
   events, without finish reason or [DONE] (not applied to a reply that is not streamed, or shorter than the cut).
 
 Nothing in what goes back says a failure was injected: the harness meets it as it would a real one. The layer's
-log (`ServingLog`, the episode's `serving.json`) is the authority on what was injected; the record sets it beside
-what the harness met (computerops/serving_faults/record.py). Other requests (`/models`) pass untouched.
+log (`ServingLog`, computerops/serving_faults/log.py: the episode's `serving.json`) is the authority on what was
+injected; the record sets it beside what the harness met (computerops/serving_faults/record.py). Other requests
+(`/models`) pass untouched.
 """
 
 from __future__ import annotations
@@ -24,55 +25,17 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import Literal
 
 import httpx2
-from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.failover import Upstream
 from adapter.modelclient import ReplyCutOff
 from adapter.reply import MAX_REPLY_BYTES, read_within
 from adapter.stream import StreamCut, assemble_stream, sse_events
-from computerops.core.formats import Versioned
+from computerops.serving_faults.log import ServingCall, ServingLog
 from computerops.serving_faults.plan import ServingDecision, ServingInjector, ServingPlan
 
-SERVING_FORMAT: Literal["computerops.serving/1"] = "computerops.serving/1"
-SERVING_LOG = "serving.json"
-"""The episode's serving log, beside its other evidence."""
 _TRAVEL_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
-
-
-class ServingCall(BaseModel):
-    """One model request as the layer saw it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    request: int
-    """Its number in the episode, from 1, across endpoints."""
-    upstream: Upstream
-    decision: ServingDecision | None = None
-    status: int | None = None
-    """What went back: the endpoint's status, the injected 429 or 504; None for a request held until the harness
-    gave up on it."""
-    streamed: bool = False
-    events_sent: int | None = Field(default=None, exclude_if=lambda value: value is None)
-    """A cut stream's data events handed back."""
-    held_s: float | None = Field(default=None, exclude_if=lambda value: value is None)
-    """How long a delayed or held request was held."""
-
-
-class ServingLog(Versioned):
-    """An episode's serving faults: the plan, and every model request with its decision (`serving.json`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    format: Literal["computerops.serving/1"] = SERVING_FORMAT
-
-    plan: ServingPlan
-    calls: list[ServingCall] = Field(default_factory=list)
-
-    @property
-    def fired(self) -> list[ServingCall]:
-        return [call for call in self.calls if call.decision is not None and call.decision.applied]
 
 
 class EpisodeServingFaults:
@@ -179,22 +142,3 @@ class ServingFaultTransport(httpx2.AsyncBaseTransport):
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-
-def log_problems(log: ServingLog, plan: ServingPlan) -> list[str]:
-    """Where a serving log is not what its episode's plan decides: another plan, or a request whose logged decision
-    differs from the plan's for that request and endpoint (decisions are a function of the plan alone, so `verify`
-    decides every one again). Only a cut can be logged not applied (the reply was not streamed, or too short)."""
-    if log.plan != plan:
-        return ["serving.json's plan is not the episode's planned serving"]
-    injector = ServingInjector(plan)
-    problems = []
-    for call in log.calls:
-        decided = injector.decide(call.request, call.upstream)
-        logged = call.decision
-        if logged is not None and not logged.applied and logged.kind != "partial_stream":
-            problems.append(f"request {call.request}: a {logged.kind} is logged not applied")
-        if (None if logged is None else logged.model_copy(update={"applied": True})) != decided:
-            problems.append(f"request {call.request} ({call.upstream}): logged {logged}, the plan decides {decided}")
-    if [call.request for call in log.calls] != list(range(1, len(log.calls) + 1)):
-        problems.append("serving.json's requests are not numbered 1, 2, ... in order")
-    return problems

@@ -26,7 +26,7 @@ from adapter.failover import UPSTREAMS
 from adapter.transcript import AgentTranscript
 from computerops.persistence.metrics import duplicate_effects
 from computerops.serving_faults.arms import ServingArm
-from computerops.serving_faults.layer import ServingLog
+from computerops.serving_faults.log import ServingLog
 from computerops.serving_faults.plan import ServingFaultKind
 from sites.kit.ledgers import LedgerSource
 from sites.kit.records import JournalEntry, Operation
@@ -67,7 +67,8 @@ class ServingRecord(BaseModel):
     """An injected fault the protocol could not get past ended the episode: its outcome is the treatment's, not an
     infrastructure failure (a real failure ending it stays infrastructure)."""
     model_s: float
-    """The replies' latencies plus the protocol's waits, in seconds (measured: not recomputed)."""
+    """The replies' latencies, in seconds: each from its first request to the reply carried out, so with every
+    attempt, wait and fallback the protocol took for it (measured: recomputed from the transcript's figures)."""
     replies: dict[str, int]
     """Replies carried out, per endpoint (`primary`, `fallback`)."""
     completion_tokens: dict[str, int | None]
@@ -112,30 +113,26 @@ def _path(transcript: AgentTranscript, tool_side: list[tuple[int, str]]) -> Serv
 
 
 def _explained(log: ServingLog, transcript: AgentTranscript) -> tuple[list[str], ServingFaultKind | None]:
-    """The protocol's events nothing injected, and the injected kind that ended the episode (if one did)."""
-    fired = [call for call in log.fired]
-    unexplained: list[str] = []
-    pool = list(fired)
-    for event in transcript.serving:
-        kind = _MET.get(event.kind)
-        if kind is None:
-            continue
-        match = next((c for c in pool if c.decision is not None and c.decision.kind == kind
-                      and c.upstream == event.upstream), None)
-        if match is None:
-            unexplained.append(f"{event.kind}@{event.reply}/{event.upstream}")
-        else:
-            pool.remove(match)
+    """The protocol's failures nothing injected (each set beside the layer's decision for its own request), and the
+    injected kind that ended the episode, if one did."""
+    by_request = {call.request: call for call in log.calls}
+
+    def injected(request: int, kind: ServingFaultKind) -> bool:
+        call = by_request.get(request)
+        return call is not None and call.decision is not None and call.decision.applied and call.decision.kind == kind
+
+    unexplained = [f"{event.kind}@{event.request}/{event.upstream}" for event in transcript.serving
+                   if event.kind in _MET and not injected(event.request, _MET[event.kind])]
+    failures = [event for event in transcript.serving if event.kind in _MET]
+    last = failures[-1] if failures else None
     ended: ServingFaultKind | None = None
-    last = log.calls[-1] if log.calls else None
-    if last is not None and last.decision is not None and last.decision.applied:
+    if last is not None and injected(last.request, _MET[last.kind]):
         cause = transcript.infrastructure_cause
-        if transcript.stop_reason == "stream_cut" and last.decision.kind == "partial_stream":
-            ended = "partial_stream"
-        elif transcript.stop_reason == "infrastructure" and (
-                (cause == "HTTP 429" and last.decision.kind == "throttle")
-                or (cause == "request timeout" and last.decision.kind == "timeout_before_reply")):
-            ended = last.decision.kind
+        if (transcript.stop_reason == "stream_cut" and last.kind == "stream_cut") or (
+                transcript.stop_reason == "infrastructure"
+                and ((cause == "HTTP 429" and last.kind == "throttled")
+                     or (cause == "request timeout" and last.kind == "timed_out"))):
+            ended = _MET[last.kind]
     return unexplained, ended
 
 
@@ -147,8 +144,7 @@ def serving_record(arm: ServingArm, task: TaskSpec, log: ServingLog, transcript:
     injected = [f"{c.decision.kind}@{c.request}/{c.upstream}" for c in log.fired if c.decision is not None]
     injected += [f"{fault}@op{seq}" for seq, fault in tool_side]
     calls = _calls_by_upstream(transcript)
-    waits = sum(e.wait_s or 0.0 for e in transcript.serving)
-    model_s = round(sum(s.call.latency_s for s in transcript.steps) + waits, 3)
+    model_s = round(sum(s.call.latency_s for s in transcript.steps), 3)  # each with its waits and attempts
     duplicates = None if ledgers is None else duplicate_effects(operations, journal, ledgers)
     seen = {p.name for p in task.required_procedure if p.kind == "seen"}
     claim = verdict.claim
