@@ -28,12 +28,8 @@ from adapter.modelclient import model_client
 from adapter.observation import Control, Observation, format_control
 from adapter.stream import StreamCut, assemble_stream, sse_events
 from adapter.transcript import AgentTranscript, Bounds
-from computerops.serving_faults.layer import (
-    EpisodeServingFaults,
-    ServingFaultTransport,
-    ServingLog,
-    log_problems,
-)
+from computerops.serving_faults.layer import EpisodeServingFaults, ServingFaultTransport
+from computerops.serving_faults.log import ServingLog, log_problems
 from computerops.serving_faults.plan import (
     SERVING_FAULT_KINDS,
     ServingDecision,
@@ -57,7 +53,7 @@ UPSTREAMS = ("primary", "fallback")
        kind=st.sampled_from(SERVING_FAULT_KINDS))
 def test_a_rule_fires_on_its_request_and_exactly_the_times_minus_one_after_it(request: int, times: int, n: int,
                                                                             kind: str) -> None:
-    plan = ServingPlan(rules=[ServingRule(kind=kind, request=request, times=times)])  # type: ignore[arg-type]
+    plan = ServingPlan(rules=[ServingRule(kind=kind, request=request, times=times)])
     decided = ServingInjector(plan).decide(n, "primary")
     expected = request <= n < request + times
     assert (decided is not None) == expected, (request, times, n)
@@ -74,7 +70,7 @@ def test_a_rule_fires_on_its_request_and_exactly_the_times_minus_one_after_it(re
 def test_a_rule_is_limited_to_its_upstream_and_none_means_both(rule_upstream: str | None, asked: str,
                                                                fires: bool) -> None:
     plan = ServingPlan(rules=[ServingRule(kind="throttle", request=3, times=1,
-                                          upstream=rule_upstream)])  # type: ignore[arg-type]
+                                          upstream=rule_upstream)])
     assert (ServingInjector(plan).decide(3, asked) is not None) == fires  # type: ignore[arg-type]
 
 
@@ -96,7 +92,7 @@ def test_rates_nest_a_request_faulted_at_a_rate_is_faulted_at_every_higher_rate(
 
     def at(rate: float) -> ServingDecision | None:
         plan = ServingPlan(seed=seed, task_id=task, repetition=repetition, rate=rate,
-                           rate_kinds=[kind])  # type: ignore[list-item]
+                           rate_kinds=[kind])
         return ServingInjector(plan).decide(request, upstream)  # type: ignore[arg-type]
 
     lower, higher = at(low), at(high)
@@ -108,8 +104,8 @@ def test_rates_nest_a_request_faulted_at_a_rate_is_faulted_at_every_higher_rate(
 
 @pytest.mark.parametrize("kind", SERVING_FAULT_KINDS)
 def test_rate_zero_never_fires_and_rate_one_always_fires(kind: str) -> None:
-    never = ServingInjector(ServingPlan(seed=3, task_id="t", rate=0.0, rate_kinds=[kind]))  # type: ignore[list-item]
-    always = ServingInjector(ServingPlan(seed=3, task_id="t", rate=1.0, rate_kinds=[kind]))  # type: ignore[list-item]
+    never = ServingInjector(ServingPlan(seed=3, task_id="t", rate=0.0, rate_kinds=[kind]))
+    always = ServingInjector(ServingPlan(seed=3, task_id="t", rate=1.0, rate_kinds=[kind]))
     for n in range(1, 40):
         assert never.decide(n, "primary") is None
         fired = always.decide(n, "primary")
@@ -371,7 +367,18 @@ async def test_requests_are_numbered_across_primary_and_fallback_and_a_rule_keep
 # verify: log_problems
 # ---------------------------------------------------------------------------------------------------------------
 
+_GENUINE: list[tuple[ServingLog, ServingPlan]] = []
+
+
 async def genuine_log() -> tuple[ServingLog, ServingPlan]:
+    """The log of five requests (a queueing delay by rate holds one a second): made once, shared by the cases."""
+    if not _GENUINE:
+        _GENUINE.append(await _make_genuine_log())
+    log, plan = _GENUINE[0]
+    return log.model_copy(deep=True), plan
+
+
+async def _make_genuine_log() -> tuple[ServingLog, ServingPlan]:
     plan = ServingPlan(seed=5, task_id="t", rules=[ServingRule(kind="throttle", request=2, times=1,
                                                                params=ServingParams(retry_after=3)),
                                                    ServingRule(kind="partial_stream", request=4)],
@@ -610,7 +617,7 @@ async def test_on_throttle_fallback_without_a_fallback_never_has_a_fallback_answ
 @pytest.mark.parametrize("on_timeout", ["retry", "fallback"])
 async def test_a_request_without_a_reply_is_sent_once_more(on_timeout: str) -> None:
     held = ServingRule(kind="timeout_before_reply", request=1, times=1)
-    run = await episode(held, protocol=ServingProtocol(stream=True, on_timeout=on_timeout),  # type: ignore[arg-type]
+    run = await episode(held, protocol=ServingProtocol(stream=True, on_timeout=on_timeout),
                         primary=[CLICK_1, DONE], fallback=[CLICK_2, DONE], request_timeout_s=0.5)
     assert "timed_out" in kinds(run.transcript)
     assert run.transcript.stop_reason == "finish"
@@ -721,7 +728,10 @@ def serving_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return Run(out, {r.episode_id.split("-", 1)[1]: r for r in records})
 
 
-browser = pytest.mark.browser
+def browser(test: Any) -> Any:
+    """The end-to-end blind cases: in the slow tier, as tests/test_serving_runs.py runs the same arms, policies and
+    verification in CI (the in-process blind cases above run in every tier)."""
+    return pytest.mark.slow(pytest.mark.browser(test))
 
 
 @browser
