@@ -33,11 +33,12 @@ if TYPE_CHECKING:  # the transcript schema imports this module's models, and nev
 Upstream = Literal["primary", "fallback"]
 UPSTREAMS: tuple[Upstream, ...] = ("primary", "fallback")
 ServingEventKind = Literal["throttled", "waited", "timed_out", "resent", "fell_back", "stream_cut",
-                           "fallback_refused", "continued"]
+                           "fallback_refused", "continued", "usage_unasked"]
 """What happened to a model request: `throttled` (a 429), `waited` (slept before asking again), `timed_out` (no reply
 within the request's bound), `resent` (asked the same endpoint again), `fell_back` (asked the fallback instead),
 `stream_cut` (a streamed reply ended early), `fallback_refused` (a fallback after a stream had begun, refused),
-`continued` (the same, allowed by a declared continuation design)."""
+`continued` (the same, allowed by a declared continuation design), `usage_unasked` (the server refused
+`stream_options`: the request sent again without it, and so for the rest of the episode)."""
 
 
 class ServingProtocol(BaseModel):
@@ -163,6 +164,10 @@ class ServingTurn:
             return True
         self.note("resent", f"the same request to the {self.upstream} endpoint")
         return True
+
+    def stream_options_refused(self, error: str) -> None:
+        self.note("usage_unasked", f"the {self.upstream} endpoint refused stream_options ({error[:200]}); asked "
+                                   "again without it")
 
     def after_cut(self, emitted: int, action_started: bool, detail: str) -> bool:
         """Whether a fallback answers the turn again after its stream was cut (only under a declared continuation

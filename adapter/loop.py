@@ -232,6 +232,8 @@ class ModelLoop:
         """The pinned fallback endpoint the serving protocol may ask."""
         self._turn: ServingTurn | None = None
         self._requests = 0
+        self._usage_unasked = False
+        """The server refused `stream_options`: streams are asked for without it (the usage where it still sends it)."""
         """Model requests sent so far in this episode (the serving events name theirs)."""
         self.checkpoints = checkpoints
         """Told of the loop's state at its start, before each action and after each step (long-running episodes
@@ -263,7 +265,8 @@ class ModelLoop:
         }
         if self.serving is not None and self.serving.stream:
             kwargs["stream"] = True
-            kwargs["stream_options"] = {"include_usage": True}
+            if not self._usage_unasked:
+                kwargs["stream_options"] = {"include_usage": True}
         if self.bounds.seed is not None:
             kwargs["seed"] = self.bounds.seed
         if mode != "text":
@@ -601,6 +604,12 @@ class ModelLoop:
                 # The serving protocol's own answer to a 429 (a wait, or the fallback); without it, the client's.
                 if self._turn is None or not await self._turn.after_throttle(exc, left):
                     raise
+            except openai.BadRequestError as exc:
+                # A server that streams but takes no stream_options (older servers): asked once more without it.
+                if self._turn is None or self._usage_unasked or "stream_options" not in str(exc):
+                    raise
+                self._usage_unasked = True
+                self._turn.stream_options_refused(str(exc))
 
     @staticmethod
     def _bound_hit(transcript: AgentTranscript, bound: RequestBound) -> AgentTranscript:

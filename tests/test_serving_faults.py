@@ -387,3 +387,37 @@ def test_the_path_is_the_last_that_applies_in_the_paths_order(kinds: list[str], 
     assert _path(_transcript(events, stop), [(5, "ambiguous_after_commit")]) == "after_commit_timeout"
     assert _path(_transcript(events, stop),
                  [(5, "ambiguous_after_commit"), (7, "missing_resource")]) == "degraded_evidence"
+
+
+async def test_a_server_that_refuses_stream_options_is_asked_again_without_them() -> None:
+    """An OpenAI-compatible server that streams but takes no `stream_options` (older servers word it so): the
+    protocol asks once more without them, for the rest of the episode, and says so; usage then goes unreported."""
+    refused: list[int] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if b"stream_options" in body:
+            refused.append(1)
+            said = json.dumps({"error": {"message": "Unrecognized request argument supplied: stream_options"}})
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": said.encode()})
+            return
+
+        async def replay() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await APP(scope, replay, send)
+
+    transcript, faults, _ = await episode([], STREAMED, app=app)
+    assert transcript.finish is not None and transcript.finish.success and refused == [1]
+    assert [e.kind for e in transcript.serving] == ["usage_unasked"]
+    assert [c.status for c in faults.log.calls][:2] == [400, 200] and all(c.streamed for c in faults.log.calls)
+    assert all(s.call.completion_tokens is None for s in transcript.steps)  # no usage chunk was asked for
