@@ -186,12 +186,18 @@ def _persistence(found: list[PersistenceCell] | None, arms: dict[tuple[str, str]
         return [Paragraph(text="Long-running episodes per cell and arm: no episode was attempted by the agent.")]
     base = persistence_table(PersistenceReport(rows=[row for _, _, row in labelled]))
     labels = sum(column.align == "left" for column in base.columns)  # endpoint, arm, recovery: the cell says them
-    return [Table(id="persistence-cells", title="Long-running episodes per cell and arm",
-                  columns=columns("cell", "arm", labels=2) + base.columns[labels:],
-                  rows=tuple((cell, arm, *cells[labels:]) for (cell, arm, _), cells in zip(labelled, base.rows,
-                                                                                            strict=True)),
-                  caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
-                          "(docs/experiments.md, 'The verdict rules').")]
+    return [_per_cell("persistence-cells", "Long-running episodes per cell and arm", labelled, base, labels)]
+
+
+def _per_cell(table_id: str, title: str, labelled: Sequence[tuple[str, str, object]], base: Table,
+              named: int) -> Table:
+    """A run report's table over an experiment's cells: its first `named` columns (what the cell and the labelled
+    arm say) replaced by the cell and the arm."""
+    return Table(id=table_id, title=title, columns=columns("cell", "arm", labels=2) + base.columns[named:],
+                 rows=tuple((cell, arm, *cells[named:]) for (cell, arm, _), cells in zip(labelled, base.rows,
+                                                                                          strict=True)),
+                 caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
+                         "(docs/experiments.md, 'The verdict rules').")
 
 
 def _serving(found: list[ServingCell] | None, arms: dict[tuple[str, str], str]) -> list[Block]:
@@ -206,12 +212,7 @@ def _serving(found: list[ServingCell] | None, arms: dict[tuple[str, str], str]) 
         return [Paragraph(text="Serving failures per cell and arm: no episode was attempted by the agent.")]
     base = serving_table(ServingReport(rows=[row for _, _, row in labelled]))
     named = 2  # endpoint and serving arm: the cell and the labelled arm say them; the path stays
-    return [Table(id="serving-cells", title="Serving failures by path per cell and arm",
-                  columns=columns("cell", "arm", labels=2) + base.columns[named:],
-                  rows=tuple((cell, arm, *cells[named:]) for (cell, arm, _), cells in zip(labelled, base.rows,
-                                                                                          strict=True)),
-                  caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
-                          "(docs/experiments.md, 'The verdict rules').")]
+    return [_per_cell("serving-cells", "Serving failures by path per cell and arm", labelled, base, named)]
 
 
 def _noise(floor: NoiseFloor | None) -> list[Block]:
