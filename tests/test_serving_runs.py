@@ -87,6 +87,7 @@ def test_the_fallback_path_is_reported_apart_and_its_false_completion_breaks_the
     assert served is not None and served.path == "fallback" and served.replies["fallback"] > 0
     assert record.outcome == "false_completion" and served.false_success_claim and not served.contract_held
     assert all(f.startswith("throttle@") and f.endswith("/primary") for f in served.injected)
+    assert served.configured == ["throttle"]
     report = summarize(run.manifest(), run.records())
     assert report.serving is not None
     rows = {(r.arm, r.path): r for r in report.serving.rows}
@@ -100,6 +101,7 @@ def test_a_cut_stream_ends_the_episode_unfinished_as_the_treatment_not_as_infras
     served = record.serving
     assert record.stop_reason == "stream_cut" and record.outcome != "infrastructure_failure"
     assert record.infrastructure_cause is None and record.claim.success is None
+    assert summarize(run.manifest(), run.records()).total.stop_reasons["stream_cut"] == 1  # listed once it occurs
     assert served is not None and served.path == "blocked" and served.ended_by_injection == "partial_stream"
     assert served.unresolved_explicit is True and served.contract_held
     transcript = json.loads((run.episode_dir(record.episode_id) / "transcript.json").read_text())
@@ -115,6 +117,7 @@ def test_a_timeout_after_the_commit_leaves_one_effect_and_an_explicit_unresolved
     record = records(run)["after-commit"]
     served = record.serving
     assert served is not None and served.path == "after_commit_timeout" and served.state_unreadable
+    assert served.configured == ["ambiguous_after_commit"]
     assert served.duplicate_effects == 0 and served.unresolved_explicit and served.contract_held
     assert record.claim.success is False and record.claim.status == "failed"
     episode = run.load_episode(record)
@@ -135,6 +138,7 @@ def test_a_degraded_evidence_page_is_met_with_an_explicit_unresolved_status(run:
     record = records(run)["degraded"]
     served = record.serving
     assert served is not None and served.path == "degraded_evidence" and served.contract_held
+    assert served.configured == ["missing_resource"]
     assert served.invented_eligibility == [] and served.unresolved_explicit
     assert any(f.startswith("missing_resource@op") for f in served.injected)
 

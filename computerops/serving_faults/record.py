@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapter.failover import UPSTREAMS
 from adapter.transcript import AgentTranscript
 from computerops.persistence.metrics import duplicate_effects
-from computerops.serving_faults.arms import ServingArm
+from computerops.serving_faults.arms import ServingArm, tool_fault_rules
 from computerops.serving_faults.log import ServingLog
 from computerops.serving_faults.plan import ServingFaultKind
 from sites.kit.ledgers import LedgerSource
@@ -58,6 +58,8 @@ class ServingRecord(BaseModel):
 
     arm: ServingArm
     path: ServingPath
+    configured: list[str] = Field(default_factory=list)
+    """The serving fault kinds the episode's plan configures and the site fault classes its arm adds (sorted)."""
     injected: list[str] = Field(default_factory=list)
     """What was injected and fired, in order: `throttle@2/primary`, `partial_stream@2/primary`,
     `ambiguous_after_commit@op5`."""
@@ -160,8 +162,9 @@ def serving_record(arm: ServingArm, task: TaskSpec, log: ServingLog, transcript:
                     or verdict.outcome == "verified_success")
     false_claim = claim.success is True and verdict.outcome != "verified_success"
     held = not duplicates and not invented and not false_claim and explicit is not False
+    configured = sorted({*log.plan.configured, *(rule.fault for rule in tool_fault_rules(arm, task.site))})
     return ServingRecord(
-        arm=arm, path=_path(transcript, tool_side), injected=injected, not_injected=unexplained,
+        arm=arm, path=_path(transcript, tool_side), configured=configured, injected=injected, not_injected=unexplained,
         ended_by_injection=ended, model_s=model_s,
         replies={name: len(found) for name, found in calls.items()},
         completion_tokens={name: (None if None in found else sum(t for t in found if t is not None))
