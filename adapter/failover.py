@@ -12,6 +12,8 @@ study, docs/long-running.md "Serving failures"). The protocol is declared per ep
   fallback after a stream has begun is refused — two models would answer one turn, the second acting on a state
   it did not create — unless the protocol declares a continuation design (`continuation`: the fallback is asked the
   whole turn again and the cut reply is discarded). Refused, the episode ends as `stream_cut`: unfinished, said so.
+  A stream that began (`adapter.modelclient.StreamWatch`) and then stalled past the request bound is a cut stream:
+  nothing answers that turn again without the continuation design.
 
 Each of these is one `ServingEvent` in the transcript, in order; which endpoint answered each reply is its
 `ModelCall.upstream` (None: the primary). The module imports no endpoint code (the transcript schema reads its
@@ -153,9 +155,13 @@ class ServingTurn:
         self.note("waited", f"{wait:.1f} s before asking the {self.upstream} endpoint again", wait_s=round(wait, 3))
         return True
 
-    def after_timeout(self, limit_s: float) -> bool:
+    def after_timeout(self, limit_s: float, *, stream_began: bool = False) -> bool:
         """Whether to ask again after a request got no reply within `limit_s` (the request's bound, not the wall
-        clock's); once per reply, to the same endpoint or the fallback."""
+        clock's); once per reply, to the same endpoint or the fallback. A stream that had begun and then stalled is a
+        cut stream: only a declared continuation design lets the fallback answer the turn again."""
+        if stream_began:
+            return self.after_cut(0, False, f"the {self.upstream} endpoint's stream began, then stalled past the "
+                                            f"request bound ({limit_s:.1f} s)", stalled=True)
         self.note("timed_out", f"no reply from the {self.upstream} endpoint within {limit_s:.1f} s")
         self.timeouts += 1
         if self.timeouts > 1:
@@ -169,10 +175,11 @@ class ServingTurn:
         self.note("usage_unasked", f"the {self.upstream} endpoint refused stream_options ({error[:200]}); asked "
                                    "again without it")
 
-    def after_cut(self, emitted: int, action_started: bool, detail: str) -> bool:
+    def after_cut(self, emitted: int, action_started: bool, detail: str, *, stalled: bool = False) -> bool:
         """Whether a fallback answers the turn again after its stream was cut (only under a declared continuation
-        design); False: the episode ends unfinished."""
-        self.note("stream_cut", detail, emitted_chars=emitted, action_started=action_started)
+        design); False: the episode ends unfinished. A stalled stream's text is unknown (`stalled`)."""
+        self.note("stream_cut", detail, emitted_chars=None if stalled else emitted,
+                  action_started=None if stalled else action_started)
         if self.fallback is None or self.upstream == "fallback":
             return False
         if not self.protocol.continuation:

@@ -33,7 +33,7 @@ from adapter.actions import (
 from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
 from adapter.failover import Fallback, ServingProtocol, ServingTurn
 from adapter.lines import flat
-from adapter.modelclient import ReplyCutOff
+from adapter.modelclient import ReplyCutOff, StreamWatch
 from adapter.observation import Observation
 from adapter.prompts import (
     RESULT_FOLLOWS,
@@ -224,12 +224,15 @@ class ModelLoop:
 
     def __init__(self, client: openai.AsyncOpenAI, model: str, bounds: Bounds, *, budget: int | None = None,
                  finish: FinishSchema = NO_ANSWER, token_scale: float = 1.0, checkpoints: Checkpoints | None = None,
-                 serving: ServingProtocol | None = None, fallback: Fallback | None = None):
+                 serving: ServingProtocol | None = None, fallback: Fallback | None = None,
+                 stream_watch: StreamWatch | None = None):
         self.serving = serving
         """The serving protocol (adapter/failover.py): streamed replies, and what a 429, a timeout or a cut stream
         leads to; None asks as ever (the client's own retries, any failure the endpoint's)."""
         self.fallback = fallback
         """The pinned fallback endpoint the serving protocol may ask."""
+        self.stream_watch = stream_watch
+        """Told by the clients' transports when a streamed reply begins to arrive (adapter/modelclient.py)."""
         self._turn: ServingTurn | None = None
         self._requests = 0
         self._usage_unasked = False
@@ -255,6 +258,8 @@ class ModelLoop:
         endpoint the serving protocol's turn asks (the primary without one)."""
         client, model = self.client, self.model
         self._requests += 1
+        if self.stream_watch is not None:
+            self.stream_watch.began = False
         if self._turn is not None:
             self._turn.request = self._requests
             if self._turn.upstream == "fallback" and self.fallback is not None:
@@ -598,7 +603,9 @@ class ModelLoop:
             except TimeoutError:
                 which: Literal["request_timeout", "wall_clock"] = (
                     "wall_clock" if left <= self.bounds.request_timeout_s else "request_timeout")
-                if which == "wall_clock" or self._turn is None or not self._turn.after_timeout(limit):
+                began = self.stream_watch is not None and self.stream_watch.began
+                if which == "wall_clock" or self._turn is None or not self._turn.after_timeout(limit,
+                                                                                           stream_began=began):
                     raise RequestBound(which, limit) from None
             except openai.RateLimitError as exc:
                 # The serving protocol's own answer to a 429 (a wait, or the fallback); without it, the client's.

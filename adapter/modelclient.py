@@ -56,6 +56,31 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
+class StreamWatch:
+    """Whether the latest request's streamed reply had begun to arrive (its 200 and event-stream headers came): the
+    serving protocol refuses another answer to a turn whose stream began (adapter/failover.py)."""
+
+    def __init__(self) -> None:
+        self.began = False
+
+
+class WatchedTransport(httpx2.AsyncBaseTransport):
+    """A transport that tells a `StreamWatch` when a streamed reply begins to arrive from `inner`."""
+
+    def __init__(self, watch: StreamWatch, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self.watch = watch
+        self.inner = inner or httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        if response.status_code == 200 and "text/event-stream" in response.headers.get("content-type", "").lower():
+            self.watch.began = True
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 def model_client(base_url: str, api_key: str, *, max_retries: int = 2, timeout: float = 120.0,
                  transport: httpx2.AsyncBaseTransport | None = None) -> openai.AsyncOpenAI:
     """The openai client a run asks its model through, every reply bounded (`BoundedTransport` over `transport`,

@@ -17,6 +17,7 @@ from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
 from adapter.containment import containment_of
 from adapter.driver import PageDriver
 from adapter.loop import ModelLoop
+from adapter.modelclient import StreamWatch
 from adapter.reply import clean_text
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.bundle import TRACE, RunDirectory
@@ -112,11 +113,12 @@ async def _drive(
     is saved there before the context closes, whether the session ended normally or not. A serving episode asks its
     model through the serving-fault layer (`serving`), under its serving protocol."""
     if serving is not None and planned.serving is not None:
+        watch = StreamWatch()
         async with serving_clients(str(ctx.client.base_url), ctx.client.api_key, ctx.config.endpoint.fallback,
-                                   serving) as (client, fallback):
+                                   serving, watch) as (client, fallback):
             loop = ModelLoop(client, model, _episode_bounds(ctx, planned), budget=task.spec.budgets.actions,
                              finish=finish_schema(task), token_scale=ctx.token_scale,
-                             serving=planned.serving.protocol, fallback=fallback)
+                             serving=planned.serving.protocol, fallback=fallback, stream_watch=watch)
             return await _browse(ctx, task, planned, token, loop, trace)
     loop = ModelLoop(ctx.client, model, _episode_bounds(ctx, planned), budget=task.spec.budgets.actions,
                      finish=finish_schema(task), token_scale=ctx.token_scale)

@@ -8,6 +8,7 @@ tests/test_serving_runs.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -421,3 +422,47 @@ async def test_a_server_that_refuses_stream_options_is_asked_again_without_them(
     assert [e.kind for e in transcript.serving] == ["usage_unasked"]
     assert [c.status for c in faults.log.calls][:2] == [400, 200] and all(c.streamed for c in faults.log.calls)
     assert all(s.call.completion_tokens is None for s in transcript.steps)  # no usage chunk was asked for
+
+
+async def test_a_stream_that_began_and_stalled_is_a_cut_stream_no_fallback_answers() -> None:
+    """A real server (over loopback HTTP) that starts its streamed reply and then stalls: the request bound ends the
+    wait, and since the stream had begun no fallback may answer the turn without a continuation design; the failure
+    was not injected, so it stays the endpoint's (infrastructure)."""
+    from adapter.modelclient import StreamWatch, WatchedTransport
+    from computerops.serving import serve_app
+    from computerops.serving_faults.record import _explained
+
+    async def stalling(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        chunk = {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me"}}]}
+        await send({"type": "http.response.body", "body": f"data: {json.dumps(chunk)}\n\n".encode(),
+                    "more_body": True})
+        with contextlib.suppress(TimeoutError):  # stalls until the client goes away
+            async with asyncio.timeout(10):
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+
+    async with serve_app(stalling) as origin:
+        for continuation in (False, True):
+            faults = EpisodeServingFaults(ServingPlan(task_id=SOLVE.id))
+            watch = StreamWatch()
+            primary = model_client(f"{origin}/v1", "k", max_retries=0, transport=ServingFaultTransport(
+                faults, "primary", inner=WatchedTransport(watch)))
+            fallback = Fallback(client=clients(faults)[0], model="scripted:oracle")
+            loop = ModelLoop(primary, "m", Bounds(request_timeout_s=0.5),
+                             serving=STREAMED.model_copy(update={"continuation": continuation,
+                                                                 "on_timeout": "fallback"}),
+                             fallback=fallback, stream_watch=watch)
+            transcript = await loop.run(FakeSite(), SOLVE.spec.instruction)
+            kinds = [e.kind for e in transcript.serving]
+            if continuation:  # every turn: the primary's stream stalls, the fallback answers the turn again
+                assert kinds == ["stream_cut", "continued", "fell_back"] * len(transcript.steps)
+                assert transcript.finish is not None and transcript.finish.success
+                assert {s.call.upstream for s in transcript.steps} == {"fallback"}
+            else:
+                assert kinds == ["stream_cut", "fallback_refused"], kinds
+                assert transcript.stop_reason == "infrastructure" and transcript.steps == []
+                assert _explained(faults.log, transcript) == (["stream_cut@1/primary"], None)

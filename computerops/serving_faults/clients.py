@@ -13,28 +13,32 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import openai
 
-from adapter.failover import Fallback
-from adapter.modelclient import model_client
+from adapter.failover import Fallback, Upstream
+from adapter.modelclient import StreamWatch, WatchedTransport, model_client
 from computerops.config import FallbackEndpoint
 from computerops.serving_faults.layer import EpisodeServingFaults, ServingFaultTransport
 
 
 @asynccontextmanager
-async def serving_clients(base_url: str, api_key: str, fallback: FallbackEndpoint | None,
-                          faults: EpisodeServingFaults) -> AsyncIterator[tuple[openai.AsyncOpenAI, Fallback | None]]:
+async def serving_clients(
+    base_url: str, api_key: str, fallback: FallbackEndpoint | None, faults: EpisodeServingFaults, watch: StreamWatch,
+) -> AsyncIterator[tuple[openai.AsyncOpenAI, Fallback | None]]:
     """The primary client and the fallback (None without one), both closed on the way out. A scripted fallback is
     the run's scripted endpoint asked for its policy; another is its own base URL, key from its environment
-    variable."""
+    variable. `watch` is told when a streamed reply from either endpoint begins to arrive (beneath the fault layer:
+    where the endpoint's bytes come in)."""
+    def transport(upstream: Upstream) -> ServingFaultTransport:
+        return ServingFaultTransport(faults, upstream, inner=WatchedTransport(watch))
+
     async with AsyncExitStack() as stack:
-        primary = model_client(base_url, api_key, max_retries=0,
-                               transport=ServingFaultTransport(faults, "primary"))
+        primary = model_client(base_url, api_key, max_retries=0, transport=transport("primary"))
         stack.push_async_callback(primary.close)
         second: Fallback | None = None
         if fallback is not None:
             url = base_url if fallback.base_url is None else fallback.base_url
             key = api_key if fallback.base_url is None else (
                 os.environ.get(fallback.api_key_env, "") if fallback.api_key_env else "not-needed")
-            client = model_client(url, key, max_retries=0, transport=ServingFaultTransport(faults, "fallback"))
+            client = model_client(url, key, max_retries=0, transport=transport("fallback"))
             stack.push_async_callback(client.close)
             second = Fallback(client=client, model=fallback.label)
         yield primary, second
