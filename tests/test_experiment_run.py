@@ -75,7 +75,8 @@ def test_the_e3_replication_resumed_after_sigkill_reports_and_verifies_as_e3(e3_
 def _tamper_episodes(run: Path, change: Callable[[dict[str, Any]], None]) -> None:
     lines = (run / EPISODES).read_text().splitlines()
     records = [json.loads(line) for line in lines]
-    change(records[1] if records[1]["episode_id"].endswith("treatment-r1") else records[0])
+    # the first admitted treatment episode (two run at once: admission order is completion order)
+    change(next(r for r in records if r["episode_id"].endswith("treatment-r1")))
     (run / EPISODES).write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
