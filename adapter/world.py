@@ -164,7 +164,11 @@ class IsolatedWorld:
         return self._frame_id is None or event.get("frameId") == self._frame_id
 
     def _on_top_frame_busy(self, event: dict[str, Any]) -> None:
-        """`Page.frameRequestedNavigation` or `Page.frameStartedLoading`: the top frame's loading begins."""
+        """`Page.frameRequestedNavigation` or `Page.frameStartedLoading`: the top frame's loading begins. Not for a
+        navigation the frame asked to open in another window (Shift+Enter or Control+Enter on a link): this frame
+        does not load for it, so no `frameStoppedLoading` would end the wait, which ran to the settle bound."""
+        if event.get("disposition") in ("newTab", "newWindow"):
+            return
         if self._is_top_frame(event):
             self._top_loaded.clear()
             self._world_at_busy = self._context

@@ -40,10 +40,12 @@ def e3_run(tmp_path_factory: pytest.TempPathFactory, scratch: None) -> Path:
     tmp_path = tmp_path_factory.mktemp("e3")
     _, lock = _freeze(tmp_path, "e3-replication.yaml")
     run = tmp_path / "e3"
-    process = start("experiment", "run", str(lock), "--out", str(run))
+    # Two episodes at once, as the other experiment runs here: the same evidence as serial (tests/test_concurrency.py;
+    # tests/test_resume.py kills and resumes serial runs).
+    process = start("experiment", "run", str(lock), "--out", str(run), "--concurrency", "2")
     kill_when(process, lambda: admitted_lines(run) >= 7, "seven admitted episodes")
     assert admitted_lines(run) < 36
-    finish(start("experiment", "run", str(lock), "--resume", str(run)), timeout=600)
+    finish(start("experiment", "run", str(lock), "--resume", str(run), "--concurrency", "2"), timeout=600)
     return run
 
 
@@ -73,7 +75,8 @@ def test_the_e3_replication_resumed_after_sigkill_reports_and_verifies_as_e3(e3_
 def _tamper_episodes(run: Path, change: Callable[[dict[str, Any]], None]) -> None:
     lines = (run / EPISODES).read_text().splitlines()
     records = [json.loads(line) for line in lines]
-    change(records[1] if records[1]["episode_id"].endswith("treatment-r1") else records[0])
+    # the first admitted treatment episode (two run at once: admission order is completion order)
+    change(next(r for r in records if r["episode_id"].endswith("treatment-r1")))
     (run / EPISODES).write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
@@ -156,7 +159,7 @@ def test_the_ci_grid_runs_its_tests_and_noise_floor(tmp_path: Path) -> None:
     assert 0 < min(rates) < 1 or max(rates) > min(rates), "a stochastic policy gives cells that differ"
     assert (run / LOCK_FILE).is_file()
     noise = tmp_path / "noise"
-    finish(start("experiment", "noise-floor", str(lock), "--out", str(noise)), timeout=600)
+    finish(start("experiment", "noise-floor", str(lock), "--out", str(noise), "--concurrency", "2"), timeout=600)
     floor = json.loads(finish(start("experiment", "report", str(noise), "--json")))["noise_floor"]
     assert floor["identical"]["reproduced_share"] == 1.0
     # The experiment's report shows a noise floor of the same lock beside its intervals, and refuses anything else.

@@ -43,7 +43,8 @@ REFUND = "helpdesk.refund-with-approval"
 """Its first effect is a refund bound to a one-use approval: the site itself refuses a second one."""
 ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy, CompactionPolicy]] = [
     (NOTIFY, "uninterrupted", "reconcile", "ledgers/1"),
-    (NOTIFY, "restarted", "reconcile", "ledgers/1"),
+    # NOTIFY's restarted arm is the command-line test's episode (test_run_persistence_from_the_command_line), which
+    # checks it as `test_every_sound_arm_verifies_with_each_effect_done_once` checks these.
     (DELAYED, "restarted", "reconcile", "ledgers/1"),
     (NOTIFY, "interrupted", "reconcile", "ledgers/1"),
     (NOTIFY, "interrupted", "retry-same-key", "ledgers/1"),
@@ -166,9 +167,19 @@ def test_run_persistence_from_the_command_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "--tasks", NOTIFY, "--endpoint", "scripted:oracle", "--out", str(out),
                                       "--persistence", "restarted", "--checkpoint-every", "2"])
     assert result.exit_code == 0, result.output
-    [record] = RunDirectory.open(out).records()
+    cli_run = RunDirectory.open(out)
+    [record] = cli_run.records()
     assert record.episode_id.endswith("--restarted") and record.persistence is not None
     assert record.outcome == "verified_success" and record.persistence.processes == 2
+    # The sound arm's checks (test_every_sound_arm_verifies_with_each_effect_done_once) on NOTIFY's restart.
+    persistence = record.persistence
+    assert record.replay == "PASS" and persistence.checkpoints >= 3
+    assert persistence.duplicate_effects == 0 and persistence.unfinished_left == 0
+    [boundary] = persistence.boundaries
+    assert boundary.effects_retained and boundary.constraints_retained and boundary.approvals_valid
+    assert boundary.unfinished_retained
+    first = log_of(cli_run, record).processes[0]
+    assert first.signal == signal.SIGKILL.name and first.killed_by_run and first.exit_status is None
     refused = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint", "--endpoint",
                                        "scripted:oracle", "--out", str(tmp_path / "x"), "--persistence", "restarted"])
     assert refused.exit_code == 2 and "keep no ledgers" in refused.output
