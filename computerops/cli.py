@@ -479,6 +479,8 @@ def demo(
     tasks_check: Annotated[bool, typer.Option(help="End with `tasks check` on the subset (every control of its "
                                                    "tasks through the browser again: about a third of the time).")]
     = True,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once, each with its own browser context "
+                                                         "and tenant; results are the same as a serial run's.")] = 1,
 ) -> None:
     """Everything end to end against the SCRIPTED endpoint: reserve a subset, run it, verify, report, replay,
     tasks check (computerops/demo.py says what it runs)."""
@@ -494,7 +496,7 @@ def demo(
     except (BundleError, SubsetError, TaskFileError) as exc:
         raise _fail(str(exc)) from exc
     print_demo_plan(plan)
-    _execute(plan.config, plan.tasks, plan.target)
+    _execute(plan.config, plan.tasks, plan.target, concurrency=concurrency)
     bundle = RunDirectory.open(plan.target)
     verification = _verify(bundle)  # replays every episode from disk; its receipts are printed below
     _report(bundle, as_json=False)

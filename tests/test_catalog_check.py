@@ -140,8 +140,9 @@ async def test_a_negative_control_that_cannot_run_its_steps_fails_the_check_unle
 def test_the_demo_reserves_a_subset_shows_every_kind_of_outcome_and_replays_pass(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     # Without its closing tasks check: the catalog tests above run every task's scripted and no-op controls and a
-    # sample's negative controls (the slow tier runs every one).
-    result = CliRunner().invoke(app, ["demo", "--out", str(out), "--no-tasks-check"])
+    # sample's negative controls (the slow tier runs every one). Two episodes at once: the same evidence as serial
+    # (tests/test_concurrency.py), the README's table included (checked below).
+    result = CliRunner().invoke(app, ["demo", "--out", str(out), "--no-tasks-check", "--concurrency", "2"])
     assert result.exit_code == 0, result.output
     assert "SCRIPTED" in result.output
     subset = load_subset(tmp_path / "demo-subset.json")
