@@ -109,7 +109,7 @@ class TaskAudit(BaseModel):
 
 
 class AuditReport(Versioned):
-    """What `tasks audit` found; written with `--json`."""
+    """What `tasks audit` found; written with `--json-out`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -110,7 +110,7 @@ class BlindResult(BaseModel):
 
 
 class BlindResults(Versioned):
-    """What `computerops tasks blind` found; written with `--json`."""
+    """What `computerops tasks blind` found; written with `--json-out`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

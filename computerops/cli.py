@@ -412,9 +412,10 @@ def tasks_check(
 def tasks_audit(
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Keep the audit's two run directories here.")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write the whole report (every mutant) here.")]
+    json_out: Annotated[Path | None, typer.Option("--json-out", help="Write the whole report (every mutant) here.")]
     = None,
-    markdown: Annotated[Path | None, typer.Option(help="Write the counts and defects as Markdown here.")] = None,
+    markdown: Annotated[Path | None, typer.Option("--markdown-out",
+                                                  help="Write the counts and defects as Markdown here.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 2,
     per_class: Annotated[int | None, typer.Option(min=1, help="A quicker audit: run at most this many browser "
                                                           "mutants of each class per task, and of each long-running "
@@ -447,7 +448,7 @@ def tasks_blind(
                                                             "tasks/blind.")] = None,
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids: only their cases.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Keep the run directory here.")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write every case's result here.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json-out", help="Write every case's result here.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once.")] = 2,
 ) -> None:
     """Run blind cases (wrong solutions and valid alternatives written without reading the checks) and list every

@@ -68,4 +68,4 @@ async def test_the_whole_catalog_audit_finds_no_defect_and_its_report_is_current
     report = await audit_tasks(list(CATALOG.values()), tmp_path / "audit", lambda _: None, concurrency=2)
     assert report.ok, [(task_id, r.mutant.id, r.fate) for task_id, r in report.defects()]
     assert AUDIT_DOC.read_text(encoding="utf-8") == audit_markdown(report, "computerops tasks audit"), (
-        "docs/audit.md is stale: run `computerops tasks audit --markdown docs/audit.md`")
+        "docs/audit.md is stale: run `computerops tasks audit --markdown-out docs/audit.md`")
