@@ -665,6 +665,29 @@ def bench(
 
 
 @app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    out: Annotated[Path, typer.Option(help="The file to write (refused if it exists).")],
+    export_format: Annotated[str, typer.Option("--format", help="jsonl: one line per episode, its record, verdict "
+                                                                "and receipt (pandas.read_json(FILE, lines=True)).")]
+    = "jsonl",
+) -> None:
+    """Write a run's episodes for other tools (computerops/export.py): each checked against the run's checksums."""
+    from computerops.bundle import BundleError, RunDirectory
+    from computerops.console import console
+    from computerops.export import export_run
+    if export_format != "jsonl":
+        raise _fail(f"--format {export_format!r}: the formats are jsonl")
+    if out.exists():
+        raise _fail(f"{out} exists; export writes a new file")
+    try:
+        written = export_run(RunDirectory.open(run_dir), out)
+    except (BundleError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    console.print(f"Exported {written} episodes to {out}")
+
+
+@app.command()
 def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
     """Check a run from its raw evidence: checksums, verdicts re-judged, records recomputed, every episode
     replayed, the summary recomputed. Exit 0 and evidence level E2 on PASS; exit 1 with the first mismatch."""
