@@ -669,20 +669,29 @@ def export(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     out: Annotated[Path, typer.Option(help="The file to write (refused if it exists).")],
     export_format: Annotated[str, typer.Option("--format", help="jsonl: one line per episode, its record, verdict "
-                                                                "and receipt (pandas.read_json(FILE, lines=True)).")]
+                                                                "and receipt (pandas.read_json(FILE, lines=True)); "
+                                                                "inspect: an Inspect AI log (FILE.eval, `inspect "
+                                                                "view`; needs computerops[inspect]).")]
     = "jsonl",
 ) -> None:
     """Write a run's episodes for other tools (computerops/export.py): each checked against the run's checksums."""
     from computerops.bundle import BundleError, RunDirectory
     from computerops.console import console
     from computerops.export import export_run
-    if export_format != "jsonl":
-        raise _fail(f"--format {export_format!r}: the formats are jsonl")
+    if export_format not in ("jsonl", "inspect"):
+        raise _fail(f"--format {export_format!r}: the formats are jsonl, inspect")
     if out.exists():
         raise _fail(f"{out} exists; export writes a new file")
+    if export_format == "inspect" and out.suffix not in (".eval", ".json"):
+        raise _fail(f"{out}: an Inspect AI log is FILE.eval (or FILE.json)")
     try:
-        written = export_run(RunDirectory.open(run_dir), out)
-    except (BundleError, ValueError) as exc:
+        bundle = RunDirectory.open(run_dir)
+        if export_format == "inspect":
+            from computerops.inspect_log import write_inspect_log
+            written = write_inspect_log(bundle, out)
+        else:
+            written = export_run(bundle, out)
+    except (BundleError, ValueError, ImportError) as exc:
         raise _fail(str(exc)) from exc
     console.print(f"Exported {written} episodes to {out}")
 

@@ -73,3 +73,36 @@ def test_bad_requests_are_refused_before_anything_is_written(run: Path, tmp_path
 def test_a_directory_that_is_no_run_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["export", str(tmp_path), "--out", str(tmp_path / "x.jsonl")])
     assert result.exit_code == 2 and not (tmp_path / "x.jsonl").exists()
+
+
+def test_an_inspect_log_holds_every_episode_with_its_verdict_as_the_main_score(run: Path, tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    out = tmp_path / "run.eval"
+    result = CliRunner().invoke(app, ["export", str(run), "--format", "inspect", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    bundle = RunDirectory.open(run)
+    records = bundle.records()
+    log = read_eval_log(str(out))
+    assert log.status == "success" and log.samples is not None and log.results is not None
+    assert [s.id for s in log.samples] == [r.episode_id for r in records]
+    for sample, record in zip(log.samples, records, strict=True):
+        verdict = bundle.load_episode(record).verdict
+        assert sample.scores is not None
+        main = sample.scores["verified"]
+        assert main.value == ("C" if record.outcome == "verified_success" else "I") and main.answer == record.outcome
+        assert all(check.name in (main.explanation or "") for check in verdict.checks)
+        assert sample.scores["claim"].value == {True: "success", False: "failure", None: "no finish"}[
+            record.claim.success]
+        assert sample.scores["false_completion"].value == (record.false_completion_kind or "none")
+        assert sample.metadata["task_sha256"] == record.task_sha256
+        assert sample.metadata["receipt"] == record.replay
+        assert sample.messages[0].role == "system" and sample.messages[1].role == "user"
+        assert sum(m.role == "assistant" for m in sample.messages) == record.steps
+    verified = sum(r.outcome == "verified_success" for r in records) / len(records)
+    assert log.results.scores[0].name == "verified" and log.results.scores[0].metrics["share"].value == verified
+
+
+def test_an_inspect_log_needs_an_eval_or_json_file(run: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["export", str(run), "--format", "inspect", "--out", str(tmp_path / "x.txt")])
+    assert result.exit_code == 2 and "FILE.eval" in result.output
