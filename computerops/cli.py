@@ -665,6 +665,27 @@ def bench(
 
 
 @app.command()
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="The first run directory (A).")],
+    run_b: Annotated[Path, typer.Argument(help="The second run directory (B).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Two runs task by task: which episodes changed outcome, and why (the first named check whose result differs)
+    (computerops/compare.py)."""
+    from computerops.bundle import BundleError, RunDirectory
+    from computerops.compare import compare_runs
+    from computerops.console import print_comparison
+    try:
+        comparison = compare_runs(RunDirectory.open(run_a), RunDirectory.open(run_b))
+    except (BundleError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        typer.echo(comparison.model_dump_json(indent=1))
+    else:
+        print_comparison(comparison)
+
+
+@app.command()
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     out: Annotated[Path, typer.Option(help="The file to write (refused if it exists).")],

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from computerops.bench import BenchReport
     from computerops.blind import BlindResults
     from computerops.checking import ControlResult, TaskCheck
+    from computerops.compare import RunComparison
     from computerops.demo import DemoPlan
     from computerops.experiment.lock import ExperimentLock
     from computerops.experiment.measure import Timing
@@ -70,6 +71,12 @@ def print_view(view: ReportView, out: Console | None = None) -> None:
             out.print(_rich_table(block))
         elif isinstance(block, Paragraph):
             out.print(Text(block.text, style="bold yellow" if block.tone == "warning" else ""))
+
+
+def print_comparison(comparison: RunComparison) -> None:
+    """Two runs task by task (`compare`): what changed, and how many stayed the same."""
+    from computerops.compare import comparison_table
+    console.print(_rich_table(comparison_table(comparison)))
 
 
 def print_report(report: RunReport) -> None:
