@@ -235,9 +235,9 @@ class ModelLoop:
         """Told by the clients' transports when a streamed reply begins to arrive (adapter/modelclient.py)."""
         self._turn: ServingTurn | None = None
         self._requests = 0
+        """Model requests sent so far in this episode (the serving events name theirs)."""
         self._usage_unasked = False
         """The server refused `stream_options`: streams are asked for without it (the usage where it still sends it)."""
-        """Model requests sent so far in this episode (the serving events name theirs)."""
         self.checkpoints = checkpoints
         """Told of the loop's state at its start, before each action and after each step (long-running episodes
         write their durable checkpoints from these: computerops/persistence/); None for an ordinary episode."""

@@ -30,6 +30,24 @@ class ReplyCutOff(openai.APIError):
         super().__init__(str(self.fault), request, body=None)
 
 
+async def read_whole(request: httpx2.Request, response: httpx2.Response,
+                     limit: int = MAX_REPLY_BYTES) -> httpx2.Response:
+    """`response` with its body read whole and decoded, within `limit` bytes (ReplyCutOff over it), its travel
+    headers dropped: what every transport of ours above the network hands on."""
+    try:
+        async with contextlib.aclosing(response.aiter_bytes()) as pieces:
+            body = await read_within(pieces, limit)
+    finally:
+        await response.aclose()
+    if body is None:
+        raise ReplyCutOff(request, limit)
+    headers = [(name, value) for name, value in response.headers.multi_items()
+               if name.lower() not in _ENCODING_HEADERS]
+    extensions: dict[str, Any] = {key: response.extensions[key] for key in ("http_version", "reason_phrase")
+                                  if key in response.extensions}
+    return httpx2.Response(response.status_code, headers=headers, content=body, extensions=extensions)
+
+
 class BoundedTransport(httpx2.AsyncBaseTransport):
     """A transport that hands on each response with its body read whole, decoded, within `limit` bytes."""
 
@@ -38,19 +56,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         self.inner = inner or httpx2.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self.inner.handle_async_request(request)
-        try:
-            async with contextlib.aclosing(response.aiter_bytes()) as pieces:
-                body = await read_within(pieces, self.limit)
-        finally:
-            await response.aclose()
-        if body is None:
-            raise ReplyCutOff(request, self.limit)
-        headers = [(name, value) for name, value in response.headers.multi_items()
-                   if name.lower() not in _ENCODING_HEADERS]
-        extensions: dict[str, Any] = {key: response.extensions[key] for key in ("http_version", "reason_phrase")
-                      if key in response.extensions}
-        return httpx2.Response(response.status_code, headers=headers, content=body, extensions=extensions)
+        return await read_whole(request, await self.inner.handle_async_request(request), self.limit)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -22,30 +22,27 @@ injected; the record sets it beside what the harness met (computerops/serving_fa
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 
 import httpx2
 
 from adapter.failover import Upstream
-from adapter.modelclient import ReplyCutOff
-from adapter.reply import MAX_REPLY_BYTES, read_within
+from adapter.modelclient import ReplyCutOff, read_whole
 from adapter.stream import StreamCut, assemble_stream, sse_events
 from computerops.serving_faults.log import ServingCall, ServingLog
-from computerops.serving_faults.plan import ServingDecision, ServingInjector, ServingPlan
-
-_TRAVEL_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+from computerops.serving_faults.plan import ServingInjector, ServingPlan
 
 
 class EpisodeServingFaults:
     """One episode's injector and log, shared by the transports of its endpoints (its requests come one at a time)."""
 
-    def __init__(self, plan: ServingPlan, *, forced: dict[int, ServingDecision | None] | None = None) -> None:
-        self.injector = ServingInjector(plan, forced=forced)
+    def __init__(self, plan: ServingPlan) -> None:
+        self.injector = ServingInjector(plan)
         self.log = ServingLog(plan=plan)
 
-    def _record(self, index: int, call: ServingCall) -> None:
+    def record(self, index: int, call: ServingCall) -> None:
+        """What became of the log's request at `index` (its status, how long it was held, a cut)."""
         self.log.calls[index] = call
 
 
@@ -103,15 +100,15 @@ class ServingFaultTransport(httpx2.AsyncBaseTransport):
         index = len(log.calls) - 1
         kind = None if decision is None else decision.kind
         if decision is not None and kind == "throttle":
-            self.faults._record(index, call.model_copy(update={"status": 429}))
+            self.faults.record(index, call.model_copy(update={"status": 429}))
             return _rate_limited(decision.params.retry_after)
         if decision is not None and kind == "timeout_before_reply":
             began = time.monotonic()
             try:
                 await asyncio.sleep(decision.params.hold_s)
             finally:  # the harness gave up (cancelled) or the hold ran out
-                self.faults._record(index, call.model_copy(update={"held_s": round(time.monotonic() - began, 3)}))
-            self.faults._record(index, log.calls[index].model_copy(update={"status": 504}))
+                self.faults.record(index, call.model_copy(update={"held_s": round(time.monotonic() - began, 3)}))
+            self.faults.record(index, log.calls[index].model_copy(update={"status": 504}))
             return httpx2.Response(504, content=b'{"error": {"message": "upstream timed out"}}',
                                    headers={"content-type": "application/json"})
         if decision is not None and kind == "queue_delay":
@@ -119,15 +116,11 @@ class ServingFaultTransport(httpx2.AsyncBaseTransport):
             call = call.model_copy(update={"held_s": decision.params.delay_s})
         response = await self.inner.handle_async_request(request)
         try:
-            async with contextlib.aclosing(response.aiter_bytes()) as pieces:
-                body = await read_within(pieces, MAX_REPLY_BYTES)
-        finally:
-            await response.aclose()
-        headers = [(name, value) for name, value in response.headers.multi_items()
-                   if name.lower() not in _TRAVEL_HEADERS]
-        if body is None:  # over the bound: refused as the client's own reader refuses it
-            self.faults._record(index, call.model_copy(update={"status": response.status_code}))
-            raise ReplyCutOff(request, MAX_REPLY_BYTES)
+            whole = await read_whole(request, response)
+        except ReplyCutOff:  # over the bound: refused as the client's own reader refuses it
+            self.faults.record(index, call.model_copy(update={"status": response.status_code}))
+            raise
+        body = whole.content
         if decision is not None and kind == "partial_stream":
             cut = _cut(body, decision.params.events) if streamed and response.status_code == 200 else None
             if cut is None:
@@ -136,8 +129,8 @@ class ServingFaultTransport(httpx2.AsyncBaseTransport):
             else:
                 body, sent = cut
                 call = call.model_copy(update={"events_sent": sent})
-        self.faults._record(index, call.model_copy(update={"status": response.status_code}))
-        return httpx2.Response(response.status_code, headers=headers, content=body)
+        self.faults.record(index, call.model_copy(update={"status": whole.status_code}))
+        return httpx2.Response(whole.status_code, headers=whole.headers, content=body, extensions=whole.extensions)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
