@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
@@ -43,6 +44,11 @@ class FallbackEndpoint(BaseModel):
         if self.policy is not None:
             policy_by_name(self.policy)
         return self
+
+    def api_key(self) -> str:
+        """The key a --fallback-base-url is asked with: its environment variable's value ("" when unset), else a
+        placeholder (local servers take any)."""
+        return os.environ.get(self.api_key_env, "") if self.api_key_env else "not-needed"
 
     @property
     def label(self) -> str:

@@ -86,7 +86,7 @@ async def observe_fallback(config: RunConfig, base_url: str, api_key: str,
         return None
     if fallback.base_url is None:
         return observed
-    key = os.environ.get(fallback.api_key_env, "") if fallback.api_key_env else "not-needed"
+    key = fallback.api_key()
     if fallback.api_key_env and not key:
         raise EndpointError(f"--fallback-api-key-env {fallback.api_key_env}: that environment variable is not set")
     found = await observe_endpoint(fallback.base_url, key)

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from test_experiment_persistence import _pairs, _plan
 from test_resume import finish, scratch, start
 from typer.testing import CliRunner
 
 from computerops.bundle import RunDirectory
-from computerops.config import PlannedEpisode
 from computerops.experiment.lock import ExperimentRefused, freeze
-from computerops.experiment.plan import arms_meaning, cells, injects, plan_experiment
+from computerops.experiment.plan import arms_meaning, cells, injects
 from computerops.experiment.running import run_config
 from computerops.experiment.spec import (
     SERVING_CONTROL,
@@ -54,20 +53,6 @@ def _base(**changes: Any) -> dict[str, Any]:
     }
     data.update(changes)
     return data
-
-
-def _plan(spec: ExperimentSpec) -> list[PlannedEpisode]:
-    assert spec.tasks is not None
-    return plan_experiment(spec, list(spec.tasks), {t.id: CATALOG[t.id].spec.site for t in spec.tasks})
-
-
-def _pairs(plan: list[PlannedEpisode]) -> dict[str, dict[str, PlannedEpisode]]:
-    pairs: dict[str, dict[str, PlannedEpisode]] = defaultdict(dict)
-    for episode in plan:
-        assert episode.pair is not None and episode.arm is not None
-        assert episode.arm not in pairs[episode.pair]
-        pairs[episode.pair][episode.arm] = episode
-    return pairs
 
 
 def _write(tmp_path: Path, data: dict[str, Any]) -> Path:

@@ -4,7 +4,8 @@ caption is worded here only. Verdicts are quoted with their frozen rules; nothin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from computerops.experiment.analysis import ExperimentAnalysis, NoiseFloor, PersistenceCell, ServingCell, TestVerdict
 from computerops.experiment.estimates import CellSummary, PairedEstimate
@@ -13,8 +14,8 @@ from computerops.experiment.lock import ExperimentLock
 from computerops.experiment.plan import arms_meaning, cells
 from computerops.report.html import render_view
 from computerops.report.layout import persistence_table, security_blocks, serving_table
-from computerops.report.persistence import PersistenceReport
-from computerops.report.serving import ServingReport
+from computerops.report.persistence import PersistenceReport, PersistenceRow
+from computerops.report.serving import ServingReport, ServingRow
 from computerops.report.tables import Block, Cell, Mark, Paragraph, ReportView, Table, columns
 
 
@@ -174,30 +175,34 @@ def _grids(summaries: list[CellSummary], lock: ExperimentLock) -> list[Block]:
     return blocks
 
 
+Row = TypeVar("Row")
+RowCo = TypeVar("RowCo", covariant=True)
+
+
+class CellRows(Protocol[RowCo]):
+    """One cell and arm of an experiment with a run report's rows for its episodes (`PersistenceCell`,
+    `ServingCell`)."""
+
+    @property
+    def cell(self) -> str: ...
+    @property
+    def arm(self) -> str: ...
+    @property
+    def rows(self) -> Sequence[RowCo]: ...
+
+
 def _persistence(found: list[PersistenceCell] | None, arms: dict[tuple[str, str], str]) -> list[Block]:
     """The long-running episodes' figures per cell and arm: the run report's persistence figures, each row labelled
     with its cell (which names the endpoint and the recovery policy) and its arm (`treatment (interrupted)`).
     Descriptive: no frozen rule turns them into a verdict."""
     if found is None:
         return []
-    labelled = [(entry.cell, arms.get((entry.cell, entry.arm), entry.arm), row) for entry in found
-                for row in entry.rows]
-    if not labelled:
-        return [Paragraph(text="Long-running episodes per cell and arm: no episode was attempted by the agent.")]
-    base = persistence_table(PersistenceReport(rows=[row for _, _, row in labelled]))
-    labels = sum(column.align == "left" for column in base.columns)  # endpoint, arm, recovery: the cell says them
-    return [_per_cell("persistence-cells", "Long-running episodes per cell and arm", labelled, base, labels)]
 
+    def table(rows: list[PersistenceRow]) -> tuple[Table, int]:
+        base = persistence_table(PersistenceReport(rows=rows))
+        return base, sum(column.align == "left" for column in base.columns)  # endpoint, arm, recovery: the cell's
 
-def _per_cell(table_id: str, title: str, labelled: Sequence[tuple[str, str, object]], base: Table,
-              named: int) -> Table:
-    """A run report's table over an experiment's cells: its first `named` columns (what the cell and the labelled
-    arm say) replaced by the cell and the arm."""
-    return Table(id=table_id, title=title, columns=columns("cell", "arm", labels=2) + base.columns[named:],
-                 rows=tuple((cell, arm, *cells[named:]) for (cell, arm, _), cells in zip(labelled, base.rows,
-                                                                                          strict=True)),
-                 caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
-                         "(docs/experiments.md, 'The verdict rules').")
+    return _per_cell(found, arms, table, "persistence-cells", "Long-running episodes per cell and arm")
 
 
 def _serving(found: list[ServingCell] | None, arms: dict[tuple[str, str], str]) -> list[Block]:
@@ -206,13 +211,27 @@ def _serving(found: list[ServingCell] | None, arms: dict[tuple[str, str], str]) 
     Descriptive: no frozen rule turns them into a verdict."""
     if found is None:
         return []
+
+    def table(rows: list[ServingRow]) -> tuple[Table, int]:
+        return serving_table(ServingReport(rows=rows)), 2  # endpoint and serving arm: the cell's; the path stays
+
+    return _per_cell(found, arms, table, "serving-cells", "Serving failures by path per cell and arm")
+
+
+def _per_cell(found: Sequence[CellRows[Row]], arms: dict[tuple[str, str], str],
+              table: Callable[[list[Row]], tuple[Table, int]], table_id: str, title: str) -> list[Block]:
+    """A run report's table over an experiment's cells: each cell and arm's rows, the table's first `named` columns
+    (what the cell and the labelled arm say) replaced by the cell and the arm."""
     labelled = [(entry.cell, arms.get((entry.cell, entry.arm), entry.arm), row) for entry in found
                 for row in entry.rows]
     if not labelled:
-        return [Paragraph(text="Serving failures per cell and arm: no episode was attempted by the agent.")]
-    base = serving_table(ServingReport(rows=[row for _, _, row in labelled]))
-    named = 2  # endpoint and serving arm: the cell and the labelled arm say them; the path stays
-    return [_per_cell("serving-cells", "Serving failures by path per cell and arm", labelled, base, named)]
+        return [Paragraph(text=f"{title}: no episode was attempted by the agent.")]
+    base, named = table([row for _, _, row in labelled])
+    return [Table(id=table_id, title=title, columns=columns("cell", "arm", labels=2) + base.columns[named:],
+                  rows=tuple((cell, arm, *cells[named:]) for (cell, arm, _), cells in zip(labelled, base.rows,
+                                                                                           strict=True)),
+                  caption=f"{base.caption or ''} Descriptive: no frozen rule turns these figures into a verdict "
+                          "(docs/experiments.md, 'The verdict rules').")]
 
 
 def _noise(floor: NoiseFloor | None) -> list[Block]:

@@ -28,8 +28,6 @@ from sites.kit.faults import FaultRule, FaultTarget
 
 ServingArm = Literal["reference", "throttle-fallback", "partial-stream", "timeout-after-commit", "degraded-tool"]
 SERVING_ARMS: tuple[ServingArm, ...] = get_args(ServingArm)
-MATRIX_LETTER: dict[ServingArm, str] = {"reference": "A", "throttle-fallback": "B", "partial-stream": "C",
-                                        "timeout-after-commit": "D", "degraded-tool": "E"}
 NEEDS_FALLBACK: frozenset[ServingArm] = frozenset({"throttle-fallback"})
 NEEDS_EVIDENCE: frozenset[ServingArm] = frozenset({"degraded-tool"})
 

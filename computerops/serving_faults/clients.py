@@ -7,7 +7,6 @@ The openai client's own retries are off (`max_retries=0`): a 429 or a timeout re
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -36,8 +35,7 @@ async def serving_clients(
         second: Fallback | None = None
         if fallback is not None:
             url = base_url if fallback.base_url is None else fallback.base_url
-            key = api_key if fallback.base_url is None else (
-                os.environ.get(fallback.api_key_env, "") if fallback.api_key_env else "not-needed")
+            key = api_key if fallback.base_url is None else fallback.api_key()
             client = model_client(url, key, max_retries=0, transport=transport("fallback"))
             stack.push_async_callback(client.close)
             second = Fallback(client=client, model=fallback.label)
