@@ -37,12 +37,13 @@ def _messages(transcript: AgentTranscript) -> list[Any]:
     for step in transcript.steps:
         call = step.call
         calls = []
-        for n, tool in enumerate(call.tool_calls[:1]):
+        if call.tool_calls:  # the first is the one carried out (adapter/loop.py)
+            tool = call.tool_calls[0]
             try:
                 arguments = json.loads(tool.arguments or "{}")
             except json.JSONDecodeError:
                 arguments = {"raw": tool.arguments}
-            calls.append(ToolCall(id=tool.id or f"call_{step.number}_{n}", function=tool.name or "",
+            calls.append(ToolCall(id=tool.id or f"call_{step.number}", function=tool.name or "",
                                   arguments=arguments if isinstance(arguments, dict) else {"value": arguments}))
         messages.append(ChatMessageAssistant(content=call.content or "", tool_calls=calls or None,
                                              model=call.model))
