@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args
 
 import typer
 
@@ -692,15 +692,15 @@ def export(
     export_format: Annotated[str, typer.Option("--format", help="jsonl: one line per episode, its record, verdict "
                                                                 "and receipt (pandas.read_json(FILE, lines=True)); "
                                                                 "inspect: an Inspect AI log (FILE.eval, `inspect "
-                                                                "view`; needs computerops[inspect]).")]
+                                                                "view`; needs the extra computerops\\[inspect]).")]
     = "jsonl",
 ) -> None:
     """Write a run's episodes for other tools (computerops/export.py): each checked against the run's checksums."""
     from computerops.bundle import BundleError, RunDirectory
     from computerops.console import console
-    from computerops.export import export_run
-    if export_format not in ("jsonl", "inspect"):
-        raise _fail(f"--format {export_format!r}: the formats are jsonl, inspect")
+    from computerops.export import ExportFormat, export_run
+    if export_format not in get_args(ExportFormat):
+        raise _fail(f"--format {export_format!r}: the formats are {', '.join(get_args(ExportFormat))}")
     if out.exists():
         raise _fail(f"{out} exists; export writes a new file")
     if export_format == "inspect" and out.suffix not in (".eval", ".json"):

@@ -3,9 +3,11 @@
 Each line is an `ExportedEpisode` (`computerops.exported_episode/1`): the run id, whether the run is scripted, the
 episode's admitted record (outcome, claim, false-completion kind, tokens, faults, serving and persistence figures),
 its verdict with every named check, and its replay receipt. `pandas.read_json(FILE, lines=True)` reads it; nested
-fields stay nested (`pandas.json_normalize` flattens them). Read from the run directory as it stands: every episode's
-evidence is checked against the checksums first, and an episode whose files do not match is refused by name, never
-exported. The file is written whole or not at all.
+fields stay nested (`pandas.json_normalize` flattens them).
+
+Read from the run directory as it stands: every file of the run is checked against its sealed checksums first (an
+unsealed run is refused: `run --resume` seals it), and each episode's evidence against its record's hashes; a file
+that does not match is refused by its path (naming the episode), and nothing is exported.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from replays import Receipt
 from verifier import Verdict
 
 EXPORT_FORMAT: Literal["computerops.exported_episode/1"] = "computerops.exported_episode/1"
-ExportFormat = Literal["jsonl"]
-"""The formats `export` writes (an Inspect AI log is issue 29's next step)."""
+ExportFormat = Literal["jsonl", "inspect"]
+"""The formats `export` writes: JSON lines (`export_run`), an Inspect AI log (computerops/inspect_log.py)."""
 
 
 class ExportedEpisode(Versioned):
@@ -46,6 +48,9 @@ def exported_episodes(bundle: RunDirectory) -> list[ExportedEpisode]:
     """Every admitted episode of the run, in record order; BundleError naming an episode whose evidence does not
     match the run's checksums, or does not parse."""
     manifest = bundle.manifest()
+    sealed = bundle.checksum_problems()  # every file of the run, the receipts and start markers included
+    if sealed:
+        raise BundleError(f"the run's files do not match its checksums, nothing is exported: {sealed[0]}")
     found = []
     for record in bundle.records():
         problems = bundle.integrity_problems(record)
@@ -57,8 +62,8 @@ def exported_episodes(bundle: RunDirectory) -> list[ExportedEpisode]:
     return found
 
 
-def export_run(bundle: RunDirectory, out: Path, export_format: ExportFormat = "jsonl") -> int:
-    """Write the run's episodes to `out` in `export_format`; the number of episodes written."""
+def export_run(bundle: RunDirectory, out: Path) -> int:
+    """Write the run's episodes to `out` as JSON lines; the number of episodes written."""
     episodes = exported_episodes(bundle)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_durably(out, "".join(episode.model_dump_json() + "\n" for episode in episodes))
