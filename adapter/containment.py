@@ -1,7 +1,7 @@
 """Containment: nothing a page does leads the browser off the site under test, and whatever was stopped is recorded
 and told to the model.
 
-`contain(browser, scope)` makes the browser context of an episode (computerops/serving.py `tenant_context`, the
+`contain(browser, scope)` makes the browser context of an episode (computerops/runs/serving.py `tenant_context`, the
 test fixture driver). Its guard, a `Containment`, holds at three layers:
 
 - Routing (`context.route`, `context.route_web_socket`): every request a page makes is checked against the site

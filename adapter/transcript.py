@@ -70,7 +70,7 @@ class Bounds(BaseModel):
     observation_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
     tool_results: ToolResultRoute = "tool_message"
     """Where observations after a native tool call are sent (`ToolResultRoute`); `user_message` is planned from
-    the server's word (computerops/limits.py), never configured."""
+    the server's word (computerops/runs/limits.py), never configured."""
 
 
 class Step(BaseModel):

@@ -2,7 +2,7 @@
 
 `replays/corpus/<site>/<task-id>/<policy>.json` holds one `CorpusEntry` per (task, policy): the
 operations, journal, final state and verdict of a reference episode (the scripted control and failing
-policies), recorded through the browser by `computerops corpus record` (`computerops/corpus_recording.py`).
+policies), recorded through the browser by `computerops corpus record` (`computerops/catalog/corpus_recording.py`).
 `check_corpus` replays every entry on a fresh tenant without a browser; a change to a site or a
 verifier that alters behaviour shows as a mismatch naming the task, the policy and the first
 difference, until the corpus is deliberately re-recorded.

@@ -32,8 +32,8 @@ def _sha256(path: Path) -> str:
 
 
 def _summary_in_format_1(run: Path) -> None:
-    from computerops.bundle import RunDirectory
     from computerops.report import report_json_as, summarize
+    from computerops.runs.bundle import RunDirectory
 
     bundle = RunDirectory.open(run)
     summary = report_json_as(summarize(bundle.manifest(), bundle.records()), {})  # format 1: names no format

@@ -81,15 +81,15 @@ def _instrument(profiler: cProfile.Profile) -> None:
     import adapter.driver
     import adapter.loop
     import adapter.world
-    import computerops.episode
+    import computerops.runs.episode
     from adapter.containment import Containment
     from adapter.egress import EgressProxy
 
     wrap = [
-        (computerops.episode, "run_episode", "episode (reset, drive, judge, save, replay)"),
-        (computerops.episode, "_drive", "drive (browser context, model loop)"),
-        (computerops.episode, "replay_episode", "replay to a receipt"),
-        (computerops.episode, "judge", "judge (verdict)"),
+        (computerops.runs.episode, "run_episode", "episode (reset, drive, judge, save, replay)"),
+        (computerops.runs.episode, "_drive", "drive (browser context, model loop)"),
+        (computerops.runs.episode, "replay_episode", "replay to a receipt"),
+        (computerops.runs.episode, "judge", "judge (verdict)"),
         (adapter.loop.ModelLoop, "_request", "model request (openai client + scripted endpoint)"),
         (adapter.driver.PageDriver, "observe", "observe"),
         (adapter.world.IsolatedWorld, "annotate", "observe: annotation in the page (annotate.js)"),
@@ -101,7 +101,7 @@ def _instrument(profiler: cProfile.Profile) -> None:
     ]
     for owner, name, label in wrap:
         setattr(owner, name, _span(label, getattr(owner, name)))
-    episode = computerops.episode.run_episode
+    episode = computerops.runs.episode.run_episode
 
     async def profiled(*args: Any, **kwargs: Any) -> Any:
         if not PROFILING:
@@ -112,7 +112,7 @@ def _instrument(profiler: cProfile.Profile) -> None:
         finally:
             profiler.disable()
 
-    computerops.episode.run_episode = profiled
+    computerops.runs.episode.run_episode = profiled
 
 
 def _attributed(table: dict[Any, Any], key: Any, seconds: float, depth: int) -> list[tuple[str, float]]:
@@ -139,8 +139,8 @@ def _component(path: str) -> str:
 
 
 async def _run(task_ids: list[str], repeat: int, out: Path) -> int:
-    from computerops.config import RunConfig, parse_endpoint, plan_episodes
-    from computerops.runner import execute_run
+    from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+    from computerops.runs.runner import execute_run
     from tasks import load_catalog
 
     catalog = load_catalog()

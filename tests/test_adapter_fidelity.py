@@ -31,8 +31,8 @@ from adapter.fidelity import (
     offered_backend_ids,
 )
 from adapter.observation import Control
-from computerops.crawl import crawl_site_pages, crawl_targets
-from computerops.serving import serve_app, tenant_context
+from computerops.catalog.crawl import crawl_site_pages, crawl_targets
+from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from sites.registry import SITES

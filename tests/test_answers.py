@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from computerops.mutants import claim_mutants
+from computerops.catalog.mutants import claim_mutants
 from tasks import load_catalog
 from tasks.spec import AnswerCheck, AnswerField
 from verifier import Claim

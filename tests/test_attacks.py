@@ -19,8 +19,8 @@ from adapter.prompts import OBSERVATION_MARK
 from adapter.scripted.policies import Conversation, obedient, partial, resolve_twin, twin_group
 from computerops.core.vocabulary import BrokerMode
 from computerops.report.security import UNDEFINED_CONDITIONAL, security_report
-from computerops.run_records import EpisodeRecord
-from computerops.security import AttackRecord
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.security import AttackRecord
 from sites.kit.broker import BrokerDecision, BrokerRequest
 from sites.kit.plant import Plant, PlantError
 from sites.kit.records import JournalEntry, Operation

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from computerops.audit import DEFECTS, audit_markdown, audit_tasks
+from computerops.catalog.audit import DEFECTS, audit_markdown, audit_tasks
 from tasks import LoadedTask, load_catalog
 
 CATALOG = load_catalog()

@@ -13,7 +13,8 @@ import pytest
 from playwright.async_api import Browser
 from typer.testing import CliRunner
 
-from computerops.bench import (
+from computerops.bench.floor import AI_SNAPSHOT_TARGET, CASES, FLOOR_TARGET, paired_figures
+from computerops.bench.measure import (
     FIXTURE_ACTIONS,
     FIXTURE_PAGES,
     BenchOptions,
@@ -24,8 +25,7 @@ from computerops.bench import (
     distribution,
     target_checks,
 )
-from computerops.cli import app
-from computerops.floor import AI_SNAPSHOT_TARGET, CASES, FLOOR_TARGET, paired_figures
+from computerops.cli.main import app
 from tasks import load_catalog
 
 ROOT = Path(__file__).parent.parent

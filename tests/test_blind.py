@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from computerops.blind import BLIND_ROOT, BlindCase, BlindResults, blind_cases, blind_files, load_blind_set, run_blind
+from computerops.catalog.blind import (
+    BLIND_ROOT,
+    BlindCase,
+    BlindResults,
+    blind_cases,
+    blind_files,
+    load_blind_set,
+    run_blind,
+)
 from tasks import load_catalog
 
 CATALOG = load_catalog()

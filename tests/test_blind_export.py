@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from computerops.bundle import BundleError, RunDirectory
-from computerops.cli import app
-from computerops.compare import RunComparison, compare_episodes, compare_runs
-from computerops.export import ExportedEpisode, export_run, exported_episodes
+from computerops.cli.main import app
+from computerops.report.compare import RunComparison, compare_episodes, compare_runs
+from computerops.runs.bundle import BundleError, RunDirectory
+from computerops.runs.export import ExportedEpisode, export_run, exported_episodes
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 EPISODE_IDS = sorted(p.name for p in (FIXTURE / "episodes").iterdir() if p.is_dir())

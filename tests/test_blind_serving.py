@@ -688,7 +688,7 @@ def test_parse_serving_arms_refuses_what_cannot_run(names: str, has_fallback: bo
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# End to end: one small run in the browser, its records, and verify (computerops/runner.py)
+# End to end: one small run in the browser, its records, and verify (computerops/runs/runner.py)
 # ---------------------------------------------------------------------------------------------------------------
 
 NOTIFY = "helpdesk.notify-and-close-follow-up"
@@ -711,8 +711,8 @@ class Run:
 
 @pytest.fixture(scope="module")
 def serving_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    from computerops.config import EndpointConfig, FallbackEndpoint, PlannedEpisode, RunConfig
-    from computerops.runner import execute_run
+    from computerops.runs.config import EndpointConfig, FallbackEndpoint, PlannedEpisode, RunConfig
+    from computerops.runs.runner import execute_run
     from computerops.serving_faults.arms import serving_arm
     from tasks import load_catalog
 
@@ -791,8 +791,8 @@ def test_e2e_arm_e_oracle_invents_eligibility_on_a_degraded_evidence_page(servin
 
 @browser
 def test_e2e_the_serving_logs_match_their_plans_and_verify_passes(serving_run: Run) -> None:
-    from computerops.bundle import RunDirectory
-    from computerops.run_verification import verify_run
+    from computerops.runs.bundle import RunDirectory
+    from computerops.runs.verification import verify_run
     bundle = RunDirectory.open(serving_run.out)
     for name, record in serving_run.records.items():
         log = ServingLog.model_validate_json((bundle.episode_dir(record.episode_id) / "serving.json").read_text())
@@ -806,8 +806,8 @@ def test_e2e_the_serving_logs_match_their_plans_and_verify_passes(serving_run: R
 def test_e2e_verify_refuses_a_serving_log_with_its_throttles_dropped(serving_run: Run, tmp_path: Path) -> None:
     import shutil
 
-    from computerops.bundle import RunDirectory
-    from computerops.run_verification import verify_run
+    from computerops.runs.bundle import RunDirectory
+    from computerops.runs.verification import verify_run
     copy = tmp_path / "run"
     shutil.copytree(serving_run.out, copy)
     bundle = RunDirectory.open(copy)

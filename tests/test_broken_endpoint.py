@@ -18,11 +18,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from computerops.bundle import RunDirectory
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
-from computerops.run_verification import verify_run
-from computerops.runner import execute_run
-from computerops.serving import serve_app
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.runner import execute_run
+from computerops.runs.serving import serve_app
+from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser

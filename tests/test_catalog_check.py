@@ -9,11 +9,11 @@ from typing import get_args
 import pytest
 from typer.testing import CliRunner
 
-from computerops.bundle import RunDirectory
-from computerops.checking import check_tasks
-from computerops.cli import app
-from computerops.demo import demo_negatives
-from computerops.subsets import load_subset
+from computerops.catalog.checking import check_tasks
+from computerops.catalog.subsets import load_subset
+from computerops.cli.main import app
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.demo import demo_negatives
 from sites.kit.faults import FaultClass
 from tasks import LoadedTask, NegativeControl, ScriptedStep, load_catalog
 

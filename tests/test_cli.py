@@ -15,12 +15,12 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from computerops.cli import app
+from computerops.cli.main import app
 from computerops.core.binding import TENANT_COOKIE
 from tasks import load_catalog
 
 runner = CliRunner()
-CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
+CLI = [sys.executable, "-c", "from computerops.cli.main import main; main()"]
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -202,7 +202,7 @@ def test_the_cli_imports_no_heavy_package_before_a_command_needs_it() -> None:
     import subprocess
     import sys
 
-    probe = ("import sys; from typer.testing import CliRunner; import computerops.cli as cli; "
+    probe = ("import sys; from typer.testing import CliRunner; import computerops.cli.main as cli; "
              "assert CliRunner().invoke(cli.app, ['--help']).exit_code == 0; "
              f"print(sorted(m for m in {HEAVY_PACKAGES!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from computerops.cli import app
+from computerops.cli.main import app
 
 
 def _options(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, str, Any]]:

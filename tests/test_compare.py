@@ -10,10 +10,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from computerops.bundle import RunDirectory
-from computerops.cli import app
-from computerops.compare import compare_episodes
-from computerops.export import ExportedEpisode, exported_episodes
+from computerops.cli.main import app
+from computerops.report.compare import compare_episodes
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.export import ExportedEpisode, exported_episodes
 
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 

@@ -12,13 +12,13 @@ import pytest
 import pytest_asyncio
 from typer.testing import CliRunner
 
-from computerops.bundle import RunDirectory
-from computerops.cli import app
-from computerops.config import PlannedEpisode, RunConfig, parse_endpoint, plan_episodes
-from computerops.episode import EpisodeContext, run_episode
-from computerops.replaying import replay_run
-from computerops.run_records import EpisodeRecord
-from computerops.runner import RunAborted, execute_run
+from computerops.cli.main import app
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import PlannedEpisode, RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.episode import EpisodeContext, run_episode
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.replaying import replay_run
+from computerops.runs.runner import RunAborted, execute_run
 from replays import Receipt
 from tasks import LoadedTask, load_catalog
 
@@ -157,7 +157,7 @@ async def test_an_episode_that_raises_stops_the_run_without_losing_the_admitted_
             raise RuntimeError("simulated harness fault")
         return await real(ctx, task, planned)
 
-    monkeypatch.setattr("computerops.runner.run_episode", faulty)
+    monkeypatch.setattr("computerops.runs.runner.run_episode", faulty)
     lines: list[str] = []
     with pytest.raises(RunAborted) as caught:
         await execute_run(config, TASKS, tmp_path / "run", lines.append, concurrency=2)

@@ -34,7 +34,7 @@ from adapter.egress import EgressProxy, RefusedRequest
 from adapter.observation import Observation
 from adapter.render import ENTRY_CHARS
 from adapter.scope import MAX_URL_CHARS, BadURL, SiteScope
-from computerops.serving import serve_app, tenant_context
+from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 

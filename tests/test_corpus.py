@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from computerops.cli import app
-from computerops.corpus_recording import corpus_policies, record_corpus
+from computerops.catalog.corpus_recording import corpus_policies, record_corpus
+from computerops.cli.main import app
 from replays.corpus import CORPUS_ROOT, CorpusEntry, check_corpus, entry_files, load_entry, write_entry
 from tasks import load_catalog
 

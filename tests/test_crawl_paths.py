@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from computerops.crawl import _site_path
+from computerops.catalog.crawl import _site_path
 
 ORIGIN = "http://127.0.0.1:8000"
 

@@ -13,12 +13,12 @@ import pytest_asyncio
 from typer.testing import CliRunner
 
 from adapter.scripted import create_scripted_app
-from computerops.bundle import RunDirectory
-from computerops.cli import app
-from computerops.config import EndpointConfig, RunConfig, parse_endpoint, plan_episodes
-from computerops.run_records import EpisodeRecord
-from computerops.runner import execute_run
-from computerops.serving import serve_app
+from computerops.cli.main import app
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import EndpointConfig, RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.runner import execute_run
+from computerops.runs.serving import serve_app
 from tasks import load_catalog
 
 CATALOG = load_catalog()
@@ -179,5 +179,5 @@ def test_every_file_of_the_run_directory_names_its_format(scripted_run: Path) ->
             assert isinstance(value, dict) and re.fullmatch(r"computerops\.[a-z_]+/\d+", value.get("format", "")), \
                 f"{path.relative_to(scripted_run)} names no format"
             seen.add(value["format"].split("/")[0])
-    assert {"computerops.manifest", "computerops.episode", "computerops.transcript", "computerops.verdict",
+    assert {"computerops.manifest", "computerops.runs.episode", "computerops.transcript", "computerops.verdict",
             "computerops.started", "computerops.receipt"} <= seen

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiers import examples
 
-from computerops.config import PlannedEpisode
 from computerops.experiment.lock import ExperimentRefused, freeze, lock_difference, read_lock
 from computerops.experiment.plan import arm_order, cells, noise_cell, plan_experiment, plan_noise_floor
 from computerops.experiment.spec import ExperimentFileError, ExperimentSpec, ExperimentTask, load_experiment
+from computerops.runs.config import PlannedEpisode
 from tasks import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent

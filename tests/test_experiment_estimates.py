@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 from tiers import examples
 
+from computerops.core.stats import bootstrap_mean
 from computerops.experiment.estimates import paired_estimate, summarize_cells
 from computerops.experiment.grid_tests import (
     RecoveryCostRule,
@@ -27,7 +28,6 @@ from computerops.experiment.grid_tests import (
 )
 from computerops.experiment.noise import identical_reruns, seed_reruns
 from computerops.experiment.rows import ExperimentEpisode
-from computerops.stats import bootstrap_mean
 
 
 def row(task: str = "t1", arm: str = "treatment", outcome: str = "verified_success", *, claimed: bool | None = None,

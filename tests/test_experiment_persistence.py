@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 import yaml
 
-from computerops.config import PlannedEpisode, RunConfig
-from computerops.episode import planted_attack
 from computerops.experiment.analysis import ExperimentAnalysis, Missing, PersistenceCell
 from computerops.experiment.gate import evidence_level
 from computerops.experiment.layout import experiment_view
@@ -32,6 +30,8 @@ from computerops.persistence.arms import PERSISTENCE_ARMS, RECOVERY_POLICIES, Pe
 from computerops.report.figures import proportion
 from computerops.report.persistence import PersistenceRow
 from computerops.report.tables import Paragraph, Table
+from computerops.runs.config import PlannedEpisode, RunConfig
+from computerops.runs.episode import planted_attack
 from sites.registry import SITES
 from tasks import load_catalog
 

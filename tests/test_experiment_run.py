@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from test_resume import admitted_lines, finish, kill_when, scratch, start
 
-from computerops.bundle import EPISODES, MANIFEST
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE, read_experiment_run
 from computerops.experiment.gate import evaluate_gate, evidence_level
 from computerops.experiment.layout import experiment_view
 from computerops.report.tables import Table
+from computerops.runs.bundle import EPISODES, MANIFEST
 
 __all__ = ["scratch"]  # the module fixture that gives the child processes their own temporary directory
 ROOT = Path(__file__).resolve().parent.parent

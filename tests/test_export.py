@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from computerops.bundle import RunDirectory
-from computerops.cli import app
-from computerops.export import ExportedEpisode
+from computerops.cli.main import app
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.export import ExportedEpisode
 
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 

@@ -44,8 +44,8 @@ from adapter.scripted.fallible import (
 )
 from adapter.scripted.policies import POLICY_NAMES, Reply, policy_by_name
 from adapter.transcript import Bounds
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
-from computerops.runner import execute_run
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.runner import execute_run
 from sites.invoices import INVOICES
 from sites.kit.faults import FAULT_CLASSES, FaultDecision
 from sites.kit.injection import refusal, refusal_of_drift, timeout_page

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from computerops.bundle import RunDirectory
-from computerops.cli import app
+from computerops.cli.main import app
+from computerops.runs.bundle import RunDirectory
 
 pytestmark = pytest.mark.browser
 TASK = "ledger.fault-partial-success-batch-b1"

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from site_client import Browser, site_fixtures
 
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
 from replays import RecordedEpisode, replay_episode
 from sites.helpdesk import HELPDESK
 from sites.kit import TenantRegistry

@@ -28,10 +28,10 @@ from adapter.driver import PageDriver
 from adapter.lines import TEXT_ESCAPE
 from adapter.observation import parse_control_line
 from adapter.transcript import AgentTranscript
-from computerops.checking import control_config, control_plan, ran_to
-from computerops.crawl import CrawlTarget, crawl_site_pages, crawl_targets
-from computerops.runner import execute_run
-from computerops.serving import serve_app, tenant_context
+from computerops.catalog.checking import control_config, control_plan, ran_to
+from computerops.catalog.crawl import CrawlTarget, crawl_site_pages, crawl_targets
+from computerops.runs.runner import execute_run
+from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from sites.registry import SITES

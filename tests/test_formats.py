@@ -17,9 +17,9 @@ import adapter
 import computerops
 import replays
 import verifier
-from computerops.bundle import RunDirectory
 from computerops.core.formats import Versioned
-from computerops.run_verification import verify_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.verification import verify_run
 from replays.corpus import CorpusEntry
 
 for package in (computerops, adapter, replays, verifier):

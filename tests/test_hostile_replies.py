@@ -40,7 +40,7 @@ from adapter.reply import MAX_REPLY_BYTES, EndpointFault, ModelCall, read_reply
 from adapter.serverinfo import probe_tools
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.vocabulary import ToolMode
-from computerops.serving import serve_app
+from computerops.runs.serving import serve_app
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB = 1 << 20

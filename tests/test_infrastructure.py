@@ -14,13 +14,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from typer.testing import CliRunner
 
-from computerops.bundle import RunDirectory
-from computerops.cli import app
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.cli.main import app
 from computerops.report import summarize
-from computerops.run_verification import verify_run
-from computerops.runner import HALT_AFTER_INFRASTRUCTURE_FAILURES, RunHalted, execute_run
-from computerops.serving import serve_app
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.runner import HALT_AFTER_INFRASTRUCTURE_FAILURES, RunHalted, execute_run
+from computerops.runs.serving import serve_app
+from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
 TASK_IDS = ["helpdesk.solve-ticket", "helpdesk.answer-latest-order", "helpdesk.answer-valid-approval",

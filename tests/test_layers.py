@@ -67,7 +67,7 @@ def test_every_package_imports_only_the_layers_below_it() -> None:
 
 @pytest.mark.parametrize(("module", "source", "expected"), [
     ("computerops.core.probe", "from adapter.loop import ModelLoop\n", 1),
-    ("computerops.core.probe", "def f():\n    import computerops.cli\n", 1),  # nested imports count too
+    ("computerops.core.probe", "def f():\n    import computerops.cli.main\n", 1),  # nested imports count too
     ("computerops.core.probe", "from computerops.core.hashing import canonical_sha256\n", 0),
     ("sites.kit.probe", "from tasks import LoadedTask\n", 1),
     ("sites.kit.probe", "from computerops.core import defaults\n", 0),
@@ -76,13 +76,13 @@ def test_every_package_imports_only_the_layers_below_it() -> None:
     ("verifier.probe", "from replays import Receipt\n", 1),
     ("adapter.probe", "from sites.kit.oplog import TENANT_HEADER\n", 1),
     ("adapter.probe", "from pydantic import BaseModel\n", 0),
-    ("computerops.cli", "from adapter.loop import ModelLoop\n", 0),
+    ("computerops.cli.main", "from adapter.loop import ModelLoop\n", 0),
 ])
 def test_the_check_sees_an_import_that_breaks_the_layers(module: str, source: str, expected: int) -> None:
     assert len(violations(module, source)) == expected
 
 
-@pytest.mark.parametrize("module", ["adapter.transcript", "computerops.run_records", "computerops.core.formats"])
+@pytest.mark.parametrize("module", ["adapter.transcript", "computerops.runs.records", "computerops.core.formats"])
 def test_reading_evidence_loads_neither_the_openai_client_nor_playwright(module: str) -> None:
     # Reports, verify and the audit read transcripts and records; only running episodes needs those clients.
     probe = f"import sys, {module}; print(sorted(m for m in ('openai', 'playwright') if m in sys.modules))"

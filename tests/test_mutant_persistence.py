@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from computerops.audit import HARNESS_CLASSES, sampled
-from computerops.mutant_persistence import NO_AMOUNT, compaction_is_sound, persistence_fate, persistence_mutants
+from computerops.catalog.audit import HARNESS_CLASSES, sampled
+from computerops.catalog.mutant_persistence import NO_AMOUNT, compaction_is_sound, persistence_fate, persistence_mutants
 from computerops.persistence.metrics import Boundary, PersistenceRecord
 from tasks import load_catalog
 

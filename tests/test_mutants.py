@@ -5,9 +5,9 @@ from __future__ import annotations
 from adapter.actions import Done
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript, Step
-from computerops.audit import effect_of, sampled
-from computerops.mutant_reads import blind_views, information_reads, read_mutants
-from computerops.mutant_texts import (
+from computerops.catalog.audit import effect_of, sampled
+from computerops.catalog.mutant_reads import blind_views, information_reads, read_mutants
+from computerops.catalog.mutant_texts import (
     address_spellings,
     amounts_in_words,
     answer_variants,
@@ -17,7 +17,7 @@ from computerops.mutant_texts import (
     same_record_by_number,
     weekday_contradictions,
 )
-from computerops.mutants import (
+from computerops.catalog.mutants import (
     ScriptedRun,
     browser_mutants,
     claim_mutants,

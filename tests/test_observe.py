@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from adapter.observation import controls_in_text
-from computerops.cli import app
-from computerops.observing import ObservedPage, TargetError, parse_target
+from computerops.catalog.observing import ObservedPage, TargetError, parse_target
+from computerops.cli.main import app
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 runner = CliRunner()

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from adapter.containment import _action_of
-from computerops.cli import Levels
+from computerops.cli.main import Levels
 from computerops.core.numbers import MAX_DIGITS, whole_number
 from computerops.core.vocabulary import SCRIPTED_PREFIX, scripted_model, scripted_policy
-from computerops.run_records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord
 
 ASCII_DIGITS = "0123456789"
 

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from test_resume import finish, scratch, start
 
-from computerops.bundle import RunDirectory
-from computerops.run_verification import verify_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.verification import verify_run
 
 __all__ = ["scratch"]  # the module fixture that gives the child processes their own temporary directory
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,14 +11,14 @@ import asyncio
 
 import pytest
 
-from computerops.bundle import RunDirectory
-from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
 from computerops.persistence.checkpoint import Checkpoint
 from computerops.persistence.running import CHECKPOINTS
-from computerops.run_records import EpisodeRecord
-from computerops.run_verification import verify_run
-from computerops.runner import execute_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.runner import execute_run
+from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser

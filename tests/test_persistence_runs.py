@@ -19,9 +19,7 @@ from typer.testing import CliRunner
 
 from adapter.actions import NO_ANSWER
 from adapter.transcript import AgentTranscript, Bounds
-from computerops.bundle import RunDirectory
-from computerops.cli import app
-from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.cli.main import app
 from computerops.persistence.agent import CHECKPOINT_KEY_VARIABLE, REFUSED_EXIT, AgentLaunch
 from computerops.persistence.arms import CompactionPolicy, Persistence, PersistenceArm, RecoveryPolicy
 from computerops.persistence.checkpoint import Checkpoint
@@ -29,9 +27,11 @@ from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, Persis
 from computerops.report import report_json, summarize
 from computerops.report.layout import report_view
 from computerops.report.tables import Table
-from computerops.run_records import EpisodeRecord
-from computerops.run_verification import verify_run
-from computerops.runner import execute_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.runner import execute_run
+from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser

@@ -17,7 +17,7 @@ from test_reply_fuzz import Page
 
 from adapter.loop import ModelLoop
 from adapter.transcript import AgentTranscript, Bounds
-from computerops.serving import serve_app
+from computerops.runs.serving import serve_app
 
 GIVE_UP = {"id": "x", "object": "chat.completion", "model": "m", "choices": [{
     "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "", "tool_calls": [{

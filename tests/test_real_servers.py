@@ -24,19 +24,19 @@ from adapter.reply import ModelCall
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.serverinfo import probe_tools
 from adapter.transcript import AgentTranscript, Bounds, switch_text
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
-from computerops.limits import (
+from computerops.report import ClaimedEndpoint, model_mismatch, report_json, report_view, run_report
+from computerops.report.html import render_html
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.limits import (
     context_too_small,
     describe_planned,
     endpoint_lines,
     initial_token_scale,
     planned_bounds,
 )
-from computerops.report import ClaimedEndpoint, model_mismatch, report_json, report_view, run_report
-from computerops.report.html import render_html
-from computerops.run_records import EpisodeRecord, ObservedEndpoint
-from computerops.runner import EndpointError, ask_about_limits, execute_run
-from computerops.serving import serve_app
+from computerops.runs.records import EpisodeRecord, ObservedEndpoint
+from computerops.runs.runner import EndpointError, ask_about_limits, execute_run
+from computerops.runs.serving import serve_app
 
 MODEL = "scripted:oracle"
 SOLVED = ["click:1", "click:4", "select:7", "click:8"]

@@ -20,7 +20,7 @@ from tiers import examples
 
 from computerops.core.binding import TENANT_HEADER
 from computerops.core.vocabulary import ACTION_HEADER
-from computerops.serving import serve_app
+from computerops.runs.serving import serve_app
 from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
 from sites.kit.oplog import MAX_ACTION_NUMBER, own_location

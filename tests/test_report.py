@@ -15,10 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from computerops import console as console_module
-from computerops.bundle import RunDirectory
-from computerops.cli import app
-from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.cli import console as console_module
+from computerops.cli.main import app
 from computerops.core.vocabulary import StopReason
 from computerops.report import (
     DIAGNOSIS_PATTERNS,
@@ -37,7 +35,9 @@ from computerops.report import (
 from computerops.report.html import render_html
 from computerops.report.layout import proportion_cells
 from computerops.report.outcomes import LISTED_WHEN_SEEN
-from computerops.run_records import EpisodeOutcome, EpisodeRecord, ObservedEndpoint, RunManifest, TaskRef
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.records import EpisodeOutcome, EpisodeRecord, ObservedEndpoint, RunManifest, TaskRef
 from verifier import Claim
 from verifier.looping import DETECTOR, LOOP_THRESHOLD, LoopStats
 

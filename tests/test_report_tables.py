@@ -19,8 +19,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from test_report import INFRA_CAUSES, faulted, infrastructure, manifest, record
 
-from computerops import console as console_module
-from computerops.bundle import RunDirectory
+from computerops.cli import console as console_module
 from computerops.core import vocabulary
 from computerops.core.difference import first_difference
 from computerops.report import (
@@ -45,7 +44,8 @@ from computerops.report.html import OUTCOME_COLOURS, render_html
 from computerops.report.markdown import table_markdown
 from computerops.report.tables import Table as ViewTable
 from computerops.report.tables import columns as view_columns
-from computerops.run_records import EpisodeOutcome, EpisodeRecord
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.records import EpisodeOutcome, EpisodeRecord
 from sites.kit import faults
 from verifier import FalseCompletionKind
 

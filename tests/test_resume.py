@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from computerops.bundle import EPISODES, INTERRUPTED, MANIFEST, RESUMES, STARTED, RunDirectory
-from computerops.cli import app
-from computerops.config import parse_endpoint, plan_episodes
+from computerops.cli.main import app
 from computerops.core.difference import first_difference
-from computerops.run_records import RunManifest
-from computerops.run_verification import verify_run
-from computerops.runner import manifest_difference
+from computerops.runs.bundle import EPISODES, INTERRUPTED, MANIFEST, RESUMES, STARTED, RunDirectory
+from computerops.runs.config import parse_endpoint, plan_episodes
+from computerops.runs.records import RunManifest
+from computerops.runs.runner import manifest_difference
+from computerops.runs.verification import verify_run
 
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order,helpdesk.answer-valid-approval"
 POLICIES = "scripted:oracle,noop"
@@ -31,7 +31,7 @@ PLANNED = 6  # three tasks, two policies
 IDENTICAL = ("operations.json", "journal.json", "final_state.json", "verdict.json", "receipt.json")
 # Each runs the CLI in a subprocess with a real Chromium.
 pytestmark = pytest.mark.browser
-CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
+CLI = [sys.executable, "-c", "from computerops.cli.main import main; main()"]
 
 
 CHILD_ENV: dict[str, str] = {}

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-import computerops.bundle
-from computerops.bundle import MANIFEST, NewRunDirectory, RunDirectory, RunLocked
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
-from computerops.run_records import ObservedEndpoint, RunManifest
+import computerops.runs.bundle
+from computerops.runs.bundle import MANIFEST, NewRunDirectory, RunDirectory, RunLocked
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.records import ObservedEndpoint, RunManifest
 
 TASK = "helpdesk.solve-ticket"
 LOCK = "experiment.lock.json"
@@ -40,7 +40,7 @@ def tracing_bundle_lines(on_line: Callable[[], None]) -> Callable[[FrameType, st
         return local
 
     def calls(frame: FrameType, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename == computerops.bundle.__file__ else None
+        return local if frame.f_code.co_filename == computerops.runs.bundle.__file__ else None
 
     return calls
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from computerops.bundle import WRITER_LOCK, RunLocked, writer_lock
-from computerops.cli import app
+from computerops.cli.main import app
+from computerops.runs.bundle import WRITER_LOCK, RunLocked, writer_lock
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from computerops.bundle import writer_lock
+from computerops.runs.bundle import writer_lock
 with writer_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(600)

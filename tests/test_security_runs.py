@@ -13,8 +13,8 @@ import pytest
 import yaml
 from test_resume import finish, scratch, start
 
-from computerops.bundle import RunDirectory
-from computerops.checking import check_tasks
+from computerops.catalog.checking import check_tasks
+from computerops.runs.bundle import RunDirectory
 from replays import RecordedEpisode
 from tasks import LoadedTask, load_catalog
 from tasks.spec import EffectsCheck

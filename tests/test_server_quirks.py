@@ -17,13 +17,13 @@ import pytest
 
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.transcript import Bounds
-from computerops.bundle import RunDirectory
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.report import summarize
-from computerops.run_records import EpisodeRecord, RunManifest
-from computerops.run_verification import verify_run
-from computerops.runner import execute_run
-from computerops.serving import serve_app
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.records import EpisodeRecord, RunManifest
+from computerops.runs.runner import execute_run
+from computerops.runs.serving import serve_app
+from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser

@@ -1,6 +1,6 @@
-"""What a server says of its own limits (adapter/serverinfo.py) and what the run plans from it (computerops/limits.py):
-each server's own shape, refusal wordings, the tools probe against servers that keep, drop and refuse tools, and
-properties over any payload."""
+"""What a server says of its own limits (adapter/serverinfo.py) and what the run plans from it
+(computerops/runs/limits.py): each server's own shape, refusal wordings, the tools probe against servers that keep,
+drop and refuse tools, and properties over any payload."""
 
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ from adapter.serverinfo import (
     tools_verdict,
 )
 from adapter.transcript import Bounds
-from computerops.limits import describe_planned, initial_token_scale, planned_bounds
-from computerops.provenance import observe_endpoint
-from computerops.run_records import ObservedEndpoint
-from computerops.serving import serve_app
+from computerops.runs.limits import describe_planned, initial_token_scale, planned_bounds
+from computerops.runs.provenance import observe_endpoint
+from computerops.runs.records import ObservedEndpoint
+from computerops.runs.serving import serve_app
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,

@@ -18,7 +18,7 @@ from test_experiment_persistence import _pairs, _plan
 from test_resume import finish, scratch, start
 from typer.testing import CliRunner
 
-from computerops.bundle import RunDirectory
+from computerops.cli.experiment import _endpoint, experiment_app
 from computerops.experiment.lock import ExperimentRefused, freeze
 from computerops.experiment.plan import arms_meaning, cells, injects
 from computerops.experiment.running import run_config
@@ -29,8 +29,8 @@ from computerops.experiment.spec import (
     ExperimentSpec,
     load_experiment,
 )
-from computerops.experiment_cli import _endpoint, experiment_app
-from computerops.run_verification import verify_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.verification import verify_run
 from computerops.serving_faults.arms import SERVING_ARMS, serving_arm
 from tasks import load_catalog
 

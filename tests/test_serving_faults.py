@@ -282,8 +282,8 @@ def test_a_cut_stream_is_what_the_assembler_calls_one() -> None:
 
 
 def test_an_episode_is_a_serving_episode_or_a_long_running_one_never_both() -> None:
-    from computerops.config import PlannedEpisode
     from computerops.persistence.arms import Persistence
+    from computerops.runs.config import PlannedEpisode
     from computerops.serving_faults.arms import serving_arm
 
     with pytest.raises(ValueError, match="cannot be long-running too"):
@@ -311,7 +311,7 @@ NOTIFY = "helpdesk.notify-and-close-follow-up"
 def test_run_serving_refuses_bad_options_before_anything_runs(options: list[str], said: str, tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
-    from computerops.cli import app
+    from computerops.cli.main import app
 
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["run", "--tasks", NOTIFY, "--endpoint", "scripted:careful", "--out", str(out),
@@ -324,7 +324,7 @@ def test_run_serving_refuses_bad_options_before_anything_runs(options: list[str]
 def test_a_degraded_tool_arm_needs_a_site_that_names_its_evidence_page(tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
-    from computerops.cli import app
+    from computerops.cli.main import app
 
     result = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint", "--endpoint", "scripted:oracle",
                                       "--out", str(tmp_path / "x"), "--serving", "degraded-tool"])
@@ -429,7 +429,7 @@ async def test_a_stream_that_began_and_stalled_is_a_cut_stream_no_fallback_answe
     wait, and since the stream had begun no fallback may answer the turn without a continuation design; the failure
     was not injected, so it stays the endpoint's (infrastructure)."""
     from adapter.modelclient import StreamWatch, WatchedTransport
-    from computerops.serving import serve_app
+    from computerops.runs.serving import serve_app
     from computerops.serving_faults.record import _explained
 
     async def stalling(scope: Any, receive: Any, send: Any) -> None:

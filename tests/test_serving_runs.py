@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from adapter.failover import ServingProtocol
-from computerops.bundle import RunDirectory
-from computerops.config import EndpointConfig, FallbackEndpoint, PlannedEpisode, RunConfig
 from computerops.report import summarize
 from computerops.report.layout import report_view
-from computerops.run_records import EpisodeRecord
-from computerops.run_verification import verify_run
-from computerops.runner import execute_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import EndpointConfig, FallbackEndpoint, PlannedEpisode, RunConfig
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.runner import execute_run
+from computerops.runs.verification import verify_run
 from computerops.serving_faults.arms import Serving, serving_arm
 from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
 from computerops.serving_faults.plan import ServingParams, ServingRule
@@ -188,7 +188,7 @@ def test_a_base_url_endpoint_falls_back_to_its_pinned_fallback_base_url(tmp_path
     its own policy, as `computerops mock-llm` serves it): the fallback observed and pinned in the manifest, its
     replies carried out under its own model name."""
     from adapter.scripted import create_scripted_app
-    from computerops.serving import serve_app
+    from computerops.runs.serving import serve_app
 
     catalog = load_catalog()
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from computerops.stats import clustered_bootstrap, mean_pass_hat_k, pass_hat_k, wilson_interval
+from computerops.core.stats import clustered_bootstrap, mean_pass_hat_k, pass_hat_k, wilson_interval
 
 
 def rounded(interval: tuple[float, float] | None) -> tuple[float, float] | None:

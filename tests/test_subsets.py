@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from computerops.cli import _select, app
-from computerops.subsets import (
+from computerops.catalog.subsets import (
     ReservedSubset,
     SubsetError,
     draw,
@@ -20,6 +19,7 @@ from computerops.subsets import (
     subset_tasks,
     write_subset,
 )
+from computerops.cli.main import _select, app
 from tasks import load_catalog, load_task
 
 runner = CliRunner()

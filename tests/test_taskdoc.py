@@ -6,8 +6,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from computerops.cli import app
-from computerops.taskdoc import describe_check, describe_mutation, describe_procedure, tasks_markdown
+from computerops.catalog.taskdoc import describe_check, describe_mutation, describe_procedure, tasks_markdown
+from computerops.cli.main import app
 from tasks import load_catalog
 
 DOC = Path(__file__).parent.parent / "docs" / "tasks.md"

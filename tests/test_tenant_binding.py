@@ -24,7 +24,7 @@ from tiers import examples
 
 from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER, tenant_bindings, without_bindings
 from computerops.core.vocabulary import DISPLAYED_DESTINATIONS, FETCH_DESTINATION_HEADER
-from computerops.serving import serve_app
+from computerops.runs.serving import serve_app
 from sites.kit.app import create_app
 from sites.kit.oplog import MAX_REQUEST_BYTES
 from sites.kit.records import Shown

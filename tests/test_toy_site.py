@@ -20,7 +20,7 @@ from toy_site import TASKS, TOY
 from toy_site.pages import TEMPLATES
 from toy_site.routes import build_router
 
-from computerops.checking import check_tasks
+from computerops.catalog.checking import check_tasks
 from sites.kit import SiteDefinition, TenantRegistry, create_app
 from sites.kit.pages import SitePages
 from sites.registry import registered, site_definitions

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from adapter.loop import Environment, ModelLoop
 from adapter.transcript import AgentTranscript
-from computerops.bundle import TRACE, RunDirectory
-from computerops.cli import app
-from computerops.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.cli.main import app
 from computerops.core.hashing import file_sha256
-from computerops.runner import execute_run
+from computerops.runs.bundle import TRACE, RunDirectory
+from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.runner import execute_run
 from tasks import load_catalog
 
 TASK = "helpdesk.solve-ticket"
@@ -93,7 +93,7 @@ async def test_the_trace_is_saved_even_when_the_episode_fails(tmp_path: Path, mo
             await super().run(env, instruction)
             raise RuntimeError("the harness broke after the episode")
 
-    monkeypatch.setattr("computerops.episode.ModelLoop", Crashing)
+    monkeypatch.setattr("computerops.runs.episode.ModelLoop", Crashing)
     task = load_catalog()[TASK]
     endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
     config = RunConfig(run_id="crash", tasks=[TASK], endpoint=endpoint, episodes=plan_episodes([TASK], endpoint))

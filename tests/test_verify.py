@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from computerops.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, RunDirectory
-from computerops.cli import app
-from computerops.run_verification import Verification, reviewer_verified, verify_run
+from computerops.cli.main import app
+from computerops.runs.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, RunDirectory
+from computerops.runs.verification import Verification, reviewer_verified, verify_run
 
 # Each runs the CLI in a subprocess with a real Chromium.
 pytestmark = pytest.mark.browser
-CLI = [sys.executable, "-c", "from computerops.cli import main; main()"]
+CLI = [sys.executable, "-c", "from computerops.cli.main import main; main()"]
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order"
 EPISODE = "001-helpdesk.solve-ticket--oracle"
 FALSE_FINISH = "002-helpdesk.solve-ticket--false-finish"

@@ -25,7 +25,7 @@ from computerops.experiment.spec import RecoveryCostTest, ToolEdgeTest
 from computerops.report.persistence import PersistenceRow, persistence_report
 from computerops.report.security import SecurityReport, security_report
 from computerops.report.serving import ServingRow, serving_report
-from computerops.run_records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord
 
 ANALYSIS_FORMAT: Literal["computerops.experiment_analysis/1"] = "computerops.experiment_analysis/1"
 

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from adapter.transcript import AgentTranscript
-from computerops.bundle import BundleError, RunDirectory
-from computerops.config import PlannedEpisode
 from computerops.core.hashing import canonical_sha256
 from computerops.experiment.lock import ExperimentLock, ExperimentRefused, read_lock
 from computerops.experiment.rows import ExperimentEpisode
-from computerops.run_records import EpisodeRecord
+from computerops.runs.bundle import BundleError, RunDirectory
+from computerops.runs.config import PlannedEpisode
+from computerops.runs.records import EpisodeRecord
 
 LOCK_FILE = "experiment.lock.json"
 """The lock an experiment run was made from, copied into its run directory (sealed with it)."""

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from computerops.core.stats import bootstrap_mean, wilson_interval
 from computerops.experiment.rows import ExperimentEpisode
-from computerops.stats import bootstrap_mean, wilson_interval
 
 Measure = Literal["verified_success", "false_completion"]
 MEASURES: tuple[Measure, ...] = ("verified_success", "false_completion")

@@ -36,8 +36,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from computerops.core.stats import bootstrap_mean
 from computerops.experiment.rows import ExperimentEpisode
-from computerops.stats import bootstrap_mean
 
 Verdict = Literal["survives", "restricted", "below resolution"]
 

@@ -2,7 +2,7 @@
 nothing changed since.
 
 A lock holds the experiment file (its bytes' sha256 and its parsed content), every task's content hash, the code
-of every package (sites, adapter, verifier, tasks, replays, computerops: `computerops.provenance.code_hashes`), the
+of every package (sites, adapter, verifier, tasks, replays, computerops: `computerops.runs.provenance.code_hashes`), the
 prompts and tool schemas the model is shown, the endpoint configuration, the analysis code's own hash (the
 estimators and their statistics library's version), and the plan those inputs give: every episode with its cell,
 arm, repetition and pair. `lock_sha256` seals the rest. `experiment run` recomputes the inputs and refuses, naming
@@ -19,19 +19,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from computerops.config import EndpointConfig, PlannedEpisode
+from computerops.catalog.subsets import load_subset, subset_tasks
 from computerops.core.difference import first_difference, first_difference_of
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 from computerops.experiment.plan import cells, plan_experiment
 from computerops.experiment.spec import ExperimentSpec, ExperimentTask, load_experiment
-from computerops.provenance import code_hashes, package_sha256, protocol_hashes
-from computerops.subsets import load_subset, subset_tasks
+from computerops.runs.config import EndpointConfig, PlannedEpisode
+from computerops.runs.provenance import code_hashes, package_sha256, protocol_hashes
 from replays.corpus import CORPUS_ROOT, file_name, load_entry
 from tasks import LoadedTask
 
 LOCK_FORMAT: Literal["computerops.experiment_lock/1"] = "computerops.experiment_lock/1"
-ANALYSIS_MODULES = ("computerops/experiment", "computerops/stats.py")
+ANALYSIS_MODULES = ("computerops/experiment", "computerops/core/stats.py")
 """The analysis code whose hash the lock records (the estimators, tests, gate, noise floor and intervals)."""
 _ROOT = Path(__file__).resolve().parent.parent.parent
 

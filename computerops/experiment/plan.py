@@ -20,7 +20,6 @@ import hashlib
 import itertools
 from dataclasses import dataclass
 
-from computerops.config import PlannedEpisode
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.rows import ARMS, Arm
 from computerops.experiment.spec import (
@@ -31,6 +30,7 @@ from computerops.experiment.spec import (
     ExperimentTask,
 )
 from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.runs.config import PlannedEpisode
 from computerops.serving_faults.arms import Serving, ServingArm, serving_arm
 from sites.kit.faults import FaultClass
 

@@ -1,5 +1,5 @@
 """Running a frozen experiment: the lock checked against its inputs now, then its plan through the ordinary resumable
-runner (`computerops.runner.execute_run`), the lock copied into the run directory and the analysis sealed beside
+runner (`computerops.runs.runner.execute_run`), the lock copied into the run directory and the analysis sealed beside
 the run's summary whenever the run stops."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from computerops.bundle import RunDirectory
-from computerops.config import ExperimentRef, PlannedEpisode, RunConfig
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentLock, ExperimentRefused, lock_difference, read_lock
 from computerops.experiment.plan import plan_noise_floor
 from computerops.experiment.spec import ExperimentTask
-from computerops.run_records import EpisodeRecord
-from computerops.runner import Progress, execute_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import ExperimentRef, PlannedEpisode, RunConfig
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.runner import Progress, execute_run
 from tasks import LoadedTask
 
 

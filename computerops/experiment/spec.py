@@ -22,12 +22,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from adapter.transcript import Bounds
-from computerops.config import EndpointConfig
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
 from computerops.persistence.arms import PERSISTENCE_ARMS, Persistence, PersistenceArm, RecoveryPolicy
+from computerops.runs.config import EndpointConfig
 from computerops.serving_faults.arms import NEEDS_FALLBACK, SERVING_ARMS, ServingArm
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule

@@ -47,7 +47,7 @@ from computerops.persistence.checkpoint import (
 )
 from computerops.persistence.checkpointing import Checkpointer
 from computerops.persistence.site_state import SiteState
-from computerops.serving import tenant_context
+from computerops.runs.serving import tenant_context
 from sites.kit.ledgers import CompletedEffect
 from sites.registry import SITES
 

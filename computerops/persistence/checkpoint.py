@@ -72,9 +72,9 @@ class ResumeManifest(BaseModel):
     task_sha256: str
     model: str
     protocol_sha256: dict[str, str]
-    """The system prompts and action schemas (`computerops.provenance.protocol_hashes`)."""
+    """The system prompts and action schemas (`computerops.runs.provenance.protocol_hashes`)."""
     code_sha256: dict[str, str]
-    """The harness's own code (`computerops.provenance.code_hashes`)."""
+    """The harness's own code (`computerops.runs.provenance.code_hashes`)."""
     policies: dict[str, str]
     """The declared persistence policies: `recovery` (after an interrupted action), `compaction`, `checkpoint_every`."""
 

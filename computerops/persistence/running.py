@@ -29,7 +29,7 @@ from computerops.core.formats import Versioned
 from computerops.persistence.agent import API_KEY_VARIABLE, CHECKPOINT_KEY_VARIABLE, REFUSED_EXIT, AgentLaunch
 from computerops.persistence.arms import Persistence
 from computerops.persistence.checkpoint import Constraints, ResumeManifest, latest_checkpoint
-from computerops.provenance import code_hashes, protocol_hashes
+from computerops.runs.provenance import code_hashes, protocol_hashes
 from sites.kit.ledgers import effects_committed_by
 from sites.kit.records import Operation
 from sites.kit.tenancy import Tenant

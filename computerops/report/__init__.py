@@ -8,7 +8,7 @@ None and are counted apart; nothing is guessed.
 One concern a module: `vocabulary` (the words counted by, in report order), `figures` (proportions, intervals,
 pass^k), `outcomes` (outcome tables), `faults` (exposure, recovery funnel, loops), `provenance` (claimed against
 observed), `run` (`RunReport` and its JSON), `tables` + `layout` (the report laid out once as typed tables, which
-`computerops.console` and `computerops.report.html` render). This facade re-exports what the rest of ComputerOps
+`computerops.cli.console` and `computerops.report.html` render). This facade re-exports what the rest of ComputerOps
 uses.
 """
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from computerops.report.figures import FROZEN, Proportion, proportion
 from computerops.report.vocabulary import FAULT_CLASSES
-from computerops.run_records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord
 
 _AMBIGUOUS = r"time ?out|timed out|no answer|no response|did not (answer|respond)|ambiguous|unclear whether"
 _CONFLICT = r"conflict|changed by (someone|another)|modified by (someone|another)|reload"

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from computerops.run_records import EpisodeRecord
-from computerops.stats import mean_pass_hat_k, wilson_interval
+from computerops.core.stats import mean_pass_hat_k, wilson_interval
+from computerops.runs.records import EpisodeRecord
 
 DEFAULT_BOOTSTRAP_SEED = 0
 DEFAULT_BOOTSTRAP_RESAMPLES = 2000

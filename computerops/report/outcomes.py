@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from adapter.transcript import switch_why
+from computerops.core.stats import clustered_bootstrap
 from computerops.report.figures import (
     DEFAULT_BOOTSTRAP_RESAMPLES,
     DEFAULT_BOOTSTRAP_SEED,
@@ -29,8 +30,7 @@ from computerops.report.figures import (
     proportion,
 )
 from computerops.report.vocabulary import FALSE_COMPLETION_KINDS, STOP_REASONS
-from computerops.run_records import EpisodeRecord
-from computerops.stats import clustered_bootstrap
+from computerops.runs.records import EpisodeRecord
 
 TAXONOMY = ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")
 """Success claim (claimed: done(success=true)) x verifier (pass: verified or unclaimed success)."""

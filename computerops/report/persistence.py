@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from computerops.report.figures import FROZEN, Proportion, proportion
 from computerops.report.outcomes import attempted_by_the_agent
-from computerops.run_records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord
 
 NO_BOUNDARIES = "no boundaries"
 """How a retention figure reads for episodes that were never resumed."""

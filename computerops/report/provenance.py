@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
-from computerops.limits import describe_planned, planned_bounds
 from computerops.report.figures import FROZEN
-from computerops.run_records import EpisodeRecord, RunManifest
+from computerops.runs.limits import describe_planned, planned_bounds
+from computerops.runs.records import EpisodeRecord, RunManifest
 
 
 class ClaimedEndpoint(BaseModel):
@@ -87,7 +87,7 @@ class Provenance(BaseModel):
     model file (llama.cpp, LM Studio) echo whatever model name a request gives, so replies naming the claim prove
     nothing."""
     planned_from_server: str | None = None
-    """What the server's own word changed in the bounds the episodes ran with (computerops/limits.py), or None."""
+    """What the server's own word changed in the bounds the episodes ran with (computerops/runs/limits.py), or None."""
 
 
 

@@ -24,7 +24,7 @@ from computerops.report.persistence import PersistenceReport, persistence_report
 from computerops.report.provenance import Provenance, provenance
 from computerops.report.security import SecurityReport, security_report
 from computerops.report.serving import ServingReport, serving_report
-from computerops.run_records import Completeness, EpisodeRecord, RunManifest
+from computerops.runs.records import Completeness, EpisodeRecord, RunManifest
 
 REPORT_FORMAT: Final = "computerops.report/3"
 """3 (since issue 26 also `security`, only in reports of runs with attacked tasks): every outcome table (and task

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from computerops.core.vocabulary import BrokerMode
 from computerops.report.figures import FROZEN, Proportion, proportion
 from computerops.report.outcomes import attempted_by_the_agent
-from computerops.run_records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord
 
 UNDEFINED_CONDITIONAL = "undefined, no completions"
 """How compliance given capability reads when no attacked episode completed the legitimate procedure."""

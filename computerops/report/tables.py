@@ -1,6 +1,6 @@
 """A report as its readers see it, laid out once: typed tables, paragraphs and a chart, in reading order.
 
-`computerops.console` renders a `ReportView` with rich and `computerops.report.html` as one HTML page, each in one
+`computerops.cli.console` renders a `ReportView` with rich and `computerops.report.html` as one HTML page, each in one
 loop over its blocks; neither computes or words a figure of its own. A cell's text is `cell_text` in both.
 """
 

@@ -1,13 +1,13 @@
 """The words a report counts by, in the order reports show them. Each is defined once elsewhere; this module only
 orders them: the fault classes (`sites.kit.faults`), the stop reasons (`computerops.core.vocabulary`), the
-false-completion kinds (`verifier`) and an episode's outcomes (`computerops.run_records.EpisodeOutcome`)."""
+false-completion kinds (`verifier`) and an episode's outcomes (`computerops.runs.records.EpisodeOutcome`)."""
 
 from __future__ import annotations
 
 from typing import get_args
 
 from computerops.core.vocabulary import STOP_REASONS
-from computerops.run_records import EpisodeOutcome
+from computerops.runs.records import EpisodeOutcome
 from sites.kit.faults import FAULT_CLASSES
 from verifier import FalseCompletionKind
 

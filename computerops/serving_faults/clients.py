@@ -14,7 +14,7 @@ import openai
 
 from adapter.failover import Fallback, Upstream
 from adapter.modelclient import StreamWatch, WatchedTransport, model_client
-from computerops.config import FallbackEndpoint
+from computerops.runs.config import FallbackEndpoint
 from computerops.serving_faults.layer import EpisodeServingFaults, ServingFaultTransport
 
 

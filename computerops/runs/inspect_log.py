@@ -21,8 +21,8 @@ from typing import Any
 from adapter.loop import result_line
 from adapter.prompts import first_message, result_message
 from adapter.transcript import AgentTranscript
-from computerops.bundle import RunDirectory
-from computerops.export import ExportedEpisode, exported_episodes
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.export import ExportedEpisode, exported_episodes
 
 SCORER = "computerops-verifier"
 

@@ -7,7 +7,7 @@ endpoint, so model time is near zero and what is timed is the benchmark's own ov
 
 One module (over 400 lines): the figures model, the measurements and the README table are one format
 (`computerops.bench/3`), changed together; the floor measurement (each step kind against bare Playwright doing the
-same) is in computerops/floor.py.
+same) is in computerops/bench/floor.py.
 """
 
 from __future__ import annotations
@@ -38,17 +38,17 @@ from adapter.driver import PageDriver
 from adapter.fidelity import check_offered_controls_work
 from adapter.stability import wait_for_visual_stability
 from adapter.transcript import AgentTranscript
-from computerops.bundle import RunDirectory
-from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.bench.floor import AI_SNAPSHOT_TARGET, FLOOR_TARGET, FloorFigures, bench_floor
+from computerops.catalog.crawl import crawl_site_pages, crawl_targets
+from computerops.catalog.observing import accessibility_of, ai_snapshot
 from computerops.core import defaults
 from computerops.core.formats import Versioned
-from computerops.crawl import crawl_site_pages, crawl_targets
-from computerops.floor import AI_SNAPSHOT_TARGET, FLOOR_TARGET, FloorFigures, bench_floor
-from computerops.observing import accessibility_of, ai_snapshot
-from computerops.provenance import versions
-from computerops.run_records import EpisodeRecord
-from computerops.runner import execute_run
-from computerops.serving import serve_app, tenant_context
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.provenance import versions
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.runner import execute_run
+from computerops.runs.serving import serve_app, tenant_context
 from replays import replay_episode
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
@@ -56,9 +56,9 @@ from tasks import LoadedTask
 
 BENCH_FORMAT: Literal["computerops.bench/3"] = "computerops.bench/3"
 """2: fidelity fixture pages (`fixture_pages`) and the visual-settle wait (`visual_settle_ms`) added.
-3: the floor (`floor`: each step kind against bare Playwright doing the same, computerops/floor.py) and its
+3: the floor (`floor`: each step kind against bare Playwright doing the same, computerops/bench/floor.py) and its
 targets; a version-2 file is read with no floor."""
-FIXTURE_PAGES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pages"
+FIXTURE_PAGES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "pages"
 """The fidelity fixture pages (`fidelity-*.html`) of this checkout: one page per class of page no one here wrote
 (controls low in scrolling boxes, typed inputs, animated panels, ...); an installed package has none."""
 FIXTURE_PREFIX = "/site/"
@@ -112,7 +112,7 @@ class BenchOptions(BaseModel):
     max_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
     seed: int = 1
     floor_repeats: int = Field(default=10, ge=1)
-    """Paired repetitions per step kind against bare Playwright (computerops/floor.py)."""
+    """Paired repetitions per step kind against bare Playwright (computerops/bench/floor.py)."""
 
 
 class PageFigures(BaseModel):
@@ -242,7 +242,7 @@ class BenchReport(Versioned):
     targets: list[TargetCheck]
     floor: list[FloorFigures] = Field(default_factory=list)
     """Each step kind against bare Playwright doing the same action on the same element and reading the page, and
-    observation against page.content() and the ai snapshot (computerops/floor.py); empty in a version-2 file and
+    observation against page.content() and the ai snapshot (computerops/bench/floor.py); empty in a version-2 file and
     without the fixture pages."""
 
 

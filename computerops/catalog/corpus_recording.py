@@ -13,9 +13,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from computerops.bundle import RunDirectory
-from computerops.checking import OBSERVING, control_config, control_plan
-from computerops.runner import Progress, execute_run
+from computerops.catalog.checking import OBSERVING, control_config, control_plan
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.runner import Progress, execute_run
 from replays.corpus import CorpusEntry, CorpusError, entry_files, entry_path, write_entry
 from tasks import LoadedTask
 

@@ -19,19 +19,19 @@ from typing import Literal
 from pydantic import ConfigDict, PrivateAttr
 
 from adapter.transcript import AgentTranscript
-from computerops.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, BundleError, RunDirectory
-from computerops.config import RunConfig
 from computerops.core import formats
 from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
 from computerops.core.hashing import file_sha256
-from computerops.episode import claim_of, derived_fields
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentRefused
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.report import report_json_as, summarize
-from computerops.run_records import EpisodeRecord, RunManifest
+from computerops.runs.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, BundleError, RunDirectory
+from computerops.runs.config import RunConfig
+from computerops.runs.episode import claim_of, derived_fields
+from computerops.runs.records import EpisodeRecord, RunManifest
 from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.scratch import ScratchDirectory

@@ -14,11 +14,11 @@ from adapter.prompts import system_prompt
 from adapter.serverinfo import PROBE_TIMEOUT_S, fetch_json
 from adapter.transcript import server_headers
 from computerops.core.hashing import canonical_sha256
-from computerops.run_records import ObservedEndpoint
+from computerops.runs.records import ObservedEndpoint
 
 PACKAGES = ("sites", "adapter", "verifier", "tasks", "replays", "computerops")
 _CODE_SUFFIXES = {".py", ".html", ".js", ".css", ".yaml"}
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def package_sha256(package: str, root: Path = _ROOT) -> str:

@@ -18,14 +18,14 @@ from adapter.browser import describe_chromium, launch_browser
 from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
 from adapter.serverinfo import ObservedContext, discover_context, probe_tool_results, probe_tools
-from computerops.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
-from computerops.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.core.difference import first_difference_of
-from computerops.episode import EpisodeContext, run_episode
-from computerops.limits import endpoint_lines, initial_token_scale, planned_bounds
-from computerops.provenance import code_hashes, models_refusal, observe_endpoint, protocol_hashes, versions
 from computerops.report import causes_text, infrastructure_causes, summarize
-from computerops.run_records import (
+from computerops.runs.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
+from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.episode import EpisodeContext, run_episode
+from computerops.runs.limits import endpoint_lines, initial_token_scale, planned_bounds
+from computerops.runs.provenance import code_hashes, models_refusal, observe_endpoint, protocol_hashes, versions
+from computerops.runs.records import (
     EpisodeRecord,
     ObservedEndpoint,
     ResumeEntry,
@@ -34,7 +34,7 @@ from computerops.run_records import (
     TaskRef,
     verdict_category,
 )
-from computerops.serving import serve_app
+from computerops.runs.serving import serve_app
 from sites.kit.app import create_app
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry

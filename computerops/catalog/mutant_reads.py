@@ -23,8 +23,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import httpx
 
 from adapter.observation import control_fields, parse_control_line
+from computerops.catalog.mutants import Mutant, ScriptedRun, neighbour_page, side_trips, step_label
 from computerops.core.binding import TENANT_HEADER
-from computerops.mutants import Mutant, ScriptedRun, neighbour_page, side_trips, step_label
 from sites.kit.app import create_app
 from sites.kit.records import Shown
 from sites.kit.site import SiteDefinition

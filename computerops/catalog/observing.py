@@ -24,7 +24,7 @@ from adapter.driver import PageDriver
 from adapter.fidelity import FidelityReport, compare_with_accessibility_tree
 from adapter.observation import Control, Observation
 from computerops.core import defaults
-from computerops.serving import serve_app, tenant_context
+from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from sites.registry import SITES

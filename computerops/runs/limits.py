@@ -1,5 +1,5 @@
 """The bounds a run's episodes are planned with: the configured ones, changed only where the server's own word
-(computerops/run_records.py `ObservedEndpoint`: its stated context, what it did with tool schemas and tool results)
+(computerops/runs/records.py `ObservedEndpoint`: its stated context, what it did with tool schemas and tool results)
 says they cannot hold. Pure: the runner plans with it and the report says what it changed."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from adapter.actions import tool_schemas
 from adapter.context import MAX_SCALE, estimate_tokens, text_tokens
 from adapter.prompts import first_message, system_prompt
 from adapter.transcript import Bounds
-from computerops.run_records import ObservedEndpoint
+from computerops.runs.records import ObservedEndpoint
 
 TEXT_PROTOCOL_VERDICTS = {"ignored": "drops", "refused": "refuses", "overflow": "cannot fit the context with"}
 """The tools verdicts (adapter/serverinfo.py) that plan the text protocol in auto mode, as the progress line words

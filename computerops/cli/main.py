@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args
 
 import typer
 
-from computerops.experiment_cli import experiment_app
+from computerops.cli.experiment import experiment_app
 
 if TYPE_CHECKING:
-    from computerops.bundle import RunDirectory
-    from computerops.config import RunConfig, SubsetRef
     from computerops.persistence.arms import Persistence
-    from computerops.run_verification import Verification
+    from computerops.runs.bundle import RunDirectory
+    from computerops.runs.config import RunConfig, SubsetRef
+    from computerops.runs.verification import Verification
     from tasks import LoadedTask
 
 from computerops.core import defaults
@@ -42,8 +42,8 @@ app.add_typer(experiment_app, name="experiment")
 
 def _select(selection: str) -> tuple[list[LoadedTask], SubsetRef | None]:
     """`all`, comma-separated ids, or a reserved subset file (refused when its tasks changed since)."""
-    from computerops.config import SubsetRef
-    from computerops.subsets import SubsetError, load_subset, subset_tasks
+    from computerops.catalog.subsets import SubsetError, load_subset, subset_tasks
+    from computerops.runs.config import SubsetRef
     from tasks import load_catalog, select_tasks
     catalog = load_catalog()
     path = Path(selection)
@@ -66,13 +66,13 @@ def _names_a_file(path: Path) -> bool:
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    from computerops.console import errors
+    from computerops.cli.console import errors
     errors.print(f"[red]error:[/] {message}")
     return typer.Exit(code)
 
 
 def _progress(line: str) -> None:
-    from computerops.console import console
+    from computerops.cli.console import console
     console.print(line)
 
 
@@ -141,8 +141,8 @@ def run(
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     from adapter.transcript import Bounds
-    from computerops.bundle import RunDirectory
-    from computerops.config import EndpointConfig, RunConfig, fallback_endpoint, parse_endpoint, plan_episodes
+    from computerops.runs.bundle import RunDirectory
+    from computerops.runs.config import EndpointConfig, RunConfig, fallback_endpoint, parse_endpoint, plan_episodes
     from computerops.serving_faults.arms import parse_serving_arms
     from tasks import TaskFileError
     if resume is not None:
@@ -222,7 +222,7 @@ def _persistence(arms: str, recovery: str, every: int, compaction: str,
 
 def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
     """Continue a run from its manifest: the same config, the tasks as they are in the catalog now."""
-    from computerops.bundle import BundleError, RunDirectory
+    from computerops.runs.bundle import BundleError, RunDirectory
     from tasks import TaskFileError, load_catalog, select_tasks
     try:
         config = RunDirectory.open(run_dir).manifest().config
@@ -244,8 +244,8 @@ def _report_complete(bundle: RunDirectory) -> None:
 
 def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,
              trace: bool = False, resume: bool = False) -> None:
-    from computerops.bundle import BundleError
-    from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
+    from computerops.runs.bundle import BundleError
+    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
     try:
         asyncio.run(execute_run(config, selected, out, _progress, concurrency=concurrency, trace=trace,
                                 resume=resume))
@@ -258,11 +258,11 @@ def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concur
 def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None, markdown: bool = False) -> None:
     """Print a run's report: the tables, or JSON (the whole report, `computerops.report/2`);
     with `html`, also write it as one self-contained HTML file (the same numbers as the JSON)."""
-    from computerops.bundle import BundleError
-    from computerops.console import console, errors, print_report
+    from computerops.cli.console import console, errors, print_report
     from computerops.report import outcomes_markdown, report_json, report_view, run_report
     from computerops.report.html import write_html
-    from computerops.run_verification import reviewer_verified
+    from computerops.runs.bundle import BundleError
+    from computerops.runs.verification import reviewer_verified
     try:
         manifest = bundle.manifest()
         records = bundle.records()
@@ -297,7 +297,7 @@ def report(
                                                               "README's demo table).")] = False,
 ) -> None:
     """Print the report of a run: outcomes, 95% intervals, per-task table, tokens, latency and provenance."""
-    from computerops.bundle import BundleError, RunDirectory
+    from computerops.runs.bundle import BundleError, RunDirectory
     try:
         bundle = RunDirectory.open(run_dir)
     except BundleError as exc:
@@ -313,9 +313,9 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print the receipts as JSON.")] = False,
 ) -> None:
     """Replay every episode's saved operations on a fresh tenant; exit 0 only if all PASS."""
-    from computerops.bundle import BundleError, RunDirectory
-    from computerops.console import console, print_receipts
-    from computerops.replaying import replay_run
+    from computerops.cli.console import console, print_receipts
+    from computerops.runs.bundle import BundleError, RunDirectory
+    from computerops.runs.replaying import replay_run
     from tasks import TaskFileError
     try:
         receipts = asyncio.run(replay_run(RunDirectory.open(run_dir)))
@@ -335,7 +335,7 @@ def replay(
 @tasks_app.command("list")
 def tasks_list() -> None:
     """List the catalog."""
-    from computerops.console import print_tasks
+    from computerops.cli.console import print_tasks
     from tasks import TaskFileError, load_catalog
     try:
         print_tasks(list(load_catalog().values()))
@@ -350,8 +350,8 @@ def tasks_doc(
     = False,
 ) -> None:
     """Generate docs/tasks.md from the task files (id, site, family, what is checked, allowed mutations)."""
-    from computerops.console import console
-    from computerops.taskdoc import tasks_markdown
+    from computerops.catalog.taskdoc import tasks_markdown
+    from computerops.cli.console import console
     from tasks import TaskFileError, load_catalog
     try:
         text = tasks_markdown(load_catalog().values())
@@ -382,8 +382,8 @@ def _catalog_tasks(selection: str) -> list[LoadedTask]:
 
 def _scripted_check(out: Path | None, name: str, check: Callable[[Path], Coroutine[Any, Any, T]]) -> T:
     """Run a check of scripted episodes into `out`, or into a scratch directory removed afterwards."""
-    from computerops.bundle import BundleError
-    from computerops.runner import EndpointError
+    from computerops.runs.bundle import BundleError
+    from computerops.runs.runner import EndpointError
     with tempfile.TemporaryDirectory(prefix=f"computerops-{name}-") as scratch:
         try:
             return asyncio.run(check(out or Path(scratch) / name))
@@ -398,8 +398,8 @@ def tasks_check(
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once (the results are the same).")] = 1,
 ) -> None:
     """Prove every task solvable by its scripted control and every verifier strict."""
-    from computerops.checking import check_tasks
-    from computerops.console import print_task_checks
+    from computerops.catalog.checking import check_tasks
+    from computerops.cli.console import print_task_checks
     selected = _catalog_tasks(tasks)
     checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
                                                                             concurrency=concurrency))
@@ -423,8 +423,8 @@ def tasks_audit(
                                                           "still judged).")] = None,
 ) -> None:
     """Generate mutants of every scripted control, run them, and list every one the verifier let through."""
-    from computerops.audit import audit_markdown, audit_tasks
-    from computerops.console import print_audit
+    from computerops.catalog.audit import audit_markdown, audit_tasks
+    from computerops.cli.console import print_audit
     selected = _catalog_tasks(tasks)
     report = _scripted_check(out, "tasks-audit",
                              lambda target: audit_tasks(selected, target, _progress, concurrency=concurrency,
@@ -453,8 +453,8 @@ def tasks_blind(
 ) -> None:
     """Run blind cases (wrong solutions and valid alternatives written without reading the checks) and list every
     wrong one the verifier let through and every valid one it refused."""
-    from computerops.blind import BlindFileError, blind_cases, blind_files, run_blind
-    from computerops.console import print_blind
+    from computerops.catalog.blind import BlindFileError, blind_cases, blind_files, run_blind
+    from computerops.cli.console import print_blind
     from tasks import load_catalog
     catalog = load_catalog()
     wanted = None if tasks == "all" else {t.id for t in _catalog_tasks(tasks)}
@@ -484,13 +484,13 @@ def demo(
                                                          "and tenant; results are the same as a serial run's.")] = 1,
 ) -> None:
     """Everything end to end against the SCRIPTED endpoint: reserve a subset, run it, verify, report, replay,
-    tasks check (computerops/demo.py says what it runs)."""
-    from computerops.bundle import BundleError, RunDirectory
-    from computerops.checking import check_tasks
-    from computerops.console import print_demo_check, print_demo_check_start, print_demo_plan, print_demo_replays
-    from computerops.demo import default_target, plan_demo
-    from computerops.runner import EndpointError
-    from computerops.subsets import SubsetError
+    tasks check (computerops/runs/demo.py says what it runs)."""
+    from computerops.catalog.checking import check_tasks
+    from computerops.catalog.subsets import SubsetError
+    from computerops.cli.console import print_demo_check, print_demo_check_start, print_demo_plan, print_demo_replays
+    from computerops.runs.bundle import BundleError, RunDirectory
+    from computerops.runs.demo import default_target, plan_demo
+    from computerops.runs.runner import EndpointError
     from tasks import TaskFileError, load_catalog
     try:
         plan = plan_demo(out or default_target(), load_catalog())
@@ -523,8 +523,8 @@ def subset_reserve(
     out: Annotated[Path, typer.Option(help="The subset file to write (never overwritten).")],
 ) -> None:
     """Draw a subset of the catalog and lock it with the content hash of every task, before any run."""
-    from computerops.console import print_subset
-    from computerops.subsets import SubsetError, reserve_subset, write_subset
+    from computerops.catalog.subsets import SubsetError, reserve_subset, write_subset
+    from computerops.cli.console import print_subset
     from tasks import TaskFileError, load_catalog
     try:
         subset = reserve_subset(load_catalog(), count, seed)
@@ -544,7 +544,7 @@ def serve(
     """Serve the sites for a person, with one fresh tenant; prints the URL that enters it."""
     import uvicorn
 
-    from computerops.console import console
+    from computerops.cli.console import console
     from sites.kit.app import create_app
     from sites.kit.tenancy import TenantRegistry
     registry = TenantRegistry()
@@ -569,7 +569,7 @@ def mock_llm(
     import uvicorn
 
     from adapter.scripted import create_scripted_app
-    from computerops.console import console
+    from computerops.cli.console import console
     from tasks import TaskFileError, load_catalog
     try:
         scripted = create_scripted_app(list(load_catalog().values()), default_policy=policy)
@@ -592,8 +592,8 @@ def observe(
     """Render a page exactly as the model sees it, with its control table."""
     from playwright.async_api import Error as PlaywrightError
 
-    from computerops.console import print_observed
-    from computerops.observing import TargetError, observe_target, parse_target
+    from computerops.catalog.observing import TargetError, observe_target, parse_target
+    from computerops.cli.console import print_observed
     try:
         parsed = parse_target(target)
         observed = asyncio.run(observe_target(parsed, seed=seed, max_chars=max_chars, compare=compare))
@@ -643,8 +643,8 @@ def bench(
     markdown: Annotated[bool, typer.Option(help="Also print the README's figures table.")] = False,
 ) -> None:
     """Measure reset, observation size and time, control recall, step overhead, replay and throughput."""
-    from computerops.bench import BenchOptions, bench_markdown, run_bench, write_bench
-    from computerops.console import console, print_bench
+    from computerops.bench.measure import BenchOptions, bench_markdown, run_bench, write_bench
+    from computerops.cli.console import console, print_bench
     from tasks import TaskFileError, load_catalog, select_tasks
     try:
         catalog = load_catalog()
@@ -671,10 +671,10 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
 ) -> None:
     """Two runs task by task: which episodes changed outcome, and why (the first named check whose result differs)
-    (computerops/compare.py)."""
-    from computerops.bundle import BundleError, RunDirectory
-    from computerops.compare import compare_runs
-    from computerops.console import print_comparison
+    (computerops/report/compare.py)."""
+    from computerops.cli.console import print_comparison
+    from computerops.report.compare import compare_runs
+    from computerops.runs.bundle import BundleError, RunDirectory
     try:
         comparison = compare_runs(RunDirectory.open(run_a), RunDirectory.open(run_b))
     except (BundleError, ValueError) as exc:
@@ -695,10 +695,10 @@ def export(
                                                                 "view`; needs the extra computerops\\[inspect]).")]
     = "jsonl",
 ) -> None:
-    """Write a run's episodes for other tools (computerops/export.py): each checked against the run's checksums."""
-    from computerops.bundle import BundleError, RunDirectory
-    from computerops.console import console
-    from computerops.export import ExportFormat, export_run
+    """Write a run's episodes for other tools (computerops/runs/export.py): each checked against the run's checksums."""
+    from computerops.cli.console import console
+    from computerops.runs.bundle import BundleError, RunDirectory
+    from computerops.runs.export import ExportFormat, export_run
     if export_format not in get_args(ExportFormat):
         raise _fail(f"--format {export_format!r}: the formats are {', '.join(get_args(ExportFormat))}")
     if out.exists():
@@ -708,7 +708,7 @@ def export(
     try:
         bundle = RunDirectory.open(run_dir)
         if export_format == "inspect":
-            from computerops.inspect_log import write_inspect_log
+            from computerops.runs.inspect_log import write_inspect_log
             written = write_inspect_log(bundle, out)
         else:
             written = export_run(bundle, out)
@@ -721,7 +721,7 @@ def export(
 def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
     """Check a run from its raw evidence: checksums, verdicts re-judged, records recomputed, every episode
     replayed, the summary recomputed. Exit 0 and evidence level E2 on PASS; exit 1 with the first mismatch."""
-    from computerops.bundle import BundleError, RunDirectory, verifier_lock
+    from computerops.runs.bundle import BundleError, RunDirectory, verifier_lock
     try:
         bundle = RunDirectory.open(run_dir)
         # A run still being written is refused, and nothing writes during verify; a read-only copy verifies too.
@@ -736,9 +736,9 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) ->
 def _verify(bundle: RunDirectory) -> Verification:
     """Run `verify` on a bundle and print the outcome; a pass is recorded (evidence level E2) where the run can be
     written, and where it cannot (a read-only copy), a note says that it was not."""
-    from computerops.bundle import BundleError
-    from computerops.console import errors, print_verification
-    from computerops.run_verification import record_verification, verify_run
+    from computerops.cli.console import errors, print_verification
+    from computerops.runs.bundle import BundleError
+    from computerops.runs.verification import record_verification, verify_run
     verification = asyncio.run(verify_run(bundle))
     unrecorded = None
     if verification.passed:
@@ -768,10 +768,10 @@ def corpus_record(
     """Run the scripted control, the no-op policy and the first negative control of each task through the
     browser and (re)write their corpus entries; `--tasks all` also removes entries of tasks no longer in the
     catalog."""
-    from computerops.bundle import BundleError
-    from computerops.console import console
-    from computerops.corpus_recording import record_corpus
-    from computerops.runner import EndpointError, RunAborted
+    from computerops.catalog.corpus_recording import record_corpus
+    from computerops.cli.console import console
+    from computerops.runs.bundle import BundleError
+    from computerops.runs.runner import EndpointError, RunAborted
     from replays.corpus import CORPUS_ROOT, CorpusError
     from tasks import TaskFileError, load_catalog, select_tasks
     target = root or CORPUS_ROOT
@@ -801,7 +801,7 @@ def corpus_check(
     = None,
 ) -> None:
     """Replay every corpus entry on a fresh tenant (no browser); exit 1 on any difference or uncovered task."""
-    from computerops.console import console, errors
+    from computerops.cli.console import console, errors
     from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus
     from tasks import TaskFileError, load_catalog
     target = root or CORPUS_ROOT

@@ -92,8 +92,8 @@ async def crawl_site_pages(
 ) -> list[str]:
     """Visit, breadth first, every page of the site that GET links reach from `start_paths`.
 
-    `context` must already be bound to a tenant of the site (`computerops.serving.tenant_context`); the crawl opens a
-    page of its own there and closes it at the end. Given a page of such a context instead, it
+    `context` must already be bound to a tenant of the site (`computerops.runs.serving.tenant_context`); the crawl
+    opens a page of its own there and closes it at the end. Given a page of such a context instead, it
     navigates that page and leaves it open, so that `on_page` can use a driver made for that page
     (a `PageDriver`). Only links whose URL is on `origin` and under `site_prefix` (`/helpdesk/`)
     are followed, fragments ignored; links are taken in document order, so the same site gives the

@@ -16,10 +16,10 @@ from typing import IO, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from computerops.config import PlannedEpisode
 from computerops.core.durable import write_durably
 from computerops.core.hashing import canonical_sha256, file_sha256
-from computerops.run_records import (
+from computerops.runs.config import PlannedEpisode
+from computerops.runs.records import (
     AdmittedEpisode,
     Completeness,
     EpisodeRecord,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from computerops.bundle import BundleError, RunDirectory
+from computerops.runs.bundle import BundleError, RunDirectory
 from replays import Receipt, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry

@@ -7,12 +7,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
-from computerops.config import PlannedEpisode, RunConfig
 from computerops.core import formats
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import StopReason
 from computerops.persistence.metrics import PersistenceRecord
-from computerops.security import AttackRecord
+from computerops.runs.config import PlannedEpisode, RunConfig
+from computerops.runs.security import AttackRecord
 from computerops.serving_faults.record import ServingRecord
 from verifier import Claim, FalseCompletionKind, Outcome
 from verifier.looping import LoopStats
@@ -139,7 +139,7 @@ class EpisodeRecord(Versioned):
     (`AgentTranscript.tool_mode_switch`); None when it did not, and in records written before it was copied."""
     attack: AttackRecord | None = Field(default=None, exclude_if=lambda value: value is None)
     """For an attacked task: exposure, hijack, targeted success, the broker's refusals, capability
-    (`computerops.security`); left out of other records."""
+    (`computerops.runs.security`); left out of other records."""
     persistence: PersistenceRecord | None = Field(default=None, exclude_if=lambda value: value is None)
     """For a long-running episode: its arm, processes, checkpoints, what each resume carried and lost, duplicate
     effects and unfinished work left (`computerops.persistence.metrics`); left out of other records."""

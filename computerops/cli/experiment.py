@@ -1,6 +1,6 @@
 """`computerops experiment ...`: freeze an experiment file into a lock, run it (and its noise floor), report it.
 
-What each command does lives in `computerops.experiment`; what it prints in `computerops.console`.
+What each command does lives in `computerops.experiment`; what it prints in `computerops.cli.console`.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from computerops.config import EndpointConfig
     from computerops.experiment.analysis import NoiseFloor
+    from computerops.runs.config import EndpointConfig
 
 experiment_app = typer.Typer(help="Experiments: pre-registered, matched, counterbalanced designs with verdicts "
                                   "(docs/experiments.md).", no_args_is_help=True)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    from computerops.console import errors
+    from computerops.cli.console import errors
     errors.print(f"[red]error:[/] {message}", markup=True, highlight=False)
     return typer.Exit(code)
 
@@ -31,7 +31,7 @@ def _endpoint(base_url: str | None, model: str | None, api_key_env: str | None, 
               fallback_api_key_env: str | None = None) -> EndpointConfig | None:
     """The endpoint named at the freeze in place of the file's, with its pinned fallback (a serving experiment's);
     None keeps the file's."""
-    from computerops.config import EndpointConfig, fallback_endpoint, parse_endpoint
+    from computerops.runs.config import EndpointConfig, fallback_endpoint, parse_endpoint
     fallback = fallback_endpoint(None, fallback_base_url, fallback_model, fallback_api_key_env)
     if base_url is None and model is None:
         if fallback is not None:
@@ -62,7 +62,7 @@ def freeze_command(
                                                                   "API key.")] = None,
 ) -> None:
     """Hash every fixed input into a lock file before any model call, and print the plan."""
-    from computerops.console import console, print_experiment_plan
+    from computerops.cli.console import console, print_experiment_plan
     from computerops.experiment.lock import ExperimentRefused, freeze
     from computerops.experiment.spec import ExperimentFileError
     from tasks import TaskFileError, load_catalog
@@ -84,12 +84,12 @@ def freeze_command(
 
 
 def _run(lock: Path, out: Path | None, resume: Path | None, concurrency: int, *, noise_floor: bool) -> Path:
-    from computerops.bundle import BundleError
-    from computerops.console import console
+    from computerops.cli.console import console
     from computerops.experiment.lock import ExperimentRefused
     from computerops.experiment.running import run_experiment
     from computerops.experiment.spec import ExperimentFileError
-    from computerops.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
+    from computerops.runs.bundle import BundleError
+    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
     from tasks import TaskFileError, load_catalog
     if (out is None) == (resume is None):
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
@@ -136,7 +136,7 @@ def noise_floor_command(
 def _exit_unless_complete(run_dir: Path, command: str, lock: Path) -> None:
     """Exit 1, saying how to continue, when the run stopped with planned episodes missing or failed as
     infrastructure (a recorded infrastructure failure is no agent outcome: `--resume` runs it again)."""
-    from computerops.bundle import RunDirectory
+    from computerops.runs.bundle import RunDirectory
 
     completeness = RunDirectory.open(run_dir).completeness()
     if not completeness.complete:
@@ -158,14 +158,14 @@ def _noise_floor_of(run_dir: Path, lock_sha256: str) -> NoiseFloor:
 
 
 def _report(run_dir: Path, *, as_json: bool, html: Path | None, noise_floor: Path | None = None) -> None:
-    from computerops.bundle import BundleError, RunDirectory
-    from computerops.console import console, errors, print_view
+    from computerops.cli.console import console, errors, print_view
     from computerops.experiment.analysis import analyse
     from computerops.experiment.collect import read_experiment_run
     from computerops.experiment.gate import evidence_level
     from computerops.experiment.layout import experiment_html, experiment_view
     from computerops.experiment.lock import ExperimentRefused
-    from computerops.run_verification import reviewer_verified
+    from computerops.runs.bundle import BundleError, RunDirectory
+    from computerops.runs.verification import reviewer_verified
     try:
         run = read_experiment_run(run_dir)
         analysis = analyse(run)
@@ -206,7 +206,7 @@ def measure_command(
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples of each interval.")] = 2000,
 ) -> None:
     """Time every analysis step on synthetic rows (what an experiment of that size costs to report)."""
-    from computerops.console import print_analysis_timings
+    from computerops.cli.console import print_analysis_timings
     from computerops.experiment.measure import measure
     timings = measure(episodes, resamples=resamples)
     print_analysis_timings(episodes, timings)

@@ -20,19 +20,19 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from computerops.audit import with_room
-from computerops.bundle import RunDirectory
-from computerops.checking import control_config
-from computerops.config import PlannedEpisode
+from computerops.catalog.audit import with_room
+from computerops.catalog.checking import control_config
 from computerops.core.formats import Versioned
-from computerops.run_records import EpisodeRecord, verdict_category
-from computerops.runner import Progress, execute_run
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import PlannedEpisode
+from computerops.runs.records import EpisodeRecord, verdict_category
+from computerops.runs.runner import Progress, execute_run
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import Variant
 
 BLIND_FORMAT: Literal["computerops.blind/1"] = "computerops.blind/1"
 BLIND_RESULTS_FORMAT: Literal["computerops.blind_results/1"] = "computerops.blind_results/1"
-BLIND_ROOT = Path(__file__).resolve().parent.parent / "tasks" / "blind"
+BLIND_ROOT = Path(__file__).resolve().parents[2] / "tasks" / "blind"
 """Where the committed blind sets live, one file per author and site."""
 
 Expectation = Literal["wrong", "valid"]

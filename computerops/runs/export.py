@@ -17,16 +17,16 @@ from typing import Literal
 
 from pydantic import ConfigDict
 
-from computerops.bundle import BundleError, RunDirectory
 from computerops.core.durable import write_durably
 from computerops.core.formats import Versioned
-from computerops.run_records import EpisodeRecord
+from computerops.runs.bundle import BundleError, RunDirectory
+from computerops.runs.records import EpisodeRecord
 from replays import Receipt
 from verifier import Verdict
 
 EXPORT_FORMAT: Literal["computerops.exported_episode/1"] = "computerops.exported_episode/1"
 ExportFormat = Literal["jsonl", "inspect"]
-"""The formats `export` writes: JSON lines (`export_run`), an Inspect AI log (computerops/inspect_log.py)."""
+"""The formats `export` writes: JSON lines (`export_run`), an Inspect AI log (computerops/runs/inspect_log.py)."""
 
 
 class ExportedEpisode(Versioned):

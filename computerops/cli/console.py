@@ -1,5 +1,5 @@
 """Rendering results for people: rich tables on the terminal. Every table, report and listing is formatted here; a
-command prints at most a one-line status of its own (computerops/cli.py)."""
+command prints at most a one-line status of its own (computerops/cli/main.py)."""
 
 from __future__ import annotations
 
@@ -14,19 +14,19 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from computerops.audit import AuditReport
-    from computerops.bench import BenchReport
-    from computerops.blind import BlindResults
-    from computerops.checking import ControlResult, TaskCheck
-    from computerops.compare import RunComparison
-    from computerops.demo import DemoPlan
+    from computerops.bench.measure import BenchReport
+    from computerops.catalog.audit import AuditReport
+    from computerops.catalog.blind import BlindResults
+    from computerops.catalog.checking import ControlResult, TaskCheck
+    from computerops.catalog.observing import ObservedPage
+    from computerops.catalog.subsets import ReservedSubset
     from computerops.experiment.lock import ExperimentLock
     from computerops.experiment.measure import Timing
-    from computerops.observing import ObservedPage
     from computerops.report import Cell, ReportView, RunReport
     from computerops.report import Table as ReportTable
-    from computerops.run_verification import Verification
-    from computerops.subsets import ReservedSubset
+    from computerops.report.compare import RunComparison
+    from computerops.runs.demo import DemoPlan
+    from computerops.runs.verification import Verification
     from replays import Receipt
     from tasks import LoadedTask
 
@@ -75,7 +75,7 @@ def print_view(view: ReportView, out: Console | None = None) -> None:
 
 def print_comparison(comparison: RunComparison) -> None:
     """Two runs task by task (`compare`): what changed, and how many stayed the same."""
-    from computerops.compare import comparison_table
+    from computerops.report.compare import comparison_table
     console.print(_rich_table(comparison_table(comparison)))
 
 
@@ -148,7 +148,7 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
 
 def print_audit(report: AuditReport) -> None:
     """The mutation audit: fates by operator and by task, then every defect (survivor or rejected equivalent)."""
-    from computerops.audit import FATES, Fate, kill_rate
+    from computerops.catalog.audit import FATES, Fate, kill_rate
     def table(title: str, rows: Sequence[tuple[str, Mapping[Fate, int]]]) -> None:
         shown = Table(title=title, title_justify="left")
         for column in ("", *(f.replace("_", " ") for f in FATES), "kill rate"):
@@ -176,7 +176,7 @@ def print_audit(report: AuditReport) -> None:
 def print_blind(results: BlindResults) -> None:
     """Blind cases: each case's fate and verdict category (not which checks failed: the authors write without them),
     then the counts."""
-    from computerops.blind import DEFECT_FATES
+    from computerops.catalog.blind import DEFECT_FATES
     table = Table(title="tasks blind (SCRIPTED runs of blind cases)", title_justify="left")
     for column in ("task", "case", "expect", "fate", "verdict", "attack (written / judged)", "skipped"):
         table.add_column(column, no_wrap=column in ("task", "case"))
@@ -302,7 +302,7 @@ def print_subset(subset: ReservedSubset, path: object) -> None:
 def print_verification(verification: Verification, root: Path, *, recorded: bool = True) -> None:
     """`computerops verify`'s outcome: the first mismatch and the rest on stderr, or the PASS line (with where the
     pass is recorded, or that it is not: a read-only copy)."""
-    from computerops.bundle import VERIFICATION
+    from computerops.runs.bundle import VERIFICATION
     if not verification.passed:
         errors.print(f"FAIL: {verification.first_mismatch}", markup=False, highlight=False)
         if len(verification.problems) > 1:
@@ -317,7 +317,7 @@ def print_verification(verification: Verification, root: Path, *, recorded: bool
 
 
 def print_demo_plan(plan: DemoPlan) -> None:
-    from computerops.demo import DEMO_POLICIES
+    from computerops.runs.demo import DEMO_POLICIES
     console.print(f"[bold]ComputerOps demo[/] — a reserved subset of {len(plan.tasks)} tasks, SCRIPTED policies "
                   f"{','.join(DEMO_POLICIES)} on each, plus the negative controls "
                   f"{', '.join(p for _, p in plan.negatives)}; writing {plan.target}")

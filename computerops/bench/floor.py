@@ -35,7 +35,7 @@ from adapter.containment import contain
 from adapter.driver import PageDriver
 from adapter.observation import Observation, format_control
 from adapter.scope import SiteScope
-from computerops.serving import serve_app
+from computerops.runs.serving import serve_app
 
 StepKind = Literal["click", "fill", "select", "check", "press", "page-loading click", "navigate", "observation"]
 FLOOR_TARGET = 1.2

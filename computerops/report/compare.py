@@ -16,10 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from computerops.bundle import RunDirectory
 from computerops.core.formats import Versioned
-from computerops.export import ExportedEpisode, exported_episodes
 from computerops.report.tables import Table, columns
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.export import ExportedEpisode, exported_episodes
 
 COMPARISON_FORMAT: Literal["computerops.comparison/1"] = "computerops.comparison/1"
 Change = Literal["same", "changed", "task_changed", "only_in_a", "only_in_b"]

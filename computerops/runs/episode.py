@@ -20,8 +20,6 @@ from adapter.loop import ModelLoop
 from adapter.modelclient import StreamWatch
 from adapter.reply import clean_text
 from adapter.transcript import AgentTranscript, Bounds
-from computerops.bundle import TRACE, RunDirectory
-from computerops.config import PlannedEpisode, RunConfig
 from computerops.core.hashing import file_sha256
 from computerops.core.vocabulary import (
     ACTION_HEADER,
@@ -40,9 +38,11 @@ from computerops.persistence.running import (
     drive_persistent,
     task_constraints,
 )
-from computerops.run_records import EpisodeRecord
-from computerops.security import attack_record
-from computerops.serving import tenant_context
+from computerops.runs.bundle import TRACE, RunDirectory
+from computerops.runs.config import PlannedEpisode, RunConfig
+from computerops.runs.records import EpisodeRecord
+from computerops.runs.security import attack_record
+from computerops.runs.serving import tenant_context
 from computerops.serving_faults.clients import serving_clients
 from computerops.serving_faults.layer import EpisodeServingFaults
 from computerops.serving_faults.log import SERVING_LOG, ServingLog
@@ -78,9 +78,9 @@ class EpisodeContext:
     """`time.monotonic()` when the run began its episodes; records place themselves on that timeline."""
     bounds: Bounds | None = None
     """The bounds episodes run with, when they differ from the config's: the server's own context where it is
-    smaller, the text protocol where it drops tools (computerops/limits.py `planned_bounds`)."""
+    smaller, the text protocol where it drops tools (computerops/runs/limits.py `planned_bounds`)."""
     token_scale: float = 1.0
-    """Server tokens per estimated token episodes start with (computerops/limits.py `initial_token_scale`)."""
+    """Server tokens per estimated token episodes start with (computerops/runs/limits.py `initial_token_scale`)."""
 
 
 def planted_attack(task: LoadedTask, planned: PlannedEpisode) -> Plant | None:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from computerops.mutant_texts import address_spellings
-from computerops.mutants import Mutant, ScriptedRun
+from computerops.catalog.mutant_texts import address_spellings
+from computerops.catalog.mutants import Mutant, ScriptedRun
 from tasks.spec import ScriptedStep, TaskSpec
 
 

@@ -21,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.observation import control_options
 from adapter.transcript import AgentTranscript
-from computerops.core.numbers import whole_number
-from computerops.mutant_texts import (
+from computerops.catalog.mutant_texts import (
     address_spellings,
     amounts_in_words,
     answer_variants,
@@ -33,6 +32,7 @@ from computerops.mutant_texts import (
     same_record_by_number,
     weekday_contradictions,
 )
+from computerops.core.numbers import whole_number
 from computerops.persistence.arms import Persistence
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
@@ -50,8 +50,8 @@ MutantClass = Literal[
 MUTANT_CLASSES: tuple[MutantClass, ...] = get_args(MutantClass)
 """Every mutation operator, in the order reports show them: wrong variants first, then the valid variants
 (`other-page`, `same-fact-spelled`, `same-answer-spelled`) that must be accepted. The `attack-*` operators are an
-attacked task's (`computerops.mutant_attacks`): judged by the attack's outcome, not the user's verdict. The
-`persistence-*` operators are a long-running harness's (`computerops.mutant_persistence`): the scripted control
+attacked task's (`computerops.catalog.mutant_attacks`): judged by the attack's outcome, not the user's verdict. The
+`persistence-*` operators are a long-running harness's (`computerops.catalog.mutant_persistence`): the scripted control
 unchanged under a harness that breaks the invariant, judged by the persistence figures."""
 Expectation = Literal["wrong", "valid"]
 _NAVIGATING = frozenset({"click", "navigate", "back", "press"})

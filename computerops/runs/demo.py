@@ -11,10 +11,10 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from computerops.bundle import RunDirectory
-from computerops.config import EndpointConfig, RunConfig, SubsetRef, parse_endpoint, plan_episodes
+from computerops.catalog.subsets import ReservedSubset, load_subset, reserve_subset, subset_tasks, write_subset
 from computerops.core.vocabulary import SCRIPTED_PREFIX
-from computerops.subsets import ReservedSubset, load_subset, reserve_subset, subset_tasks, write_subset
+from computerops.runs.bundle import RunDirectory
+from computerops.runs.config import EndpointConfig, RunConfig, SubsetRef, parse_endpoint, plan_episodes
 from tasks import LoadedTask
 
 DEMO_POLICIES = ("oracle", "false-finish", "give-up", "loop", "malformed")
