@@ -179,5 +179,5 @@ def test_every_file_of_the_run_directory_names_its_format(scripted_run: Path) ->
             assert isinstance(value, dict) and re.fullmatch(r"computerops\.[a-z_]+/\d+", value.get("format", "")), \
                 f"{path.relative_to(scripted_run)} names no format"
             seen.add(value["format"].split("/")[0])
-    assert {"computerops.manifest", "computerops.runs.episode", "computerops.transcript", "computerops.verdict",
+    assert {"computerops.manifest", "computerops.episode", "computerops.transcript", "computerops.verdict",
             "computerops.started", "computerops.receipt"} <= seen

@@ -19,7 +19,8 @@ from computerops.catalog.subsets import (
     subset_tasks,
     write_subset,
 )
-from computerops.cli.main import _select, app
+from computerops.cli.main import app
+from computerops.service.launch import select_tasks_or_subset
 from tasks import load_catalog, load_task
 
 runner = CliRunner()
@@ -84,7 +85,7 @@ def test_reserve_on_the_command_line_and_run_refuses_a_changed_subset(tmp_path: 
     assert result.exit_code == 0, result.output
     subset = load_subset(path)
     assert subset.task_ids[0] in result.output
-    tasks, ref = _select(str(path))
+    tasks, ref = select_tasks_or_subset(str(path))
     assert [t.id for t in tasks] == subset.task_ids and ref is not None and ref.lock_sha256 == subset.lock_sha256
     again = runner.invoke(app, ["subset", "reserve", "--count", "1", "--seed", "9", "--out", str(path)])
     assert again.exit_code == 2 and "never overwritten" in again.output

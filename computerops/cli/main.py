@@ -14,17 +14,17 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from computerops.cli.experiment import experiment_app
+from computerops.service.errors import ServiceError
 
 if TYPE_CHECKING:
-    from computerops.persistence.arms import Persistence
     from computerops.runs.bundle import RunDirectory
-    from computerops.runs.config import RunConfig, SubsetRef
     from computerops.runs.verification import Verification
+    from computerops.service.launch import PlannedRun
     from tasks import LoadedTask
 
 from computerops.core import defaults
@@ -40,35 +40,15 @@ subset_app = typer.Typer(help="Reserved task subsets, drawn and hash-locked befo
 app.add_typer(subset_app, name="subset")
 app.add_typer(experiment_app, name="experiment")
 
-def _select(selection: str) -> tuple[list[LoadedTask], SubsetRef | None]:
-    """`all`, comma-separated ids, or a reserved subset file (refused when its tasks changed since)."""
-    from computerops.catalog.subsets import SubsetError, load_subset, subset_tasks
-    from computerops.runs.config import SubsetRef
-    from tasks import load_catalog, select_tasks
-    catalog = load_catalog()
-    path = Path(selection)
-    if selection.endswith(".json") or _names_a_file(path):
-        if not path.is_file():
-            raise SubsetError(f"{path}: no such subset file (reserve one with `computerops subset reserve`)")
-        subset = load_subset(path)
-        ref = SubsetRef(file=str(path), lock_sha256=subset.lock_sha256, seed=subset.seed, count=subset.count)
-        return subset_tasks(subset, catalog, path), ref
-    return select_tasks(catalog, selection), None
-
-
-def _names_a_file(path: Path) -> bool:
-    """Whether `path` is a file; False for text no file can be named by (a long list of task ids: the OS refuses to
-    look such a name up, ENAMETOOLONG)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
 def _fail(message: str, code: int = 2) -> typer.Exit:
     from computerops.cli.console import errors
     errors.print(f"[red]error:[/] {message}")
     return typer.Exit(code)
+
+
+def _refused(error: ServiceError) -> typer.Exit:
+    """A service layer refusal, printed; its kind gives the exit code."""
+    return _fail(error.message, error.exit_code)
 
 
 def _progress(line: str) -> None:
@@ -140,11 +120,8 @@ def run(
                                                "(a fallback may answer a turn whose stream was cut).")] = False,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
-    from adapter.transcript import Bounds
     from computerops.runs.bundle import RunDirectory
-    from computerops.runs.config import EndpointConfig, RunConfig, fallback_endpoint, parse_endpoint, plan_episodes
-    from computerops.serving_faults.arms import parse_serving_arms
-    from tasks import TaskFileError
+    from computerops.service.launch import RunRequest, plan_run
     if resume is not None:
         given = [flag for flag, value in (("--out", out), ("--endpoint", endpoint), ("--base-url", base_url),
                                           ("--model", model), ("--repeat", repeat != 1), ("--tasks", tasks != "all"),
@@ -161,75 +138,33 @@ def run(
     if out is None:
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
     try:
-        selected, subset = _select(tasks)
-        endpoint_config = parse_endpoint(endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
-                                         artifact_sha256=artifact_sha256)
-        fallback = fallback_endpoint(fallback_policy, fallback_base_url, fallback_model, fallback_api_key_env)
-        if fallback is not None:
-            endpoint_config = EndpointConfig.model_validate({**endpoint_config.model_dump(), "fallback": fallback})
-        bounds = Bounds(action_budget=action_budget, max_response_tokens=max_response_tokens,
-                        context_tokens=context_tokens, temperature=temperature, seed=seed, tool_mode=tool_mode)
-    except (TaskFileError, ValueError) as exc:
+        request = RunRequest(
+            tasks=tasks, endpoint=endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
+            artifact_sha256=artifact_sha256, repeat=repeat, action_budget=action_budget,
+            max_response_tokens=max_response_tokens, context_tokens=context_tokens, temperature=temperature,
+            seed=seed, tool_mode=tool_mode, fault_rate=fault_rate, fault_classes=fault_classes, fault_seed=fault_seed,
+            matched_controls=matched_controls, broker=broker, persistence=persistence, recovery=recovery,
+            checkpoint_every=checkpoint_every, compaction=compaction, serving=serving,
+            fallback_policy=fallback_policy, fallback_base_url=fallback_base_url, fallback_model=fallback_model,
+            fallback_api_key_env=fallback_api_key_env, continuation=continuation)
+        planned = plan_run(request, out)
+    except ValueError as exc:
         raise _fail(str(exc)) from exc
-    task_ids = [t.id for t in selected]
-    try:
-        arms = _persistence(persistence, recovery, checkpoint_every, compaction, selected)
-        servings = parse_serving_arms(serving, sorted({t.spec.site for t in selected}),
-                                      has_fallback=endpoint_config.fallback is not None, continuation=continuation)
-        if arms and servings:
-            raise ValueError("give --persistence or --serving, not both (each is one study's arms)")
-        if (fallback_policy or fallback_base_url) and not servings:
-            raise ValueError("a fallback endpoint is asked only by the serving protocol: give --serving")
-        controls = ([t.id for t in selected if t.spec.faults or t.spec.attack is not None or fault_rate > 0]
-                    if matched_controls else [])
-        plan = plan_episodes(task_ids, endpoint_config, repeat=repeat, matched_controls=controls,
-                             broker_mode=None if broker == "enforcing" else broker, persistence=arms,
-                             serving=servings)
-        config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
-                           episodes=plan, repeat=repeat, fault_seed=fault_seed, fault_rate=fault_rate,
-                           fault_classes=[c.strip() for c in fault_classes.split(",") if c.strip()])
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError: a bad rate or class is named
-        raise _fail(str(exc)) from exc
-    if config.fault_rate > 0 and not config.fault_classes:
-        raise _fail("--fault-rate needs --fault-classes (which classes the rate draws for)")
-    _execute(config, selected, out, concurrency=concurrency, trace=trace)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
+    _execute(planned, concurrency=concurrency, trace=trace)
     _report_complete(RunDirectory.open(out))
-
-
-def _persistence(arms: str, recovery: str, every: int, compaction: str,
-                 selected: list[LoadedTask]) -> list[Persistence]:
-    """The persistences `run --persistence` asks for (ValueError naming what is wrong)."""
-    from computerops.persistence.arms import COMPACTION_POLICIES, PERSISTENCE_ARMS, RECOVERY_POLICIES, Persistence
-    from sites.registry import SITES
-    names = [a.strip() for a in arms.split(",") if a.strip()]
-    if not names:
-        return []
-    unknown = [a for a in names if a not in PERSISTENCE_ARMS]
-    if unknown or recovery not in RECOVERY_POLICIES:
-        wrong = f"arm {unknown[0]!r}" if unknown else f"recovery {recovery!r}"
-        raise ValueError(f"--persistence: unknown {wrong}; arms: {', '.join(PERSISTENCE_ARMS)}; recoveries: "
-                         f"{', '.join(RECOVERY_POLICIES)}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"--persistence names an arm twice: {arms}")
-    if compaction not in COMPACTION_POLICIES:
-        raise ValueError(f"--compaction: unknown policy {compaction!r}; policies: {', '.join(COMPACTION_POLICIES)}")
-    unfit = [t.id for t in selected if SITES[t.spec.site].ledgers is None]
-    if unfit:
-        raise ValueError(f"--persistence: the sites of {', '.join(unfit[:5])} keep no ledgers (sites/kit/ledgers.py)")
-    return [Persistence.model_validate({"arm": a, "recovery": recovery, "checkpoint_every": every,
-                                        "compaction": compaction}) for a in names]
 
 
 def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
     """Continue a run from its manifest: the same config, the tasks as they are in the catalog now."""
-    from computerops.runs.bundle import BundleError, RunDirectory
-    from tasks import TaskFileError, load_catalog, select_tasks
+    from computerops.runs.bundle import RunDirectory
+    from computerops.service.launch import plan_resume
     try:
-        config = RunDirectory.open(run_dir).manifest().config
-        selected = select_tasks(load_catalog(), ",".join(config.tasks))
-    except (BundleError, TaskFileError) as exc:
-        raise _fail(f"cannot resume {run_dir}: {exc}") from exc
-    _execute(config, selected, run_dir, concurrency=concurrency, trace=trace, resume=True)
+        planned = plan_resume(run_dir)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
+    _execute(planned, concurrency=concurrency, trace=trace, resume=True)
     _report_complete(RunDirectory.open(run_dir))
 
 
@@ -242,35 +177,25 @@ def _report_complete(bundle: RunDirectory) -> None:
         raise _fail(completeness.incomplete(f"continue it with `computerops run --resume {bundle.root}`"), code=1)
 
 
-def _execute(config: RunConfig, selected: list[LoadedTask], out: Path, *, concurrency: int = 1,
-             trace: bool = False, resume: bool = False) -> None:
-    from computerops.runs.bundle import BundleError
-    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
+def _execute(planned: PlannedRun, *, concurrency: int = 1, trace: bool = False, resume: bool = False) -> None:
+    from computerops.service.launch import launch
     try:
-        asyncio.run(execute_run(config, selected, out, _progress, concurrency=concurrency, trace=trace,
-                                resume=resume))
-    except (EndpointError, BundleError, ResumeRefused) as exc:
-        raise _fail(str(exc)) from exc
-    except (RunAborted, RunHalted) as exc:
-        raise _fail(str(exc), code=1) from exc
+        launch(planned, _progress, concurrency=concurrency, trace=trace, resume=resume)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
 
 
 def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None, markdown: bool = False) -> None:
     """Print a run's report: the tables, or JSON (the whole report, `computerops.report/2`);
     with `html`, also write it as one self-contained HTML file (the same numbers as the JSON)."""
     from computerops.cli.console import console, errors, print_report
-    from computerops.report import outcomes_markdown, report_json, report_view, run_report
+    from computerops.report import outcomes_markdown, report_json, report_view
     from computerops.report.html import write_html
-    from computerops.runs.bundle import BundleError
-    from computerops.runs.verification import reviewer_verified
+    from computerops.service.reading import run_report_of
     try:
-        manifest = bundle.manifest()
-        records = bundle.records()
-    except (BundleError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
-    report_ = run_report(manifest.config.run_id, records, declared_scripted=manifest.scripted, manifest=manifest,
-                         completeness=bundle.completeness(),
-                         verified_by_reviewer=reviewer_verified(bundle))
+        report_ = run_report_of(bundle)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
     if html is not None:
         try:
             write_html(html, report_)
@@ -297,11 +222,11 @@ def report(
                                                               "README's demo table).")] = False,
 ) -> None:
     """Print the report of a run: outcomes, 95% intervals, per-task table, tokens, latency and provenance."""
-    from computerops.runs.bundle import BundleError, RunDirectory
+    from computerops.service.reading import open_run
     try:
-        bundle = RunDirectory.open(run_dir)
-    except BundleError as exc:
-        raise _fail(str(exc)) from exc
+        bundle = open_run(run_dir)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
     if as_json and markdown:
         raise _fail("--json and --markdown each print the report alone; give one")
     _report(bundle, as_json=as_json, html=html, markdown=markdown)
@@ -314,13 +239,11 @@ def replay(
 ) -> None:
     """Replay every episode's saved operations on a fresh tenant; exit 0 only if all PASS."""
     from computerops.cli.console import console, print_receipts
-    from computerops.runs.bundle import BundleError, RunDirectory
-    from computerops.runs.replaying import replay_run
-    from tasks import TaskFileError
+    from computerops.service import reading
     try:
-        receipts = asyncio.run(replay_run(RunDirectory.open(run_dir)))
-    except (BundleError, TaskFileError) as exc:
-        raise _fail(str(exc)) from exc
+        receipts = reading.replay(run_dir)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json") for r in receipts], indent=2))
     else:
@@ -497,7 +420,8 @@ def demo(
     except (BundleError, SubsetError, TaskFileError) as exc:
         raise _fail(str(exc)) from exc
     print_demo_plan(plan)
-    _execute(plan.config, plan.tasks, plan.target, concurrency=concurrency)
+    from computerops.service.launch import PlannedRun
+    _execute(PlannedRun(config=plan.config, tasks=plan.tasks, out=plan.target), concurrency=concurrency)
     bundle = RunDirectory.open(plan.target)
     verification = _verify(bundle)  # replays every episode from disk; its receipts are printed below
     _report(bundle, as_json=False)
@@ -673,12 +597,11 @@ def compare(
     """Two runs task by task: which episodes changed outcome, and why (the first named check whose result differs)
     (computerops/report/compare.py)."""
     from computerops.cli.console import print_comparison
-    from computerops.report.compare import compare_runs
-    from computerops.runs.bundle import BundleError, RunDirectory
+    from computerops.service import reading
     try:
-        comparison = compare_runs(RunDirectory.open(run_a), RunDirectory.open(run_b))
-    except (BundleError, ValueError) as exc:
-        raise _fail(str(exc)) from exc
+        comparison = reading.compare(run_a, run_b)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
     if as_json:
         typer.echo(comparison.model_dump_json(indent=1))
     else:
@@ -697,23 +620,11 @@ def export(
 ) -> None:
     """Write a run's episodes for other tools (computerops/runs/export.py): each checked against the run's checksums."""
     from computerops.cli.console import console
-    from computerops.runs.bundle import BundleError, RunDirectory
-    from computerops.runs.export import ExportFormat, export_run
-    if export_format not in get_args(ExportFormat):
-        raise _fail(f"--format {export_format!r}: the formats are {', '.join(get_args(ExportFormat))}")
-    if out.exists():
-        raise _fail(f"{out} exists; export writes a new file")
-    if export_format == "inspect" and out.suffix not in (".eval", ".json"):
-        raise _fail(f"{out}: an Inspect AI log is FILE.eval (or FILE.json)")
+    from computerops.service import reading
     try:
-        bundle = RunDirectory.open(run_dir)
-        if export_format == "inspect":
-            from computerops.runs.inspect_log import write_inspect_log
-            written = write_inspect_log(bundle, out)
-        else:
-            written = export_run(bundle, out)
-    except (BundleError, ValueError, ImportError) as exc:
-        raise _fail(str(exc)) from exc
+        written = reading.export(run_dir, out, export_format)
+    except ServiceError as exc:
+        raise _refused(exc) from exc
     console.print(f"Exported {written} episodes to {out}")
 
 
@@ -737,15 +648,8 @@ def _verify(bundle: RunDirectory) -> Verification:
     """Run `verify` on a bundle and print the outcome; a pass is recorded (evidence level E2) where the run can be
     written, and where it cannot (a read-only copy), a note says that it was not."""
     from computerops.cli.console import errors, print_verification
-    from computerops.runs.bundle import BundleError
-    from computerops.runs.verification import record_verification, verify_run
-    verification = asyncio.run(verify_run(bundle))
-    unrecorded = None
-    if verification.passed:
-        try:
-            record_verification(bundle, verification)
-        except BundleError as exc:
-            unrecorded = str(exc)
+    from computerops.service import reading
+    verification, unrecorded = reading.verify(bundle)
     print_verification(verification, bundle.root, recorded=unrecorded is None)
     if unrecorded is not None:
         errors.print(f"note: {unrecorded}", markup=False, highlight=False)

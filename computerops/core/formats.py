@@ -30,6 +30,7 @@ STARTED: Final = "computerops.started/1"
 ADMITTED: Final = "computerops.admitted/1"
 RESUME: Final = "computerops.resume/1"
 VERIFICATION: Final = "computerops.verification/1"
+JOB: Final = "computerops.job/1"
 
 
 class UnknownFormat(ValueError):

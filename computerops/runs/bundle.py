@@ -141,6 +141,35 @@ def verifier_lock(root: Path) -> Iterator[None]:
         yield
 
 
+def being_written(root: Path) -> bool:
+    """Whether a process holds the run directory's writer lock now (a run executing, or a verify), asked without
+    touching the lock: Linux lists every flock in /proc/locks by device and inode. (Probing with a lock of our own
+    would, for that instant, make a run starting then refuse to start.) Where /proc/locks cannot be read, a probe
+    it is: a shared lock taken and dropped at once."""
+    path = root / WRITER_LOCK
+    try:
+        status = path.stat()
+    except OSError:
+        return False
+    key = f" {os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino} "
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            return any(" FLOCK " in line and key in line for line in locks)
+    except OSError:
+        pass
+    try:
+        handle = path.open("r", encoding="utf-8")
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return False
+
+
 def staging_dir(root: Path) -> Path:
     """Where a new run directory at `root` is put together: beside it, hidden, named after it (length bounded)."""
     root = root.absolute()
