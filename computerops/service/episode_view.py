@@ -175,7 +175,11 @@ class EpisodeView(BaseModel):
 def episode_view(bundle: RunDirectory, episode_id: str) -> EpisodeView:
     """The episode `episode_id` of the run, step by step; ServiceError not_found for an episode the run did not
     admit, conflict when its evidence does not match the run's hashes or does not parse."""
-    record = next((r for r in bundle.records() if r.episode_id == episode_id), None)
+    try:
+        records = bundle.records()
+    except BundleError as exc:
+        raise ServiceError(str(exc), "conflict") from exc
+    record = next((r for r in records if r.episode_id == episode_id), None)
     if record is None:
         raise ServiceError(f"the run has no episode {episode_id!r}", "not_found")
     problems = bundle.integrity_problems(record) + _sealed_problems(bundle, episode_id)
@@ -216,23 +220,25 @@ def episode_view(bundle: RunDirectory, episode_id: str) -> EpisodeView:
 
 
 def _sealed_problems(bundle: RunDirectory, episode_id: str) -> list[str]:
-    """The episode's files that differ from, or are missing against, the run's sealed checksum list (the receipt and
-    markers, which the record's hashes do not cover). Nothing for a run not sealed yet, or files sealed after it."""
+    """The episode's files against the run's sealed checksum list, which also covers what the record's hashes do not
+    (the receipt, the markers): listed files missing or altered, and, once any file of the episode is listed, files
+    added to it since. Nothing for an episode not sealed yet (a run still going, or resumed since its last seal)."""
     path = bundle.root / layout.CHECKSUMS
-    if not path.is_file():
-        return []
     prefix = f"episodes/{episode_id}/"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    listed = {name: digest for digest, _, name in (line.partition("  ") for line in lines) if name.startswith(prefix)}
+    if not listed:
+        return []
     problems = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        digest, _, name = line.partition("  ")
-        if not name.startswith(prefix):
-            continue
+    for name, digest in sorted(listed.items()):
         file = bundle.root / name
         if not file.is_file():
             problems.append(f"{name}: listed in {layout.CHECKSUMS} but missing")
         elif file_sha256(file) != digest:
             problems.append(f"{name}: differs from its sha256 in {layout.CHECKSUMS}")
-    return problems
+    present = (p.relative_to(bundle.root).as_posix() for p in bundle.episode_dir(episode_id).rglob("*") if p.is_file())
+    return problems + [f"{name}: present but not in {layout.CHECKSUMS}" for name in sorted(present)
+                       if name not in listed and not name.endswith(".tmp")]
 
 
 def _operation(operation: Operation, journal: list[JournalEntry]) -> OperationView:
