@@ -482,6 +482,39 @@ def serve(
     uvicorn.run(create_app(registry), host=host, port=port, log_level="info")
 
 
+@app.command()
+def server(
+    host: Annotated[str, typer.Option(help="Interface to bind; anything but loopback requires --token.")]
+    = "127.0.0.1",
+    port: int = 8700,
+    runs: Annotated[Path, typer.Option(help="The runs folder: every run directory in it is listed, launched runs "
+                                            "are written there (the server keeps its own state in RUNS/.server).")]
+    = Path("runs"),
+    database: Annotated[str | None, typer.Option(help="The run index's SQLAlchemy URL (default: SQLite in "
+                                                      "RUNS/.server; postgresql+psycopg://... for a shared one).")]
+    = None,
+    token: Annotated[str | None, typer.Option(envvar="COMPUTEROPS_SERVER_TOKEN",
+                                              help="Required of every request: Authorization: Bearer TOKEN for the "
+                                                   "API, a login for pages (or set COMPUTEROPS_SERVER_TOKEN).")]
+    = None,
+) -> None:
+    """Serve the operator server: launch and watch runs, read reports and episodes step by step, compare runs
+    (docs/server.md)."""
+    import uvicorn
+
+    from computerops.cli.console import console
+    from computerops.server.app import create_server_app
+    from computerops.server.settings import ServerSettings, is_loopback
+    if not is_loopback(host) and not token:
+        raise _fail(f"--host {host} serves beyond this machine: give --token (or COMPUTEROPS_SERVER_TOKEN)")
+    settings = ServerSettings(runs=runs, host=host, port=port, database=database, token=token or None)
+    where = "this machine only" if is_loopback(host) else f"every client that reaches {host}"
+    guard = "every request needs the token" if token else "no token"
+    console.print(f"Operator server at http://{host}:{port}/ for {where} ({guard}); runs in {runs}, index "
+                  f"{settings.database_url.split('://')[0]}.", markup=False)
+    uvicorn.run(create_server_app(settings), host=host, port=port, log_level="info")
+
+
 @app.command("mock-llm")
 def mock_llm(
     policy: Annotated[str, typer.Option(help="Default scripted policy: oracle, false-finish, give-up, loop, "

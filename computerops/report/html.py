@@ -94,6 +94,12 @@ def chart_layout(chart: OutcomeChart) -> ChartLayout:
 def _environment() -> Environment:
     environment = Environment(loader=PackageLoader("computerops.report", "templates"), autoescape=True,
                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return with_report_blocks(environment)
+
+
+def with_report_blocks(environment: Environment) -> Environment:
+    """`environment` given what templates/blocks.html uses (its filters, tests and chart helpers); its loader must
+    also find the report's templates. The operator server's pages render reports through it."""
     environment.filters["cell_text"] = cell_text
     environment.tests["mark"] = lambda value: isinstance(value, Mark)
     environment.globals["chart_layout"] = chart_layout

@@ -11,6 +11,7 @@ from computerops.service.errors import ServiceError
 
 if TYPE_CHECKING:
     from computerops.catalog.subsets import ReservedSubset
+    from computerops.experiment.analysis import ExperimentAnalysis
     from computerops.report.compare import RunComparison
     from computerops.report.run import RunReport
     from computerops.runs.bundle import RunDirectory
@@ -109,3 +110,18 @@ def reserve(count: int, seed: int, out: Path) -> ReservedSubset:
     except (TaskFileError, SubsetError) as exc:
         raise ServiceError(str(exc), "conflict" if out.exists() else "bad_input") from exc
     return subset
+
+
+def experiment_analysis(bundle: RunDirectory) -> tuple[ExperimentAnalysis, str]:
+    """An experiment run's analysis, recomputed from its evidence, with its evidence level."""
+    from computerops.experiment.analysis import analyse
+    from computerops.experiment.collect import read_experiment_run
+    from computerops.experiment.gate import evidence_level
+    from computerops.experiment.lock import ExperimentRefused
+    from computerops.runs.bundle import BundleError
+    from computerops.runs.verification import reviewer_verified
+    try:
+        analysis = analyse(read_experiment_run(bundle.root))
+    except (ExperimentRefused, BundleError, ValueError) as exc:
+        raise ServiceError(f"{bundle.root.name}: not an experiment run ({exc})", "not_found") from exc
+    return analysis, evidence_level(analysis.gate, verified=reviewer_verified(bundle))

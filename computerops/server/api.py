@@ -1,0 +1,320 @@
+"""The server's JSON API under /api: the catalog, reserved subsets, experiment locks, runs (launch, cancel, resume,
+progress as server-sent events), reports, episodes and comparisons. Every route calls the service layer; every
+refusal is a `ServiceError` the app turns into a 4xx with its message (computerops/server/app.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+
+from typing import Annotated, Any
+
+from anyio import to_thread
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import FileResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from computerops.server.index import IndexedEpisode, IndexedRun
+from computerops.server.jobs import JobSpec, JobState
+from computerops.server.launching import LaunchExperiment, LaunchRun, probe_endpoint, run_request
+from computerops.server.names import checked_name, inside
+from computerops.server.progress import RunProgress, run_progress
+from computerops.server.state import ServerState
+from computerops.service import reading
+from computerops.service.episode_view import EpisodeView, episode_view
+from computerops.service.errors import ServiceError
+from computerops.service.launch import check_experiment, plan_run
+
+router = APIRouter(prefix="/api")
+
+POLL_S = 0.5
+"""How often the event stream looks at a run's directory."""
+
+
+def state_of(request: Request) -> ServerState:
+    state: ServerState = request.app.state.server
+    return state
+
+
+class CatalogTask(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    site: str
+    family: str
+    difficulty: str
+    title: str
+    sha256: str
+
+
+class RunDetail(BaseModel):
+    """A run as the index holds it, with the job of this server that writes it, if any."""
+
+    run: IndexedRun
+    job: JobState | None
+
+
+class ReserveSubset(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    count: int = Field(ge=1, le=10_000)
+    seed: int = Field(ge=0, le=2**63 - 1)
+
+
+class Resume(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(default=1, ge=1, le=8)
+
+
+@router.get("/catalog")
+def catalog(site: str | None = None, family: str | None = None) -> list[CatalogTask]:
+    """Every catalog task with its content hash; filtered by site and family."""
+    from tasks import load_catalog
+    return [CatalogTask(id=t.id, site=t.spec.site, family=t.spec.family, difficulty=t.spec.difficulty,
+                        title=t.spec.title, sha256=t.sha256)
+            for t in load_catalog().values()
+            if (site is None or t.spec.site == site) and (family is None or t.spec.family == family)]
+
+
+@router.get("/subsets")
+def subsets(request: Request) -> list[dict[str, Any]]:
+    """The reserved subsets of this server: name, count, seed and lock."""
+    from computerops.catalog.subsets import SubsetError, load_subset
+    listed = []
+    for path in sorted(state_of(request).settings.subsets.glob("*.json")):
+        try:
+            subset = load_subset(path)
+        except SubsetError as exc:
+            listed.append({"name": path.stem, "problem": str(exc)})
+            continue
+        listed.append({"name": path.stem, "count": subset.count, "seed": subset.seed,
+                       "lock_sha256": subset.lock_sha256})
+    return listed
+
+
+@router.post("/subsets", status_code=201)
+def reserve(body: ReserveSubset, request: Request) -> dict[str, Any]:
+    """Draw and hash-lock a subset of the catalog (`computerops subset reserve`)."""
+    path = inside(state_of(request).settings.subsets, f"{checked_name(body.name, 'subset')}.json", "subset")
+    if path.exists():
+        raise ServiceError(f"a subset named {body.name!r} exists; a reserved subset is never overwritten", "conflict")
+    subset = reading.reserve(body.count, body.seed, path)
+    return {"name": body.name, **subset.model_dump(mode="json")}
+
+
+@router.get("/subsets/{name}")
+def subset(name: str, request: Request) -> dict[str, Any]:
+    """A reserved subset's lock: its tasks and their hashes."""
+    path = inside(state_of(request).settings.subsets, f"{checked_name(name, 'subset')}.json", "subset")
+    if not path.is_file():
+        raise ServiceError(f"no reserved subset named {name!r}", "not_found")
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@router.get("/locks")
+def locks(request: Request) -> list[str]:
+    """The experiment locks this server can run (files in its locks folder, `experiment freeze --out`)."""
+    return sorted(p.stem for p in state_of(request).settings.locks.glob("*.json"))
+
+
+@router.get("/runs")
+def runs(request: Request) -> list[IndexedRun]:
+    """Every run in the runs folder, newest first (launched here or by the CLI)."""
+    state = state_of(request)
+    state.fresh_index()
+    return state.index.runs()
+
+
+@router.post("/runs", status_code=202)
+def launch(body: LaunchRun, request: Request) -> RunDetail:
+    """Check a run's settings and start it in a worker process; refused with nothing started on bad input."""
+    state = state_of(request)
+    out = state.run_path(checked_name(body.run_id, "run"))
+    if state.jobs.running(body.run_id):
+        raise ServiceError(f"run {body.run_id} is already running", "conflict")
+    service_request = run_request(body, state.settings)
+    planned = plan_run(service_request, out)
+    if planned.config.endpoint.kind == "openai" and planned.config.endpoint.base_url is not None:
+        variable = planned.config.endpoint.api_key_env
+        probe_endpoint(planned.config.endpoint.base_url, os.environ.get(variable) if variable else None)
+    job = state.jobs.start(JobSpec(kind="run", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
+                                   request=service_request, concurrency=body.concurrency, trace=body.trace))
+    return RunDetail(run=_placeholder(body.run_id, len(planned.config.episodes)), job=job)
+
+
+@router.post("/experiments/runs", status_code=202)
+def launch_experiment(body: LaunchExperiment, request: Request) -> RunDetail:
+    """Run a frozen experiment's lock in a worker process; refused when its inputs changed since the freeze."""
+    state = state_of(request)
+    out = state.run_path(checked_name(body.run_id, "run"))
+    lock = inside(state.settings.locks, f"{checked_name(body.lock, 'lock')}.json", "lock")
+    if state.jobs.running(body.run_id):
+        raise ServiceError(f"run {body.run_id} is already running", "conflict")
+    check_experiment(lock, out)
+    job = state.jobs.start(JobSpec(kind="experiment", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
+                                   lock=str(lock.resolve()), concurrency=body.concurrency))
+    return RunDetail(run=_placeholder(body.run_id, 0), job=job)
+
+
+def _placeholder(run_id: str, planned: int) -> IndexedRun:
+    """A launched run before its worker has written its manifest."""
+    return IndexedRun(run_id=run_id, path=run_id, status="running", problem=None, planned=planned, admitted=0,
+                      verified=0, self_reported=0, false_completions=0, infrastructure_failures=0, scripted=False,
+                      endpoint="", subset_lock=None, verified_by_verify=False, updated=0.0)
+
+
+@router.get("/runs/{run_id}")
+def run(run_id: str, request: Request) -> RunDetail:
+    state = state_of(request)
+    return RunDetail(run=state.indexed(run_id), job=state.jobs.state(run_id))
+
+
+@router.post("/runs/{run_id}/cancel")
+async def cancel(run_id: str, request: Request) -> JobState:
+    """Interrupt this server's job of the run (as Ctrl-C: the run stays resumable)."""
+    state = state_of(request)
+    checked_name(run_id, "run")
+    return await to_thread.run_sync(state.jobs.cancel, run_id)
+
+
+@router.post("/runs/{run_id}/resume", status_code=202)
+def resume(run_id: str, body: Resume, request: Request) -> RunDetail:
+    """Continue an interrupted run in a worker process with the settings of its manifest."""
+    from computerops.runs.bundle import being_written
+    from computerops.service.launch import plan_resume
+    state = state_of(request)
+    bundle = state.bundle(run_id)
+    if state.jobs.running(run_id) or being_written(bundle.root):
+        raise ServiceError(f"run {run_id} is being written now", "conflict")
+    if bundle.completeness().complete:
+        raise ServiceError(f"run {run_id} is complete: nothing to resume", "conflict")
+    plan_resume(bundle.root)
+    job = state.jobs.start(JobSpec(kind="resume", run_id=run_id, runs=str(state.settings.runs.resolve()),
+                                   concurrency=body.concurrency))
+    return RunDetail(run=state.indexed(run_id), job=job)
+
+
+@router.get("/runs/{run_id}/progress")
+def progress(run_id: str, request: Request) -> RunProgress:
+    """Where the run stands: planned, started and admitted episodes (read from its directory, lock-free)."""
+    return _progress(state_of(request), run_id)
+
+
+def _progress(state: ServerState, run_id: str) -> RunProgress:
+    path = state.run_path(run_id)
+    if not (path / "manifest.json").is_file():
+        raise ServiceError(f"no run named {run_id!r} (yet: a launched run appears once its manifest is written)",
+                           "not_found")
+    try:
+        return run_progress(path)
+    except ValueError as exc:
+        raise ServiceError(str(exc), "conflict") from exc
+
+
+@router.get("/runs/{run_id}/events")
+async def events(run_id: str, request: Request) -> StreamingResponse:
+    """Server-sent events of the run: `started` and `admitted` per episode (with its outcome), `progress` after
+    each change, `end` when no process writes the run any more."""
+    state = state_of(request)
+    checked_name(run_id, "run")
+    return StreamingResponse(_event_stream(state, run_id, request), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store"})
+
+
+async def _event_stream(state: ServerState, run_id: str, request: Request) -> AsyncIterator[str]:
+    started: set[str] = set()
+    admitted = 0
+    waited = 0.0
+    while not await request.is_disconnected():
+        try:
+            now = await to_thread.run_sync(_progress, state, run_id)
+        except ServiceError as exc:
+            if state.jobs.running(run_id) and waited < 60:  # launched: its manifest is on its way
+                waited += POLL_S
+                await asyncio.sleep(POLL_S)
+                continue
+            yield _event("error", {"message": exc.message})
+            return
+        changed = False
+        for episode in now.started:
+            if episode not in started:
+                started.add(episode)
+                changed = True
+                yield _event("started", {"episode_id": episode})
+        for record in now.admitted[admitted:]:
+            changed = True
+            yield _event("admitted", record.model_dump(mode="json"))
+        admitted = len(now.admitted)
+        if changed:
+            yield _event("progress", {"planned": now.planned, "started": len(now.started),
+                                      "admitted": len({a.episode_id for a in now.admitted})})
+        if not now.being_written and not state.jobs.running(run_id):
+            job = state.jobs.state(run_id)
+            yield _event("end", {"sealed": now.sealed, "exit_code": None if job is None else job.exit_code,
+                                 "admitted": len({a.episode_id for a in now.admitted}), "planned": now.planned})
+            return
+        await asyncio.sleep(POLL_S)
+
+
+def _event(kind: str, data: dict[str, Any]) -> str:
+    return f"event: {kind}\ndata: {json.dumps(data)}\n\n"
+
+
+@router.get("/runs/{run_id}/report")
+def report(run_id: str, request: Request) -> dict[str, Any]:
+    """The run's report as `computerops report --json` prints it (`computerops.report/3`)."""
+    from computerops.report import report_json
+    result: dict[str, Any] = report_json(reading.run_report_of(state_of(request).bundle(run_id)))
+    return result
+
+
+@router.get("/runs/{run_id}/experiment")
+def experiment(run_id: str, request: Request) -> dict[str, Any]:
+    """An experiment run's analysis with its evidence level, as `experiment report --json` prints it."""
+    analysis, level = reading.experiment_analysis(state_of(request).bundle(run_id))
+    return {**analysis.model_dump(mode="json"), "evidence_level": level}
+
+
+@router.get("/runs/{run_id}/episodes")
+def episodes(run_id: str, request: Request, outcome: str | None = None, site: str | None = None,
+             false_completion_kind: str | None = None, fault_fired: str | None = None) -> list[IndexedEpisode]:
+    """The run's admitted episodes in plan order, filtered by outcome, site, false-completion kind, fault fired."""
+    state = state_of(request)
+    state.indexed(run_id)
+    return state.index.episodes(run_id, outcome=outcome, site=site, false_completion_kind=false_completion_kind,
+                                fault_fired=fault_fired)
+
+
+@router.get("/runs/{run_id}/episodes/{episode_id}")
+def episode(run_id: str, episode_id: str, request: Request) -> EpisodeView:
+    """One episode step by step: what the model saw and replied, the operations each action caused, the verdict's
+    checks and the replay receipt."""
+    checked_name(episode_id, "episode")
+    return episode_view(state_of(request).bundle(run_id), episode_id)
+
+
+@router.get("/runs/{run_id}/episodes/{episode_id}/files/{name}")
+def evidence_file(run_id: str, episode_id: str, name: str, request: Request) -> FileResponse:
+    """One evidence file of an episode (only the names the episode view lists for download)."""
+    view = episode(run_id, episode_id, request)
+    if name not in view.downloads.files:
+        raise ServiceError(f"{name!r} is not an evidence file of {episode_id}", "not_found")
+    bundle = state_of(request).bundle(run_id)
+    path = inside(bundle.episode_dir(episode_id), name, "file")
+    return FileResponse(path, filename=f"{episode_id}-{name}")
+
+
+@router.get("/compare")
+def compare(request: Request, a: Annotated[str, Query()], b: Annotated[str, Query()]) -> dict[str, Any]:
+    """Two runs task by task: which episodes changed outcome and why (`computerops compare A B --json`)."""
+    state = state_of(request)
+    comparison = reading.compare(state.bundle(a).root, state.bundle(b).root)
+    result: dict[str, Any] = comparison.model_dump(mode="json")
+    return result
+
+

@@ -1,0 +1,84 @@
+"""What the server's launch form and `POST /api/runs` accept: a run's settings with the run named, its tasks given
+as a reserved subset of the server (by name) or as catalog ids, never as a path; checked before any worker starts."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from computerops.server.names import inside
+from computerops.server.settings import ServerSettings
+from computerops.service.errors import ServiceError
+from computerops.service.launch import RunRequest
+
+TASK_SELECTION = re.compile(r"all|[a-z0-9][a-z0-9._-]{0,99}(,[a-z0-9][a-z0-9._-]{0,99}){0,499}")
+KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{0,63}(API_KEY|_TOKEN)")
+"""The environment variables a launch may name for an API key: only key-like names, so a request cannot send any
+other secret of the server's environment to an endpoint it chooses."""
+
+
+class LaunchRun(RunRequest):
+    """A run to launch: `run_id` names its directory in the runs folder; `subset` (a reserved subset of this
+    server, by name) or `tasks` (`all` or comma-separated ids) selects its tasks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    subset: str | None = None
+    concurrency: int = Field(default=1, ge=1, le=8)
+    trace: bool = False
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks_are_ids(cls, value: str) -> str:
+        if not TASK_SELECTION.fullmatch(value.strip()) or value.strip().endswith(".json"):
+            raise ValueError("tasks must be `all` or comma-separated task ids (a reserved subset is given by name "
+                             "in `subset`)")
+        return value.strip()
+
+    @field_validator("api_key_env", "fallback_api_key_env")
+    @classmethod
+    def _key_like(cls, value: str | None) -> str | None:
+        if value is not None and not KEY_VARIABLE.fullmatch(value):
+            raise ValueError("an API key variable must be named like OPENAI_API_KEY or ..._TOKEN (upper case)")
+        return value
+
+
+class LaunchExperiment(BaseModel):
+    """A frozen experiment to run: its lock (a lock file of this server, by name) and the run's name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    lock: str
+    concurrency: int = Field(default=1, ge=1, le=8)
+
+
+def run_request(launch: LaunchRun, settings: ServerSettings) -> RunRequest:
+    """The service's request for a launch: the subset resolved to its file in the server's subsets folder."""
+    fields = launch.model_dump(exclude={"run_id", "subset", "concurrency", "trace"})
+    if launch.subset is not None:
+        if launch.tasks != "all":
+            raise ServiceError("give a subset or tasks, not both")
+        fields["tasks"] = str(subset_path(settings, launch.subset))
+    return RunRequest.model_validate(fields)
+
+
+def subset_path(settings: ServerSettings, name: str) -> str:
+    path = inside(settings.subsets, name if name.endswith(".json") else f"{name}.json", "subset")
+    if not path.is_file():
+        raise ServiceError(f"no reserved subset named {name!r} (reserve one first)", "not_found")
+    return str(path)
+
+
+def probe_endpoint(base_url: str, api_key: str | None, timeout_s: float = 5.0) -> None:
+    """Refuse an OpenAI-compatible endpoint that does not answer its model list (nothing is started for it)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise ServiceError(f"the endpoint {base_url} did not answer: {type(exc).__name__}: {exc}") from exc
+    if response.status_code != 200:
+        raise ServiceError(f"the endpoint {base_url} answered its model list with HTTP {response.status_code}")

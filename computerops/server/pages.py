@@ -1,0 +1,197 @@
+"""The server's HTML pages (Jinja2, a little JavaScript for live progress, no build step, nothing fetched from
+elsewhere): runs with the launch form, a run with its report and episodes, an episode step by step, two runs
+compared, and the login page of a server with a token. Each page calls the same service functions as the API."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
+from pydantic import ValidationError
+
+from computerops.core.stats import wilson_interval
+from computerops.server import api
+from computerops.server.auth import COOKIE, session_value, token_matches
+from computerops.server.index import IndexedRun
+from computerops.server.launching import LaunchRun
+from computerops.server.state import ServerState
+from computerops.service.errors import ServiceError
+
+router = APIRouter(include_in_schema=False)
+
+LAUNCH_FIELDS = ("run_id", "subset", "tasks", "endpoint", "base_url", "model", "api_key_env", "repeat",
+                 "action_budget", "max_response_tokens", "fault_rate", "fault_classes", "fault_seed", "concurrency")
+"""The launch form's fields, each a `LaunchRun` field of the same name; an empty field takes the default."""
+
+
+@cache
+def environment() -> Environment:
+    from computerops.report.html import with_report_blocks
+    loader = ChoiceLoader([PackageLoader("computerops.server", "templates"),
+                           PackageLoader("computerops.report", "templates")])
+    env = Environment(loader=loader, autoescape=True, undefined=StrictUndefined, trim_blocks=True,
+                      lstrip_blocks=True)
+    env.globals["interval"] = _interval
+    env.filters["quote"] = quote
+    return with_report_blocks(env)
+
+
+def _interval(successes: int, n: int) -> str:
+    bounds = wilson_interval(successes, n)
+    return "" if bounds is None else f"[{bounds[0]:.2f}, {bounds[1]:.2f}]"
+
+
+def render(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    return HTMLResponse(environment().get_template(name).render(**context), status_code=status_code)
+
+
+def _state(request: Request) -> ServerState:
+    return api.state_of(request)
+
+
+@router.get("/", response_class=HTMLResponse)
+def runs_page(request: Request) -> HTMLResponse:
+    return _runs_page(request, {}, [], 200)
+
+
+def _runs_page(request: Request, form: dict[str, str], errors: list[str], status_code: int) -> HTMLResponse:
+    state = _state(request)
+    state.fresh_index()
+    runs = state.index.runs()
+    return render("runs.html", status_code, runs=runs, jobs={r.run_id: state.jobs.state(r.run_id) for r in runs},
+                  subsets=api.subsets(request), form=form, errors=errors, token=state.settings.token is not None)
+
+
+@router.post("/runs", response_class=HTMLResponse)
+async def launch_form(request: Request) -> Response:
+    """The launch form: a run started (redirect to its page), or the form again with what was wrong beside it."""
+    submitted = await request.form()
+    form = {name: str(submitted.get(name, "")).strip() for name in LAUNCH_FIELDS}
+    fields = {name: value for name, value in form.items() if value}
+    try:
+        launch = LaunchRun.model_validate(fields)
+        api.launch(launch, request)
+    except ValidationError as exc:
+        errors = [f"{'.'.join(str(p) for p in error['loc']) or 'form'}: {error['msg']}" for error in exc.errors()]
+        return _runs_page(request, form, errors, 422)
+    except ServiceError as exc:
+        return _runs_page(request, form, [exc.message], exc.http_status)
+    return RedirectResponse(f"/runs/{quote(launch.run_id)}", status_code=303)
+
+
+@router.post("/subsets", response_class=HTMLResponse)
+async def reserve_form(request: Request, name: str = Form(""), count: str = Form(""), seed: str = Form("")
+                       ) -> Response:
+    try:
+        body = api.ReserveSubset.model_validate({"name": name, "count": count, "seed": seed})
+        api.reserve(body, request)
+    except ValidationError as exc:
+        return _runs_page(request, {}, [f"subset {e['loc'][-1]}: {e['msg']}" for e in exc.errors()], 422)
+    except ServiceError as exc:
+        return _runs_page(request, {}, [exc.message], exc.http_status)
+    return RedirectResponse("/", status_code=303)
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+def run_page(request: Request, run_id: str, outcome: str = "", site: str = "", false_completion_kind: str = "",
+             fault_fired: str = "") -> Response:
+    state = _state(request)
+    try:
+        run = state.indexed(run_id)
+    except ServiceError as exc:
+        if state.jobs.running(run_id):  # launched a moment ago: its manifest is on its way
+            return render("starting.html", run_id=run_id, job=state.jobs.state(run_id))
+        return render("error.html", exc.http_status, message=exc.message)
+    filters = {"outcome": outcome, "site": site, "false_completion_kind": false_completion_kind,
+               "fault_fired": fault_fired}
+    episodes = state.index.episodes(run_id, **{k: v or None for k, v in filters.items()})
+    everything = state.index.episodes(run_id)
+    view = _report_view(state, run) if run.admitted else None
+    return render("run.html", run=run, job=state.jobs.state(run_id), view=view, episodes=episodes,
+                  filters=filters, choices=_choices(everything))
+
+
+def _report_view(state: ServerState, run: IndexedRun) -> Any:
+    from computerops.report import report_view
+    from computerops.service.reading import run_report_of
+    try:
+        return report_view(run_report_of(state.bundle(run.run_id)))
+    except ServiceError:
+        return None
+
+
+def _choices(episodes: list[Any]) -> dict[str, list[str]]:
+    return {"outcome": sorted({e.outcome for e in episodes}), "site": sorted({e.site for e in episodes}),
+            "false_completion_kind": sorted({e.false_completion_kind for e in episodes if e.false_completion_kind}),
+            "fault_fired": sorted({f for e in episodes for f in e.faults_fired})}
+
+
+@router.post("/runs/{run_id}/cancel", response_class=HTMLResponse)
+async def cancel_form(request: Request, run_id: str) -> Response:
+    try:
+        await api.cancel(run_id, request)
+    except ServiceError as exc:
+        return render("error.html", exc.http_status, message=exc.message)
+    return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
+
+
+@router.post("/runs/{run_id}/resume", response_class=HTMLResponse)
+def resume_form(request: Request, run_id: str) -> Response:
+    try:
+        api.resume(run_id, api.Resume(), request)
+    except ServiceError as exc:
+        return render("error.html", exc.http_status, message=exc.message)
+    return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
+
+
+@router.get("/runs/{run_id}/episodes/{episode_id}", response_class=HTMLResponse)
+def episode_page(request: Request, run_id: str, episode_id: str) -> Response:
+    try:
+        view = api.episode(run_id, episode_id, request)
+    except ServiceError as exc:
+        return render("error.html", exc.http_status, message=exc.message)
+    return render("episode.html", run_id=run_id, episode=view)
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare_page(request: Request, a: str = "", b: str = "") -> Response:
+    from computerops.report.compare import comparison_table
+    state = _state(request)
+    state.fresh_index()
+    runs = [r.run_id for r in state.index.runs()]
+    comparison, error = None, None
+    if a and b:
+        try:
+            from computerops.service import reading
+            comparison = reading.compare(state.bundle(a).root, state.bundle(b).root)
+        except ServiceError as exc:
+            error = exc.message
+    table = None if comparison is None else comparison_table(comparison)
+    return render("compare.html", 200 if error is None else 422, runs=runs, a=a, b=b, comparison=comparison,
+                  table=table, error=error)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, next: str = "/") -> HTMLResponse:
+    return render("login.html", next=_local(next), error=None)
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login(request: Request, token: str = Form(""), next: str = Form("/")) -> Response:
+    expected = _state(request).settings.token
+    if expected is None:
+        return RedirectResponse(_local(next), status_code=303)
+    if not token_matches(expected, token):
+        return render("login.html", 401, next=_local(next), error="That is not this server's token.")
+    response = RedirectResponse(_local(next), status_code=303)
+    response.set_cookie(COOKIE, session_value(expected), httponly=True, samesite="strict")
+    return response
+
+
+def _local(target: str) -> str:
+    """`target` if it is a path of this server, else / (a login never redirects elsewhere)."""
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"

@@ -1,0 +1,60 @@
+"""What `computerops server` is started with, and the folders it keeps beside the runs."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+STATE = ".server"
+"""The server's own folder inside the runs folder (hidden: never listed as a run): subsets/, locks/, jobs/ and the
+default index database."""
+
+
+class ServerSettings(BaseModel):
+    """The server's settings: where runs live, the index database, and the token off loopback."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    runs: Path
+    host: str = "127.0.0.1"
+    port: int = 8700
+    database: str | None = None
+    """A SQLAlchemy URL (sqlite:///..., postgresql+psycopg://...); None: SQLite in the state folder."""
+    token: str | None = None
+    """Required of every request when set: `Authorization: Bearer TOKEN` for the API, a login cookie for pages."""
+
+    @property
+    def state(self) -> Path:
+        return self.runs / STATE
+
+    @property
+    def subsets(self) -> Path:
+        return self.state / "subsets"
+
+    @property
+    def locks(self) -> Path:
+        return self.state / "locks"
+
+    @property
+    def jobs(self) -> Path:
+        return self.state / "jobs"
+
+    @property
+    def database_url(self) -> str:
+        return self.database or f"sqlite:///{(self.state / 'index.sqlite').resolve()}"
+
+    def create_folders(self) -> None:
+        for folder in (self.runs, self.subsets, self.locks, self.jobs):
+            folder.mkdir(parents=True, exist_ok=True)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` serves this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

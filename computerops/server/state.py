@@ -1,0 +1,70 @@
+"""What one server process holds: its settings, the run index, the jobs it started; and the lookups every route
+shares (a run by name inside the runs folder, the index kept fresh)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from computerops.runs.bundle import RunDirectory
+from computerops.server.index import IndexedRun, RunIndex
+from computerops.server.jobs import Jobs
+from computerops.server.names import inside
+from computerops.server.settings import ServerSettings
+from computerops.service.errors import ServiceError
+from computerops.service.reading import open_run
+
+REFRESH_S = 1.0
+"""The index is rebuilt from the runs folder at most once a second however many clients list runs."""
+
+
+@dataclass
+class ServerState:
+    settings: ServerSettings
+    index: RunIndex
+    jobs: Jobs
+    _refreshed: float = 0.0
+    _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def start(cls, settings: ServerSettings) -> ServerState:
+        """Create the server's folders, open the index and rebuild it from the runs folder."""
+        settings.create_folders()
+        state = cls(settings=settings, index=RunIndex(settings.database_url), jobs=Jobs(settings.jobs))
+        state.fresh_index()
+        return state
+
+    def close(self) -> None:
+        self.jobs.close()
+        self.index.close()
+
+    def fresh_index(self) -> None:
+        """Rebuild the index from the runs folder unless that was done within REFRESH_S."""
+        with self._refresh_lock:
+            if time.monotonic() - self._refreshed < REFRESH_S:
+                return
+            self.index.rebuild(self.settings.runs)
+            self._refreshed = time.monotonic()
+
+    def run_path(self, run_id: str) -> Path:
+        """The folder of run `run_id` inside the runs folder (not checked to exist)."""
+        return inside(self.settings.runs, run_id, "run")
+
+    def bundle(self, run_id: str) -> RunDirectory:
+        """Run `run_id` opened; ServiceError not_found when there is none."""
+        path = self.run_path(run_id)
+        if not path.is_dir():
+            raise ServiceError(f"no run named {run_id!r}", "not_found")
+        return open_run(path)
+
+    def indexed(self, run_id: str) -> IndexedRun:
+        """Run `run_id` as the index holds it, refreshed from its directory now."""
+        path = self.run_path(run_id)
+        if not path.is_dir():
+            raise ServiceError(f"no run named {run_id!r}", "not_found")
+        run = self.index.refresh(self.settings.runs, path)
+        if run is None:
+            raise ServiceError(f"{run_id!r} is not a run directory", "not_found")
+        return run

@@ -1,0 +1,49 @@
+"""A job's worker process: `python -m computerops.server.worker JOB.json` runs what the spec says through the
+service layer (the same calls as `computerops run`, `run --resume` and `experiment run`) and prints its progress
+lines. Exit 0 when the run is complete, 1 when it stopped incomplete or failed, 2 when it was refused."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def _progress(line: str) -> None:
+    print(line, flush=True)
+
+
+def main(argv: list[str]) -> int:
+    from computerops.runs.bundle import RunDirectory
+    from computerops.server.jobs import JobSpec
+    from computerops.service.errors import ServiceError
+    from computerops.service.launch import launch, launch_experiment, plan_resume, plan_run
+    if len(argv) != 2:
+        print("usage: python -m computerops.server.worker JOB.json", file=sys.stderr)
+        return 2
+    spec = JobSpec.model_validate_json(Path(argv[1]).read_text(encoding="utf-8"))
+    out = Path(spec.runs) / spec.run_id
+    try:
+        if spec.kind == "experiment":
+            assert spec.lock is not None
+            launch_experiment(Path(spec.lock), out, _progress, concurrency=spec.concurrency)
+        elif spec.kind == "resume":
+            launch(plan_resume(out), _progress, concurrency=spec.concurrency, trace=spec.trace, resume=True)
+        else:
+            assert spec.request is not None
+            launch(plan_run(spec.request, out), _progress, concurrency=spec.concurrency, trace=spec.trace)
+    except ServiceError as exc:
+        print(f"error: {exc.message}", file=sys.stderr, flush=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: the run stays resumable", file=sys.stderr, flush=True)
+        return 1
+    completeness = RunDirectory.open(out).completeness()
+    if not completeness.complete:
+        print(completeness.incomplete("resume it"), flush=True)
+        return 1
+    print(f"run {spec.run_id} complete: {completeness.admitted} episodes admitted", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
