@@ -326,14 +326,20 @@ class RunIndex:
         return run
 
     def _store(self, run: IndexedRun, episodes: Sequence[IndexedEpisode], fingerprint: str) -> None:
-        """Replace a run's rows in one transaction. Two writers replacing the same run at once (another thread on
-        PostgreSQL, another process) can both find no row and both insert: the loser tries again."""
+        """Replace a run's rows in one transaction. Its row is locked first (FOR UPDATE, where the database has it),
+        so writers of one run take turns; two that both find no row both insert, and the loser tries again, finding
+        the winner's row to lock."""
+        values = {**run.model_dump(), "fingerprint": fingerprint}
         for attempt in range(_UPSERT_TRIES):
             try:
                 with self._write() as session, session.begin():
+                    row = session.get(RunRow, run.run_id, with_for_update=True)
+                    if row is None:
+                        session.add(RunRow(**values))
+                    else:
+                        for name, value in values.items():
+                            setattr(row, name, value)
                     session.execute(delete(EpisodeRow).where(EpisodeRow.run_id == run.run_id))
-                    session.execute(delete(RunRow).where(RunRow.run_id == run.run_id))
-                    session.add(RunRow(**run.model_dump(), fingerprint=fingerprint))
                     session.flush()
                     session.add_all(EpisodeRow(position=n, **e.model_dump()) for n, e in enumerate(episodes))
                 return
