@@ -74,7 +74,7 @@ if [ -n "$postgres" ]; then
     for cluster in /etc/postgresql/*/main; do
       [ -d "$cluster" ] || continue
       version=$(basename "$(dirname "$cluster")")
-      as_root pg_ctlcluster "$version" main stop 2>/dev/null || true
+      as_root pg_ctlcluster "$version" main stop >/dev/null 2>&1 || true
     done
   fi
 fi
