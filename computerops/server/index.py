@@ -25,7 +25,16 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from computerops.runs.bundle import EPISODES, MANIFEST, SUMMARY, VERIFICATION, WRITER_LOCK, BundleError, RunDirectory
+from computerops.runs.bundle import (
+    EPISODES,
+    MANIFEST,
+    RESUMES,
+    SUMMARY,
+    VERIFICATION,
+    WRITER_LOCK,
+    BundleError,
+    RunDirectory,
+)
 from computerops.runs.config import EndpointConfig
 from computerops.runs.records import EpisodeRecord
 
@@ -33,7 +42,6 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 """The alembic script folder (env.py, script.py.mako, versions/), shipped as package data."""
 
 RunStatus = Literal["running", "complete", "incomplete", "unreadable"]
-RESUMES = "resumes.jsonl"
 _WATCHED = (MANIFEST, EPISODES, SUMMARY)
 """The files whose newest mtime is a run's `updated`."""
 _FINGERPRINTED = (*_WATCHED, VERIFICATION, RESUMES)
@@ -51,8 +59,9 @@ class IndexedRun(BaseModel):
     path: str
     """The run directory relative to the runs root (posix)."""
     status: RunStatus
-    """`running` while another process holds the run's writer lock; `complete` once it is sealed (summary.json) with
-    every planned episode's agent outcome; `incomplete` otherwise; `unreadable` when it cannot be read (`problem`)."""
+    """`unreadable` when it cannot be read (`problem` says why); else `running` while another process holds the run's
+    writer lock; `complete` once it is sealed (summary.json) with every planned episode's agent outcome;
+    `incomplete` otherwise."""
     problem: str | None
     """Why an unreadable run cannot be read; None for the others."""
     planned: int
@@ -174,7 +183,7 @@ def writer_active(run_dir: Path) -> bool:
     another writer held the run (its message says to try again)."""
     try:
         descriptor = os.open(run_dir / WRITER_LOCK, os.O_RDONLY)
-    except OSError:  # no lock file: nothing has written the run since it was created by an older version
+    except OSError:  # no lock file (a run from before the lock, a copy without it): nothing can show a writer
         return False
     try:
         fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -220,7 +229,6 @@ def is_run_dir(path: Path) -> bool:
 def read_run(runs_root: Path, run_dir: Path) -> tuple[IndexedRun, list[IndexedEpisode]]:
     """What the index holds of one run directory, read through `RunDirectory` without its lock: a run being written
     is read as far as its complete lines go. A directory that cannot be read is `unreadable` with the reason."""
-    running = writer_active(run_dir)
     updated = _updated(run_dir)
     path = run_dir.relative_to(runs_root).as_posix()
     try:
@@ -231,12 +239,12 @@ def read_run(runs_root: Path, run_dir: Path) -> tuple[IndexedRun, list[IndexedEp
     except (BundleError, ValueError, OSError) as exc:
         problem = str(exc) if not isinstance(exc, OSError) else f"{run_dir} cannot be read: {exc.strerror or exc}"
         return IndexedRun(
-            run_id=run_dir.name, path=path, status="running" if running else "unreadable", problem=problem,
+            run_id=run_dir.name, path=path, status="unreadable", problem=problem,
             planned=0, admitted=0, verified=0, self_reported=0, false_completions=0, infrastructure_failures=0,
             scripted=False, endpoint="", subset_lock=None, verified_by_verify=False, updated=updated,
         ), []
     status: RunStatus
-    if running:
+    if writer_active(run_dir):
         status = "running"
     elif (run_dir / SUMMARY).is_file() and completeness.complete:
         status = "complete"
