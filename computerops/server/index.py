@@ -296,22 +296,22 @@ class RunIndex:
         migrate(self.engine)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._writing = threading.Lock()
-        """Serialises this process's writes on SQLite, whose one writer at a time would otherwise wait on itself."""
+        """SQLite lets one connection write at a time: this index's threads take turns rather than meet its busy
+        timeout. PostgreSQL needs no such turn (rows are locked per run)."""
         self._sqlite = sqlite
 
     def rebuild(self, runs_root: Path) -> int:
         """Index every run directory directly under `runs_root` (hidden folders and plain files skipped) and drop the
         rows of runs no longer there; returns how many runs the index now holds."""
         present = sorted(p for p in runs_root.iterdir() if is_run_dir(p)) if runs_root.is_dir() else []
-        for run_dir in present:
-            self.refresh(runs_root, run_dir)
-        names = {p.name for p in present}
+        indexed = [run for run_dir in present if (run := self.refresh(runs_root, run_dir)) is not None]
+        names = {run.run_id for run in indexed}
         with self._write() as session, session.begin():
             gone = [r for r in session.scalars(select(RunRow.run_id)) if r not in names]
             if gone:
                 session.execute(delete(EpisodeRow).where(EpisodeRow.run_id.in_(gone)))
                 session.execute(delete(RunRow).where(RunRow.run_id.in_(gone)))
-        return len(present)
+        return len(indexed)
 
     def refresh(self, runs_root: Path, run_dir: Path) -> IndexedRun | None:
         """Read one run directory (a direct child of `runs_root`) again, unless neither its files nor whether a
@@ -373,6 +373,7 @@ class RunIndex:
             return [_run_of(row) for row in rows]
 
     def run(self, run_id: str) -> IndexedRun | None:
+        """One indexed run by its directory's name; None when the index holds no such run."""
         with self._sessions() as session:
             row = session.get(RunRow, run_id)
             return _run_of(row) if row is not None else None
@@ -394,4 +395,5 @@ class RunIndex:
         return [e for e in found if fault_fired is None or fault_fired in e.faults_fired]
 
     def close(self) -> None:
+        """Close the database connections (the index's data stays in the database)."""
         self.engine.dispose()
