@@ -2,8 +2,17 @@
 # Set up ComputerOps on a fresh Debian/Ubuntu machine with Python 3.11+:
 # a virtual environment in .venv with the package and its dev tools, and a Chromium to drive.
 # Idempotent: a second run only checks. Needs root (or sudo) only when a system package is missing.
+# `--postgres` also installs Debian's postgresql package, whose initdb and pg_ctl the tests marked `postgres` use to
+# start a throwaway server of their own (tests/postgres_server.py); the system's service is not started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+postgres=""
+for arg in "$@"; do
+  case "$arg" in
+    --postgres) postgres=1 ;;
+    *) printf 'usage: %s [--postgres]\n' "$0" >&2; exit 2 ;;
+  esac
+done
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -54,3 +63,18 @@ elif [ -z "$chromium_now" ]; then
   say "installing Playwright's Chromium"; .venv/bin/python -m playwright install --with-deps chromium
 fi
 say "chromium: $(.venv/bin/python -m adapter.browser)"
+
+if [ -n "$postgres" ]; then
+  if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null; then
+    say "postgresql: $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | tail -1 || command -v initdb)"
+  else
+    # policy-rc.d (where present) keeps the service stopped; the tests never use it, and it is stopped either way.
+    say "installing Debian's postgresql (initdb and pg_ctl for the postgres test tier)"
+    apt_install postgresql
+    for cluster in /etc/postgresql/*/main; do
+      [ -d "$cluster" ] || continue
+      version=$(basename "$(dirname "$cluster")")
+      as_root pg_ctlcluster "$version" main stop >/dev/null 2>&1 || true
+    done
+  fi
+fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything, then run lint, types and all three test tiers (pure, in-process, browser).
+# Set up everything (PostgreSQL's binaries included, for the run index's postgres tier), then run lint, types and all
+# the test tiers (pure, in-process, browser, postgres).
 # `--slow` adds the slow tier (the whole-catalog mutation audit, tens of minutes); other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,7 @@ if [[ "${1:-}" == "--slow" ]]; then
   shift
   tier=(-m "slow or not slow")
 fi
-bash scripts/setup.sh
+bash scripts/setup.sh --postgres
 echo "[test] ruff"; .venv/bin/ruff check .
 echo "[test] mypy"; .venv/bin/mypy
 # Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth.

@@ -3,6 +3,9 @@
 - pure and in-process tests carry no marker: `pytest -m "not browser"` is the inner loop (about two minutes);
 - `browser`: needs a real Chromium (given to every test that uses the `browser` fixture; a test that launches
   Chromium any other way must carry it, and an unmarked test that tries is failed by tests/conftest.py);
+- `postgres`: the run index's tests against a real PostgreSQL server the session starts in a temp dir
+  (tests/postgres_server.py); skipped where its binaries are missing (`bash scripts/setup.sh --postgres` installs
+  them; `scripts/test.sh`, CI, does). The same tests run on SQLite unmarked;
 - `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task), the
   whole blind set and the accessibility check of every catalog page, only with `scripts/test.sh --slow`; CI replays
   every task's control from the golden corpus, runs a sample of each site against every negative control, and a

@@ -1,0 +1,1 @@
+"""The operator server: a FastAPI app over the service layer, its run index and its pages."""
