@@ -166,6 +166,8 @@ def being_written(root: Path) -> bool:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             return True
+        except OSError:  # a file system without flock cannot show a writer
+            return False
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         return False
 

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
-
 from typing import Annotated, Any
 
 from anyio import to_thread
@@ -84,7 +83,7 @@ def catalog(site: str | None = None, family: str | None = None) -> list[CatalogT
 def subsets(request: Request) -> list[dict[str, Any]]:
     """The reserved subsets of this server: name, count, seed and lock."""
     from computerops.catalog.subsets import SubsetError, load_subset
-    listed = []
+    listed: list[dict[str, Any]] = []
     for path in sorted(state_of(request).settings.subsets.glob("*.json")):
         try:
             subset = load_subset(path)

@@ -2,14 +2,12 @@
 
 The run directories stay the source of truth. The index is rebuilt from them at server start (`RunIndex.rebuild`)
 and refreshed one run at a time when a run changes (`RunIndex.refresh`); it only reads them, through `RunDirectory`,
-and never writes into one, nor takes a run's lock for longer than the instant it takes to see whether a writer holds
-it. One schema, written with SQLAlchemy's typed ORM and created by the alembic migrations beside this module, serves
-SQLite (the default) and PostgreSQL alike."""
+and never writes into one nor touches a run's lock (`being_written` reads the kernel's list of locks). One schema,
+written with SQLAlchemy's typed ORM and created by the alembic migrations beside this module, serves SQLite (the
+default) and PostgreSQL alike."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -31,9 +29,9 @@ from computerops.runs.bundle import (
     RESUMES,
     SUMMARY,
     VERIFICATION,
-    WRITER_LOCK,
     BundleError,
     RunDirectory,
+    being_written,
 )
 from computerops.runs.config import EndpointConfig
 from computerops.runs.records import EpisodeRecord
@@ -177,29 +175,6 @@ def site_of(task_id: str) -> str:
     return task_id.split(".", 1)[0]
 
 
-def writer_active(run_dir: Path) -> bool:
-    """Whether another process holds the run's writer lock now. The lock file is opened read-only and a shared lock
-    tried and released at once, so nothing is written; a writer that starts in that instant is refused as if
-    another writer held the run (its message says to try again)."""
-    try:
-        descriptor = os.open(run_dir / WRITER_LOCK, os.O_RDONLY)
-    except OSError:  # no lock file (a run from before the lock, a copy without it): nothing can show a writer
-        return False
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError as exc:  # a file system without flock cannot show a writer
-        if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-            return False
-        raise
-    else:
-        fcntl.flock(descriptor, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(descriptor)
-
-
 def _stat(path: Path) -> os.stat_result | None:
     try:
         return path.stat()
@@ -244,7 +219,7 @@ def read_run(runs_root: Path, run_dir: Path) -> tuple[IndexedRun, list[IndexedEp
             scripted=False, endpoint="", subset_lock=None, verified_by_verify=False, updated=updated,
         ), []
     status: RunStatus
-    if writer_active(run_dir):
+    if being_written(run_dir):
         status = "running"
     elif (run_dir / SUMMARY).is_file() and completeness.complete:
         status = "complete"
@@ -327,7 +302,7 @@ class RunIndex:
         with self._sessions() as session:
             known = session.get(RunRow, run_dir.name)
             if known is not None and known.fingerprint == fingerprint \
-                    and (known.status == "running") == writer_active(run_dir):
+                    and (known.status == "running") == being_written(run_dir):
                 return _run_of(known)
         run, episodes = read_run(runs_root, run_dir)
         self._store(run, episodes, fingerprint)
