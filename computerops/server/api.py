@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.server.index import IndexedEpisode, IndexedRun
 from computerops.server.jobs import JobSpec, JobState
-from computerops.server.launching import LaunchExperiment, LaunchRun, probe_endpoint, run_request
+from computerops.server.launching import LaunchExperiment, LaunchRun, run_request
 from computerops.server.names import checked_name, inside
 from computerops.server.progress import RunProgress, run_progress
 from computerops.server.state import ServerState
@@ -140,7 +140,7 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
     planned = plan_run(service_request, out)
     if planned.config.endpoint.kind == "openai" and planned.config.endpoint.base_url is not None:
         variable = planned.config.endpoint.api_key_env
-        probe_endpoint(planned.config.endpoint.base_url, os.environ.get(variable) if variable else None)
+        state.probe(planned.config.endpoint.base_url, os.environ.get(variable) if variable else None)
     job = state.jobs.start(JobSpec(kind="run", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    request=service_request, concurrency=body.concurrency, trace=body.trace))
     return RunDetail(run=_placeholder(body.run_id, len(planned.config.episodes)), job=job)

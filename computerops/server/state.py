@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from computerops.runs.bundle import RunDirectory
 from computerops.server.index import IndexedRun, RunIndex
 from computerops.server.jobs import Jobs
+from computerops.server.launching import probe_endpoint
 from computerops.server.names import inside
 from computerops.server.settings import ServerSettings
 from computerops.service.errors import ServiceError
@@ -25,6 +27,8 @@ class ServerState:
     settings: ServerSettings
     index: RunIndex
     jobs: Jobs
+    probe: Callable[[str, str | None], None] = probe_endpoint
+    """How a launch asks an OpenAI-compatible endpoint for its model list before starting anything."""
     _refreshed: float = 0.0
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -1,0 +1,314 @@
+"""The operator server's JSON API in process (no browser, no worker started): every route answered, bad input
+refused with a 4xx and a message and nothing started, no route reading outside the runs folder, the token required
+off loopback, and the OpenAPI schema fuzzed by schemathesis (no 5xx on any input)."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, settings
+from tiers import examples
+from typer.testing import CliRunner
+
+from computerops.catalog.subsets import ReservedSubset
+from computerops.cli.main import app as cli
+from computerops.server.app import create_server_app
+from computerops.server.jobs import Jobs, JobSpec, JobState
+from computerops.server.settings import ServerSettings
+from computerops.server.state import ServerState
+from computerops.service.errors import ServiceError
+
+FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
+RUN = "fixture"
+COVERED: set[tuple[str, str]] = set()
+"""(method, route path) of every API route a test below called: the last test checks none was left out."""
+
+
+class RecordingJobs(Jobs):
+    """Jobs that write their spec but start no worker: what a launch would have run."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self.started: list[JobSpec] = []
+
+    def start(self, spec: JobSpec) -> JobState:
+        self.started.append(spec)
+        return JobState(run_id=spec.run_id, kind=spec.kind, state="exited", exit_code=0, started=0.0, log_tail=[])
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copytree(FIXTURE_RUN, folder / RUN)
+    return folder
+
+
+def _client(runs: Path, token: str | None = None) -> tuple[TestClient, ServerState]:
+    settings = ServerSettings(runs=runs, token=token)
+    state = ServerState.start(settings)
+    state.jobs = RecordingJobs(settings.jobs)
+    return TestClient(create_server_app(settings, state)), state
+
+
+@pytest.fixture
+def client(runs: Path) -> Iterator[tuple[TestClient, ServerState]]:
+    client, state = _client(runs)
+    with client:
+        yield client, state
+    state.close()
+
+
+def call(client: TestClient, method: str, route: str, url: str, **kwargs: Any) -> Any:
+    COVERED.add((method, route))
+    return client.request(method, url, **kwargs)
+
+
+def test_runs_report_episodes_and_files_of_a_stored_run(client: tuple[TestClient, ServerState]) -> None:
+    c, _ = client
+    listed = call(c, "GET", "/api/runs", "/api/runs").json()
+    assert [r["run_id"] for r in listed] == [RUN]
+    assert (listed[0]["planned"], listed[0]["admitted"], listed[0]["verified"], listed[0]["false_completions"]) \
+        == (2, 2, 1, 1)
+    detail = call(c, "GET", "/api/runs/{run_id}", f"/api/runs/{RUN}").json()
+    assert detail["run"]["status"] == "complete" and detail["job"] is None
+    report = call(c, "GET", "/api/runs/{run_id}/report", f"/api/runs/{RUN}/report").json()
+    assert report["format"].startswith("computerops.report/")
+    records = [json.loads(line) for line in (FIXTURE_RUN / "episodes.jsonl").read_text().splitlines()]
+    episodes = call(c, "GET", "/api/runs/{run_id}/episodes", f"/api/runs/{RUN}/episodes").json()
+    assert [e["episode_id"] for e in episodes] == [r["episode_id"] for r in records]
+    failed = c.get(f"/api/runs/{RUN}/episodes", params={"outcome": "verified_success"}).json()
+    assert [e["outcome"] for e in failed] == ["verified_success"]
+    first = records[0]["episode_id"]
+    view = call(c, "GET", "/api/runs/{run_id}/episodes/{episode_id}", f"/api/runs/{RUN}/episodes/{first}").json()
+    verdict = json.loads((FIXTURE_RUN / "episodes" / first / "verdict.json").read_text())
+    assert [check["name"] for check in view["verdict"]["checks"]] == [check["name"] for check in verdict["checks"]]
+    file = call(c, "GET", "/api/runs/{run_id}/episodes/{episode_id}/files/{name}",
+                f"/api/runs/{RUN}/episodes/{first}/files/verdict.json")
+    assert file.status_code == 200 and file.content == (FIXTURE_RUN / "episodes" / first / "verdict.json").read_bytes()
+    progress = call(c, "GET", "/api/runs/{run_id}/progress", f"/api/runs/{RUN}/progress").json()
+    assert progress["planned"] == 2 and len(progress["admitted"]) == 2 and not progress["being_written"]
+    compared = call(c, "GET", "/api/compare", f"/api/compare?a={RUN}&b={RUN}").json()
+    assert {e["change"] for e in compared["episodes"]} == {"same"}
+    not_experiment = call(c, "GET", "/api/runs/{run_id}/experiment", f"/api/runs/{RUN}/experiment")
+    assert not_experiment.status_code == 404 and "not an experiment run" in not_experiment.json()["detail"]
+
+
+def test_events_of_a_finished_run_name_every_episode_and_end(client: tuple[TestClient, ServerState]) -> None:
+    c, _ = client
+    text = call(c, "GET", "/api/runs/{run_id}/events", f"/api/runs/{RUN}/events").text
+    events = [(block.split("\n")[0].removeprefix("event: "), json.loads(block.split("\n")[1].removeprefix("data: ")))
+              for block in text.strip().split("\n\n")]
+    records = [json.loads(line) for line in (FIXTURE_RUN / "episodes.jsonl").read_text().splitlines()]
+    assert [d["episode_id"] for kind, d in events if kind == "started"] == [r["episode_id"] for r in records]
+    assert [(d["episode_id"], d["outcome"]) for kind, d in events if kind == "admitted"] \
+        == [(r["episode_id"], r["outcome"]) for r in records]
+    assert events[-1] == ("end", {"sealed": True, "exit_code": None, "admitted": 2, "planned": 2})
+
+
+def test_catalog_subsets_and_locks(client: tuple[TestClient, ServerState], runs: Path) -> None:
+    c, state = client
+    helpdesk = call(c, "GET", "/api/catalog", "/api/catalog?site=helpdesk").json()
+    assert helpdesk and all(t["site"] == "helpdesk" and len(t["sha256"]) == 64 for t in helpdesk)
+    made = call(c, "POST", "/api/subsets", "/api/subsets", json={"name": "s1", "count": 2, "seed": 7})
+    assert made.status_code == 201 and len(made.json()["tasks"]) == 2
+    again = c.post("/api/subsets", json={"name": "s1", "count": 2, "seed": 7})
+    assert again.status_code == 409 and "never overwritten" in again.json()["detail"]
+    listed = call(c, "GET", "/api/subsets", "/api/subsets").json()
+    assert [(s["name"], s["count"]) for s in listed] == [("s1", 2)]
+    shown = call(c, "GET", "/api/subsets/{name}", "/api/subsets/s1").json()
+    assert shown["lock_sha256"] == made.json()["lock_sha256"]
+    assert c.get("/api/subsets/nope").status_code == 404
+    assert call(c, "GET", "/api/locks", "/api/locks").json() == []
+    (state.settings.locks / "e1.json").write_text("{}")
+    assert c.get("/api/locks").json() == ["e1"]
+
+
+def _nothing_started(state: ServerState, runs: Path, before: set[str]) -> None:
+    assert isinstance(state.jobs, RecordingJobs) and state.jobs.started == []
+    assert {p.name for p in runs.iterdir()} == before
+
+
+@pytest.mark.parametrize(("body", "status", "said"), [
+    ({"run_id": "new", "subset": "nope", "endpoint": "scripted:oracle"}, 404, "no reserved subset named 'nope'"),
+    ({"run_id": "new", "tasks": "no.such-task", "endpoint": "scripted:oracle"}, 422, "no.such-task"),
+    ({"run_id": "new", "tasks": "/etc/passwd.json", "endpoint": "scripted:oracle"}, 422, "comma-separated task ids"),
+    ({"run_id": "new", "tasks": "../../x.json", "endpoint": "scripted:oracle"}, 422, "comma-separated task ids"),
+    ({"run_id": "new", "endpoint": "scripted:no-such-policy"}, 422, "no-such-policy"),
+    ({"run_id": "new", "base_url": "ftp://example.org/v1", "model": "m"}, 422, "--base-url"),
+    ({"run_id": "new", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, 422, "did not answer"),
+    ({"run_id": "new", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}, 422,
+     "API key variable"),
+    ({"run_id": "new"}, 422, "no endpoint"),
+    ({"run_id": "new", "endpoint": "scripted:oracle", "fault_rate": 0.5}, 422, "--fault-classes"),
+    ({"run_id": "new", "endpoint": "scripted:oracle", "repeat": 0}, 422, "repeat"),
+    ({"run_id": "../escape", "endpoint": "scripted:oracle"}, 422, "is not a name"),
+    ({"run_id": ".server", "endpoint": "scripted:oracle"}, 422, "is not a name"),
+    ({"run_id": RUN, "endpoint": "scripted:oracle"}, 409, "already exists"),
+    ({"run_id": "new", "endpoint": "scripted:oracle", "surprise": 1}, 422, "surprise"),
+])
+def test_a_bad_launch_is_refused_with_its_reason_and_starts_nothing(
+        client: tuple[TestClient, ServerState], runs: Path, body: dict[str, Any], status: int, said: str) -> None:
+    c, state = client
+    before = {p.name for p in runs.iterdir()}
+    refused = call(c, "POST", "/api/runs", "/api/runs", json=body)
+    assert refused.status_code == status, refused.text
+    assert said in json.dumps(refused.json()["detail"])
+    _nothing_started(state, runs, before)
+
+
+def test_a_subset_whose_task_changed_is_refused(client: tuple[TestClient, ServerState], runs: Path) -> None:
+    c, state = client
+    made = c.post("/api/subsets", json={"name": "s2", "count": 1, "seed": 3}).json()
+    data = {key: value for key, value in made.items() if key != "name"}
+    data["tasks"][0]["sha256"] = "0" * 64
+    stale = ReservedSubset.model_validate(data)
+    (state.settings.subsets / "s2.json").write_text(
+        stale.model_copy(update={"lock_sha256": stale.computed_lock()}).model_dump_json())
+    before = {p.name for p in runs.iterdir()}
+    refused = c.post("/api/runs", json={"run_id": "new", "subset": "s2", "endpoint": "scripted:oracle"})
+    assert refused.status_code == 422 and "changed since the subset was reserved" in refused.json()["detail"]
+    _nothing_started(state, runs, before)
+
+
+def test_a_good_launch_hands_its_plan_to_a_worker(client: tuple[TestClient, ServerState], runs: Path) -> None:
+    c, state = client
+    c.post("/api/subsets", json={"name": "s3", "count": 2, "seed": 5})
+    launched = c.post("/api/runs", json={"run_id": "new", "subset": "s3", "endpoint": "scripted:oracle",
+                                         "concurrency": 2})
+    assert launched.status_code == 202, launched.text
+    assert isinstance(state.jobs, RecordingJobs)
+    [spec] = state.jobs.started
+    assert spec.kind == "run" and spec.run_id == "new" and spec.concurrency == 2 and spec.request is not None
+    assert spec.request.tasks == str(state.settings.subsets / "s3.json")
+    assert not (runs / "new").exists()  # the worker writes it
+
+
+def test_resume_cancel_and_experiment_launch_refusals(client: tuple[TestClient, ServerState], runs: Path) -> None:
+    c, state = client
+    complete = call(c, "POST", "/api/runs/{run_id}/resume", f"/api/runs/{RUN}/resume", json={})
+    assert complete.status_code == 409 and "nothing to resume" in complete.json()["detail"]
+    assert c.post("/api/runs/nope/resume", json={}).status_code == 404
+    no_job = call(c, "POST", "/api/runs/{run_id}/cancel", f"/api/runs/{RUN}/cancel")
+    assert no_job.status_code == 409 and "no live job" in no_job.json()["detail"]
+    no_lock = call(c, "POST", "/api/experiments/runs", "/api/experiments/runs",
+                   json={"run_id": "exp", "lock": "nope"})
+    assert no_lock.status_code == 404 and "no such lock file" in no_lock.json()["detail"]
+    (state.settings.locks / "broken.json").write_text("{}")
+    broken = c.post("/api/experiments/runs", json={"run_id": "exp", "lock": "broken"})
+    assert broken.status_code == 422
+    assert isinstance(state.jobs, RecordingJobs) and state.jobs.started == []
+
+
+TRAVERSALS = ["..", "...", ".server", "..%2f..%2fetc", "%2e%2e", "a%2fb", "x" * 200, "%00", "fixture%2f..%2f..",
+              "~root", " fixture"]
+
+
+@pytest.mark.parametrize("name", TRAVERSALS)
+def test_no_run_name_reaches_outside_the_runs_folder(client: tuple[TestClient, ServerState], name: str) -> None:
+    c, _ = client
+    for url in (f"/api/runs/{name}", f"/api/runs/{name}/report", f"/api/runs/{name}/episodes",
+                f"/api/runs/{name}/progress", f"/api/compare?a={name}&b={RUN}", f"/runs/{name}"):
+        answer = c.get(url)
+        if ".." in name and not name.startswith("..."):  # `..` as a whole segment: the client resolves it away
+            assert answer.status_code < 500
+            continue
+        assert 400 <= answer.status_code < 500, (url, answer.status_code)
+
+
+def test_no_file_route_reads_outside_its_episode(client: tuple[TestClient, ServerState], runs: Path,
+                                                 tmp_path: Path) -> None:
+    c, _ = client
+    first = json.loads((FIXTURE_RUN / "episodes.jsonl").read_text().splitlines()[0])["episode_id"]
+    base = f"/api/runs/{RUN}/episodes/{first}/files"
+    for name in ("..%2f..%2fmanifest.json", "manifest.json", "checksums.sha256", "%2e%2e", ".writer.lock"):
+        assert c.get(f"{base}/{name}").status_code == 404, name
+    for episode in ("...", "..%2f..", "%2e%2e%2fmanifest.json", "x"):
+        assert 400 <= c.get(f"/api/runs/{RUN}/episodes/{episode}").status_code < 500
+    outside = tmp_path / "outside"
+    shutil.copytree(FIXTURE_RUN, outside)
+    os.symlink(outside, runs / "linked")
+    assert c.get("/api/runs/linked/report").status_code == 404  # a link out of the folder is no run of it
+    secret = tmp_path / "secret.json"
+    secret.write_text("{}")
+    os.symlink(secret, runs / RUN / "episodes" / first / "verdict-link.json")
+    assert c.get(f"{base}/verdict-link.json").status_code in (404, 409)  # not offered; the sealed episode changed
+    receipt = runs / RUN / "episodes" / first / "receipt.json"
+    receipt.unlink()
+    os.symlink(secret, receipt)  # an offered name that leads out of the episode
+    answer = c.get(f"{base}/receipt.json")
+    assert 400 <= answer.status_code < 500 and answer.content != secret.read_bytes()
+
+
+def test_the_token_is_required_of_every_request(runs: Path) -> None:
+    client, state = _client(runs, token="s3cret-token")
+    with client as c:
+        assert c.get("/api/runs").status_code == 401
+        assert c.get("/api/runs", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert c.get("/api/runs", headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
+        assert c.get("/openapi.json").status_code == 401
+        page = c.get("/runs/fixture", follow_redirects=False)
+        assert page.status_code == 303 and page.headers["location"] == "/login?next=/runs/fixture"
+        assert c.post("/login", data={"token": "wrong", "next": "/"}).status_code == 401
+        offsite = c.post("/login", data={"token": "s3cret-token", "next": "//evil.example/x"},
+                         follow_redirects=False)
+        assert offsite.status_code == 303 and offsite.headers["location"] == "/"
+        assert "s3cret-token" not in offsite.headers["set-cookie"]
+        assert c.get("/", follow_redirects=False).status_code == 200  # the cookie logs the pages in
+        assert c.get("/api/runs").status_code == 200  # and the page's own API calls (live progress)
+    state.close()
+
+
+def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
+    refused = CliRunner().invoke(cli, ["server", "--host", "0.0.0.0", "--runs", str(tmp_path)],
+                                 env={"COMPUTEROPS_SERVER_TOKEN": ""})
+    assert refused.exit_code == 2 and "give --token" in " ".join(refused.output.split())
+
+
+def test_every_api_route_is_tested() -> None:
+    """Runs after the tests above (pytest keeps file order): each API route must have been called by one of them."""
+    server = create_server_app(ServerSettings(runs=Path("unused")))
+    routes = {(method, route.path) for route in server.routes if isinstance(route, APIRoute)
+              for method in route.methods or set() if route.path.startswith("/api/")}
+    assert routes - COVERED == set()
+
+
+def _fuzz_app() -> Any:
+    """A server over a copy of the fixture run in a folder of its own (the schema is loaded when pytest collects)."""
+    scratch = Path(tempfile.mkdtemp(prefix="computerops-fuzz-"))
+    atexit.register(shutil.rmtree, scratch, True)
+    runs = scratch / "runs"
+    runs.mkdir()
+    shutil.copytree(FIXTURE_RUN, runs / RUN)
+    settings = ServerSettings(runs=runs)
+    state = ServerState.start(settings)
+    state.jobs = RecordingJobs(settings.jobs)
+    state.probe = _no_network
+    return create_server_app(settings, state)
+
+
+def _no_network(base_url: str, api_key: str | None) -> None:
+    """The fuzzer's endpoints are never asked (its URLs could name any host): refused as one that did not answer."""
+    raise ServiceError(f"the endpoint {base_url} did not answer (not asked under the fuzzer)")
+
+
+schema = schemathesis.openapi.from_asgi("/openapi.json", _fuzz_app())
+
+
+@schema.parametrize()
+@settings(max_examples=examples(30), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+def test_no_input_makes_a_server_error(case: Any) -> None:
+    """schemathesis draws requests from the OpenAPI schema (valid and not); none may get a 5xx."""
+    case.call_and_validate(checks=[schemathesis.checks.not_a_server_error])
