@@ -15,7 +15,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from computerops.server.index import IndexedEpisode, IndexedRun
+from computerops.runs.config import EndpointConfig
+from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
 from computerops.server.launching import LaunchExperiment, LaunchRun, run_request
 from computerops.server.names import checked_name, inside
@@ -143,7 +144,7 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
         state.probe(planned.config.endpoint.base_url, os.environ.get(variable) if variable else None)
     job = state.jobs.start(JobSpec(kind="run", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    request=service_request, concurrency=body.concurrency, trace=body.trace))
-    return RunDetail(run=_placeholder(body.run_id, len(planned.config.episodes)), job=job)
+    return RunDetail(run=_placeholder(body.run_id, len(planned.config.episodes), planned.config.endpoint), job=job)
 
 
 @router.post("/experiments/runs", status_code=202)
@@ -157,14 +158,16 @@ def launch_experiment(body: LaunchExperiment, request: Request) -> RunDetail:
     check_experiment(lock, out)
     job = state.jobs.start(JobSpec(kind="experiment", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    lock=str(lock.resolve()), concurrency=body.concurrency))
-    return RunDetail(run=_placeholder(body.run_id, 0), job=job)
+    return RunDetail(run=_placeholder(body.run_id, 0, None), job=job)
 
 
-def _placeholder(run_id: str, planned: int) -> IndexedRun:
-    """A launched run before its worker has written its manifest."""
+def _placeholder(run_id: str, planned: int, endpoint: EndpointConfig | None) -> IndexedRun:
+    """A launched run before its worker has written its manifest (an experiment's plan is the worker's to read)."""
     return IndexedRun(run_id=run_id, path=run_id, status="running", problem=None, planned=planned, admitted=0,
-                      verified=0, self_reported=0, false_completions=0, infrastructure_failures=0, scripted=False,
-                      endpoint="", subset_lock=None, verified_by_verify=False, updated=0.0)
+                      verified=0, self_reported=0, false_completions=0, infrastructure_failures=0,
+                      scripted=endpoint is not None and endpoint.scripted,
+                      endpoint="" if endpoint is None else endpoint_label(endpoint), subset_lock=None,
+                      verified_by_verify=False, updated=0.0)
 
 
 @router.get("/runs/{run_id}")
@@ -275,8 +278,8 @@ def report(run_id: str, request: Request) -> dict[str, Any]:
 @router.get("/runs/{run_id}/experiment")
 def experiment(run_id: str, request: Request) -> dict[str, Any]:
     """An experiment run's analysis with its evidence level, as `experiment report --json` prints it."""
-    analysis, level = reading.experiment_analysis(state_of(request).bundle(run_id))
-    return {**analysis.model_dump(mode="json"), "evidence_level": level}
+    result = reading.experiment_result(state_of(request).bundle(run_id))
+    return {**result.analysis.model_dump(mode="json"), "evidence_level": result.level}
 
 
 @router.get("/runs/{run_id}/episodes")

@@ -105,13 +105,17 @@ class Jobs:
             return job is not None and job.process.poll() is None
 
     def cancel(self, run_id: str, grace_s: float = 20.0) -> JobState:
-        """Interrupt a live job as Ctrl-C would (its run stays resumable), killing it after `grace_s`."""
+        """Interrupt a live job as Ctrl-C would (its run stays resumable), killing its process group after
+        `grace_s`."""
         with self._lock:
             job = self._jobs.get(run_id)
             if job is None or job.process.poll() is not None:
                 raise ServiceError(f"run {run_id} has no live job of this server to cancel", "conflict")
             job.cancelled = True
-            os.killpg(job.process.pid, signal.SIGINT)
+            # The worker alone, as Ctrl-C would reach a Python process: its browser and endpoint children are its to
+            # close (signalled too, Chromium would die under episodes in flight and they would end as
+            # infrastructure failures).
+            job.process.send_signal(signal.SIGINT)
         try:
             job.process.wait(grace_s)
         except subprocess.TimeoutExpired:

@@ -116,10 +116,18 @@ def run_page(request: Request, run_id: str, outcome: str = "", site: str = "", f
 
 
 def _report_view(state: ServerState, run: IndexedRun) -> Any:
+    """The run's report as the HTML report lays it out: an experiment's (its cells, estimates and verdicts) for an
+    experiment run, else the run's."""
+    from computerops.experiment.collect import LOCK_FILE
+    from computerops.experiment.layout import experiment_view
     from computerops.report import report_view
-    from computerops.service.reading import run_report_of
+    from computerops.service.reading import experiment_result, run_report_of
     try:
-        return report_view(run_report_of(state.bundle(run.run_id)))
+        bundle = state.bundle(run.run_id)
+        if (bundle.root / LOCK_FILE).is_file():
+            result = experiment_result(bundle)
+            return experiment_view(result.analysis, result.lock, result.level)
+        return report_view(run_report_of(bundle))
     except ServiceError:
         return None
 

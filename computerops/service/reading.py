@@ -4,6 +4,7 @@ export and comparison, and reserved subsets. Each refusal is a `ServiceError` na
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
@@ -12,6 +13,8 @@ from computerops.service.errors import ServiceError
 if TYPE_CHECKING:
     from computerops.catalog.subsets import ReservedSubset
     from computerops.experiment.analysis import ExperimentAnalysis
+    from computerops.experiment.gate import EvidenceLevel
+    from computerops.experiment.lock import ExperimentLock
     from computerops.report.compare import RunComparison
     from computerops.report.run import RunReport
     from computerops.runs.bundle import RunDirectory
@@ -112,8 +115,17 @@ def reserve(count: int, seed: int, out: Path) -> ReservedSubset:
     return subset
 
 
-def experiment_analysis(bundle: RunDirectory) -> tuple[ExperimentAnalysis, str]:
-    """An experiment run's analysis, recomputed from its evidence, with its evidence level."""
+@dataclass(frozen=True)
+class ExperimentResult:
+    """An experiment run's analysis, recomputed from its evidence, with its lock and evidence level."""
+
+    analysis: ExperimentAnalysis
+    lock: ExperimentLock
+    level: EvidenceLevel
+
+
+def experiment_result(bundle: RunDirectory) -> ExperimentResult:
+    """The analysis of an experiment run (ServiceError not_found for a run that is no experiment's)."""
     from computerops.experiment.analysis import analyse
     from computerops.experiment.collect import read_experiment_run
     from computerops.experiment.gate import evidence_level
@@ -121,7 +133,9 @@ def experiment_analysis(bundle: RunDirectory) -> tuple[ExperimentAnalysis, str]:
     from computerops.runs.bundle import BundleError
     from computerops.runs.verification import reviewer_verified
     try:
-        analysis = analyse(read_experiment_run(bundle.root))
+        run = read_experiment_run(bundle.root)
+        analysis = analyse(run)
     except (ExperimentRefused, BundleError, ValueError) as exc:
         raise ServiceError(f"{bundle.root.name}: not an experiment run ({exc})", "not_found") from exc
-    return analysis, evidence_level(analysis.gate, verified=reviewer_verified(bundle))
+    return ExperimentResult(analysis=analysis, lock=run.lock,
+                            level=evidence_level(analysis.gate, verified=reviewer_verified(bundle)))
