@@ -145,17 +145,19 @@ def _nothing_started(state: ServerState, runs: Path, before: set[str]) -> None:
     ({"run_id": "new", "tasks": "no.such-task", "endpoint": "scripted:oracle"}, 422, "no.such-task"),
     ({"run_id": "new", "tasks": "/etc/passwd.json", "endpoint": "scripted:oracle"}, 422, "comma-separated task ids"),
     ({"run_id": "new", "tasks": "../../x.json", "endpoint": "scripted:oracle"}, 422, "comma-separated task ids"),
-    ({"run_id": "new", "endpoint": "scripted:no-such-policy"}, 422, "no-such-policy"),
-    ({"run_id": "new", "base_url": "ftp://example.org/v1", "model": "m"}, 422, "--base-url"),
-    ({"run_id": "new", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, 422, "did not answer"),
-    ({"run_id": "new", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}, 422,
+    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:no-such-policy"}, 422, "no-such-policy"),
+    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "base_url": "ftp://example.org/v1", "model": "m"}, 422, "--base-url"),
+    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, 422, "did not answer"),
+    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}, 422,
      "API key variable"),
-    ({"run_id": "new"}, 422, "no endpoint"),
-    ({"run_id": "new", "endpoint": "scripted:oracle", "fault_rate": 0.5}, 422, "--fault-classes"),
-    ({"run_id": "new", "endpoint": "scripted:oracle", "repeat": 0}, 422, "repeat"),
+    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", }, 422, "no endpoint"),
+    ({"run_id": "new", "endpoint": "scripted:oracle"}, 422, "give a reserved subset or tasks"),
+    ({"run_id": "new", "subset": "s", "tasks": "all", "endpoint": "scripted:oracle"}, 422, "not both"),
+    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle", "fault_rate": 0.5}, 422, "--fault-classes"),
+    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle", "repeat": 0}, 422, "repeat"),
     ({"run_id": "../escape", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": ".server", "endpoint": "scripted:oracle"}, 422, "is not a name"),
-    ({"run_id": RUN, "endpoint": "scripted:oracle"}, 409, "already exists"),
+    ({"run_id": RUN, "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle"}, 409, "already exists"),
     ({"run_id": "new", "endpoint": "scripted:oracle", "surprise": 1}, 422, "surprise"),
 ])
 def test_a_bad_launch_is_refused_with_its_reason_and_starts_nothing(
@@ -268,6 +270,22 @@ def test_the_token_is_required_of_every_request(runs: Path) -> None:
         assert c.get("/", follow_redirects=False).status_code == 200  # the cookie logs the pages in
         assert c.get("/api/runs").status_code == 200  # and the page's own API calls (live progress)
     state.close()
+
+
+def test_a_changing_request_from_another_site_or_for_another_host_is_refused(
+        client: tuple[TestClient, ServerState], runs: Path) -> None:
+    c, state = client
+    body = {"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle"}
+    for origin in ("http://evil.example", "null", "http://127.0.0.1:9999"):
+        refused = c.post("/api/runs", json=body, headers={"Origin": origin})
+        assert refused.status_code == 403 and "may not change" in refused.json()["detail"], origin
+        assert c.post("/runs", data=body, headers={"Origin": origin}).status_code == 403
+    rebound = c.get("/api/runs", headers={"Host": "attacker.example"})
+    assert rebound.status_code == 403 and "loopback names only" in rebound.json()["detail"]
+    assert c.get("/api/runs", headers={"Host": "127.0.0.1:8700"}).status_code == 200
+    assert isinstance(state.jobs, RecordingJobs) and state.jobs.started == []
+    same = c.post("/api/runs", json=body, headers={"Origin": "http://testserver"})
+    assert same.status_code == 202
 
 
 def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:

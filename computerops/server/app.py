@@ -12,7 +12,8 @@ from fastapi.responses import JSONResponse, Response
 
 from computerops.server import api, pages
 from computerops.server.auth import TokenRequired
-from computerops.server.settings import ServerSettings
+from computerops.server.origin import SameOrigin
+from computerops.server.settings import ServerSettings, is_loopback
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
 
@@ -39,6 +40,7 @@ def create_server_app(settings: ServerSettings, state: ServerState | None = None
         app.state.server = state
     if settings.token is not None:
         app.add_middleware(TokenRequired, token=settings.token)
+    app.add_middleware(SameOrigin, loopback=is_loopback(settings.host))  # outermost: before the token is looked at
     app.include_router(api.router)
     app.include_router(pages.router)
 

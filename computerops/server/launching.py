@@ -59,8 +59,10 @@ class LaunchExperiment(BaseModel):
 def run_request(launch: LaunchRun, settings: ServerSettings) -> RunRequest:
     """The service's request for a launch: the subset resolved to its file in the server's subsets folder."""
     fields = launch.model_dump(exclude={"run_id", "subset", "concurrency", "trace"})
+    if launch.subset is None and "tasks" not in launch.model_fields_set:
+        raise ServiceError("give a reserved subset or tasks (`all` for the whole catalog)")
     if launch.subset is not None:
-        if launch.tasks != "all":
+        if "tasks" in launch.model_fields_set:
             raise ServiceError("give a subset or tasks, not both")
         fields["tasks"] = str(subset_path(settings, launch.subset))
     return RunRequest.model_validate(fields)
