@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
-from computerops.server.screenshots import PAGES, capture, serving
+from computerops.server.screenshots import MAX_HEIGHT_PX, PAGES, capture, serving
 from computerops.server.settings import STATE, ServerSettings
 
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-escalation-queue"
@@ -241,4 +241,4 @@ async def test_the_screenshot_command_saves_a_png_of_each_page(browser: Browser,
         assert data.startswith(PNG), name
         width = int.from_bytes(data[16:20], "big")
         height = int.from_bytes(data[20:24], "big")
-        assert width == 1280 and 0 < height <= 2500, (name, width, height)
+        assert width == 1280 and 0 < height <= MAX_HEIGHT_PX, (name, width, height)

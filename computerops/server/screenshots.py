@@ -22,7 +22,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from computerops.server.settings import ServerSettings
 
 VIEWPORT = {"width": 1280, "height": 900}
-MAX_HEIGHT_PX = 2500
+MAX_HEIGHT_PX = 3200
 """A page taller than this (an episode's steps) is saved down to here only."""
 TASKS = "helpdesk.solve-ticket,helpdesk.answer-escalation-queue"
 RUN_A = "oracle"
