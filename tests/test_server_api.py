@@ -140,21 +140,24 @@ def _nothing_started(state: ServerState, runs: Path, before: set[str]) -> None:
     assert {p.name for p in runs.iterdir()} == before
 
 
+NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket"}
+"""A launch of one task under a new name: each case below adds what is wrong with it."""
+
+
 @pytest.mark.parametrize(("body", "status", "said"), [
     ({"run_id": "new", "subset": "nope", "endpoint": "scripted:oracle"}, 404, "no reserved subset named 'nope'"),
     ({"run_id": "new", "tasks": "no.such-task", "endpoint": "scripted:oracle"}, 422, "no.such-task"),
     ({"run_id": "new", "tasks": "/etc/passwd.json", "endpoint": "scripted:oracle"}, 422, "comma-separated task ids"),
     ({"run_id": "new", "tasks": "../../x.json", "endpoint": "scripted:oracle"}, 422, "comma-separated task ids"),
-    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:no-such-policy"}, 422, "no-such-policy"),
-    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "base_url": "ftp://example.org/v1", "model": "m"}, 422, "--base-url"),
-    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "base_url": "http://127.0.0.1:9/v1", "model": "m"}, 422, "did not answer"),
-    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}, 422,
-     "API key variable"),
-    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", }, 422, "no endpoint"),
+    ({**NEW, "endpoint": "scripted:no-such-policy"}, 422, "no-such-policy"),
+    ({**NEW, "base_url": "ftp://example.org/v1", "model": "m"}, 422, "--base-url"),
+    ({**NEW, "base_url": "http://127.0.0.1:9/v1", "model": "m"}, 422, "did not answer"),
+    ({**NEW, "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}, 422, "API key variable"),
+    ({**NEW}, 422, "no endpoint"),
     ({"run_id": "new", "endpoint": "scripted:oracle"}, 422, "give a reserved subset or tasks"),
     ({"run_id": "new", "subset": "s", "tasks": "all", "endpoint": "scripted:oracle"}, 422, "not both"),
-    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle", "fault_rate": 0.5}, 422, "--fault-classes"),
-    ({"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle", "repeat": 0}, 422, "repeat"),
+    ({**NEW, "endpoint": "scripted:oracle", "fault_rate": 0.5}, 422, "--fault-classes"),
+    ({**NEW, "endpoint": "scripted:oracle", "repeat": 0}, 422, "repeat"),
     ({"run_id": "../escape", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": ".server", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": RUN, "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle"}, 409, "already exists"),
@@ -275,7 +278,7 @@ def test_the_token_is_required_of_every_request(runs: Path) -> None:
 def test_a_changing_request_from_another_site_or_for_another_host_is_refused(
         client: tuple[TestClient, ServerState], runs: Path) -> None:
     c, state = client
-    body = {"run_id": "new", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle"}
+    body = {**NEW, "endpoint": "scripted:oracle"}
     for origin in ("http://evil.example", "null", "http://127.0.0.1:9999"):
         refused = c.post("/api/runs", json=body, headers={"Origin": origin})
         assert refused.status_code == 403 and "may not change" in refused.json()["detail"], origin

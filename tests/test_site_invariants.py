@@ -355,7 +355,9 @@ def test_page_loads_change_nothing(crawled: CrawledSite, registry: TenantRegistr
 
 
 def episode(registry: TenantRegistry, client: TestClient, site: SiteDefinition, seed: int) -> Evidence:
-    """The crawl, then every POST form submitted, on a fresh tenant: what replay compares."""
+    """The crawl, then every POST form submitted, on a fresh tenant in a fresh browser (no cookie of an earlier
+    episode: the invoices portal remembers the apps it was asked to show in one): what replay compares."""
+    client.cookies.clear()
     tenant = registry.create(site.name, seed)
     visitor = Visitor(client, site, tenant)
     submit_every_form(visitor, crawl(visitor).forms)
