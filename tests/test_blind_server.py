@@ -98,6 +98,27 @@ def server(runs: Path) -> Iterator[Server]:
     made.state.close()
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the cases that only read (nothing they send may change the runs folder)."""
+    folder = tmp_path_factory.mktemp("shared") / "runs"
+    folder.mkdir()
+    shutil.copytree(FIXTURE, folder / "base")
+    made = start_server(folder)
+    yield made
+    made.state.close()
+
+
+@pytest.fixture(scope="module")
+def shared_guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("guarded") / "runs"
+    folder.mkdir()
+    shutil.copytree(FIXTURE, folder / "base")
+    made = start_server(folder, token=TOKEN)
+    yield made
+    made.state.close()
+
+
 @pytest.fixture
 def guarded(runs: Path) -> Iterator[Server]:
     made = start_server(runs, token=TOKEN)
@@ -187,13 +208,13 @@ DOCUMENTED_GETS = [
 
 
 @pytest.mark.parametrize("url", DOCUMENTED_GETS)
-def test_documented_get_routes_answer_200(server: Server, url: str) -> None:
-    response = server.client.get(url)
+def test_documented_get_routes_answer_200(shared: Server, url: str) -> None:
+    response = shared.client.get(url)
     assert response.status_code == 200, response.text
 
 
-def test_openapi_lists_every_documented_route(server: Server) -> None:
-    paths = set(server.client.get("/openapi.json").json()["paths"])
+def test_openapi_lists_every_documented_route(shared: Server) -> None:
+    paths = set(shared.client.get("/openapi.json").json()["paths"])
     documented = {"/api/catalog", "/api/subsets", "/api/subsets/{name}", "/api/locks", "/api/runs",
                   "/api/runs/{run_id}", "/api/experiments/runs", "/api/runs/{run_id}/cancel",
                   "/api/runs/{run_id}/resume", "/api/runs/{run_id}/progress", "/api/runs/{run_id}/events",
@@ -206,7 +227,9 @@ def test_openapi_lists_every_documented_route(server: Server) -> None:
 @pytest.mark.parametrize(("method", "url", "body"), [
     ("GET", "/api/runs/nosuch", None),
     ("GET", "/api/runs/nosuch/progress", None),
-    ("GET", "/api/runs/nosuch/events", None),
+    pytest.param("GET", "/api/runs/nosuch/events", None, marks=pytest.mark.xfail(strict=True, reason=(
+        "FINDING: docs/server.md promises 404 with detail for a name that names nothing; the events route answers "
+        "200 text/event-stream with an `error` event"))),
     ("GET", "/api/runs/nosuch/report", None),
     ("GET", "/api/runs/nosuch/experiment", None),
     ("GET", "/api/runs/nosuch/episodes", None),
@@ -215,7 +238,6 @@ def test_openapi_lists_every_documented_route(server: Server) -> None:
     ("GET", "/api/runs/base/episodes/003-helpdesk.solve-ticket--oracle/files/verdict.json", None),
     ("GET", "/api/subsets/nosuch", None),
     ("GET", "/api/compare?a=base&b=nosuch", None),
-    ("POST", "/api/runs/nosuch/cancel", None),
     ("POST", "/api/runs/nosuch/resume", {}),
 ])
 def test_a_name_that_names_nothing_is_404_with_detail(server: Server, method: str, url: str,
@@ -223,6 +245,14 @@ def test_a_name_that_names_nothing_is_404_with_detail(server: Server, method: st
     response = server.client.request(method, url, json=body)
     assert response.status_code == 404, response.text
     assert isinstance(response.json()["detail"], str)
+
+
+def test_cancelling_a_run_without_a_job_is_refused(shared: Server) -> None:
+    """Ambiguous in the docs: 404 (no run of that name) or 409 (no job to cancel); either way a 4xx with detail."""
+    for url in ("/api/runs/nosuch/cancel", "/api/runs/base/cancel"):
+        response = shared.client.post(url)
+        assert response.status_code in (404, 409), response.text
+        assert response.json()["detail"]
 
 
 def test_a_complete_run_has_nothing_to_resume_and_no_job_to_cancel(server: Server) -> None:
@@ -233,8 +263,8 @@ def test_a_complete_run_has_nothing_to_resume_and_no_job_to_cancel(server: Serve
     assert server.jobs.specs == []
 
 
-def test_an_ordinary_run_has_no_experiment_analysis(server: Server) -> None:
-    response = server.client.get("/api/runs/base/experiment")
+def test_an_ordinary_run_has_no_experiment_analysis(shared: Server) -> None:
+    response = shared.client.get("/api/runs/base/experiment")
     assert 400 <= response.status_code < 500
     assert "detail" in response.json()
 
@@ -250,30 +280,30 @@ BAD_NAMES = [
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
-def test_a_run_name_that_is_not_a_name_is_refused_and_never_500(server: Server, name: str) -> None:
+def test_a_run_name_that_is_not_a_name_is_refused_and_never_500(shared: Server, name: str) -> None:
     for suffix in ("", "/progress", "/report", "/episodes", f"/episodes/{ORACLE}/files/verdict.json"):
-        response = server.client.get(f"/api/runs/{name}{suffix}")
+        response = shared.client.get(f"/api/runs/{name}{suffix}")
         assert response.status_code in (404, 422), (suffix, response.status_code, response.text)
 
 
-@pytest.mark.parametrize("name", ["..", "..%2F..%2Fmanifest.json", ".started.json", "%2e%2e%2fsummary.json",
-                                  "verdict.json%00", "VERDICT.JSON", "verdict.json%2F", "x" * 101])
-def test_a_file_name_that_is_not_offered_is_refused(server: Server, name: str) -> None:
-    response = server.client.get(f"/api/runs/base/episodes/{ORACLE}/files/{name}")
+@pytest.mark.parametrize("name", ["%2e%2e", "..%2F..%2Fmanifest.json", ".started.json", "%2e%2e%2fsummary.json",
+                                  "verdict.json%00", "VERDICT.JSON", "checksums.sha256", "x" * 101])
+def test_a_file_name_that_is_not_offered_is_refused(shared: Server, name: str) -> None:
+    response = shared.client.get(f"/api/runs/base/episodes/{ORACLE}/files/{name}")
     assert response.status_code in (404, 422), response.text
 
 
-@pytest.mark.parametrize("episode", ["..", "%2e%2e", f"..%2F..%2Fbase%2Fepisodes%2F{ORACLE}", f".{ORACLE}",
+@pytest.mark.parametrize("episode", ["%2e%2e", "%2E%2E", f"..%2F..%2Fbase%2Fepisodes%2F{ORACLE}", f".{ORACLE}",
                                      f"{ORACLE}%2F..", "x" * 101])
-def test_an_episode_id_that_is_not_a_name_is_refused(server: Server, episode: str) -> None:
+def test_an_episode_id_that_is_not_a_name_is_refused(shared: Server, episode: str) -> None:
     for suffix in ("", "/files/verdict.json"):
-        response = server.client.get(f"/api/runs/base/episodes/{episode}{suffix}")
+        response = shared.client.get(f"/api/runs/base/episodes/{episode}{suffix}")
         assert response.status_code in (404, 422), (suffix, response.text)
 
 
 @pytest.mark.parametrize("name", ["..%2F..%2Fetc", ".hidden", "a%2Fb", "x" * 101, "%2e%2e"])
-def test_subset_names_that_are_not_names(server: Server, name: str) -> None:
-    assert server.client.get(f"/api/subsets/{name}").status_code in (404, 422)
+def test_subset_names_that_are_not_names(shared: Server, name: str) -> None:
+    assert shared.client.get(f"/api/subsets/{name}").status_code in (404, 422)
 
 
 @pytest.mark.parametrize("name", ["../escape", ".hidden", "a/b", "x" * 101, "", "a\x00b"])
@@ -282,6 +312,14 @@ def test_reserving_a_subset_under_a_bad_name_is_422_and_writes_nothing(server: S
     response = server.client.post("/api/subsets", json={"name": name, "count": 1, "seed": 0})
     assert response.status_code == 422, response.text
     assert sorted(str(p) for p in server.runs.parent.rglob("*")) == before
+
+
+def test_an_api_key_variable_named_like_a_token_is_accepted(server: Server) -> None:
+    response = server.client.post("/api/runs", json={"run_id": "remote", "tasks": TASK,
+                                                     "base_url": "https://127.0.0.1:9/v1", "model": "m",
+                                                     "api_key_env": "MY_SERVICE_TOKEN"})
+    assert response.status_code == 202, response.text
+    assert [spec.run_id for spec in server.jobs.specs] == ["remote"]
 
 
 def test_the_server_folder_is_never_listed_as_a_run(server: Server) -> None:
@@ -318,20 +356,22 @@ def test_an_evidence_file_symlinked_outside_is_not_served(tmp_path: Path, runs: 
 
 # --- evidence files: offered and matching the checksums -------------------------------------------------------------
 
-def test_every_offered_file_is_served_byte_for_byte(server: Server) -> None:
-    offered = server.client.get(f"/api/runs/base/episodes/{ORACLE}").json()["downloads"]["files"]
+def test_every_offered_file_is_served_byte_for_byte(shared: Server) -> None:
+    offered = shared.client.get(f"/api/runs/base/episodes/{ORACLE}").json()["downloads"]["files"]
     assert "verdict.json" in offered and "transcript.json" in offered
     for name in offered:
-        response = server.client.get(f"/api/runs/base/episodes/{ORACLE}/files/{name}")
+        response = shared.client.get(f"/api/runs/base/episodes/{ORACLE}/files/{name}")
         assert response.status_code == 200, name
-        assert response.content == (server.runs / "base" / "episodes" / ORACLE / name).read_bytes()
+        assert response.content == (shared.runs / "base" / "episodes" / ORACLE / name).read_bytes()
 
 
 def test_a_file_present_but_not_in_the_evidence_is_not_served(server: Server) -> None:
     (server.runs / "base" / "episodes" / ORACLE / "secret.txt").write_text("secret", encoding="utf-8")
-    offered = server.client.get(f"/api/runs/base/episodes/{ORACLE}").json()["downloads"]["files"]
-    assert "secret.txt" not in offered
-    assert server.client.get(f"/api/runs/base/episodes/{ORACLE}/files/secret.txt").status_code in (404, 422)
+    view = server.client.get(f"/api/runs/base/episodes/{ORACLE}")
+    assert view.status_code < 500
+    if view.status_code == 200:
+        assert "secret.txt" not in view.json()["downloads"]["files"]
+    assert 400 <= server.client.get(f"/api/runs/base/episodes/{ORACLE}/files/secret.txt").status_code < 500
 
 
 def test_an_altered_evidence_file_is_refused_by_the_file_and_episode_routes(server: Server) -> None:
@@ -487,15 +527,15 @@ def test_a_subset_is_hash_locked_to_the_catalog(server: Server) -> None:
         assert catalog[task["id"]] == task["sha256"]
 
 
-def test_catalog_filters_by_site_and_family(server: Server) -> None:
-    everything = server.client.get("/api/catalog").json()
-    helpdesk = server.client.get("/api/catalog?site=helpdesk").json()
+def test_catalog_filters_by_site_and_family(shared: Server) -> None:
+    everything = shared.client.get("/api/catalog").json()
+    helpdesk = shared.client.get("/api/catalog?site=helpdesk").json()
     assert helpdesk and all(task["site"] == "helpdesk" for task in helpdesk)
     assert len(helpdesk) < len(everything)
     family = helpdesk[0]["family"]
-    both = server.client.get(f"/api/catalog?site=helpdesk&family={family}").json()
+    both = shared.client.get(f"/api/catalog?site=helpdesk&family={family}").json()
     assert both and all(task["family"] == family and task["site"] == "helpdesk" for task in both)
-    assert server.client.get("/api/catalog?site=no-such-site").json() == []
+    assert shared.client.get("/api/catalog?site=no-such-site").json() == []
 
 
 # --- the token --------------------------------------------------------------------------------------------------------
@@ -506,8 +546,8 @@ GUARDED_API = ["/api/runs", "/api/runs/base", "/api/runs/base/progress", "/api/r
 
 
 @pytest.mark.parametrize("url", GUARDED_API)
-def test_every_api_route_is_401_without_the_token(guarded: Server, url: str) -> None:
-    assert guarded.client.get(url).status_code == 401
+def test_every_api_route_is_401_without_the_token(shared_guarded: Server, url: str) -> None:
+    assert shared_guarded.client.get(url).status_code == 401
 
 
 def test_posts_are_401_without_the_token_and_start_nothing(guarded: Server) -> None:
@@ -527,14 +567,14 @@ def test_the_right_bearer_passes(guarded: Server) -> None:
 
 @pytest.mark.parametrize("header", [f"Bearer {TOKEN.upper()}", f"Bearer {TOKEN.lower()}", f"Bearer {TOKEN}x",
                                     f"Bearer {TOKEN[:-1]}", f"Basic {TOKEN}", TOKEN, "Bearer", "Bearer ",
-                                    f"Bearer  {TOKEN}", f"Bearer {TOKEN} {TOKEN}"])
-def test_a_wrong_bearer_is_401(guarded: Server, header: str) -> None:
-    assert guarded.client.get("/api/runs", headers={"Authorization": header}).status_code == 401
+                                    f"Bearer {TOKEN} {TOKEN}", f"Bearer {TOKEN},{TOKEN}"])
+def test_a_wrong_bearer_is_401(shared_guarded: Server, header: str) -> None:
+    assert shared_guarded.client.get("/api/runs", headers={"Authorization": header}).status_code == 401
 
 
 @pytest.mark.parametrize("page", ["/", "/runs/base", f"/runs/base/episodes/{ORACLE}", "/compare?a=base&b=base"])
-def test_pages_redirect_to_login_without_a_cookie(guarded: Server, page: str) -> None:
-    response = guarded.client.get(page)
+def test_pages_redirect_to_login_without_a_cookie(shared_guarded: Server, page: str) -> None:
+    response = shared_guarded.client.get(page)
     assert 300 <= response.status_code < 400
     assert response.headers["location"].startswith("/login")
 
@@ -620,18 +660,20 @@ def test_the_index_counts_match_the_episodes(server: Server) -> None:
     assert run["false_completions"] == sum(line["outcome"] == "false_completion" for line in lines)
 
 
-def test_a_run_with_a_garbage_manifest_is_listed_unreadable(server: Server) -> None:
-    broken = server.runs / "broken"
+def test_a_run_with_a_garbage_manifest_is_listed_unreadable(runs: Path) -> None:
+    broken = runs / "broken"
     shutil.copytree(FIXTURE, broken)
     (broken / "manifest.json").write_text("{not json", encoding="utf-8")
-    assert wait_for(lambda: "broken" in listed(server), 2.5)
-    assert listed(server)["broken"]["status"] == "unreadable"
-    assert listed(server)["broken"]["problem"]
-    detail = server.client.get("/api/runs/broken")
-    assert detail.status_code < 500
-    for url in ("/", "/runs/broken", "/api/runs/broken/progress", "/api/runs/broken/report",
-                "/api/runs/broken/episodes"):
-        assert server.client.get(url).status_code < 500, url
+    server = start_server(runs)
+    try:
+        assert listed(server)["broken"]["status"] == "unreadable"
+        assert listed(server)["broken"]["problem"]
+        assert listed(server)["base"]["status"] == "complete"
+        for url in ("/api/runs/broken", "/", "/runs/broken", "/api/runs/broken/progress", "/api/runs/broken/report",
+                    "/api/runs/broken/episodes", "/api/compare?a=base&b=broken"):
+            assert server.client.get(url).status_code < 500, url
+    finally:
+        server.state.close()
 
 
 def test_an_empty_folder_is_not_a_500(server: Server) -> None:
@@ -641,18 +683,45 @@ def test_an_empty_folder_is_not_a_500(server: Server) -> None:
     assert server.client.get("/api/runs/empty").status_code < 500
 
 
-def test_an_incomplete_run_is_listed_incomplete(server: Server) -> None:
-    partial = server.runs / "partial"
-    shutil.copytree(FIXTURE, partial)
-    (partial / "summary.json").unlink()
-    lines = (partial / "episodes.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    (partial / "episodes.jsonl").write_text(lines[0], encoding="utf-8")
-    assert wait_for(lambda: "partial" in listed(server), 2.5)
-    assert listed(server)["partial"]["status"] == "incomplete"
-    assert listed(server)["partial"]["admitted"] == 1
-    progress = server.client.get("/api/runs/partial/progress").json()
-    assert [e["episode_id"] for e in progress["admitted"]] == [ORACLE]
-    assert progress["being_written"] is False
+def make_partial(run: Path) -> None:
+    """The fixture as a run interrupted after its first episode: one line admitted, no summary, not sealed."""
+    shutil.copytree(FIXTURE, run)
+    (run / "summary.json").unlink()
+    (run / "checksums.sha256").unlink()
+    shutil.rmtree(run / "episodes" / FALSE_FINISH)
+    lines = (run / "episodes.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (run / "episodes.jsonl").write_text(lines[0], encoding="utf-8")
+
+
+def test_an_incomplete_run_is_listed_incomplete(runs: Path) -> None:
+    make_partial(runs / "partial")
+    server = start_server(runs)
+    try:
+        assert listed(server)["partial"]["status"] == "incomplete"
+        assert listed(server)["partial"]["admitted"] == 1
+        progress = server.client.get("/api/runs/partial/progress").json()
+        assert [e["episode_id"] for e in progress["admitted"]] == [ORACLE]
+        assert progress["planned"] == 2
+        assert progress["being_written"] is False and progress["sealed"] is False
+        stream = events(server.client.get("/api/runs/partial/events").text)
+        assert stream[-1][0] == "end"
+    finally:
+        server.state.close()
+
+
+def test_resuming_an_incomplete_run_starts_one_resume_job(runs: Path) -> None:
+    make_partial(runs / "partial")
+    server = start_server(runs)
+    try:
+        refused = server.client.post("/api/runs/partial/resume", json={"concurrency": 9})
+        assert refused.status_code == 422 and server.jobs.specs == []
+        refused = server.client.post("/api/runs/partial/resume", json={"concurrency": 1, "tasks": "all"})
+        assert refused.status_code == 422 and server.jobs.specs == []
+        response = server.client.post("/api/runs/partial/resume", json={"concurrency": 3})
+        assert response.status_code == 202, response.text
+        assert [(spec.kind, spec.run_id, spec.concurrency) for spec in server.jobs.specs] == [("resume", "partial", 3)]
+    finally:
+        server.state.close()
 
 
 HOLDER = """
@@ -686,9 +755,9 @@ def test_a_run_another_process_writes_shows_as_running(server: Server) -> None:
 
 # --- progress and events ------------------------------------------------------------------------------------------
 
-def test_progress_of_a_stored_run_matches_its_episodes(server: Server) -> None:
-    progress = server.client.get("/api/runs/base/progress").json()
-    lines = episode_lines(server.runs / "base")
+def test_progress_of_a_stored_run_matches_its_episodes(shared: Server) -> None:
+    progress = shared.client.get("/api/runs/base/progress").json()
+    lines = episode_lines(shared.runs / "base")
     assert progress["planned"] == 2
     assert sorted(progress["started"]) == sorted(line["episode_id"] for line in lines)
     assert [(e["episode_id"], e["outcome"], e["false_completion_kind"]) for e in progress["admitted"]] == [
@@ -696,8 +765,8 @@ def test_progress_of_a_stored_run_matches_its_episodes(server: Server) -> None:
     assert progress["being_written"] is False
 
 
-def test_events_of_a_complete_run(server: Server) -> None:
-    response = server.client.get("/api/runs/base/events")
+def test_events_of_a_complete_run(shared: Server) -> None:
+    response = shared.client.get("/api/runs/base/events")
     assert response.headers["content-type"].startswith("text/event-stream")
     stream = events(response.text)
     names = [name for name, _ in stream]
@@ -717,8 +786,8 @@ def test_events_of_a_complete_run(server: Server) -> None:
 
 # --- report, episodes, compare ----------------------------------------------------------------------------------
 
-def test_the_report_matches_the_stored_summary(server: Server) -> None:
-    report = server.client.get("/api/runs/base/report").json()
+def test_the_report_matches_the_stored_summary(shared: Server) -> None:
+    report = shared.client.get("/api/runs/base/report").json()
     summary = json.loads((FIXTURE / "summary.json").read_text(encoding="utf-8"))
     for key in ("episodes", "verified_success", "self_reported_success", "false_completions"):
         assert report["total"][key] == summary["total"][key], key
@@ -735,15 +804,15 @@ def test_the_report_matches_the_stored_summary(server: Server) -> None:
     ("?fault_fired=latency", set()),
     ("?outcome=false_completion&site=helpdesk", {FALSE_FINISH}),
 ])
-def test_episode_filters(server: Server, query: str, expected: set[str]) -> None:
-    response = server.client.get(f"/api/runs/base/episodes{query}")
+def test_episode_filters(shared: Server, query: str, expected: set[str]) -> None:
+    response = shared.client.get(f"/api/runs/base/episodes{query}")
     assert response.status_code == 200
     assert {episode["episode_id"] for episode in response.json()} == expected
 
 
-def test_the_episode_view_agrees_with_episodes_jsonl(server: Server) -> None:
-    for line in episode_lines(server.runs / "base"):
-        view = server.client.get(f"/api/runs/base/episodes/{line['episode_id']}").json()
+def test_the_episode_view_agrees_with_episodes_jsonl(shared: Server) -> None:
+    for line in episode_lines(shared.runs / "base"):
+        view = shared.client.get(f"/api/runs/base/episodes/{line['episode_id']}").json()
         assert view["outcome"] == line["outcome"]
         assert view["task_id"] == line["task_id"]
         assert view["steps_count"] == line["steps"]
@@ -751,8 +820,8 @@ def test_the_episode_view_agrees_with_episodes_jsonl(server: Server) -> None:
         assert view["verdict"]
 
 
-def test_compare_a_run_with_itself_changes_nothing(server: Server) -> None:
-    comparison = server.client.get("/api/compare?a=base&b=base").json()
+def test_compare_a_run_with_itself_changes_nothing(shared: Server) -> None:
+    comparison = shared.client.get("/api/compare?a=base&b=base").json()
     assert comparison["format"] == "computerops.comparison/1"
     assert len(comparison["episodes"]) == 2
     assert all(row["change"] == "same" and row["outcome_a"] == row["outcome_b"] for row in comparison["episodes"])
@@ -769,23 +838,23 @@ def test_compare_with_an_altered_outcome_is_refused(server: Server) -> None:
     altered = server.runs / "altered"
     shutil.copytree(FIXTURE, altered)
     text = (altered / "episodes.jsonl").read_text(encoding="utf-8")
-    (altered / "episodes.jsonl").write_text(text.replace('"outcome":"false_completion"', '"outcome":"verified_success"'),
-                                            encoding="utf-8")
+    text = text.replace('"outcome":"false_completion"', '"outcome":"verified_success"')
+    (altered / "episodes.jsonl").write_text(text, encoding="utf-8")
     response = server.client.get("/api/compare?a=base&b=altered")
     assert 400 <= response.status_code < 500, response.text[:400]
 
 
 @pytest.mark.parametrize("query", ["a=base", "b=base", "a=..&b=base", "a=base&b=%2Fetc", "a=base&b=.server"])
-def test_compare_with_a_missing_or_bad_name(server: Server, query: str) -> None:
-    response = server.client.get(f"/api/compare?{query}")
+def test_compare_with_a_missing_or_bad_name(shared: Server, query: str) -> None:
+    response = shared.client.get(f"/api/compare?{query}")
     assert response.status_code in (404, 422)
 
 
 # --- pages ------------------------------------------------------------------------------------------------------------
 
-def test_the_runs_page_shows_the_counts_and_intervals_of_the_api(server: Server) -> None:
-    run = listed(server)["base"]
-    text = visible_text(server.client.get("/").text)
+def test_the_runs_page_shows_the_counts_and_intervals_of_the_api(shared: Server) -> None:
+    run = listed(shared)["base"]
+    text = visible_text(shared.client.get("/").text)
     n = run["admitted"]
     for count in (run["verified"], run["self_reported"], run["false_completions"]):
         low, high = wilson(count, n)
@@ -794,26 +863,26 @@ def test_the_runs_page_shows_the_counts_and_intervals_of_the_api(server: Server)
     assert "complete" in text and "SCRIPTED" in text
 
 
-def test_the_run_page_shows_status_and_episodes(server: Server) -> None:
-    text = visible_text(server.client.get("/runs/base").text)
+def test_the_run_page_shows_status_and_episodes(shared: Server) -> None:
+    text = visible_text(shared.client.get("/runs/base").text)
     assert "complete" in text
     assert ORACLE in text and FALSE_FINISH in text
     assert "verified_success" in text and "false_completion" in text
 
 
-def test_the_episode_page_shows_instruction_and_checks(server: Server) -> None:
-    view = server.client.get(f"/api/runs/base/episodes/{ORACLE}").json()
-    text = visible_text(server.client.get(f"/runs/base/episodes/{ORACLE}").text)
+def test_the_episode_page_shows_instruction_and_checks(shared: Server) -> None:
+    view = shared.client.get(f"/api/runs/base/episodes/{ORACLE}").json()
+    text = visible_text(shared.client.get(f"/runs/base/episodes/{ORACLE}").text)
     assert view["instruction"] in text
-    verdict = json.loads((server.runs / "base" / "episodes" / ORACLE / "verdict.json").read_text(encoding="utf-8"))
+    verdict = json.loads((shared.runs / "base" / "episodes" / ORACLE / "verdict.json").read_text(encoding="utf-8"))
     for check in verdict["checks"]:
         assert check["name"] in text
 
 
 @pytest.mark.parametrize("page", ["/runs/nosuch", "/runs/..%2F..", f"/runs/base/episodes/{ORACLE}%2F..",
                                   "/runs/base/episodes/nosuch", "/compare?a=base&b=nosuch"])
-def test_pages_for_bad_or_missing_names_are_4xx(server: Server, page: str) -> None:
-    response = server.client.get(page)
+def test_pages_for_bad_or_missing_names_are_4xx(shared: Server, page: str) -> None:
+    response = shared.client.get(page)
     assert 400 <= response.status_code < 500, (page, response.status_code)
 
 
