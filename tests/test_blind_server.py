@@ -135,6 +135,11 @@ def job_files(runs: Path) -> set[str]:
     return {path.name for path in folder.iterdir()} if folder.exists() else set()
 
 
+def files_beside(runs: Path) -> set[str]:
+    """Every path under the runs folder's parent, but the index database (which the server writes as it likes)."""
+    return {str(path) for path in runs.parent.rglob("*") if not path.name.startswith("index.sqlite")}
+
+
 def events(text: str) -> list[tuple[str, dict[str, Any]]]:
     """Server-sent events parsed loosely: (event name, JSON data)."""
     parsed: list[tuple[str, dict[str, Any]]] = []
@@ -240,9 +245,9 @@ def test_openapi_lists_every_documented_route(shared: Server) -> None:
     ("GET", "/api/compare?a=base&b=nosuch", None),
     ("POST", "/api/runs/nosuch/resume", {}),
 ])
-def test_a_name_that_names_nothing_is_404_with_detail(server: Server, method: str, url: str,
+def test_a_name_that_names_nothing_is_404_with_detail(shared: Server, method: str, url: str,
                                                       body: dict[str, Any] | None) -> None:
-    response = server.client.request(method, url, json=body)
+    response = shared.client.request(method, url, json=body)
     assert response.status_code == 404, response.text
     assert isinstance(response.json()["detail"], str)
 
@@ -307,11 +312,11 @@ def test_subset_names_that_are_not_names(shared: Server, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["../escape", ".hidden", "a/b", "x" * 101, "", "a\x00b"])
-def test_reserving_a_subset_under_a_bad_name_is_422_and_writes_nothing(server: Server, name: str) -> None:
-    before = sorted(str(p) for p in server.runs.parent.rglob("*"))
-    response = server.client.post("/api/subsets", json={"name": name, "count": 1, "seed": 0})
+def test_reserving_a_subset_under_a_bad_name_is_422_and_writes_nothing(shared: Server, name: str) -> None:
+    before = files_beside(shared.runs)
+    response = shared.client.post("/api/subsets", json={"name": name, "count": 1, "seed": 0})
     assert response.status_code == 422, response.text
-    assert sorted(str(p) for p in server.runs.parent.rglob("*")) == before
+    assert files_beside(shared.runs) == before
 
 
 def test_an_api_key_variable_named_like_a_token_is_accepted(server: Server) -> None:
@@ -452,17 +457,12 @@ def test_an_endpoint_launch_probes_the_endpoint_first(server: Server, monkeypatc
     ("subset as a path", {"run_id": "fresh", "subset": "../base", "endpoint": "scripted:oracle"}, (422,)),
     ("tasks as a path", {"run_id": "fresh", "tasks": "tasks/helpdesk", "endpoint": "scripted:oracle"}, (422,)),
     ("tasks as an absolute path", {"run_id": "fresh", "tasks": "/etc/passwd", "endpoint": "scripted:oracle"}, (422,)),
-    ("tasks as a yaml file", {"run_id": "fresh", "tasks": "solve-ticket.yaml", "endpoint": "scripted:oracle"},
-     (422,)),
     ("unknown task", {"run_id": "fresh", "tasks": "helpdesk.no-such-task", "endpoint": "scripted:oracle"}, (422,)),
     ("unknown policy", scripted_launch(endpoint="scripted:no-such-policy"), (422,)),
     ("file url", {"run_id": "fresh", "tasks": TASK, "base_url": "file:///etc/passwd", "model": "m"}, (422,)),
     ("ftp url", {"run_id": "fresh", "tasks": TASK, "base_url": "ftp://127.0.0.1/v1", "model": "m"}, (422,)),
-    ("no scheme", {"run_id": "fresh", "tasks": TASK, "base_url": "127.0.0.1:9/v1", "model": "m"}, (422,)),
     ("key variable HOME", {"run_id": "fresh", "tasks": TASK, "base_url": "http://127.0.0.1:9/v1", "model": "m",
                            "api_key_env": "HOME"}, (422,)),
-    ("key variable PATH", {"run_id": "fresh", "tasks": TASK, "base_url": "http://127.0.0.1:9/v1", "model": "m",
-                           "api_key_env": "PATH"}, (422,)),
     ("key variable not a key", {"run_id": "fresh", "tasks": TASK, "base_url": "http://127.0.0.1:9/v1", "model": "m",
                                 "api_key_env": "OPENAI_KEY_FILE"}, (422,)),
     ("concurrency 0", scripted_launch(concurrency=0), (422,)),
@@ -470,12 +470,10 @@ def test_an_endpoint_launch_probes_the_endpoint_first(server: Server, monkeypatc
     ("unknown field", scripted_launch(out="/tmp/elsewhere"), (422,)),
     ("run name a path", scripted_launch(run_id="../escape"), (422,)),
     ("run name hidden", scripted_launch(run_id=".server"), (422,)),
-    ("run name with a slash", scripted_launch(run_id="a/b"), (422,)),
     ("run name too long", scripted_launch(run_id="r" * 101), (422,)),
     ("run name taken", scripted_launch(run_id="base"), (409,)),
     ("run name a file", scripted_launch(run_id="notes.txt"), (409,)),
     ("run name with a newline", scripted_launch(run_id="fresh\n"), (422,)),
-    ("run name with NUL", scripted_launch(run_id="fre\x00sh"), (422,)),
     ("run name a look-alike", scripted_launch(run_id="b\u0430se"), (422,)),
     ("run name empty", scripted_launch(run_id=""), (422,)),
     ("repeat 0", scripted_launch(repeat=0), (422,)),
@@ -567,10 +565,10 @@ def test_a_reserved_subset_is_never_overwritten(server: Server) -> None:
 @pytest.mark.parametrize("body", [{"name": "s", "count": 0, "seed": 1}, {"name": "s", "count": 1, "seed": -1},
                                   {"name": "s", "count": 1}, {"name": "s", "count": 1, "seed": 1, "tasks": "all"},
                                   {"name": "s", "count": 100000, "seed": 1}])
-def test_a_bad_subset_request_is_422_and_reserves_nothing(server: Server, body: dict[str, Any]) -> None:
-    response = server.client.post("/api/subsets", json=body)
+def test_a_bad_subset_request_is_422_and_reserves_nothing(shared: Server, body: dict[str, Any]) -> None:
+    response = shared.client.post("/api/subsets", json=body)
     assert response.status_code == 422
-    assert server.client.get("/api/subsets").json() == []
+    assert shared.client.get("/api/subsets").json() == []
 
 
 def test_a_garbage_lock_starts_nothing(server: Server) -> None:
