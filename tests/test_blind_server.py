@@ -424,6 +424,55 @@ def test_an_altered_transcript_is_refused_too(server: Server) -> None:
     assert 400 <= server.client.get(f"/api/runs/base/episodes/{ORACLE}").status_code < 500
 
 
+def test_altering_one_episode_leaves_the_other_served(server: Server) -> None:
+    """The docs tie a file to *its* evidence: another episode's altered file does not take this one down."""
+    tamper(server.runs / "base" / "episodes" / FALSE_FINISH / "verdict.json")
+    assert server.client.get(f"/api/runs/base/episodes/{ORACLE}/files/verdict.json").status_code == 200
+    assert 400 <= server.client.get(f"/api/runs/base/episodes/{FALSE_FINISH}/files/verdict.json").status_code < 500
+
+
+def forge_outcome(run: Path) -> None:
+    """Rewrite the false completion as a verified success in episodes.jsonl (checksums.sha256 left as it was)."""
+    text = (run / "episodes.jsonl").read_text(encoding="utf-8")
+    forged = text.replace('"outcome":"false_completion"', '"outcome":"verified_success"')
+    assert forged != text
+    (run / "episodes.jsonl").write_text(forged, encoding="utf-8")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "FINDING: docs/server.md and docs/architecture.md (episode_view: 'from evidence that matches the run's hashes') "
+    "promise an episode from matching evidence; with episodes.jsonl edited (its checksum no longer matches) the "
+    "episode route answers 200 with outcome verified_success while the served verdict says false_completion"))
+def test_an_episode_whose_record_no_longer_matches_the_checksums_is_refused(server: Server) -> None:
+    forge_outcome(server.runs / "base")
+    response = server.client.get(f"/api/runs/base/episodes/{FALSE_FINISH}")
+    assert 400 <= response.status_code < 500, response.json().get("outcome")
+
+
+@pytest.mark.xfail(strict=True, reason="FINDING (as above): the served outcome contradicts the served verdict")
+def test_a_served_episode_never_contradicts_its_verdict(server: Server) -> None:
+    """Weaker than the case above: whatever is served, its outcome is its verdict's."""
+    forge_outcome(server.runs / "base")
+    response = server.client.get(f"/api/runs/base/episodes/{FALSE_FINISH}")
+    if response.status_code == 200:
+        view = response.json()
+        assert view["outcome"] == view["verdict"]["outcome"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "FINDING: a run whose episodes.jsonl was edited is indexed as complete with verified=2 and false_completions=1 "
+    "over 2 admitted episodes (the counts come from different files): the runs page shows 2/2 verified and 1/2 false "
+    "completions for one run; the docs promise both over admitted episodes, which cannot exceed them together"))
+def test_index_counts_of_an_altered_run_stay_consistent(runs: Path) -> None:
+    forge_outcome(runs / "base")
+    made = start_server(runs)
+    try:
+        run = listed(made)["base"]
+        assert run["status"] == "unreadable" or run["verified"] + run["false_completions"] <= run["admitted"], run
+    finally:
+        made.state.close()
+
+
 def test_the_episode_page_of_an_altered_episode_is_not_a_500(server: Server) -> None:
     tamper(server.runs / "base" / "episodes" / ORACLE / "verdict.json")
     response = server.client.get(f"/runs/base/episodes/{ORACLE}")
@@ -687,6 +736,14 @@ def test_login_never_redirects_off_site(guarded: Server, next_url: str) -> None:
 def test_login_keeps_a_local_next(guarded: Server) -> None:
     response = login(guarded, TOKEN, "/runs/base")
     assert response.headers["location"] == "/runs/base"
+
+
+def test_a_logged_in_page_can_follow_live_progress(guarded: Server) -> None:
+    """The pages follow progress with EventSource, which sends the cookie, not a bearer."""
+    guarded.client.cookies.update(login(guarded, TOKEN).cookies)
+    response = guarded.client.get("/api/runs/base/events")
+    assert response.status_code == 200
+    assert events(response.text)[-1][0] == "end"
 
 
 def test_a_cookie_of_another_token_is_refused(tmp_path: Path, runs: Path) -> None:
