@@ -1051,7 +1051,8 @@ def test_cli_refuses_a_non_loopback_host_without_a_token(tmp_path: Path, no_uvic
     assert no_uvicorn == []
 
 
-@pytest.mark.parametrize("args", [["--host", "127.0.0.1"], ["--host", "0.0.0.0", "--token", "t"]])
+@pytest.mark.parametrize("args", [["--host", "127.0.0.1"], ["--host", "0.0.0.0", "--token", "t"],
+                                  ["--host", "localhost"], ["--host", "::1"], ["--host", "127.0.0.2"]])
 def test_cli_serves_loopback_or_with_a_token(tmp_path: Path, no_uvicorn: list[dict[str, Any]],
                                              args: list[str]) -> None:
     from typer.testing import CliRunner
@@ -1068,3 +1069,87 @@ def test_sha256_of_fixture_is_intact() -> None:
     for line in (FIXTURE / "checksums.sha256").read_text(encoding="utf-8").splitlines():
         digest, name = line.split(maxsplit=1)
         assert hashlib.sha256((FIXTURE / name).read_bytes()).hexdigest() == digest
+
+
+def test_cli_token_from_the_environment_allows_any_host_and_guards_the_app(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from computerops.cli.main import app
+
+    apps: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda served, **kwargs: apps.append(served))
+    monkeypatch.setenv("COMPUTEROPS_SERVER_TOKEN", "env-token")
+    result = CliRunner().invoke(app, ["server", "--runs", str(tmp_path / "runs"), "--host", "0.0.0.0"])
+    assert result.exit_code == 0, result.output
+    assert "env-token" not in result.output
+    (served,) = apps
+    with TestClient(served) as client:
+        assert client.get("/api/runs").status_code == 401
+        assert client.get("/api/runs", headers={"Authorization": "Bearer env-token"}).status_code == 200
+
+
+# --- what no request may do -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("method", "url"), [("DELETE", "/api/runs/base"), ("PUT", "/api/runs/base"),
+                                             ("DELETE", f"/api/runs/base/episodes/{ORACLE}/files/verdict.json"),
+                                             ("PUT", "/api/subsets/s1"), ("DELETE", "/api/subsets")])
+def test_no_route_deletes_or_overwrites(shared: Server, method: str, url: str) -> None:
+    response = shared.client.request(method, url)
+    assert response.status_code in (404, 405)
+    assert (shared.runs / "base" / "episodes" / ORACLE / "verdict.json").read_bytes() == (
+        FIXTURE / "episodes" / ORACLE / "verdict.json").read_bytes()
+
+
+@pytest.mark.parametrize(("method", "url", "body"), [
+    ("GET", "/api/runs/" + "a" * 5000, None),
+    ("GET", "/api/runs/base/episodes?outcome=%3Cscript%3E&fault_fired=%00", None),
+    ("GET", "/api/compare?a=base&b=base&a=nosuch", None),
+    ("GET", "/api/catalog?site=%00&family=..%2F..", None),
+    ("POST", "/api/runs", "not json"),
+    ("POST", "/api/runs", "[]"),
+    ("POST", "/api/subsets", '{"name": "s", "count": "many", "seed": 1}'),
+    ("POST", "/api/runs/base/resume", "null"),
+])
+def test_odd_requests_are_4xx_or_empty_never_5xx(shared: Server, method: str, url: str, body: str | None) -> None:
+    headers = {"content-type": "application/json"} if body is not None else {}
+    response = shared.client.request(method, url, content=body, headers=headers)
+    assert response.status_code < 500
+    assert shared.jobs.specs == []
+
+
+def reseal(run: Path) -> None:
+    """Recompute checksums.sha256 over the run's files after an edit (as a consistent, re-sealed run)."""
+    lines = []
+    for line in (run / "checksums.sha256").read_text(encoding="utf-8").splitlines():
+        _, name = line.split(maxsplit=1)
+        lines.append(f"{hashlib.sha256((run / name).read_bytes()).hexdigest()}  {name}")
+    (run / "checksums.sha256").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_what_an_agent_said_is_escaped_on_the_pages(server: Server) -> None:
+    """A model's words are data: a reply carrying HTML shows as text on the episode page, never as markup."""
+    run = server.runs / "base"
+    payload = "<script>alert('owned')</script><img src=x onerror=alert(1)>"
+    said = "Ticket T-2005 is solved."
+    episode = run / "episodes" / ORACLE
+    for name in ("transcript.json", "verdict.json", "receipt.json"):
+        (episode / name).write_text((episode / name).read_text(encoding="utf-8").replace(said, payload),
+                                    encoding="utf-8")
+    records = episode_lines(run)
+    for record in records:
+        if record["episode_id"] == ORACLE:
+            record["claim"]["message"] = payload
+            for name in record["evidence_sha256"]:
+                record["evidence_sha256"][name] = hashlib.sha256((episode / name).read_bytes()).hexdigest()
+    (run / "episodes.jsonl").write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records),
+                                        encoding="utf-8")
+    reseal(run)
+    view = server.client.get(f"/api/runs/base/episodes/{ORACLE}")
+    assert view.status_code == 200, view.text[:300]
+    assert payload in view.text.replace("\\u003c", "<") or payload in json.dumps(view.json(), ensure_ascii=False)
+    page = server.client.get(f"/runs/base/episodes/{ORACLE}")
+    assert page.status_code == 200
+    assert "<script>alert" not in page.text and "<img src=x" not in page.text
+    assert "&lt;script&gt;alert" in page.text or "&lt;script&gt;alert" in page.text.replace("&#39;", "'")
