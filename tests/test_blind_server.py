@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -797,6 +798,7 @@ def test_a_run_with_a_garbage_manifest_is_listed_unreadable(runs: Path) -> None:
         assert listed(server)["broken"]["status"] == "unreadable"
         assert listed(server)["broken"]["problem"]
         assert listed(server)["base"]["status"] == "complete"
+        assert "unreadable" in visible_text(server.client.get("/").text)
         for url in ("/api/runs/broken", "/", "/runs/broken", "/api/runs/broken/progress", "/api/runs/broken/report",
                     "/api/runs/broken/episodes", "/api/compare?a=base&b=broken"):
             assert server.client.get(url).status_code < 500, url
@@ -873,10 +875,23 @@ def test_a_run_another_process_writes_shows_as_running(server: Server) -> None:
         assert server.client.get("/api/runs/base").json()["run"]["status"] == "running"
         resumed = server.client.post("/api/runs/base/resume", json={})
         assert resumed.status_code == 409, resumed.text
+        taken = server.client.post("/api/runs", json=scripted_launch(run_id="base"))
+        assert taken.status_code == 409, taken.text
         assert server.jobs.specs == []
+        assert "running" in visible_text(server.client.get("/").text)
+        # The event stream ends only once no process writes the run: release the lock a second from now.
+        assert holder.stdin is not None
+        release = threading.Timer(1.0, holder.stdin.close)
+        release.start()
+        began = time.monotonic()
+        stream = events(server.client.get("/api/runs/base/events").text)
+        assert time.monotonic() - began >= 0.8, "the stream ended while the run was being written"
+        assert [name for name, _ in stream][-1] == "end"
+        release.join()
     finally:
         assert holder.stdin is not None
-        holder.stdin.close()
+        if not holder.stdin.closed:
+            holder.stdin.close()
         holder.wait(10)
     assert server.client.get("/api/runs/base/progress").json()["being_written"] is False
 
