@@ -45,10 +45,36 @@ class RecordingJobs(Jobs):
         super().__init__(folder)
         self.specs: list[JobSpec] = []
 
+        self.states: dict[str, JobState] = {}
+        self.cancelled: list[str] = []
+
     def start(self, spec: JobSpec) -> JobState:
+        """As Jobs.start promises: a conflict while a job of that run is alive; else recorded, nothing spawned."""
+        if self.running(spec.run_id):
+            raise ServiceError(f"run {spec.run_id} has a live job", "conflict")
         self.specs.append(spec)
-        return JobState(run_id=spec.run_id, kind=spec.kind, state="running", exit_code=None, started=time.time(),
-                        log_tail=[])
+        self.states[spec.run_id] = JobState(run_id=spec.run_id, kind=spec.kind, state="running", exit_code=None,
+                                            started=time.time(), log_tail=[])
+        return self.states[spec.run_id]
+
+    def state(self, run_id: str) -> JobState | None:
+        return self.states.get(run_id)
+
+    def running(self, run_id: str) -> bool:
+        job = self.states.get(run_id)
+        return job is not None and job.state == "running"
+
+    def cancel(self, run_id: str, grace_s: float = 20.0) -> JobState:
+        if not self.running(run_id):
+            raise ServiceError(f"run {run_id} has no live job", "conflict")
+        self.cancelled.append(run_id)
+        self.states[run_id] = self.states[run_id].model_copy(update={"state": "cancelled"})
+        return self.states[run_id]
+
+    def close(self) -> None:
+        for run_id in list(self.states):
+            if self.running(run_id):
+                self.cancel(run_id)
 
 
 @dataclass
@@ -118,6 +144,26 @@ def shared_guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]
     made = start_server(folder, token=TOKEN)
     yield made
     made.state.close()
+
+
+@pytest.fixture(scope="module")
+def launcher(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for launches that must be refused (none of them may change its runs folder)."""
+    folder = tmp_path_factory.mktemp("launcher") / "runs"
+    folder.mkdir()
+    shutil.copytree(FIXTURE, folder / "base")
+    (folder / "notes.txt").write_text("not a run", encoding="utf-8")
+    made = start_server(folder)
+    yield made
+    made.state.close()
+
+
+@pytest.fixture
+def logged_out(shared_guarded: Server) -> Iterator[Server]:
+    """The shared guarded server with no cookie before or after the case."""
+    shared_guarded.client.cookies.clear()
+    yield shared_guarded
+    shared_guarded.client.cookies.clear()
 
 
 @pytest.fixture
@@ -505,6 +551,29 @@ def test_a_scripted_launch_is_202_and_records_one_spec_without_probing(server: S
     assert server.probe.calls == []
 
 
+def test_a_second_launch_of_a_run_with_a_live_job_is_409(server: Server) -> None:
+    assert server.client.post("/api/runs", json=scripted_launch()).status_code == 202
+    again = server.client.post("/api/runs", json=scripted_launch())
+    assert again.status_code == 409 and again.json()["detail"]
+    assert len(server.jobs.specs) == 1
+
+
+def test_a_launched_run_can_be_cancelled_before_its_manifest_is_written(server: Server) -> None:
+    assert server.client.post("/api/runs", json=scripted_launch()).status_code == 202
+    response = server.client.post("/api/runs/fresh/cancel")
+    assert response.status_code == 200, response.text
+    assert server.jobs.cancelled == ["fresh"]
+
+
+def test_a_launched_run_shows_its_job(server: Server) -> None:
+    """`GET /api/runs/NAME`: one run with this server's job for it (once its directory holds a run)."""
+    assert server.client.post("/api/runs", json=scripted_launch(run_id="base2")).status_code == 202
+    shutil.copytree(FIXTURE, server.runs / "base2")
+    detail = server.client.get("/api/runs/base2")
+    assert detail.status_code == 200
+    assert detail.json()["job"]["run_id"] == "base2" and detail.json()["job"]["state"] == "running"
+
+
 def test_an_endpoint_launch_probes_the_endpoint_first(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOCAL_API_KEY", "k")
     response = server.client.post("/api/runs", json={"run_id": "remote", "tasks": TASK,
@@ -547,19 +616,16 @@ def test_an_endpoint_launch_probes_the_endpoint_first(server: Server, monkeypatc
     ("unknown serving arm", scripted_launch(serving="no-such-arm"), (422,)),
     ("unknown fallback policy", scripted_launch(fallback_policy="no-such-policy"), (422,)),
 ])
-def test_a_refused_launch_starts_nothing(server: Server, tmp_path: Path, case: str, body: dict[str, Any],
+def test_a_refused_launch_starts_nothing(launcher: Server, case: str, body: dict[str, Any],
                                          statuses: tuple[int, ...]) -> None:
-    (server.runs / "notes.txt").write_text("not a run", encoding="utf-8")
-    before_runs, before_jobs = run_folders(server.runs), job_files(server.runs)
-    before_outside = {p.name for p in tmp_path.iterdir()}
-    response = server.client.post("/api/runs", json=body)
+    before = files_beside(launcher.runs)
+    specs = len(launcher.jobs.specs)
+    response = launcher.client.post("/api/runs", json=body)
     assert response.status_code in statuses, (case, response.status_code, response.text)
     assert response.json()["detail"]
-    assert server.jobs.specs == []
-    assert run_folders(server.runs) == before_runs
-    assert job_files(server.runs) == before_jobs
-    assert {p.name for p in tmp_path.iterdir()} == before_outside
-    assert (server.runs / "notes.txt").read_text(encoding="utf-8") == "not a run"
+    assert len(launcher.jobs.specs) == specs
+    assert files_beside(launcher.runs) == before
+    assert (launcher.runs / "notes.txt").read_text(encoding="utf-8") == "not a run"
 
 
 def test_an_endpoint_that_does_not_answer_starts_nothing(server: Server) -> None:
@@ -765,16 +831,16 @@ def test_a_wrong_token_login_sets_no_cookie(guarded: Server) -> None:
                                       "\\\\evil.example", "%2F%2Fevil.example", "/%2F/evil.example",
                                       "http:evil.example", "javascript:alert(1)", " //evil.example",
                                       "/\t/evil.example"])
-def test_login_never_redirects_off_site(guarded: Server, next_url: str) -> None:
-    response = login(guarded, TOKEN, next_url)
+def test_login_never_redirects_off_site(logged_out: Server, next_url: str) -> None:
+    response = login(logged_out, TOKEN, next_url)
     location = response.headers.get("location", "/")
     assert location.startswith("/"), location
     assert not location.startswith("//") and not location.startswith("/\\"), location
     assert "evil" not in location.split("?")[0].lstrip("/").split("/")[0] or location.startswith("/login"), location
 
 
-def test_login_keeps_a_local_next(guarded: Server) -> None:
-    response = login(guarded, TOKEN, "/runs/base")
+def test_login_keeps_a_local_next(logged_out: Server) -> None:
+    response = login(logged_out, TOKEN, "/runs/base")
     assert response.headers["location"] == "/runs/base"
 
 
@@ -826,6 +892,7 @@ def test_the_index_counts_match_the_episodes(server: Server) -> None:
     assert run["verified"] == sum(line["outcome"] == "verified_success" for line in lines)
     assert run["self_reported"] == sum(bool(line["claim"]["success"]) for line in lines)
     assert run["false_completions"] == sum(line["outcome"] == "false_completion" for line in lines)
+    assert server.client.get("/api/runs/base").json() == {"run": run, "job": None}
 
 
 def test_a_run_with_a_garbage_manifest_is_listed_unreadable(runs: Path) -> None:
