@@ -279,9 +279,7 @@ def test_openapi_lists_every_documented_route(shared: Server) -> None:
 @pytest.mark.parametrize(("method", "url", "body"), [
     ("GET", "/api/runs/nosuch", None),
     ("GET", "/api/runs/nosuch/progress", None),
-    pytest.param("GET", "/api/runs/nosuch/events", None, marks=pytest.mark.xfail(strict=True, reason=(
-        "FINDING: docs/server.md promises 404 with detail for a name that names nothing; the events route answers "
-        "200 text/event-stream with an `error` event"))),
+    ("GET", "/api/runs/nosuch/events", None),  # FINDING fixed: was 200 with an `error` event
     ("GET", "/api/runs/nosuch/report", None),
     ("GET", "/api/runs/nosuch/experiment", None),
     ("GET", "/api/runs/nosuch/episodes", None),
@@ -395,10 +393,7 @@ def test_a_symlinked_run_pointing_outside_is_not_served(tmp_path: Path, runs: Pa
         made.state.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING: a symlink in the runs folder to a run outside it is listed by /api/runs and the runs page with its "
-    "status and counts (read from outside the runs folder), while every route for that name answers 404 "
-    "`not in RUNS`: the list offers a run the server refuses to open"))
+# A blind-review finding, fixed: a link to a run outside the folder was listed, with counts read from outside.
 def test_a_run_outside_the_folder_is_neither_listed_nor_served(tmp_path: Path, runs: Path) -> None:
     outside = tmp_path / "outside"
     shutil.copytree(FIXTURE, outside)
@@ -436,10 +431,7 @@ def test_an_evidence_file_symlinked_outside_is_not_served(tmp_path: Path, runs: 
     assert response.status_code != 200
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING: docs/server.md 'every name ... resolved inside its folder': an episode directory replaced by a "
-    "symlink to a copy outside the runs folder is served (episode route and file route 200), while an evidence "
-    "file symlinked outside is refused"))
+# A blind-review finding, fixed: an episode folder linked to a copy outside the runs folder was served.
 def test_an_episode_directory_symlinked_outside_is_not_served(tmp_path: Path, server: Server) -> None:
     outside = tmp_path / "outside-episode"
     shutil.copytree(FIXTURE / "episodes" / ORACLE, outside)
@@ -499,17 +491,13 @@ def forge_outcome(run: Path) -> None:
     (run / "episodes.jsonl").write_text(forged, encoding="utf-8")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING: docs/server.md and docs/architecture.md (episode_view: 'from evidence that matches the run's hashes') "
-    "promise an episode from matching evidence; with episodes.jsonl edited (its checksum no longer matches) the "
-    "episode route answers 200 with outcome verified_success while the served verdict says false_completion"))
+# A blind-review finding, fixed: an episode whose line of episodes.jsonl was edited after the run was served.
 def test_an_episode_whose_record_no_longer_matches_the_checksums_is_refused(server: Server) -> None:
     forge_outcome(server.runs / "base")
     response = server.client.get(f"/api/runs/base/episodes/{FALSE_FINISH}")
     assert 400 <= response.status_code < 500, response.json().get("outcome")
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING (as above): the served outcome contradicts the served verdict")
 def test_a_served_episode_never_contradicts_its_verdict(server: Server) -> None:
     """Weaker than the case above: whatever is served, its outcome is its verdict's."""
     forge_outcome(server.runs / "base")
@@ -519,10 +507,7 @@ def test_a_served_episode_never_contradicts_its_verdict(server: Server) -> None:
         assert view["outcome"] == view["verdict"]["outcome"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING: a run whose episodes.jsonl was edited is indexed as complete with verified=2 and false_completions=1 "
-    "over 2 admitted episodes (the counts come from different files): the runs page shows 2/2 verified and 1/2 false "
-    "completions for one run; the docs promise both over admitted episodes, which cannot exceed them together"))
+# A blind-review finding, fixed: an edited run was indexed with counts no run can have (2/2 verified, 1/2 false).
 def test_index_counts_of_an_altered_run_stay_consistent(runs: Path) -> None:
     forge_outcome(runs / "base")
     made = start_server(runs)
@@ -726,10 +711,7 @@ def test_a_garbage_subset_file_is_listed_with_its_problem_and_refused_for_launch
     assert server.jobs.specs == [] and not (server.runs / "fresh").exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FINDING: docs/server.md 'Refusals are 4xx with {detail}' (app.py: 'nothing a request can send makes a 5xx but "
-    "a bug'): GET /api/subsets/NAME of a subset file that is not JSON is a 500 (JSONDecodeError), though "
-    "/api/subsets lists it with its problem and a launch from it is a 422"))
+# A blind-review finding, fixed: a subset file that is not JSON was a 500.
 def test_a_garbage_subset_file_is_not_a_500(server: Server) -> None:
     (server.runs / ".server" / "subsets" / "junk.json").write_text("{oops", encoding="utf-8")
     client = TestClient(server.client.app, raise_server_exceptions=False)

@@ -369,6 +369,21 @@ class RunDirectory:
                                 "its line was changed after the run")
         return problems
 
+    def admission_problems(self, record: EpisodeRecord) -> list[str]:
+        """The record read for an episode against its admission marker (episodes/<id>/admitted.json): a problem when
+        the line of episodes.jsonl was changed after the episode was admitted. None for a run from before markers."""
+        path = self.evidence_path(record.episode_id, ADMITTED)
+        if not path.is_file():
+            return []
+        try:
+            marker = AdmittedEpisode.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return [f"{record.episode_id}: not a valid admission marker: {exc}"]
+        if marker.record_sha256 != canonical_sha256(record.model_dump(mode="json")):
+            return [f"{record.episode_id}: its record in {EPISODES} is not the one admitted: the line was changed "
+                    "after the run"]
+        return []
+
     def repair_torn_tail(self) -> int:
         """Cut an unfinished last line (a write the process did not live to end) off episodes.jsonl;
         returns how many bytes were removed. Complete lines are never touched."""
@@ -425,24 +440,57 @@ class RunDirectory:
 
     def checksum_problems(self) -> list[str]:
         """Files missing, altered or added since the bundle was sealed; a problem if it never was."""
-        path = self.root / CHECKSUMS
-        if not path.is_file():
+        if not (self.root / CHECKSUMS).is_file():
             return [f"{CHECKSUMS} is missing: the run was never sealed (an interrupted run is sealed by "
                     f"`computerops run --resume`)"]
+        try:
+            listed = self.listed_checksums()
+        except BundleError as exc:
+            return [str(exc)]
+        present = set(self.files())
+        return (self.sealed_problems(listed)
+                + [f"{name}: present but not in {CHECKSUMS}" for name in sorted(present - set(listed))])
+
+    def listed_checksums(self) -> dict[str, str]:
+        """The sealed list (file → sha256) of checksums.sha256; empty for a run never sealed; BundleError for a list
+        that is not one."""
+        path = self.root / CHECKSUMS
+        if not path.is_file():
+            return {}
         listed: dict[str, str] = {}
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             digest, sep, name = line.partition("  ")
             if not sep or len(digest) != 64:
-                return [f"{CHECKSUMS}:{number}: not a `sha256  path` line"]
+                raise BundleError(f"{CHECKSUMS}:{number}: not a `sha256  path` line")
             listed[name] = digest
+        return listed
+
+    def sealed_record_problems(self) -> list[str]:
+        """For a sealed run no process writes: its manifest, records and summary against their sealed sha256 (what
+        every count of the run is read from). A run being written, or resumed since its seal (a resume appends to
+        resumes.jsonl before anything else), is not held to the seal; its next seal covers it."""
+        if being_written(self.root) or not (self.root / SUMMARY).is_file():
+            return []
+        try:
+            listed = self.listed_checksums()
+        except BundleError as exc:
+            return [str(exc)]
+        resumed_since = (self.sealed_problems({RESUMES: listed[RESUMES]}) if RESUMES in listed
+                         else (self.root / RESUMES).is_file())
+        if not listed or resumed_since:
+            return []
+        return self.sealed_problems({name: digest for name, digest in listed.items()
+                                     if name in (MANIFEST, EPISODES, SUMMARY)})
+
+    def sealed_problems(self, listed: Mapping[str, str]) -> list[str]:
+        """Each of the `listed` files (from `listed_checksums`, or a part of it) missing or not of its sealed sha256."""
         problems = []
-        present = set(self.files())
-        for name, digest in listed.items():
-            if name not in present:
+        for name, digest in sorted(listed.items()):
+            path = self.root / name
+            if not path.is_file():
                 problems.append(f"{name}: listed in {CHECKSUMS} but missing")
-            elif (actual := file_sha256(self.root / name)) != digest:
+            elif (actual := file_sha256(path)) != digest:
                 problems.append(f"{name}: sha256 {actual[:12]} differs from the listed {digest[:12]}")
-        problems += [f"{name}: present but not in {CHECKSUMS}" for name in sorted(present - set(listed))]
         return problems
 
     def all_records(self) -> list[EpisodeRecord]:

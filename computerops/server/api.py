@@ -112,7 +112,10 @@ def subset(name: str, request: Request) -> dict[str, Any]:
     path = inside(state_of(request).settings.subsets, f"{checked_name(name, 'subset')}.json", "subset")
     if not path.is_file():
         raise ServiceError(f"no reserved subset named {name!r}", "not_found")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ServiceError(f"{path.name} is not a reserved subset file: {exc}", "conflict") from exc
     return data
 
 
@@ -223,7 +226,8 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
     """Server-sent events of the run: `started` and `admitted` per episode (with its outcome), `progress` after
     each change, `end` when no process writes the run any more."""
     state = state_of(request)
-    checked_name(run_id, "run")
+    if not (state.run_path(run_id) / "manifest.json").is_file() and not state.jobs.running(run_id):
+        raise ServiceError(f"no run named {run_id!r}", "not_found")
     return StreamingResponse(_event_stream(state, run_id, request), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store"})
 
@@ -296,8 +300,10 @@ def episodes(run_id: str, request: Request, outcome: str | None = None, site: st
 def episode(run_id: str, episode_id: str, request: Request) -> EpisodeView:
     """One episode step by step: what the model saw and replied, the operations each action caused, the verdict's
     checks and the replay receipt."""
-    checked_name(episode_id, "episode")
-    return episode_view(state_of(request).bundle(run_id), episode_id)
+    bundle = state_of(request).bundle(run_id)
+    # An episode folder (or the episodes folder) that links elsewhere is none of the run's.
+    inside(inside(bundle.root, "episodes", "folder"), episode_id, "episode")
+    return episode_view(bundle, episode_id)
 
 
 @router.get("/runs/{run_id}/episodes/{episode_id}/files/{name}")

@@ -196,9 +196,10 @@ def _fingerprint(run_dir: Path) -> str:
 
 
 def is_run_dir(path: Path) -> bool:
-    """A directory the index lists: it holds manifest.json and its name is not hidden (a staging directory of a run
-    being created, the server's own folder)."""
-    return not path.name.startswith(".") and path.is_dir() and (path / MANIFEST).is_file()
+    """A directory the index lists: it holds manifest.json, its name is not hidden (a staging directory of a run
+    being created, the server's own folder) and it is no link (a run linked from elsewhere is not in the folder:
+    no route would open it)."""
+    return not path.name.startswith(".") and not path.is_symlink() and path.is_dir() and (path / MANIFEST).is_file()
 
 
 def read_run(runs_root: Path, run_dir: Path) -> tuple[IndexedRun, list[IndexedEpisode]]:
@@ -211,6 +212,10 @@ def read_run(runs_root: Path, run_dir: Path) -> tuple[IndexedRun, list[IndexedEp
         manifest = bundle.manifest()
         records = bundle.records()
         completeness = bundle.completeness()
+        forged = bundle.lost_admissions() or bundle.sealed_record_problems()
+        if forged:
+            raise BundleError(f"{len(forged)} problem(s) with its evidence, first: {forged[0]} (run `computerops "
+                              "verify` on it)")
     except (BundleError, ValueError, OSError) as exc:
         problem = str(exc) if not isinstance(exc, OSError) else f"{run_dir} cannot be read: {exc.strerror or exc}"
         return IndexedRun(

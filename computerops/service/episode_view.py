@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict
 from adapter.actions import Rejection
 from adapter.reply import ToolCall
 from adapter.transcript import AgentTranscript
-from computerops.core.hashing import file_sha256
 from computerops.core.vocabulary import StopReason
 from computerops.persistence.running import PERSISTENCE_LOG
 from computerops.runs import bundle as layout
@@ -182,12 +181,15 @@ def episode_view(bundle: RunDirectory, episode_id: str) -> EpisodeView:
     record = next((r for r in records if r.episode_id == episode_id), None)
     if record is None:
         raise ServiceError(f"the run has no episode {episode_id!r}", "not_found")
-    problems = bundle.integrity_problems(record) + _sealed_problems(bundle, episode_id)
+    problems = bundle.integrity_problems(record) + _sealed_problems(bundle, record)
     if problems:
         raise ServiceError(f"episode {episode_id} does not match the run's checksums: {problems[0]}", "conflict")
     directory = bundle.episode_dir(episode_id)
     try:
         recorded = bundle.load_episode(record)
+        if record.outcome not in ("infrastructure_failure", recorded.verdict.outcome):
+            raise ServiceError(f"episode {episode_id}: its record says {record.outcome} but its verdict says "
+                               f"{recorded.verdict.outcome} (run `computerops verify` on the run)", "conflict")
         transcript = AgentTranscript.model_validate_json((directory / "transcript.json").read_bytes())
         receipt = bundle.receipt(episode_id)
     except (BundleError, ValueError, OSError) as exc:
@@ -219,26 +221,24 @@ def episode_view(bundle: RunDirectory, episode_id: str) -> EpisodeView:
     )
 
 
-def _sealed_problems(bundle: RunDirectory, episode_id: str) -> list[str]:
+def _sealed_problems(bundle: RunDirectory, record: EpisodeRecord) -> list[str]:
     """The episode's files against the run's sealed checksum list, which also covers what the record's hashes do not
-    (the receipt, the markers): listed files missing or altered, and, once any file of the episode is listed, files
-    added to it since. Nothing for an episode not sealed yet (a run still going, or resumed since its last seal)."""
-    path = bundle.root / layout.CHECKSUMS
+    (the receipt, the started marker) and files added since, and its record against its admission marker (a line of
+    episodes.jsonl changed after the episode was admitted). Nothing of the first for an episode not sealed yet (a run
+    still going, or resumed since its last seal)."""
+    episode_id = record.episode_id
     prefix = f"episodes/{episode_id}/"
-    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    listed = {name: digest for digest, _, name in (line.partition("  ") for line in lines) if name.startswith(prefix)}
+    try:
+        listed = {name: digest for name, digest in bundle.listed_checksums().items() if name.startswith(prefix)}
+    except BundleError as exc:
+        return [str(exc)]
+    problems = bundle.admission_problems(record) + bundle.sealed_record_problems()
     if not listed:
-        return []
-    problems = []
-    for name, digest in sorted(listed.items()):
-        file = bundle.root / name
-        if not file.is_file():
-            problems.append(f"{name}: listed in {layout.CHECKSUMS} but missing")
-        elif file_sha256(file) != digest:
-            problems.append(f"{name}: differs from its sha256 in {layout.CHECKSUMS}")
+        return problems
     present = (p.relative_to(bundle.root).as_posix() for p in bundle.episode_dir(episode_id).rglob("*") if p.is_file())
-    return problems + [f"{name}: present but not in {layout.CHECKSUMS}" for name in sorted(present)
-                       if name not in listed and not name.endswith(".tmp")]
+    return problems + bundle.sealed_problems(listed) + [
+        f"{name}: present but not in {layout.CHECKSUMS}" for name in sorted(present)
+        if name not in listed and not name.endswith(".tmp")]
 
 
 def _operation(operation: Operation, journal: list[JournalEntry]) -> OperationView:
