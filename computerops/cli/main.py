@@ -501,18 +501,27 @@ def server(
     """Serve the operator server: launch and watch runs, read reports and episodes step by step, compare runs
     (docs/server.md)."""
     import uvicorn
+    from sqlalchemy.exc import SQLAlchemyError
 
     from computerops.cli.console import console
     from computerops.server.app import create_server_app
     from computerops.server.settings import ServerSettings, is_loopback
     if not is_loopback(host) and not token:
         raise _fail(f"--host {host} serves beyond this machine: give --token (or COMPUTEROPS_SERVER_TOKEN)")
+    from computerops.server.state import ServerState
     settings = ServerSettings(runs=runs, host=host, port=port, database=database, token=token or None)
+    try:
+        state = ServerState.start(settings)  # the index opened and rebuilt before the port is taken
+    except (OSError, ValueError, ImportError, SQLAlchemyError) as exc:
+        raise _fail(f"cannot open the run index {settings.database_url.split('@')[-1]}: {exc}") from exc
     where = "this machine only" if is_loopback(host) else f"every client that reaches {host}"
     guard = "every request needs the token" if token else "no token"
     console.print(f"Operator server at http://{host}:{port}/ for {where} ({guard}); runs in {runs}, index "
                   f"{settings.database_url.split('://')[0]}.", markup=False)
-    uvicorn.run(create_server_app(settings), host=host, port=port, log_level="info")
+    try:
+        uvicorn.run(create_server_app(settings, state), host=host, port=port, log_level="info")
+    finally:
+        state.close()  # its jobs interrupted: their runs stay resumable
 
 
 @app.command("mock-llm")

@@ -43,7 +43,14 @@ class ServerSettings(BaseModel):
 
     @property
     def database_url(self) -> str:
-        return self.database or f"sqlite:///{(self.state / 'index.sqlite').resolve()}"
+        """The index's SQLAlchemy URL: `postgresql://` means PostgreSQL through psycopg 3 (the driver the extra
+        `computerops[postgres]` installs), as SQLAlchemy would otherwise look for psycopg2."""
+        if self.database is None:
+            return f"sqlite:///{(self.state / 'index.sqlite').resolve()}"
+        for plain in ("postgresql://", "postgres://"):
+            if self.database.startswith(plain):
+                return "postgresql+psycopg://" + self.database.removeprefix(plain)
+        return self.database
 
     def create_folders(self) -> None:
         for folder in (self.runs, self.subsets, self.locks, self.jobs):
