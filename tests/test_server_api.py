@@ -200,6 +200,25 @@ def test_a_good_launch_hands_its_plan_to_a_worker(client: tuple[TestClient, Serv
     assert not (runs / "new").exists()  # the worker writes it
 
 
+def test_the_launch_form_carries_every_setting_to_the_worker(client: tuple[TestClient, ServerState]) -> None:
+    c, state = client
+    form = {"run_id": "formed", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle", "repeat": "2",
+            "temperature": "0.5", "tool_mode": "text", "broker": "observing", "matched_controls": "on",
+            "trace": "on", "concurrency": "2", "fault_seed": ""}
+    launched = c.post("/runs", data=form, follow_redirects=False)
+    assert launched.status_code == 303 and launched.headers["location"] == "/runs/formed"
+    assert isinstance(state.jobs, RecordingJobs)
+    [spec] = state.jobs.started
+    assert spec.request is not None and spec.trace and spec.concurrency == 2
+    assert (spec.request.repeat, spec.request.temperature, spec.request.tool_mode, spec.request.broker,
+            spec.request.matched_controls, spec.request.fault_seed) == (2, 0.5, "text", "observing", True, 0)
+    refused = c.post("/runs", data={**form, "run_id": "other", "persistence": "sideways"})
+    assert refused.status_code == 422 and "unknown arm &#39;sideways&#39;" in refused.text
+    no_lock = c.post("/experiments/runs", data={"run_id": "exp", "lock": "nope"})
+    assert no_lock.status_code == 404 and "no such lock file" in no_lock.text
+    assert len(state.jobs.started) == 1
+
+
 def test_resume_cancel_and_experiment_launch_refusals(client: tuple[TestClient, ServerState], runs: Path) -> None:
     c, state = client
     complete = call(c, "POST", "/api/runs/{run_id}/resume", f"/api/runs/{RUN}/resume", json={})

@@ -17,15 +17,18 @@ from computerops.core.stats import wilson_interval
 from computerops.server import api
 from computerops.server.auth import COOKIE, session_value, token_matches
 from computerops.server.index import IndexedRun
-from computerops.server.launching import LaunchRun
+from computerops.server.launching import LaunchExperiment, LaunchRun
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
 
 router = APIRouter(include_in_schema=False)
 
 LAUNCH_FIELDS = ("run_id", "subset", "tasks", "endpoint", "base_url", "model", "api_key_env", "repeat",
-                 "action_budget", "max_response_tokens", "fault_rate", "fault_classes", "fault_seed", "concurrency")
-"""The launch form's fields, each a `LaunchRun` field of the same name; an empty field takes the default."""
+                 "action_budget", "max_response_tokens", "context_tokens", "temperature", "seed", "tool_mode",
+                 "fault_rate", "fault_classes", "fault_seed", "matched_controls", "broker", "persistence", "recovery",
+                 "serving", "fallback_policy", "continuation", "concurrency", "trace")
+"""The launch form's fields, each a `LaunchRun` field of the same name; an empty field takes the default (a
+checkbox sends `on` when ticked and nothing when not)."""
 
 
 @cache
@@ -63,7 +66,8 @@ def _runs_page(request: Request, form: dict[str, str], errors: list[str], status
     state.fresh_index()
     runs = state.index.runs()
     return render("runs.html", status_code, runs=runs, jobs={r.run_id: state.jobs.state(r.run_id) for r in runs},
-                  subsets=api.subsets(request), form=form, errors=errors, token=state.settings.token is not None)
+                  subsets=api.subsets(request), locks=api.locks(request), form=form, errors=errors,
+                  token=state.settings.token is not None)
 
 
 @router.post("/runs", response_class=HTMLResponse)
@@ -94,6 +98,22 @@ async def reserve_form(request: Request, name: str = Form(""), count: str = Form
     except ServiceError as exc:
         return _runs_page(request, {}, [exc.message], exc.http_status)
     return RedirectResponse("/", status_code=303)
+
+
+@router.post("/experiments/runs", response_class=HTMLResponse)
+async def experiment_form(request: Request) -> Response:
+    """Run a frozen experiment's lock from the runs page."""
+    submitted = await request.form()
+    fields = {name: str(submitted.get(name, "")).strip() for name in ("run_id", "lock", "concurrency")}
+    try:
+        body = LaunchExperiment.model_validate({name: value for name, value in fields.items() if value})
+        api.launch_experiment(body, request)
+    except ValidationError as exc:
+        errors = [f"experiment {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        return _runs_page(request, {}, errors, 422)
+    except ServiceError as exc:
+        return _runs_page(request, {}, [exc.message], exc.http_status)
+    return RedirectResponse(f"/runs/{quote(body.run_id)}", status_code=303)
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
