@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from computerops.catalog.subsets import ReservedSubset
 from computerops.cli.main import app as cli
+from computerops.server import worker
 from computerops.server.app import create_server_app
 from computerops.server.jobs import Jobs, JobSpec, JobState
 from computerops.server.settings import ServerSettings
@@ -217,6 +218,22 @@ def test_the_launch_form_carries_every_setting_to_the_worker(client: tuple[TestC
     no_lock = c.post("/experiments/runs", data={"run_id": "exp", "lock": "nope"})
     assert no_lock.status_code == 404 and "no such lock file" in no_lock.text
     assert len(state.jobs.started) == 1
+
+
+def test_verify_runs_in_a_worker_and_records_e2(client: tuple[TestClient, ServerState], runs: Path) -> None:
+    c, state = client
+    started = call(c, "POST", "/api/runs/{run_id}/verify", f"/api/runs/{RUN}/verify")
+    assert started.status_code == 202 and c.post("/api/runs/nope/verify").status_code == 404
+    assert isinstance(state.jobs, RecordingJobs)
+    [spec] = state.jobs.started
+    assert spec.kind == "verify" and spec.run_id == RUN
+    job = state.settings.jobs / "verify.json"
+    job.write_text(spec.model_dump_json())
+    assert worker.main(["worker", str(job)]) == 0  # what the worker process runs: the real verify, in process
+    assert c.get(f"/api/runs/{RUN}").json()["run"]["verified_by_verify"]
+    (runs / RUN / "episodes.jsonl").write_text((runs / RUN / "episodes.jsonl").read_text().replace(
+        '"outcome":"false_completion"', '"outcome":"verified_success"'))
+    assert worker.main(["worker", str(job)]) == 1
 
 
 def test_resume_cancel_and_experiment_launch_refusals(client: tuple[TestClient, ServerState], runs: Path) -> None:

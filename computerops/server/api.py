@@ -204,6 +204,19 @@ def resume(run_id: str, body: Resume, request: Request) -> RunDetail:
     return RunDetail(run=state.indexed(run_id), job=job)
 
 
+@router.post("/runs/{run_id}/verify", status_code=202)
+def verify(run_id: str, request: Request) -> RunDetail:
+    """`computerops verify` on the run in a worker process: every file against its checksum, every verdict re-judged,
+    every episode replayed; on PASS the run's evidence level E2 is recorded (the run page shows it)."""
+    from computerops.runs.bundle import being_written
+    state = state_of(request)
+    bundle = state.bundle(run_id)
+    if state.jobs.running(run_id) or being_written(bundle.root):
+        raise ServiceError(f"run {run_id} is being written now: verify it when it ends", "conflict")
+    job = state.jobs.start(JobSpec(kind="verify", run_id=run_id, runs=str(state.settings.runs.resolve())))
+    return RunDetail(run=state.indexed(run_id), job=job)
+
+
 @router.get("/runs/{run_id}/progress")
 def progress(run_id: str, request: Request) -> RunProgress:
     """Where the run stands: planned, started and admitted episodes (read from its directory, lock-free)."""

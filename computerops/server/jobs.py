@@ -24,7 +24,7 @@ from computerops.core.formats import Versioned
 from computerops.service.errors import ServiceError
 from computerops.service.launch import RunRequest
 
-JobKind = Literal["run", "resume", "experiment"]
+JobKind = Literal["run", "resume", "experiment", "verify"]
 
 
 class JobSpec(Versioned):

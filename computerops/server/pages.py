@@ -176,6 +176,15 @@ def resume_form(request: Request, run_id: str) -> Response:
     return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
 
 
+@router.post("/runs/{run_id}/verify", response_class=HTMLResponse)
+def verify_form(request: Request, run_id: str) -> Response:
+    try:
+        api.verify(run_id, request)
+    except ServiceError as exc:
+        return render("error.html", exc.http_status, message=exc.message)
+    return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
+
+
 @router.get("/runs/{run_id}/episodes/{episode_id}", response_class=HTMLResponse)
 def episode_page(request: Request, run_id: str, episode_id: str) -> Response:
     try:
