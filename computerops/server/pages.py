@@ -4,6 +4,7 @@ compared, and the login page of a server with a token. Each page calls the same 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 from urllib.parse import quote
@@ -158,6 +159,15 @@ def _choices(episodes: list[Any]) -> dict[str, list[str]]:
             "fault_fired": sorted({f for e in episodes for f in e.faults_fired})}
 
 
+def _back_to_run(run_id: str, act: Callable[[], object]) -> Response:
+    """A run page's button: do it, then show the run again (or the refusal)."""
+    try:
+        act()
+    except ServiceError as exc:
+        return render("error.html", exc.http_status, message=exc.message)
+    return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
+
+
 @router.post("/runs/{run_id}/cancel", response_class=HTMLResponse)
 async def cancel_form(request: Request, run_id: str) -> Response:
     try:
@@ -169,20 +179,12 @@ async def cancel_form(request: Request, run_id: str) -> Response:
 
 @router.post("/runs/{run_id}/resume", response_class=HTMLResponse)
 def resume_form(request: Request, run_id: str) -> Response:
-    try:
-        api.resume(run_id, api.Resume(), request)
-    except ServiceError as exc:
-        return render("error.html", exc.http_status, message=exc.message)
-    return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
+    return _back_to_run(run_id, lambda: api.resume(run_id, api.Resume(), request))
 
 
 @router.post("/runs/{run_id}/verify", response_class=HTMLResponse)
 def verify_form(request: Request, run_id: str) -> Response:
-    try:
-        api.verify(run_id, request)
-    except ServiceError as exc:
-        return render("error.html", exc.http_status, message=exc.message)
-    return RedirectResponse(f"/runs/{quote(run_id)}", status_code=303)
+    return _back_to_run(run_id, lambda: api.verify(run_id, request))
 
 
 @router.get("/runs/{run_id}/episodes/{episode_id}", response_class=HTMLResponse)
