@@ -15,15 +15,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from adapter.actions import Rejection
+from adapter.failover import ServingEvent
 from adapter.reply import ToolCall
 from adapter.transcript import AgentTranscript
 from computerops.core.vocabulary import StopReason
+from computerops.persistence.metrics import PersistenceRecord
 from computerops.persistence.running import PERSISTENCE_LOG
 from computerops.runs import bundle as layout
 from computerops.runs.bundle import BundleError, RunDirectory
 from computerops.runs.records import EpisodeOutcome, EpisodeRecord
 from computerops.service.errors import ServiceError
 from computerops.serving_faults.log import SERVING_LOG
+from computerops.serving_faults.record import ServingRecord
 from sites.kit.faults import FaultDecision
 from sites.kit.records import ChangeKind, JournalEntry, Operation, Row, Shown
 from verifier import Claim, FalseCompletionKind, Outcome
@@ -169,6 +172,12 @@ class EpisodeView(BaseModel):
     verdict: VerdictView
     receipt: ReceiptView | None
     downloads: DownloadsView
+    serving: ServingRecord | None = None
+    """A serving-study episode's policy path, what was injected and the contract (computerops/serving_faults/)."""
+    serving_events: list[ServingEvent] = []
+    """Every serving event of the episode in order: waits, resends, fallbacks, cut streams."""
+    persistence: PersistenceRecord | None = None
+    """A long-running episode's processes, checkpoints, resumes and duplicates (computerops/persistence/)."""
 
 
 def episode_view(bundle: RunDirectory, episode_id: str) -> EpisodeView:
@@ -218,6 +227,7 @@ def episode_view(bundle: RunDirectory, episode_id: str) -> EpisodeView:
             result=receipt.result, first_mismatch=receipt.first_mismatch, mismatches=receipt.mismatches,
             operations=receipt.operations),
         downloads=_downloads(bundle, episode_id),
+        serving=record.serving, serving_events=transcript.serving, persistence=record.persistence,
     )
 
 
