@@ -330,3 +330,11 @@ def test_a_model_summary_is_asked_for_recorded_and_judged_and_the_agent_carries_
     steps = sum(s.call.prompt_tokens or 0 for s in transcript.steps)
     assert record.prompt_tokens == steps + compaction.call.prompt_tokens
     assert record.steps == len(transcript.steps)
+
+
+def test_the_episode_page_shows_each_episodes_persistence_record(run: RunDirectory) -> None:
+    """The operator server's episode view carries a long-running episode's persistence record as admitted."""
+    from computerops.service.episode_view import episode_view
+    for record in run.records():
+        view = episode_view(run, record.episode_id)
+        assert view.persistence == record.persistence and view.persistence is not None

@@ -212,3 +212,16 @@ def test_a_base_url_endpoint_falls_back_to_its_pinned_fallback_base_url(tmp_path
     manifest = run.manifest()
     assert manifest.fallback_observed is not None and manifest.fallback_observed.models_error is None
     assert manifest.fallback_observed != manifest.endpoint_observed  # the fallback server's own model list
+
+
+def test_the_episode_page_shows_each_episodes_serving_path_and_events(run: RunDirectory) -> None:
+    """The operator server's episode view (computerops/service/episode_view.py) carries the record's serving figures
+    and the transcript's serving events, in order."""
+    from adapter.transcript import AgentTranscript
+    from computerops.service.episode_view import episode_view
+    for record in run.records():
+        view = episode_view(run, record.episode_id)
+        transcript = AgentTranscript.model_validate_json(run.evidence_path(record.episode_id, "transcript.json")
+                                                         .read_bytes())
+        assert view.serving == record.serving and view.serving is not None
+        assert view.serving_events == transcript.serving
