@@ -218,8 +218,9 @@ class RayExecutor:
             raise WorkerRefused("--executor ray needs Ray: pip install 'computerops[ray]'") from exc
         if not ray.is_initialized():
             if self.address is None:  # one machine, no setup: workers inherit this process's environment
+                path = os.environ.get("PYTHONPATH")  # the code this process runs, not another install of it
                 ray.init(include_dashboard=False, log_to_driver=False,
-                         runtime_env={"env_vars": {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}})
+                         runtime_env={"env_vars": {"PYTHONPATH": path}} if path else None)
             else:
                 ray.init(address=self.address, log_to_driver=False)
             self._started_ray = True
