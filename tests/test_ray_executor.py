@@ -5,7 +5,9 @@ records but for what is measured; a worker whose code differs from the driver's 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ from typer.testing import CliRunner
 from computerops.cli.main import app
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.provenance import code_hashes
-from computerops.runs.ray_executor import WorkerHello, worker_refusal
+from computerops.runs.ray_executor import RayExecutor, WorkerHello, WorkerRefused, WorkerSetup, worker_refusal
 from computerops.runs.records import EpisodeRecord
 from computerops.service.launch import RunRequest, launch, plan_run
 
@@ -106,3 +108,49 @@ def test_a_worker_whose_code_differs_is_refused_by_name() -> None:
     assert "adapter" not in refusal  # only what differs is named
     missing = WorkerHello(index=2, host="node-c", node="d" * 40, pid=1, code_sha256={})
     assert all(package in (worker_refusal(missing, driver) or "") for package in driver)
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    (["--executor", "ray", "--concurrency", "2"], "drop --concurrency"),
+    (["--workers", "2"], "go with --executor ray"),
+    (["--ray-address", "127.0.0.1:6379"], "go with --executor ray"),
+])
+def test_executor_options_that_do_not_go_together_are_refused_before_anything_runs(
+        tmp_path: Path, options: list[str], named: str) -> None:
+    result = CliRunner().invoke(app, ["run", "--out", str(tmp_path / "run"), "--tasks", TASKS, "--endpoint", ENDPOINT,
+                                      *options])
+    assert result.exit_code == 2, result.output
+    assert named in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def code_tree_with_another_verifier(root: Path) -> Path:
+    """A copy of the code at `root` whose `verifier` package differs by one comment (`computerops` copied too, so its
+    provenance hashes the copy; the other packages linked)."""
+    source = Path(__file__).resolve().parents[1]
+    for package in ("computerops", "verifier"):
+        shutil.copytree(source / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("sites", "tasks", "adapter", "replays"):
+        (root / package).symlink_to(source / package, target_is_directory=True)
+    with (root / "verifier" / "__init__.py").open("a", encoding="utf-8") as handle:
+        handle.write("# another verifier\n")
+    return root
+
+
+async def test_a_ray_worker_running_other_code_is_refused_by_name_before_it_runs_anything(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("Ray already runs in this process with its own workers' environment")
+    planned = plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), tmp_path / "run")
+    other = code_tree_with_another_verifier(tmp_path / "other-code")
+    monkeypatch.setenv("PYTHONPATH", str(other))
+    monkeypatch.chdir(other)  # a local Ray's workers put the driver's working directory first on their path
+    setup = WorkerSetup(config=planned.config, tasks=planned.tasks, extra_steps=None, base_url="", api_key="",
+                        bounds=None, token_scale=1.0, trace=False)
+    with pytest.raises(WorkerRefused) as refused:
+        async with RayExecutor(setup, workers=1):
+            pass
+    assert "worker 0 (" in str(refused.value) and "verifier" in str(refused.value), refused.value
+    assert "sites" not in str(refused.value)
+    assert not ray.is_initialized()  # the Ray instance it started is shut down again
