@@ -1,5 +1,6 @@
 """Running a set of episodes into a run directory: servers up, browser up, then the planned episodes,
-serially or several at once over the one browser."""
+serially or several at once over the one browser; or, with the Ray executor, on Ray actors that each hold their own
+(computerops/runs/ray_executor.py), their evidence admitted here."""
 
 from __future__ import annotations
 
