@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 from computerops.core import defaults
 from computerops.core.numbers import whole_number
-from computerops.core.vocabulary import BrokerMode, ToolMode
+from computerops.core.vocabulary import BrokerMode, ExecutorKind, ToolMode
 
 app = typer.Typer(help="ComputerOps: a benchmark server for tool-using browser agents.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -118,6 +118,15 @@ def run(
                                                              "API key.")] = None,
     continuation: Annotated[bool, typer.Option("--continuation", help="With --serving: declare a continuation design "
                                                "(a fallback may answer a turn whose stream was cut).")] = False,
+    executor: Annotated[ExecutorKind, typer.Option(help="local: episodes run in this process over one browser; ray: "
+                                                   "on Ray actors, each with its own browser and sites server "
+                                                   "(pip install 'computerops[ray]'). The evidence is the same.")]
+    = "local",
+    ray_address: Annotated[str | None, typer.Option(help="With --executor ray: the Ray cluster to join (e.g. "
+                                                    "HOST:6379); without it a local Ray instance starts in-process.")]
+    = None,
+    workers: Annotated[int, typer.Option(min=1, help="With --executor ray: Ray actors, one episode in flight "
+                                                     "each.")] = 1,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     from computerops.runs.bundle import RunDirectory
@@ -133,7 +142,8 @@ def run(
                  if value]
         if given:
             raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
-        _resume_run(resume, concurrency=concurrency, trace=trace)
+        _resume_run(resume, concurrency=concurrency, trace=trace,
+                    executor=ExecutorOptions(executor=executor, ray_address=ray_address, workers=workers))
         return
     if out is None:
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
@@ -152,11 +162,22 @@ def run(
         raise _fail(str(exc)) from exc
     except ServiceError as exc:
         raise _refused(exc) from exc
-    _execute(planned, concurrency=concurrency, trace=trace)
+    _execute(planned, concurrency=concurrency, trace=trace,
+             executor=ExecutorOptions(executor=executor, ray_address=ray_address, workers=workers))
     _report_complete(RunDirectory.open(out))
 
 
-def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """`run --executor/--ray-address/--workers`: how episodes are carried out, never a condition of the results."""
+
+    executor: ExecutorKind = "local"
+    ray_address: str | None = None
+    workers: int = 1
+
+
+def _resume_run(run_dir: Path, *, concurrency: int, trace: bool,
+                executor: ExecutorOptions = ExecutorOptions()) -> None:
     """Continue a run from its manifest: the same config, the tasks as they are in the catalog now."""
     from computerops.runs.bundle import RunDirectory
     from computerops.service.launch import plan_resume
@@ -164,7 +185,7 @@ def _resume_run(run_dir: Path, *, concurrency: int, trace: bool) -> None:
         planned = plan_resume(run_dir)
     except ServiceError as exc:
         raise _refused(exc) from exc
-    _execute(planned, concurrency=concurrency, trace=trace, resume=True)
+    _execute(planned, concurrency=concurrency, trace=trace, resume=True, executor=executor)
     _report_complete(RunDirectory.open(run_dir))
 
 
@@ -177,10 +198,12 @@ def _report_complete(bundle: RunDirectory) -> None:
         raise _fail(completeness.incomplete(f"continue it with `computerops run --resume {bundle.root}`"), code=1)
 
 
-def _execute(planned: PlannedRun, *, concurrency: int = 1, trace: bool = False, resume: bool = False) -> None:
+def _execute(planned: PlannedRun, *, concurrency: int = 1, trace: bool = False, resume: bool = False,
+             executor: ExecutorOptions = ExecutorOptions()) -> None:
     from computerops.service.launch import launch
     try:
-        launch(planned, _progress, concurrency=concurrency, trace=trace, resume=resume)
+        launch(planned, _progress, concurrency=concurrency, trace=trace, resume=resume, executor=executor.executor,
+               ray_address=executor.ray_address, workers=executor.workers)
     except ServiceError as exc:
         raise _refused(exc) from exc
 

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 
-def write_durably(path: Path, text: str, *, sync_directory: bool = False) -> None:
-    """Write `text` to a staging file beside `path`, fsync it and rename it into place; with `sync_directory`, fsync
-    the directory too, so the rename itself survives a crash of the machine."""
+def write_durably(path: Path, text: str | bytes, *, sync_directory: bool = False) -> None:
+    """Write `text` (UTF-8, or bytes as they are) to a staging file beside `path`, fsync it and rename it into place;
+    with `sync_directory`, fsync the directory too, so the rename itself survives a crash of the machine."""
     staging = path.with_suffix(path.suffix + ".tmp")
-    with staging.open("w", encoding="utf-8") as handle:
-        handle.write(text)
+    with staging.open("wb") as handle:
+        handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(staging, path)

@@ -61,6 +61,8 @@ def scripted_policy(model: object) -> str | None:
     return None
 
 
+ExecutorKind = Literal["local", "ray"]
+"""How a run's episodes are carried out (`run --executor`): in this process, or on Ray actors."""
 BrokerMode = Literal["enforcing", "observing"]
 """How an episode's broker treats a request no grant allows (sites/kit/broker.py): `enforcing` blocks it; `observing`
 records what it would have blocked and blocks nothing."""

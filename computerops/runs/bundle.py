@@ -328,6 +328,16 @@ class RunDirectory:
         _write_json(path, _dump(value))
         return file_sha256(path)
 
+    def write_evidence_bytes(self, episode_id: str, name: str, data: bytes) -> str:
+        """Write one evidence file as the bytes another process wrote it (an episode run on a Ray worker,
+        computerops/runs/ray_executor.py); `name` may name a subfolder (checkpoints/1.json). Returns its sha256."""
+        path = self.episode_dir(episode_id) / name
+        if not path.resolve().is_relative_to(self.episode_dir(episode_id).resolve()) or ".." in Path(name).parts:
+            raise BundleError(f"{episode_id}: evidence name {name!r} leaves the episode's folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_durably(path, data)
+        return file_sha256(path)
+
     def start_episode(self, planned: PlannedEpisode) -> None:
         """Mark the episode as started (episodes/<id>/started.json) before anything else of it is written."""
         _write_json(self.evidence_path(planned.episode_id, STARTED),

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
 from computerops.core import formats
 from computerops.core.formats import Versioned
-from computerops.core.vocabulary import StopReason
+from computerops.core.vocabulary import ExecutorKind, StopReason
 from computerops.persistence.metrics import PersistenceRecord
 from computerops.runs.config import PlannedEpisode, RunConfig
 from computerops.runs.security import AttackRecord
@@ -56,6 +56,13 @@ class RunExecution(BaseModel):
     """Episodes in flight at once (one browser context and one tenant each)."""
     trace: bool = False
     """True when each episode saved a Playwright trace (episodes/<id>/trace.zip)."""
+    executor: ExecutorKind = "local"
+    """Where episodes ran: `local` (in this process, over one browser) or `ray` (on Ray actors, each with its own
+    sites server, browser and scripted endpoint: computerops/runs/ray_executor.py). The evidence is the same."""
+    ray_address: str | None = None
+    """The Ray cluster joined (`--ray-address`); None for a local Ray instance started in-process, or no Ray."""
+    workers: list[str] = Field(default_factory=list)
+    """With Ray: each worker as it named itself (actor index, host, node id, pid), in order."""
 
 
 class RunManifest(Versioned):

@@ -1,5 +1,6 @@
 """Running a set of episodes into a run directory: servers up, browser up, then the planned episodes,
-serially or several at once over the one browser."""
+serially or several at once over the one browser; or, with the Ray executor, on Ray actors that each hold their own
+(computerops/runs/ray_executor.py), their evidence admitted here."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 import datetime as dt
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
 from adapter.serverinfo import ObservedContext, discover_context, probe_tool_results, probe_tools
 from computerops.core.difference import first_difference_of
+from computerops.core.vocabulary import ExecutorKind
 from computerops.report import causes_text, infrastructure_causes, summarize
 from computerops.runs.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
@@ -41,6 +43,9 @@ from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, ScriptedStep
 
 Progress = Callable[[str], None]
+EpisodeRunner = Callable[[LoadedTask, PlannedEpisode], Awaitable[EpisodeRecord]]
+"""Runs one planned episode and admits its record to the run directory (returned): the executor seam. The local
+executor runs it in this process (`run_episode`); the Ray one on an actor (computerops/runs/ray_executor.py)."""
 ExtraSteps = Mapping[str, Mapping[str, list[ScriptedStep]]]
 """Step lists a scripted endpoint is given beside the task files': task id -> name -> steps."""
 
@@ -132,18 +137,18 @@ def _progress_line(done: int, total: int, planned: PlannedEpisode, record: Episo
 
 
 async def _run_plan(
-    ctx: EpisodeContext, tasks: list[LoadedTask], concurrency: int, progress: Progress,
-    admitted_before: list[EpisodeRecord] | None = None,
+    config: RunConfig, bundle: RunDirectory, run_one: EpisodeRunner, tasks: list[LoadedTask], concurrency: int,
+    progress: Progress, admitted_before: list[EpisodeRecord] | None = None,
 ) -> list[EpisodeRecord]:
-    """Every planned episode not yet admitted, at most `concurrency` at once; all admitted records
-    (earlier ones included) in plan order.
+    """Every planned episode not yet admitted, at most `concurrency` at once, each through `run_one`; all admitted
+    records (earlier ones included) in plan order.
 
     Workers take the next planned episode as they come free, so episodes finish (and are admitted
     and reported) in any order. When an episode raises, no further episode starts; those in flight
     finish and are admitted; then RunAborted names what failed. After HALT_AFTER_INFRASTRUCTURE_FAILURES
     infrastructure failures in a row the same happens and RunHalted says so.
     """
-    plan = ctx.config.episodes
+    plan = config.episodes
     by_id = {t.id: t for t in tasks}
     records: dict[str, EpisodeRecord] = {r.episode_id: r for r in admitted_before or []}
     queue = iter([p for p in plan if p.episode_id not in records])  # shared: next() never awaits
@@ -155,7 +160,7 @@ async def _run_plan(
             if failed or len(infrastructure_run) >= HALT_AFTER_INFRASTRUCTURE_FAILURES:
                 return
             try:
-                record, _ = await run_episode(ctx, by_id[planned.task_id], planned)
+                record = await run_one(by_id[planned.task_id], planned)
             except Exception as exc:  # reported after the episodes in flight have finished
                 failed.append((planned.episode_id, exc))
                 progress(f"[error] {planned.episode_id}: {type(exc).__name__}: {exc} (no further episode starts; "
@@ -177,7 +182,7 @@ async def _run_plan(
         others = f"; {len(failed) - 1} more episodes failed too" if len(failed) > 1 else ""
         raise RunAborted(
             f"episode {episode_id} failed: {type(first).__name__}: {first}{others}. The run stopped: "
-            f"{len(admitted)} of {len(plan)} episodes admitted to {ctx.bundle.root}, "
+            f"{len(admitted)} of {len(plan)} episodes admitted to {bundle.root}, "
             f"{len(plan) - len(admitted) - len(failed)} not started.",
             admitted=admitted, failed=failed,
         ) from first
@@ -185,9 +190,9 @@ async def _run_plan(
         raise RunHalted(
             f"{len(infrastructure_run)} infrastructure failures in a row ({', '.join(infrastructure_run)}; "
             f"{causes_text(infrastructure_causes(records[e] for e in infrastructure_run))}); "
-            f"the run halted with {len(admitted)} of {len(plan)} episodes admitted to {ctx.bundle.root}. "
+            f"the run halted with {len(admitted)} of {len(plan)} episodes admitted to {bundle.root}. "
             f"They count as infrastructure failures, apart from agent outcomes. Fix the endpoint or browser, "
-            f"then continue with `computerops run --resume {ctx.bundle.root}`."
+            f"then continue with `computerops run --resume {bundle.root}`."
         )
     return admitted
 
@@ -271,6 +276,9 @@ async def execute_run(
     extra_steps: ExtraSteps | None = None,
     attachments: Mapping[str, str] | None = None,
     analyses: Callable[[RunDirectory], Mapping[str, BaseModel]] | None = None,
+    executor: ExecutorKind = "local",
+    ray_address: str | None = None,
+    workers: int = 1,
 ) -> list[EpisodeRecord]:
     """Run every planned episode into a new run directory at `out`; returns the admitted records in plan order.
 
@@ -282,9 +290,16 @@ async def execute_run(
     `extra_steps` gives a scripted endpoint step lists by task id and name (`tasks audit`'s mutants).
     `attachments` (file name -> text) are written into a new run directory beside the manifest; `analyses` gives
     the files sealed beside the summary each time the run stops (an experiment's analysis).
+    `executor` `ray` runs the episodes on `workers` Ray actors, one episode at a time each (a local Ray instance
+    in-process, or the cluster at `ray_address`); the driver admits what they return, and the evidence is the same.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if executor == "ray" and concurrency != 1:
+        raise ValueError("with the ray executor, --workers sets the episodes in flight (one per worker); "
+                         "drop --concurrency")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
     if resume:  # before any server, browser or model call
         refuse_lost_admissions(RunDirectory.open(out))
     else:
@@ -309,12 +324,23 @@ async def execute_run(
         bounds = planned_bounds(config.bounds, observed)
         for line in endpoint_lines(config.bounds, bounds, observed):
             progress(line)
-        origin = await stack.enter_async_context(serve_app(create_app(registry)))
-        playwright = await stack.enter_async_context(async_playwright())
-        browser = await launch_browser(playwright)
-        stack.push_async_callback(browser.close)
-        manifest = build_manifest(config, tasks, chromium=describe_chromium(playwright, browser), observed=observed,
-                                  execution=RunExecution(concurrency=concurrency, trace=trace),
+        if executor == "ray":
+            from computerops.runs.ray_executor import RayExecutor, WorkerSetup
+            setup = WorkerSetup(config=config, tasks=tasks, extra_steps=extra_steps, base_url=base_url,
+                                api_key=api_key, bounds=bounds, token_scale=initial_token_scale(observed), trace=trace)
+            pool = await stack.enter_async_context(RayExecutor(setup, workers=workers, address=ray_address,
+                                                               progress=progress))
+            chromium = pool.chromium
+            execution = RunExecution(concurrency=workers, trace=trace, executor="ray", ray_address=ray_address,
+                                     workers=pool.names)
+        else:
+            origin = await stack.enter_async_context(serve_app(create_app(registry)))
+            playwright = await stack.enter_async_context(async_playwright())
+            browser = await launch_browser(playwright)
+            stack.push_async_callback(browser.close)
+            chromium = describe_chromium(playwright, browser)
+            execution = RunExecution(concurrency=concurrency, trace=trace)
+        manifest = build_manifest(config, tasks, chromium=chromium, observed=observed, execution=execution,
                                   fallback_observed=fallback_observed)
         admitted: list[EpisodeRecord] = []
         if new is None:
@@ -322,12 +348,22 @@ async def execute_run(
             admitted = _resume(bundle, manifest, progress)
         else:
             bundle = new.create(manifest, attachments)
-        client = model_client(base_url, api_key, max_retries=2, timeout=120.0)  # every reply read within a bound
-        stack.push_async_callback(client.close)
-        ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,
-                             browser=browser, origin=origin, client=client, trace=trace,
-                             clock_zero=time.monotonic(), bounds=bounds, token_scale=initial_token_scale(observed))
+        if executor == "ray":
+            async def run_one(task: LoadedTask, planned: PlannedEpisode) -> EpisodeRecord:
+                return await pool.run(bundle, task, planned, wall_zero)
+            slots = workers
+        else:
+            client = model_client(base_url, api_key, max_retries=2, timeout=120.0)  # every reply read within a bound
+            stack.push_async_callback(client.close)
+            ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,
+                                 browser=browser, origin=origin, client=client, trace=trace,
+                                 clock_zero=time.monotonic(), bounds=bounds, token_scale=initial_token_scale(observed))
+
+            async def run_one(task: LoadedTask, planned: PlannedEpisode) -> EpisodeRecord:
+                return (await run_episode(ctx, task, planned))[0]
+            slots = concurrency
+        wall_zero = time.time()  # the Ray workers' clock zero (each places its records on the run's timeline)
         try:
-            return await _run_plan(ctx, tasks, concurrency, progress, admitted)
+            return await _run_plan(config, bundle, run_one, tasks, slots, progress, admitted)
         finally:  # also when the run stopped early: what was admitted is sealed as it stands
             bundle.seal(summarize(bundle.manifest(), bundle.records()), analyses(bundle) if analyses else None)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.core import defaults
-from computerops.core.vocabulary import BrokerMode, ToolMode
+from computerops.core.vocabulary import BrokerMode, ExecutorKind, ToolMode
 from computerops.service.errors import ServiceError
 
 if TYPE_CHECKING:
@@ -183,14 +183,30 @@ def plan_resume(run_dir: Path) -> PlannedRun:
 
 
 def launch(planned: PlannedRun, progress: Progress, *, concurrency: int = 1, trace: bool = False,
-           resume: bool = False) -> None:
-    """Execute a planned run (or continue it) through the runner; ServiceError when it cannot start or stopped."""
+           resume: bool = False, executor: ExecutorKind = "local", ray_address: str | None = None,
+           workers: int = 1) -> None:
+    """Execute a planned run (or continue it) through the runner; ServiceError when it cannot start or stopped.
+
+    How it executes (`concurrency`, `trace`, `executor` and, with `ray`, `ray_address` and `workers`) is no part of
+    the run's config: the evidence is the same either way; the manifest's `execution` records it."""
     from computerops.runs.bundle import BundleError
     from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
+    if executor != "ray" and (ray_address is not None or workers != 1):
+        raise ServiceError("--ray-address and --workers go with --executor ray")
+    if executor == "ray" and concurrency != 1:
+        raise ServiceError("with --executor ray, --workers sets the episodes in flight (one per worker); drop "
+                           "--concurrency")
+    if workers < 1:
+        raise ServiceError(f"--workers must be at least 1, got {workers}")
+    refused: tuple[type[Exception], ...] = (EndpointError, BundleError, ResumeRefused)
+    if executor == "ray":
+        from computerops.runs.ray_executor import WorkerRefused
+        refused = (*refused, WorkerRefused)
     try:
         asyncio.run(execute_run(planned.config, planned.tasks, planned.out, progress, concurrency=concurrency,
-                                trace=trace, resume=resume))
-    except (EndpointError, BundleError, ResumeRefused) as exc:
+                                trace=trace, resume=resume, executor=executor, ray_address=ray_address,
+                                workers=workers))
+    except refused as exc:
         raise ServiceError(str(exc), "conflict" if isinstance(exc, BundleError) else "bad_input") from exc
     except (RunAborted, RunHalted) as exc:
         raise ServiceError(str(exc), "failed") from exc

@@ -1,0 +1,280 @@
+"""Running a run's episodes on Ray actors (`run --executor ray`): each worker holds what an episode needs and reuses
+it across episodes; the driver hands out planned episodes and admits what comes back, once, into the one run
+directory.
+
+A worker (`EpisodeWorker`, one Ray actor) holds its own sites server over its own tenant registries, one Chromium
+(adapter/browser.py), the model client and, for a scripted endpoint, its own scripted endpoint. It runs each episode
+with the local executor's own code (`run_episode`) into a scratch run directory of its machine (a worker may be on
+another machine than the run directory) and returns the episode's evidence files (name -> bytes) and its record.
+The driver (`RayExecutor.run`) writes the files into the run directory, checks them against the record's hashes and
+admits the record through `RunDirectory.admit` (append-only, fsync'd, locked): the evidence is the local executor's.
+
+Before a worker runs anything it reports the hashes of its code (computerops/runs/provenance.py); one whose code
+differs from the driver's is refused by name (`worker_refusal`). Ray is imported only here, and only when a run asks
+for it: the package imports without Ray (`pip install computerops[ray]`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
+from computerops.runs.provenance import code_hashes
+from computerops.runs.records import EpisodeRecord
+
+if TYPE_CHECKING:
+    from adapter.transcript import Bounds
+    from computerops.runs.config import PlannedEpisode, RunConfig
+    from computerops.runs.episode import EpisodeContext
+    from computerops.runs.runner import ExtraSteps, Progress
+    from tasks import LoadedTask
+
+CPUS_PER_WORKER = 1.0
+"""What each worker declares to Ray's scheduler: one browser and one episode at a time."""
+
+
+class WorkerRefused(RuntimeError):
+    """A Ray worker that may not run this run's episodes (its code differs from the driver's)."""
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What every worker is given once, at its start: the run's plan and what the driver learned of the endpoint."""
+
+    config: RunConfig
+    tasks: list[LoadedTask]
+    extra_steps: ExtraSteps | None
+    base_url: str
+    """The endpoint's base URL (unused for a scripted endpoint: each worker serves its own)."""
+    api_key: str
+    bounds: Bounds | None
+    token_scale: float
+    trace: bool
+
+
+@dataclass(frozen=True)
+class WorkerHello:
+    """What a worker says of itself before it runs anything."""
+
+    index: int
+    host: str
+    node: str
+    pid: int
+    code_sha256: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        return f"worker {self.index} ({self.host}, node {self.node[:12]}, pid {self.pid})"
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """A finished episode as a worker returns it: its record (JSON) and its evidence files (name -> bytes)."""
+
+    record: str
+    files: dict[str, bytes]
+
+
+def worker_refusal(hello: WorkerHello, driver: Mapping[str, str]) -> str | None:
+    """Why a worker may not run the run's episodes (its code hashes differ from the driver's), naming it and the
+    packages that differ; None when its code is the driver's."""
+    differ = sorted(p for p in set(driver) | set(hello.code_sha256) if driver.get(p) != hello.code_sha256.get(p))
+    if not differ:
+        return None
+    shown = ", ".join(f"{p} ({(hello.code_sha256.get(p) or 'missing')[:12]} there, {(driver.get(p) or 'missing')[:12]}"
+                      " here)" for p in differ)
+    return (f"{hello.name} refused: its code differs from the driver's in {shown}; install the driver's code on "
+            "that node (the same commit) and start the run again")
+
+
+def _episode_files(bundle: RunDirectory, episode_id: str) -> dict[str, bytes]:
+    """The evidence files of an episode folder (subfolders included), without its started and admitted markers, which
+    the driver writes itself."""
+    directory = bundle.episode_dir(episode_id)
+    files = {}
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        name = path.relative_to(directory).as_posix()
+        if name not in (STARTED, ADMITTED) and not name.endswith(".tmp"):
+            files[name] = path.read_bytes()
+    return files
+
+
+class EpisodeWorker:
+    """One Ray actor's state (the class is made an actor by `RayExecutor`): a sites server, browser and model client,
+    set up once by `start` and reused by every episode `run` runs, one at a time."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self._stack = AsyncExitStack()
+        self._ctx: EpisodeContext | None = None
+        self._tasks: dict[str, LoadedTask] = {}
+        self._scratch: Path | None = None
+
+    def hello(self) -> WorkerHello:
+        import ray
+        return WorkerHello(index=self.index, host=socket.gethostname(), node=ray.get_runtime_context().get_node_id(),
+                           pid=os.getpid(), code_sha256=code_hashes())
+
+    async def start(self, setup: WorkerSetup) -> str:
+        """Set up what episodes need; returns the Chromium it launched, described as the manifest records it."""
+        from playwright.async_api import async_playwright
+
+        from adapter.browser import describe_chromium, launch_browser
+        from adapter.modelclient import model_client
+        from computerops.runs.episode import EpisodeContext
+        from computerops.runs.runner import model_endpoint
+        from computerops.runs.serving import serve_app
+        from sites.kit.app import create_app
+        from sites.kit.scratch import ScratchDirectory
+        from sites.kit.tenancy import TenantRegistry
+        stack = self._stack
+        tenant_root = stack.enter_context(ScratchDirectory("tenants"))
+        registry = TenantRegistry(tenant_root / "run")
+        stack.callback(registry.close)
+        replay_registry = TenantRegistry(tenant_root / "replay")
+        stack.callback(replay_registry.close)
+        self._scratch = stack.enter_context(ScratchDirectory("ray-episodes"))
+        if setup.config.endpoint.kind == "scripted":
+            base_url, api_key = await stack.enter_async_context(
+                model_endpoint(setup.config.endpoint, setup.tasks, setup.extra_steps))
+        else:
+            base_url, api_key = setup.base_url, setup.api_key
+        origin = await stack.enter_async_context(serve_app(create_app(registry)))
+        playwright = await stack.enter_async_context(async_playwright())
+        browser = await launch_browser(playwright)
+        stack.push_async_callback(browser.close)
+        client = model_client(base_url, api_key, max_retries=2, timeout=120.0)
+        stack.push_async_callback(client.close)
+        self._tasks = {t.id: t for t in setup.tasks}
+        self._ctx = EpisodeContext(config=setup.config, bundle=RunDirectory(self._scratch), registry=registry,
+                                   replay_registry=replay_registry, browser=browser, origin=origin, client=client,
+                                   trace=setup.trace, bounds=setup.bounds, token_scale=setup.token_scale)
+        return describe_chromium(playwright, browser)
+
+    async def run(self, task_id: str, planned: PlannedEpisode, wall_zero: float) -> EpisodeResult:
+        """Run one episode into a fresh scratch run directory (named as the run, which long-running episodes use)
+        and return its record and evidence; the scratch directory is removed."""
+        from computerops.runs.episode import run_episode
+        assert self._ctx is not None and self._scratch is not None, "start() first"
+        root = Path(tempfile.mkdtemp(dir=self._scratch)) / self._ctx.config.run_id
+        try:
+            (root / "episodes").mkdir(parents=True)
+            (root / EPISODES).write_text("", encoding="utf-8")
+            bundle = RunDirectory(root)
+            # The run's timeline: the driver's wall clock at its zero, on this process's monotonic clock.
+            clock_zero = time.monotonic() - (time.time() - wall_zero)
+            ctx = dataclasses.replace(self._ctx, bundle=bundle, clock_zero=clock_zero)
+            record, _ = await run_episode(ctx, self._tasks[task_id], planned)
+            return EpisodeResult(record=record.model_dump_json(), files=_episode_files(bundle, planned.episode_id))
+        finally:
+            shutil.rmtree(root.parent, ignore_errors=True)
+
+    async def stop(self) -> None:
+        await self._stack.aclose()
+
+
+class RayExecutor:
+    """`workers` Ray actors for one run, entered before the manifest is written (it records them) and left when the
+    run stops. Joins the cluster at `address`, or starts a local Ray instance in this process when none is given
+    and Ray is not running here yet (and shuts it down again)."""
+
+    def __init__(self, setup: WorkerSetup, *, workers: int, address: str | None = None,
+                 progress: Progress | None = None) -> None:
+        self.setup = setup
+        self.workers = workers
+        self.address = address
+        self.progress = progress or (lambda _: None)
+        self.names: list[str] = []
+        self.chromium: str | None = None
+        self._actors: list[Any] = []
+        self._idle: asyncio.Queue[Any] = asyncio.Queue()
+        self._started_ray = False
+
+    async def __aenter__(self) -> RayExecutor:
+        try:
+            await self._start()
+        except BaseException:
+            await self._stop()
+            raise
+        return self
+
+    async def _start(self) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise WorkerRefused("--executor ray needs Ray: pip install 'computerops[ray]'") from exc
+        if not ray.is_initialized():
+            if self.address is None:  # one machine, no setup: workers inherit this process's environment
+                path = os.environ.get("PYTHONPATH")  # the code this process runs, not another install of it
+                ray.init(include_dashboard=False, log_to_driver=False,
+                         runtime_env={"env_vars": {"PYTHONPATH": path}} if path else None)
+            else:
+                ray.init(address=self.address, log_to_driver=False)
+            self._started_ray = True
+        actor = ray.remote(num_cpus=CPUS_PER_WORKER, max_restarts=0)(EpisodeWorker)
+        self._actors = [actor.remote(index) for index in range(self.workers)]
+        hellos: list[WorkerHello] = [await a.hello.remote() for a in self._actors]
+        driver = code_hashes()
+        refusals = [r for h in hellos if (r := worker_refusal(h, driver)) is not None]
+        if refusals:
+            raise WorkerRefused("; ".join(refusals))
+        self.names = [h.name for h in hellos]
+        chromiums: list[str] = [await a.start.remote(self.setup) for a in self._actors]
+        if len(set(chromiums)) > 1:
+            raise WorkerRefused("the workers run different Chromium builds: " + "; ".join(
+                f"{name}: {c}" for name, c in zip(self.names, chromiums, strict=True)))
+        self.chromium = chromiums[0] if chromiums else None
+        for a in self._actors:
+            self._idle.put_nowait(a)
+        for name in self.names:
+            self.progress(f"ray: {name} ready")
+
+    async def run(self, bundle: RunDirectory, task: LoadedTask, planned: PlannedEpisode,
+                  wall_zero: float) -> EpisodeRecord:
+        """Run one episode on the next free worker, write its evidence into `bundle`, check it against its record and
+        admit the record (once, here); returns it."""
+        actor = await self._idle.get()
+        try:
+            bundle.start_episode(planned)
+            result: EpisodeResult = await actor.run.remote(task.id, planned, wall_zero)
+        finally:
+            self._idle.put_nowait(actor)
+        record = EpisodeRecord.model_validate_json(result.record)
+        if record.episode_id != planned.episode_id:
+            raise RuntimeError(f"a worker returned {record.episode_id} for {planned.episode_id}")
+        for name, data in sorted(result.files.items()):
+            bundle.write_evidence_bytes(planned.episode_id, name, data)
+        problems = bundle.integrity_problems(record)
+        if problems:
+            raise RuntimeError(f"{planned.episode_id}: the evidence a worker returned does not match its record: "
+                               + "; ".join(problems))
+        bundle.admit(record)
+        return record
+
+    async def _stop(self) -> None:
+        import ray
+        for a in self._actors:
+            with contextlib.suppress(Exception):  # a worker already gone has nothing left to close
+                await a.stop.remote()
+            ray.kill(a)
+        self._actors = []
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> None:
+        await self._stop()
