@@ -5,7 +5,12 @@ records but for what is measured; a worker whose code differs from the driver's 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import signal
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +21,15 @@ from typer.testing import CliRunner
 from computerops.cli.main import app
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.provenance import code_hashes
-from computerops.runs.ray_executor import RayExecutor, WorkerHello, WorkerRefused, WorkerSetup, worker_refusal
+from computerops.runs.ray_executor import (
+    MAX_WORKER_LOSSES,
+    TEST_EPISODE_DELAY,
+    RayExecutor,
+    WorkerHello,
+    WorkerRefused,
+    WorkerSetup,
+    worker_refusal,
+)
 from computerops.runs.records import EpisodeRecord
 from computerops.service.launch import RunRequest, launch, plan_run
 
@@ -94,6 +107,136 @@ def test_a_ray_run_leaves_the_evidence_of_the_local_executor(runs: Runs) -> None
         assert ray.integrity_problems(ray_records[episode_id]) == []
         assert ray.admission_problems(ray_records[episode_id]) == []
     assert ray.checksum_problems() == []
+
+
+KILL_AFTER_S = 0.8
+"""When the test kills worker 0 after the run's first episode went to it: inside the worker's test-only delay."""
+
+
+@pytest.mark.browser
+def test_a_worker_killed_mid_episode_is_replaced_and_its_episode_runs_again_once(
+        runs: Runs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("Ray already runs in this process with its own workers' environment")
+    monkeypatch.setenv(TEST_EPISODE_DELAY, "2")  # the workers (started below, in-process) inherit it
+    lines: list[str] = []
+    pids: dict[int, int] = {}
+    first: list[str] = []  # the episode the driver handed out first: to worker 0, the first free one
+    start_episode = RunDirectory.start_episode
+
+    def progress(line: str) -> None:
+        lines.append(line)
+        if found := re.match(r"ray: worker (\d+) \(.*pid (\d+)\) ready", line):
+            pids[int(found[1])] = int(found[2])
+
+    def start_and_kill(bundle: RunDirectory, planned: Any) -> None:
+        start_episode(bundle, planned)
+        if not first:
+            first.append(planned.episode_id)
+            threading.Timer(KILL_AFTER_S, os.kill, (pids[0], signal.SIGKILL)).start()
+
+    monkeypatch.setattr(RunDirectory, "start_episode", start_and_kill)
+    out = tmp_path / "ray-killed" / RUN  # the fixture's plan, so its local run's evidence is the reference
+    began = time.monotonic()
+    launch(plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), out), progress, executor="ray", workers=WORKERS)
+    took = time.monotonic() - began
+    killed = RunDirectory.open(out)
+    local = runs.local
+    plan = [p.episode_id for p in local.manifest().config.episodes]
+    assert killed.manifest().config == local.manifest().config
+    assert len(first) == 1 and first[0] == plan[0]
+    lost = [line for line in lines if " lost (" in line]
+    assert len(lost) == 1, lines
+    assert lost[0].startswith(f"ray: worker 0 lost (ActorDiedError, pid {pids[0]}): episode {plan[0]} run again on "
+                              "worker "), lost
+    assert len(killed.manifest().execution.workers) == WORKERS  # the replacement goes to progress only
+    # Admitted exactly once each: one line per planned episode in episodes.jsonl, none lost, none twice.
+    assert sorted(r.episode_id for r in killed.all_records()) == sorted(plan)
+    assert [r.episode_id for r in killed.records()] == plan
+    assert killed.superseded() == []
+    # The killed attempt kept apart: only the driver's start marker, nothing admitted from it.
+    attempts = sorted(p.relative_to(killed.root).as_posix() for p in (killed.root / "interrupted").glob("*/*"))
+    assert attempts == [f"interrupted/{plan[0]}/attempt-1"]
+    assert sorted(p.name for p in (killed.root / attempts[0]).iterdir()) == ["started.json"]
+    assert killed.completeness().interrupted_attempts == 1 and killed.completeness().missing == []
+    # The evidence is the local executor's, the episode run again included (same tenant seed, same everything).
+    killed_records = {r.episode_id: r for r in killed.records()}
+    for record in local.records():
+        assert comparable(killed_records[record.episode_id]) == comparable(record), record.episode_id
+        for name in IDENTICAL:
+            assert (killed.episode_dir(record.episode_id) / name).read_bytes() == (
+                local.episode_dir(record.episode_id) / name).read_bytes(), f"{record.episode_id}/{name} differs"
+        assert killed.integrity_problems(killed_records[record.episode_id]) == []
+        assert killed.admission_problems(killed_records[record.episode_id]) == []
+    assert killed.checksum_problems() == []
+    verified = CliRunner().invoke(app, ["verify", str(out)])
+    assert verified.exit_code == 0, verified.output
+    assert not ray.is_initialized()
+    print(f"run with a worker killed: {took:.1f} s")
+
+
+class DyingActor:
+    """A stand-in for a worker actor whose every episode loses it (its `run.remote` raises as Ray does)."""
+
+    def __init__(self) -> None:
+        self.run = self
+        self.calls = 0
+
+    async def remote(self, *_: Any) -> None:
+        from ray.exceptions import ActorDiedError
+        self.calls += 1
+        raise ActorDiedError()
+
+
+class Bundle:
+    """What the executor does to the run directory, recorded."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+
+    def start_episode(self, planned: Any) -> None:
+        self.done.append(f"start {planned.episode_id}")
+
+    def set_apart(self, episode_id: str) -> Path:
+        self.done.append(f"set apart {episode_id}")
+        return Path("interrupted") / episode_id
+
+    def admit(self, record: Any) -> None:
+        self.done.append("admit")
+
+
+async def test_an_episode_that_keeps_losing_its_worker_fails_after_the_bound_and_is_never_admitted(
+        tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from computerops.runs.ray_executor import _Worker
+    planned = plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), tmp_path / "run")
+    setup = WorkerSetup(config=planned.config, tasks=planned.tasks, extra_steps=None, base_url="", api_key="",
+                        bounds=None, token_scale=1.0, trace=False)
+    lines: list[str] = []
+    executor = RayExecutor(setup, workers=1, progress=lines.append)
+    actors = [DyingActor()]
+
+    async def replacement() -> _Worker:
+        actors.append(DyingActor())
+        executor.replaced += 1
+        return _Worker(actors[-1], WorkerHello(index=len(actors) - 1, host="h", node="n" * 40, pid=99 + len(actors),
+                                               code_sha256={}))
+
+    executor._replacement = replacement  # type: ignore[method-assign]
+    executor._idle.put_nowait(_Worker(actors[0], WorkerHello(index=0, host="h", node="n" * 40, pid=100,
+                                                             code_sha256={})))
+    bundle = Bundle()
+    episode = planned.config.episodes[0]
+    task = next(t for t in planned.tasks if t.id == episode.task_id)
+    with pytest.raises(RuntimeError, match=f"lost its worker {MAX_WORKER_LOSSES + 1} times"):
+        await executor.run(bundle, task, episode, 0.0)  # type: ignore[arg-type]
+    assert [a.calls for a in actors] == [1] * (MAX_WORKER_LOSSES + 1)  # each try on a live (new) worker
+    assert bundle.done == [f"start {episode.episode_id}", f"set apart {episode.episode_id}"] * MAX_WORKER_LOSSES + [
+        f"start {episode.episode_id}"]  # never admitted; the last attempt stays for a resume to set apart
+    assert [line.split(": episode")[0] for line in lines] == [
+        f"ray: worker {n} lost (ActorDiedError, pid {100 + n})" for n in range(MAX_WORKER_LOSSES)]
+    assert executor.replaced == MAX_WORKER_LOSSES
 
 
 def test_a_worker_whose_code_differs_is_refused_by_name() -> None:

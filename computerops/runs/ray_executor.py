@@ -12,6 +12,11 @@ admits the record through `RunDirectory.admit` (append-only, fsync'd, locked): t
 Before a worker runs anything it reports the hashes of its code (computerops/runs/provenance.py); one whose code
 differs from the driver's is refused by name (`worker_refusal`). Ray is imported only here, and only when a run asks
 for it: the package imports without Ray (`pip install computerops[ray]`).
+
+A worker lost mid-episode (its process killed, its node gone: Ray raises a RayActorError or WorkerCrashedError on the
+pending call) returned nothing, so nothing of the episode was admitted: the driver sets the partial attempt apart
+(interrupted/<id>/attempt-N/, as a resume does), starts a replacement worker (the same setup and the same code check)
+and runs the episode again, at most MAX_WORKER_LOSSES times per episode; then the episode fails as any other.
 """
 
 from __future__ import annotations
@@ -44,6 +49,11 @@ if TYPE_CHECKING:
 
 CPUS_PER_WORKER = 1.0
 """What each worker declares to Ray's scheduler: one browser and one episode at a time."""
+MAX_WORKER_LOSSES = 2
+"""How often one episode may lose its worker and run again on a replacement before it fails (and the run stops)."""
+TEST_EPISODE_DELAY = "COMPUTEROPS_TEST_RAY_EPISODE_DELAY_S"
+"""For tests only: seconds a worker waits before each episode (so a test can kill it mid-episode); it changes no
+evidence, only measured times."""
 
 
 class WorkerRefused(RuntimeError):
@@ -78,6 +88,14 @@ class WorkerHello:
     @property
     def name(self) -> str:
         return f"worker {self.index} ({self.host}, node {self.node[:12]}, pid {self.pid})"
+
+
+@dataclass(frozen=True)
+class _Worker:
+    """A started actor and what it said of itself."""
+
+    actor: Any
+    hello: WorkerHello
 
 
 @dataclass(frozen=True)
@@ -169,6 +187,8 @@ class EpisodeWorker:
         and return its record and evidence; the scratch directory is removed."""
         from computerops.runs.episode import run_episode
         assert self._ctx is not None and self._scratch is not None, "start() first"
+        if delay := float(os.environ.get(TEST_EPISODE_DELAY) or 0):
+            await asyncio.sleep(delay)
         root = Path(tempfile.mkdtemp(dir=self._scratch)) / self._ctx.config.run_id
         try:
             (root / "episodes").mkdir(parents=True)
@@ -189,7 +209,8 @@ class EpisodeWorker:
 class RayExecutor:
     """`workers` Ray actors for one run, entered before the manifest is written (it records them) and left when the
     run stops. Joins the cluster at `address`, or starts a local Ray instance in this process when none is given
-    and Ray is not running here yet (and shuts it down again)."""
+    and Ray is not running here yet (and shuts it down again). A worker lost mid-episode is replaced (`replaced`
+    counts them) and its episode run again."""
 
     def __init__(self, setup: WorkerSetup, *, workers: int, address: str | None = None,
                  progress: Progress | None = None) -> None:
@@ -199,9 +220,11 @@ class RayExecutor:
         self.progress = progress or (lambda _: None)
         self.names: list[str] = []
         self.chromium: str | None = None
-        self._actors: list[Any] = []
-        self._idle: asyncio.Queue[Any] = asyncio.Queue()
+        self.replaced = 0
+        self._started: list[_Worker] = []  # every actor started, lost ones included (all are killed at the end)
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._started_ray = False
+        self._actor_class: Any = None
 
     async def __aenter__(self) -> RayExecutor:
         try:
@@ -224,34 +247,70 @@ class RayExecutor:
             else:
                 ray.init(address=self.address, log_to_driver=False)
             self._started_ray = True
-        actor = ray.remote(num_cpus=CPUS_PER_WORKER, max_restarts=0)(EpisodeWorker)
-        self._actors = [actor.remote(index) for index in range(self.workers)]
-        hellos: list[WorkerHello] = [await a.hello.remote() for a in self._actors]
+        self._actor_class = ray.remote(num_cpus=CPUS_PER_WORKER, max_restarts=0)(EpisodeWorker)
+        actors = [self._actor_class.remote(index) for index in range(self.workers)]
+        self._started = [_Worker(actor, await actor.hello.remote()) for actor in actors]
         driver = code_hashes()
-        refusals = [r for h in hellos if (r := worker_refusal(h, driver)) is not None]
+        refusals = [r for w in self._started if (r := worker_refusal(w.hello, driver)) is not None]
         if refusals:
             raise WorkerRefused("; ".join(refusals))
-        self.names = [h.name for h in hellos]
-        chromiums: list[str] = [await a.start.remote(self.setup) for a in self._actors]
+        self.names = [w.hello.name for w in self._started]
+        chromiums: list[str] = [await w.actor.start.remote(self.setup) for w in self._started]
         if len(set(chromiums)) > 1:
             raise WorkerRefused("the workers run different Chromium builds: " + "; ".join(
                 f"{name}: {c}" for name, c in zip(self.names, chromiums, strict=True)))
         self.chromium = chromiums[0] if chromiums else None
-        for a in self._actors:
-            self._idle.put_nowait(a)
+        for w in self._started:
+            self._idle.put_nowait(w)
         for name in self.names:
             self.progress(f"ray: {name} ready")
+
+    async def _replacement(self) -> _Worker:
+        """A new worker in place of a lost one: the same setup, refused as at the start if its code or Chromium differ
+        from the driver's."""
+        index = len(self._started)
+        actor = self._actor_class.remote(index)
+        worker = _Worker(actor, await actor.hello.remote())
+        self._started.append(worker)
+        refusal = worker_refusal(worker.hello, code_hashes())
+        if refusal is not None:
+            raise WorkerRefused(refusal)
+        chromium: str = await actor.start.remote(self.setup)
+        if chromium != self.chromium:
+            raise WorkerRefused(f"{worker.hello.name} refused: it runs {chromium}, the run's workers {self.chromium}")
+        self.replaced += 1
+        return worker
 
     async def run(self, bundle: RunDirectory, task: LoadedTask, planned: PlannedEpisode,
                   wall_zero: float) -> EpisodeRecord:
         """Run one episode on the next free worker, write its evidence into `bundle`, check it against its record and
-        admit the record (once, here); returns it."""
-        actor = await self._idle.get()
-        try:
+        admit the record (once, here); returns it. A worker lost on the way is replaced and the episode, its partial
+        attempt set apart, runs again on the next free worker (at most MAX_WORKER_LOSSES times)."""
+        from ray.exceptions import RayActorError, WorkerCrashedError
+        losses = 0
+        worker = await self._idle.get()
+        while True:
             bundle.start_episode(planned)
-            result: EpisodeResult = await actor.run.remote(task.id, planned, wall_zero)
-        finally:
-            self._idle.put_nowait(actor)
+            try:
+                result: EpisodeResult = await worker.actor.run.remote(task.id, planned, wall_zero)
+            except (RayActorError, WorkerCrashedError) as exc:  # the worker is gone, and nothing came back from it
+                losses += 1
+                lost = worker.hello
+                if losses > MAX_WORKER_LOSSES:
+                    raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}): episode {planned.episode_id} lost "
+                                       f"its worker {losses} times, and runs no more") from exc
+                bundle.set_apart(planned.episode_id)
+                self._idle.put_nowait(await self._replacement())
+                worker = await self._idle.get()
+                self.progress(f"ray: worker {lost.index} lost ({type(exc).__name__}, pid {lost.pid}): episode "
+                              f"{planned.episode_id} run again on worker {worker.hello.index} "
+                              f"({self.replaced} workers replaced)")
+                continue
+            except BaseException:
+                self._idle.put_nowait(worker)
+                raise
+            self._idle.put_nowait(worker)
+            break
         record = EpisodeRecord.model_validate_json(result.record)
         if record.episode_id != planned.episode_id:
             raise RuntimeError(f"a worker returned {record.episode_id} for {planned.episode_id}")
@@ -266,11 +325,12 @@ class RayExecutor:
 
     async def _stop(self) -> None:
         import ray
-        for a in self._actors:
+        for w in self._started:
             with contextlib.suppress(Exception):  # a worker already gone has nothing left to close
-                await a.stop.remote()
-            ray.kill(a)
-        self._actors = []
+                await w.actor.stop.remote()
+            with contextlib.suppress(Exception):
+                ray.kill(w.actor)
+        self._started = []
         if self._started_ray:
             ray.shutdown()
             self._started_ray = False
