@@ -5,7 +5,6 @@ What each command does lives in `computerops.experiment`; what it prints in `com
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -85,23 +84,17 @@ def freeze_command(
 
 def _run(lock: Path, out: Path | None, resume: Path | None, concurrency: int, *, noise_floor: bool) -> Path:
     from computerops.cli.console import console
-    from computerops.experiment.lock import ExperimentRefused
-    from computerops.experiment.running import run_experiment
-    from computerops.experiment.spec import ExperimentFileError
-    from computerops.runs.bundle import BundleError
-    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
-    from tasks import TaskFileError, load_catalog
+    from computerops.service.errors import ServiceError
+    from computerops.service.launch import launch_experiment
     if (out is None) == (resume is None):
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
     target = out if out is not None else resume
     assert target is not None
     try:
-        asyncio.run(run_experiment(lock, target, load_catalog(), lambda line: console.print(line, markup=False),
-                                   resume=resume is not None, concurrency=concurrency, noise_floor=noise_floor))
-    except (ExperimentRefused, ExperimentFileError, TaskFileError, EndpointError, BundleError, ResumeRefused) as exc:
-        raise _fail(str(exc)) from exc
-    except (RunAborted, RunHalted) as exc:
-        raise _fail(str(exc), code=1) from exc
+        launch_experiment(lock, target, lambda line: console.print(line, markup=False), resume=resume is not None,
+                          concurrency=concurrency, noise_floor=noise_floor)
+    except ServiceError as exc:
+        raise _fail(exc.message, exc.exit_code) from exc
     return target
 
 
@@ -159,30 +152,27 @@ def _noise_floor_of(run_dir: Path, lock_sha256: str) -> NoiseFloor:
 
 def _report(run_dir: Path, *, as_json: bool, html: Path | None, noise_floor: Path | None = None) -> None:
     from computerops.cli.console import console, errors, print_view
-    from computerops.experiment.analysis import analyse
-    from computerops.experiment.collect import read_experiment_run
-    from computerops.experiment.gate import evidence_level
     from computerops.experiment.layout import experiment_html, experiment_view
-    from computerops.experiment.lock import ExperimentRefused
-    from computerops.runs.bundle import BundleError, RunDirectory
-    from computerops.runs.verification import reviewer_verified
+    from computerops.service.errors import ServiceError
+    from computerops.service.reading import experiment_result, open_run
     try:
-        run = read_experiment_run(run_dir)
-        analysis = analyse(run)
-        level = evidence_level(analysis.gate, verified=reviewer_verified(RunDirectory.open(run_dir)))
+        result = experiment_result(open_run(run_dir))
+        analysis, lock, level = result.analysis, result.lock, result.level
         floor = None if noise_floor is None else _noise_floor_of(noise_floor, analysis.lock_sha256)
-    except (ExperimentRefused, BundleError, ValueError) as exc:
+    except ServiceError as exc:
+        raise _fail(exc.message, exc.exit_code) from exc
+    except ValueError as exc:
         raise _fail(str(exc)) from exc
     if html is not None:
         try:
-            html.write_text(experiment_html(analysis, run.lock, level, floor), encoding="utf-8")
+            html.write_text(experiment_html(analysis, lock, level, floor), encoding="utf-8")
         except OSError as exc:
             raise _fail(f"could not write {html}: {exc}") from exc
     if as_json:
         shown = analysis if floor is None else analysis.model_copy(update={"noise_floor": floor})
         typer.echo(json.dumps({**shown.model_dump(mode="json"), "evidence_level": level}, indent=2))
     else:
-        print_view(experiment_view(analysis, run.lock, level, floor))
+        print_view(experiment_view(analysis, lock, level, floor))
     if html is not None:
         (errors if as_json else console).print(f"HTML report written to {html}", markup=False)
 

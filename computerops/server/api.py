@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from computerops.runs.bundle import MANIFEST
 from computerops.runs.config import EndpointConfig
 from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
@@ -225,7 +226,7 @@ def progress(run_id: str, request: Request) -> RunProgress:
 
 def _progress(state: ServerState, run_id: str) -> RunProgress:
     path = state.run_path(run_id)
-    if not (path / "manifest.json").is_file():
+    if not (path / MANIFEST).is_file():
         raise ServiceError(f"no run named {run_id!r} (yet: a launched run appears once its manifest is written)",
                            "not_found")
     try:
@@ -239,7 +240,7 @@ async def events(run_id: str, request: Request) -> StreamingResponse:
     """Server-sent events of the run: `started` and `admitted` per episode (with its outcome), `progress` after
     each change, `end` when no process writes the run any more."""
     state = state_of(request)
-    if not (state.run_path(run_id) / "manifest.json").is_file() and not state.jobs.running(run_id):
+    if not (state.run_path(run_id) / MANIFEST).is_file() and not state.jobs.running(run_id):
         raise ServiceError(f"no run named {run_id!r}", "not_found")
     return StreamingResponse(_event_stream(state, run_id, request), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store"})
