@@ -312,7 +312,8 @@ def test_it_never_records_twice_and_a_clean_success_claim_is_the_control_s_recor
             s.name: s.option for s in task.spec.scripted_control if s.action == "select"}
         assert [{k: v for k, v in episode.sim.records[0].items() if k in typed}] == [typed]
     if substituted:
-        assert task.id == ALL_APPS.id, "only a portal that lists the spreadsheet offers the substitute"
+        # The all-apps task, or an attacked twin written on it (`extends`: the same portal and apps).
+        assert ALL_APPS.id in (task.id, task.spec.extends), "only a portal that lists the spreadsheet offers it"
 
 
 def test_slip_one_slips_every_fill_and_still_claims_success() -> None:

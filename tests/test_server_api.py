@@ -369,3 +369,21 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", _fuzz_app())
 def test_no_input_makes_a_server_error(case: Any) -> None:
     """schemathesis draws requests from the OpenAPI schema (valid and not); none may get a 5xx."""
     case.call_and_validate(checks=[schemathesis.checks.not_a_server_error])
+
+
+def test_progress_that_says_sealed_holds_every_record(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run sealed while its records are being read is not reported sealed with the records read before."""
+    from computerops.server import progress
+    run = runs / RUN
+    summary = (run / "summary.json").read_bytes()
+    (run / "summary.json").unlink()
+    read = progress._admitted
+
+    def sealed_meanwhile(path: Path) -> list[progress.AdmittedEpisode]:
+        found = read(path)[:1]  # read before the last admission
+        (run / "summary.json").write_bytes(summary)  # the run then admits the rest and seals
+        return found
+
+    monkeypatch.setattr(progress, "_admitted", sealed_meanwhile)
+    now = progress.run_progress(run)
+    assert not now.sealed or len(now.admitted) == now.planned

@@ -70,6 +70,9 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
 async def poll(client: httpx.AsyncClient, url: str, seen: Client, deadline: float) -> None:
     while time.monotonic() < deadline:
         response = await client.get(url)
+        if response.status_code == 404 and not seen.progress:  # launched: the worker has not written its manifest
+            await asyncio.sleep(POLL_S)
+            continue
         seen.statuses.append(response.status_code)
         if response.status_code != 200:
             return
@@ -110,9 +113,6 @@ async def loaded(folders: tuple[str, Path, Path]) -> Loaded:
     async with httpx.AsyncClient(base_url=origin, timeout=30) as client:
         launched = await client.post("/api/runs", json={"run_id": RUN, "tasks": TASKS, "endpoint": ENDPOINT,
                                                         "concurrency": CONCURRENCY})
-        while (await client.get(f"/api/runs/{RUN}/progress")).status_code == 404:  # the worker plans the run
-            assert time.monotonic() < deadline, "the launched run never wrote its manifest"
-            await asyncio.sleep(0.05)
         clients = [Client() for _ in range(CLIENTS)]
         await asyncio.gather(*(watch(origin, seen, index < STREAMS, deadline) for index, seen in enumerate(clients)))
         while (job := (await client.get(f"/api/runs/{RUN}")).json()["job"])["state"] == "running":

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from computerops.runs.bundle import MANIFEST
+from computerops.runs.bundle import MANIFEST, being_written
 from computerops.runs.config import EndpointConfig
 from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
@@ -191,7 +191,6 @@ async def cancel(run_id: str, request: Request) -> JobState:
 @router.post("/runs/{run_id}/resume", status_code=202)
 def resume(run_id: str, body: Resume, request: Request) -> RunDetail:
     """Continue an interrupted run in a worker process with the settings of its manifest."""
-    from computerops.runs.bundle import being_written
     from computerops.service.launch import plan_resume
     state = state_of(request)
     bundle = state.bundle(run_id)
@@ -209,7 +208,6 @@ def resume(run_id: str, body: Resume, request: Request) -> RunDetail:
 def verify(run_id: str, request: Request) -> RunDetail:
     """`computerops verify` on the run in a worker process: every file against its checksum, every verdict re-judged,
     every episode replayed; on PASS the run's evidence level E2 is recorded (the run page shows it)."""
-    from computerops.runs.bundle import being_written
     state = state_of(request)
     bundle = state.bundle(run_id)
     if state.jobs.running(run_id) or being_written(bundle.root):
@@ -251,6 +249,10 @@ async def _event_stream(state: ServerState, run_id: str, request: Request) -> As
     admitted = 0
     waited = 0.0
     while not await request.is_disconnected():
+        # Asked before the run is read: a run no process wrote before this read is read whole, so `end` below never
+        # comes before the last episode's `admitted` (asked after, a writer finishing in between would be missed).
+        path = state.run_path(run_id)
+        active = state.jobs.running(run_id) or await to_thread.run_sync(being_written, path)
         try:
             now = await to_thread.run_sync(_progress, state, run_id)
         except ServiceError as exc:
@@ -273,7 +275,7 @@ async def _event_stream(state: ServerState, run_id: str, request: Request) -> As
         if changed:
             yield _event("progress", {"planned": now.planned, "started": len(now.started),
                                       "admitted": len({a.episode_id for a in now.admitted})})
-        if not now.being_written and not state.jobs.running(run_id):
+        if not active:
             job = state.jobs.state(run_id)
             yield _event("end", {"sealed": now.sealed, "exit_code": None if job is None else job.exit_code,
                                  "admitted": len({a.episode_id for a in now.admitted}), "planned": now.planned})

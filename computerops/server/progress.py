@@ -42,11 +42,14 @@ class RunProgress(BaseModel):
 def run_progress(run_dir: Path) -> RunProgress:
     """The progress of the run at `run_dir` (BundleError when it is no run)."""
     bundle = RunDirectory.open(run_dir)
+    # Whether it is sealed or written is asked before the records are read: the summary is written after the last
+    # admission, so progress that says sealed (or not written) holds every record (asked after, a record admitted
+    # between the two reads would be missing from a progress that says sealed).
+    sealed, writing = (bundle.root / SUMMARY).is_file(), being_written(bundle.root)
     plan = [p.episode_id for p in bundle.manifest().config.episodes]
     started = [episode for episode in plan if (bundle.root / "episodes" / episode / STARTED).is_file()]
     return RunProgress(run_id=run_dir.name, planned=len(plan), started=started,
-                       admitted=_admitted(bundle.root / EPISODES), being_written=being_written(bundle.root),
-                       sealed=(bundle.root / SUMMARY).is_file())
+                       admitted=_admitted(bundle.root / EPISODES), being_written=writing, sealed=sealed)
 
 
 def _admitted(path: Path) -> list[AdmittedEpisode]:
