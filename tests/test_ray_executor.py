@@ -4,11 +4,16 @@ records but for what is measured; a worker whose code differs from the driver's 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import re
 import shutil
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -16,9 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiers import examples
 from typer.testing import CliRunner
 
 from computerops.cli.main import app
+from computerops.core.execution import ExecutorChoice
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.provenance import code_hashes
 from computerops.runs.ray_executor import (
@@ -26,12 +35,17 @@ from computerops.runs.ray_executor import (
     TEST_EPISODE_DELAY,
     RayExecutor,
     WorkerHello,
+    WorkerIdentity,
     WorkerRefused,
     WorkerSetup,
+    default_workers,
+    identity,
+    task_files,
+    unreachable_cluster,
     worker_refusal,
 )
 from computerops.runs.records import EpisodeRecord
-from computerops.service.launch import RunRequest, launch, plan_run
+from computerops.service.launch import RunRequest, launch, plan_resume, plan_run
 
 RUN = "same-plan"
 """Both runs have this name (in two folders): the run's name is part of its config."""
@@ -139,7 +153,8 @@ def test_a_worker_killed_mid_episode_is_replaced_and_its_episode_runs_again_once
     monkeypatch.setattr(RunDirectory, "start_episode", start_and_kill)
     out = tmp_path / "ray-killed" / RUN  # the fixture's plan, so its local run's evidence is the reference
     began = time.monotonic()
-    launch(plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), out), progress, executor="ray", workers=WORKERS)
+    launch(plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), out), progress,
+           executor=ExecutorChoice(executor="ray", workers=WORKERS))
     took = time.monotonic() - began
     killed = RunDirectory.open(out)
     local = runs.local
@@ -174,6 +189,105 @@ def test_a_worker_killed_mid_episode_is_replaced_and_its_episode_runs_again_once
     assert verified.exit_code == 0, verified.output
     assert not ray.is_initialized()
     print(f"run with a worker killed: {took:.1f} s")
+
+
+def admitted_and_in_flight(out: Path) -> tuple[list[str], list[str]]:
+    """The episodes a run has admitted (its episodes.jsonl's lines) and those started but not admitted."""
+    lines = (out / "episodes.jsonl").read_text().splitlines() if (out / "episodes.jsonl").is_file() else []
+    admitted = [json.loads(line)["episode_id"] for line in lines if line.strip()]
+    started = [p.parent.name for p in (out / "episodes").glob("*/started.json")] if (out / "episodes").is_dir() else []
+    return admitted, sorted(set(started) - set(admitted))
+
+
+@pytest.mark.browser
+def test_a_ray_run_whose_driver_is_killed_resumes_on_ray_with_nothing_lost_or_twice(
+        runs: Runs, tmp_path: Path) -> None:
+    """The driver (`computerops run --executor ray`, its own process) killed by SIGKILL with one episode admitted
+    and others in flight on its workers; `run --resume --executor ray` sets the attempts in flight apart and runs
+    them again: every planned episode admitted once, the evidence the local executor's, verify PASS."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("Ray already runs in this process with its own workers' environment")
+    out = tmp_path / "killed" / RUN
+    env = {**os.environ, TEST_EPISODE_DELAY: "1.5"}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", "from computerops.cli.main import main; main()", "run", "--out", str(out), "--tasks",
+         TASKS, "--endpoint", ENDPOINT, "--executor", "ray", "--workers", str(WORKERS)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        admitted: list[str] = []
+        in_flight: list[str] = []
+        while time.monotonic() < deadline and driver.poll() is None:
+            admitted, in_flight = admitted_and_in_flight(out)
+            if admitted and in_flight:
+                break
+            time.sleep(0.05)
+        assert driver.poll() is None, "the driver finished before it could be killed mid-run"
+        assert admitted and in_flight, "no episode admitted with another in flight within 180 s"
+        driver.kill()  # SIGKILL: no cleanup of its own, its Ray instance's processes share its fate
+        driver.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # what of its Ray instance outlives it (its agents)
+            os.killpg(driver.pid, signal.SIGKILL)
+        if driver.stdout is not None:
+            driver.stdout.close()
+    admitted, in_flight = admitted_and_in_flight(out)  # again: an admission may have landed before the kill
+    lines: list[str] = []
+    launch(plan_resume(out), lines.append, resume=True, executor=ExecutorChoice(executor="ray"))
+    resumed = RunDirectory.open(out)
+    local = runs.local
+    plan = [p.episode_id for p in local.manifest().config.episodes]
+    assert sorted(r.episode_id for r in resumed.all_records()) == sorted(plan)  # once each, none lost
+    assert [r.episode_id for r in resumed.records()] == plan and resumed.superseded() == []
+    (entry,) = resumed.resumes()
+    assert entry.admitted_before == len(admitted)
+    assert sorted(entry.set_apart) == in_flight  # the attempts in flight when the driver died, kept apart
+    assert resumed.completeness().missing == [] and resumed.completeness().interrupted_attempts == len(in_flight)
+    assert any(line.startswith("ray: ") and " workers (the cluster has " in line for line in lines), lines
+    assert resumed.manifest().execution.executor == "ray"
+    resumed_records = {r.episode_id: r for r in resumed.records()}
+    for record in local.records():
+        assert comparable(resumed_records[record.episode_id]) == comparable(record), record.episode_id
+        for name in IDENTICAL:
+            assert (resumed.episode_dir(record.episode_id) / name).read_bytes() == (
+                local.episode_dir(record.episode_id) / name).read_bytes(), f"{record.episode_id}/{name} differs"
+    assert resumed.checksum_problems() == []
+    verified = CliRunner().invoke(app, ["verify", str(out)])
+    assert verified.exit_code == 0, verified.output
+    assert not ray.is_initialized()
+
+
+def test_more_workers_than_the_cluster_can_place_are_refused_before_the_run_starts(tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("Ray already runs in this process")
+    result = CliRunner().invoke(app, ["run", "--out", str(tmp_path / "run"), "--tasks", TASKS, "--endpoint", ENDPOINT,
+                                      "--executor", "ray", "--workers", "512"])
+    assert result.exit_code == 2, result.output
+    assert "--workers 512 needs 512 CPUs" in result.output and "give fewer workers or add nodes" in result.output
+    assert not (tmp_path / "run").exists()
+    assert not ray.is_initialized()
+
+
+@pytest.mark.parametrize(("cpus", "planned", "workers"), [
+    (2.0, 4, 2), (2.0, 1, 1), (0.0, 4, 1), (0.5, 4, 1), (16.0, 4, 4), (64.0, 100, 64), (3.9, 10, 3)])
+def test_default_workers_are_one_per_cpu_of_the_cluster_at_most_one_per_planned_episode(
+        cpus: float, planned: int, workers: int) -> None:
+    assert default_workers(cpus, planned) == workers
+
+
+def test_an_address_where_no_cluster_answers_is_refused_within_its_bound() -> None:
+    with socket.socket() as probe:  # a loopback port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    refusal = unreachable_cluster(f"127.0.0.1:{port}", timeout_s=2.0)
+    assert refusal is not None and f"no Ray cluster answers at 127.0.0.1:{port}" in refusal
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        assert unreachable_cluster(f"127.0.0.1:{listening.getsockname()[1]}") is None
+    assert unreachable_cluster("auto") is None and unreachable_cluster("ray://head:10001") is None
 
 
 class DyingActor:
@@ -221,11 +335,11 @@ async def test_an_episode_that_keeps_losing_its_worker_fails_after_the_bound_and
         actors.append(DyingActor())
         executor.replaced += 1
         return _Worker(actors[-1], WorkerHello(index=len(actors) - 1, host="h", node="n" * 40, pid=99 + len(actors),
-                                               code_sha256={}))
+                                               identity=identity({})))
 
     executor._replacement = replacement  # type: ignore[method-assign]
     executor._idle.put_nowait(_Worker(actors[0], WorkerHello(index=0, host="h", node="n" * 40, pid=100,
-                                                             code_sha256={})))
+                                                             identity=identity({}))))
     bundle = Bundle()
     episode = planned.config.episodes[0]
     task = next(t for t in planned.tasks if t.id == episode.task_id)
@@ -239,18 +353,62 @@ async def test_an_episode_that_keeps_losing_its_worker_fails_after_the_bound_and
     assert executor.replaced == MAX_WORKER_LOSSES
 
 
-def test_a_worker_whose_code_differs_is_refused_by_name() -> None:
-    driver = code_hashes()
-    same = WorkerHello(index=0, host="node-a", node="f" * 40, pid=4242, code_sha256=dict(driver))
-    assert worker_refusal(same, driver) is None
-    changed = WorkerHello(index=1, host="node-b", node="e" * 40, pid=4343,
-                          code_sha256={**driver, "verifier": "0" * 64})
-    refusal = worker_refusal(changed, driver)
-    assert refusal is not None
-    assert "worker 1 (node-b" in refusal and "pid 4343" in refusal and "verifier" in refusal
-    assert "adapter" not in refusal  # only what differs is named
-    missing = WorkerHello(index=2, host="node-c", node="d" * 40, pid=1, code_sha256={})
-    assert all(package in (worker_refusal(missing, driver) or "") for package in driver)
+@functools.cache
+def driver_identity() -> WorkerIdentity:
+    tasks = plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), Path("unused")).tasks
+    return identity(task_files(tasks))
+
+
+def test_the_driver_and_a_worker_of_the_same_checkout_have_one_identity() -> None:
+    driver = driver_identity()
+    assert set(driver.task_sha256) == set(TASKS.split(","))
+    assert all(len(value) == 64 for value in driver.task_sha256.values())
+    assert set(driver.code_sha256) == set(code_hashes()) and "python" in driver.versions
+    assert "chromium" not in driver.versions  # compared after each worker's start
+    hello = WorkerHello(index=0, host="node-a", node="f" * 40, pid=4242, identity=identity(task_files(
+        plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), Path("unused")).tasks)))
+    assert worker_refusal(hello, driver) is None
+
+
+PARTS = ("code_sha256", "task_sha256", "versions")
+WHAT = {"code_sha256": "its code differs", "task_sha256": "its task files differ", "versions": "its versions differ"}
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(changes=st.lists(st.tuples(st.sampled_from(PARTS), st.integers(0, 20), st.sampled_from(["changed", "missing"])),
+                        min_size=1, max_size=4))
+def test_a_worker_is_refused_naming_exactly_what_differs(changes: list[tuple[str, int, str]]) -> None:
+    """Any change to any entry of a worker's code hashes, task hashes or versions refuses it, naming the worker,
+    each entry that differs (and no other) and both values; an identical identity is never refused."""
+    driver = driver_identity()
+    parts: dict[str, dict[str, str | None]] = {part: dict(getattr(driver, part)) for part in PARTS}
+    changed: dict[str, set[str]] = {part: set() for part in PARTS}
+    for part, position, how in changes:
+        keys = sorted(getattr(driver, part))
+        key = keys[position % len(keys)]
+        if how == "missing":
+            parts[part].pop(key, None)
+        else:
+            parts[part][key] = "0" * 64
+        changed[part].add(key)
+    worker = WorkerIdentity(**parts)  # type: ignore[arg-type]
+    hello = WorkerHello(index=3, host="node-b", node="e" * 40, pid=4343, identity=worker)
+    refusal = worker_refusal(hello, driver)
+    differs = {part: {k for k in changed[part] if getattr(driver, part).get(k) != parts[part].get(k)}
+               for part in PARTS}
+    if not any(differs.values()):
+        assert refusal is None
+        return
+    assert refusal is not None and refusal.startswith("worker 3 (node-b, node eeeeeeeeeeee, pid 4343) refused: ")
+    for part in PARTS:
+        listed = refusal.split(WHAT[part] + " from the driver's in ")[1].split(";")[0] if differs[part] else ""
+        assert (WHAT[part] in refusal) == bool(differs[part]), (part, refusal)
+        named = {entry.split(" (")[0] for entry in re.findall(r"(?:^|, )([\w.-]+ \([^)]*\))", listed)}
+        assert named == differs[part], (part, refusal)
+    for part in PARTS:
+        for key in differs[part]:
+            here = getattr(driver, part)[key]
+            assert f"{key} (" in refusal and (here or "missing")[:12] in refusal
 
 
 @pytest.mark.parametrize(("options", "named"), [

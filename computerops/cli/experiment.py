@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from computerops.cli.options import ExecutorOption, RayAddressOption, WorkersOption, executor_choice
+from computerops.core.execution import ExecutorChoice
+
 if TYPE_CHECKING:
     from computerops.experiment.analysis import NoiseFloor
     from computerops.runs.config import EndpointConfig
@@ -82,7 +85,8 @@ def freeze_command(
                   "--out DIR`", markup=False)
 
 
-def _run(lock: Path, out: Path | None, resume: Path | None, concurrency: int, *, noise_floor: bool) -> Path:
+def _run(lock: Path, out: Path | None, resume: Path | None, concurrency: int, *, noise_floor: bool,
+         executor: ExecutorChoice) -> Path:
     from computerops.cli.console import console
     from computerops.service.errors import ServiceError
     from computerops.service.launch import launch_experiment
@@ -92,7 +96,7 @@ def _run(lock: Path, out: Path | None, resume: Path | None, concurrency: int, *,
     assert target is not None
     try:
         launch_experiment(lock, target, lambda line: console.print(line, markup=False), resume=resume is not None,
-                          concurrency=concurrency, noise_floor=noise_floor)
+                          concurrency=concurrency, noise_floor=noise_floor, executor=executor)
     except ServiceError as exc:
         raise _fail(exc.message, exc.exit_code) from exc
     return target
@@ -104,10 +108,14 @@ def run_command(
     out: Annotated[Path | None, typer.Option(help="New run directory to write.")] = None,
     resume: Annotated[Path | None, typer.Option(help="Continue this interrupted run of the same lock.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once (same evidence as serial).")] = 1,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Run a frozen experiment; refused, naming the input, when anything changed since the freeze. Exit 1 unless every
     planned episode has an agent outcome (`--resume` continues it)."""
-    run_dir = _run(lock, out, resume, concurrency, noise_floor=False)
+    run_dir = _run(lock, out, resume, concurrency, noise_floor=False,
+                   executor=executor_choice(executor, ray_address, workers))
     _report(run_dir, as_json=False, html=None)
     _exit_unless_complete(run_dir, "experiment run", lock)
 
@@ -118,10 +126,14 @@ def noise_floor_command(
     out: Annotated[Path | None, typer.Option(help="New run directory to write.")] = None,
     resume: Annotated[Path | None, typer.Option(help="Continue this interrupted noise-floor run.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once.")] = 1,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Rerun one cell of a frozen experiment: identical reruns, then reruns with new seeds. Exit 1 unless every planned
     rerun has an agent outcome (`--resume` continues it)."""
-    run_dir = _run(lock, out, resume, concurrency, noise_floor=True)
+    run_dir = _run(lock, out, resume, concurrency, noise_floor=True,
+                   executor=executor_choice(executor, ray_address, workers))
     _report(run_dir, as_json=False, html=None)
     _exit_unless_complete(run_dir, "experiment noise-floor", lock)
 

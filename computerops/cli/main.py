@@ -27,9 +27,11 @@ if TYPE_CHECKING:
     from computerops.service.launch import PlannedRun
     from tasks import LoadedTask
 
+from computerops.cli.options import ExecutorOption, RayAddressOption, WorkersOption, executor_choice
 from computerops.core import defaults
+from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.core.numbers import whole_number
-from computerops.core.vocabulary import BrokerMode, ExecutorKind, ToolMode
+from computerops.core.vocabulary import BrokerMode, ToolMode
 
 app = typer.Typer(help="ComputerOps: a benchmark server for tool-using browser agents.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
@@ -118,15 +120,9 @@ def run(
                                                              "API key.")] = None,
     continuation: Annotated[bool, typer.Option("--continuation", help="With --serving: declare a continuation design "
                                                "(a fallback may answer a turn whose stream was cut).")] = False,
-    executor: Annotated[ExecutorKind, typer.Option(help="local: episodes run in this process over one browser; ray: "
-                                                   "on Ray actors, each with its own browser and sites server "
-                                                   "(pip install 'computerops[ray]'). The evidence is the same.")]
-    = "local",
-    ray_address: Annotated[str | None, typer.Option(help="With --executor ray: the Ray cluster to join (e.g. "
-                                                    "HOST:6379); without it a local Ray instance starts in-process.")]
-    = None,
-    workers: Annotated[int, typer.Option(min=1, help="With --executor ray: Ray actors, one episode in flight "
-                                                     "each.")] = 1,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
 ) -> None:
     """Run episodes against an endpoint and write a run directory (evidence, verdicts, receipts)."""
     from computerops.runs.bundle import RunDirectory
@@ -143,7 +139,7 @@ def run(
         if given:
             raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
         _resume_run(resume, concurrency=concurrency, trace=trace,
-                    executor=ExecutorOptions(executor=executor, ray_address=ray_address, workers=workers))
+                    executor=executor_choice(executor, ray_address, workers))
         return
     if out is None:
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
@@ -162,22 +158,11 @@ def run(
         raise _fail(str(exc)) from exc
     except ServiceError as exc:
         raise _refused(exc) from exc
-    _execute(planned, concurrency=concurrency, trace=trace,
-             executor=ExecutorOptions(executor=executor, ray_address=ray_address, workers=workers))
+    _execute(planned, concurrency=concurrency, trace=trace, executor=executor_choice(executor, ray_address, workers))
     _report_complete(RunDirectory.open(out))
 
 
-@dataclass(frozen=True)
-class ExecutorOptions:
-    """`run --executor/--ray-address/--workers`: how episodes are carried out, never a condition of the results."""
-
-    executor: ExecutorKind = "local"
-    ray_address: str | None = None
-    workers: int = 1
-
-
-def _resume_run(run_dir: Path, *, concurrency: int, trace: bool,
-                executor: ExecutorOptions = ExecutorOptions()) -> None:
+def _resume_run(run_dir: Path, *, concurrency: int, trace: bool, executor: ExecutorChoice = LOCAL) -> None:
     """Continue a run from its manifest: the same config, the tasks as they are in the catalog now."""
     from computerops.runs.bundle import RunDirectory
     from computerops.service.launch import plan_resume
@@ -199,11 +184,10 @@ def _report_complete(bundle: RunDirectory) -> None:
 
 
 def _execute(planned: PlannedRun, *, concurrency: int = 1, trace: bool = False, resume: bool = False,
-             executor: ExecutorOptions = ExecutorOptions()) -> None:
+             executor: ExecutorChoice = LOCAL) -> None:
     from computerops.service.launch import launch
     try:
-        launch(planned, _progress, concurrency=concurrency, trace=trace, resume=resume, executor=executor.executor,
-               ray_address=executor.ray_address, workers=executor.workers)
+        launch(planned, _progress, concurrency=concurrency, trace=trace, resume=resume, executor=executor)
     except ServiceError as exc:
         raise _refused(exc) from exc
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentLock, ExperimentRefused, lock_difference, read_lock
@@ -55,7 +56,7 @@ def _same_lock(out: Path, lock: ExperimentLock) -> None:
 
 async def run_experiment(
     lock_path: Path, out: Path, catalog: dict[str, LoadedTask], progress: Progress, *, resume: bool = False,
-    concurrency: int = 1, noise_floor: bool = False,
+    concurrency: int = 1, noise_floor: bool = False, executor: ExecutorChoice = LOCAL,
 ) -> list[EpisodeRecord]:
     """Run (or, with `resume`, continue) the experiment of a lock into `out`; with `noise_floor`, its noise floor's
     reruns instead of its plan. Raises ExperimentRefused before any model call when an input changed."""
@@ -73,5 +74,5 @@ async def run_experiment(
     if resume:
         _same_lock(out, lock)
     tasks = [catalog[task_id] for task_id in lock.task_ids]
-    return await execute_run(config, tasks, out, progress, concurrency=concurrency, resume=resume,
+    return await execute_run(config, tasks, out, progress, concurrency=concurrency, resume=resume, executor=executor,
                              attachments={LOCK_FILE: lock.model_dump_json(indent=2)}, analyses=_sealed_analysis)

@@ -18,10 +18,11 @@ from computerops.runs.records import ObservedEndpoint
 
 PACKAGES = ("sites", "adapter", "verifier", "tasks", "replays", "computerops")
 _CODE_SUFFIXES = {".py", ".html", ".js", ".css", ".yaml"}
-_ROOT = Path(__file__).resolve().parents[2]
+CHECKOUT_ROOT = Path(__file__).resolve().parents[2]
+"""The folder holding our packages (the checkout, or the site-packages of an install)."""
 
 
-def package_sha256(package: str, root: Path = _ROOT) -> str:
+def package_sha256(package: str, root: Path = CHECKOUT_ROOT) -> str:
     """sha256 over (relative path, bytes) of every source file of a package, in path order."""
     digest = hashlib.sha256()
     base = root / package

@@ -9,9 +9,11 @@ another machine than the run directory) and returns the episode's evidence files
 The driver (`RayExecutor.run`) writes the files into the run directory, checks them against the record's hashes and
 admits the record through `RunDirectory.admit` (append-only, fsync'd, locked): the evidence is the local executor's.
 
-Before a worker runs anything it reports the hashes of its code (computerops/runs/provenance.py); one whose code
-differs from the driver's is refused by name (`worker_refusal`). Ray is imported only here, and only when a run asks
-for it: the package imports without Ray (`pip install computerops[ray]`).
+Before a worker runs anything it reports what it would run with (`WorkerIdentity`): the hashes of its code
+(computerops/runs/provenance.py), of the run's task files as its own checkout has them, and the versions of Python,
+Playwright, the OpenAI client and ComputerOps; one that differs from the driver's in any is refused by name
+(`worker_refusal`), and one whose Chromium differs from the other workers' is refused after its start. Ray is
+imported only here, and only when a run asks for it: the package imports without Ray (`pip install computerops[ray]`).
 
 A worker lost mid-episode (its process killed, its node gone: Ray raises a RayActorError or WorkerCrashedError on the
 pending call) returned nothing, so nothing of the episode was admitted: the driver sets the partial attempt apart
@@ -37,7 +39,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
-from computerops.runs.provenance import code_hashes
+from computerops.runs.provenance import CHECKOUT_ROOT, code_hashes, versions
 from computerops.runs.records import EpisodeRecord
 
 if TYPE_CHECKING:
@@ -76,6 +78,41 @@ class WorkerSetup:
 
 
 @dataclass(frozen=True)
+class WorkerIdentity:
+    """What a process would run episodes with: its code, the run's task files and the versions it runs on (Chromium
+    apart: a worker reports it after its start)."""
+
+    code_sha256: dict[str, str]
+    task_sha256: dict[str, str]
+    """Task id -> sha256 of its file (merged onto its base's, tasks/catalog.py `task_data`) in this checkout; `missing`
+    where there is none."""
+    versions: dict[str, str | None]
+
+
+def task_files(tasks: list[LoadedTask]) -> dict[str, str]:
+    """Task id -> its file's path relative to the checkout, for the tasks of the checkout's catalog (a task file from
+    elsewhere travels with the run's setup and is checked by the driver alone)."""
+    files = {}
+    for task in tasks:
+        with contextlib.suppress(ValueError):
+            files[task.id] = task.path.resolve().relative_to(CHECKOUT_ROOT).as_posix()
+    return files
+
+
+def identity(files: Mapping[str, str]) -> WorkerIdentity:
+    """This process's identity for the task files `files` names (`task_files`)."""
+    from tasks.catalog import TaskFileError, task_data
+    task_sha256 = {}
+    for task_id, relative in sorted(files.items()):
+        try:
+            task_sha256[task_id] = task_data(CHECKOUT_ROOT / relative)[1]
+        except (OSError, TaskFileError):
+            task_sha256[task_id] = "missing"
+    return WorkerIdentity(code_sha256=code_hashes(), task_sha256=task_sha256,
+                          versions={k: v for k, v in versions(None).items() if k != "chromium"})
+
+
+@dataclass(frozen=True)
 class WorkerHello:
     """What a worker says of itself before it runs anything."""
 
@@ -83,11 +120,15 @@ class WorkerHello:
     host: str
     node: str
     pid: int
-    code_sha256: dict[str, str]
+    identity: WorkerIdentity
 
     @property
     def name(self) -> str:
         return f"worker {self.index} ({self.host}, node {self.node[:12]}, pid {self.pid})"
+
+    @property
+    def node_name(self) -> str:
+        return f"{self.host} (node {self.node})"
 
 
 @dataclass(frozen=True)
@@ -106,16 +147,49 @@ class EpisodeResult:
     files: dict[str, bytes]
 
 
-def worker_refusal(hello: WorkerHello, driver: Mapping[str, str]) -> str | None:
-    """Why a worker may not run the run's episodes (its code hashes differ from the driver's), naming it and the
-    packages that differ; None when its code is the driver's."""
-    differ = sorted(p for p in set(driver) | set(hello.code_sha256) if driver.get(p) != hello.code_sha256.get(p))
-    if not differ:
+def worker_refusal(hello: WorkerHello, driver: WorkerIdentity) -> str | None:
+    """Why a worker may not run the run's episodes: the packages of its code, the task files and the versions that
+    differ from the driver's, each named with both values; None when it would run what the driver would."""
+    def differences(there: Mapping[str, str | None], here: Mapping[str, str | None], width: int | None) -> list[str]:
+        def shown(value: str | None) -> str:
+            return "missing" if value is None else value[:width]
+        return [f"{key} ({shown(there.get(key))} there, {shown(here.get(key))} here)"
+                for key in sorted(set(here) | set(there)) if here.get(key) != there.get(key)]
+    found = [(what, listed) for what, listed in (
+        ("code", differences(hello.identity.code_sha256, driver.code_sha256, 12)),
+        ("task files", differences(hello.identity.task_sha256, driver.task_sha256, 12)),
+        ("versions", differences(hello.identity.versions, driver.versions, None))) if listed]
+    if not found:
         return None
-    shown = ", ".join(f"{p} ({(hello.code_sha256.get(p) or 'missing')[:12]} there, {(driver.get(p) or 'missing')[:12]}"
-                      " here)" for p in differ)
-    return (f"{hello.name} refused: its code differs from the driver's in {shown}; install the driver's code on "
-            "that node (the same commit) and start the run again")
+    shown = "; ".join(f"its {what} differ{'s' if what == 'code' else ''} from the driver's in {', '.join(listed)}"
+                      for what, listed in found)
+    return (f"{hello.name} refused: {shown}; install the driver's code and versions on that node (the same commit, "
+            "the same `scripts/setup.sh`) and start the run again")
+
+
+CONNECT_TIMEOUT_S = 5.0
+"""How long the driver tries to reach a `--ray-address` of the form HOST:PORT before it refuses the run (Ray itself
+retries an address that does not answer for minutes)."""
+
+
+def unreachable_cluster(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
+    """Why a `--ray-address` HOST:PORT cannot be joined (nothing accepts a connection there within `timeout_s`), else
+    None; other forms (`auto`, `ray://...`) are left to Ray."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit() or not host or "/" in host:
+        return None
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return (f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one there with `ray start --head "
+                f"--port {port}`, or drop --ray-address to start a local Ray instance")
+
+
+def default_workers(cluster_cpus: float, planned: int) -> int:
+    """Workers when `--workers` is not given: one per CPUS_PER_WORKER of the cluster's CPUs, at most one per planned
+    episode, at least one."""
+    return max(1, min(int(cluster_cpus // CPUS_PER_WORKER), planned))
 
 
 def _episode_files(bundle: RunDirectory, episode_id: str) -> dict[str, bytes]:
@@ -141,10 +215,11 @@ class EpisodeWorker:
         self._tasks: dict[str, LoadedTask] = {}
         self._scratch: Path | None = None
 
-    def hello(self) -> WorkerHello:
+    def hello(self, files: dict[str, str]) -> WorkerHello:
+        """Who this worker is and what it would run with, for the run's task files `files` (`task_files`)."""
         import ray
         return WorkerHello(index=self.index, host=socket.gethostname(), node=ray.get_runtime_context().get_node_id(),
-                           pid=os.getpid(), code_sha256=code_hashes())
+                           pid=os.getpid(), identity=identity(files))
 
     async def start(self, setup: WorkerSetup) -> str:
         """Set up what episodes need; returns the Chromium it launched, described as the manifest records it."""
@@ -207,18 +282,24 @@ class EpisodeWorker:
 
 
 class RayExecutor:
-    """`workers` Ray actors for one run, entered before the manifest is written (it records them) and left when the
-    run stops. Joins the cluster at `address`, or starts a local Ray instance in this process when none is given
-    and Ray is not running here yet (and shuts it down again). A worker lost mid-episode is replaced (`replaced`
-    counts them) and its episode run again."""
+    """`workers` Ray actors for one run (None: `default_workers` of the cluster's CPUs), entered before the manifest is
+    written (it records them) and left when the run stops. Joins the cluster at `address`, or starts a local Ray
+    instance in this process when none is given and Ray is not running here yet (and shuts it down again). A worker
+    lost mid-episode is replaced (`replaced` counts them) and its episode run again."""
 
-    def __init__(self, setup: WorkerSetup, *, workers: int, address: str | None = None,
+    def __init__(self, setup: WorkerSetup, *, workers: int | None = None, address: str | None = None,
                  progress: Progress | None = None) -> None:
         self.setup = setup
         self.workers = workers
         self.address = address
         self.progress = progress or (lambda _: None)
+        files = task_files(setup.tasks)
+        self._files = files
+        self._driver = dataclasses.replace(identity({}), task_sha256={  # the task files the run was planned with
+            t.id: t.sha256 for t in setup.tasks if t.id in files})
         self.names: list[str] = []
+        self.nodes: list[str] = []
+        """The nodes the workers run on (host and node id), each once, in the order of the workers."""
         self.chromium: str | None = None
         self.replaced = 0
         self._started: list[_Worker] = []  # every actor started, lost ones included (all are killed at the end)
@@ -242,19 +323,31 @@ class RayExecutor:
         if not ray.is_initialized():
             if self.address is None:  # one machine, no setup: workers inherit this process's environment
                 path = os.environ.get("PYTHONPATH")  # the code this process runs, not another install of it
-                ray.init(include_dashboard=False, log_to_driver=False,
+                # "local": a new instance of our own, never a cluster another process left running on this machine
+                # (ray.init() alone joins the latest one started here, or RAY_ADDRESS's, even one since gone).
+                ray.init(address="local", include_dashboard=False, log_to_driver=False,
                          runtime_env={"env_vars": {"PYTHONPATH": path}} if path else None)
             else:
+                if (unreachable := unreachable_cluster(self.address)) is not None:
+                    raise WorkerRefused(unreachable)
                 ray.init(address=self.address, log_to_driver=False)
             self._started_ray = True
+        cpus = float(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
+        if self.workers is None:
+            self.workers = default_workers(cpus, len(self.setup.config.episodes))
+            self.progress(f"ray: {self.workers} workers (the cluster has {cpus:g} CPUs, {CPUS_PER_WORKER:g} per "
+                          f"worker; {len(self.setup.config.episodes)} planned episodes)")
+        elif self.workers * CPUS_PER_WORKER > cpus:  # its actors could never all be placed: the run would wait forever
+            raise WorkerRefused(f"--workers {self.workers} needs {self.workers * CPUS_PER_WORKER:g} CPUs (one per "
+                                f"worker); the Ray cluster has {cpus:g}: give fewer workers or add nodes")
         self._actor_class = ray.remote(num_cpus=CPUS_PER_WORKER, max_restarts=0)(EpisodeWorker)
         actors = [self._actor_class.remote(index) for index in range(self.workers)]
-        self._started = [_Worker(actor, await actor.hello.remote()) for actor in actors]
-        driver = code_hashes()
-        refusals = [r for w in self._started if (r := worker_refusal(w.hello, driver)) is not None]
+        self._started = [_Worker(actor, await actor.hello.remote(self._files)) for actor in actors]
+        refusals = [r for w in self._started if (r := worker_refusal(w.hello, self._driver)) is not None]
         if refusals:
             raise WorkerRefused("; ".join(refusals))
         self.names = [w.hello.name for w in self._started]
+        self.nodes = list(dict.fromkeys(w.hello.node_name for w in self._started))
         chromiums: list[str] = [await w.actor.start.remote(self.setup) for w in self._started]
         if len(set(chromiums)) > 1:
             raise WorkerRefused("the workers run different Chromium builds: " + "; ".join(
@@ -266,13 +359,13 @@ class RayExecutor:
             self.progress(f"ray: {name} ready")
 
     async def _replacement(self) -> _Worker:
-        """A new worker in place of a lost one: the same setup, refused as at the start if its code or Chromium differ
-        from the driver's."""
+        """A new worker in place of a lost one: the same setup, refused as at the start if its code, task files,
+        versions or Chromium differ from the driver's."""
         index = len(self._started)
         actor = self._actor_class.remote(index)
-        worker = _Worker(actor, await actor.hello.remote())
+        worker = _Worker(actor, await actor.hello.remote(self._files))
         self._started.append(worker)
-        refusal = worker_refusal(worker.hello, code_hashes())
+        refusal = worker_refusal(worker.hello, self._driver)
         if refusal is not None:
             raise WorkerRefused(refusal)
         chromium: str = await actor.start.remote(self.setup)

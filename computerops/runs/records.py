@@ -63,6 +63,9 @@ class RunExecution(BaseModel):
     """The Ray cluster joined (`--ray-address`); None for a local Ray instance started in-process, or no Ray."""
     workers: list[str] = Field(default_factory=list)
     """With Ray: each worker as it named itself (actor index, host, node id, pid), in order."""
+    nodes: list[str] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """With Ray: the nodes the workers ran on (host and node id), each once; every worker's code, task files and
+    versions were the driver's (so `versions` holds for each node)."""
 
 
 class RunManifest(Versioned):

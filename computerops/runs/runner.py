@@ -20,7 +20,7 @@ from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
 from adapter.serverinfo import ObservedContext, discover_context, probe_tool_results, probe_tools
 from computerops.core.difference import first_difference_of
-from computerops.core.vocabulary import ExecutorKind
+from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.report import causes_text, infrastructure_causes, summarize
 from computerops.runs.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
@@ -276,9 +276,7 @@ async def execute_run(
     extra_steps: ExtraSteps | None = None,
     attachments: Mapping[str, str] | None = None,
     analyses: Callable[[RunDirectory], Mapping[str, BaseModel]] | None = None,
-    executor: ExecutorKind = "local",
-    ray_address: str | None = None,
-    workers: int = 1,
+    executor: ExecutorChoice = LOCAL,
 ) -> list[EpisodeRecord]:
     """Run every planned episode into a new run directory at `out`; returns the admitted records in plan order.
 
@@ -290,16 +288,13 @@ async def execute_run(
     `extra_steps` gives a scripted endpoint step lists by task id and name (`tasks audit`'s mutants).
     `attachments` (file name -> text) are written into a new run directory beside the manifest; `analyses` gives
     the files sealed beside the summary each time the run stops (an experiment's analysis).
-    `executor` `ray` runs the episodes on `workers` Ray actors, one episode at a time each (a local Ray instance
-    in-process, or the cluster at `ray_address`); the driver admits what they return, and the evidence is the same.
+    `executor` `ray` runs the episodes on Ray actors, one episode at a time each (a local Ray instance in-process, or
+    the cluster at its `ray_address`); the driver admits what they return, and the evidence is the same.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    if executor == "ray" and concurrency != 1:
-        raise ValueError("with the ray executor, --workers sets the episodes in flight (one per worker); "
-                         "drop --concurrency")
-    if workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers}")
+    if (problem := executor.problem(concurrency)) is not None:
+        raise ValueError(problem)
     if resume:  # before any server, browser or model call
         refuse_lost_admissions(RunDirectory.open(out))
     else:
@@ -324,15 +319,15 @@ async def execute_run(
         bounds = planned_bounds(config.bounds, observed)
         for line in endpoint_lines(config.bounds, bounds, observed):
             progress(line)
-        if executor == "ray":
+        if executor.executor == "ray":
             from computerops.runs.ray_executor import RayExecutor, WorkerSetup
             setup = WorkerSetup(config=config, tasks=tasks, extra_steps=extra_steps, base_url=base_url,
                                 api_key=api_key, bounds=bounds, token_scale=initial_token_scale(observed), trace=trace)
-            pool = await stack.enter_async_context(RayExecutor(setup, workers=workers, address=ray_address,
-                                                               progress=progress))
+            pool = await stack.enter_async_context(RayExecutor(setup, workers=executor.workers,
+                                                               address=executor.ray_address, progress=progress))
             chromium = pool.chromium
-            execution = RunExecution(concurrency=workers, trace=trace, executor="ray", ray_address=ray_address,
-                                     workers=pool.names)
+            execution = RunExecution(concurrency=len(pool.names), trace=trace, executor="ray",
+                                     ray_address=executor.ray_address, workers=pool.names, nodes=pool.nodes)
         else:
             origin = await stack.enter_async_context(serve_app(create_app(registry)))
             playwright = await stack.enter_async_context(async_playwright())
@@ -348,10 +343,10 @@ async def execute_run(
             admitted = _resume(bundle, manifest, progress)
         else:
             bundle = new.create(manifest, attachments)
-        if executor == "ray":
+        if executor.executor == "ray":
             async def run_one(task: LoadedTask, planned: PlannedEpisode) -> EpisodeRecord:
                 return await pool.run(bundle, task, planned, wall_zero)
-            slots = workers
+            slots = len(pool.names)
         else:
             client = model_client(base_url, api_key, max_retries=2, timeout=120.0)  # every reply read within a bound
             stack.push_async_callback(client.close)

@@ -8,6 +8,8 @@ anything is written; `launch` executes a plan through `runs.runner.execute_run`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +17,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.core import defaults
-from computerops.core.vocabulary import BrokerMode, ExecutorKind, ToolMode
+from computerops.core.execution import LOCAL, ExecutorChoice
+from computerops.core.vocabulary import BrokerMode, ToolMode
 from computerops.service.errors import ServiceError
 
 if TYPE_CHECKING:
@@ -183,29 +186,34 @@ def plan_resume(run_dir: Path) -> PlannedRun:
 
 
 def launch(planned: PlannedRun, progress: Progress, *, concurrency: int = 1, trace: bool = False,
-           resume: bool = False, executor: ExecutorKind = "local", ray_address: str | None = None,
-           workers: int = 1) -> None:
+           resume: bool = False, executor: ExecutorChoice = LOCAL) -> None:
     """Execute a planned run (or continue it) through the runner; ServiceError when it cannot start or stopped.
 
-    How it executes (`concurrency`, `trace`, `executor` and, with `ray`, `ray_address` and `workers`) is no part of
-    the run's config: the evidence is the same either way; the manifest's `execution` records it."""
+    How it executes (`concurrency`, `trace`, the `executor`) is no part of the run's config: the evidence is the same
+    either way; the manifest's `execution` records it."""
+    from computerops.runs.runner import execute_run
+    with _refusals(executor, concurrency):
+        asyncio.run(execute_run(planned.config, planned.tasks, planned.out, progress, concurrency=concurrency,
+                                trace=trace, resume=resume, executor=executor))
+
+
+@contextlib.contextmanager
+def _refusals(executor: ExecutorChoice, concurrency: int) -> Iterator[None]:
+    """The runner's refusals and failures as ServiceErrors (after the executor settings are checked)."""
+    from computerops.experiment.lock import ExperimentRefused
+    from computerops.experiment.spec import ExperimentFileError
     from computerops.runs.bundle import BundleError
-    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted, execute_run
-    if executor != "ray" and (ray_address is not None or workers != 1):
-        raise ServiceError("--ray-address and --workers go with --executor ray")
-    if executor == "ray" and concurrency != 1:
-        raise ServiceError("with --executor ray, --workers sets the episodes in flight (one per worker); drop "
-                           "--concurrency")
-    if workers < 1:
-        raise ServiceError(f"--workers must be at least 1, got {workers}")
-    refused: tuple[type[Exception], ...] = (EndpointError, BundleError, ResumeRefused)
-    if executor == "ray":
+    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
+    from tasks import TaskFileError
+    if (problem := executor.problem(concurrency)) is not None:
+        raise ServiceError(problem)
+    refused: tuple[type[Exception], ...] = (EndpointError, BundleError, ResumeRefused, ExperimentRefused,
+                                            ExperimentFileError, TaskFileError)
+    if executor.executor == "ray":
         from computerops.runs.ray_executor import WorkerRefused
         refused = (*refused, WorkerRefused)
     try:
-        asyncio.run(execute_run(planned.config, planned.tasks, planned.out, progress, concurrency=concurrency,
-                                trace=trace, resume=resume, executor=executor, ray_address=ray_address,
-                                workers=workers))
+        yield
     except refused as exc:
         raise ServiceError(str(exc), "conflict" if isinstance(exc, BundleError) else "bad_input") from exc
     except (RunAborted, RunHalted) as exc:
@@ -233,18 +241,11 @@ def check_experiment(lock: Path, out: Path, *, resume: bool = False) -> None:
 
 
 def launch_experiment(lock: Path, out: Path, progress: Progress, *, resume: bool = False, concurrency: int = 1,
-                      noise_floor: bool = False) -> None:
-    """Run (or continue) a frozen experiment into `out` through the runner (computerops/experiment/running.py)."""
-    from computerops.experiment.lock import ExperimentRefused
+                      noise_floor: bool = False, executor: ExecutorChoice = LOCAL) -> None:
+    """Run (or continue) a frozen experiment into `out` through the runner (computerops/experiment/running.py), on
+    the `executor` given (the lock fixes what runs, not how)."""
     from computerops.experiment.running import run_experiment
-    from computerops.experiment.spec import ExperimentFileError
-    from computerops.runs.bundle import BundleError
-    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
-    from tasks import TaskFileError, load_catalog
-    try:
+    from tasks import load_catalog
+    with _refusals(executor, concurrency):
         asyncio.run(run_experiment(lock, out, load_catalog(), progress, resume=resume, concurrency=concurrency,
-                                   noise_floor=noise_floor))
-    except (ExperimentRefused, ExperimentFileError, TaskFileError, EndpointError, BundleError, ResumeRefused) as exc:
-        raise ServiceError(str(exc), "conflict" if isinstance(exc, BundleError) else "bad_input") from exc
-    except (RunAborted, RunHalted) as exc:
-        raise ServiceError(str(exc), "failed") from exc
+                                   noise_floor=noise_floor, executor=executor))
