@@ -50,7 +50,7 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchReport, st
     result = runner.invoke(app, ["bench", "--out", str(out), "--tasks", ",".join(BENCH_TASKS), "--episodes", "3",
                                  "--levels", "1,2",
                                  "--reset-samples", "5", "--page-repeats", "1", "--page-limit", "6",
-                                 "--floor-repeats", "2", "--markdown"])
+                                 "--floor-repeats", "2", "--markdown", "--no-ray"])  # Ray: test_bench_scaling.py
     assert result.exit_code == 0, result.output
     return BenchReport.model_validate_json(out.read_text(encoding="utf-8")), result.output
 
@@ -109,7 +109,7 @@ def test_bench_measures_every_fidelity_fixture_page_and_the_visual_settle_wait(
     bench_run: tuple[BenchReport, str],
 ) -> None:
     report, output = bench_run
-    assert report.format == "computerops.bench/3"
+    assert report.format == "computerops.bench/4" and report.executors is None  # --no-ray
     assert [f.page for f in report.fixture_pages] == sorted(p.name for p in FIXTURE_PAGES.glob("fidelity-*.html"))
     assert {"fidelity-scroll-box.html", "fidelity-dates.html", "fidelity-animation.html"} <= {
         f.page for f in report.fixture_pages}

@@ -1,13 +1,15 @@
 """`computerops bench`: the adapter and harness measured, in one run, on catalog pages, the fidelity fixture
 pages and scripted episodes.
 
-Everything is measured here, on this machine, in this process; nothing is assumed. Timings are
+Everything is measured here, on this machine, in this process (the Ray part also in Ray's worker processes); nothing
+is assumed but the scaling model, which says it is one. Timings are
 medians and 95th percentiles of repeated samples; sizes are exact. Episodes use the SCRIPTED
 endpoint, so model time is near zero and what is timed is the benchmark's own overhead.
 
 One module (over 400 lines): the figures model, the measurements and the README table are one format
-(`computerops.bench/3`), changed together; the floor measurement (each step kind against bare Playwright doing the
-same) is in computerops/bench/floor.py.
+(`computerops.bench/4`), changed together; the floor measurement (each step kind against bare Playwright doing the
+same) is in computerops/bench/floor.py, the local executor against Ray and the N-node scaling model in
+computerops/bench/scaling.py.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from adapter.fidelity import check_offered_controls_work
 from adapter.stability import wait_for_visual_stability
 from adapter.transcript import AgentTranscript
 from computerops.bench.floor import AI_SNAPSHOT_TARGET, FLOOR_TARGET, FloorFigures, bench_floor
+from computerops.bench.scaling import RAY_TARGET_RATIO, ExecutorFigures, bench_executors
 from computerops.catalog.crawl import crawl_site_pages, crawl_targets
 from computerops.catalog.observing import accessibility_of, ai_snapshot
 from computerops.core import defaults
@@ -54,10 +57,14 @@ from sites.kit.app import create_app
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 
-BENCH_FORMAT: Literal["computerops.bench/3"] = "computerops.bench/3"
+BENCH_FORMAT: Literal["computerops.bench/4"] = "computerops.bench/4"
 """2: fidelity fixture pages (`fixture_pages`) and the visual-settle wait (`visual_settle_ms`) added.
 3: the floor (`floor`: each step kind against bare Playwright doing the same, computerops/bench/floor.py) and its
-targets; a version-2 file is read with no floor."""
+targets; a version-2 file is read with no floor.
+4: the local executor against the Ray executor and the N-node scaling model (`executors`,
+computerops/bench/scaling.py) and its target; a version-3 (or 2) file is read with none."""
+EXECUTORS_FORMAT: Literal["computerops.bench-executors/1"] = "computerops.bench-executors/1"
+"""`computerops bench --only executors`: that part alone (`ExecutorsReport`)."""
 FIXTURE_PAGES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "pages"
 """The fidelity fixture pages (`fidelity-*.html`) of this checkout: one page per class of page no one here wrote
 (controls low in scrolling boxes, typed inputs, animated panels, ...); an installed package has none."""
@@ -113,6 +120,11 @@ class BenchOptions(BaseModel):
     seed: int = 1
     floor_repeats: int = Field(default=10, ge=1)
     """Paired repetitions per step kind against bare Playwright (computerops/bench/floor.py)."""
+    ray_workers: int | None = Field(default=None, ge=1)
+    """W of the local executor at concurrency W against the Ray executor at W workers (computerops/bench/scaling.py);
+    None: not measured (`--no-ray`, Ray not installed, or a file written before version 4)."""
+    ray_address: str | None = None
+    """The Ray cluster to join; None starts a local Ray in-process."""
 
 
 class PageFigures(BaseModel):
@@ -210,7 +222,7 @@ class BenchReport(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.bench/3", "computerops.bench/2"] = BENCH_FORMAT
+    format: Literal["computerops.bench/4", "computerops.bench/3", "computerops.bench/2"] = BENCH_FORMAT
     created_at: str
     scripted: bool = True
     """Episodes ran against the SCRIPTED endpoint (model time is not what is measured)."""
@@ -244,6 +256,24 @@ class BenchReport(Versioned):
     """Each step kind against bare Playwright doing the same action on the same element and reading the page, and
     observation against page.content() and the ai snapshot (computerops/bench/floor.py); empty in a version-2 file and
     without the fixture pages."""
+    executors: ExecutorFigures | None = None
+    """The local executor at concurrency W against the Ray executor at W workers, and the N-node scaling model
+    (computerops/bench/scaling.py); None when not measured and in files before version 4."""
+
+
+class ExecutorsReport(Versioned):
+    """What `computerops bench --only executors` measured: the executor part alone; written as JSON."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["computerops.bench-executors/1"] = EXECUTORS_FORMAT
+    created_at: str
+    scripted: bool = True
+    options: BenchOptions
+    tasks: list[str]
+    machine: dict[str, str | int | None]
+    executors: ExecutorFigures
+    targets: list[TargetCheck]
 
 
 @contextmanager
@@ -544,7 +574,20 @@ def target_checks(report: BenchReport) -> list[TargetCheck]:
         TargetCheck(figure="fidelity fixture pages", target="every page: full recall, nothing extra, every "
                     "control works", measured=f"{faithful} of {len(report.fixture_pages)} pages",
                     met=bool(report.fixture_pages) and faithful == len(report.fixture_pages)),
+        *([executor_check(report.executors)] if report.executors is not None else []),
     ]
+
+
+def executor_check(figures: ExecutorFigures) -> TargetCheck:
+    """Ray against local at W workers, steady state (start-up is paid once per run; its ratio is shown beside)."""
+    return TargetCheck(
+        figure=f"Ray against local at {figures.workers} workers",
+        target=f"Ray's steady-state episodes/min within {1 - RAY_TARGET_RATIO:.0%} of local's, evidence identical",
+        measured=f"{figures.ratio:.2f} x ({figures.ray.steady_episodes_per_minute:.1f} against "
+                 f"{figures.local.steady_episodes_per_minute:.1f}/min; {figures.ratio_including_startup:.2f} x with "
+                 f"Ray's {figures.ray.startup_s:.1f} s start-up), evidence "
+                 + ("identical" if figures.identical_evidence else f"DIFFERS in {len(figures.differing)} files"),
+        met=figures.target_met and figures.identical_evidence)
 
 
 def _floor_checks(report: BenchReport) -> list[TargetCheck]:
@@ -592,6 +635,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         progress(f"pages: {len(pages)} observed, median chars ratio to the ai snapshot "
                  f"{statistics.median(p.chars_ratio for p in pages):.2f}")
         levels, first_run = await bench_levels(tasks, options, root / "runs", progress)
+        executors = await _executors(tasks, options, root / "executors", progress)
         bundle = RunDirectory(first_run)
         samples = step_times(bundle)
         replays = await bench_replays(bundle, tasks, root / "replay")
@@ -608,9 +652,33 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         page_load_step_ms=distribution(samples.page_loads, "ms") if samples.page_loads else None,
         in_page_step_ms=distribution(samples.in_page, "ms") if samples.in_page else None, replays=replays,
         replay_speedup=distribution([r.speedup for r in replays], "x", digits=1), levels=levels, targets=[],
-        floor=floor,
+        floor=floor, executors=executors,
     )
     return report.model_copy(update={"targets": target_checks(report)})
+
+
+async def _executors(tasks: Sequence[LoadedTask], options: BenchOptions, root: Path,
+                     progress: Progress) -> ExecutorFigures | None:
+    if options.ray_workers is None:
+        return None
+    return await bench_executors(tasks, bench_plan(tasks, options.episodes, options.policy), options.policy,
+                                 options.ray_workers, root, progress, ray_address=options.ray_address)
+
+
+async def run_executors_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
+                              progress: Progress = lambda _: None) -> ExecutorsReport:
+    """Only the executor part of the bench (`bench --only executors`): local against Ray and the scaling model."""
+    if not tasks:
+        raise ValueError("no tasks to bench")
+    if options.ray_workers is None:
+        raise ValueError("the executor part needs Ray workers (Ray is not installed, or --no-ray was given)")
+    with tempfile.TemporaryDirectory(prefix="computerops-bench-") as tmp:
+        figures = await _executors(tasks, options, Path(tmp), progress)
+        assert figures is not None
+        chromium = RunDirectory(Path(tmp) / "ray" / "executors").manifest().versions.get("chromium")
+    return ExecutorsReport(created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), options=options,
+                           tasks=sorted({t.id for t in tasks}), machine=_machine(chromium), executors=figures,
+                           targets=[executor_check(figures)])
 
 
 def bench_markdown(report: BenchReport) -> str:
@@ -649,7 +717,44 @@ def bench_markdown(report: BenchReport) -> str:
         " | | |"
         for level in report.levels
     ]
+    if report.executors is not None:
+        lines += executor_markdown(report.executors)
     return "\n".join(lines)
+
+
+def executors_markdown(report: ExecutorsReport) -> str:
+    """`bench --only executors --markdown`: its target and figures as a table (docs/scale.md's, rendered from the
+    committed docs/bench/executors.json)."""
+    machine = report.machine
+    lines = [
+        f"Measured {report.created_at} on {machine.get('cpus')} CPUs / {machine.get('memory_gib')} GiB, "
+        f"Chromium {machine.get('chromium')}, {report.executors.local.episodes} SCRIPTED episodes per executor.",
+        "",
+        "| figure | measured | target | met |",
+        "|---|---|---|---|",
+        *[f"| {t.figure} | {t.measured} | {t.target} | {'yes' if t.met else 'no'} |" for t in report.targets],
+        *executor_markdown(report.executors),
+    ]
+    return "\n".join(lines)
+
+
+def executor_markdown(figures: ExecutorFigures) -> list[str]:
+    """Table rows of the executor part (the target row is among the targets)."""
+    model = figures.scaling
+    runs = [
+        f"| {run.executor} executor, {run.workers} {'workers' if run.executor == 'ray' else 'at once'} | "
+        f"{run.steady_episodes_per_minute:.1f} episodes/min steady, {run.episodes_per_minute:.1f} with its "
+        f"{run.startup_s:.1f} s start-up ({run.episodes} episodes) | | |"
+        for run in (figures.local, figures.ray)
+    ]
+    predicted = ", ".join(f"{p.nodes}: {p.episodes_per_minute:.0f}" for p in model.points)
+    return [
+        *runs,
+        f"| driver admission per episode | mean {model.admit_s * 1000:.2f} ms, p95 {model.admit_p95_ms:.2f} ms "
+        f"(at most {model.driver_cap_per_minute:.0f} episodes/min) | | |",
+        f"| MODEL, not measured: episodes/min by nodes of {model.workers_per_node} workers | {predicted}; the driver "
+        f"bounds it from {model.driver_bound_from} nodes | | |",
+    ]
 
 
 def _snapshot(figure: FloorFigures) -> str:
@@ -670,7 +775,7 @@ def _met(figure: FloorFigures) -> str:
     return "yes" if figure.ratio <= FLOOR_TARGET else "no"
 
 
-def write_bench(path: Path, report: BenchReport) -> None:
+def write_bench(path: Path, report: BenchReport | ExecutorsReport) -> None:
     """Write the figures atomically: a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

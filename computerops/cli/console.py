@@ -14,7 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from computerops.bench.measure import BenchReport
+    from computerops.bench.measure import BenchReport, TargetCheck
+    from computerops.bench.scaling import ExecutorFigures
     from computerops.catalog.audit import AuditReport
     from computerops.catalog.blind import BlindResults
     from computerops.catalog.checking import ControlResult, TaskCheck
@@ -286,6 +287,44 @@ def print_bench(report: BenchReport) -> None:
         figures.add_row(f"{name} (n={dist.n})", f"median {dist.median} {dist.unit}, p95 {dist.p95} {dist.unit}",
                         "", "")
     console.print(figures)
+    if report.executors is not None:
+        print_executors(report.executors, [])
+
+
+def print_executors(figures: ExecutorFigures, targets: Sequence[TargetCheck]) -> None:
+    """The local executor against Ray at W workers, then the scaling model (marked as a model); `targets` (the
+    executor target, for `bench --only executors`) are printed last."""
+    runs = Table(title=f"SCRIPTED episodes: local executor at concurrency {figures.workers} against Ray at "
+                       f"{figures.workers} workers (same plan)", title_justify="left")
+    for column in ("executor", "episodes", "wall s", "start-up s", "steady s", "episodes/min", "steady episodes/min",
+                   "peak MiB", "verified"):
+        runs.add_column(column, justify="left" if column == "executor" else "right")
+    for run in (figures.local, figures.ray):
+        runs.add_row(run.executor, str(run.episodes), f"{run.wall_s:.1f}", f"{run.startup_s:.1f}",
+                     f"{run.steady_s:.1f}", f"{run.episodes_per_minute:.1f}", f"{run.steady_episodes_per_minute:.1f}",
+                     f"{run.peak_rss_mib:.0f}", str(run.verified_success))
+    console.print(runs)
+    console.print(f"Ray / local: {figures.ratio:.2f} x steady state (compared with the target: start-up is paid once "
+                  f"per run), {figures.ratio_including_startup:.2f} x start-up included; evidence identical: "
+                  + ("yes" if figures.identical_evidence else f"[red]NO[/] ({', '.join(figures.differing[:5])})"))
+    model = figures.scaling
+    console.print(f"MODEL, not a measurement (computerops/bench/scaling.py): {model.formula} episodes/s, with "
+                  f"W = {model.workers_per_node}, t_episode {model.episode_s:.3f} s, t_dispatch {model.dispatch_s:.3f} "
+                  f"s and t_admit {model.admit_s * 1000:.2f} ms measured in this run", markup=False)
+    table = Table(title=f"Modelled episodes/min on N nodes of {model.workers_per_node} workers",
+                  title_justify="left")
+    for column in ("nodes", "workers", "episodes/min", "bound by"):
+        table.add_column(column, justify="right")
+    for point in model.points:
+        table.add_row(str(point.nodes), str(point.workers), f"{point.episodes_per_minute:.1f}", point.bound)
+    console.print(table)
+    console.print(f"The driver admits at most {model.driver_cap_per_minute:.0f} episodes/min (admission mean "
+                  f"{model.admit_s * 1000:.2f} ms, median {model.admit_median_ms:.2f} ms, p95 "
+                  f"{model.admit_p95_ms:.2f} ms, n={model.admit_samples}); in the model it is the bottleneck from "
+                  f"{model.driver_bound_from} nodes of {model.workers_per_node} workers (N = "
+                  f"{model.crossover_nodes:.1f}).")
+    for target in targets:
+        console.print(f"{target.figure}: {target.measured}; target {target.target}: {_mark(target.met)}")
 
 
 def print_subset(subset: ReservedSubset, path: object) -> None:

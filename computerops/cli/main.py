@@ -605,7 +605,8 @@ def bench(
     tasks: Annotated[str, typer.Option(help="`all` (the catalog without its fault scenarios, whose injected "
                                             "faults and waits are not the harness's overhead) or comma-separated "
                                             "task ids.")] = "all",
-    episodes: Annotated[int, typer.Option(help="SCRIPTED episodes at each concurrency level.", min=1)] = 16,
+    episodes: Annotated[int, typer.Option(help="SCRIPTED episodes at each concurrency level and per executor.",
+                                          min=1)] = 16,
     levels: Annotated[Levels, typer.Option(parser=Levels.parse, metavar="N[,N...]",
                                            help="Comma-separated concurrency levels.")] = Levels((1, 2, 4, 8)),
     reset_samples: Annotated[int, typer.Option(help="Fresh tenants created per site to time the reset.", min=1)] = 50,
@@ -614,11 +615,39 @@ def bench(
                                                min=1)] = 10,
     page_limit: Annotated[int, typer.Option(help="Most pages crawled per site.", min=1)] = 40,
     markdown: Annotated[bool, typer.Option(help="Also print the README's figures table.")] = False,
+    ray_workers: Annotated[int, typer.Option(help="W: the local executor at concurrency W against the Ray executor "
+                                                  "at W workers, on the same plan (when Ray is installed).",
+                                             min=1)] = 2,
+    no_ray: Annotated[bool, typer.Option("--no-ray", help="Skip the local-against-Ray part and its scaling "
+                                                          "model.")] = False,
+    ray_address: Annotated[str | None, typer.Option(help="The Ray cluster to join (default: a local Ray started "
+                                                         "in-process).")] = None,
+    only: Annotated[str | None, typer.Option(help="`executors`: only the local-against-Ray part and its scaling "
+                                                  "model (a minute or so, not the whole bench); written as "
+                                                  "computerops.bench-executors/1.", metavar="PART")] = None,
 ) -> None:
-    """Measure reset, observation size and time, control recall, step overhead, replay and throughput."""
-    from computerops.bench.measure import BenchOptions, bench_markdown, run_bench, write_bench
-    from computerops.cli.console import console, print_bench
+    """Measure reset, observation size and time, control recall, step overhead, replay and throughput, and the local
+    executor against the Ray executor with a modelled N-node scaling figure (computerops/bench/scaling.py)."""
+    import importlib.util
+
+    from computerops.bench.measure import (
+        BenchOptions,
+        bench_markdown,
+        executors_markdown,
+        run_bench,
+        run_executors_bench,
+        write_bench,
+    )
+    from computerops.cli.console import console, print_bench, print_executors
     from tasks import TaskFileError, load_catalog, select_tasks
+    if only not in (None, "executors"):
+        raise _fail(f"--only takes `executors`, got {only!r}")
+    has_ray = importlib.util.find_spec("ray") is not None
+    if only == "executors" and (no_ray or not has_ray):
+        raise _fail("--only executors needs Ray (pip install 'computerops[ray]') and no --no-ray")
+    if not no_ray and not has_ray:
+        _progress("executors: Ray is not installed, so local against Ray is not measured "
+                  "(pip install 'computerops[ray]')")
     try:
         catalog = load_catalog()
         if tasks.strip() == "all":
@@ -626,9 +655,18 @@ def bench(
         selected = select_tasks(catalog, tasks)
         options = BenchOptions(episodes=episodes, levels=list(levels.values), reset_samples=reset_samples,
                                page_repeats=page_repeats, page_limit=page_limit,
-                               floor_repeats=floor_repeats)
+                               floor_repeats=floor_repeats, ray_workers=None if no_ray or not has_ray else ray_workers,
+                               ray_address=ray_address)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
+    if only == "executors":
+        part = asyncio.run(run_executors_bench(selected, options, _progress))
+        write_bench(out, part)
+        print_executors(part.executors, part.targets)
+        console.print(f"Figures written to {out}")
+        if markdown:
+            typer.echo(executors_markdown(part))
+        return
     figures = asyncio.run(run_bench(selected, options, _progress))
     write_bench(out, figures)
     print_bench(figures)
