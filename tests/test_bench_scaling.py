@@ -123,12 +123,8 @@ def test_bench_refuses_an_unknown_part_and_the_executor_part_without_ray(argumen
 def executors_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[ExecutorsReport, str]:
     pytest.importorskip("ray")
     out = tmp_path_factory.mktemp("bench-executors") / "executors.json"
-    with pytest.MonkeyPatch.context() as patch:
-        # A Ray of its own: without an address, ray.init() joins a Ray another process runs on this machine (and loses
-        # its workers when that one stops; docs/scale.md, "Not yet"). RAY_ADDRESS=local makes it start its own.
-        patch.setenv("RAY_ADDRESS", "local")
-        result = runner.invoke(app, ["bench", "--only", "executors", "--tasks", TASKS, "--episodes", str(EPISODES),
-                                     "--ray-workers", str(WORKERS), "--out", str(out), "--markdown"])
+    result = runner.invoke(app, ["bench", "--only", "executors", "--tasks", TASKS, "--episodes", str(EPISODES),
+                                 "--ray-workers", str(WORKERS), "--out", str(out), "--markdown"])
     assert result.exit_code == 0, result.output
     return ExecutorsReport.model_validate_json(out.read_text(encoding="utf-8")), result.output
 

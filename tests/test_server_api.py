@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 
 from computerops.catalog.subsets import ReservedSubset
 from computerops.cli.main import app as cli
+from computerops.core.execution import ExecutorChoice
 from computerops.server import worker
 from computerops.server.app import create_server_app
 from computerops.server.jobs import Jobs, JobSpec, JobState
@@ -56,8 +57,8 @@ def runs(tmp_path: Path) -> Path:
     return folder
 
 
-def _client(runs: Path, token: str | None = None) -> tuple[TestClient, ServerState]:
-    settings = ServerSettings(runs=runs, token=token)
+def _client(runs: Path, token: str | None = None, ray_address: str | None = None) -> tuple[TestClient, ServerState]:
+    settings = ServerSettings(runs=runs, token=token, ray_address=ray_address)
     state = ServerState.start(settings)
     state.jobs = RecordingJobs(settings.jobs)
     return TestClient(create_server_app(settings, state)), state
@@ -163,6 +164,12 @@ NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket"}
     ({"run_id": ".server", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": RUN, "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle"}, 409, "already exists"),
     ({"run_id": "new", "endpoint": "scripted:oracle", "surprise": 1}, 422, "surprise"),
+    ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "concurrency": 2}, 422, "drop --concurrency"),
+    ({**NEW, "endpoint": "scripted:oracle", "workers": 2}, 422, "go with --executor ray"),
+    ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "workers": 0}, 422, "workers"),
+    ({**NEW, "endpoint": "scripted:oracle", "executor": "dask"}, 422, "executor"),
+    ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "ray_address": "evil.example:6379"}, 422,
+     "ray_address"),
 ])
 def test_a_bad_launch_is_refused_with_its_reason_and_starts_nothing(
         client: tuple[TestClient, ServerState], runs: Path, body: dict[str, Any], status: int, said: str) -> None:
@@ -199,6 +206,36 @@ def test_a_good_launch_hands_its_plan_to_a_worker(client: tuple[TestClient, Serv
     assert spec.kind == "run" and spec.run_id == "new" and spec.concurrency == 2 and spec.request is not None
     assert spec.request.tasks == str(state.settings.subsets / "s3.json")
     assert not (runs / "new").exists()  # the worker writes it
+
+
+def test_ray_launches_reach_the_worker_with_the_servers_cluster_never_the_requests(runs: Path) -> None:
+    """The executor and workers of a launch, an experiment launch and a resume reach the worker's spec; the Ray
+    address is the server's own setting (a run's workers receive its endpoint's key)."""
+    client, state = _client(runs, ray_address="10.0.0.7:6379")
+    with client as c:
+        launched = c.post("/api/runs", json={"run_id": "on-ray", "tasks": "helpdesk.solve-ticket",
+                                             "endpoint": "scripted:oracle", "executor": "ray", "workers": 3})
+        assert launched.status_code == 202, launched.text
+        form = c.post("/runs", data={"run_id": "formed-ray", "tasks": "helpdesk.solve-ticket",
+                                     "endpoint": "scripted:oracle", "executor": "ray", "workers": ""},
+                      follow_redirects=False)
+        assert form.status_code == 303, form.text
+        local = c.post("/api/runs", json={"run_id": "local", "tasks": "helpdesk.solve-ticket",
+                                          "endpoint": "scripted:oracle", "concurrency": 2})
+        assert local.status_code == 202
+        refused = c.post("/runs", data={"run_id": "bad", "tasks": "helpdesk.solve-ticket", "endpoint":
+                                        "scripted:oracle", "executor": "ray", "concurrency": "2"})
+        assert refused.status_code == 422 and "drop --concurrency" in refused.text
+        page = c.get("/")
+        assert 'name="executor"' in page.text and "10.0.0.7:6379" in page.text
+    assert isinstance(state.jobs, RecordingJobs)
+    specs = {spec.run_id: spec for spec in state.jobs.started}
+    assert sorted(specs) == ["formed-ray", "local", "on-ray"]
+    assert specs["on-ray"].executor == ExecutorChoice(executor="ray", workers=3, ray_address="10.0.0.7:6379")
+    assert specs["formed-ray"].executor == ExecutorChoice(executor="ray", ray_address="10.0.0.7:6379")
+    assert specs["local"].executor == ExecutorChoice() and specs["local"].concurrency == 2
+    spec = specs["on-ray"]
+    assert JobSpec.model_validate_json(spec.model_dump_json()) == spec  # what the worker reads back
 
 
 def test_the_launch_form_carries_every_setting_to_the_worker(client: tuple[TestClient, ServerState]) -> None:

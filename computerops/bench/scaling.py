@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
 from computerops.runs.config import PlannedEpisode
 from computerops.runs.records import EpisodeRecord
@@ -274,9 +275,9 @@ async def bench_executors(tasks: Sequence[LoadedTask], plan: Sequence[PlannedEpi
         with peak_memory() as peak:
             called = time.time()
             on_ray = executor == "ray"
+            choice = ExecutorChoice(executor="ray", workers=workers, ray_address=ray_address) if on_ray else LOCAL
             records = await execute_run(config, list(tasks), out, lambda line: progress(f"  {line}"),
-                                        concurrency=1 if on_ray else workers, executor=executor,
-                                        workers=workers if on_ray else 1, ray_address=ray_address)
+                                        concurrency=1 if on_ray else workers, executor=choice)
             returned = time.time()
         bundle = RunDirectory(out)
         figures = executor_run(executor, workers, bundle, records, called, returned, peak())

@@ -504,6 +504,9 @@ def server(
                                               help="Required of every request: Authorization: Bearer TOKEN for the "
                                                    "API, a login for pages (or set COMPUTEROPS_SERVER_TOKEN).")]
     = None,
+    ray_address: Annotated[str | None, typer.Option(help="The Ray cluster that runs launched with the ray executor "
+                                                         "join (default: each starts a local Ray in its worker).")]
+    = None,
 ) -> None:
     """Serve the operator server: launch and watch runs, read reports and episodes step by step, compare runs
     (docs/server.md)."""
@@ -516,7 +519,8 @@ def server(
     if not is_loopback(host) and not token:
         raise _fail(f"--host {host} serves beyond this machine: give --token (or COMPUTEROPS_SERVER_TOKEN)")
     from computerops.server.state import ServerState
-    settings = ServerSettings(runs=runs, host=host, port=port, database=database, token=token or None)
+    settings = ServerSettings(runs=runs, host=host, port=port, database=database, token=token or None,
+                              ray_address=ray_address)
     try:
         state = ServerState.start(settings)  # the index opened and rebuilt before the port is taken
     except (OSError, ValueError, ImportError, SQLAlchemyError) as exc:

@@ -19,7 +19,7 @@ from computerops.runs.bundle import MANIFEST, being_written
 from computerops.runs.config import EndpointConfig
 from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
-from computerops.server.launching import LaunchExperiment, LaunchRun, run_request
+from computerops.server.launching import Execution, LaunchExperiment, LaunchRun, run_request
 from computerops.server.names import checked_name, inside
 from computerops.server.progress import RunProgress, run_progress
 from computerops.server.state import ServerState
@@ -65,10 +65,8 @@ class ReserveSubset(BaseModel):
     seed: int = Field(ge=0, le=2**63 - 1)
 
 
-class Resume(BaseModel):
+class Resume(Execution):
     model_config = ConfigDict(extra="forbid")
-
-    concurrency: int = Field(default=1, ge=1, le=8)
 
 
 @router.get("/catalog")
@@ -142,12 +140,14 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
     if state.jobs.running(body.run_id):
         raise ServiceError(f"run {body.run_id} is already running", "conflict")
     service_request = run_request(body, state.settings)
+    executor = body.executor_choice(state.settings)
     planned = plan_run(service_request, out)
     if planned.config.endpoint.kind == "openai" and planned.config.endpoint.base_url is not None:
         variable = planned.config.endpoint.api_key_env
         state.probe(planned.config.endpoint.base_url, os.environ.get(variable) if variable else None)
     job = state.jobs.start(JobSpec(kind="run", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
-                                   request=service_request, concurrency=body.concurrency, trace=body.trace))
+                                   request=service_request, concurrency=body.concurrency, trace=body.trace,
+                                   executor=executor))
     return RunDetail(run=_placeholder(body.run_id, len(planned.config.episodes), planned.config.endpoint), job=job)
 
 
@@ -159,9 +159,10 @@ def launch_experiment(body: LaunchExperiment, request: Request) -> RunDetail:
     lock = inside(state.settings.locks, f"{checked_name(body.lock, 'lock')}.json", "lock")
     if state.jobs.running(body.run_id):
         raise ServiceError(f"run {body.run_id} is already running", "conflict")
+    executor = body.executor_choice(state.settings)
     check_experiment(lock, out)
     job = state.jobs.start(JobSpec(kind="experiment", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
-                                   lock=str(lock.resolve()), concurrency=body.concurrency))
+                                   lock=str(lock.resolve()), concurrency=body.concurrency, executor=executor))
     return RunDetail(run=_placeholder(body.run_id, 0, None), job=job)
 
 
@@ -198,9 +199,10 @@ def resume(run_id: str, body: Resume, request: Request) -> RunDetail:
         raise ServiceError(f"run {run_id} is being written now", "conflict")
     if bundle.completeness().complete:
         raise ServiceError(f"run {run_id} is complete: nothing to resume", "conflict")
+    executor = body.executor_choice(state.settings)
     plan_resume(bundle.root)
     job = state.jobs.start(JobSpec(kind="resume", run_id=run_id, runs=str(state.settings.runs.resolve()),
-                                   concurrency=body.concurrency))
+                                   concurrency=body.concurrency, executor=executor))
     return RunDetail(run=state.indexed(run_id), job=job)
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.core import formats
+from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.core.formats import Versioned
 from computerops.service.errors import ServiceError
 from computerops.service.launch import RunRequest
@@ -43,6 +44,8 @@ class JobSpec(Versioned):
     """The experiment lock's path (kind experiment)."""
     concurrency: int = Field(default=1, ge=1, le=16)
     trace: bool = False
+    executor: ExecutorChoice = LOCAL
+    """How the worker carries the run out (kinds run, resume, experiment)."""
 
 
 class JobState(BaseModel):

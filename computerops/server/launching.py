@@ -8,6 +8,8 @@ import re
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from computerops.core.execution import ExecutorChoice
+from computerops.core.vocabulary import ExecutorKind
 from computerops.server.names import inside
 from computerops.server.settings import ServerSettings
 from computerops.service.errors import ServiceError
@@ -19,7 +21,27 @@ KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{0,63}(API_KEY|_TOKEN)")
 other secret of the server's environment to an endpoint it chooses."""
 
 
-class LaunchRun(RunRequest):
+class Execution(BaseModel):
+    """How a launched run is carried out: the local executor (`concurrency` episodes at once over one browser) or the
+    Ray executor (`workers` Ray actors; none given: one per CPU of the cluster). The Ray cluster is the server's
+    (`ServerSettings.ray_address`), never the request's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(default=1, ge=1, le=8)
+    executor: ExecutorKind = "local"
+    workers: int | None = Field(default=None, ge=1, le=64)
+
+    def executor_choice(self, settings: ServerSettings) -> ExecutorChoice:
+        """The service's executor settings; ServiceError (nothing started) when they do not go together."""
+        choice = ExecutorChoice(executor=self.executor, workers=self.workers,
+                                ray_address=settings.ray_address if self.executor == "ray" else None)
+        if (problem := choice.problem(self.concurrency)) is not None:
+            raise ServiceError(problem)  # the CLI's option names are this form's field names
+        return choice
+
+
+class LaunchRun(RunRequest, Execution):
     """A run to launch: `run_id` names its directory in the runs folder; `subset` (a reserved subset of this
     server, by name) or `tasks` (`all` or comma-separated ids) selects its tasks."""
 
@@ -27,7 +49,6 @@ class LaunchRun(RunRequest):
 
     run_id: str
     subset: str | None = None
-    concurrency: int = Field(default=1, ge=1, le=8)
     trace: bool = False
 
     @field_validator("tasks")
@@ -46,19 +67,18 @@ class LaunchRun(RunRequest):
         return value
 
 
-class LaunchExperiment(BaseModel):
+class LaunchExperiment(Execution):
     """A frozen experiment to run: its lock (a lock file of this server, by name) and the run's name."""
 
     model_config = ConfigDict(extra="forbid")
 
     run_id: str
     lock: str
-    concurrency: int = Field(default=1, ge=1, le=8)
 
 
 def run_request(launch: LaunchRun, settings: ServerSettings) -> RunRequest:
     """The service's request for a launch: the subset resolved to its file in the server's subsets folder."""
-    fields = launch.model_dump(exclude={"run_id", "subset", "concurrency", "trace"})
+    fields = launch.model_dump(exclude={"run_id", "subset", "trace", *Execution.model_fields})
     if launch.subset is None and "tasks" not in launch.model_fields_set:
         raise ServiceError("give a reserved subset or tasks (`all` for the whole catalog)")
     if launch.subset is not None:

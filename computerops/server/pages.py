@@ -27,7 +27,7 @@ router = APIRouter(include_in_schema=False)
 LAUNCH_FIELDS = ("run_id", "subset", "tasks", "endpoint", "base_url", "model", "api_key_env", "repeat",
                  "action_budget", "max_response_tokens", "context_tokens", "temperature", "seed", "tool_mode",
                  "fault_rate", "fault_classes", "fault_seed", "matched_controls", "broker", "persistence", "recovery",
-                 "serving", "fallback_policy", "continuation", "concurrency", "trace")
+                 "serving", "fallback_policy", "continuation", "concurrency", "executor", "workers", "trace")
 """The launch form's fields, each a `LaunchRun` field of the same name; an empty field takes the default (a
 checkbox sends `on` when ticked and nothing when not)."""
 
@@ -68,7 +68,7 @@ def _runs_page(request: Request, form: dict[str, str], errors: list[str], status
     runs = state.index.runs()
     return render("runs.html", status_code, runs=runs, jobs={r.run_id: state.jobs.state(r.run_id) for r in runs},
                   subsets=api.subsets(request), locks=api.locks(request), form=form, errors=errors,
-                  token=state.settings.token is not None)
+                  token=state.settings.token is not None, ray_address=state.settings.ray_address)
 
 
 @router.post("/runs", response_class=HTMLResponse)
@@ -105,7 +105,8 @@ async def reserve_form(request: Request, name: str = Form(""), count: str = Form
 async def experiment_form(request: Request) -> Response:
     """Run a frozen experiment's lock from the runs page."""
     submitted = await request.form()
-    fields = {name: str(submitted.get(name, "")).strip() for name in ("run_id", "lock", "concurrency")}
+    fields = {name: str(submitted.get(name, "")).strip() for name in ("run_id", "lock", "concurrency", "executor",
+                                                                       "workers")}
     try:
         body = LaunchExperiment.model_validate({name: value for name, value in fields.items() if value})
         api.launch_experiment(body, request)

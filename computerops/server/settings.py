@@ -24,6 +24,10 @@ class ServerSettings(BaseModel):
     """A SQLAlchemy URL (sqlite:///..., postgresql+psycopg://...); None: SQLite in the state folder."""
     token: str | None = None
     """Required of every request when set: `Authorization: Bearer TOKEN` for the API, a login cookie for pages."""
+    ray_address: str | None = None
+    """The Ray cluster launches with the `ray` executor join (`computerops server --ray-address`); None: each such
+    run starts a local Ray instance in its worker process. Never a request's to choose: a run's workers receive its
+    endpoint's API key."""
 
     @property
     def state(self) -> Path:

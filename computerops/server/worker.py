@@ -27,12 +27,14 @@ def main(argv: list[str]) -> int:
     try:
         if spec.kind == "experiment":
             assert spec.lock is not None
-            launch_experiment(Path(spec.lock), out, _progress, concurrency=spec.concurrency)
+            launch_experiment(Path(spec.lock), out, _progress, concurrency=spec.concurrency, executor=spec.executor)
         elif spec.kind == "resume":
-            launch(plan_resume(out), _progress, concurrency=spec.concurrency, trace=spec.trace, resume=True)
+            launch(plan_resume(out), _progress, concurrency=spec.concurrency, trace=spec.trace, resume=True,
+                   executor=spec.executor)
         else:
             assert spec.request is not None
-            launch(plan_run(spec.request, out), _progress, concurrency=spec.concurrency, trace=spec.trace)
+            launch(plan_run(spec.request, out), _progress, concurrency=spec.concurrency, trace=spec.trace,
+                   executor=spec.executor)
     except ServiceError as exc:
         print(f"error: {exc.message}", file=sys.stderr, flush=True)
         return exc.exit_code
