@@ -51,6 +51,9 @@ CPUS_PER_WORKER = 1.0
 """What each worker declares to Ray's scheduler: one browser and one episode at a time."""
 MAX_WORKER_LOSSES = 2
 """How often one episode may lose its worker and run again on a replacement before it fails (and the run stops)."""
+REPLACEMENT_START_S = 300.0
+"""How long a replacement worker may wait for a CPU of the cluster before the episode fails (and the run stops):
+with no free CPU, Ray would keep it pending for ever (tests/test_ray_node_loss.py)."""
 TEST_EPISODE_DELAY = "COMPUTEROPS_TEST_RAY_EPISODE_DELAY_S"
 """For tests only: seconds a worker waits before each episode (so a test can kill it mid-episode); it changes no
 evidence, only measured times."""
@@ -265,12 +268,41 @@ class RayExecutor:
         for name in self.names:
             self.progress(f"ray: {name} ready")
 
+    @staticmethod
+    def _withdraw(actor: Any) -> None:
+        """Kill an actor lost or not started (one only cut off from the driver would run on, holding its CPU)."""
+        import ray
+        with contextlib.suppress(Exception):
+            if ray.is_initialized():  # ray.kill would start a Ray instance where none runs
+                ray.kill(actor)
+
     async def _replacement(self) -> _Worker:
         """A new worker in place of a lost one: the same setup, refused as at the start if its code or Chromium differ
-        from the driver's."""
-        index = len(self._started)
-        actor = self._actor_class.remote(index)
-        worker = _Worker(actor, await actor.hello.remote())
+        from the driver's. One lost before it starts (Ray may place it on the lost node, whose CPUs can count as free
+        until the cluster's health check marks it dead) is started again; with no free CPU Ray would keep it pending
+        for ever: after REPLACEMENT_START_S the episode fails (and the run stops)."""
+        from ray.exceptions import RayActorError
+        deadline = time.monotonic() + REPLACEMENT_START_S
+        for attempt in range(1, MAX_WORKER_LOSSES + 2):
+            index = len(self._started)
+            actor = self._actor_class.remote(index)
+            try:
+                hello: WorkerHello = await asyncio.wait_for(actor.hello.remote(), deadline - time.monotonic())
+                break
+            except TimeoutError:
+                self._withdraw(actor)  # so it does not start later, unwatched
+                raise RuntimeError(f"worker {index}, in place of a lost one, did not start within "
+                                   f"{REPLACEMENT_START_S:g} s: no node of the cluster has a free CPU for it "
+                                   f"({CPUS_PER_WORKER:g} each); add a node or run fewer workers, then "
+                                   "`computerops run --resume`") from None
+            except RayActorError as exc:
+                self._withdraw(actor)
+                if attempt > MAX_WORKER_LOSSES:
+                    raise RuntimeError(f"worker {index}, in place of a lost one, was lost before it started "
+                                       f"{attempt} times ({type(exc).__name__})") from exc
+                self.progress(f"ray: worker {index}, in place of a lost one, lost before it started "
+                              f"({type(exc).__name__}): starting another")
+        worker = _Worker(actor, hello)
         self._started.append(worker)
         refusal = worker_refusal(worker.hello, code_hashes())
         if refusal is not None:
@@ -296,11 +328,18 @@ class RayExecutor:
             except (RayActorError, WorkerCrashedError) as exc:  # the worker is gone, and nothing came back from it
                 losses += 1
                 lost = worker.hello
+                # A lost node's worker is reported ActorUnavailableError ("may be available later"): ended here, so
+                # one only cut off from the driver runs the episode no further, nor holds a CPU its replacement needs.
+                self._withdraw(worker.actor)
                 if losses > MAX_WORKER_LOSSES:
                     raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}): episode {planned.episode_id} lost "
                                        f"its worker {losses} times, and runs no more") from exc
                 bundle.set_apart(planned.episode_id)
-                self._idle.put_nowait(await self._replacement())
+                try:
+                    self._idle.put_nowait(await self._replacement())
+                except Exception as error:  # named with the loss it followed, which the progress has not said yet
+                    raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}) on episode {planned.episode_id}, "
+                                       f"and no worker replaced it: {error}") from error
                 worker = await self._idle.get()
                 self.progress(f"ray: worker {lost.index} lost ({type(exc).__name__}, pid {lost.pid}): episode "
                               f"{planned.episode_id} run again on worker {worker.hello.index} "
