@@ -53,6 +53,12 @@ CPUS_PER_WORKER = 1.0
 """What each worker declares to Ray's scheduler: one browser and one episode at a time."""
 MAX_WORKER_LOSSES = 2
 """How often one episode may lose its worker and run again on a replacement before it fails (and the run stops)."""
+REPLACEMENT_START_S = 300.0
+"""How long a worker may wait for a CPU of the cluster: at the run's start (then the run is refused) and in place of
+a lost one (then the episode fails and the run stops); with no free CPU, Ray would keep it pending for ever
+(tests/test_ray_node_loss.py)."""
+STOP_S = 30.0
+"""How long the driver waits for a worker to close its browser and servers at the run's end before it kills it."""
 TEST_EPISODE_DELAY = "COMPUTEROPS_TEST_RAY_EPISODE_DELAY_S"
 """For tests only: seconds a worker waits before each episode (so a test can kill it mid-episode); it changes no
 evidence, only measured times."""
@@ -302,7 +308,8 @@ class RayExecutor:
         """The nodes the workers run on (host and node id), each once, in the order of the workers."""
         self.chromium: str | None = None
         self.replaced = 0
-        self._started: list[_Worker] = []  # every actor started, lost ones included (all are killed at the end)
+        self._started: list[_Worker] = []  # every worker that said hello, lost ones included
+        self._actors: list[Any] = []  # every actor asked for, started or not (all are killed at the end)
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._started_ray = False
         self._actor_class: Any = None
@@ -342,7 +349,15 @@ class RayExecutor:
                                 f"worker); the Ray cluster has {cpus:g}: give fewer workers or add nodes")
         self._actor_class = ray.remote(num_cpus=CPUS_PER_WORKER, max_restarts=0)(EpisodeWorker)
         actors = [self._actor_class.remote(index) for index in range(self.workers)]
-        self._started = [_Worker(actor, await actor.hello.remote(self._files)) for actor in actors]
+        self._actors.extend(actors)
+        try:
+            hellos = await asyncio.wait_for(asyncio.gather(*(a.hello.remote(self._files) for a in actors)),
+                                            REPLACEMENT_START_S)
+        except TimeoutError:
+            raise WorkerRefused(f"the {self.workers} workers did not all start within {REPLACEMENT_START_S:g} s: the "
+                                f"cluster's {cpus:g} CPUs are taken by other work; give fewer workers or add nodes"
+                                ) from None
+        self._started = [_Worker(actor, hello) for actor, hello in zip(actors, hellos, strict=True)]
         refusals = [r for w in self._started if (r := worker_refusal(w.hello, self._driver)) is not None]
         if refusals:
             raise WorkerRefused("; ".join(refusals))
@@ -358,12 +373,43 @@ class RayExecutor:
         for name in self.names:
             self.progress(f"ray: {name} ready")
 
+    @staticmethod
+    def _withdraw(actor: Any) -> None:
+        """Kill an actor lost or not started (one only cut off from the driver would run on, holding its CPU)."""
+        import ray
+        with contextlib.suppress(Exception):
+            if ray.is_initialized():  # ray.kill would start a Ray instance where none runs
+                ray.kill(actor)
+
     async def _replacement(self) -> _Worker:
         """A new worker in place of a lost one: the same setup, refused as at the start if its code, task files,
-        versions or Chromium differ from the driver's."""
-        index = len(self._started)
-        actor = self._actor_class.remote(index)
-        worker = _Worker(actor, await actor.hello.remote(self._files))
+        versions or Chromium differ from the driver's. One lost before it starts (Ray may place it on the lost node,
+        whose CPUs can count as free until the cluster's health check marks it dead) is started again; with no free
+        CPU Ray would keep it pending for ever: after REPLACEMENT_START_S the episode fails (and the run stops)."""
+        from ray.exceptions import RayActorError
+        deadline = time.monotonic() + REPLACEMENT_START_S
+        for attempt in range(1, MAX_WORKER_LOSSES + 2):
+            index = len(self._actors)
+            actor = self._actor_class.remote(index)
+            self._actors.append(actor)
+            try:
+                hello: WorkerHello = await asyncio.wait_for(actor.hello.remote(self._files),
+                                                            deadline - time.monotonic())
+                break
+            except TimeoutError:
+                self._withdraw(actor)  # so it does not start later, unwatched
+                raise RuntimeError(f"worker {index}, in place of a lost one, did not start within "
+                                   f"{REPLACEMENT_START_S:g} s: no node of the cluster has a free CPU for it "
+                                   f"({CPUS_PER_WORKER:g} each); add a node or run fewer workers, then "
+                                   "`computerops run --resume`") from None
+            except RayActorError as exc:
+                self._withdraw(actor)
+                if attempt > MAX_WORKER_LOSSES:
+                    raise RuntimeError(f"worker {index}, in place of a lost one, was lost before it started "
+                                       f"{attempt} times ({type(exc).__name__})") from exc
+                self.progress(f"ray: worker {index}, in place of a lost one, lost before it started "
+                              f"({type(exc).__name__}): starting another")
+        worker = _Worker(actor, hello)
         self._started.append(worker)
         refusal = worker_refusal(worker.hello, self._driver)
         if refusal is not None:
@@ -389,11 +435,18 @@ class RayExecutor:
             except (RayActorError, WorkerCrashedError) as exc:  # the worker is gone, and nothing came back from it
                 losses += 1
                 lost = worker.hello
+                # A lost node's worker is reported ActorUnavailableError ("may be available later"): ended here, so
+                # one only cut off from the driver runs the episode no further, nor holds a CPU its replacement needs.
+                self._withdraw(worker.actor)
                 if losses > MAX_WORKER_LOSSES:
                     raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}): episode {planned.episode_id} lost "
                                        f"its worker {losses} times, and runs no more") from exc
                 bundle.set_apart(planned.episode_id)
-                self._idle.put_nowait(await self._replacement())
+                try:
+                    self._idle.put_nowait(await self._replacement())
+                except Exception as error:  # named with the loss it followed, which the progress has not said yet
+                    raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}) on episode {planned.episode_id}, "
+                                       f"and no worker replaced it: {error}") from error
                 worker = await self._idle.get()
                 self.progress(f"ray: worker {lost.index} lost ({type(exc).__name__}, pid {lost.pid}): episode "
                               f"{planned.episode_id} run again on worker {worker.hello.index} "
@@ -420,10 +473,11 @@ class RayExecutor:
         import ray
         for w in self._started:
             with contextlib.suppress(Exception):  # a worker already gone has nothing left to close
-                await w.actor.stop.remote()
+                await asyncio.wait_for(w.actor.stop.remote(), STOP_S)
+        for actor in self._actors:
             with contextlib.suppress(Exception):
-                ray.kill(w.actor)
-        self._started = []
+                ray.kill(actor)
+        self._started, self._actors = [], []
         if self._started_ray:
             ray.shutdown()
             self._started_ray = False
