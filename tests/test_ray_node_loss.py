@@ -307,7 +307,8 @@ def test_a_lost_node_whose_replacement_finds_no_cpu_stops_the_run_in_bounded_tim
     assert len(seen.errors) == 1 and isinstance(seen.errors[0], ServiceError), (seen.errors, seen.lines)
     worker_0 = next(line for line in seen.lines if line.startswith("ray: worker 0 (")).removeprefix("ray: ")
     assert re.search(rf"{re.escape(worker_0.removesuffix(' ready'))} lost \(\w+\) on episode {seen.first[0]}, and no "
-                     rf"worker replaced it: worker {WORKERS}, in place of a lost one, did not start within "
+                     # worker 2, or a later one where the first was placed on the node not yet marked dead
+                     r"worker replaced it: worker \d+, in place of a lost one, did not start within "
                      rf"{NO_CPU_WAIT_S:.0f} s: no node of the cluster has a free CPU", str(seen.errors[0])), seen.errors
     assert len(seen.removed) == 1 and seen.replacements == []
     stopped = RunDirectory.open(out)

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 from computerops.catalog.subsets import ReservedSubset
 from computerops.cli.main import app as cli
 from computerops.core.execution import ExecutorChoice
+from computerops.runs.bundle import RunDirectory
 from computerops.server import worker
 from computerops.server.app import create_server_app
 from computerops.server.jobs import Jobs, JobSpec, JobState
@@ -236,6 +237,33 @@ def test_ray_launches_reach_the_worker_with_the_servers_cluster_never_the_reques
     assert specs["local"].executor == ExecutorChoice() and specs["local"].concurrency == 2
     spec = specs["on-ray"]
     assert JobSpec.model_validate_json(spec.model_dump_json()) == spec  # what the worker reads back
+
+
+@pytest.mark.browser
+def test_a_ray_launch_runs_on_ray_through_the_servers_worker(runs: Path) -> None:
+    """What the worker process does with a Ray launch's spec, in process: the run on a local Ray (2 workers), sealed,
+    its manifest saying so, listed by the server with its outcomes."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        pytest.skip("Ray already runs in this process")
+    client, state = _client(runs)
+    with client as c:
+        launched = c.post("/api/runs", json={"run_id": "on-ray", "tasks": "helpdesk.solve-ticket",
+                                             "endpoint": "scripted:oracle,false-finish", "executor": "ray",
+                                             "workers": 2})
+        assert launched.status_code == 202, launched.text
+        assert isinstance(state.jobs, RecordingJobs)
+        [spec] = state.jobs.started
+        job = state.settings.jobs / "on-ray.json"
+        job.write_text(spec.model_dump_json())
+        assert worker.main(["worker", str(job)]) == 0
+        shown = c.get("/api/runs/on-ray").json()["run"]
+        assert (shown["status"], shown["planned"], shown["admitted"], shown["verified"],
+                shown["false_completions"]) == ("complete", 2, 2, 1, 1), shown
+    execution = RunDirectory.open(runs / "on-ray").manifest().execution
+    assert execution.executor == "ray" and len(execution.workers) == 2 and len(execution.nodes) == 1
+    assert not ray.is_initialized()
+    state.close()
 
 
 def test_the_launch_form_carries_every_setting_to_the_worker(client: tuple[TestClient, ServerState]) -> None:
