@@ -155,6 +155,43 @@ def test_sigkill_at_several_points_then_resume_admits_the_same_episodes_as_an_un
         altered.write_bytes(original)
 
 
+def test_ctrl_c_mid_episode_admits_nothing_the_interruption_changed_and_a_resume_finishes_the_run(
+    uninterrupted: Path, tmp_path: Path
+) -> None:
+    """SIGINT to the runner alone (Ctrl-C; the operator server's cancel) with episodes in flight at concurrency 2: the
+    run stops (exit 130) and what it admitted is what an uninterrupted run admits, byte for byte. Before, uvicorn's
+    own SIGINT handler stopped the sites server and scripted endpoint first, and an oracle episode in flight was
+    admitted as an honest failure of a vanished site (computerops/runs/serving.py `EmbeddedServer`)."""
+    run = tmp_path / "ctrl-c"
+    ids = planned_ids()
+    process = start("run", "--tasks", TASKS, "--endpoint", POLICIES, "--out", str(run), "--concurrency", "2")
+
+    def in_flight() -> list[str]:
+        admitted = {json.loads(line)["episode_id"] for line in (run / EPISODES).read_text().splitlines()} \
+            if (run / EPISODES).is_file() else set()
+        return [i for i in ids if (run / "episodes" / i / STARTED).is_file() and i not in admitted]
+
+    deadline = time.monotonic() + 240
+    while not (admitted_lines(run) >= 1 and in_flight()):
+        assert process.poll() is None and time.monotonic() < deadline, "no episode in flight after an admission"
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 130, output.decode(errors="replace")
+    stopped = RunDirectory.open(run)
+    admitted = [r.episode_id for r in stopped.all_records()]
+    assert 1 <= len(admitted) < PLANNED
+    for episode_id in admitted:
+        for name in IDENTICAL:
+            assert (run / "episodes" / episode_id / name).read_bytes() == (
+                uninterrupted / "episodes" / episode_id / name).read_bytes(), (episode_id, name)
+    finish(start("run", "--resume", str(run)))
+    assert sorted(r.episode_id for r in RunDirectory.open(run).all_records()) == sorted(ids)
+    for episode_id in ids:
+        assert (run / "episodes" / episode_id / "verdict.json").read_bytes() == (
+            uninterrupted / "episodes" / episode_id / "verdict.json").read_bytes(), episode_id
+
+
 @pytest.mark.parametrize("loss", ["emptied", "last record cut"])
 def test_a_resume_of_a_run_whose_episodes_file_lost_admitted_records_is_refused_and_verify_names_them(
     uninterrupted: Path, tmp_path: Path, loss: str

@@ -4,8 +4,9 @@ to the tenants a sites app serves."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
 
 import uvicorn
@@ -14,6 +15,18 @@ from starlette.types import ASGIApp
 
 from adapter.containment import contain
 from adapter.scope import SiteScope
+
+
+class EmbeddedServer(uvicorn.Server):
+    """A uvicorn server inside a run: it never takes the process's signals. uvicorn's own `serve` installs handlers
+    for SIGINT and SIGTERM that stop the server first: a Ctrl-C (or the operator server's cancel) then took the sites
+    and the scripted endpoint away from the episodes in flight, and one was admitted with the outcome of a vanished
+    site (an oracle episode as an honest failure). Without them the signal interrupts the run itself (asyncio's
+    handler cancels it), and the servers stop last, with it."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
 
 
 @asynccontextmanager
@@ -26,7 +39,7 @@ async def serve_app(app: ASGIApp, host: str = "127.0.0.1") -> AsyncIterator[str]
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
+    server = EmbeddedServer(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
                                            access_log=False))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
