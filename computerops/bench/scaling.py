@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
 from computerops.runs.config import PlannedEpisode
+from computerops.runs.ray_executor import returned_files
 from computerops.runs.records import EpisodeRecord
 
 if TYPE_CHECKING:
@@ -205,14 +206,6 @@ def executor_run(executor: Literal["local", "ray"], workers: int, bundle: RunDir
         steady_episodes_per_minute=round(len(records) / steady * 60, 1),
         episode_busy_s=round(sum(r.wall_s for r in records), 3), peak_rss_mib=peak_mib,
     )
-
-
-def returned_files(bundle: RunDirectory, episode_id: str) -> dict[str, bytes]:
-    """An admitted episode's evidence files as a worker returns them: every file of its folder but the started and
-    admitted markers, which the driver writes itself."""
-    directory = bundle.episode_dir(episode_id)
-    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*"))
-            if p.is_file() and p.name not in (STARTED, ADMITTED) and not p.name.endswith(".tmp")}
 
 
 def admission_samples(bundle: RunDirectory, records: Sequence[EpisodeRecord], plan: Sequence[PlannedEpisode],

@@ -198,7 +198,7 @@ def default_workers(cluster_cpus: float, planned: int) -> int:
     return max(1, min(int(cluster_cpus // CPUS_PER_WORKER), planned))
 
 
-def _episode_files(bundle: RunDirectory, episode_id: str) -> dict[str, bytes]:
+def returned_files(bundle: RunDirectory, episode_id: str) -> dict[str, bytes]:
     """The evidence files of an episode folder (subfolders included), without its started and admitted markers, which
     the driver writes itself."""
     directory = bundle.episode_dir(episode_id)
@@ -279,7 +279,7 @@ class EpisodeWorker:
             clock_zero = time.monotonic() - (time.time() - wall_zero)
             ctx = dataclasses.replace(self._ctx, bundle=bundle, clock_zero=clock_zero)
             record, _ = await run_episode(ctx, self._tasks[task_id], planned)
-            return EpisodeResult(record=record.model_dump_json(), files=_episode_files(bundle, planned.episode_id))
+            return EpisodeResult(record=record.model_dump_json(), files=returned_files(bundle, planned.episode_id))
         finally:
             shutil.rmtree(root.parent, ignore_errors=True)
 
