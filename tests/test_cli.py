@@ -207,3 +207,13 @@ def test_the_cli_imports_no_heavy_package_before_a_command_needs_it() -> None:
              f"print(sorted(m for m in {HEAVY_PACKAGES!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+@pytest.mark.parametrize("message", ["pip install 'computerops[ray]'", "the endpoint said [/x] and [bold]no[/]",
+                                     "[red]", "x[/]"])
+def test_an_error_message_is_printed_as_it_is_never_as_markup(message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Error messages quote what no one here wrote (an endpoint's answer, a page's text): brackets in them are text
+    (as markup `[ray]` vanished, and `[/x]` raised MarkupError instead of the error)."""
+    from computerops.cli.console import print_error
+    print_error(message)
+    assert capsys.readouterr().err.strip() == f"error: {message}"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -34,6 +35,12 @@ if TYPE_CHECKING:
 # Piped output (CI, files) gets a wide fixed width so tables and progress lines are not wrapped.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 errors = Console(highlight=False, stderr=True, width=None if sys.stderr.isatty() else 200)
+
+
+def print_error(message: str) -> None:
+    """`error: MESSAGE` on stderr, the message as plain text: one naming `computerops[ray]`, or quoting an endpoint's
+    answer with `[/x]` in it, is shown as it is (as markup it lost its brackets, or raised MarkupError)."""
+    errors.print(f"[red]error:[/] {escape(message)}", markup=True, highlight=False)
 
 _TONES = {"strong": "bold", "alert": "bold red"}
 """How the terminal shows a marked cell (`computerops.report.tables.Mark`)."""
@@ -242,9 +249,9 @@ def print_observed(page: ObservedPage) -> None:
                       f"({fidelity.matched}/{fidelity.expected}), offered {fidelity.offered}, "
                       f"missing {len(fidelity.missing)}, offered but not in the tree {len(fidelity.extra)}")
         for missing in fidelity.missing:
-            console.print(f"  [red]missing[/] {missing.role} {missing.name!r}", markup=True)
+            console.print(f"  [red]missing[/] {escape(missing.role)} {escape(repr(missing.name))}", markup=True)
         for extra in fidelity.extra:
-            console.print(f"  [red]extra[/] {extra!r}")
+            console.print(f"  [red]extra[/] {escape(repr(extra))}")  # a page's names: text, never markup
 
 
 def print_bench(report: BenchReport) -> None:

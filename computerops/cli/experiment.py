@@ -23,8 +23,8 @@ experiment_app = typer.Typer(help="Experiments: pre-registered, matched, counter
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    from computerops.cli.console import errors
-    errors.print(f"[red]error:[/] {message}", markup=True, highlight=False)
+    from computerops.cli.console import print_error
+    print_error(message)
     return typer.Exit(code)
 
 

@@ -43,8 +43,8 @@ app.add_typer(subset_app, name="subset")
 app.add_typer(experiment_app, name="experiment")
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    from computerops.cli.console import errors
-    errors.print(f"[red]error:[/] {message}")
+    from computerops.cli.console import print_error
+    print_error(message)
     return typer.Exit(code)
 
 
