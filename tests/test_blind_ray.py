@@ -664,9 +664,7 @@ def test_cli_experiment_run_refuses(tmp_path: Path, name: str, options: list[str
     assert "workers" in result.output.lower() or "concurrency" in result.output.lower()
 
 
-@pytest.mark.xfail(strict=True, reason="finding: README/scale.md give the install as pip install 'computerops[ray]'; "
-                   "`run --help` and `experiment run --help` print \"(pip install 'computerops')\": Rich markup "
-                   "eats `[ray]` in the --executor help (computerops/cli/options.py)")
+# A finding of the blind review (Rich markup ate `[ray]`), fixed: computerops/cli/options.py escapes it.
 @pytest.mark.parametrize("command", [["run"], ["experiment", "run"]])
 def test_cli_help_keeps_the_install_hint(command: list[str]) -> None:
     # The help's `--executor` text gives the install command: docs name it `pip install 'computerops[ray]'`.
@@ -675,9 +673,7 @@ def test_cli_help_keeps_the_install_hint(command: list[str]) -> None:
     assert "computerops[ray]" in flat(result.output)
 
 
-@pytest.mark.xfail(strict=True, reason="finding: README says N 'defaults to one per CPU of the cluster'; `run --help` "
-                   "prints '--workers ... one episode in flight each .': Rich markup eats the bracketed default "
-                   "'[default: one per CPU of the cluster, at most one per planned episode]'")
+# A finding of the blind review (Rich markup ate the bracketed default), fixed.
 def test_cli_help_says_what_workers_default_to() -> None:
     result = runner.invoke(cli_app, ["run", "--help"], terminal_width=200)
     assert result.exit_code == 0
