@@ -136,7 +136,7 @@ def test_local_and_ray_run_the_same_plan_with_identical_evidence(
 ) -> None:
     report, output = executors_run
     figures = report.executors
-    assert report.format == "computerops.bench-executors/1" and report.options.ray_workers == WORKERS
+    assert report.format == "computerops.bench_executors/1" and report.options.ray_workers == WORKERS
     assert figures.workers == WORKERS
     assert figures.identical_evidence and figures.differing == []
     for run, executor in ((figures.local, "local"), (figures.ray, "ray")):

@@ -63,7 +63,7 @@ BENCH_FORMAT: Literal["computerops.bench/4"] = "computerops.bench/4"
 targets; a version-2 file is read with no floor.
 4: the local executor against the Ray executor and the N-node scaling model (`executors`,
 computerops/bench/scaling.py) and its target; a version-3 (or 2) file is read with none."""
-EXECUTORS_FORMAT: Literal["computerops.bench-executors/1"] = "computerops.bench-executors/1"
+EXECUTORS_FORMAT: Literal["computerops.bench_executors/1"] = "computerops.bench_executors/1"
 """`computerops bench --only executors`: that part alone (`ExecutorsReport`)."""
 FIXTURE_PAGES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "pages"
 """The fidelity fixture pages (`fidelity-*.html`) of this checkout: one page per class of page no one here wrote
@@ -266,7 +266,7 @@ class ExecutorsReport(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.bench-executors/1"] = EXECUTORS_FORMAT
+    format: Literal["computerops.bench_executors/1"] = EXECUTORS_FORMAT
     created_at: str
     scripted: bool = True
     options: BenchOptions

@@ -628,7 +628,7 @@ def bench(
                                                          "in-process).")] = None,
     only: Annotated[str | None, typer.Option(help="`executors`: only the local-against-Ray part and its scaling "
                                                   "model (a minute or so, not the whole bench); written as "
-                                                  "computerops.bench-executors/1.", metavar="PART")] = None,
+                                                  "computerops.bench_executors/1.", metavar="PART")] = None,
 ) -> None:
     """Measure reset, observation size and time, control recall, step overhead, replay and throughput, and the local
     executor against the Ray executor with a modelled N-node scaling figure (computerops/bench/scaling.py)."""
