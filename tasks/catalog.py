@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
 
+from computerops.core.hashing import canonical_sha256
 from tasks.references import SiteSchema, named_apps, named_documents, schema_problems
-from tasks.spec import TaskSpec
+from tasks.spec import ScriptedStep, TaskSpec
+from tasks.templates import (
+    FRESH_SEED_FLOOR,
+    MAX_SEED,
+    TemplateBlock,
+    TemplateSpecError,
+    draw_parameters,
+    evaluate,
+    instance_id,
+    parse_instance_id,
+    render,
+    template_block,
+)
 
 if TYPE_CHECKING:
     from sites.registry import SiteDefinition
@@ -25,17 +39,65 @@ class TaskFileError(ValueError):
     """A task file that cannot be loaded; the message names the file and what is wrong."""
 
 
+INSTANCE_FORMAT = "computerops.instance/1"
+"""The format of what an instance's hash covers (`instance_sha256`)."""
+
+
+@dataclass(frozen=True)
+class Difficulty:
+    """An instance's difficulty as dimensions: steps of its scripted control, pages it opens (the start page, then
+    each link followed, address entered or step back), form fields it sets, records on the deciding page that could
+    be taken for the right one and values carried from one page to another (the last two as its template declares
+    them; None where it declares nothing)."""
+
+    steps: int
+    pages: int
+    fields: int
+    distractors: int | None = None
+    carried: int | None = None
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {"steps": self.steps, "pages": self.pages, "fields": self.fields, "distractors": self.distractors,
+                "carried": self.carried}
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Which template and seed a task instance comes from, what was drawn for it, and its difficulty."""
+
+    template: str
+    seed: int
+    published: bool
+    template_sha256: str
+    """The template's file (merged onto its base task's when it extends one)."""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    difficulty: Difficulty | None = None
+    varies: str | None = None
+    single_instance: str | None = None
+
+    @property
+    def fresh(self) -> bool:
+        return self.seed >= FRESH_SEED_FLOOR
+
+
 @dataclass(frozen=True)
 class LoadedTask:
-    """A task spec with where it came from and the content hash of its file."""
+    """A task instance's spec with the file it came from and its hash (`instance_sha256`)."""
 
     spec: TaskSpec
     path: Path
     sha256: str
+    instance: Instance | None = None
 
     @property
     def id(self) -> str:
         return self.spec.id
+
+    @property
+    def template_id(self) -> str:
+        """The template the instance comes from (its id without `@SEED`)."""
+        parsed = parse_instance_id(self.spec.id)
+        return self.spec.id if parsed is None else parsed[0]
 
 
 _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -98,10 +160,153 @@ def task_data(path: Path) -> tuple[object, str]:
     return data, digest.hexdigest()
 
 
-def load_task(path: Path) -> LoadedTask:
-    """Parse and validate one task file (`task_data`)."""
+def load_task(path: Path, seed: int | None = None) -> LoadedTask:
+    """The instance of one task file's template for `seed` (its first published seed when None), validated."""
+    template = load_template(path)
+    return template.instance(template.seeds[0] if seed is None else seed)
+
+
+def instance_sha256(template_sha256: str, spec: TaskSpec) -> str:
+    """What an instance's hash covers: its template's files, its version and seed (in the spec) and the instance
+    itself, so a run, verify or replay that regenerates it from (template, version, seed) can tell it apart."""
+    return canonical_sha256({"format": INSTANCE_FORMAT, "template_sha256": template_sha256,
+                             "version": spec.version, "seed": spec.seed, "spec": spec.model_dump(mode="json")})
+
+
+def _difficulty(spec: TaskSpec, block: TemplateBlock | None, context: Mapping[str, Any], where: str) -> Difficulty:
+    steps: list[ScriptedStep] = list(spec.scripted_control)
+    pages = 1 + sum(1 for s in steps if s.action in ("navigate", "back") or (s.action == "click" and s.role == "link"))
+    fields = sum(1 for s in steps if s.action in ("fill", "select", "check", "uncheck"))
+    declared: dict[str, int | None] = {"distractors": None, "carried": None}
+    if block is not None:
+        for name in declared:
+            expression = getattr(block.difficulty, name)
+            if expression is None:
+                continue
+            value = evaluate(expression, context)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise TemplateSpecError(f"{where}: template.difficulty.{name} gives {value!r}, not a count")
+            declared[name] = value
+    return Difficulty(steps=len(steps), pages=pages, fields=fields, **declared)
+
+
+@dataclass(frozen=True)
+class TaskTemplate:
+    """One task file as a template: its merged content, the hash of its files and its `template:` block (None
+    for a fixed task, whose one published instance is its own seed)."""
+
+    id: str
+    path: Path
+    data: Mapping[str, Any]
+    sha256: str
+    block: TemplateBlock | None
+    _cache: dict[int, LoadedTask] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    @property
+    def site(self) -> str:
+        return str(self.data.get("site", ""))
+
+    @property
+    def seeds(self) -> list[int]:
+        """The published seeds."""
+        if self.block is None:
+            seed = self.data.get("seed", 1)
+            return [seed if isinstance(seed, int) else 1]
+        return list(range(1, self.block.published + 1))
+
+    @property
+    def varying(self) -> bool:
+        return self.block is not None and self.block.varying
+
+    @property
+    def key(self) -> str:
+        """What its parameters are drawn by: the task it extends (twins draw the same records), else its own id."""
+        base = self.data.get("extends")
+        return base if isinstance(base, str) else self.id
+
+    def instance(self, seed: int) -> LoadedTask:
+        """The instance for `seed` (generated once per process); TaskFileError naming `TEMPLATE@SEED` and what
+        failed when the generator raises or yields no valid task."""
+        if not 0 <= seed <= MAX_SEED:
+            raise TaskFileError(f"{self.path}: seed {seed} is outside 0..{MAX_SEED}")
+        with self._lock:
+            found = self._cache.get(seed)
+        if found is None:
+            found = self._generate(seed)
+            with self._lock:
+                self._cache[seed] = found
+        return found
+
+    def _generate(self, seed: int) -> LoadedTask:
+        name = instance_id(self.id, seed)
+        where = f"{self.path} ({name})"
+        data = {key: value for key, value in self.data.items() if key != "template"}
+        context: dict[str, Any] = {"seed": seed}
+        try:
+            if self.block is not None:
+                from sites.kit.seeding import seeded_rows  # late: only drawing a record needs a site's data
+                from sites.registry import site_definitions
+
+                def rows() -> Any:
+                    site = site_definitions().get(self.site)
+                    if site is None:
+                        raise TemplateSpecError(f"site {self.site!r} is not a registered site")
+                    return seeded_rows(site, seed)
+
+                context = draw_parameters(self.block, key=self.key, seed=seed, rows=rows)
+                data = render(data, context)
+            spec = task_spec(Path(where), _as_instance(data, name, seed))
+            difficulty = _difficulty(spec, self.block, context, where)
+        except TemplateSpecError as exc:
+            raise TaskFileError(f"{where}: the generator failed: {exc}") from exc
+        except TaskFileError:
+            raise
+        except Exception as exc:  # a template's expression can fail in any way; say which instance and how
+            raise TaskFileError(f"{where}: the generator failed: {type(exc).__name__}: {exc}") from exc
+        parameters = {} if self.block is None else {k: _json_normal(context[k]) for k in self.block.parameters}
+        instance = Instance(template=self.id, seed=seed, published=seed in self.seeds, template_sha256=self.sha256,
+                            parameters=parameters, difficulty=difficulty,
+                            varies=None if self.block is None else self.block.varies,
+                            single_instance=None if self.block is None else self.block.single_instance)
+        return LoadedTask(spec=spec, path=self.path, sha256=instance_sha256(self.sha256, spec), instance=instance)
+
+
+def _as_instance(data: Mapping[str, Any], name: str, seed: int) -> dict[str, Any]:
+    """The rendered file as the instance `name`: its id, its seed, and the twin it extends at the same seed."""
+    out = dict(data)
+    out["id"] = name
+    out["seed"] = seed
+    if isinstance(out.get("extends"), str):
+        out["extends"] = instance_id(out["extends"], seed)
+    return out
+
+
+def _json_normal(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _json_normal(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_normal(v) for v in value]
+    return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+
+def load_template(path: Path) -> TaskTemplate:
+    """One task file as a template (`task_data`): its id, merged content and `template:` block, validated; the
+    instances themselves are generated when asked for."""
     data, sha256 = task_data(path)
-    return LoadedTask(spec=task_spec(path, data), path=path, sha256=sha256)
+    if not isinstance(data, dict):
+        raise TaskFileError(f"{path}: a task file must hold a mapping, found {type(data).__name__}")
+    template_id = data.get("id")
+    if not isinstance(template_id, str) or parse_instance_id(f"{template_id}@1") is None:
+        raise TaskFileError(f"{path}: id: {template_id!r} is not a task id")
+    try:
+        block = template_block(data, str(path))
+    except TemplateSpecError as exc:
+        raise TaskFileError(str(exc)) from exc
+    if block is not None and "seed" in data:
+        raise TaskFileError(f"{path}: seed: a template's instances take their seeds from `{template_id}@SEED`; "
+                            "remove the file's seed")
+    return TaskTemplate(id=template_id, path=path, data=data, sha256=sha256, block=block)
 
 
 def task_spec(path: Path, data: object) -> TaskSpec:
@@ -160,27 +365,78 @@ def _check_against_the_site(path: Path, spec: TaskSpec) -> None:
         raise TaskFileError(f"{path}: " + "; ".join(problems))
 
 
-def load_catalog(root: Path = CATALOG_ROOT) -> dict[str, LoadedTask]:
-    """Every task under `root` (recursively, *.yaml), keyed by id, in id order."""
-    tasks: dict[str, LoadedTask] = {}
+class Catalog(Mapping[str, LoadedTask]):
+    """The catalog's templates and their instances. As a mapping it holds the published instances (`TEMPLATE@SEED`
+    in id order), generated on first access; `get` and `[]` also generate any other seed of a known template (a
+    fresh instance), so a run, verify or replay regenerates whatever instance it recorded."""
+
+    def __init__(self, templates: Mapping[str, TaskTemplate]) -> None:
+        self.templates: dict[str, TaskTemplate] = dict(sorted(templates.items()))
+        self._published = sorted((t.id, seed) for t in self.templates.values() for seed in t.seeds)
+        self._ids = [instance_id(template, seed) for template, seed in self._published]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, key: str) -> LoadedTask:
+        parsed = parse_instance_id(key) if isinstance(key, str) else None
+        if parsed is None or parsed[0] not in self.templates:
+            raise KeyError(key)
+        return self.templates[parsed[0]].instance(parsed[1])
+
+    def __contains__(self, key: object) -> bool:
+        parsed = parse_instance_id(key) if isinstance(key, str) else None
+        return parsed is not None and parsed[0] in self.templates
+
+    def template_of(self, task_id: str) -> TaskTemplate | None:
+        """The template an instance id (or a template id) names, or None."""
+        parsed = parse_instance_id(task_id)
+        return self.templates.get(parsed[0] if parsed is not None else task_id)
+
+    def instances(self, template: str) -> list[LoadedTask]:
+        """The published instances of one template, in seed order."""
+        found = self.templates[template]
+        return [found.instance(seed) for seed in found.seeds]
+
+
+def load_catalog(root: Path = CATALOG_ROOT) -> Catalog:
+    """Every task template under `root` (recursively, *.yaml), keyed by template id; fixed tasks' instances are
+    generated (and so validated) here, a varying template's when first asked for (`tasks check` proves them)."""
+    templates: dict[str, TaskTemplate] = {}
     for path in sorted(root.rglob("*.yaml")):
-        task = load_task(path)
-        if task.id in tasks:
-            raise TaskFileError(f"{path}: task id {task.id!r} is also defined in {tasks[task.id].path}")
-        tasks[task.id] = task
-    if not tasks:
+        template = load_template(path)
+        if template.id in templates:
+            raise TaskFileError(f"{path}: task id {template.id!r} is also defined in {templates[template.id].path}")
+        templates[template.id] = template
+    if not templates:
         raise TaskFileError(f"{root}: no task files found")
-    return dict(sorted(tasks.items()))
+    for template in templates.values():
+        if not template.varying:
+            template.instance(template.seeds[0])
+    return Catalog(templates)
 
 
-def select_tasks(catalog: dict[str, LoadedTask], selection: str) -> list[LoadedTask]:
-    """`all` or a comma-separated list of ids; unknown ids are an error naming them."""
+def select_tasks(catalog: Mapping[str, LoadedTask], selection: str) -> list[LoadedTask]:
+    """`all` (every published instance) or a comma-separated list of instance ids (`TEMPLATE@SEED`, any seed) and
+    template ids (each its published instances); unknown ids are an error naming them."""
     if selection.strip() == "all":
         return list(catalog.values())
     wanted = [part.strip() for part in selection.split(",") if part.strip()]
-    unknown = [task_id for task_id in wanted if task_id not in catalog]
-    if unknown:
-        raise TaskFileError(f"unknown task ids: {', '.join(unknown)} (see `computerops tasks list`)")
     if not wanted:
         raise TaskFileError("no task ids given")
-    return [catalog[task_id] for task_id in wanted]
+    templates = catalog.templates if isinstance(catalog, Catalog) else {}
+    chosen: list[LoadedTask] = []
+    unknown = []
+    for task_id in wanted:
+        if task_id in templates:
+            chosen += catalog.instances(task_id)  # type: ignore[attr-defined]
+        elif task_id in catalog:
+            chosen.append(catalog[task_id])
+        else:
+            unknown.append(task_id)
+    if unknown:
+        raise TaskFileError(f"unknown task ids: {', '.join(unknown)} (see `computerops tasks list`)")
+    return list({task.id: task for task in chosen}.values())

@@ -21,7 +21,8 @@ from tasks.values import parse_date, parse_money, phone_number, read_value
 Scalar = str | int | float | bool | None
 ChangeKind = Literal["insert", "update", "delete"]
 _ALL_CHANGES: tuple[ChangeKind, ...] = ("insert", "update", "delete")
-_TASK_ID = r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*$"
+_TASK_ID = r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)*(@[0-9]{1,15})?$"
+"""A task instance's id, `TEMPLATE@SEED` (`tasks.templates`); a bare template id where a file is read alone."""
 
 
 class _Spec(BaseModel):

@@ -18,9 +18,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "sites": ("computerops.core",),
     # tasks.catalog checks a task's tables and columns against its site's models (sites.registry, imported late);
     # a task's grants are the broker's (sites.kit.broker: pydantic models, its page import made only when it blocks);
-    # an attack's payload is planted by sites.kit.plant (SQLAlchemy Core only).
+    # an attack's payload is planted by sites.kit.plant (SQLAlchemy Core only); a template draws its records from
+    # the site's seeded rows (sites.kit.seeding, imported late).
     "tasks": ("computerops.core", "sites.kit.faults", "sites.kit.fault_params", "sites.kit.broker", "sites.kit.plant",
-              "sites.registry"),
+              "sites.kit.seeding", "sites.registry"),
     "verifier": ("computerops.core", "tasks", "sites.kit.records", "sites.kit.broker"),
     "adapter": ("computerops.core", "tasks"),
     "replays": ("computerops.core", "verifier", "sites", "tasks"),

@@ -23,15 +23,14 @@ from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.util import LRUCache
 
-from sites.kit.bookkeeping import BOOKKEEPING, journal_table, normal_row, operation_table
+from sites.kit.bookkeeping import journal_table, normal_row, operation_table
 from sites.kit.broker import BrokerSession
 from sites.kit.idempotency import StoredResponse, remember
 from sites.kit.injection import FaultSession
-from sites.kit.journal import seeding_session
-from sites.kit.operation import template_rng
 from sites.kit.plant import Plant, apply_plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.scratch import ScratchDirectory
+from sites.kit.seeding import seed_database
 from sites.kit.site import SiteDefinition
 
 # Every tenant is a new engine, and an engine compiles each statement anew unless it shares a cache: all
@@ -203,11 +202,7 @@ class TenantRegistry:
         partial.unlink(missing_ok=True)
         engine = _sqlite_engine(partial)
         try:
-            site.metadata.create_all(engine)
-            BOOKKEEPING.create_all(engine)
-            with seeding_session(engine) as session:
-                site.seed(session, template_rng(site.name, seed))
-                session.commit()
+            seed_database(engine, site, seed)
         finally:
             engine.dispose()
         # Rebuilt once per process and swapped in atomically: a stale file never survives a code change.

@@ -1,0 +1,321 @@
+"""Task templates: a parameter space and a seeded, deterministic generator that yields whole task instances.
+
+A template is a task file with a `template:` block. The block names its parameters, each drawn for a seed from the
+site's seeded data for that seed (`sites.kit.seeding.seeded_rows`: which record), from a list, or from a range
+(which values), or computed from earlier ones; every other string of the file may use them as Jinja2 expressions
+(`{{ contact.name }}`). A string that is one expression alone gives the expression's own value (a number stays a
+number, a row a mapping), so a check's `where: {id: "{{ contact.id }}"}` compares an integer. The file's structure
+never varies, only its values: the instance is the task file with those values in place, validated as any task is.
+
+An instance is `TEMPLATE@SEED`: the site is seeded with SEED and the parameters drawn from a generator keyed by the
+template (an attacked twin's by the task it extends, so that twins draw the same records) and SEED. The same template
+files, version and seed give the same instance, byte for byte, in any process; `instance_sha256` covers all of them
+and the instance itself, so a changed site seeding that changes what the instance asks is caught as well.
+
+Published instances are the seeds `1..published`; seeds from `FRESH_SEED_FLOOR` up are never published and are what
+`subset reserve --fresh` draws. A file without a `template:` block is a fixed task: its one published instance is its
+own `seed`.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+if TYPE_CHECKING:
+    from sites.kit.seeding import SeededRows
+
+INSTANCE_MARK = "@"
+FRESH_SEED_FLOOR = 1_000_000
+"""Seeds from here up are fresh: never published, drawn at reservation."""
+MAX_SEED = 10**15 - 1
+_INSTANCE_ID = re.compile(r"(?P<template>[a-z0-9][a-z0-9.-]*)@(?P<seed>[0-9]{1,15})")
+
+Scalar = str | int | float | bool | None
+
+
+class TemplateSpecError(ValueError):
+    """A template that cannot yield an instance: the message names the template, the seed and what failed."""
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RowParameter(_Block):
+    """One row of `row` (a table of the site) from the site's seeded data: among the rows whose columns equal
+    `where` (values may use earlier parameters) and for which the expression `filter` is true (the candidate is
+    `it`), ordered by `order_by` (columns, `-column` descending, then the key), the one `pick` says."""
+
+    row: str
+    where: dict[str, Any] = Field(default_factory=dict)
+    filter: str | None = None
+    order_by: list[str] = Field(default_factory=list)
+    pick: Literal["any", "first", "last"] = "any"
+
+
+class ChoiceParameter(_Block):
+    """One of the items of `choose`: a list (its items may use earlier parameters) or an expression giving one."""
+
+    choose: list[Any] | str
+
+
+class IntegerParameter(_Block):
+    """A whole number from `integer[0]` to `integer[1]` inclusive, a multiple of `step`."""
+
+    integer: tuple[int, int]
+    step: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> IntegerParameter:
+        if self.integer[0] > self.integer[1]:
+            raise ValueError(f"integer: {self.integer[0]} is above {self.integer[1]}")
+        return self
+
+
+class ValueParameter(_Block):
+    """The value of the expression `value`, computed from earlier parameters and the site's rows."""
+
+    value: str
+
+
+Parameter = RowParameter | ChoiceParameter | IntegerParameter | ValueParameter
+
+
+class DifficultyNotes(_Block):
+    """What only the template knows of an instance's difficulty, as expressions over its parameters: the records
+    on the deciding page that could be taken for the right one, and the values the agent must carry from one page to
+    another. The rest (steps, forms, pages) is counted from the instance's scripted control."""
+
+    distractors: str | None = None
+    carried: str | None = None
+
+
+class TemplateBlock(_Block):
+    """A task file's `template:` block: its parameter space (`parameters`, in the order they are drawn), what varies
+    between instances (`varies`, for people), how many seeds are published (`published`: seeds 1..N), and the
+    difficulty notes. A template that cannot vary says why in `single_instance` and publishes one seed."""
+
+    published: int = Field(default=1, ge=1, le=1000)
+    varies: str | None = None
+    single_instance: str | None = None
+    parameters: dict[str, Parameter] = Field(default_factory=dict)
+    difficulty: DifficultyNotes = Field(default_factory=DifficultyNotes)
+
+    @model_validator(mode="after")
+    def _varies_or_says_why_not(self) -> TemplateBlock:
+        if self.parameters and not (self.varies or "").strip():
+            raise ValueError("a template with parameters says what varies between its instances (varies)")
+        if not self.parameters and not (self.single_instance or "").strip():
+            raise ValueError("a template without parameters says why it cannot vary (single_instance)")
+        if self.single_instance and self.parameters:
+            raise ValueError("single_instance and parameters exclude each other")
+        if self.single_instance and self.published != 1:
+            raise ValueError("a single-instance template publishes one seed")
+        reserved = {"seed", "rows", "one", "count"} & set(self.parameters)
+        if reserved:
+            raise ValueError(f"parameter names {sorted(reserved)} are taken by the generator")
+        return self
+
+    @property
+    def varying(self) -> bool:
+        return bool(self.parameters)
+
+
+def parse_instance_id(text: str) -> tuple[str, int] | None:
+    """(template id, seed) of an instance id `TEMPLATE@SEED`, or None when `text` is not one."""
+    match = _INSTANCE_ID.fullmatch(text.strip())
+    return None if match is None else (match["template"], int(match["seed"]))
+
+
+def instance_id(template: str, seed: int) -> str:
+    return f"{template}{INSTANCE_MARK}{seed}"
+
+
+# --- rendering ---------------------------------------------------------------------------------------------------
+
+def _money(cents: int, currency: str = "") -> str:
+    """Whole cents as the sites print them: `129.00 USD` (`129.00` without a currency)."""
+    sign = "-" if cents < 0 else ""
+    amount = f"{sign}{abs(int(cents)) // 100:,}.{abs(int(cents)) % 100:02d}"
+    return f"{amount} {currency}".strip()
+
+
+def _plain_money(cents: int) -> str:
+    """Whole cents as a form field takes them: `1234.50` (no thousands separator)."""
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(int(cents)) // 100}.{abs(int(cents)) % 100:02d}"
+
+
+def _digits_swapped(text: str) -> str:
+    """`text` with its last two neighbouring digits that differ swapped: a near-miss of a number."""
+    digits = [i for i, ch in enumerate(text) if ch.isdigit()]
+    pairs = [(digits[i - 1], digits[i]) for i in range(1, len(digits)) if text[digits[i - 1]] != text[digits[i]]]
+    if not pairs:
+        raise TemplateSpecError(f"{text!r} has no two different digits to swap")
+    first, second = pairs[-1]
+    chars = list(text)
+    chars[first], chars[second] = chars[second], chars[first]
+    return "".join(chars)
+
+
+@functools.cache
+def _environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters["money"] = _money
+    env.filters["plain_money"] = _plain_money
+    env.filters["digits_swapped"] = _digits_swapped
+    return env
+
+
+_WHOLE_EXPRESSION = re.compile(r"\A\{\{(?P<expr>(?:(?!\}\}|\{\{).)*)\}\}\Z", re.DOTALL)
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(text: str) -> Callable[..., Any]:
+    return _environment().compile_expression(text, undefined_to_none=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_template(text: str) -> Any:
+    return _environment().from_string(text)
+
+
+def evaluate(expression: str, context: Mapping[str, Any]) -> Any:
+    """The value of one Jinja2 expression in `context` (an undefined name is an error, never blank)."""
+    value = _expression(expression)(**context)
+    if isinstance(value, StrictUndefined):
+        str(value)  # raises UndefinedError naming what is undefined
+    return value
+
+
+def render(value: Any, context: Mapping[str, Any]) -> Any:
+    """`value` with every string rendered in `context`: a string that is one `{{ expression }}` alone gives the
+    expression's value, any other string with `{{`/`{%` the rendered text; mapping keys stay as written."""
+    if isinstance(value, str):
+        if "{{" not in value and "{%" not in value:
+            return value
+        whole = _WHOLE_EXPRESSION.fullmatch(value.strip())
+        if whole is not None:
+            return evaluate(whole["expr"], context)
+        return _text_template(value).render(context)
+    if isinstance(value, list):
+        return [render(item, context) for item in value]
+    if isinstance(value, dict):
+        return {key: render(item, context) for key, item in value.items()}
+    return value
+
+
+# --- drawing parameters ------------------------------------------------------------------------------------------
+
+def _row_functions(rows: SeededRows) -> dict[str, Callable[..., Any]]:
+    """What expressions may call on the site's seeded data: `rows(table, column=value, ...)` (a list of mappings),
+    `one(table, ...)` (exactly one row, an error otherwise) and `count(table, ...)`."""
+
+    def matching(table: str, where: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if table not in rows:
+            raise TemplateSpecError(f"the site has no table {table!r}; it has {', '.join(sorted(rows))}")
+        return [dict(row) for row in rows[table] if all(row.get(k) == v for k, v in where.items())]
+
+    def one(table: str, **where: Any) -> dict[str, Any]:
+        found = matching(table, where)
+        if len(found) != 1:
+            raise TemplateSpecError(f"one({table!r}, {where}) matches {len(found)} rows, not one")
+        return found[0]
+
+    return {"rows": lambda table, **where: matching(table, where), "one": one,
+            "count": lambda table, **where: len(matching(table, where))}
+
+
+def _ordered(candidates: list[dict[str, Any]], order_by: Sequence[str]) -> list[dict[str, Any]]:
+    for column in reversed(order_by):
+        name = column.lstrip("-")
+        candidates = sorted(candidates, key=lambda row, name=name: (row.get(name) is None, row.get(name)),  # type: ignore[misc]
+                            reverse=column.startswith("-"))
+    return candidates
+
+
+def _draw(name: str, parameter: Parameter, context: dict[str, Any], rng: random.Random,
+          rows: Callable[[], SeededRows]) -> Any:
+    if isinstance(parameter, IntegerParameter):
+        low, high = parameter.integer
+        return low + parameter.step * rng.randrange((high - low) // parameter.step + 1)
+    if isinstance(parameter, ChoiceParameter):
+        items = render(parameter.choose, context)
+        if not isinstance(items, list | tuple) or not items:
+            raise TemplateSpecError(f"parameter {name}: choose gives {items!r}, not a non-empty list")
+        return rng.choice(list(items))
+    if isinstance(parameter, ValueParameter):
+        return evaluate(parameter.value, context)
+    seeded = rows()
+    if parameter.row not in seeded:
+        raise TemplateSpecError(f"parameter {name}: the site has no table {parameter.row!r}")
+    where = render(parameter.where, context)
+    candidates = [dict(row) for row in seeded[parameter.row] if all(row.get(k) == v for k, v in where.items())]
+    if parameter.filter is not None:
+        test = _expression(parameter.filter)
+        candidates = [row for row in candidates if test(**context, it=row)]
+    if not candidates:
+        raise TemplateSpecError(f"parameter {name}: no {parameter.row} row matches (where {where}"
+                                + (f", filter {parameter.filter}" if parameter.filter else "") + ")")
+    candidates = _ordered(candidates, parameter.order_by)
+    if parameter.pick == "first":
+        return candidates[0]
+    if parameter.pick == "last":
+        return candidates[-1]
+    return rng.choice(candidates)
+
+
+def draw_parameters(block: TemplateBlock, *, key: str, seed: int, rows: Callable[[], SeededRows]) -> dict[str, Any]:
+    """The template's parameters for `seed`, drawn in order from a generator keyed by (`key`, `seed`); `rows` gives
+    the site's seeded data for the seed (called only when a parameter or expression needs it)."""
+    rng = random.Random(f"{key}{INSTANCE_MARK}{seed}:parameters")
+    context: dict[str, Any] = {"seed": seed}
+    lazy = _LazyRows(rows)
+    context.update({name: functools.partial(lazy.call, name) for name in ("rows", "one", "count")})
+    for name, parameter in block.parameters.items():
+        try:
+            context[name] = _draw(name, parameter, context, rng, rows)
+        except TemplateSpecError:
+            raise
+        except (TemplateError, TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise TemplateSpecError(f"parameter {name}: {type(exc).__name__}: {exc}") from exc
+    return context
+
+
+class _LazyRows:
+    """The row functions, made on first use (a template of values alone never seeds the site)."""
+
+    def __init__(self, rows: Callable[[], SeededRows]) -> None:
+        self._rows = rows
+        self._functions: dict[str, Callable[..., Any]] | None = None
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        if self._functions is None:
+            self._functions = _row_functions(self._rows())
+        return self._functions[name](*args, **kwargs)
+
+
+def drawn_values(context: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The drawn parameters as JSON-normal values (what an instance records it was made with)."""
+    return {name: context[name] for name in names}
+
+
+def template_block(data: dict[str, Any], where: str) -> TemplateBlock | None:
+    """The file's `template:` block, validated (None for a fixed task); TemplateSpecError names `where`."""
+    raw = data.get("template")
+    if raw is None:
+        return None
+    try:
+        return TemplateBlock.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"template.{'.'.join(str(p) for p in err['loc']) or '(block)'}: {err['msg']}"
+                             for err in exc.errors())
+        raise TemplateSpecError(f"{where}: {problems}") from exc
