@@ -240,7 +240,7 @@ class TaskTemplate:
 
     def _generate(self, seed: int) -> LoadedTask:
         name = instance_id(self.id, seed)
-        where = f"{self.path} ({name})"
+        where = str(self.path) if self.block is None else f"{self.path} ({name})"
         data = {key: value for key, value in self.data.items() if key != "template"}
         context: dict[str, Any] = {"seed": seed}
         try:

@@ -19,6 +19,7 @@ own `seed`.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import random
 import re
@@ -36,6 +37,8 @@ INSTANCE_MARK = "@"
 FRESH_SEED_FLOOR = 1_000_000
 """Seeds from here up are fresh: never published, drawn at reservation."""
 MAX_SEED = 10**15 - 1
+ROW_FUNCTIONS = ("rows", "one", "count", "similar")
+"""What expressions may call on the site's seeded data (`_row_functions`)."""
 _INSTANCE_ID = re.compile(r"(?P<template>[a-z0-9][a-z0-9.-]*)@(?P<seed>[0-9]{1,15})")
 
 Scalar = str | int | float | bool | None
@@ -119,7 +122,7 @@ class TemplateBlock(_Block):
             raise ValueError("single_instance and parameters exclude each other")
         if self.single_instance and self.published != 1:
             raise ValueError("a single-instance template publishes one seed")
-        reserved = {"seed", "rows", "one", "count"} & set(self.parameters)
+        reserved = {"seed", *ROW_FUNCTIONS} & set(self.parameters)
         if reserved:
             raise ValueError(f"parameter names {sorted(reserved)} are taken by the generator")
         return self
@@ -217,21 +220,40 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
 
 def _row_functions(rows: SeededRows) -> dict[str, Callable[..., Any]]:
     """What expressions may call on the site's seeded data: `rows(table, column=value, ...)` (a list of mappings),
-    `one(table, ...)` (exactly one row, an error otherwise) and `count(table, ...)`."""
+    `one(table, ...)` (exactly one row, an error otherwise), `count(table, ...)` and `similar(table, column, value)`
+    (the rows whose `column` looks like `value` without being it: `looks_alike`)."""
 
     def matching(table: str, where: Mapping[str, Any]) -> list[dict[str, Any]]:
         if table not in rows:
             raise TemplateSpecError(f"the site has no table {table!r}; it has {', '.join(sorted(rows))}")
         return [dict(row) for row in rows[table] if all(row.get(k) == v for k, v in where.items())]
 
-    def one(table: str, **where: Any) -> dict[str, Any]:
+    def one(table: str, /, **where: Any) -> dict[str, Any]:
         found = matching(table, where)
         if len(found) != 1:
             raise TemplateSpecError(f"one({table!r}, {where}) matches {len(found)} rows, not one")
         return found[0]
 
-    return {"rows": lambda table, **where: matching(table, where), "one": one,
-            "count": lambda table, **where: len(matching(table, where))}
+    def similar(table: str, column: str, value: str) -> list[dict[str, Any]]:
+        return [row for row in matching(table, {}) if isinstance(row.get(column), str)
+                and row[column] != value and looks_alike(row[column], value)]
+
+    def every(table: str, /, **where: Any) -> list[dict[str, Any]]:
+        return matching(table, where)
+
+    def count(table: str, /, **where: Any) -> int:
+        return len(matching(table, where))
+
+    return {"rows": every, "one": one, "count": count, "similar": similar}
+
+
+def looks_alike(text: str, other: str) -> bool:
+    """Whether two names or numbers could be taken for each other at a glance: they share a word (case aside), or
+    they are nearly the same text (at most two characters apart, or 80% alike)."""
+    words = {w for w in re.split(r"\W+", text.casefold()) if len(w) > 1}
+    if words & {w for w in re.split(r"\W+", other.casefold()) if len(w) > 1}:
+        return True
+    return difflib.SequenceMatcher(None, text.casefold(), other.casefold()).ratio() >= 0.8
 
 
 def _ordered(candidates: list[dict[str, Any]], order_by: Sequence[str]) -> list[dict[str, Any]]:
@@ -279,7 +301,7 @@ def draw_parameters(block: TemplateBlock, *, key: str, seed: int, rows: Callable
     rng = random.Random(f"{key}{INSTANCE_MARK}{seed}:parameters")
     context: dict[str, Any] = {"seed": seed}
     lazy = _LazyRows(rows)
-    context.update({name: functools.partial(lazy.call, name) for name in ("rows", "one", "count")})
+    context.update({name: functools.partial(lazy.call, name) for name in ROW_FUNCTIONS})
     for name, parameter in block.parameters.items():
         try:
             context[name] = _draw(name, parameter, context, rng, rows)
@@ -297,10 +319,10 @@ class _LazyRows:
         self._rows = rows
         self._functions: dict[str, Callable[..., Any]] | None = None
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, function: str, /, *args: Any, **kwargs: Any) -> Any:
         if self._functions is None:
             self._functions = _row_functions(self._rows())
-        return self._functions[name](*args, **kwargs)
+        return self._functions[function](*args, **kwargs)
 
 
 def drawn_values(context: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:

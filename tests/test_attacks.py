@@ -33,8 +33,8 @@ from verifier.attack import judge_attack
 from verifier.judge import capable, run_checks
 
 CATALOG = load_catalog()
-ATTACKED = CATALOG["webmail.injection-new-phone"]
-BASE = CATALOG["webmail.new-phone-from-message"]
+ATTACKED = CATALOG["webmail.injection-new-phone@1"]
+BASE = CATALOG["webmail.new-phone-from-message@1"]
 _ATTACK = ATTACKED.spec.attack
 assert _ATTACK is not None
 ATTACK: Attack = _ATTACK
@@ -316,7 +316,7 @@ def test_twins_are_told_apart_by_the_payload_shown() -> None:
     assert resolve_twin(group, [{"role": "user", "content": f"{OBSERVATION_MARK}Inbox"}]) is BASE
     shown = [{"role": "user", "content": f"{OBSERVATION_MARK}{ATTACK.payload}"}]
     assert resolve_twin(group, shown) is ATTACKED
-    other = CATALOG["helpdesk.solve-ticket"]
+    other = CATALOG["helpdesk.solve-ticket@1"]
     assert twin_group([BASE, other]) is not None
     # a control id two twins share could name either before a page shows which twin an episode is
     clash = ATTACKED.spec.model_copy(update={"negative_controls": [BASE.spec.negative_controls[0]]})

@@ -11,8 +11,8 @@ from computerops.catalog.audit import DEFECTS, audit_markdown, audit_tasks
 from tasks import LoadedTask, load_catalog
 
 CATALOG = load_catalog()
-SAMPLE = ["helpdesk.reply-without-escalating", "webmail.answer-invoice-amount", "invoices.submit-scan-with-calculator",
-          "webmail.forward-approved-invoice", "webmail.injection-new-phone"]
+SAMPLE = ["helpdesk.reply-without-escalating@1", "webmail.answer-invoice-amount@1", "invoices.submit-scan-with-calculator@1",
+          "webmail.forward-approved-invoice@1", "webmail.injection-new-phone@1"]
 """Chosen so that the operators make their mutants: a notice in free text read after two side trips (non-assertions,
 blind reads), an answer of money and a date (their spellings, a wrong weekday), a portal that withholds apps (their
 sub-pages), a forward to an address (its spellings) after reading a policy and an approval, an attack whose obedient
@@ -36,7 +36,7 @@ def weakened(task: LoadedTask, check_name: str) -> LoadedTask:
 
 @pytest.mark.timeout(900)
 async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_does(tmp_path: Path) -> None:
-    reply = CATALOG["helpdesk.reply-without-escalating"]
+    reply = CATALOG["helpdesk.reply-without-escalating@1"]
     tasks = [*(CATALOG[task_id] for task_id in SAMPLE), weakened(reply, "mei-told-it-went-by-post")]
     # The first browser mutant of each class per task (every answer mutant): the operators' reach at a fraction of
     # the cost; every mutant of every task runs in the slow tier below.

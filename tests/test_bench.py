@@ -32,7 +32,7 @@ ROOT = Path(__file__).parent.parent
 LATEST = ROOT / "docs" / "bench" / "latest.json"
 runner = CliRunner()
 STEP_KINDS = [case.kind for case in CASES]
-BENCH_TASKS = ("helpdesk.answer-latest-order", "helpdesk.refund-with-approval", "helpdesk.solve-ticket")
+BENCH_TASKS = ("helpdesk.answer-latest-order@1", "helpdesk.refund-with-approval@1", "helpdesk.solve-ticket@1")
 
 
 def test_distribution_is_the_median_and_nearest_rank_p95() -> None:

@@ -40,7 +40,7 @@ from computerops.cli.main import app
 ROOT = Path(__file__).parent.parent
 LATEST = ROOT / "docs" / "bench" / "latest.json"
 EXECUTORS = ROOT / "docs" / "bench" / "executors.json"
-TASKS = "helpdesk.answer-latest-order,helpdesk.solve-ticket"
+TASKS = "helpdesk.answer-latest-order@1,helpdesk.solve-ticket@1"
 EPISODES = 4
 WORKERS = 2
 runner = CliRunner()

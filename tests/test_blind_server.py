@@ -33,7 +33,7 @@ from computerops.service.errors import ServiceError
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 ORACLE = "001-helpdesk.solve-ticket--oracle"
 FALSE_FINISH = "002-helpdesk.solve-ticket--false-finish"
-TASK = "helpdesk.solve-ticket"
+TASK = "helpdesk.solve-ticket@1"
 TOKEN = "s3cret-Token"
 REPO = Path(__file__).resolve().parent.parent
 

@@ -691,8 +691,8 @@ def test_parse_serving_arms_refuses_what_cannot_run(names: str, has_fallback: bo
 # End to end: one small run in the browser, its records, and verify (computerops/runs/runner.py)
 # ---------------------------------------------------------------------------------------------------------------
 
-NOTIFY = "helpdesk.notify-and-close-follow-up"
-REFUND = "helpdesk.refund-under-outdated-policy"
+NOTIFY = "helpdesk.notify-and-close-follow-up@1"
+REFUND = "helpdesk.refund-under-outdated-policy@1"
 E2E = [  # (episode suffix, task, policy, arm)
     ("ref", NOTIFY, "careful", "reference"),
     ("b", NOTIFY, "careful", "throttle-fallback"),

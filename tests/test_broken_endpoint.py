@@ -53,9 +53,9 @@ BEHAVIOURS: list[tuple[str, bytes, str, str]] = [
     ("valid give-up", GIVE_UP, "application/json", "honest_failure"),
     ("over the bound, gzip", OVER_THE_BOUND, "application/json", "infrastructure_failure"),
 ]
-TASK_IDS = ["helpdesk.solve-ticket", "helpdesk.answer-latest-order", "helpdesk.answer-valid-approval",
-            "helpdesk.trace-and-pend", "helpdesk.refund-with-approval", "inventory.answer-below-reorder",
-            "inventory.discontinue-product", "helpdesk.reply-without-escalating"]
+TASK_IDS = ["helpdesk.solve-ticket@1", "helpdesk.answer-latest-order@1", "helpdesk.answer-valid-approval@1",
+            "helpdesk.trace-and-pend@1", "helpdesk.refund-with-approval@1", "inventory.answer-below-reorder@1",
+            "inventory.discontinue-product@1", "helpdesk.reply-without-escalating@1"]
 
 
 def broken_endpoint() -> Starlette:

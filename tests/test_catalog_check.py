@@ -36,7 +36,7 @@ def _fault_evidence(tasks: list[LoadedTask], run_dir: Path) -> None:
     assert bool(looping) == bool(trapped) and all(r.outcome != "verified_success" for r in looping)
 
 
-ALSO_SAMPLED = frozenset({"helpdesk.refund-after-delayed-approval"})
+ALSO_SAMPLED = frozenset({"helpdesk.refund-after-delayed-approval@1"})
 """Tasks the CI tier checks whole besides each site's sample: the delayed approval (a request pending until the
 logical clock reaches its answer; its negatives refund before the answer, bypass it, and ask for the wrong amount)."""
 
@@ -104,7 +104,7 @@ def test_every_fault_class_is_configured_by_some_task() -> None:
 
 
 async def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_the_check(tmp_path: Path) -> None:
-    solve = CATALOG["helpdesk.solve-ticket"]
+    solve = CATALOG["helpdesk.solve-ticket@1"]
     lenient = NegativeControl(
         id="other-words", kind="wrong-claim", description="Only the final message differs.",
         replace={"finish": [ScriptedStep(action="done", success=True, message="Solved it.")]},
@@ -120,7 +120,7 @@ async def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_th
 async def test_a_negative_control_that_cannot_run_its_steps_fails_the_check_unless_it_declares_where_it_stops(
     tmp_path: Path,
 ) -> None:
-    solve = CATALOG["helpdesk.solve-ticket"]
+    solve = CATALOG["helpdesk.solve-ticket@1"]
     # Looks at a ticket list that has no such link: the policy gives up before its success claim, which would
     # count as "rejected" although the verifier was never tested.
     missing = {"open-ticket": [ScriptedStep(id="open-missing", action="click", role="link", name="T-9999")]}

@@ -175,7 +175,7 @@ def test_a_malformed_base_url_is_one_line_before_anything_is_written(tmp_path: P
 def test_an_unwritable_out_directory_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    code, output = invoke("run", "--tasks", "helpdesk.solve-ticket", "--endpoint", "scripted:noop",
+    code, output = invoke("run", "--tasks", "helpdesk.solve-ticket@1", "--endpoint", "scripted:noop",
                           "--out", str(blocker / "run"))
     assert code == 2 and "cannot write the run directory" in output and "Traceback" not in output
 

@@ -22,7 +22,7 @@ from computerops.runs.runner import RunAborted, execute_run
 from replays import Receipt
 from tasks import LoadedTask, load_catalog
 
-TASK_IDS = ("helpdesk.answer-latest-order", "helpdesk.refund-with-approval", "helpdesk.solve-ticket")
+TASK_IDS = ("helpdesk.answer-latest-order@1", "helpdesk.refund-with-approval@1", "helpdesk.solve-ticket@1")
 TASKS = [load_catalog()[task_id] for task_id in TASK_IDS]
 COMPARED = TASKS[:2]
 """A read and a write: enough to compare serial and concurrent runs (8 episodes at concurrency 4); the whole catalog

@@ -15,7 +15,7 @@ from replays.corpus import CORPUS_ROOT, CorpusEntry, check_corpus, entry_files, 
 from tasks import load_catalog
 
 CATALOG = load_catalog()
-SOLVE = "helpdesk.solve-ticket"
+SOLVE = "helpdesk.solve-ticket@1"
 SOLVE_DIR = CORPUS_ROOT / "helpdesk" / SOLVE
 ORACLE = SOLVE_DIR / "scripted-oracle.json"
 
@@ -73,7 +73,7 @@ async def test_a_changed_operation_status_fails_naming_the_task_policy_and_opera
     assert failure.message is not None
     assert failure.message.startswith(
         f"{SOLVE} [scripted:oracle]: operation #{op.seq} POST {op.path}: status recorded 200, replayed {op.status}")
-    assert "computerops corpus record --tasks helpdesk.solve-ticket" in failure.message
+    assert "computerops corpus record --tasks helpdesk.solve-ticket@1" in failure.message
 
 
 async def test_a_changed_response_digest_fails_naming_the_operation(tmp_path: Path) -> None:
@@ -114,12 +114,12 @@ async def test_an_entry_recorded_against_another_version_of_the_task_asks_to_re_
     [failure] = (await check_corpus(root, {SOLVE: CATALOG[SOLVE]})).failures
     assert failure.policy == "scripted:oracle" and failure.message is not None
     assert "changed since the entry was recorded" in failure.message
-    assert "re-record it with `computerops corpus record --tasks helpdesk.solve-ticket`" in failure.message
+    assert "re-record it with `computerops corpus record --tasks helpdesk.solve-ticket@1`" in failure.message
 
 
 async def test_uncovered_tasks_and_entries_of_unknown_tasks_fail(tmp_path: Path) -> None:
     root = copy_task(tmp_path)
-    other = "helpdesk.answer-latest-order"
+    other = "helpdesk.answer-latest-order@1"
     result = await check_corpus(root, {other: CATALOG[other]})
     assert result.uncovered == [other]
     assert all("not in the catalog" in (f.message or "") for f in result.failures) and len(result.failures) == 3
@@ -139,7 +139,7 @@ def test_corpus_check_command_exits_1_naming_the_difference_and_0_when_clean(
     tamper(root, "scripted-oracle.json", task_sha256="0" * 64)
     failed = runner.invoke(app, ["corpus", "check", "--dir", str(root)])
     assert failed.exit_code == 1
-    assert "helpdesk.solve-ticket [scripted:oracle]: task file solve-ticket.yaml changed" in failed.output
+    assert "helpdesk.solve-ticket@1 [scripted:oracle]: task file solve-ticket.yaml changed" in failed.output
 
 
 @pytest.mark.browser

@@ -24,7 +24,7 @@ from tasks import load_catalog
 CATALOG = load_catalog()
 # Three helpdesk tasks through the whole pipeline; every task of the catalog is proven by test_catalog_check.py.
 TASKS = [CATALOG[task_id] for task_id in
-         ("helpdesk.answer-latest-order", "helpdesk.refund-with-approval", "helpdesk.solve-ticket")]
+         ("helpdesk.answer-latest-order@1", "helpdesk.refund-with-approval@1", "helpdesk.solve-ticket@1")]
 pytestmark = pytest.mark.browser
 
 
@@ -51,7 +51,7 @@ def test_the_oracle_reaches_verified_success_on_every_task_through_the_browser(s
     assert all(r.scripted and r.replay == "PASS" and r.rejected_actions == 0 for r in oracle)
     # Which server answered each reply is kept as observed provenance (x-request-id, per reply, is left out).
     assert {tuple(r.reply_headers_seen) for r in oracle} == {("server: uvicorn", "x-computerops-scripted: oracle")}
-    refund = next(r for r in oracle if r.task_id == "helpdesk.refund-with-approval")
+    refund = next(r for r in oracle if r.task_id == "helpdesk.refund-with-approval@1")
     assert refund.journal_entries == 6 and refund.steps == 15
 
 
@@ -137,7 +137,7 @@ def test_one_altered_byte_in_saved_operations_fails_replay_with_a_clear_reason(
 
 
 async def test_a_mock_llm_reached_by_base_url_is_still_labelled_scripted(tmp_path: Path) -> None:
-    task = CATALOG["helpdesk.solve-ticket"]
+    task = CATALOG["helpdesk.solve-ticket@1"]
     async with serve_app(create_scripted_app(TASKS, default_policy="oracle")) as origin:
         endpoint = EndpointConfig(kind="openai", base_url=f"{origin}/v1", model="local-model")
         config = RunConfig(run_id="mock", tasks=[task.id], endpoint=endpoint,

@@ -1,5 +1,5 @@
 """The episode view (computerops/service/episode_view.py) against a real run directory: the committed scripted run
-tests/fixtures/runs/before-formats (an oracle and a false-finish episode of helpdesk.solve-ticket), read as it is or
+tests/fixtures/runs/before-formats (an oracle and a false-finish episode of helpdesk.solve-ticket@1), read as it is or
 copied, changed and sealed again where a case needs evidence it lacks (a rejection, a fault, a trace)."""
 
 from __future__ import annotations

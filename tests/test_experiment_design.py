@@ -31,7 +31,7 @@ CATALOG = load_catalog()
 def _base(**changes: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": "probe", "version": 1, "question": "Does the probe design plan what it says?",
-        "tasks": [{"id": "helpdesk.solve-ticket"}, {"id": "inventory.discontinue-product"}],
+        "tasks": [{"id": "helpdesk.solve-ticket@1"}, {"id": "inventory.discontinue-product@1"}],
         "endpoint": {"kind": "scripted", "policies": ["oracle"]},
         "repetitions": 3, "analysis": {"primary": "paired_false_completion"},
     }
@@ -83,7 +83,7 @@ def test_the_tool_ladder_lists_the_orders_apps_in_sequence() -> None:
         order = dict(part.split("=") for part in episode.cell.split(","))["order"]
         assert episode.apps == spec.tool_orders[order][:len(episode.apps)]
         assert f"tools={len(episode.apps)}" in episode.cell
-    task = CATALOG["invoices.ladder-record-inv-1001"].spec
+    task = CATALOG["invoices.ladder-record-inv-1001@1"].spec
     path = plan[0].start_path(task)
     assert path.startswith("/invoices/portal?") and path.endswith("apps=" + ",".join(plan[0].apps or []))
     assert "apps=viewer,form" not in path.replace("apps=" + ",".join(plan[0].apps or []), "")
@@ -130,7 +130,7 @@ def test_randomised_order_is_reproducible_from_its_recorded_seed() -> None:
     ({"tool_orders": {"A": ["viewer", "form", "fax"]}}, "unknown apps"),
     ({"arms": ["treatment"]}, "needs a control arm"),
     ({"tasks": [{"id": "a.b"}, {"id": "a.b"}]}, "tasks repeat"),
-    ({"tasks": [{"id": "helpdesk.solve-ticket", "faults": [
+    ({"tasks": [{"id": "helpdesk.solve-ticket@1", "faults": [
         {"fault": "throttling", "target": {"path": "/x"}, "params": {"retry_afterr": "2"}}]}]}, "retry_afterr"),
 ])
 def test_the_schema_refuses_a_bad_experiment_naming_the_field(tmp_path: Path, change: dict[str, Any],

@@ -38,8 +38,8 @@ from tasks import load_catalog
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "experiments" / "persistence-v1.yaml"
 CATALOG = load_catalog()
-NOTIFY = "helpdesk.notify-and-close-follow-up"
-REFUND = "helpdesk.refund-with-approval"
+NOTIFY = "helpdesk.notify-and-close-follow-up@1"
+REFUND = "helpdesk.refund-with-approval@1"
 NO_LEDGERS = sorted(t for t, task in CATALOG.items() if SITES[task.spec.site].ledgers is None)
 
 
@@ -142,7 +142,7 @@ def test_the_defaults_are_reconcile_and_the_harness_checkpoint_interval() -> Non
 
 
 def test_injection_meets_both_arms_of_a_persistence_experiment_and_only_the_treatment_otherwise() -> None:
-    attacked = "helpdesk.injection-credit-full-price"
+    attacked = "helpdesk.injection-credit-full-price@1"
     assert SITES[CATALOG[attacked].spec.site].ledgers is not None and CATALOG[attacked].spec.attack is not None
     design = _base(tasks=[{"id": NOTIFY}, {"id": attacked}], repetitions=1,
                    factors={"persistence": ["interrupted"], "fault_rate": [0.3],

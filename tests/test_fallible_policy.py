@@ -55,8 +55,8 @@ CATALOG = load_catalog()
 BY_INSTRUCTION: dict[str, list[LoadedTask]] = {}
 for _task in CATALOG.values():
     BY_INSTRUCTION.setdefault(normalise_instruction(_task.spec.instruction), []).append(_task)
-ALL_APPS = CATALOG["invoices.submit-with-all-apps"]
-ONE_FORM = CATALOG["invoices.submit-invoice-record"]
+ALL_APPS = CATALOG["invoices.submit-with-all-apps@1"]
+ONE_FORM = CATALOG["invoices.submit-invoice-record@1"]
 INVOICE_TASKS = [task for task in CATALOG.values() if task.spec.site == "invoices"]
 SHEET = ("720.00", "950.00", "239.88")
 OPTIONS = ["choose", "EUR", "USD", "GBP"]

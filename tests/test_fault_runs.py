@@ -13,7 +13,7 @@ from computerops.cli.main import app
 from computerops.runs.bundle import RunDirectory
 
 pytestmark = pytest.mark.browser
-TASK = "ledger.fault-partial-success-batch-b1"
+TASK = "ledger.fault-partial-success-batch-b1@1"
 
 
 def test_a_fault_run_with_matched_controls_reports_exposure_recovery_and_controls(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def status_of(browser: Browser) -> str:
 
 def replays_pass(registry: TenantRegistry, browser: Browser) -> bool:
     """The tenant's operations replayed on a fresh tenant (forcing the logged faults) give the same evidence."""
-    task = load_catalog()["helpdesk.solve-ticket"]
+    task = load_catalog()["helpdesk.solve-ticket@1"]
     operations, journal, state = browser.tenant.operations(), browser.tenant.journal(), browser.tenant.snapshot()
     verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=operations,
                     claim=Claim(success=None))
@@ -218,7 +218,7 @@ def test_a_drifted_field_is_renamed_on_refusal_pages_too_and_a_stale_404_is_not_
 
 
 def test_a_matched_control_is_the_same_episode_with_injection_disabled() -> None:
-    task = load_catalog()["helpdesk.fault-ambiguous-notify"]
+    task = load_catalog()["helpdesk.fault-ambiguous-notify@1"]
     endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
     plan = plan_episodes([task.id], endpoint, matched_controls=[task.id])
     assert [(p.episode_id, p.faults) for p in plan] == [
@@ -229,5 +229,5 @@ def test_a_matched_control_is_the_same_episode_with_injection_disabled() -> None
     assert faulted.configured == ["ambiguous_after_commit"]
     assert control is None
     rated = config.model_copy(update={"fault_rate": 0.2, "fault_classes": ["transient_5xx"]})
-    plain = load_catalog()["helpdesk.solve-ticket"]
+    plain = load_catalog()["helpdesk.solve-ticket@1"]
     assert rated.fault_plan(plain.spec, plan[0]) is not None, "a run rate reaches tasks without rules"

@@ -45,11 +45,11 @@ FORGED_ID = "1"
 """The id the forged control lines give: a real control of every page (its first link), so an oracle taken in
 would act on the wrong control rather than be refused."""
 ORACLE_TASKS = {
-    "helpdesk": "helpdesk.solve-ticket",
-    "inventory": "inventory.update-reorder-point",
-    "invoices": "invoices.correct-payable-total",
-    "ledger": "ledger.amend-delivery-destination",
-    "webmail": "webmail.reply-budget-review",
+    "helpdesk": "helpdesk.solve-ticket@1",
+    "inventory": "inventory.update-reorder-point@1",
+    "invoices": "invoices.correct-payable-total@1",
+    "ledger": "ledger.amend-delivery-destination@1",
+    "webmail": "webmail.reply-budget-review@1",
 }
 """The task per site whose oracle meets the forgeries; a site not named here uses its first task in id order."""
 

@@ -77,7 +77,7 @@ def test_a_file_written_before_versions_reads_as_version_1() -> None:
 
 async def test_a_run_written_before_formats_were_versioned_still_verifies(tmp_path: Path) -> None:
     # tests/fixtures/runs/before-formats: `computerops run --endpoint scripted:oracle,false-finish --tasks
-    # helpdesk.solve-ticket` (SCRIPTED policies) with its files as the commit before versions wrote them: no format
+    # helpdesk.solve-ticket@1` (SCRIPTED policies) with its files as the commit before versions wrote them: no format
     # field but in the manifest, receipts and summary, no admitted markers (scripts/make_unversioned_run.py, run again
     # when the helpdesk's pages change: the replay compares every page the run was shown).
     run = tmp_path / "before-formats"

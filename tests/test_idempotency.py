@@ -38,7 +38,7 @@ from verifier import Claim, judge
 
 CREDITS = "/helpdesk/orders/O-1042/credits"
 OTHER_CREDITS = "/helpdesk/orders/O-1043/credits"
-TASK = CATALOG["helpdesk.solve-ticket"]
+TASK = CATALOG["helpdesk.solve-ticket@1"]
 """A helpdesk task of seed 1 without grants: what replay judges these episodes against (their outcome is no matter)."""
 FORM = "application/x-www-form-urlencoded"
 CREDIT = "credit_amount=5.00&credit_reason=late"

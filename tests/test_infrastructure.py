@@ -23,8 +23,8 @@ from computerops.runs.serving import serve_app
 from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
-TASK_IDS = ["helpdesk.solve-ticket", "helpdesk.answer-latest-order", "helpdesk.answer-valid-approval",
-            "helpdesk.trace-and-pend", "helpdesk.refund-with-approval"]
+TASK_IDS = ["helpdesk.solve-ticket@1", "helpdesk.answer-latest-order@1", "helpdesk.answer-valid-approval@1",
+            "helpdesk.trace-and-pend@1", "helpdesk.refund-with-approval@1"]
 
 
 async def models(_: Request) -> JSONResponse:
@@ -137,7 +137,7 @@ id: infrastructure-one-pair
 version: 1
 question: Does an endpoint that answers nonsense leave the experiment run incomplete?
 tasks:
-  - id: helpdesk.solve-ticket
+  - id: helpdesk.solve-ticket@1
     faults: [{fault: transient_5xx, target: {method: POST, path: /helpdesk/tickets/T-2005/status}}]
 endpoint: {kind: scripted, policies: [oracle]}
 arms: [control, treatment]

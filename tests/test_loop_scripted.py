@@ -22,7 +22,7 @@ from adapter.transcript import Bounds
 from tasks import load_catalog
 
 CATALOG = load_catalog()
-SOLVE = CATALOG["helpdesk.solve-ticket"]
+SOLVE = CATALOG["helpdesk.solve-ticket@1"]
 
 PAGES: dict[str, list[Control]] = {
     "/helpdesk/": [Control(id="1", role="link", name="Tickets")],

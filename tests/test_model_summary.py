@@ -40,7 +40,7 @@ from computerops.persistence.compaction import kept
 from tasks import load_catalog
 
 CATALOG = load_catalog()
-SOLVE = CATALOG["helpdesk.solve-ticket"]
+SOLVE = CATALOG["helpdesk.solve-ticket@1"]
 INSTRUCTION = SOLVE.spec.instruction
 
 
@@ -113,7 +113,7 @@ def test_a_reply_that_is_no_summary_is_a_failed_compaction_with_its_reason() -> 
 
 def test_the_scripted_summary_keeps_no_ledger_line() -> None:
     """A summary from pages alone keeps the count, and loses every ledger entry judged line by line."""
-    constraints = Constraints(grants=list(CATALOG["helpdesk.refund-with-approval"].spec.grants))
+    constraints = Constraints(grants=list(CATALOG["helpdesk.refund-with-approval@1"].spec.grants))
     assert constraints.grants
     summary = model_compaction("model/1", _call(scripted_summary(_conversation(2)))).summary
     kept_constraints, _, _, _, lost = kept(summary, constraints, [], [], [])

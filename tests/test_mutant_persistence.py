@@ -51,17 +51,17 @@ def test_a_harness_mutant_without_a_boundary_tests_nothing_and_a_compaction_with
 
 
 def test_only_a_task_whose_site_declares_ledgers_has_harness_mutants_and_a_quick_audit_runs_one_of_each() -> None:
-    helpdesk = list(persistence_mutants(CATALOG["helpdesk.refund-with-approval"]))
+    helpdesk = list(persistence_mutants(CATALOG["helpdesk.refund-with-approval@1"]))
     assert {m.mutant_class for m in helpdesk} == HARNESS_CLASSES and len(helpdesk) == 4
-    control = list(CATALOG["helpdesk.refund-with-approval"].spec.scripted_control)
+    control = list(CATALOG["helpdesk.refund-with-approval@1"].spec.scripted_control)
     assert all(m.steps == control and m.persistence is not None for m in helpdesk)
     assert {(m.persistence.arm, m.persistence.recovery if m.persistence.arm == "interrupted"
              else m.persistence.compaction) for m in helpdesk if m.persistence} == {
         ("interrupted", "retry-new-key"), ("interrupted", "forget"), ("compacted", "ledgers/1:drop-currency"),
         ("compacted", "ledgers/1:changed-amount")}
-    assert list(persistence_mutants(CATALOG["webmail.answer-invoice-amount"])) == []
+    assert list(persistence_mutants(CATALOG["webmail.answer-invoice-amount@1"])) == []
     taken: dict[str, int] = {}
     first = sampled(helpdesk, 1, taken)
     assert [m.id for m in first] == ["persistence:interrupted-retry-new-key", "persistence:compacted-drop-currency"]
-    ledger = list(persistence_mutants(CATALOG["ledger.post-bank-charge"]))
+    ledger = list(persistence_mutants(CATALOG["ledger.post-bank-charge@1"]))
     assert sampled(ledger, 1, taken) == [] and sampled(ledger, None, taken) == ledger

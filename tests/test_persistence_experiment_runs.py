@@ -20,7 +20,7 @@ from computerops.runs.verification import verify_run
 __all__ = ["scratch"]  # the module fixture that gives the child processes their own temporary directory
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "experiments" / "persistence-v1.yaml"
-NOTIFY = "helpdesk.notify-and-close-follow-up"
+NOTIFY = "helpdesk.notify-and-close-follow-up@1"
 pytestmark = pytest.mark.browser
 
 

@@ -22,9 +22,9 @@ from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser
-BANK = "ledger.post-bank-charge"
+BANK = "ledger.post-bank-charge@1"
 """Its one effect is an entry typed in by hand: posted twice, it is a real duplicate (`one-entry-posted` fails)."""
-DISPATCH = "ledger.dispatch-delivery-once"
+DISPATCH = "ledger.dispatch-delivery-once@1"
 """Its one effect is D-304's dispatch: the site refuses a second submission of REQ-7004 and records it."""
 ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy]] = [
     (BANK, "interrupted", "reconcile"),

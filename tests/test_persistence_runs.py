@@ -35,11 +35,11 @@ from computerops.runs.verification import verify_run
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser
-NOTIFY = "helpdesk.notify-and-close-follow-up"
+NOTIFY = "helpdesk.notify-and-close-follow-up@1"
 """Its first effect is a notification: sent twice, it is a duplicate the verdict rejects (`tomas-notified-once`)."""
-DELAYED = "helpdesk.refund-after-delayed-approval"
+DELAYED = "helpdesk.refund-after-delayed-approval@1"
 """Its first effect is the approval request: restarted right after it, the resumed agent finds the approval pending."""
-REFUND = "helpdesk.refund-with-approval"
+REFUND = "helpdesk.refund-with-approval@1"
 """Its first effect is a refund bound to a one-use approval: the site itself refuses a second one."""
 ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy, CompactionPolicy]] = [
     (NOTIFY, "uninterrupted", "reconcile", "ledgers/1"),
@@ -180,7 +180,7 @@ def test_run_persistence_from_the_command_line(tmp_path: Path) -> None:
     assert boundary.unfinished_retained
     first = log_of(cli_run, record).processes[0]
     assert first.signal == signal.SIGKILL.name and first.killed_by_run and first.exit_status is None
-    refused = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint", "--endpoint",
+    refused = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint@1", "--endpoint",
                                        "scripted:oracle", "--out", str(tmp_path / "x"), "--persistence", "restarted"])
     assert refused.exit_code == 2 and "keep no ledgers" in refused.output
 

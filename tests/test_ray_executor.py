@@ -49,7 +49,7 @@ from computerops.service.launch import RunRequest, launch, plan_resume, plan_run
 
 RUN = "same-plan"
 """Both runs have this name (in two folders): the run's name is part of its config."""
-TASKS = "helpdesk.solve-ticket,helpdesk.answer-escalation-queue"
+TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-escalation-queue@1"
 ENDPOINT = "scripted:oracle,false-finish"
 """Two tasks by two policies: four episodes, two passed and two false completions."""
 WORKERS = 2

@@ -15,7 +15,7 @@ from computerops.runs import ray_executor
 from computerops.runs.ray_executor import MAX_WORKER_LOSSES, RayExecutor, WorkerHello, WorkerSetup, _Worker, identity
 from computerops.service.launch import RunRequest, plan_run
 
-TASKS = "helpdesk.solve-ticket"
+TASKS = "helpdesk.solve-ticket@1"
 ENDPOINT = "scripted:oracle"
 CHROMIUM = "chromium 1.0"
 

@@ -19,7 +19,7 @@ from tasks import LoadedTask, load_catalog
 from verifier import Claim, judge
 
 CATALOG = load_catalog()
-REFUND = CATALOG["helpdesk.refund-with-approval"]
+REFUND = CATALOG["helpdesk.refund-with-approval@1"]
 FORM = "application/x-www-form-urlencoded"
 
 
@@ -120,7 +120,7 @@ async def test_replay_against_a_changed_task_file_fails(registry: TenantRegistry
     assert "changed since the episode ran" in (receipt.first_mismatch or "")
 
 
-INJECTION = CATALOG["webmail.injection-new-phone"]
+INJECTION = CATALOG["webmail.injection-new-phone@1"]
 GRANTED = LoadedTask(spec=INJECTION.spec.model_copy(update={"grants": [
     Grant(id="carlos-phone", capability="change", table="contact", objects=[4], fields=["phone"]),
     Grant(id="reply-to-carlos", capability="send", table="message", recipients=["carlos.mendes@northwind.example"])]}),

@@ -25,7 +25,7 @@ from computerops.runs.records import RunManifest
 from computerops.runs.runner import manifest_difference
 from computerops.runs.verification import verify_run
 
-TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order,helpdesk.answer-valid-approval"
+TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-latest-order@1,helpdesk.answer-valid-approval@1"
 POLICIES = "scripted:oracle,noop"
 PLANNED = 6  # three tasks, two policies
 IDENTICAL = ("operations.json", "journal.json", "final_state.json", "verdict.json", "receipt.json")
@@ -271,14 +271,14 @@ def test_only_the_inputs_of_the_results_are_compared_on_resume(uninterrupted: Pa
 
 def test_repeat_gives_stable_episode_ids_per_repetition() -> None:
     endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
-    plan = plan_episodes(["helpdesk.solve-ticket", "helpdesk.answer-latest-order"], endpoint, repeat=2)
+    plan = plan_episodes(["helpdesk.solve-ticket@1", "helpdesk.answer-latest-order@1"], endpoint, repeat=2)
     assert [(p.episode_id, p.repetition) for p in plan] == [
         ("001-helpdesk.solve-ticket--r1", 1),
         ("002-helpdesk.solve-ticket--r2", 2),
         ("003-helpdesk.answer-latest-order--r1", 1),
         ("004-helpdesk.answer-latest-order--r2", 2),
     ]
-    assert plan == plan_episodes(["helpdesk.solve-ticket", "helpdesk.answer-latest-order"], endpoint, repeat=2)
-    assert [p.episode_id for p in plan_episodes(["helpdesk.solve-ticket"], endpoint)] == ["001-helpdesk.solve-ticket"]
+    assert plan == plan_episodes(["helpdesk.solve-ticket@1", "helpdesk.answer-latest-order@1"], endpoint, repeat=2)
+    assert [p.episode_id for p in plan_episodes(["helpdesk.solve-ticket@1"], endpoint)] == ["001-helpdesk.solve-ticket"]
     with pytest.raises(ValueError, match="--repeat must be at least 1"):
-        plan_episodes(["helpdesk.solve-ticket"], endpoint, repeat=0)
+        plan_episodes(["helpdesk.solve-ticket@1"], endpoint, repeat=0)

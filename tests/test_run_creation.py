@@ -19,7 +19,7 @@ from computerops.runs.bundle import MANIFEST, NewRunDirectory, RunDirectory, Run
 from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.runs.records import ObservedEndpoint, RunManifest
 
-TASK = "helpdesk.solve-ticket"
+TASK = "helpdesk.solve-ticket@1"
 LOCK = "experiment.lock.json"
 """An attachment, written beside the manifest as an experiment's lock is."""
 

@@ -57,7 +57,7 @@ def test_the_lock_is_exclusive_across_processes_and_freed_when_its_holder_is_kil
 def test_resume_and_verify_refuse_a_run_another_process_writes(tmp_path: Path) -> None:
     cli = CliRunner()
     out = tmp_path / "run"
-    made = cli.invoke(app, ["run", "--tasks", "helpdesk.solve-ticket", "--endpoint", "scripted:noop",
+    made = cli.invoke(app, ["run", "--tasks", "helpdesk.solve-ticket@1", "--endpoint", "scripted:noop",
                             "--out", str(out)])
     assert made.exit_code == 0, made.output
     before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))

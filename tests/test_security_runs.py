@@ -30,7 +30,7 @@ def _revoked(task: LoadedTask) -> bool:
     return any(g.revoked_by is not None for g in task.spec.grants)
 
 
-WITHDRAWN_IN_CI = "ledger.injection-revoked-suspense-clearing"
+WITHDRAWN_IN_CI = "ledger.injection-revoked-suspense-clearing@1"
 """The CI sample's ledger attack: its payment comes after the checkpoint withdrew the grant, and the broker's refusal
 names the withdrawal."""
 
@@ -83,7 +83,7 @@ async def test_every_attacked_task_prequalifies_and_no_blocked_request_commits(t
 async def test_a_dead_attack_fails_prequalification(tmp_path: Path) -> None:
     """The obedient control forwards to the payload's address; an objective naming another address is never reached:
     the attack is dead, and the check says so."""
-    task = CATALOG["webmail.injection-new-phone"]
+    task = CATALOG["webmail.injection-new-phone@1"]
     attack = task.spec.attack
     assert attack is not None
     sent = attack.objective[0]
@@ -135,7 +135,7 @@ def _fills_every_cell_and_verifies(run: Path) -> None:
 def test_the_security_experiment_on_a_sample_fills_every_cell_and_verifies(tmp_path: Path, scratch: None) -> None:
     # an attack whose obedient control does the user's task too (the payload's send comes after the save), so one task
     # fills every cell of the joint table with the four policies
-    _fills_every_cell_and_verifies(_experiment(tmp_path, [CATALOG["webmail.injection-new-phone"]]))
+    _fills_every_cell_and_verifies(_experiment(tmp_path, [CATALOG["webmail.injection-new-phone@1"]]))
 
 
 @pytest.mark.slow

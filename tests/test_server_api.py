@@ -143,7 +143,7 @@ def _nothing_started(state: ServerState, runs: Path, before: set[str]) -> None:
     assert {p.name for p in runs.iterdir()} == before
 
 
-NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket"}
+NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket@1"}
 """A launch of one task under a new name: each case below adds what is wrong with it."""
 
 
@@ -163,7 +163,7 @@ NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket"}
     ({**NEW, "endpoint": "scripted:oracle", "repeat": 0}, 422, "repeat"),
     ({"run_id": "../escape", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": ".server", "endpoint": "scripted:oracle"}, 422, "is not a name"),
-    ({"run_id": RUN, "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle"}, 409, "already exists"),
+    ({"run_id": RUN, "tasks": "helpdesk.solve-ticket@1", "endpoint": "scripted:oracle"}, 409, "already exists"),
     ({"run_id": "new", "endpoint": "scripted:oracle", "surprise": 1}, 422, "surprise"),
     ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "concurrency": 2}, 422, "drop --concurrency"),
     ({**NEW, "endpoint": "scripted:oracle", "workers": 2}, 422, "go with --executor ray"),
@@ -214,17 +214,17 @@ def test_ray_launches_reach_the_worker_with_the_servers_cluster_never_the_reques
     address is the server's own setting (a run's workers receive its endpoint's key)."""
     client, state = _client(runs, ray_address="10.0.0.7:6379")
     with client as c:
-        launched = c.post("/api/runs", json={"run_id": "on-ray", "tasks": "helpdesk.solve-ticket",
+        launched = c.post("/api/runs", json={"run_id": "on-ray", "tasks": "helpdesk.solve-ticket@1",
                                              "endpoint": "scripted:oracle", "executor": "ray", "workers": 3})
         assert launched.status_code == 202, launched.text
-        form = c.post("/runs", data={"run_id": "formed-ray", "tasks": "helpdesk.solve-ticket",
+        form = c.post("/runs", data={"run_id": "formed-ray", "tasks": "helpdesk.solve-ticket@1",
                                      "endpoint": "scripted:oracle", "executor": "ray", "workers": ""},
                       follow_redirects=False)
         assert form.status_code == 303, form.text
-        local = c.post("/api/runs", json={"run_id": "local", "tasks": "helpdesk.solve-ticket",
+        local = c.post("/api/runs", json={"run_id": "local", "tasks": "helpdesk.solve-ticket@1",
                                           "endpoint": "scripted:oracle", "concurrency": 2})
         assert local.status_code == 202
-        refused = c.post("/runs", data={"run_id": "bad", "tasks": "helpdesk.solve-ticket", "endpoint":
+        refused = c.post("/runs", data={"run_id": "bad", "tasks": "helpdesk.solve-ticket@1", "endpoint":
                                         "scripted:oracle", "executor": "ray", "concurrency": "2"})
         assert refused.status_code == 422 and "drop --concurrency" in refused.text
         page = c.get("/")
@@ -248,7 +248,7 @@ def test_a_ray_launch_runs_on_ray_through_the_servers_worker(runs: Path) -> None
         pytest.skip("Ray already runs in this process")
     client, state = _client(runs)
     with client as c:
-        launched = c.post("/api/runs", json={"run_id": "on-ray", "tasks": "helpdesk.solve-ticket",
+        launched = c.post("/api/runs", json={"run_id": "on-ray", "tasks": "helpdesk.solve-ticket@1",
                                              "endpoint": "scripted:oracle,false-finish", "executor": "ray",
                                              "workers": 2})
         assert launched.status_code == 202, launched.text
@@ -268,7 +268,7 @@ def test_a_ray_launch_runs_on_ray_through_the_servers_worker(runs: Path) -> None
 
 def test_the_launch_form_carries_every_setting_to_the_worker(client: tuple[TestClient, ServerState]) -> None:
     c, state = client
-    form = {"run_id": "formed", "tasks": "helpdesk.solve-ticket", "endpoint": "scripted:oracle", "repeat": "2",
+    form = {"run_id": "formed", "tasks": "helpdesk.solve-ticket@1", "endpoint": "scripted:oracle", "repeat": "2",
             "temperature": "0.5", "tool_mode": "text", "broker": "observing", "matched_controls": "on",
             "trace": "on", "concurrency": "2", "fault_seed": ""}
     launched = c.post("/runs", data=form, follow_redirects=False)

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser  # each run drives Chromium (the server's in it
 
 RUN = "same-plan"
 """Both runs have this name (in two folders): the run's name is part of its config."""
-TASKS = "helpdesk.solve-ticket,helpdesk.answer-escalation-queue"
+TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-escalation-queue@1"
 ENDPOINT = "scripted:oracle,false-finish"
 """Two tasks by two policies: four episodes, two passed and two false completions."""
 CONCURRENCY = 2

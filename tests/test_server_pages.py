@@ -21,7 +21,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from computerops.server.screenshots import MAX_HEIGHT_PX, PAGES, capture, serving
 from computerops.server.settings import STATE, ServerSettings
 
-TASKS = "helpdesk.solve-ticket,helpdesk.answer-escalation-queue"
+TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-escalation-queue@1"
 FORM_RUN = "from-the-form"
 API_RUN = "from-the-api"
 WAIT_MS = 120_000

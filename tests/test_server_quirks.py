@@ -28,7 +28,7 @@ from tasks import load_catalog
 
 pytestmark = pytest.mark.browser
 
-TASK_IDS = ["helpdesk.solve-ticket", "helpdesk.answer-latest-order", "inventory.discontinue-product"]
+TASK_IDS = ["helpdesk.solve-ticket@1", "helpdesk.answer-latest-order@1", "inventory.discontinue-product@1"]
 CLAIMED = "wrong-model.gguf"
 SERVED = "served-file.gguf"
 

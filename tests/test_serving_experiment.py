@@ -38,9 +38,9 @@ __all__ = ["scratch"]  # the module fixture that gives the child processes their
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "experiments" / "serving-v1.yaml"
 CATALOG = load_catalog()
-NOTIFY = "helpdesk.notify-and-close-follow-up"
-REFUND = "helpdesk.refund-under-outdated-policy"
-NO_EVIDENCE = "invoices.answer-invoice-total"  # the invoices site names no evidence page
+NOTIFY = "helpdesk.notify-and-close-follow-up@1"
+REFUND = "helpdesk.refund-under-outdated-policy@1"
+NO_EVIDENCE = "invoices.answer-invoice-total@1"  # the invoices site names no evidence page
 
 
 def _base(**changes: Any) -> dict[str, Any]:

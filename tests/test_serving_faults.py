@@ -292,7 +292,7 @@ def test_an_episode_is_a_serving_episode_or_a_long_running_one_never_both() -> N
 
 # --- the command line refuses what cannot run, before anything starts --------------------------------------------
 
-NOTIFY = "helpdesk.notify-and-close-follow-up"
+NOTIFY = "helpdesk.notify-and-close-follow-up@1"
 
 
 @pytest.mark.parametrize(("options", "said"), [
@@ -326,7 +326,7 @@ def test_a_degraded_tool_arm_needs_a_site_that_names_its_evidence_page(tmp_path:
 
     from computerops.cli.main import app
 
-    result = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint", "--endpoint", "scripted:oracle",
+    result = CliRunner().invoke(app, ["run", "--tasks", "inventory.bulk-price-paint@1", "--endpoint", "scripted:oracle",
                                       "--out", str(tmp_path / "x"), "--serving", "degraded-tool"])
     assert result.exit_code == 2 and "names no evidence page" in " ".join(result.output.split())
 

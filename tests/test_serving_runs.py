@@ -30,8 +30,8 @@ from tasks import load_catalog
 
 pytestmark = pytest.mark.browser
 
-NOTIFY = "helpdesk.notify-and-close-follow-up"
-OUTDATED = "helpdesk.refund-under-outdated-policy"
+NOTIFY = "helpdesk.notify-and-close-follow-up@1"
+OUTDATED = "helpdesk.refund-under-outdated-policy@1"
 THROTTLED_OUT = Serving(arm="throttle-fallback", protocol=ServingProtocol(stream=False, backoff_s=0.0, retries=1),
                         rules=[ServingRule(kind="throttle", request=3, times=100, params=ServingParams())])
 """A throttle the protocol waits for (it names no fallback policy) until its retries run out."""

@@ -233,14 +233,14 @@ def test_a_misspelt_table_or_column_in_a_task_file_is_refused_naming_the_file(
 
 
 def test_a_task_on_a_site_that_is_not_registered_is_refused_naming_the_sites() -> None:
-    task = CATALOG["helpdesk.solve-ticket"]
+    task = CATALOG["helpdesk.solve-ticket@1"]
     message = refusal_of(task, {**raw(task.id), "site": "shop"})
     assert message == (f"{task.path}: site: 'shop' is not a registered site; the sites are "
                        f"{', '.join(sorted(SCHEMAS))}")
 
 
 def test_a_misspelt_table_is_reported_once_not_again_for_each_of_its_columns() -> None:
-    task = CATALOG["helpdesk.solve-ticket"]
+    task = CATALOG["helpdesk.solve-ticket@1"]
     [first] = [r for r in references(task.spec) if r.location == "expected_state.0.table"]
     message = refusal_of(task, renamed(raw(task.id), first, "tickets"))
     assert message.count("has no") == 1 and "expected_state.0.where" not in message

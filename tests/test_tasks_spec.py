@@ -83,7 +83,7 @@ def test_malformed_yaml_is_reported_with_the_file(tmp_path: Path) -> None:
 
 
 def test_negative_controls_are_derived_from_the_scripted_control() -> None:
-    spec = CATALOG["helpdesk.refund-with-approval"].spec
+    spec = CATALOG["helpdesk.refund-with-approval@1"].spec
     steps = {n.id: n.derive(list(spec.scripted_control)) for n in spec.negative_controls}
     assert [s.name for s in steps["done-without-notifying"] if s.action == "click"] == [
         "Tickets", "T-2001", "O-1042", "Issue refund", "FU-6", "Mark done"]
@@ -94,7 +94,7 @@ def test_negative_controls_are_derived_from_the_scripted_control() -> None:
 
 def test_selecting_unknown_task_ids_names_them() -> None:
     with pytest.raises(TaskFileError, match="unknown task ids: nope"):
-        select_tasks(CATALOG, "helpdesk.solve-ticket,nope")
+        select_tasks(CATALOG, "helpdesk.solve-ticket@1,nope")
     assert [t.id for t in select_tasks(CATALOG, "all")] == list(CATALOG)
 
 

@@ -19,7 +19,7 @@ from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.runs.runner import execute_run
 from tasks import load_catalog
 
-TASK = "helpdesk.solve-ticket"
+TASK = "helpdesk.solve-ticket@1"
 pytestmark = pytest.mark.browser
 
 

@@ -33,9 +33,9 @@ from verifier.judge import classify
 from verifier.matching import row_matches, same_value
 
 CATALOG = load_catalog()
-REFUND = CATALOG["helpdesk.refund-with-approval"]
-SOLVE = CATALOG["helpdesk.solve-ticket"]
-ANSWER = CATALOG["helpdesk.answer-latest-order"]
+REFUND = CATALOG["helpdesk.refund-with-approval@1"]
+SOLVE = CATALOG["helpdesk.solve-ticket@1"]
+ANSWER = CATALOG["helpdesk.answer-latest-order@1"]
 
 
 def op(seq: int, method: str, path: str, journal_rows: int = 0) -> Operation:
@@ -247,7 +247,7 @@ def test_an_infeasible_task_is_solved_only_by_an_honest_refusal(
 
 
 def test_a_text_check_judges_free_text_the_agent_wrote_by_its_facts() -> None:
-    reply = CATALOG["helpdesk.reply-without-escalating"].spec
+    reply = CATALOG["helpdesk.reply-without-escalating@1"].spec
     check = next(c for c in reply.expected_state if c.name == "mei-told-it-went-by-post")
     assert isinstance(check, RowCheck)
     row = {"id": 1, "customer_id": 4, "ticket_id": 5, "subject": "Your invoice copy"}

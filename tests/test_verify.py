@@ -25,7 +25,7 @@ from computerops.runs.verification import Verification, reviewer_verified, verif
 # Each runs the CLI in a subprocess with a real Chromium.
 pytestmark = pytest.mark.browser
 CLI = [sys.executable, "-c", "from computerops.cli.main import main; main()"]
-TASKS = "helpdesk.solve-ticket,helpdesk.answer-latest-order"
+TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-latest-order@1"
 EPISODE = "001-helpdesk.solve-ticket--oracle"
 FALSE_FINISH = "002-helpdesk.solve-ticket--false-finish"
 EPISODE_FILES = ("started.json", "transcript.json", "operations.json", "journal.json", "final_state.json",
