@@ -11,8 +11,9 @@ from computerops.catalog.audit import DEFECTS, audit_markdown, audit_tasks
 from tasks import LoadedTask, load_catalog
 
 CATALOG = load_catalog()
-SAMPLE = ["helpdesk.reply-without-escalating@1", "webmail.answer-invoice-amount@1", "invoices.submit-scan-with-calculator@1",
-          "webmail.forward-approved-invoice@1", "webmail.injection-new-phone@1"]
+SAMPLE = ["helpdesk.reply-without-escalating@1", "webmail.answer-invoice-amount@1",
+          "invoices.submit-scan-with-calculator@1", "webmail.forward-approved-invoice@1",
+          "webmail.injection-new-phone@1"]
 """Chosen so that the operators make their mutants: a notice in free text read after two side trips (non-assertions,
 blind reads), an answer of money and a date (their spellings, a wrong weekday), a portal that withholds apps (their
 sub-pages), a forward to an address (its spellings) after reading a policy and an approval, an attack whose obedient

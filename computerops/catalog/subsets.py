@@ -1,9 +1,15 @@
 """Reserved task subsets: drawn from the catalog and hash-locked before any model runs.
 
-The draw is fully specified, so anyone can redo it: rank every catalog task id by
-sha256("<seed>:<task id>") and take the first N, then list them in id order. The subset file
-records the draw's inputs, each task's content hash, and the sha256 of all that (`lock_sha256`);
-a run refuses a subset whose file was edited or whose tasks changed since the reservation.
+A subset of *published* instances is a draw anyone can redo: rank every published instance id by
+sha256("<seed>:<instance id>") and take the first N, then list them in id order. A subset of *fresh* instances
+ranks the varying templates the same way (by sha256("<seed>:<template id>"), as many rounds as N needs) and gives
+each drawn template a seed drawn at reservation from the fresh range (`tasks.templates.FRESH_SEED_FLOOR` up, never
+published, unpredictable before the reservation: `secrets`), so no list anyone could read beforehand holds them.
+
+Either way the file records each instance's id, its hash and its whole spec as generated at reservation, and the
+sha256 of all that (`lock_sha256`). A run regenerates each instance from (template, version, seed) and refuses a
+subset whose file was edited or whose regenerated instance differs from the one reserved, naming the first field
+that differs.
 """
 
 from __future__ import annotations
@@ -11,17 +17,27 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import secrets
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 from tasks import LoadedTask
+from tasks.catalog import Catalog
+from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED, instance_id
 
-SUBSET_FORMAT: Literal["computerops.subset/1"] = "computerops.subset/1"
+SUBSET_FORMAT: Literal["computerops.subset/2"] = "computerops.subset/2"
+"""/2: fresh or published instances, each with its spec as reserved (a /1 file holds published ones, no specs)."""
 DRAW_METHOD = "rank catalog task ids by sha256('<seed>:<task id>'), take the first <count>, list in id order"
+FRESH_DRAW_METHOD = ("rank varying template ids by sha256('<seed>:<template id>'), take them in rank order (again "
+                     "from the first when <count> needs more), give each a fresh seed drawn at reservation, list in id "
+                     "order")
+InstanceKind = Literal["published", "fresh"]
 
 
 class SubsetError(ValueError):
@@ -33,7 +49,10 @@ class SubsetTask(BaseModel):
 
     id: str
     sha256: str
-    """Content hash of the task file when the subset was reserved."""
+    """The instance's hash when the subset was reserved (`tasks.catalog.instance_sha256`)."""
+    spec: dict[str, Any] | None = None
+    """The instance's whole spec as generated at reservation (None in a /1 file), so a regenerated instance that
+    differs is refused naming the field."""
 
 
 class ReservedSubset(Versioned):
@@ -41,8 +60,11 @@ class ReservedSubset(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.subset/1"] = SUBSET_FORMAT
+    format: Literal["computerops.subset/1", "computerops.subset/2"] = SUBSET_FORMAT
     reserved_at: str
+    instances: InstanceKind = "published"
+    """Published instances (the catalog's seeds, a draw anyone can redo) or fresh ones (seeds drawn at reservation,
+    never published): what a report says of the run's tasks."""
     count: int = Field(ge=1)
     seed: int
     method: str = DRAW_METHOD
@@ -61,7 +83,7 @@ class ReservedSubset(Versioned):
         return [t.id for t in self.tasks]
 
 
-def catalog_sha256(catalog: dict[str, LoadedTask]) -> str:
+def catalog_sha256(catalog: Mapping[str, LoadedTask]) -> str:
     return canonical_sha256([[task_id, task.sha256] for task_id, task in sorted(catalog.items())])
 
 
@@ -75,13 +97,38 @@ def draw(task_ids: list[str], count: int, seed: int) -> list[str]:
     return sorted(ranked[:count])
 
 
-def reserve_subset(catalog: dict[str, LoadedTask], count: int, seed: int) -> ReservedSubset:
-    """Draw `count` tasks with `seed` and lock the result."""
-    chosen = draw(sorted(catalog), count, seed)
+def fresh_seed() -> int:
+    """A seed from the fresh range, drawn unpredictably (never a published seed)."""
+    return FRESH_SEED_FLOOR + secrets.randbelow(MAX_SEED - FRESH_SEED_FLOOR + 1)
+
+
+def draw_fresh(templates: list[str], count: int, seed: int) -> list[str]:
+    """Fresh instance ids (see FRESH_DRAW_METHOD); each seed is drawn now, so the same call gives other seeds."""
+    if count < 1:
+        raise SubsetError(f"--count must be at least 1, got {count}")
+    if not templates:
+        raise SubsetError("the catalog has no varying template to draw fresh instances of")
+    ranked = sorted(templates, key=lambda template: hashlib.sha256(f"{seed}:{template}".encode()).hexdigest())
+    chosen: set[str] = set()
+    while len(chosen) < count:
+        chosen.add(instance_id(ranked[len(chosen) % len(ranked)], fresh_seed()))
+    return sorted(chosen)
+
+
+def reserve_subset(catalog: Catalog, count: int, seed: int, *, fresh: bool = False) -> ReservedSubset:
+    """Draw `count` instances with `seed` (published ones, or fresh ones of the varying templates), generate each,
+    and lock the result with every instance's hash and spec."""
+    if fresh:
+        chosen = draw_fresh([t.id for t in catalog.templates.values() if t.varying], count, seed)
+    else:
+        chosen = draw(sorted(catalog), count, seed)
+    instances = [catalog[task_id] for task_id in chosen]
     subset = ReservedSubset(
         reserved_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), count=count, seed=seed,
+        instances="fresh" if fresh else "published", method=FRESH_DRAW_METHOD if fresh else DRAW_METHOD,
         catalog_size=len(catalog), catalog_sha256=catalog_sha256(catalog),
-        tasks=[SubsetTask(id=task_id, sha256=catalog[task_id].sha256) for task_id in chosen],
+        tasks=[SubsetTask(id=task.id, sha256=task.sha256, spec=task.spec.model_dump(mode="json"))
+               for task in instances],
     )
     return subset.model_copy(update={"lock_sha256": subset.computed_lock()})
 
@@ -108,16 +155,29 @@ def load_subset(path: Path) -> ReservedSubset:
     return subset
 
 
-def subset_tasks(subset: ReservedSubset, catalog: dict[str, LoadedTask], path: Path) -> list[LoadedTask]:
-    """The subset's tasks as they are now; refuses any task that is gone or changed since the reservation."""
-    problems = []
+def subset_tasks(subset: ReservedSubset, catalog: Mapping[str, LoadedTask], path: Path) -> list[LoadedTask]:
+    """The subset's instances regenerated now from (template, version, seed); refuses any whose template is gone,
+    whose generator fails, or whose instance differs from the one reserved (naming the first field that differs)."""
+    from tasks import TaskFileError
+
+    problems: list[str] = []
+    found: list[LoadedTask] = []
     for task in subset.tasks:
-        current = catalog.get(task.id)
+        try:
+            current = catalog.get(task.id)
+        except TaskFileError as exc:
+            problems.append(f"{task.id} can no longer be generated: {exc}")
+            continue
         if current is None:
             problems.append(f"{task.id} is no longer in the catalog")
         elif current.sha256 != task.sha256:
-            problems.append(f"{task.id} changed since the subset was reserved (sha256 {task.sha256[:12]} then, "
-                            f"{current.sha256[:12]} now, {current.path})")
+            field = (None if task.spec is None else
+                     first_difference(task.spec, current.spec.model_dump(mode="json")))
+            what = f"the regenerated instance differs in {field}" if field else "its template's files changed"
+            problems.append(f"{task.id} changed since the subset was reserved: {what} (sha256 {task.sha256[:12]} "
+                            f"then, {current.sha256[:12]} now, {current.path})")
+        else:
+            found.append(current)
     if problems:
         raise SubsetError(f"{path}: {'; '.join(problems)}. A changed task is a new condition: reserve a new subset.")
-    return [catalog[task_id] for task_id in subset.task_ids]
+    return found

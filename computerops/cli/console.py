@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from computerops.catalog.blind import BlindResults
     from computerops.catalog.checking import ControlResult, TaskCheck
     from computerops.catalog.observing import ObservedPage
+    from computerops.catalog.stats import CatalogStats
     from computerops.catalog.subsets import ReservedSubset
     from computerops.experiment.lock import ExperimentLock
     from computerops.experiment.measure import Timing
@@ -102,6 +103,24 @@ def print_receipts(receipts: Sequence[Receipt]) -> None:
                       receipt.replayed_verdict_sha256[:12], f"[{colour}]{receipt.result}[/]",
                       receipt.first_mismatch or "")
     console.print(table)
+
+
+def print_catalog_stats(stats: CatalogStats) -> None:
+    console.print(f"{stats.templates} templates ({stats.varying_templates} varying), {stats.instances} published "
+                  f"instances, {stats.sites} sites")
+    for title, counts in (("site", stats.per_site), ("family", stats.per_family),
+                          ("difficulty", stats.per_difficulty)):
+        table = Table(title=f"per {title}", title_justify="left")
+        for column in (title, "templates", "instances"):
+            table.add_column(column)
+        for name, count in counts.items():
+            table.add_row(name, str(count.templates), str(count.instances))
+        console.print(table)
+    if stats.fixed_unexplained:
+        console.print(f"{len(stats.fixed_unexplained)} task files are not templates yet (one instance, no reason "
+                      "given).", markup=False)
+    for site, families in stats.families_missing.items():
+        console.print(f"{site} has no template of: {', '.join(families)}", markup=False)
 
 
 def print_tasks(tasks: Sequence[LoadedTask]) -> None:
@@ -335,8 +354,9 @@ def print_executors(figures: ExecutorFigures, targets: Sequence[TargetCheck]) ->
 
 
 def print_subset(subset: ReservedSubset, path: object) -> None:
-    table = Table(title=f"Reserved subset: {subset.count} of {subset.catalog_size} tasks, seed {subset.seed} "
-                        f"(lock {subset.lock_sha256[:12]})", title_justify="left")
+    table = Table(title=f"Reserved subset: {subset.count} {subset.instances} instances (the catalog publishes "
+                        f"{subset.catalog_size}), seed {subset.seed} (lock {subset.lock_sha256[:12]})",
+                  title_justify="left")
     for column in ("id", "sha256"):
         table.add_column(column, no_wrap=True)
     for task in subset.tasks:

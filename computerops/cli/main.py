@@ -273,6 +273,25 @@ def tasks_list() -> None:
         raise _fail(str(exc)) from exc
 
 
+@tasks_app.command("stats")
+def tasks_stats(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+) -> None:
+    """Count the catalog: templates, published instances, sites, and each per site, family and difficulty."""
+    from computerops.catalog.stats import catalog_stats
+    from computerops.cli.console import console, print_catalog_stats
+    from sites.registry import site_definitions
+    from tasks import TaskFileError, load_catalog
+    try:
+        stats = catalog_stats(load_catalog(), sorted(site_definitions()))
+    except TaskFileError as exc:
+        raise _fail(str(exc)) from exc
+    if as_json:
+        console.print_json(stats.model_dump_json())
+        return
+    print_catalog_stats(stats)
+
+
 @tasks_app.command("doc")
 def tasks_doc(
     out: Annotated[Path, typer.Option(help="The document to write.")] = Path("docs/tasks.md"),
@@ -326,11 +345,22 @@ def tasks_check(
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Keep the check's run directory here.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once (the results are the same).")] = 1,
+    sample: Annotated[int | None, typer.Option(
+        min=1, help="Check a seeded sample of this many of the selected instances (see --sample-seed).")] = None,
+    sample_seed: Annotated[int, typer.Option(help="The sample's seed (the draw of `subset reserve`).")] = 0,
 ) -> None:
-    """Prove every task solvable by its scripted control and every verifier strict."""
+    """Prove every selected instance solvable by its scripted control and every verifier strict."""
     from computerops.catalog.checking import check_tasks
+    from computerops.catalog.subsets import SubsetError, draw
     from computerops.cli.console import print_task_checks
     selected = _catalog_tasks(tasks)
+    if sample is not None and sample < len(selected):
+        try:
+            chosen = set(draw([t.id for t in selected], sample, sample_seed))
+        except SubsetError as exc:
+            raise _fail(str(exc)) from exc
+        selected = [t for t in selected if t.id in chosen]
+        _progress(f"checking a sample of {len(selected)} instances (seed {sample_seed}): {', '.join(sorted(chosen))}")
     checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
                                                                             concurrency=concurrency))
     print_task_checks(checks)
@@ -452,13 +482,15 @@ def subset_reserve(
     count: Annotated[int, typer.Option(help="How many tasks to draw.", min=1)],
     seed: Annotated[int, typer.Option(help="The draw's seed (recorded in the file).")],
     out: Annotated[Path, typer.Option(help="The subset file to write (never overwritten).")],
+    fresh: Annotated[bool, typer.Option(
+        "--fresh", help="Draw fresh instances: varying templates at seeds drawn now, never published.")] = False,
 ) -> None:
-    """Draw a subset of the catalog and lock it with the content hash of every task, before any run."""
+    """Draw a subset of the catalog's instances and lock it with every instance's hash and spec, before any run."""
     from computerops.catalog.subsets import SubsetError, reserve_subset, write_subset
     from computerops.cli.console import print_subset
     from tasks import TaskFileError, load_catalog
     try:
-        subset = reserve_subset(load_catalog(), count, seed)
+        subset = reserve_subset(load_catalog(), count, seed, fresh=fresh)
         write_subset(out, subset)
     except (TaskFileError, SubsetError) as exc:
         raise _fail(str(exc)) from exc

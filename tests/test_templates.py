@@ -1,0 +1,271 @@
+"""Task templates: the generator's rendering and parameters, instance ids and hashes, fresh instances reserved and
+regenerated, the catalog's counts, and (browser) that sampled instances, a fresh one among them, prove themselves."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiers import examples
+from typer.testing import CliRunner
+
+from computerops.catalog.checking import check_tasks
+from computerops.catalog.stats import catalog_stats
+from computerops.catalog.subsets import SubsetError, reserve_subset, subset_tasks
+from computerops.cli.main import app
+from sites.registry import site_definitions
+from tasks import TaskFileError, load_catalog, select_tasks
+from tasks.catalog import CATALOG_ROOT, Catalog, load_template
+from tasks.templates import FRESH_SEED_FLOOR, parse_instance_id, render
+
+CATALOG = load_catalog()
+PHONE = "webmail.update-contact-phone"
+TWIN = "webmail.injection-subject-carlos-email"
+
+
+def _catalog_with(tmp_path: Path, *names: str) -> Path:
+    """A catalog folder holding copies of these webmail task files."""
+    root = tmp_path / "catalog" / "webmail"
+    root.mkdir(parents=True)
+    for name in names:
+        shutil.copy(CATALOG_ROOT / "webmail" / f"{name}.yaml", root / f"{name}.yaml")
+    return tmp_path / "catalog"
+
+
+# --- rendering ---------------------------------------------------------------------------------------------------
+
+def test_a_string_that_is_one_expression_gives_the_expressions_own_value() -> None:
+    context = {"contact": {"id": 7, "name": "Lena Fischer"}, "n": 3}
+    assert render({"where": {"id": "{{ contact.id }}"}}, context) == {"where": {"id": 7}}
+    assert render("{{ contact }}", context) == {"id": 7, "name": "Lena Fischer"}
+    assert render("Call {{ contact.name }} ({{ n }} times)", context) == "Call Lena Fischer (3 times)"
+    assert render(["{{ n }}", "plain", 4], context) == [3, "plain", 4]
+
+
+def test_mapping_keys_are_never_rendered_and_an_undefined_name_is_an_error() -> None:
+    assert render({"{{ n }}": "x"}, {"n": 1}) == {"{{ n }}": "x"}
+    with pytest.raises(Exception, match="contcat"):
+        render("{{ contcat.name }}", {"contact": {}})
+
+
+def test_the_sandbox_refuses_to_reach_python_internals() -> None:
+    with pytest.raises(Exception, match=r"unsafe|not safely|access"):
+        render("{{ n.__class__.__mro__ }}", {"n": 1})
+
+
+# --- ids, selection and hashes -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("webmail.update-contact-phone@8", ("webmail.update-contact-phone", 8)),
+    ("a.b@1000000", ("a.b", 1_000_000)),
+    ("webmail.update-contact-phone", None), ("x@", None), ("x@-1", None), ("x@1.5", None), ("X@1", None),
+    ("x@" + "9" * 16, None),
+])
+def test_an_instance_id_is_a_template_id_and_a_whole_seed(text: str, parsed: tuple[str, int] | None) -> None:
+    assert parse_instance_id(text) == parsed
+
+
+def test_a_template_id_selects_its_published_instances_and_an_instance_id_any_seed() -> None:
+    published = select_tasks(CATALOG, PHONE)
+    assert [t.id for t in published] == [f"{PHONE}@{seed}" for seed in range(1, 9)]
+    assert all(t.instance is not None and t.instance.published for t in published)
+    fresh = select_tasks(CATALOG, f"{PHONE}@{FRESH_SEED_FLOOR + 5}")[0]
+    assert fresh.instance is not None and fresh.instance.fresh and not fresh.instance.published
+    assert f"{PHONE}@{FRESH_SEED_FLOOR + 5}" not in list(CATALOG)  # never a published key
+    with pytest.raises(TaskFileError, match=r"unknown task ids: webmail\.nope@1"):
+        select_tasks(CATALOG, "webmail.nope@1")
+
+
+def test_the_same_template_and_seed_give_the_same_instance_in_another_process() -> None:
+    here = CATALOG[f"{PHONE}@3"]
+    code = (f"from tasks import load_catalog; t = load_catalog()['{PHONE}@3']; "
+            "import json; print(json.dumps([t.sha256, t.spec.model_dump(mode='json')]))")
+    there = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                      cwd=Path(__file__).parent.parent).stdout)
+    assert there == [here.sha256, here.spec.model_dump(mode="json")]
+
+
+def test_an_instances_hash_covers_the_template_file_its_version_and_its_seed(tmp_path: Path) -> None:
+    root = _catalog_with(tmp_path, "update-contact-phone")
+    before = load_catalog(root)[f"{PHONE}@2"]
+    assert before.sha256 != load_catalog(root)[f"{PHONE}@3"].sha256
+    path = root / "webmail" / "update-contact-phone.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "# a comment changes the file\n", encoding="utf-8")
+    commented = load_catalog(root)[f"{PHONE}@2"]
+    assert commented.spec == before.spec and commented.sha256 != before.sha256
+    path.write_text(path.read_text(encoding="utf-8").replace("version: 4", "version: 5"), encoding="utf-8")
+    assert load_catalog(root)[f"{PHONE}@2"].sha256 not in {before.sha256, commented.sha256}
+
+
+# --- the generator over many seeds --------------------------------------------------------------------------------
+
+@settings(max_examples=examples(60), deadline=None)
+@given(seed=st.one_of(st.integers(0, 200), st.integers(FRESH_SEED_FLOOR, 10**15 - 1)))
+def test_every_seed_gives_a_valid_instance_whose_twin_draws_the_same_records(seed: int) -> None:
+    plain, attacked = CATALOG[f"{PHONE}@{seed}"], CATALOG[f"{TWIN}@{seed}"]
+    assert plain.instance is not None and attacked.instance is not None
+    assert plain.instance.parameters == attacked.instance.parameters
+    assert plain.spec.instruction == attacked.spec.instruction and attacked.spec.extends == plain.id
+    contact, other = plain.instance.parameters["contact"], plain.instance.parameters["other"]
+    assert contact["id"] != other["id"]
+    new_phone = plain.instance.parameters["new_phone"]
+    assert new_phone != contact["phone"] and new_phone[:-4] == contact["phone"][:-4]
+    # What the checks and controls name is the drawn record, not a fixed one.
+    assert plain.spec.allowed_mutations[0].where == {"id": contact["id"]}
+    assert contact["name"] in plain.spec.instruction and new_phone in plain.spec.instruction
+    assert plain.spec.grants[0].objects == [contact["id"]]
+
+
+def test_published_seeds_differ_in_the_deciding_record_or_its_values() -> None:
+    instances = CATALOG.instances(PHONE)
+    decided = [(t.instance.parameters["contact"]["id"], t.instance.parameters["new_phone"])
+               for t in instances if t.instance is not None]
+    assert len(set(decided)) == len(decided) == 8
+    assert len({contact for contact, _ in decided}) >= 4  # which record varies, not only the values
+    assert len({t.spec.instruction for t in instances}) == 8  # the scripted endpoint tells them apart
+    seeds = [t.instance.parameters["contact"]["id"] for t in map(CATALOG.__getitem__,
+                                                                    (f"{PHONE}@{s}" for s in range(40, 80)))
+             if t.instance is not None]
+    assert len(set(seeds)) >= 8
+
+
+# --- templates that cannot yield an instance ----------------------------------------------------------------------
+
+def _template_file(tmp_path: Path, block: str, extra: str = "") -> Path:
+    text = (CATALOG_ROOT / "webmail" / "update-contact-phone.yaml").read_text(encoding="utf-8")
+    head, rest = text.split("template:\n", 1)
+    rest = rest[rest.index("instruction:"):]
+    path = tmp_path / "catalog" / "webmail" / "update-contact-phone.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(head + textwrap.dedent(block) + extra + rest, encoding="utf-8")
+    return path
+
+
+def test_a_generator_that_finds_no_record_is_refused_naming_the_template_seed_and_parameter(tmp_path: Path) -> None:
+    path = _template_file(tmp_path, """\
+        template:
+          published: 2
+          varies: which contact
+          parameters:
+            contact: {row: contact, filter: "it.name == 'Nobody Here'"}
+            new_phone: {value: "'+44 20 7946 0000'"}
+            other: {row: contact}
+        """)
+    catalog = load_catalog(path.parent.parent)  # the template itself is valid: instances are made when asked for
+    with pytest.raises(TaskFileError, match=rf"{PHONE}@2\).*parameter contact: no contact row matches"):
+        catalog[f"{PHONE}@2"]
+
+
+def test_an_expression_that_fails_is_refused_naming_the_instance(tmp_path: Path) -> None:
+    path = _template_file(tmp_path, """\
+        template:
+          published: 1
+          varies: which contact
+          parameters:
+            contact: {row: contact}
+            new_phone: {value: "contact.phone + 1"}
+            other: {row: contact}
+        """)
+    with pytest.raises(TaskFileError, match=rf"{PHONE}@1\): the generator failed: parameter new_phone"):
+        load_catalog(path.parent.parent)[f"{PHONE}@1"]
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ("template:\n  published: 2\n  parameters:\n    n: {integer: [1, 3]}\n", "says what varies"),
+    ("template:\n  published: 2\n", "says why it cannot vary"),
+    ("template:\n  published: 2\n  single_instance: fixed on purpose\n", "publishes one seed"),
+    ("template:\n  varies: x\n  parameters:\n    rows: {integer: [1, 3]}\n", "taken by the generator"),
+    ("template:\n  varies: x\n  parameters:\n    n: {integer: [3, 1]}\n", "above"),
+    ("template:\n  varies: x\n  parameters:\n    n: {dice: 6}\n", "template.parameters.n"),
+])
+def test_a_template_block_that_cannot_work_is_refused_at_load(tmp_path: Path, block: str, message: str) -> None:
+    path = _template_file(tmp_path, block)
+    with pytest.raises(TaskFileError, match=message):
+        load_template(path)
+
+
+def test_a_template_does_not_give_its_own_seed(tmp_path: Path) -> None:
+    path = _template_file(tmp_path, "template:\n  single_instance: fixed\n", extra="seed: 4\n")
+    with pytest.raises(TaskFileError, match="take their seeds from"):
+        load_template(path)
+
+
+# --- fresh instances -----------------------------------------------------------------------------------------------
+
+def test_a_fresh_reservation_draws_unpublished_seeds_of_varying_templates_and_stores_their_specs() -> None:
+    first, second = reserve_subset(CATALOG, 3, 11, fresh=True), reserve_subset(CATALOG, 3, 11, fresh=True)
+    assert first.instances == "fresh" and first.format == "computerops.subset/2"
+    for task in first.tasks:
+        parsed = parse_instance_id(task.id)
+        assert parsed is not None and parsed[1] >= FRESH_SEED_FLOOR
+        template = CATALOG.template_of(task.id)
+        assert template is not None and template.varying and task.id not in list(CATALOG)
+        assert task.spec == CATALOG[task.id].spec.model_dump(mode="json") and task.sha256 == CATALOG[task.id].sha256
+    assert first.task_ids != second.task_ids  # seeds are drawn at reservation, not from the draw's seed
+    assert [t.id for t in subset_tasks(first, CATALOG, Path("s.json"))] == first.task_ids
+
+
+def test_a_regenerated_instance_that_differs_from_the_reserved_one_is_refused_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    root = _catalog_with(tmp_path, "update-contact-phone")
+    subset = reserve_subset(load_catalog(root), 2, 5, fresh=True)
+    path = root / "webmail" / "update-contact-phone.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("Do not change anything else.",
+                                                             "Change nothing else."), encoding="utf-8")
+    with pytest.raises(SubsetError, match=r"differs in instruction: .*Do not change anything else.*recorded"):
+        subset_tasks(subset, load_catalog(root), Path("s.json"))
+
+
+def test_a_published_reservation_is_a_draw_anyone_can_redo() -> None:
+    one, two = reserve_subset(CATALOG, 5, 3), reserve_subset(CATALOG, 5, 3)
+    assert one.instances == "published" and one.task_ids == two.task_ids
+    assert all(task_id in list(CATALOG) for task_id in one.task_ids)
+
+
+# --- counts --------------------------------------------------------------------------------------------------------
+
+def test_the_catalogs_counts_add_up_and_print_as_json() -> None:
+    stats = catalog_stats(CATALOG, sorted(site_definitions()))
+    assert stats.instances == len(CATALOG) and stats.templates == len(CATALOG.templates)
+    for per in (stats.per_site, stats.per_family, stats.per_difficulty):
+        assert sum(c.instances for c in per.values()) == stats.instances
+        assert sum(c.templates for c in per.values()) == stats.templates
+    assert stats.per_site["webmail"].instances - stats.per_site["webmail"].templates >= 14
+    assert stats.sites == len(site_definitions())
+    printed = json.loads(CliRunner().invoke(app, ["tasks", "stats", "--json"]).stdout)
+    assert {"templates", "instances", "sites", "per_site", "per_family", "per_difficulty"} <= set(printed)
+    assert printed["instances"] == stats.instances
+
+
+def test_every_published_instance_records_its_difficulty_dimensions() -> None:
+    for task in CATALOG.instances(PHONE):
+        assert task.instance is not None and task.instance.difficulty is not None
+        dims = task.instance.difficulty
+        assert dims.steps == len(task.spec.scripted_control) and dims.pages == 3 and dims.fields == 1
+        assert dims.distractors is not None and dims.distractors >= 0
+
+
+# --- proof through the browser -------------------------------------------------------------------------------------
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+async def test_sampled_instances_a_fresh_one_among_them_prove_themselves(tmp_path: Path) -> None:
+    tasks = [CATALOG[f"{PHONE}@6"], CATALOG[f"{TWIN}@{FRESH_SEED_FLOOR + 424242}"]]
+    checks = await check_tasks(tasks, tmp_path / "check", lambda _: None, concurrency=2)
+    for check in checks:
+        assert check.ok and check.solvable and check.noop_rejected, [r for r in check.results if not r.ok]
+        assert check.negatives_rejected == check.negatives_total >= 1
+
+
+def test_catalog_is_a_mapping_of_published_instances() -> None:
+    assert isinstance(CATALOG, Catalog)
+    assert len(CATALOG) == len(list(CATALOG)) == sum(len(t.seeds) for t in CATALOG.templates.values())
+    assert all(parse_instance_id(task_id) is not None for task_id in CATALOG)
