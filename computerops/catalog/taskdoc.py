@@ -154,20 +154,37 @@ def _cell(items: Iterable[str]) -> str:
     return text or "—"
 
 
+def _template_note(task: LoadedTask, published: int) -> str:
+    """What the template of `task` varies and with which parameters (a fixed task: its one seed)."""
+    instance = task.instance
+    if instance is None or not instance.parameters:
+        why = instance.single_instance if instance is not None else None
+        return f"one instance (seed {task.spec.seed})" + (f": {why}" if why else "")
+    names = ", ".join(sorted(instance.parameters))
+    return (f"{published} published instances (seeds 1-{published}); varies: {instance.varies}; parameters: {names}; "
+            f"the row shows seed {task.spec.seed}")
+
+
 def tasks_markdown(tasks: Iterable[LoadedTask]) -> str:
-    """The whole document, deterministic for the same task files."""
-    by_site: dict[str, list[LoadedTask]] = {}
-    for task in sorted(tasks, key=lambda t: t.id):
-        by_site.setdefault(task.spec.site, []).append(task)
+    """The whole document, one row per template (its first instance given, with what varies), deterministic for the
+    same task files."""
+    by_template: dict[str, list[LoadedTask]] = {}
+    for task in sorted(tasks, key=lambda t: (t.template_id, t.spec.seed)):
+        by_template.setdefault(task.template_id, []).append(task)
+    by_site: dict[str, list[tuple[LoadedTask, int]]] = {}
+    for instances in by_template.values():
+        by_site.setdefault(instances[0].spec.site, []).append((instances[0], len(instances)))
     total = sum(len(site_tasks) for site_tasks in by_site.values())
-    families = sorted({t.spec.family for site_tasks in by_site.values() for t in site_tasks})
+    published = sum(len(instances) for instances in by_template.values())
+    families = sorted({t.spec.family for site_tasks in by_site.values() for t, _ in site_tasks})
     sites = f"{len(by_site)} site{'s' if len(by_site) != 1 else ''}"
-    lines = [HEADER, f"{total} tasks on {sites}; families: {', '.join(families)}.", ""]
+    lines = [HEADER, f"{total} templates ({published} published instances) on {sites}; families: "
+                     f"{', '.join(families)}.", ""]
     for site, site_tasks in sorted(by_site.items()):
-        lines += [f"## {site} ({len(site_tasks)} tasks)", "",
-                  "| task | family | difficulty | checked | procedure | allowed mutations | negative controls |",
+        lines += [f"## {site} ({len(site_tasks)} templates)", "",
+                  "| template | family | difficulty | checked | procedure | allowed mutations | negative controls |",
                   "|---|---|---|---|---|---|---|"]
-        for task in site_tasks:
+        for task, count in site_tasks:
             spec = task.spec
             checked = [describe_check(c) for c in spec.expected_state]
             if not spec.feasible:
@@ -192,7 +209,8 @@ def tasks_markdown(tasks: Iterable[LoadedTask]) -> str:
                          for n in spec.negative_controls]
             negatives += [f"accepted: {e.id} (equivalent solution)" for e in spec.equivalent_solutions]
             lines.append(
-                f"| `{spec.id}`<br>{spec.title.replace('|', '/')} | {spec.family} | {spec.difficulty} | "
+                f"| `{task.template_id}`<br>{spec.title.replace('|', '/')}<br>"
+                f"{_template_note(task, count).replace('|', '/')} | {spec.family} | {spec.difficulty} | "
                 f"{_cell(checked)} | {_cell(describe_procedure(p) for p in spec.required_procedure)} | "
                 f"{_cell(describe_mutation(m) for m in spec.allowed_mutations)} | {_cell(negatives)} |"
             )
