@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from computerops.core.stats import bootstrap_mean, wilson_interval
 from computerops.experiment.rows import ExperimentEpisode
+from tasks.templates import parse_instance_id
 
 Measure = Literal["verified_success", "false_completion"]
 MEASURES: tuple[Measure, ...] = ("verified_success", "false_completion")
@@ -83,9 +84,13 @@ class PairedEstimate(BaseModel):
     """Tasks left out because an arm has no attempt."""
     n_tasks: int
     mean: float | None
-    """The mean of the per-task differences, every task weighted equally (None with no task)."""
+    """The mean over templates of the mean of their instances' differences, every template weighted equally (None
+    with no task); with one instance a template, the mean of the per-task differences."""
     interval: tuple[float, float] | None
-    """Percentile interval of the mean when tasks are resampled with replacement (`resamples`, `seed`)."""
+    """Percentile interval of the mean when templates (the clusters: a template's instances are not independent)
+    are resampled with replacement (`resamples`, `seed`)."""
+    n_templates: int | None = None
+    """The clusters resampled (None in results written before templates)."""
     confidence: float
     resamples: int
     seed: int
@@ -116,12 +121,17 @@ def task_differences(rows: Sequence[ExperimentEpisode], measure: Measure) -> tup
 
 def paired_estimate(rows: Sequence[ExperimentEpisode], measure: Measure, *, resamples: int, seed: int,
                     confidence: float = 0.95) -> PairedEstimate:
-    """The paired estimate of `measure`; tasks are the clusters the bootstrap resamples (in sorted id order)."""
+    """The paired estimate of `measure`; templates are the clusters the bootstrap resamples (in sorted id order),
+    each the mean of its instances' differences."""
     differences, unpaired = task_differences(rows, measure)
-    values = [differences[t] for t in sorted(differences)]
+    by_template: dict[str, list[float]] = defaultdict(list)
+    for task in sorted(differences):
+        parsed = parse_instance_id(task)
+        by_template[task if parsed is None else parsed[0]].append(differences[task])
+    values = [sum(found) / len(found) for _, found in sorted(by_template.items())]
     return PairedEstimate(
-        measure=measure, differences=differences, unpaired_tasks=unpaired, n_tasks=len(values),
+        measure=measure, differences=differences, unpaired_tasks=unpaired, n_tasks=len(differences),
         mean=sum(values) / len(values) if values else None,
         interval=bootstrap_mean(values, resamples=resamples, seed=seed, confidence=confidence),
-        confidence=confidence, resamples=resamples, seed=seed,
+        confidence=confidence, resamples=resamples, seed=seed, n_templates=len(values),
     )

@@ -29,6 +29,8 @@ from computerops.runs.config import EndpointConfig, PlannedEpisode
 from computerops.runs.provenance import code_hashes, package_sha256, protocol_hashes
 from replays.corpus import CORPUS_ROOT, file_name, load_entry
 from tasks import LoadedTask
+from tasks.catalog import Catalog
+from tasks.templates import instance_id
 
 LOCK_FORMAT: Literal["computerops.experiment_lock/1"] = "computerops.experiment_lock/1"
 ANALYSIS_MODULES = ("computerops/experiment", "computerops/core/stats.py")
@@ -111,14 +113,39 @@ class ExperimentLock(Versioned):
         return list(self.inputs.tasks)
 
 
+def _expanded(entries: list[ExperimentTask], catalog: dict[str, LoadedTask], source: Path) -> list[ExperimentTask]:
+    """Each entry naming a template with `instances: N` as N entries, its published seeds 1..N in order."""
+    templates = catalog.templates if isinstance(catalog, Catalog) else {}
+    found: list[ExperimentTask] = []
+    for entry in entries:
+        if entry.instances is None:
+            found.append(entry)
+            continue
+        template = templates.get(entry.id)
+        if template is None:
+            raise ExperimentRefused(f"{source}: {entry.id} (with instances: {entry.instances}) is not a template of "
+                                    "the catalog")
+        if entry.instances > len(template.seeds):
+            raise ExperimentRefused(f"{source}: {entry.id} publishes {len(template.seeds)} instances, "
+                                    f"{entry.instances} asked for")
+        found += [entry.model_copy(update={"id": instance_id(entry.id, seed), "instances": None})
+                  for seed in template.seeds[:entry.instances]]
+    ids = [e.id for e in found]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ExperimentRefused(f"{source}: tasks named twice: {', '.join(repeated)}")
+    return found
+
+
 def _resolve_tasks(spec: ExperimentSpec, source: Path, catalog: dict[str, LoadedTask]
                    ) -> tuple[list[ExperimentTask], str | None]:
     """The experiment's task entries (a subset file's tasks as plain entries) and the subset file's sha256."""
     if spec.tasks is not None:
-        unknown = [t.id for t in spec.tasks if t.id not in catalog]
+        entries = _expanded(spec.tasks, catalog, source)
+        unknown = [t.id for t in entries if t.id not in catalog]
         if unknown:
             raise ExperimentRefused(f"{source}: tasks not in the catalog: {', '.join(unknown)}")
-        return list(spec.tasks), None
+        return entries, None
     assert spec.tasks_file is not None
     subset_path = source.parent / spec.tasks_file
     try:

@@ -63,6 +63,10 @@ class ExperimentTask(_Strict):
     """One task of the experiment, optionally with the fault classes its treatment draws (E3's per-task family)."""
 
     id: str
+    """An instance id (`TEMPLATE@SEED`), or a template id with `instances`."""
+    instances: int | None = Field(default=None, ge=1)
+    """With a template id: its first N published instances (seeds 1..N), each an entry of its own with this entry's
+    faults; the analysis then resamples templates, not instances, as its clusters."""
     fault_classes: list[FaultClass] | None = None
     """Classes the treatment's rate draws for on this task, in place of the `fault_classes` factor's level."""
     faults: list[FaultRule] = Field(default_factory=list)

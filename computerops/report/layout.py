@@ -44,7 +44,8 @@ def report_view(report: RunReport) -> ReportView:
     """Every section of the report, in reading order."""
     rows = report.rows()
     blocks: list[Block] = [
-        _outcomes(report, rows), *_totals(report.total), _rates(report, rows), _taxonomy(rows), _kinds(rows),
+        _outcomes(report, rows), *_instances(report), *_totals(report.total), _rates(report, rows), _taxonomy(rows),
+        _kinds(rows),
         _chart(report.total.per_task),
         *(_per_task(number, row) for number, row in enumerate(report.by_endpoint, 1)),
         _usage(rows), *_evidence(report), *_provenance(report.provenance), *_rejections(report),
@@ -83,6 +84,16 @@ def _outcomes(report: RunReport, rows: list[OutcomeTable]) -> Table:
                     kinds_text(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.damaging_failures,
                     r.infrastructure_failures, f"{r.replay_pass}/{r.episodes}") for r in rows),
         caption=OUTCOME_CAPTION)
+
+
+def _instances(report: RunReport) -> list[Paragraph]:
+    found = report.instances
+    if found is None:
+        return []
+    detail = (f"{found.published} published, {found.fresh} fresh" if found.kind == "published and fresh instances"
+              else "seeds drawn at reservation, never published" if found.fresh
+              else "the catalog's published seeds")
+    return [Paragraph(text=f"Over {found.instances} {found.kind} of {found.templates} templates ({detail}).")]
 
 
 def _totals(total: OutcomeTable) -> list[Paragraph]:

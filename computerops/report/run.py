@@ -19,6 +19,7 @@ from computerops.report.faults import (
     recovery_funnel,
 )
 from computerops.report.figures import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, FROZEN
+from computerops.report.instances import InstancesJudged, instances_judged
 from computerops.report.outcomes import OutcomeTable, outcome_table
 from computerops.report.persistence import PersistenceReport, persistence_report
 from computerops.report.provenance import Provenance, provenance
@@ -69,6 +70,9 @@ class RunReport(Versioned):
     persistence: PersistenceReport | None = Field(default=None, exclude_if=lambda value: value is None)
     """The long-running episodes' figures by arm (`computerops.report.persistence`); left out of reports of runs
     without them."""
+    instances: InstancesJudged | None = Field(default=None, exclude_if=lambda value: value is None)
+    """How many templates and instances the figures are over, published or fresh (`computerops.report.instances`;
+    left out of reports of runs made before instance ids)."""
     serving: ServingReport | None = Field(default=None, exclude_if=lambda value: value is None)
     """The serving study's figures by arm and path (`computerops.report.serving`); left out of reports of runs
     without serving episodes."""
@@ -105,7 +109,7 @@ def run_report(
         exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),
         false_completions_with_fault_context=false_completions_with_fault_context(records),
         security=security_report(records), persistence=persistence_report(records),
-        serving=serving_report(records),
+        serving=serving_report(records), instances=instances_judged(records),
     )
 
 
