@@ -122,7 +122,7 @@ def test_an_extending_file_cannot_give_what_the_base_gives(tmp_path: Path, key: 
     data = yaml.safe_load(attacked.read_text())
     data[key] = getattr(BASE.spec, key) if key != "grants" else []
     attacked.write_text(yaml.safe_dump(json.loads(json.dumps(data, default=str))))
-    with pytest.raises(TaskFileError, match=f"{key} come from {BASE.id}"):
+    with pytest.raises(TaskFileError, match=f"{key} come from {BASE.template_id}"):
         load_task(attacked)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -142,7 +142,7 @@ def named_by(task: LoadedTask) -> Callable[[str], bool]:
     return lambda value: value in spec or any(word in value for word in words)
 
 
-def oracle_task(site: str, catalog: dict[str, LoadedTask]) -> LoadedTask:
+def oracle_task(site: str, catalog: Mapping[str, LoadedTask]) -> LoadedTask:
     chosen = ORACLE_TASKS.get(site) or min(t.id for t in catalog.values() if t.spec.site == site)
     return catalog[chosen]
 

@@ -13,7 +13,7 @@ never needs the checks and changing the checks never rewrites them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -146,7 +146,7 @@ def blind_files(paths: Iterable[Path] = ()) -> list[Path]:
     return found
 
 
-def blind_cases(files: Iterable[Path], catalog: dict[str, LoadedTask],
+def blind_cases(files: Iterable[Path], catalog: Mapping[str, LoadedTask],
                 tasks: set[str] | None = None) -> list[tuple[str, BlindCase]]:
     """(source file name, case) for every case of the files, checked against the catalog: its task exists and every
     step id it names is a step of that task's scripted control. `tasks` keeps only those tasks' cases."""
@@ -191,7 +191,7 @@ def _fate(case: BlindCase, steps: list[ScriptedStep], record: EpisodeRecord) -> 
 
 
 async def run_blind(
-    cases: list[tuple[str, BlindCase]], catalog: dict[str, LoadedTask], out: Path, progress: Progress, *,
+    cases: list[tuple[str, BlindCase]], catalog: Mapping[str, LoadedTask], out: Path, progress: Progress, *,
     concurrency: int = 1,
 ) -> BlindResults:
     """Run every case through the browser, the adapter and the scripted endpoint (policy `mutant:blind:<task>/<id>`),

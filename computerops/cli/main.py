@@ -687,8 +687,9 @@ def bench(
     try:
         catalog = load_catalog()
         if tasks.strip() == "all":
-            catalog = {task_id: task for task_id, task in catalog.items() if not task.spec.faults}
-        selected = select_tasks(catalog, tasks)
+            selected = [task for task in catalog.values() if not task.spec.faults]
+        else:
+            selected = select_tasks(catalog, tasks)
         options = BenchOptions(episodes=episodes, levels=list(levels.values), reset_samples=reset_samples,
                                page_repeats=page_repeats, page_limit=page_limit,
                                floor_repeats=floor_repeats, ray_workers=None if no_ray or not has_ray else ray_workers,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import importlib.metadata
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -113,7 +114,7 @@ class ExperimentLock(Versioned):
         return list(self.inputs.tasks)
 
 
-def _expanded(entries: list[ExperimentTask], catalog: dict[str, LoadedTask], source: Path) -> list[ExperimentTask]:
+def _expanded(entries: list[ExperimentTask], catalog: Mapping[str, LoadedTask], source: Path) -> list[ExperimentTask]:
     """Each entry naming a template with `instances: N` as N entries, its published seeds 1..N in order."""
     templates = catalog.templates if isinstance(catalog, Catalog) else {}
     found: list[ExperimentTask] = []
@@ -137,7 +138,7 @@ def _expanded(entries: list[ExperimentTask], catalog: dict[str, LoadedTask], sou
     return found
 
 
-def _resolve_tasks(spec: ExperimentSpec, source: Path, catalog: dict[str, LoadedTask]
+def _resolve_tasks(spec: ExperimentSpec, source: Path, catalog: Mapping[str, LoadedTask]
                    ) -> tuple[list[ExperimentTask], str | None]:
     """The experiment's task entries (a subset file's tasks as plain entries) and the subset file's sha256."""
     if spec.tasks is not None:
@@ -156,7 +157,7 @@ def _resolve_tasks(spec: ExperimentSpec, source: Path, catalog: dict[str, Loaded
     return [ExperimentTask(id=i) for i in subset.task_ids], hashlib.sha256(subset_path.read_bytes()).hexdigest()
 
 
-def current_inputs(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None
+def current_inputs(source: Path, catalog: Mapping[str, LoadedTask], endpoint: EndpointConfig | None = None
                    ) -> tuple[ExperimentSpec, list[ExperimentTask], FrozenInputs]:
     """The experiment at `source` and its inputs as they are now (`endpoint` replaces the file's, e.g. a real model
     named at freeze time, with its own pinned fallback or none)."""
@@ -172,7 +173,7 @@ def current_inputs(source: Path, catalog: dict[str, LoadedTask], endpoint: Endpo
     return spec, entries, inputs
 
 
-def check_rules_reach(entries: list[ExperimentTask], catalog: dict[str, LoadedTask], corpus: Path = CORPUS_ROOT
+def check_rules_reach(entries: list[ExperimentTask], catalog: Mapping[str, LoadedTask], corpus: Path = CORPUS_ROOT
                       ) -> None:
     """Refuse a treatment fault rule that no episode solving its task would meet: one whose target matches fewer
     operations of the task's recorded reference solution (the scripted oracle's corpus entry) than its
@@ -197,7 +198,7 @@ def check_rules_reach(entries: list[ExperimentTask], catalog: dict[str, LoadedTa
                     f"{rule.occurrence}: a treatment episode that solves the task would not meet this fault")
 
 
-def check_ledgers(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: dict[str, LoadedTask],
+def check_ledgers(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: Mapping[str, LoadedTask],
                   source: Path) -> None:
     """Refuse a persistence experiment with a task on a site that keeps no ledgers (`sites/kit/ledgers.py`): its
     checkpoints could carry no approvals, effects or open work, and its interrupted arm could find no effect to
@@ -213,7 +214,7 @@ def check_ledgers(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: 
                                 f"{', '.join(unfit)}")
 
 
-def check_serving(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: dict[str, LoadedTask],
+def check_serving(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: Mapping[str, LoadedTask],
                   source: Path) -> None:
     """Refuse a serving experiment's arms as `run --serving` refuses them (`parse_serving_arms`): a throttle-fallback
     arm without a pinned fallback, a degraded-tool arm on a task whose site names no evidence page."""
@@ -228,7 +229,7 @@ def check_serving(spec: ExperimentSpec, entries: list[ExperimentTask], catalog: 
         raise ExperimentRefused(f"{source}: factor serving: {exc}") from exc
 
 
-def freeze(source: Path, catalog: dict[str, LoadedTask], endpoint: EndpointConfig | None = None) -> ExperimentLock:
+def freeze(source: Path, catalog: Mapping[str, LoadedTask], endpoint: EndpointConfig | None = None) -> ExperimentLock:
     """The lock of the experiment at `source`: every fixed input hashed and the plan derived, before any model call."""
     spec, entries, inputs = current_inputs(source, catalog, endpoint)
     check_ledgers(spec, entries, catalog, source)
@@ -264,7 +265,7 @@ _NAMED_FIRST = ("experiment_sha256", "subset_sha256", "tasks")
 """The inputs `lock_difference` compares before the rest (the code hashes cover the task files too)."""
 
 
-def lock_difference(lock: ExperimentLock, catalog: dict[str, LoadedTask], base: Path | None = None) -> str | None:
+def lock_difference(lock: ExperimentLock, catalog: Mapping[str, LoadedTask], base: Path | None = None) -> str | None:
     """The first fixed input that differs now from the lock, or None: the experiment file, a task, the code, the
     prompts, the endpoint, the analysis or the plan they give."""
     source = Path(lock.experiment_file)

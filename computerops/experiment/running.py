@@ -22,7 +22,7 @@ from computerops.runs.runner import Progress, execute_run
 from tasks import LoadedTask
 
 
-def checked_lock(path: Path, catalog: dict[str, LoadedTask]) -> ExperimentLock:
+def checked_lock(path: Path, catalog: Mapping[str, LoadedTask]) -> ExperimentLock:
     """The lock at `path`, refused (naming the input) when any fixed input changed since the freeze."""
     lock = read_lock(path)
     difference = lock_difference(lock, catalog)
@@ -55,7 +55,7 @@ def _same_lock(out: Path, lock: ExperimentLock) -> None:
 
 
 async def run_experiment(
-    lock_path: Path, out: Path, catalog: dict[str, LoadedTask], progress: Progress, *, resume: bool = False,
+    lock_path: Path, out: Path, catalog: Mapping[str, LoadedTask], progress: Progress, *, resume: bool = False,
     concurrency: int = 1, noise_floor: bool = False, executor: ExecutorChoice = LOCAL,
 ) -> list[EpisodeRecord]:
     """Run (or, with `resume`, continue) the experiment of a lock into `out`; with `noise_floor`, its noise floor's

@@ -16,6 +16,7 @@ from computerops.core.vocabulary import SCRIPTED_PREFIX
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, RunConfig, SubsetRef, parse_endpoint, plan_episodes
 from tasks import LoadedTask
+from tasks.catalog import Catalog
 
 DEMO_POLICIES = ("oracle", "false-finish", "give-up", "loop", "malformed")
 DEMO_SUBSET_SIZE = 10
@@ -43,7 +44,7 @@ def default_target(now: dt.datetime | None = None) -> Path:
     return Path("runs") / f"demo-{(now or dt.datetime.now(dt.UTC)).strftime('%Y%m%dT%H%M%S')}"
 
 
-def plan_demo(target: Path, catalog: dict[str, LoadedTask]) -> DemoPlan:
+def plan_demo(target: Path, catalog: Catalog) -> DemoPlan:
     """Reserve and write the subset (refusing a target or check directory that holds anything: BundleError) and
     plan the run; a subset whose tasks cannot be read is a SubsetError."""
     check_dir = target.with_name(f"{target.name}-tasks-check")

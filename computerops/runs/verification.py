@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -67,7 +68,7 @@ class Verification(Versioned):
 
 
 def _episode_problems(
-    config: RunConfig, catalog: dict[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript,
+    config: RunConfig, catalog: Mapping[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript,
     episode: RecordedEpisode, persistence: tuple[PersistenceLog, Path] | None = None,
     serving: ServingLog | None = None,
 ) -> list[str]:
@@ -169,7 +170,7 @@ def _now() -> str:
 
 
 async def _check_episode(
-    bundle: RunDirectory, config: RunConfig, catalog: dict[str, LoadedTask], registry: TenantRegistry,
+    bundle: RunDirectory, config: RunConfig, catalog: Mapping[str, LoadedTask], registry: TenantRegistry,
     record: EpisodeRecord,
 ) -> tuple[list[str], Receipt | None]:
     """Problems of one admitted episode, and the receipt of its replay (None when it was not replayed)."""
