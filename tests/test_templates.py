@@ -17,6 +17,7 @@ from tiers import examples
 from typer.testing import CliRunner
 
 from computerops.catalog.checking import check_tasks
+from computerops.catalog.sampling import sample_instances
 from computerops.catalog.stats import catalog_stats
 from computerops.catalog.subsets import SubsetError, reserve_subset, subset_tasks
 from computerops.cli.main import app
@@ -269,3 +270,25 @@ def test_catalog_is_a_mapping_of_published_instances() -> None:
     assert isinstance(CATALOG, Catalog)
     assert len(CATALOG) == len(list(CATALOG)) == sum(len(t.seeds) for t in CATALOG.templates.values())
     assert all(parse_instance_id(task_id) is not None for task_id in CATALOG)
+
+
+# --- samples -------------------------------------------------------------------------------------------------------
+
+def test_a_sample_per_template_keeps_at_most_k_instances_of_each_the_same_for_the_same_seed() -> None:
+    selected = select_tasks(CATALOG, f"{PHONE},{TWIN},webmail.add-contact-from-signature")
+    one = sample_instances(selected, seed=4, per_template=2)
+    assert one == sample_instances(selected, seed=4, per_template=2)
+    by_template = {t.template_id for t in one}
+    assert by_template == {PHONE, TWIN, "webmail.add-contact-from-signature"}
+    assert all(sum(t.template_id == template for t in one) == min(2, len(CATALOG.templates[template].seeds))
+               for template in by_template)
+    assert [t.id for t in one] == [t.id for t in selected if t in one]  # the selection's order
+    assert len(sample_instances(selected, seed=4, count=3)) == 3
+    assert sample_instances(selected, seed=4) == selected
+
+
+def test_the_check_commands_sample_by_the_seed_they_are_given() -> None:
+    seeds = {seed: {t.id for t in sample_instances(CATALOG.instances(PHONE), seed=seed, count=3)}
+             for seed in range(6)}
+    assert len({frozenset(found) for found in seeds.values()}) > 1  # the seed decides
+    assert all(len(found) == 3 for found in seeds.values())

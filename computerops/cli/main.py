@@ -329,6 +329,26 @@ def _catalog_tasks(selection: str) -> list[LoadedTask]:
         raise _fail(str(exc)) from exc
 
 
+SampleOption = Annotated[int | None, typer.Option(
+    "--sample", min=1, help="A seeded sample of this many of the selected instances (see --sample-seed).")]
+PerTemplateOption = Annotated[int | None, typer.Option(
+    "--per-template", min=1, help="At most this many instances of each template, drawn by --sample-seed.")]
+SampleSeedOption = Annotated[int, typer.Option(
+    "--sample-seed", help="The sample's seed (ranks instances by sha256('<seed>:<instance id>')).")]
+
+
+def _sampled(selected: list[LoadedTask], count: int | None, per_template: int | None, seed: int
+             ) -> list[LoadedTask]:
+    """The selection, or its seeded sample (said in the progress, with every instance drawn)."""
+    from computerops.catalog.sampling import sample_instances
+    if count is None and per_template is None:
+        return selected
+    chosen = sample_instances(selected, seed=seed, count=count, per_template=per_template)
+    _progress(f"a sample of {len(chosen)} of {len(selected)} instances (seed {seed}): "
+              + ", ".join(t.id for t in chosen))
+    return chosen
+
+
 def _scripted_check(out: Path | None, name: str, check: Callable[[Path], Coroutine[Any, Any, T]]) -> T:
     """Run a check of scripted episodes into `out`, or into a scratch directory removed afterwards."""
     from computerops.runs.bundle import BundleError
@@ -345,22 +365,14 @@ def tasks_check(
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
     out: Annotated[Path | None, typer.Option(help="Keep the check's run directory here.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes at once (the results are the same).")] = 1,
-    sample: Annotated[int | None, typer.Option(
-        min=1, help="Check a seeded sample of this many of the selected instances (see --sample-seed).")] = None,
-    sample_seed: Annotated[int, typer.Option(help="The sample's seed (the draw of `subset reserve`).")] = 0,
+    sample: SampleOption = None,
+    per_template: PerTemplateOption = None,
+    sample_seed: SampleSeedOption = 0,
 ) -> None:
     """Prove every selected instance solvable by its scripted control and every verifier strict."""
     from computerops.catalog.checking import check_tasks
-    from computerops.catalog.subsets import SubsetError, draw
     from computerops.cli.console import print_task_checks
-    selected = _catalog_tasks(tasks)
-    if sample is not None and sample < len(selected):
-        try:
-            chosen = set(draw([t.id for t in selected], sample, sample_seed))
-        except SubsetError as exc:
-            raise _fail(str(exc)) from exc
-        selected = [t for t in selected if t.id in chosen]
-        _progress(f"checking a sample of {len(selected)} instances (seed {sample_seed}): {', '.join(sorted(chosen))}")
+    selected = _sampled(_catalog_tasks(tasks), sample, per_template, sample_seed)
     checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
                                                                             concurrency=concurrency))
     print_task_checks(checks)
@@ -381,11 +393,15 @@ def tasks_audit(
                                                           "mutants of each class per task, and of each long-running "
                                                           "harness class in the whole audit (every answer mutant is "
                                                           "still judged).")] = None,
+    sample: SampleOption = None,
+    per_template: PerTemplateOption = None,
+    sample_seed: SampleSeedOption = 0,
 ) -> None:
-    """Generate mutants of every scripted control, run them, and list every one the verifier let through."""
+    """Generate mutants of every selected instance's scripted control, run them, and list every one the verifier let
+    through (`--per-template K`: K sampled instances of each template)."""
     from computerops.catalog.audit import audit_markdown, audit_tasks
     from computerops.cli.console import print_audit
-    selected = _catalog_tasks(tasks)
+    selected = _sampled(_catalog_tasks(tasks), sample, per_template, sample_seed)
     report = _scripted_check(out, "tasks-audit",
                              lambda target: audit_tasks(selected, target, _progress, concurrency=concurrency,
                                                         per_class=per_class))
