@@ -651,6 +651,25 @@ class Levels:
         return ",".join(map(str, self.values))
 
 
+def _bench_instances(out: Path) -> None:
+    """`bench --only instances`: what a published and a fresh instance cost, beside the reset, as ratios."""
+    from computerops.bench.instances import bench_instances
+    from computerops.cli.console import console
+    from tasks import TaskFileError, load_catalog
+    try:
+        with tempfile.TemporaryDirectory(prefix="computerops-bench-") as tmp:
+            figures = bench_instances(load_catalog(), Path(tmp))
+    except (TaskFileError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(figures.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    console.print(f"{figures.templates} varying templates. Reset (fresh tenant of a seeded site): median "
+                  f"{figures.reset_ms.median} ms. Published instance generated: median "
+                  f"{figures.published_instance_ms.median} ms ({figures.published_to_reset}x reset). Fresh instance "
+                  f"(site seeded, instance generated, first tenant): median {figures.fresh_instance_ms.median} ms "
+                  f"({figures.fresh_to_reset}x reset). Written to {out}.", markup=False)
+
+
 @app.command()
 def bench(
     out: Annotated[Path, typer.Option(help="Where to write the figures as JSON.")] = Path("bench.json"),
@@ -676,7 +695,10 @@ def bench(
                                                          "in-process).")] = None,
     only: Annotated[str | None, typer.Option(help="`executors`: only the local-against-Ray part and its scaling "
                                                   "model (a minute or so, not the whole bench); written as "
-                                                  "computerops.bench_executors/1.", metavar="PART")] = None,
+                                                  "computerops.bench_executors/1. `instances`: only what a "
+                                                  "published and a fresh task instance cost beside the reset "
+                                                  "(seconds); computerops.bench_instances/1.",
+                                             metavar="PART")] = None,
 ) -> None:
     """Measure reset, observation size and time, control recall, step overhead, replay and throughput, and the local
     executor against the Ray executor with a modelled N-node scaling figure (computerops/bench/scaling.py)."""
@@ -692,8 +714,11 @@ def bench(
     )
     from computerops.cli.console import console, print_bench, print_executors
     from tasks import TaskFileError, load_catalog, select_tasks
+    if only == "instances":
+        _bench_instances(out)
+        return
     if only not in (None, "executors"):
-        raise _fail(f"--only takes `executors`, got {only!r}")
+        raise _fail(f"--only takes `executors` or `instances`, got {only!r}")
     has_ray = importlib.util.find_spec("ray") is not None
     if only == "executors" and (no_ray or not has_ray):
         raise _fail("--only executors needs Ray (pip install 'computerops[ray]') and no --no-ray")
