@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tiers import examples
 from typer.testing import CliRunner
 
+from computerops.bench.instances import bench_instances
 from computerops.catalog.checking import check_tasks
 from computerops.catalog.sampling import sample_instances
 from computerops.catalog.stats import catalog_stats
@@ -292,3 +293,12 @@ def test_the_check_commands_sample_by_the_seed_they_are_given() -> None:
              for seed in range(6)}
     assert len({frozenset(found) for found in seeds.values()}) > 1  # the seed decides
     assert all(len(found) == 3 for found in seeds.values())
+
+
+def test_the_instance_bench_times_every_published_instance_and_fresh_seeds_beside_the_reset(tmp_path: Path) -> None:
+    figures = bench_instances(CATALOG, tmp_path, fresh_seeds=2)
+    varying = [t for t in CATALOG.templates.values() if t.varying]
+    assert figures.templates == len(varying)
+    assert figures.published_instance_ms.n == sum(len(t.seeds) for t in varying)
+    assert figures.fresh_instance_ms.n == 2 * len(varying) and figures.reset_ms.n > 0
+    assert figures.fresh_to_reset == round(figures.fresh_instance_ms.median / figures.reset_ms.median, 1)
