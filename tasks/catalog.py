@@ -238,24 +238,42 @@ class TaskTemplate:
                 self._cache[seed] = found
         return found
 
+    def as_recorded_before_instances(self) -> LoadedTask:
+        """A fixed task as runs made before instance ids recorded it: its bare id, the hash of its files, so that
+        `verify` and `replay` of such a run find the task it ran (never a key of the catalog's mapping)."""
+        task = self.instance(self.seeds[0])
+        return LoadedTask(spec=task.spec.model_copy(update={"id": self.id}), path=self.path, sha256=self.sha256,
+                          instance=task.instance)
+
+    def _drawn(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The file's content with the values drawn for `seed` in place (no `template:` block), and the drawn
+        parameters; TemplateSpecError (or the error an expression raised) when the generator fails."""
+        data = {key: value for key, value in self.data.items() if key != "template"}
+        if self.block is None:
+            return data, {"seed": seed}
+        from sites.kit.seeding import seeded_rows  # late: only drawing a record needs a site's data
+        from sites.registry import site_definitions
+
+        def rows() -> Any:
+            site = site_definitions().get(self.site)
+            if site is None:
+                raise TemplateSpecError(f"site {self.site!r} is not a registered site")
+            return seeded_rows(site, seed)
+
+        context = draw_parameters(self.block, key=self.key, seed=seed, rows=rows)
+        return render(data, context), context
+
+    def rendered(self, seed: int) -> dict[str, Any]:
+        """The instance for `seed` as the content of a fixed task file (its values drawn, its own seed, the
+        template's id): what the instance is validated from, for tools that change it and load it again."""
+        data, _ = self._drawn(seed)
+        return {**data, "seed": seed}
+
     def _generate(self, seed: int) -> LoadedTask:
         name = instance_id(self.id, seed)
         where = str(self.path) if self.block is None else f"{self.path} ({name})"
-        data = {key: value for key, value in self.data.items() if key != "template"}
-        context: dict[str, Any] = {"seed": seed}
         try:
-            if self.block is not None:
-                from sites.kit.seeding import seeded_rows  # late: only drawing a record needs a site's data
-                from sites.registry import site_definitions
-
-                def rows() -> Any:
-                    site = site_definitions().get(self.site)
-                    if site is None:
-                        raise TemplateSpecError(f"site {self.site!r} is not a registered site")
-                    return seeded_rows(site, seed)
-
-                context = draw_parameters(self.block, key=self.key, seed=seed, rows=rows)
-                data = render(data, context)
+            data, context = self._drawn(seed)
             spec = task_spec(Path(where), _as_instance(data, name, seed))
             difficulty = _difficulty(spec, self.block, context, where)
         except TemplateSpecError as exc:
@@ -383,13 +401,23 @@ class Catalog(Mapping[str, LoadedTask]):
 
     def __getitem__(self, key: str) -> LoadedTask:
         parsed = parse_instance_id(key) if isinstance(key, str) else None
-        if parsed is None or parsed[0] not in self.templates:
+        if parsed is None:
+            legacy = self.templates.get(key) if isinstance(key, str) else None
+            if legacy is not None and legacy.block is None:
+                return legacy.as_recorded_before_instances()
+            raise KeyError(key)
+        if parsed[0] not in self.templates:
             raise KeyError(key)
         return self.templates[parsed[0]].instance(parsed[1])
 
     def __contains__(self, key: object) -> bool:
-        parsed = parse_instance_id(key) if isinstance(key, str) else None
-        return parsed is not None and parsed[0] in self.templates
+        if not isinstance(key, str):
+            return False
+        parsed = parse_instance_id(key)
+        if parsed is None:
+            legacy = self.templates.get(key)
+            return legacy is not None and legacy.block is None
+        return parsed[0] in self.templates
 
     def template_of(self, task_id: str) -> TaskTemplate | None:
         """The template an instance id (or a template id) names, or None."""

@@ -34,7 +34,6 @@ from tasks.catalog import (
     load_catalog,
     load_task,
     site_schemas,
-    task_data,
     task_spec,
 )
 from tasks.references import Reference, references, schema_problems
@@ -46,9 +45,11 @@ SCHEMAS = site_schemas()
 
 @cache
 def _parsed(task_id: str) -> Any:
-    """The task's content as loading reads it: a file that extends a task merged onto it (and standing alone)."""
-    data, _ = task_data(CATALOG[task_id].path)
-    assert isinstance(data, dict)
+    """The instance's content as loading validates it: a file that extends a task merged onto it (and standing
+    alone), a template's values drawn for the instance's seed."""
+    template, task = CATALOG.template_of(task_id), CATALOG[task_id]
+    assert template is not None
+    data = template.rendered(task.spec.seed)
     return {key: value for key, value in data.items() if key != "extends"}
 
 
@@ -99,7 +100,7 @@ def refusal_of(task: LoadedTask, data: Any) -> str:
 
 
 def test_every_committed_catalog_task_loads_and_names_only_what_its_site_has() -> None:
-    assert len(CATALOG) == len(list(CATALOG_ROOT.rglob("*.yaml")))
+    assert len(CATALOG.templates) == len(list(CATALOG_ROOT.rglob("*.yaml")))
     named = [reference for task in CATALOG.values() for reference in references(task.spec)]
     assert len(named) > 1000, "the catalog's references are found"
     assert all(schema_problems(task.spec, SCHEMAS[task.spec.site]) == [] for task in CATALOG.values())
