@@ -230,6 +230,9 @@ class TaskTemplate:
         failed when the generator raises or yields no valid task."""
         if not 0 <= seed <= MAX_SEED:
             raise TaskFileError(f"{self.path}: seed {seed} is outside 0..{MAX_SEED}")
+        if self.block is None and seed != self.seeds[0]:
+            raise TaskFileError(f"{self.path}: {self.id} is a fixed task: its one instance is "
+                                f"{instance_id(self.id, self.seeds[0])} (give it a template: block to vary it)")
         with self._lock:
             found = self._cache.get(seed)
         if found is None:

@@ -13,8 +13,9 @@ files, version and seed give the same instance, byte for byte, in any process; `
 and the instance itself, so a changed site seeding that changes what the instance asks is caught as well.
 
 Published instances are the seeds `1..published`; seeds from `FRESH_SEED_FLOOR` up are never published and are what
-`subset reserve --fresh` draws. A file without a `template:` block is a fixed task: its one published instance is its
-own `seed`.
+`subset reserve --fresh` draws; the seeds between (0 too) are neither, instances one may generate to explore a
+template but that no reservation draws. A file without a `template:` block is a fixed task: its one instance is its
+own `seed`, and no other seed of it exists.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ FRESH_SEED_FLOOR = 1_000_000
 MAX_SEED = 10**15 - 1
 ROW_FUNCTIONS = ("rows", "one", "count", "similar")
 """What expressions may call on the site's seeded data (`_row_functions`)."""
-_INSTANCE_ID = re.compile(r"(?P<template>[a-z0-9][a-z0-9.-]*)@(?P<seed>[0-9]{1,15})")
+_INSTANCE_ID = re.compile(r"(?P<template>[a-z0-9][a-z0-9.-]*)@(?P<seed>0|[1-9][0-9]{0,14})")
+"""A seed is written as `str(seed)` does: no sign, no leading zero, so one instance has one id."""
 
 Scalar = str | int | float | bool | None
 
@@ -71,7 +73,7 @@ class ChoiceParameter(_Block):
 
 
 class IntegerParameter(_Block):
-    """A whole number from `integer[0]` to `integer[1]` inclusive, a multiple of `step`."""
+    """A whole number from `integer[0]` to `integer[1]` inclusive that is a multiple of `step`."""
 
     integer: tuple[int, int]
     step: int = Field(default=1, ge=1)
@@ -80,7 +82,14 @@ class IntegerParameter(_Block):
     def _ordered(self) -> IntegerParameter:
         if self.integer[0] > self.integer[1]:
             raise ValueError(f"integer: {self.integer[0]} is above {self.integer[1]}")
+        if self.first > self.integer[1]:
+            raise ValueError(f"integer: no multiple of {self.step} from {self.integer[0]} to {self.integer[1]}")
         return self
+
+    @property
+    def first(self) -> int:
+        """The smallest multiple of `step` in the range."""
+        return -(-self.integer[0] // self.step) * self.step
 
 
 class ValueParameter(_Block):
@@ -134,7 +143,7 @@ class TemplateBlock(_Block):
 
 def parse_instance_id(text: str) -> tuple[str, int] | None:
     """(template id, seed) of an instance id `TEMPLATE@SEED`, or None when `text` is not one."""
-    match = _INSTANCE_ID.fullmatch(text.strip())
+    match = _INSTANCE_ID.fullmatch(text)
     return None if match is None else (match["template"], int(match["seed"]))
 
 
@@ -172,6 +181,11 @@ def _digits_swapped(text: str) -> str:
 @functools.cache
 def _environment() -> ImmutableSandboxedEnvironment:
     env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    # Jinja's `random` filter and `lipsum` draw from Python's shared generator: an instance would differ from one
+    # load to the next. Draws come only from the template's parameters (keyed by template and seed).
+    del env.filters["random"]
+    for name in ("lipsum", "cycler", "joiner"):
+        env.globals.pop(name, None)
     env.filters["money"] = _money
     env.filters["plain_money"] = _plain_money
     env.filters["digits_swapped"] = _digits_swapped
@@ -205,7 +219,7 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
     if isinstance(value, str):
         if "{{" not in value and "{%" not in value:
             return value
-        whole = _WHOLE_EXPRESSION.fullmatch(value.strip())
+        whole = _WHOLE_EXPRESSION.fullmatch(value)
         if whole is not None:
             return evaluate(whole["expr"], context)
         return _text_template(value).render(context)
@@ -253,7 +267,24 @@ def looks_alike(text: str, other: str) -> bool:
     words = {w for w in re.split(r"\W+", text.casefold()) if len(w) > 1}
     if words & {w for w in re.split(r"\W+", other.casefold()) if len(w) > 1}:
         return True
-    return difflib.SequenceMatcher(None, text.casefold(), other.casefold()).ratio() >= 0.8
+    first, second = text.casefold(), other.casefold()
+    return (_edits_within(first, second, 2)
+            or difflib.SequenceMatcher(None, first, second).ratio() >= 0.8)
+
+
+def _edits_within(first: str, second: str, most: int) -> bool:
+    """Whether at most `most` insertions, deletions or substitutions turn `first` into `second`."""
+    if abs(len(first) - len(second)) > most:
+        return False
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i]
+        for j, b in enumerate(second, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        if min(current) > most:
+            return False
+        previous = current
+    return previous[-1] <= most
 
 
 def _ordered(candidates: list[dict[str, Any]], order_by: Sequence[str]) -> list[dict[str, Any]]:
@@ -267,10 +298,15 @@ def _ordered(candidates: list[dict[str, Any]], order_by: Sequence[str]) -> list[
 def _draw(name: str, parameter: Parameter, context: dict[str, Any], rng: random.Random,
           rows: Callable[[], SeededRows]) -> Any:
     if isinstance(parameter, IntegerParameter):
-        low, high = parameter.integer
-        return low + parameter.step * rng.randrange((high - low) // parameter.step + 1)
+        first, high = parameter.first, parameter.integer[1]
+        return first + parameter.step * rng.randrange((high - first) // parameter.step + 1)
     if isinstance(parameter, ChoiceParameter):
-        items = render(parameter.choose, context)
+        choose = parameter.choose
+        if isinstance(choose, str):  # an expression, with or without its braces (as `value` and `filter` take)
+            braced = _WHOLE_EXPRESSION.fullmatch(choose.strip())
+            items = evaluate(braced["expr"] if braced else choose, context)
+        else:
+            items = render(choose, context)
         if not isinstance(items, list | tuple) or not items:
             raise TemplateSpecError(f"parameter {name}: choose gives {items!r}, not a non-empty list")
         return rng.choice(list(items))
@@ -284,6 +320,11 @@ def _draw(name: str, parameter: Parameter, context: dict[str, Any], rng: random.
     if parameter.filter is not None:
         test = _expression(parameter.filter)
         candidates = [row for row in candidates if test(**context, it=row)]
+    columns = set(seeded[parameter.row][0]) if seeded[parameter.row] else set()
+    unknown = sorted({c.lstrip("-") for c in parameter.order_by} | set(where) - columns) if columns else []
+    if unknown:
+        raise TemplateSpecError(f"parameter {name}: table {parameter.row} has no column {', '.join(unknown)}; it has "
+                                f"{', '.join(sorted(columns))}")
     if not candidates:
         raise TemplateSpecError(f"parameter {name}: no {parameter.row} row matches (where {where}"
                                 + (f", filter {parameter.filter}" if parameter.filter else "") + ")")

@@ -222,7 +222,7 @@ def test_a_matched_control_is_the_same_episode_with_injection_disabled() -> None
     endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
     plan = plan_episodes([task.id], endpoint, matched_controls=[task.id])
     assert [(p.episode_id, p.faults) for p in plan] == [
-        ("001-helpdesk.fault-ambiguous-notify", True), ("002-helpdesk.fault-ambiguous-notify--control", False)]
+        ("001-helpdesk.fault-ambiguous-notify@1", True), ("002-helpdesk.fault-ambiguous-notify@1--control", False)]
     config = RunConfig(run_id="m", tasks=[task.id], endpoint=endpoint, episodes=plan)
     faulted, control = (config.fault_plan(task.spec, p) for p in plan)
     assert faulted is not None and faulted.rules == task.spec.faults

@@ -403,7 +403,7 @@ def test_a_worker_is_refused_naming_exactly_what_differs(changes: list[tuple[str
     for part in PARTS:
         listed = refusal.split(WHAT[part] + " from the driver's in ")[1].split(";")[0] if differs[part] else ""
         assert (WHAT[part] in refusal) == bool(differs[part]), (part, refusal)
-        named = {entry.split(" (")[0] for entry in re.findall(r"(?:^|, )([\w.-]+ \([^)]*\))", listed)}
+        named = {entry.split(" (")[0] for entry in re.findall(r"(?:^|, )([\w.@-]+ \([^)]*\))", listed)}
         assert named == differs[part], (part, refusal)
     for part in PARTS:
         for key in differs[part]:

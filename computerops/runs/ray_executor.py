@@ -90,7 +90,7 @@ class WorkerIdentity:
 
     code_sha256: dict[str, str]
     task_sha256: dict[str, str]
-    """Task id -> sha256 of its file (merged onto its base's, tasks/catalog.py `task_data`) in this checkout; `missing`
+    """Task instance id -> its hash as this checkout generates it (tasks/catalog.py `instance_sha256`); `missing`
     where there is none."""
     versions: dict[str, str | None]
 
@@ -106,12 +106,17 @@ def task_files(tasks: list[LoadedTask]) -> dict[str, str]:
 
 
 def identity(files: Mapping[str, str]) -> WorkerIdentity:
-    """This process's identity for the task files `files` names (`task_files`)."""
-    from tasks.catalog import TaskFileError, task_data
+    """This process's identity for the task files `files` names (`task_files`): each instance's hash as this
+    checkout generates it from its template file (the hash covers the template's files, version, seed and spec)."""
+    from tasks.catalog import TaskFileError, load_template
+    from tasks.templates import parse_instance_id
     task_sha256 = {}
     for task_id, relative in sorted(files.items()):
         try:
-            task_sha256[task_id] = task_data(CHECKOUT_ROOT / relative)[1]
+            template = load_template(CHECKOUT_ROOT / relative)
+            parsed = parse_instance_id(task_id)
+            task_sha256[task_id] = (template.sha256 if parsed is None
+                                    else template.instance(parsed[1]).sha256)
         except (OSError, TaskFileError):
             task_sha256[task_id] = "missing"
     return WorkerIdentity(code_sha256=code_hashes(), task_sha256=task_sha256,

@@ -15,7 +15,9 @@ from computerops.server.settings import ServerSettings
 from computerops.service.errors import ServiceError
 from computerops.service.launch import RunRequest
 
-TASK_SELECTION = re.compile(r"all|[a-z0-9][a-z0-9._-]{0,99}(,[a-z0-9][a-z0-9._-]{0,99}){0,499}")
+_TASK = r"[a-z0-9][a-z0-9._-]{0,99}(@[0-9]{1,15})?"
+TASK_SELECTION = re.compile(rf"all|{_TASK}(,{_TASK}){{0,499}}")
+"""`all`, or template ids and instance ids (`TEMPLATE@SEED`), comma-separated."""
 KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{0,63}(API_KEY|_TOKEN)")
 """The environment variables a launch may name for an API key: only key-like names, so a request cannot send any
 other secret of the server's environment to an endpoint it chooses."""
