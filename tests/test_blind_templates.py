@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,19 @@ from tasks.catalog import (
     TaskFileError,
     instance_sha256,
     load_catalog,
+    load_task,
     load_template,
     select_tasks,
 )
-from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED, instance_id, looks_alike, parse_instance_id
+from tasks.templates import (
+    FRESH_SEED_FLOOR,
+    MAX_SEED,
+    evaluate,
+    instance_id,
+    looks_alike,
+    parse_instance_id,
+    render,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 BASE_FILE = CATALOG_ROOT / "webmail" / "update-contact-phone.yaml"
@@ -324,6 +334,71 @@ def test_every_seed_gives_a_valid_instance_with_its_draws_in_place(pair: Catalog
     check = task.spec.expected_state[0]
     assert check.where == {"id": contact["id"]} and isinstance(check.where["id"], int)
     assert task.instance.difficulty is not None and task.instance.difficulty.steps == len(task.spec.scripted_control)
+
+
+def test_instances_do_not_depend_on_the_order_they_are_asked_for(pair_root: Path) -> None:
+    forwards, backwards = load_catalog(pair_root), load_catalog(pair_root)
+    seeds = [1, 2, 5, 8, FRESH_SEED_FLOOR + 3, 77_777_777]
+    first = {(t, s): forwards[f"{t}@{s}"].sha256 for t in (BASE, TWIN) for s in seeds}
+    second = {(t, s): backwards[f"{t}@{s}"].sha256 for t in (TWIN, BASE) for s in reversed(seeds)}
+    assert first == second
+
+
+def test_the_hash_does_not_depend_on_where_the_catalog_lies(pair: Catalog) -> None:
+    """The hash covers the template files' bytes: the repository's catalog and a copy elsewhere agree."""
+    for task_id in (f"{BASE}@5", f"{TWIN}@5", f"{BASE}@{FRESH_SEED_FLOOR + 9}"):
+        template, seed = parse_instance_id(task_id)
+        path = BASE_FILE if template == BASE else TWIN_FILE
+        assert load_task(path, seed).sha256 == pair[task_id].sha256
+    assert load_task(BASE_FILE).id == f"{BASE}@1"
+
+
+def test_the_twin_extends_the_base_at_the_same_seed(pair: Catalog) -> None:
+    for seed in (3, FRESH_SEED_FLOOR + 1):
+        twin = pair[f"{TWIN}@{seed}"]
+        assert twin.id == f"{TWIN}@{seed}" and twin.template_id == TWIN
+        assert getattr(twin.spec, "extends", None) in (None, f"{BASE}@{seed}")
+
+
+def test_concurrent_generation_gives_one_instance(pair_root: Path) -> None:
+    catalog = load_catalog(pair_root)
+    task_id = f"{TWIN}@{FRESH_SEED_FLOOR + 4242}"
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda _: catalog[task_id], range(16)))
+    assert len({r.sha256 for r in results}) == 1
+    assert results[0].sha256 == load_catalog(pair_root)[task_id].sha256
+
+
+def test_the_catalog_hash_is_stable_and_covers_the_files(tmp_path: Path, pair_root: Path) -> None:
+    catalog = load_catalog(pair_root)
+    before = subsets.catalog_sha256(catalog)
+    for seed in range(FRESH_SEED_FLOOR, FRESH_SEED_FLOOR + 5):
+        catalog[f"{BASE}@{seed}"]                  # generating fresh instances changes nothing published
+    assert subsets.catalog_sha256(catalog) == before == subsets.catalog_sha256(load_catalog(pair_root))
+    edited_root = write_root(tmp_path, BASE_FILE.read_text() + "\n# edited\n", twin_text=TWIN_FILE.read_text(),
+                             fixed=True)
+    assert subsets.catalog_sha256(load_catalog(edited_root)) != before
+
+
+@pytest.mark.parametrize("alias", [f"{BASE}@01", f"{BASE}@1 ", f" {BASE}@1", f"{BASE}@1\n", f"{BASE}@0001"])
+def test_an_alias_is_absent_or_the_canonical_instance(pair: Catalog, alias: str) -> None:
+    task = pair.get(alias)
+    assert task is None or (task.id == f"{BASE}@1" and task.sha256 == pair[f"{BASE}@1"].sha256)
+    assert alias not in list(pair)
+
+
+@given(text=st.text(max_size=40).filter(lambda t: "{{" not in t and "{%" not in t))
+@settings(max_examples=150, deadline=None)
+def test_a_text_without_template_syntax_renders_as_itself(text: str) -> None:
+    assert render(text, {"a": 1}) == text
+    assert render({"k": [text, {"n": text}]}, {}) == {"k": [text, {"n": text}]}
+
+
+def test_render_keeps_mapping_keys_and_types() -> None:
+    context = {"a": 5, "k": "K", "row": {"id": 7}}
+    assert render({"{{ k }}": "{{ a }}", "n": ["{{ a }}", 3, None, True, "{{ row }}"], "t": "x{{ a }}"}, context) == \
+        {"{{ k }}": 5, "n": [5, 3, None, True, {"id": 7}], "t": "x5"}
+    assert evaluate("a + 1", context) == 6
 
 
 # --- parameters ---------------------------------------------------------------------------------------------------
