@@ -793,10 +793,10 @@ def test_no_expression_can_draw_outside_the_seeded_generator(tmp_path: Path, exp
         == values
 
 
-@pytest.mark.xfail(strict=True, reason="FINDING: nothing bounds what an expression builds: 'a' * 10**8 yields a "
-                   "100 MB parameter (1 GB with 10**9, ~50 s); only Jinja's range cap applies")
+@pytest.mark.xfail(strict=True, reason="FINDING: nothing bounds what an expression builds: 'a' * 10**7 yields a "
+                   "10 MB parameter (1 GB with 10**9, ~50 s); only Jinja's range cap applies")
 def test_an_expression_cannot_build_a_huge_value(tmp_path: Path) -> None:
-    generation_error(tmp_path, with_parameters(x={"value": "'a' * 10**8"}))
+    generation_error(tmp_path, with_parameters(x={"value": "'a' * 10**7"}))
 
 
 # --- drawn values are data, never template code or YAML --------------------------------------------------------------
