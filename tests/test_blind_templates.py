@@ -211,6 +211,18 @@ def test_a_fixed_task_has_only_its_own_seed(pair: Catalog) -> None:
         assert pair.get(f"{FIXED}@{seed}") is None
 
 
+@pytest.mark.parametrize("seed", [1, FRESH_SEED_FLOOR])
+def test_a_failing_generator_is_an_error_not_an_absent_key(tmp_path: Path, seed: int) -> None:
+    catalog = catalog_with(tmp_path, with_parameters(x={"row": "no_such_table"}))
+    for lookup in (catalog.get, catalog.__getitem__):
+        with pytest.raises(TaskFileError) as caught:
+            lookup(f"{BASE}@{seed}")
+        assert not isinstance(caught.value, KeyError)
+        assert f"{BASE}@{seed}" in str(caught.value)
+    with pytest.raises(TaskFileError):
+        select_tasks(catalog, BASE)
+
+
 def test_template_of(pair: Catalog) -> None:
     assert pair.template_of(BASE).id == BASE
     assert pair.template_of(f"{BASE}@{FRESH_SEED_FLOOR + 5}").id == BASE
