@@ -241,6 +241,10 @@ class TaskTemplate:
                 self._cache[seed] = found
         return found
 
+    def has_seed(self, seed: int) -> bool:
+        """Whether the template has an instance at `seed`: any seed of a varying one, its own of a fixed task."""
+        return 0 <= seed <= MAX_SEED and (self.block is not None or seed == self.seeds[0])
+
     def as_recorded_before_instances(self) -> LoadedTask:
         """A fixed task as runs made before instance ids recorded it: its bare id, the hash of its files, so that
         `verify` and `replay` of such a run find the task it ran (never a key of the catalog's mapping)."""
@@ -409,9 +413,10 @@ class Catalog(Mapping[str, LoadedTask]):
             if legacy is not None and legacy.block is None:
                 return legacy.as_recorded_before_instances()
             raise KeyError(key)
-        if parsed[0] not in self.templates:
+        template = self.templates.get(parsed[0])
+        if template is None or not template.has_seed(parsed[1]):
             raise KeyError(key)
-        return self.templates[parsed[0]].instance(parsed[1])
+        return template.instance(parsed[1])
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
@@ -420,7 +425,8 @@ class Catalog(Mapping[str, LoadedTask]):
         if parsed is None:
             legacy = self.templates.get(key)
             return legacy is not None and legacy.block is None
-        return parsed[0] in self.templates
+        template = self.templates.get(parsed[0])
+        return template is not None and template.has_seed(parsed[1])
 
     def template_of(self, task_id: str) -> TaskTemplate | None:
         """The template an instance id (or a template id) names, or None."""

@@ -178,9 +178,30 @@ def _digits_swapped(text: str) -> str:
     return "".join(chars)
 
 
+MAX_VALUE_SIZE = 100_000
+"""The most items or characters one `*` or `**` of an expression may build: a task's values are names, numbers and
+short texts, and a template that builds more is refused instead of filling memory."""
+
+
+class _TemplateSandbox(ImmutableSandboxedEnvironment):
+    """The sandbox with `*` and `**` bounded (`MAX_VALUE_SIZE`)."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 64:
+            raise TemplateSpecError(f"{left} ** {right} is beyond what a task's value needs")
+        if operator == "*":
+            sizes = [len(x) for x in (left, right) if isinstance(x, str | list | tuple)]
+            counts = [x for x in (left, right) if isinstance(x, int) and not isinstance(x, bool)]
+            if sizes and counts and sizes[0] * counts[0] > MAX_VALUE_SIZE:
+                raise TemplateSpecError(f"a value of {sizes[0] * counts[0]} items is beyond {MAX_VALUE_SIZE}")
+        return super().call_binop(context, operator, left, right)
+
+
 @functools.cache
 def _environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env = _TemplateSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     # Jinja's `random` filter and `lipsum` draw from Python's shared generator: an instance would differ from one
     # load to the next. Draws come only from the template's parameters (keyed by template and seed).
     del env.filters["random"]
@@ -321,7 +342,7 @@ def _draw(name: str, parameter: Parameter, context: dict[str, Any], rng: random.
         test = _expression(parameter.filter)
         candidates = [row for row in candidates if test(**context, it=row)]
     columns = set(seeded[parameter.row][0]) if seeded[parameter.row] else set()
-    unknown = sorted({c.lstrip("-") for c in parameter.order_by} | set(where) - columns) if columns else []
+    unknown = sorted(({c.lstrip("-") for c in parameter.order_by} | set(where)) - columns) if columns else []
     if unknown:
         raise TemplateSpecError(f"parameter {name}: table {parameter.row} has no column {', '.join(unknown)}; it has "
                                 f"{', '.join(sorted(columns))}")
