@@ -20,14 +20,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from computerops.core.formats import Versioned
+from computerops.core.hashing import canonical_sha256
 from replays.replay import RecordedEpisode, replay_episode
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Verdict
 
-CORPUS_FORMAT: Literal["computerops.corpus/2"] = "computerops.corpus/2"
-"""2: operations record what each response showed and which app served it (`Operation.shown`, `Operation.app`)."""
+CORPUS_FORMAT: Literal["computerops.corpus/3"] = "computerops.corpus/3"
+"""2: operations record what each response showed and which app served it (`Operation.shown`, `Operation.app`).
+3: the final state is its hash and the final rows of the tables the episode changed (`final_state_sha256`): a site at
+realistic volume seeds hundreds of rows per table that replay regenerates from the seed, so a whole snapshot per
+entry only repeated them (29 MB for one site's entries)."""
 CORPUS_ROOT = Path(__file__).parent / "corpus"
 RECORD_COMMAND = "computerops corpus record"
 
@@ -42,7 +46,7 @@ class CorpusEntry(Versioned):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["computerops.corpus/2"] = CORPUS_FORMAT
+    format: Literal["computerops.corpus/3", "computerops.corpus/2"] = CORPUS_FORMAT
     task_id: str
     task_sha256: str
     """sha256 of the task file when the entry was recorded."""
@@ -56,10 +60,21 @@ class CorpusEntry(Versioned):
     operations: list[Operation]
     journal: list[JournalEntry]
     final_state: StateSnapshot
+    """The final rows of the tables the episode changed (every table in a /2 entry)."""
+    final_state_sha256: str | None = None
+    """The canonical hash of the whole final state (None in a /2 entry, whose `final_state` is whole)."""
 
     def episode(self) -> RecordedEpisode:
         return RecordedEpisode(episode_id=f"{self.task_id}/{self.policy}", operations=self.operations,
-                               journal=self.journal, final_state=self.final_state, verdict=self.verdict)
+                               journal=self.journal, final_state=self.final_state, verdict=self.verdict,
+                               final_state_sha256=self.final_state_sha256)
+
+    @classmethod
+    def compact(cls, *, final_state: StateSnapshot, journal: list[JournalEntry], **fields: Any) -> CorpusEntry:
+        """An entry keeping the final state's hash and only the tables the journal changed."""
+        changed = {entry.table for entry in journal}
+        return cls(final_state={table: rows for table, rows in final_state.items() if table in changed},
+                   final_state_sha256=canonical_sha256(final_state), journal=journal, **fields)
 
 
 def file_name(policy: str) -> str:

@@ -35,6 +35,13 @@ class RecordedEpisode:
     journal: list[JournalEntry]
     final_state: StateSnapshot
     verdict: Verdict
+    final_state_sha256: str | None = None
+    """The whole final state's hash where `final_state` holds only the tables the episode changed (a corpus entry);
+    None where `final_state` is whole."""
+
+    @property
+    def state_sha256(self) -> str:
+        return self.final_state_sha256 or canonical_sha256(self.final_state)
 
 
 _RECORDED_SINCE = frozenset({"app", "shown"})
@@ -173,8 +180,13 @@ async def replay_episode(
     if len(replayed_ops) != len(episode.operations):
         problems.append(f"{len(episode.operations)} operations recorded, {len(replayed_ops)} logged on replay")
     problems.extend(_compare_journals(episode.journal, journal))
-    if canonical_sha256(state) != canonical_sha256(episode.final_state):
-        problems.append(f"final state differs on replay: {_state_difference(episode.final_state, state)}")
+    # A corpus entry keeps the tables the episode changed and the whole state's hash: both must agree.
+    kept = state if episode.final_state_sha256 is None else {t: state.get(t, []) for t in episode.final_state}
+    if canonical_sha256(kept) != canonical_sha256(episode.final_state):
+        problems.append(f"final state differs on replay: {_state_difference(episode.final_state, kept)}")
+    elif canonical_sha256(state) != episode.state_sha256:
+        problems.append("final state differs on replay in a table the episode did not change (the entry keeps its "
+                        f"hash, {episode.state_sha256[:12]} recorded, {canonical_sha256(state)[:12]} replayed)")
     verdict = rejudge(task.spec, task.sha256, episode.verdict, state=state, journal=journal, operations=replayed_ops,
                       claim=episode.verdict.claim)
     if verdict != episode.verdict:
@@ -187,7 +199,7 @@ async def replay_episode(
         seed=task.spec.seed, operations=len(episode.operations),
         operations_sha256=canonical_sha256(episode.operations),
         journal_sha256=canonical_sha256(episode.journal), replayed_journal_sha256=canonical_sha256(journal),
-        final_state_sha256=canonical_sha256(episode.final_state), replayed_final_state_sha256=canonical_sha256(state),
+        final_state_sha256=episode.state_sha256, replayed_final_state_sha256=canonical_sha256(state),
         verdict_sha256=episode.verdict.judgement_sha256(), replayed_verdict_sha256=verdict.judgement_sha256(),
         result="FAIL" if problems else "PASS", mismatches=problems,
     )

@@ -161,3 +161,13 @@ async def test_re_recording_unchanged_behaviour_gives_byte_identical_files(tmp_p
     stale.write_text("{}", encoding="utf-8")
     recording = await record_corpus([task], first)
     assert recording.removed == [stale] and not any(r.changed for r in recording.entries)
+
+
+async def test_an_entry_keeps_the_tables_its_episode_changed_and_the_whole_states_hash(tmp_path: Path) -> None:
+    root = copy_task(tmp_path)
+    entry = load_entry(root / "helpdesk" / SOLVE / "scripted-oracle.json")
+    assert entry.final_state_sha256 is not None
+    assert set(entry.final_state) == {row.table for row in entry.journal}  # only what the episode changed
+    tamper(root, "scripted-oracle.json", final_state_sha256="0" * 64)  # a change outside the kept tables
+    [failure] = (await check_corpus(root, {SOLVE: CATALOG[SOLVE]})).failures
+    assert failure.message is not None and "in a table the episode did not change" in failure.message

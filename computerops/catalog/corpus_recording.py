@@ -70,7 +70,7 @@ async def record_corpus(
                                   "episode must end normally and replay PASS, so nothing was written")
             task = by_id[record.task_id]
             episode = bundle.load_episode(record)
-            entries.append(CorpusEntry(
+            entries.append(CorpusEntry.compact(
                 task_id=task.id, task_sha256=task.sha256, site=task.spec.site, seed=task.spec.seed,
                 policy=record.endpoint, outcome=episode.verdict.outcome, operations=episode.operations,
                 journal=episode.journal, final_state=episode.final_state, verdict=episode.verdict,
