@@ -12,7 +12,7 @@ all of these with no test of its own; so do the test folder's own sites (`TEST_S
 from __future__ import annotations
 
 import itertools
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,7 @@ from fastapi.testclient import TestClient
 from toy_site import TASKS as TOY_TASKS
 from toy_site import TOY
 
+from computerops.catalog.crawl import PAGES_PER_KIND, PageKind, page_kind
 from sites.kit import (
     TENANT_HEADER,
     JournalEntry,
@@ -189,15 +190,19 @@ def start_paths(site: SiteDefinition) -> list[str]:
 
 
 def crawl(visitor: Visitor) -> Crawl:
-    """Every page that links and GET forms reach from the site's start paths, breadth first, in document order."""
+    """Every kind of page that links and GET forms reach from the site's start paths, breadth first, in document
+    order: at most `PAGES_PER_KIND` of one kind (`page_kind`), as the catalog's crawl, so a site's hundreds of
+    records and list pages do not spend the crawl's bound."""
     result = Crawl()
     queue: deque[str] = deque(start_paths(visitor.site))
     seen = set(queue)
+    kinds: Counter[PageKind] = Counter()
 
     def follow(url: str | None, base: str) -> None:
         target = None if url is None else visitor.on_site(url, base)
-        if target is not None and target not in seen:
+        if target is not None and target not in seen and kinds[page_kind(target)] < PAGES_PER_KIND:
             seen.add(target)
+            kinds[page_kind(target)] += 1
             queue.append(target)
 
     while queue and len(result.pages) < MAX_PAGES:

@@ -3,11 +3,15 @@
 The crawl follows links only (`<a href>`, `<area href>`, in frames and open shadow roots too); it
 never submits a form, not even a GET one, so the tenant's data stays as it was: the only trace it
 leaves is GET operations in the tenant's log.
+
+A site holds hundreds of records, each with its own page, and its lists paginate: the crawl follows at most
+`PAGES_PER_KIND` links to pages of one kind (`page_kind`: the same path but for record ids, the same query
+parameters), so it reaches every kind of page within its budget instead of spending it on one kind's rows.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urljoin, urlsplit
 
@@ -16,6 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
 from adapter.driver import site_path
+from sites.kit.paging import PAGE_SIZE
 from sites.kit.site import SiteDefinition
 from tasks import LoadedTask
 
@@ -23,6 +28,11 @@ DEFAULT_PAGE_LIMIT = 200
 NAVIGATION_TIMEOUT_MS = 15_000
 DEFAULT_SEED = 1
 """The seed a site is crawled with when no catalog task names one (TaskSpec's default)."""
+PAGES_PER_KIND = PAGE_SIZE
+"""Links to pages of one kind a crawl follows: as many as one list page links (its rows' pages); the rest are the
+same page over other rows."""
+
+PageKind = tuple[str, tuple[str, ...]]
 
 OnPage = Callable[[Page, str], Awaitable[None]]
 """Called on each visited page, once it has loaded and its links are read, with its site path."""
@@ -54,6 +64,16 @@ class CrawlTarget(BaseModel):
     site: str
     seed: int
     start_paths: list[str]
+
+
+def page_kind(path: str) -> PageKind:
+    """What kind of page a site path (path and query) is: its path with every segment that holds a digit (a
+    record's id or number: `INV-1003`, `P-301`, `12`) as `*`, and the sorted names of its query parameters
+    (`/invoices/viewer?vendor=X&page=2`: the vendor-filtered list's later pages)."""
+    parts = urlsplit(path)
+    segments = ["*" if any(c.isdigit() for c in segment) else segment for segment in parts.path.split("/")]
+    names = sorted({pair.split("=", 1)[0] for pair in parts.query.split("&") if pair})
+    return "/".join(segments), tuple(names)
 
 
 def crawl_targets(tasks: Iterable[LoadedTask], sites: Mapping[str, SiteDefinition]) -> list[CrawlTarget]:
@@ -88,6 +108,7 @@ async def crawl_site_pages(
     *,
     site_prefix: str,
     limit: int = DEFAULT_PAGE_LIMIT,
+    per_kind: int = PAGES_PER_KIND,
     on_page: OnPage | None = None,
 ) -> list[str]:
     """Visit, breadth first, every page of the site that GET links reach from `start_paths`.
@@ -97,7 +118,8 @@ async def crawl_site_pages(
     navigates that page and leaves it open, so that `on_page` can use a driver made for that page
     (a `PageDriver`). Only links whose URL is on `origin` and under `site_prefix` (`/helpdesk/`)
     are followed, fragments ignored; links are taken in document order, so the same site gives the
-    same crawl. At most `limit` pages are visited. Returns the site path (path and query) of each
+    same crawl. At most `limit` pages are visited, and links to at most `per_kind` pages of one kind (`page_kind`)
+    are followed (start paths are always visited). Returns the site path (path and query) of each
     page visited, in visit order; a link that redirects counts as the page it lands on. No form is
     ever submitted, so a site whose GET handlers are safe (as HTTP requires) keeps its state.
     """
@@ -111,6 +133,7 @@ async def crawl_site_pages(
             queue.append(start)
     visited: list[str] = []
     done: set[str] = set()
+    kinds: Counter[PageKind] = Counter()
     page = await context.new_page() if isinstance(context, BrowserContext) else context
     try:
         while queue and len(visited) < limit:
@@ -127,8 +150,9 @@ async def crawl_site_pages(
             visited.append(landed)
             for url in await page.evaluate(_LINKS):
                 target = _site_path(urljoin(page.url, str(url)), origin, site_prefix)
-                if target is not None and target not in seen:
+                if target is not None and target not in seen and kinds[page_kind(target)] < per_kind:
                     seen.add(target)
+                    kinds[page_kind(target)] += 1
                     queue.append(target)
             if on_page is not None:
                 await on_page(page, landed)

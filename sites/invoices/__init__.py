@@ -7,6 +7,13 @@ document `search:<key>`), a calculator (adds up amounts), a spreadsheet (line am
 header fields) and email (sending is the wrong action for every task: a forbidden mutation). The
 record form's list of accepted currencies is the document `accepted-currencies`.
 
+The site holds hundreds of invoices and payable records (`sites.invoices.filler`, drawn from the seed). Every list
+(the viewer's invoices, the payable records, the spreadsheet's sheets, the sent email) shows one page of 25 rows at a
+time (`sites.kit.paging`), with a search box (part of a number or name, any case) and filters (the viewer: status,
+vendor, currency; the records: exact invoice number, vendor, currency), all kept by the page links. A filtered list
+that fits on one page is a whole listing: the viewer filtered by vendor shows every invoice of that vendor, the
+records filtered by invoice number show that invoice's records or that it has none.
+
 The number of apps is a task parameter: a task's `start_path` is the portal with the allowed apps
 in its query, e.g. `/invoices/portal?apps=viewer,form` (keys: viewer, form, records, search,
 calculator, spreadsheet, email). The portal lists only those apps; the others still answer, so a

@@ -14,8 +14,11 @@ Fixed records (identical for every seed):
 - INV-1010 Kestrel Logistics, USD, 2170.00 — already paid on 2026-02-27.
 - INV-1011 Kestrel Logistics, USD, 1002.10 — no payable.
 
-Filler invoices (INV-1012 on) and their payables (P-304 on) are drawn from the template generator,
-never from Kestrel Logistics, so seeds differ without touching a fixed record.
+Filler (`sites.invoices.filler`), drawn from the seed's rng: hundreds of invoices (INV-1012 on) from a vocabulary of
+vendors, several currencies, spread over the months before the fixed ones, most of the older ones paid, each paid one
+and most open ones with a payable record (P-304 on), with look-alikes: vendors whose name differs by a letter or a
+suffix, near-duplicate invoices of one vendor, payables whose total differs by one digit. No filler invoice is
+Kestrel Logistics', and no filler payable names a fixed invoice, so seeds differ without touching a fixed record.
 """
 
 from __future__ import annotations
@@ -24,10 +27,8 @@ import random
 
 from sqlmodel import Session
 
-from sites.invoices.models import ACCEPTED_CURRENCIES, Invoice, InvoiceLine, Payable
-
-Line = tuple[str, int, int]
-"""(description, quantity, unit price in cents)"""
+from sites.invoices.filler import Line, seed_filler
+from sites.invoices.models import Invoice, InvoiceLine, Payable
 
 # (number, vendor, issued on, currency, status, paid on, total printed, lines)
 INVOICES: list[tuple[str, str, str, str, str, str | None, bool, list[Line]]] = [
@@ -61,18 +62,7 @@ PAYABLES = [
     ("P-303", "INV-1007", "Clearwater Utilities", "2026-02-18", "GBP", 64100, "2026-02-27 09:05"),
 ]
 
-_VENDORS = ["Greenleaf Catering", "Orbit Telecom", "Pinecrest Cleaning", "Summit IT Services", "Bluebay Print"]
-_ITEMS = [
-    ("Service fee", 5000, 40000), ("Consumables", 500, 4000), ("Call-out charge", 4000, 12000),
-    ("Monthly subscription", 2000, 30000), ("Printed brochures (100)", 3000, 9000), ("Lunch platters", 1500, 6000),
-]
-
-
-def _lines_total(lines: list[Line]) -> int:
-    return sum(quantity * unit for _description, quantity, unit in lines)
-
-
-def _add_invoice(
+def add_invoice(
     session: Session,
     invoice_id: int,
     entry: tuple[str, str, str, str, str, str | None, bool, list[Line]],
@@ -93,37 +83,10 @@ def _add_invoice(
         )
 
 
-def _seed_filler(session: Session, rng: random.Random) -> None:
-    payable_number = len(PAYABLES)
-    for invoice_id in range(len(INVOICES) + 1, len(INVOICES) + 1 + 13):
-        vendor = rng.choice(_VENDORS)
-        day = f"2026-02-{rng.randint(1, 27):02d}"
-        currency = rng.choice(ACCEPTED_CURRENCIES)
-        lines: list[Line] = []
-        for _ in range(rng.randint(1, 3)):
-            description, low, high = rng.choice(_ITEMS)
-            lines.append((description, rng.randint(1, 6), rng.randint(low // 5, high // 5) * 5))
-        paid = rng.random() < 0.3
-        number = f"INV-{1000 + invoice_id}"
-        paid_on = f"2026-02-{min(int(day[-2:]) + 2, 28):02d}" if paid else None
-        _add_invoice(session, invoice_id, (number, vendor, day, currency, "paid" if paid else "open",
-                                           paid_on, True, lines))
-        if paid or rng.random() < 0.6:
-            payable_number += 1
-            submitted = f"{day} 16:{rng.choice([0, 15, 30, 45]):02d}"
-            session.add(
-                Payable(
-                    id=payable_number, reference=f"P-{300 + payable_number}", invoice_number=number,
-                    vendor=vendor, invoice_date=day, currency=currency, total_cents=_lines_total(lines),
-                    status="submitted", submitted_at=submitted, updated_at=submitted,
-                )
-            )
-
-
 def seed_invoices(session: Session, rng: random.Random) -> None:
     """Fills an empty invoices database: the fixed records, then filler drawn from `rng`."""
     for invoice_id, entry in enumerate(INVOICES, 1):
-        _add_invoice(session, invoice_id, entry)
+        add_invoice(session, invoice_id, entry)
     for payable_id, (reference, number, vendor, day, currency, cents, submitted) in enumerate(PAYABLES, 1):
         session.add(
             Payable(
@@ -133,4 +96,5 @@ def seed_invoices(session: Session, rng: random.Random) -> None:
             )
         )
     session.flush()  # fixed rows first, so the filler's foreign keys resolve in order
-    _seed_filler(session, rng)
+    fixed = [(vendor, issued, currency, lines) for _, vendor, issued, currency, _, _, _, lines in INVOICES]
+    seed_filler(session, rng, first_invoice=len(INVOICES) + 1, first_payable=len(PAYABLES) + 1, fixed=fixed)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 from urllib.parse import urlencode
 
-from sqlalchemy import func, select
-from sqlmodel import Session
+from sqlalchemy import func
+from sqlmodel import Session, select
 from sqlmodel.sql.expression import SelectOfScalar
 
 from computerops.core.numbers import whole_number
@@ -68,7 +68,8 @@ def paged(session: Session, statement: SelectOfScalar[T], *, page: str | None, p
     """Page `page` of the rows `statement` selects (ordered as it orders them), `PAGE_SIZE` to a page, with the
     count of the whole list. `query` is the list's search and filter parameters (empty values dropped), kept by
     the page links; `path` is the list's address."""
-    total = session.exec(select(func.count()).select_from(statement.subquery())).one()  # type: ignore[call-overload]
+    # sqlmodel's select of one column reads scalars (sqlalchemy's would give a Row, which int() refuses)
+    total = session.exec(select(func.count()).select_from(statement.subquery())).one()
     count = max(1, -(-int(total) // PAGE_SIZE))
     number = min(page_number(page), count)
     if count == 1:

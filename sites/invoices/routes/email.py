@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
+from sites.invoices.lists import searched
 from sites.invoices.models import Email
 from sites.invoices.pages import PREFIX, page
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.paging import paged
 
 router = APIRouter()
 
@@ -22,16 +23,20 @@ Text = Annotated[str, Form()]
 
 
 def _email_page(session: Session, operation: OperationContext, *, status: int = 200, notice: str | None = None,
-                error: str | None = None, recipient: str = "", subject: str = "", body: str = "") -> HTMLResponse:
-    sent = listed(session, select(Email).order_by(col(Email.id)))
-    return page(operation, "email.html", status=status, title="Email", sent=sent, notice=notice, error=error,
-                recipient=recipient, subject=subject, body=body)
+                error: str | None = None, recipient: str = "", subject: str = "", body: str = "", q: str = "",
+                number: str = "") -> HTMLResponse:
+    statement = searched(select(Email), q, Email.recipient, Email.subject).order_by(col(Email.id))
+    kept = {"q": q.strip()}
+    sent = paged(session, statement, page=number, path=f"{PREFIX}/email", query=kept)
+    return page(operation, "email.html", status=status, title="Email", sent=sent.rows, pages=sent, chosen=kept,
+                notice=notice, error=error, recipient=recipient, subject=subject, body=body)
 
 
 @router.get("/email", response_class=HTMLResponse)
-def outbox(session: SessionDep, operation: OperationDep, sent: str = "") -> HTMLResponse:
-    """The compose form and every message sent."""
-    return _email_page(session, operation, notice="Message sent." if sent else None)
+def outbox(session: SessionDep, operation: OperationDep, sent: str = "", q: str = "",
+           number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The compose form and the messages sent, a page at a time: those whose recipient or subject holds `q`."""
+    return _email_page(session, operation, notice="Message sent." if sent else None, q=q, number=number)
 
 
 @router.post("/email", response_model=None)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse, Response
 
+from sites.invoices.lists import choices, filtered, searched
 from sites.invoices.models import ACCEPTED_CURRENCIES, Payable
 from sites.invoices.pages import PREFIX, not_found, page, payable_by_reference
 from sites.invoices.payables import RecordFields, correct, submit, validate
@@ -16,7 +17,7 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import format_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.paging import paged
 
 router = APIRouter()
 
@@ -31,10 +32,18 @@ def _form_page(operation: OperationContext, fields: RecordFields, *, status: int
 
 
 @router.get("/records", response_class=HTMLResponse)
-def record_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every payable record by reference."""
-    payables = listed(session, select(Payable).order_by(col(Payable.id)))
-    return page(operation, "records.html", title="Payable records", payables=payables)
+def record_list(session: SessionDep, operation: OperationDep, q: str = "", invoice: str = "", vendor: str = "",
+                currency: str = "", number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The payable records by reference, a page at a time: those whose reference, invoice number or vendor holds
+    `q`, recorded for exactly the invoice number `invoice` (the question "has this invoice a record?"), of the
+    chosen vendor and currency."""
+    statement = filtered(select(Payable), invoice=(Payable.invoice_number, invoice.strip()),
+                         vendor=(Payable.vendor, vendor), currency=(Payable.currency, currency))
+    statement = searched(statement, q, Payable.reference, Payable.invoice_number, Payable.vendor)
+    kept = {"q": q.strip(), "invoice": invoice.strip(), "vendor": vendor, "currency": currency}
+    pages = paged(session, statement.order_by(col(Payable.id)), page=number, path=f"{PREFIX}/records", query=kept)
+    return page(operation, "records.html", title="Payable records", payables=pages.rows, pages=pages, chosen=kept,
+                vendors=choices(session, Payable.vendor), currencies=choices(session, Payable.currency))
 
 
 @router.get("/records/new", response_class=HTMLResponse)

@@ -6,24 +6,33 @@ never by invoice number, vendor, date or currency: those are only on the invoice
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
 from computerops.core.numbers import whole_number
+from sites.invoices.lists import searched
 from sites.invoices.models import Invoice, InvoiceLine
-from sites.invoices.pages import not_found, page
+from sites.invoices.pages import PREFIX, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.paging import paged
 from sites.kit.shown import listed
 
 router = APIRouter()
 
 
 @router.get("/spreadsheet", response_class=HTMLResponse)
-def sheet_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every sheet by number (a sheet's number is its invoice document's id, read off the row)."""
-    invoices = listed(session, select(Invoice).order_by(col(Invoice.id)))
-    return page(operation, "sheets.html", title="Spreadsheet", sheets=invoices)
+def sheet_list(session: SessionDep, operation: OperationDep, q: str = "",
+               number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The sheets by number, a page at a time (a sheet's number is its invoice document's id, read off the row):
+    those whose number holds the digits `q`. Sheets name no vendor, date or status, so there is nothing else to
+    filter by."""
+    statement = searched(select(Invoice), q, Invoice.id).order_by(col(Invoice.id))
+    kept = {"q": q.strip()}
+    pages = paged(session, statement, page=number, path=f"{PREFIX}/spreadsheet", query=kept)
+    return page(operation, "sheets.html", title="Spreadsheet", sheets=pages.rows, pages=pages, chosen=kept)
 
 
 @router.get("/spreadsheet/{sheet}", response_class=HTMLResponse)

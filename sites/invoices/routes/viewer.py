@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
+from sites.invoices.lists import choices, filtered, searched
 from sites.invoices.models import Invoice
-from sites.invoices.pages import invoice_by_number, lines_of, not_found, page
+from sites.invoices.pages import PREFIX, invoice_by_number, lines_of, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
-from sites.kit.shown import listed
+from sites.kit.paging import paged
 
 router = APIRouter()
 
 
 @router.get("/viewer", response_class=HTMLResponse)
-def invoice_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every invoice by number, with vendor, date, currency and status (totals are on the documents)."""
-    invoices = listed(session, select(Invoice).order_by(col(Invoice.number)))
-    return page(operation, "viewer.html", title="Invoice viewer", invoices=invoices)
+def invoice_list(session: SessionDep, operation: OperationDep, q: str = "", status: str = "", vendor: str = "",
+                 currency: str = "", number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The invoices by number, a page at a time, with vendor, date, currency and status (totals are on the
+    documents): those whose number or vendor holds `q`, of the chosen status, vendor and currency."""
+    statement = filtered(select(Invoice), status=(Invoice.status, status), vendor=(Invoice.vendor, vendor),
+                         currency=(Invoice.currency, currency))
+    statement = searched(statement, q, Invoice.number, Invoice.vendor).order_by(col(Invoice.number))
+    kept = {"q": q.strip(), "status": status, "vendor": vendor, "currency": currency}
+    pages = paged(session, statement, page=number, path=f"{PREFIX}/viewer", query=kept)
+    return page(operation, "viewer.html", title="Invoice viewer", invoices=pages.rows, pages=pages, chosen=kept,
+                statuses=choices(session, Invoice.status), vendors=choices(session, Invoice.vendor),
+                currencies=choices(session, Invoice.currency))
 
 
 @router.get("/viewer/{number}", response_class=HTMLResponse)
