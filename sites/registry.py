@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sites.helpdesk import HELPDESK
+from sites.hrdesk import HRDESK
 from sites.inventory import INVENTORY
 from sites.invoices import INVOICES
 from sites.kit.site import SiteDefinition
@@ -20,7 +21,9 @@ from sites.webmail import WEBMAIL
 
 __all__ = ["SITES", "SiteDefinition", "registered", "site_definitions"]
 
-SITES: dict[str, SiteDefinition] = {site.name: site for site in (HELPDESK, INVENTORY, INVOICES, LEDGER, WEBMAIL)}
+SITES: dict[str, SiteDefinition] = {
+    site.name: site for site in (HELPDESK, HRDESK, INVENTORY, INVOICES, LEDGER, WEBMAIL)
+}
 
 
 def site_definitions() -> dict[str, SiteDefinition]:

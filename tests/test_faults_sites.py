@@ -1,5 +1,6 @@
 """The fault classes that only a site's own handlers carry out: partial success (inventory bulk edit, the
-ledger's "Process selected"), duplicate delivery and out-of-order events (ledger response queue, webmail inbox)."""
+ledger's "Process selected", the HR desk's "Approve selected claims"), duplicate delivery and out-of-order events
+(ledger response queue, webmail inbox)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from site_client import Browser
 
+from sites.hrdesk import HRDESK
 from sites.inventory import INVENTORY
 from sites.kit import TenantRegistry, create_app
 from sites.kit.faults import FaultInjector, FaultPlan, FaultRule
@@ -20,7 +22,7 @@ from sites.webmail import WEBMAIL
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantRegistry]:
-    sites = {"inventory": INVENTORY, "ledger": LEDGER, "webmail": WEBMAIL}
+    sites = {"hrdesk": HRDESK, "inventory": INVENTORY, "ledger": LEDGER, "webmail": WEBMAIL}
     registry = TenantRegistry(tmp_path_factory.mktemp("faults"), sites=sites)
     yield registry
     registry.close()
@@ -56,6 +58,20 @@ def test_partial_success_processes_the_first_selected_events_then_fails(registry
     again = browser.post("/ledger/events/process-selected", {"event": ["EV-501", "EV-503", "EV-504"]}, status=409)
     assert "EV-501 was already processed" in again and "EV-503 was already processed" in again
     assert browser.post("/ledger/events/process-selected", {"event": ["EV-504"]}) == "/ledger/events?processed=1"
+    assert [op.fault.applied if op.fault else None for op in browser.tenant.operations()] == [True, None, None]
+
+
+def test_partial_success_approves_the_first_selected_claims_then_fails(registry: TenantRegistry) -> None:
+    browser = browser_for(registry, "hrdesk", {"fault": "partial_success", "params": {"commit": "1"},
+                                               "target": {"path": "/hrdesk/expenses/approve"}})
+    page = browser.post("/hrdesk/expenses/approve", {"claim": ["X-5008", "X-5007"]}, status=500)
+    assert "The approval failed after 1 of 2 claims." in page
+    approved = [entry.after["number"] for entry in browser.tenant.journal() if entry.after]
+    assert approved == ["X-5008"], "in the order selected, committed before the error"
+    again = browser.post("/hrdesk/expenses/approve", {"claim": ["X-5008", "X-5007"]}, status=422)
+    assert "Nothing was approved: X-5008 is approved: only a submitted claim can be approved." in again
+    assert browser.post("/hrdesk/expenses/approve", {"claim": ["X-5007"]}) == (
+        "/hrdesk/expenses?status=submitted&approved=1")
     assert [op.fault.applied if op.fault else None for op in browser.tenant.operations()] == [True, None, None]
 
 

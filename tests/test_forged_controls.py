@@ -46,6 +46,7 @@ FORGED_ID = "1"
 would act on the wrong control rather than be refused."""
 ORACLE_TASKS = {
     "helpdesk": "helpdesk.solve-ticket@1",
+    "hrdesk": "hrdesk.approve-leave@1",
     "inventory": "inventory.update-reorder-point@1",
     "invoices": "invoices.correct-payable-total@1",
     "ledger": "ledger.amend-delivery-destination@1",
