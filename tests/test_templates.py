@@ -22,6 +22,10 @@ from computerops.catalog.sampling import sample_instances
 from computerops.catalog.stats import catalog_stats
 from computerops.catalog.subsets import SubsetError, reserve_subset, subset_tasks
 from computerops.cli.main import app
+from computerops.experiment.estimates import paired_estimate
+from computerops.experiment.lock import ExperimentRefused, _expanded
+from computerops.experiment.rows import ExperimentEpisode
+from computerops.experiment.spec import ExperimentTask
 from sites.registry import site_definitions
 from tasks import TaskFileError, load_catalog, select_tasks
 from tasks.catalog import CATALOG_ROOT, Catalog, load_template
@@ -302,3 +306,38 @@ def test_the_instance_bench_times_every_published_instance_and_fresh_seeds_besid
     assert figures.published_instance_ms.n == sum(len(t.seeds) for t in varying)
     assert figures.fresh_instance_ms.n == 2 * len(varying) and figures.reset_ms.n > 0
     assert figures.fresh_to_reset == round(figures.fresh_instance_ms.median / figures.reset_ms.median, 1)
+
+
+# --- experiments over templates ------------------------------------------------------------------------------------
+
+def _row(task_id: str, arm: str, verified: bool) -> ExperimentEpisode:
+    return ExperimentEpisode(
+        episode_id=f"{task_id}-{arm}", task_id=task_id, cell="c", arm=arm, repetition=1, pair=task_id,  # type: ignore[arg-type]
+        model="scripted:oracle", tools=None, order=None, fault_rate=0.0, seed=None,
+        outcome="verified_success" if verified else "honest_failure", claimed_success=verified,
+        false_completion_kind=None, steps=1, faults_configured=(), faults_fired=())
+
+
+def test_the_paired_bootstrap_resamples_templates_not_their_instances() -> None:
+    # Template a: three instances, each +1; template b: one instance, 0. Weighting instances would give 0.75.
+    rows = [r for seed in (1, 2, 3) for r in (_row(f"t.a@{seed}", "treatment", True), _row(f"t.a@{seed}", "control",
+                                                                                             False))]
+    rows += [_row("t.b@1", "treatment", True), _row("t.b@1", "control", True)]
+    estimate = paired_estimate(rows, "verified_success", resamples=200, seed=1)
+    assert estimate.n_tasks == 4 and estimate.n_templates == 2
+    assert estimate.mean == pytest.approx(0.5)
+    assert estimate.interval is not None and estimate.interval[0] >= 0.0 and estimate.interval[1] <= 1.0
+
+
+def test_a_design_names_a_template_with_a_number_of_instances(tmp_path: Path) -> None:
+    entries = [ExperimentTask(id=PHONE, instances=3), ExperimentTask(id="webmail.add-contact-from-signature@1")]
+    expanded = _expanded(entries, CATALOG, tmp_path / "e.yaml")
+    assert [e.id for e in expanded] == [f"{PHONE}@1", f"{PHONE}@2", f"{PHONE}@3",
+                                        "webmail.add-contact-from-signature@1"]
+    with pytest.raises(ExperimentRefused, match="publishes 8 instances, 9 asked for"):
+        _expanded([ExperimentTask(id=PHONE, instances=9)], CATALOG, tmp_path / "e.yaml")
+    with pytest.raises(ExperimentRefused, match="named twice"):
+        _expanded([ExperimentTask(id=PHONE, instances=2), ExperimentTask(id=f"{PHONE}@2")], CATALOG,
+                  tmp_path / "e.yaml")
+    with pytest.raises(ExperimentRefused, match="not a template"):
+        _expanded([ExperimentTask(id="webmail.nope", instances=2)], CATALOG, tmp_path / "e.yaml")
