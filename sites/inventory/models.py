@@ -5,10 +5,14 @@ from __future__ import annotations
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
-CATEGORIES = ("Fasteners", "Tools", "Paint", "Electrical", "Plumbing")
+CATEGORIES = ("Adhesives", "Decorating", "Electrical", "Fasteners", "Fixings", "Garden", "Heating", "Lighting", "Paint",
+              "Plumbing", "Safety", "Storage", "Tools")
+"""Every category, alphabetical (as the pages offer them). The fixed products are in Fasteners, Tools, Paint,
+Electrical and Plumbing; the seed's filler adds the others (`sites.inventory.vocabulary.FILLER_CATEGORIES`)."""
 PRODUCT_STATUSES = ("active", "discontinued")
 ADJUSTMENT_REASONS = ("damaged", "count correction", "returned", "lost")
 """Reasons an agent may give by hand; "received" is written only by receiving a purchase order."""
+PO_STATUSES = ("open", "partially received", "received", "cancelled")
 PO_OPEN_STATUSES = ("open", "partially received")
 """Purchase orders still waiting for goods: their products cannot be discontinued."""
 

@@ -1,4 +1,5 @@
-"""Seed data of the inventory: fixed records that tasks rely on, identical for every seed.
+"""Seed data of the inventory: fixed records that tasks rely on, identical for every seed, and around them the
+seed's filler (`sites.inventory.filler`): hundreds of products, purchase orders and stock adjustments.
 
 Ids are fixed: product id N is SKU-(1000+N) (SKU-1001 … SKU-1024), purchase orders PO-5001 …
 PO-5005 have ids 1 … 5. Which rows tasks use:
@@ -8,15 +9,18 @@ PO-5005 have ids 1 … 5. Which rows tasks use:
 - open purchase orders: PO-5001 (SKU-1017, SKU-1020), PO-5002 (SKU-1003, SKU-1002),
   PO-5003 (SKU-1013, SKU-1011); PO-5004 is received, PO-5005 cancelled.
 
-The generator is not used: the catalogue is small and every task names its rows.
+The filler takes the ids after the fixed ones (products SKU-1025 on, purchase orders PO-4001 … with ids from 6),
+and never refers to a fixed product, so the fixed rows above mean for every seed what they say here.
 """
 
 from __future__ import annotations
 
 import random
 
+from sqlalchemy import insert
 from sqlmodel import Session
 
+from sites.inventory.filler import draw_filler
 from sites.inventory.models import Product, PurchaseOrder, PurchaseOrderLine, StockAdjustment
 
 # (name, category, price cents, stock, reorder point, status); SKU-1001 first.
@@ -63,8 +67,8 @@ ADJUSTMENTS = [
 
 
 def seed_inventory(session: Session, rng: random.Random) -> None:
-    """Fills a fresh inventory database with the fixed catalogue (the same for every seed)."""
-    del rng  # every row is fixed; see the module docstring
+    """Fills a fresh inventory database with the fixed catalogue (the same for every seed) and the seed's filler
+    (drawn only from `rng`)."""
     for index, (name, category, price, stock, reorder, status) in enumerate(PRODUCTS, 1):
         session.add(
             Product(
@@ -109,3 +113,11 @@ def seed_inventory(session: Session, rng: random.Random) -> None:
                 created_at=created,
             )
         )
+    first_ids = {"product": len(PRODUCTS) + 1, "purchase_order": len(PURCHASE_ORDERS) + 1,
+                 "purchase_order_line": line_id + 1, "stock_adjustment": len(ADJUSTMENTS) + 1}
+    filler = draw_filler(rng, fixed_prices={index: row[2] for index, row in enumerate(PRODUCTS, 1)},
+                         first_ids=first_ids)
+    session.flush()  # the fixed rows first, then the filler in bulk (one statement per table: fast to build)
+    for model, rows in ((Product, filler.products), (PurchaseOrder, filler.orders),
+                        (PurchaseOrderLine, filler.lines), (StockAdjustment, filler.adjustments)):
+        session.execute(insert(model), rows)

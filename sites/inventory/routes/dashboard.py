@@ -3,37 +3,48 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from sqlmodel import col, select
+from sqlalchemy import func
+from sqlalchemy.sql.elements import ColumnElement
+from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse
 
-from sites.inventory.models import PO_OPEN_STATUSES, Product, PurchaseOrder, StockAdjustment
-from sites.inventory.pages import page, products_by_id
+from sites.inventory.lists import ALL, STOCK_REASONS, AdjustmentFilters, products_of
+from sites.inventory.models import PO_OPEN_STATUSES, InventoryTable, Product, PurchaseOrder
+from sites.inventory.pages import PREFIX
+from sites.inventory.pages import page as show
 from sites.kit.deps import OperationDep, SessionDep
-from sites.kit.shown import listed
+from sites.kit.paging import paged
 
 router = APIRouter()
+
+
+def _count(session: Session, model: type[InventoryTable], *conditions: ColumnElement[bool]) -> int:
+    """How many rows of `model` meet every condition (counted in the database: the tables hold hundreds)."""
+    return int(session.exec(select(func.count()).select_from(model).where(*conditions)).one())
 
 
 @router.get("/", response_class=HTMLResponse)
 def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Counts of products, of active products below their reorder point and of open purchase orders."""
-    products = list(session.exec(select(Product)))
-    orders = list(session.exec(select(PurchaseOrder)))
+    active = col(Product.status) == "active"
     counts = [
-        ("Active products", sum(product.status == "active" for product in products)),
-        ("Discontinued products", sum(product.status == "discontinued" for product in products)),
-        (
-            "Active products below reorder point",
-            sum(product.status == "active" and product.stock < product.reorder_point for product in products),
-        ),
-        ("Open purchase orders", sum(order.status in PO_OPEN_STATUSES for order in orders)),
+        ("Active products", _count(session, Product, active)),
+        ("Discontinued products", _count(session, Product, col(Product.status) == "discontinued")),
+        ("Active products below reorder point",
+         _count(session, Product, active, col(Product.stock) < col(Product.reorder_point))),
+        ("Open purchase orders", _count(session, PurchaseOrder, col(PurchaseOrder.status).in_(PO_OPEN_STATUSES))),
     ]
-    return page(operation, "dashboard.html", title="Inventory", counts=counts)
+    return show(operation, "dashboard.html", title="Inventory", counts=counts)
 
 
 @router.get("/adjustments", response_class=HTMLResponse)
-def adjustments(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every stock adjustment, oldest first, with its product, change, reason and reference."""
-    rows = listed(session, select(StockAdjustment).order_by(col(StockAdjustment.id)))
-    return page(operation, "adjustments.html", title="Stock adjustments", adjustments=rows,
-                products=products_by_id(session))
+def adjustments(
+    session: SessionDep, operation: OperationDep, q: str = "", reason: str = ALL, page: str = ""
+) -> HTMLResponse:
+    """Stock adjustments newest first, a page at a time, with product, change, reason and reference: searched by
+    the product's SKU or name or the reference, filtered by reason."""
+    filters = AdjustmentFilters.read(q, reason)
+    pages = paged(session, filters.statement(), page=page, path=f"{PREFIX}/adjustments", query=filters.query())
+    return show(operation, "adjustments.html", title="Stock adjustments", pages=pages, filters=filters,
+                reasons=(ALL, *STOCK_REASONS),
+                products=products_of(session, {adjustment.product_id for adjustment in pages.rows}))

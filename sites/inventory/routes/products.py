@@ -11,8 +11,17 @@ from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
 from computerops.core.numbers import whole_number
-from sites.inventory.models import ADJUSTMENT_REASONS, CATEGORIES, Product, PurchaseOrder, StockAdjustment
-from sites.inventory.pages import PREFIX, not_found, page, product_by_sku
+from sites.inventory.lists import ALL, STOCK_FILTERS, ProductFilters
+from sites.inventory.models import (
+    ADJUSTMENT_REASONS,
+    CATEGORIES,
+    PRODUCT_STATUSES,
+    Product,
+    PurchaseOrder,
+    StockAdjustment,
+)
+from sites.inventory.pages import PREFIX, not_found, product_by_sku
+from sites.inventory.pages import page as show  # `page` is the lists' page-number parameter
 from sites.inventory.stock import (
     MAX_PRICE_PERCENT,
     MIN_PRICE_PERCENT,
@@ -29,58 +38,56 @@ from sites.kit.money import format_cents, parse_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
+from sites.kit.paging import page_number, paged
 from sites.kit.shown import listed
 
 router = APIRouter()
 
-STOCK_FILTERS = {"all": "all", "low": "below reorder point"}
 _NOTICES = Notices({"saved": "Product saved.", "adjusted": "Stock adjusted.", "discontinued": "Product discontinued."})
-
-
-def _filtered(session: Session, category: str, stock: str) -> list[Product]:
-    query = select(Product).order_by(col(Product.sku))
-    if category in CATEGORIES:
-        query = query.where(Product.category == category)
-    rows = listed(session, query)  # the whole category (or catalogue), unless "low" leaves some of it out
-    if stock == "low":
-        rows = [product for product in rows if product.stock < product.reorder_point]
-    return rows
 
 
 def _list_page(
     session: Session,
     operation: OperationContext,
+    filters: ProductFilters,
     *,
-    category: str,
-    stock: str,
+    page_text: str,
     status: int = 200,
     **context: Any,
 ) -> HTMLResponse:
-    category = category if category in CATEGORIES else "all"
-    stock = stock if stock in STOCK_FILTERS else "all"
     defaults: dict[str, Any] = {"notice": None, "bulk_error": None, "selected": [], "reorder_point": "",
                                 "price_percent": ""}
-    return page(
+    pages = paged(session, filters.statement(), page=page_text, path=f"{PREFIX}/products", query=filters.query())
+    return show(
         operation,
         "products.html",
         status=status,
         title="Products",
-        products=_filtered(session, category, stock),
-        categories=("all", *CATEGORIES),
+        pages=pages,
+        filters=filters,
+        categories=(ALL, *CATEGORIES),
         stock_filters=STOCK_FILTERS,
-        selected_category=category,
-        selected_stock=stock,
+        statuses=(ALL, *PRODUCT_STATUSES),
         **{**defaults, **context},
     )
 
 
 @router.get("/products", response_class=HTMLResponse)
 def product_list(
-    session: SessionDep, operation: OperationDep, category: str = "all", stock: str = "all", updated: str = ""
+    session: SessionDep,
+    operation: OperationDep,
+    q: str = "",
+    category: str = ALL,
+    stock: str = ALL,
+    status: str = ALL,
+    page: str = "",
+    updated: str = "",
 ) -> HTMLResponse:
-    """Products by SKU, optionally one category only and/or only those below their reorder point."""
+    """Products by SKU, a page at a time: searched by SKU or name, filtered by category, stock (below reorder
+    point) and status."""
     notice = f"Updated {updated} products." if whole_number(updated) is not None else None
-    return _list_page(session, operation, category=category, stock=stock, notice=notice)
+    filters = ProductFilters.read(q, category, stock, status)
+    return _list_page(session, operation, filters, page_text=page, notice=notice)
 
 
 def _bulk_refusal(session: Session, skus: list[str], action: str, reorder_point: str, price_percent: str) -> str | None:
@@ -112,18 +119,22 @@ def bulk_edit(
     action: Annotated[str, Form()] = "",
     reorder_point: Annotated[str, Form()] = "",
     price_percent: Annotated[str, Form()] = "",
-    category: Annotated[str, Form()] = "all",
-    stock: Annotated[str, Form()] = "all",
+    q: Annotated[str, Form()] = "",
+    category: Annotated[str, Form()] = ALL,
+    stock: Annotated[str, Form()] = ALL,
+    status: Annotated[str, Form()] = ALL,
+    page: Annotated[str, Form()] = "",
 ) -> Response:
     """Applies one change (reorder point, or price by a percentage) to exactly the selected products.
 
     A loop of ordinary row updates in this one request, so each changed row is journaled.
     """
     skus = list(dict.fromkeys(sku or []))
+    filters = ProductFilters.read(q, category, stock, status)  # the list the form was on, shown again after
     refusal = _bulk_refusal(session, skus, action, reorder_point, price_percent)
     if refusal is not None:
         return _list_page(
-            session, operation, category=category, stock=stock, status=422, bulk_error=refusal, selected=skus,
+            session, operation, filters, page_text=page, status=422, bulk_error=refusal, selected=skus,
             reorder_point=reorder_point, price_percent=price_percent,
         )
     applied = committed_part(operation.fault, skus)  # docs/faults.md: partial success commits some, then fails
@@ -138,7 +149,8 @@ def bulk_edit(
     if applied != skus:
         return message_page(status=500, title="Bulk edit failed",
                             message=f"The bulk edit failed after {len(applied)} of {len(skus)} products.")
-    query = urlencode({"category": category, "stock": stock, "updated": len(skus)})
+    number = page_number(page)
+    query = urlencode({**filters.query(), **({"page": str(number)} if number > 1 else {}), "updated": len(skus)})
     return RedirectResponse(f"{PREFIX}/products?{query}", status_code=303)
 
 
@@ -165,7 +177,7 @@ def _product_page(
         "quantity": "",
         "reason": "",
     }
-    return page(
+    return show(
         operation,
         "product.html",
         status=status,

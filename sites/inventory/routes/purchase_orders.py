@@ -6,16 +6,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form
 from fastapi.responses import RedirectResponse
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 from starlette.responses import HTMLResponse, Response
 
-from sites.inventory.models import PurchaseOrder
-from sites.inventory.pages import PREFIX, not_found, order_by_number, page, products_by_id
+from sites.inventory.lists import ALL, OrderFilters, suppliers
+from sites.inventory.models import PO_STATUSES, PurchaseOrder
+from sites.inventory.pages import PREFIX, not_found, order_by_number, products_by_id
+from sites.inventory.pages import page as show
 from sites.inventory.stock import lines_of, parse_integer, receive, refusal_for_cancelling, refusal_for_receiving
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.paging import paged
 
 router = APIRouter()
 
@@ -23,10 +25,15 @@ _NOTICES = Notices({"received": "Goods received.", "cancelled": "Purchase order 
 
 
 @router.get("/purchase-orders", response_class=HTMLResponse)
-def order_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every purchase order by number with supplier, status and dates."""
-    orders = listed(session, select(PurchaseOrder).order_by(col(PurchaseOrder.number)))
-    return page(operation, "purchase_orders.html", title="Purchase orders", orders=orders)
+def order_list(
+    session: SessionDep, operation: OperationDep, q: str = "", status: str = ALL, supplier: str = ALL, page: str = ""
+) -> HTMLResponse:
+    """Purchase orders newest first, a page at a time, with supplier, status and dates: searched by number or
+    supplier, filtered by status and supplier."""
+    filters = OrderFilters.read(session, q, status, supplier)
+    pages = paged(session, filters.statement(), page=page, path=f"{PREFIX}/purchase-orders", query=filters.query())
+    return show(operation, "purchase_orders.html", title="Purchase orders", pages=pages, filters=filters,
+                statuses=(ALL, *PO_STATUSES), suppliers=(ALL, *suppliers(session)))
 
 
 def _order_page(
@@ -39,7 +46,7 @@ def _order_page(
         "cancel_error": None,
         "typed": {line.id: str(line.quantity - line.received_quantity) for line in lines},
     }
-    return page(
+    return show(
         operation,
         "purchase_order.html",
         status=status,
