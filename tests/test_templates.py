@@ -26,8 +26,9 @@ from computerops.experiment.estimates import paired_estimate
 from computerops.experiment.lock import ExperimentRefused, _expanded
 from computerops.experiment.rows import ExperimentEpisode
 from computerops.experiment.spec import ExperimentTask
+from computerops.runs.instances import INSTANCES_FILE, changed_field, instances_text
 from sites.registry import site_definitions
-from tasks import TaskFileError, load_catalog, select_tasks
+from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
 from tasks.catalog import CATALOG_ROOT, Catalog, load_template
 from tasks.templates import FRESH_SEED_FLOOR, parse_instance_id, render
 
@@ -341,3 +342,16 @@ def test_a_design_names_a_template_with_a_number_of_instances(tmp_path: Path) ->
                   tmp_path / "e.yaml")
     with pytest.raises(ExperimentRefused, match="not a template"):
         _expanded([ExperimentTask(id="webmail.nope", instances=2)], CATALOG, tmp_path / "e.yaml")
+
+
+def test_a_run_keeps_its_instances_so_a_regenerated_one_that_differs_is_named_by_field(tmp_path: Path) -> None:
+    fresh = CATALOG[f"{PHONE}@{FRESH_SEED_FLOOR + 77}"]
+    (tmp_path / INSTANCES_FILE).write_text(instances_text([fresh]), encoding="utf-8")
+    assert changed_field(tmp_path, fresh) is None
+    edited = LoadedTask(spec=fresh.spec.model_copy(update={"instruction": "Something else."}), path=fresh.path,
+                        sha256="0" * 64, instance=fresh.instance)
+    found = changed_field(tmp_path, edited)
+    assert found is not None and found.startswith("instruction: ") and "Something else." in found
+    other = CATALOG[f"{PHONE}@1"]
+    assert changed_field(tmp_path, other) is None  # not an instance of that run: nothing to name
+    assert changed_field(tmp_path / "nowhere", fresh) is None  # a run made before the file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from computerops.runs.bundle import BundleError, RunDirectory
+from computerops.runs.instances import changed_field
 from replays import Receipt, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
@@ -25,6 +26,8 @@ async def replay_run(bundle: RunDirectory) -> list[Receipt]:
                 if task is None:
                     raise BundleError(f"episode {record.episode_id}: task {record.task_id} is not in the catalog")
                 problems = bundle.integrity_problems(record)
+                if task.sha256 != record.task_sha256 and (field := changed_field(bundle.root, task)):
+                    problems.append(f"task {task.id}: the regenerated instance differs in {field}")
                 episode = bundle.load_episode(record)
                 receipts.append(await replay_episode(task, episode, registry, evidence_problems=problems))
         finally:

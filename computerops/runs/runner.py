@@ -25,6 +25,7 @@ from computerops.report import causes_text, infrastructure_causes, summarize
 from computerops.runs.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.runs.episode import EpisodeContext, run_episode
+from computerops.runs.instances import INSTANCES_FILE, instances_text
 from computerops.runs.limits import endpoint_lines, initial_token_scale, planned_bounds
 from computerops.runs.provenance import code_hashes, models_refusal, observe_endpoint, protocol_hashes, versions
 from computerops.runs.records import (
@@ -342,7 +343,7 @@ async def execute_run(
             bundle = RunDirectory.open(out)
             admitted = _resume(bundle, manifest, progress)
         else:
-            bundle = new.create(manifest, attachments)
+            bundle = new.create(manifest, {INSTANCES_FILE: instances_text(tasks), **(attachments or {})})
         if executor.executor == "ray":
             async def run_one(task: LoadedTask, planned: PlannedEpisode) -> EpisodeRecord:
                 return await pool.run(bundle, task, planned, wall_zero)

@@ -32,6 +32,7 @@ from computerops.report import report_json_as, summarize
 from computerops.runs.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, BundleError, RunDirectory
 from computerops.runs.config import RunConfig
 from computerops.runs.episode import claim_of, derived_fields
+from computerops.runs.instances import changed_field
 from computerops.runs.records import EpisodeRecord, RunManifest
 from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
 from replays import Receipt, RecordedEpisode, replay_episode
@@ -70,15 +71,18 @@ class Verification(Versioned):
 def _episode_problems(
     config: RunConfig, catalog: Mapping[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript,
     episode: RecordedEpisode, persistence: tuple[PersistenceLog, Path] | None = None,
-    serving: ServingLog | None = None,
+    serving: ServingLog | None = None, root: Path | None = None,
 ) -> list[str]:
-    """The verdict re-judged and the record's derived fields recomputed from the episode's evidence."""
+    """The verdict re-judged and the record's derived fields recomputed from the episode's evidence (`root`: the run
+    directory, whose instances file names what changed in a regenerated instance)."""
     task = catalog.get(record.task_id)
     if task is None:
         return [f"{record.episode_id}: task {record.task_id} is not in the catalog"]
     if task.sha256 != record.task_sha256:
-        return [f"{record.episode_id}: task file {task.path.name} changed since the run "
-                f"({task.sha256[:12]} now, {record.task_sha256[:12]} recorded)"]
+        field = None if root is None else changed_field(root, task)
+        what = f"the regenerated instance differs in {field}" if field else f"task file {task.path.name} changed"
+        return [f"{record.episode_id}: {what} since the run ({task.sha256[:12]} now, {record.task_sha256[:12]} "
+                "recorded)"]
     planned = next((p for p in config.episodes if p.episode_id == record.episode_id), None)
     if planned is None:
         return [f"{record.episode_id}: not an episode of the run's plan"]
@@ -186,7 +190,7 @@ async def _check_episode(
     served = (ServingLog.model_validate_json((directory / SERVING_LOG).read_text(encoding="utf-8"))
               if (directory / SERVING_LOG).is_file() else None)
     problems = _episode_problems(config, catalog, record, transcript, episode,
-                                 None if log is None else (log, directory / CHECKPOINTS), served)
+                                 None if log is None else (log, directory / CHECKPOINTS), served, bundle.root)
     if problems:
         return problems, None
     receipt = await replay_episode(catalog[record.task_id], episode, registry)
