@@ -11,8 +11,11 @@ REFUND_POLICY_VERSION = "2026-03"
 TICKET_STATUSES = ("open", "pending", "solved")
 TICKET_PRIORITIES = ("low", "normal", "high")
 CURRENCIES = ("EUR", "USD")
+ORDER_STATUSES = ("delivered", "partially_refunded", "refunded")
+CUSTOMER_TIERS = ("standard", "premium")
 ESCALATION_QUEUES = ("Billing disputes", "Refund approvals", "Account security")
 """The human queues a ticket can be escalated to; the Escalations page states which cases go where."""
+ESCALATION_STATUSES = ("waiting", "answered")
 FOLLOW_UP_KINDS = ("notify-customer", "await-review", "reconcile-status")
 """Unfinished work: a customer to tell, a human review to wait for, a status to check."""
 FOLLOW_UP_STATUSES = ("open", "done", "cancelled")
@@ -29,6 +32,7 @@ class Customer(HelpdeskTable, table=True):
     name: str
     email: str
     tier: str
+    """One of CUSTOMER_TIERS."""
 
 
 class Order(HelpdeskTable, table=True):
@@ -40,7 +44,7 @@ class Order(HelpdeskTable, table=True):
     total_cents: int
     currency: str
     status: str
-    """delivered, refunded or partially_refunded."""
+    """One of ORDER_STATUSES."""
     placed_at: str
 
 
@@ -111,7 +115,7 @@ class Escalation(HelpdeskTable, table=True):
     queue: str
     reason: str
     status: str
-    """waiting (for a human) or answered."""
+    """One of ESCALATION_STATUSES: waiting (for a human) or answered."""
     created_at: str
 
 

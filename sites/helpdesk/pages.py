@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Annotated, TypeVar
 
+from fastapi import Query
 from sqlmodel import Session, col, select
 
 from computerops.core.numbers import whole_number
@@ -11,11 +14,15 @@ from sites.helpdesk.models import Customer, Order, RefundApproval, Ticket
 from sites.kit.pages import SitePages
 from sites.kit.shown import listed
 
+Keyed = TypeVar("Keyed", Customer, Order, Ticket)
+
 PAGES = SitePages(Path(__file__).parent / "templates")
 """The kit's pages drawn in this site's templates: `page` answers with one, `not_found` with the 404 page."""
 page = PAGES.page
 not_found = PAGES.not_found
 PREFIX = "/helpdesk"
+PageParam = Annotated[str, Query(alias="page")]
+"""A list's `page` query parameter as text (`sites.kit.paging.page_number` reads it; anything else is page 1)."""
 
 
 def ticket_by_number(session: Session, number: str) -> Ticket | None:
@@ -34,19 +41,17 @@ def customer_by_id(session: Session, customer_id: str) -> Customer | None:
     return None if number is None else session.get(Customer, number)
 
 
-def customers_by_id(session: Session) -> dict[int, Customer]:
-    """Every customer keyed by id, for tables that show customer names."""
-    return {customer.id: customer for customer in session.exec(select(Customer)) if customer.id is not None}
+def rows_of(session: Session, model: type[Keyed], ids: Iterable[int | None]) -> dict[int, Keyed]:
+    """The rows of `model` with these ids (None ignored) keyed by id, for a list page that shows its rows' related
+    rows (a ticket's customer name, a follow-up's ticket number) without reading the whole table."""
+    wanted = {key for key in ids if key is not None}
+    query = select(model).where(col(model.id).in_(wanted))
+    return {row.id: row for row in session.exec(query) if row.id is not None}
 
 
-def orders_by_id(session: Session) -> dict[int, Order]:
-    """Every order keyed by id, for tables that show order numbers."""
-    return {order.id: order for order in session.exec(select(Order)) if order.id is not None}
-
-
-def tickets_by_id(session: Session) -> dict[int, Ticket]:
-    """Every ticket keyed by id, for tables that show ticket numbers."""
-    return {ticket.id: ticket for ticket in session.exec(select(Ticket)) if ticket.id is not None}
+def customers_of(session: Session, customer_ids: Iterable[int]) -> dict[int, Customer]:
+    """The customers with these ids keyed by id, for a list page that shows its rows' customer names."""
+    return rows_of(session, Customer, customer_ids)
 
 
 def approvals_of(session: Session, order: Order) -> list[RefundApproval]:

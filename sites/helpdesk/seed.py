@@ -1,12 +1,12 @@
 """Seed data of the helpdesk: fixed records that tasks rely on, then seed-dependent filler.
 
-The fixed records are identical for every seed. Filler is drawn from the template generator and
-numbered after them (customers from id 5, orders from O-1047, tickets from T-2009), so seeds
-differ without ever touching a fixed record.
+The fixed records are identical for every seed. Filler (sites/helpdesk/filler.py: hundreds of customers, orders and
+tickets, with look-alikes of the fixed ones) is drawn from the template generator and numbered above every fixed
+record (customers and ids from 45, orders from O-1095, tickets from T-2095), so seeds differ without ever touching a
+fixed record, and the fixed records lead every list in its default order.
 
-The approval scenarios (issue 27, sites/helpdesk/approvals.py) have fixed records of their own, numbered above any
-filler (customers 40-44, orders O-1090..O-1094, tickets T-2090..T-2094) and with no refund rows (a refund the
-desk issues keeps its id), so adding them left every earlier record as it was:
+The approval scenarios (issue 27, sites/helpdesk/approvals.py) have fixed records of their own (customers 40-44,
+orders O-1090..O-1094, tickets T-2090..T-2094) and no refund rows (a refund the desk issues keeps its id):
 
 - O-1090 / T-2090 (Lena Fischer, 64.00 EUR): no approval yet; an agent requests one and waits for it.
 - O-1091 / T-2091 (Kwame Mensah, 80.00 EUR): the customer wants 95.00 EUR back (the order and his return
@@ -24,11 +24,9 @@ import random
 
 from sqlmodel import Session
 
+from sites.helpdesk.filler import Mimic, seed_filler
 from sites.helpdesk.models import (
-    CURRENCIES,
     REFUND_POLICY_VERSION,
-    TICKET_PRIORITIES,
-    TICKET_STATUSES,
     ApprovalAnswer,
     ApprovalRequest,
     Customer,
@@ -218,17 +216,6 @@ APPROVAL_ANSWERS = [
     (4, 3, "approved", "Approved: refund 60.00 EUR on order O-1094.", "2026-02-24 12:00"),
 ]
 
-_FIRST_NAMES = ["Ana", "Ben", "Chloé", "David", "Elif", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Keiko", "Liam"]
-_LAST_NAMES = ["Okafor", "Lindqvist", "Moreau", "Silva", "Kowalski", "Haddad", "Brennan", "Ito", "Novak", "Duarte"]
-_SUBJECTS = [
-    ("Late delivery", "My parcel is three days late."),
-    ("Item missing from parcel", "One item from my order was not in the box."),
-    ("Question about warranty", "How long is the warranty on this product?"),
-    ("Duplicate charge", "I think I was charged twice for one order."),
-    ("Cancel my order", "Please cancel my order if it has not shipped yet."),
-]
-
-
 def _seed_fixed(session: Session) -> None:
     for customer_id, name, email, tier in CUSTOMERS:
         session.add(Customer(id=customer_id, name=name, email=email, tier=tier))
@@ -319,53 +306,31 @@ def _seed_approval_scenarios(session: Session) -> None:
                                    answered_at=answered))
 
 
-def _february_time(rng: random.Random) -> str:
-    return f"2026-02-{rng.randint(1, 28):02d} {rng.randint(8, 18):02d}:{rng.choice([0, 15, 30, 45]):02d}"
-
-
-def _seed_filler(session: Session, rng: random.Random) -> None:
-    order_id, ticket_id = len(ORDERS), len(TICKETS)
-    for customer_id in range(len(CUSTOMERS) + 1, len(CUSTOMERS) + 1 + rng.randint(3, 6)):
-        first, last = rng.choice(_FIRST_NAMES), rng.choice(_LAST_NAMES)
-        email = f"{first.lower().replace('é', 'e')}.{last.lower()}{customer_id}@example.com"
-        session.add(
-            Customer(id=customer_id, name=f"{first} {last}", email=email, tier=rng.choice(["standard", "premium"]))
-        )
-        first_order = order_id + 1
-        for _ in range(rng.randint(1, 2)):
-            order_id += 1
-            session.add(
-                Order(
-                    id=order_id,
-                    number=f"O-{1040 + order_id}",
-                    customer_id=customer_id,
-                    total_cents=rng.randint(1500, 25000),
-                    currency=rng.choice(CURRENCIES),
-                    status="delivered",
-                    placed_at=_february_time(rng),
-                )
-            )
-        ticket_id += 1
-        subject, body = rng.choice(_SUBJECTS)
-        session.add(
-            Ticket(
-                id=ticket_id,
-                number=f"T-{2000 + ticket_id}",
-                customer_id=customer_id,
-                order_id=first_order,
-                subject=subject,
-                body=body,
-                status=rng.choice(TICKET_STATUSES),
-                priority=rng.choice(TICKET_PRIORITIES),
-                updated_at=_february_time(rng),
-            )
-        )
+def look_alike_mimics() -> dict[str, Mimic]:
+    """What the look-alikes of each fixed customer copy: the subject and body of the customer's first ticket about an
+    order, with that order's total and currency (the body's mention of the order number made a placeholder)."""
+    customers = {customer_id: name for customer_id, name, _, _ in [*CUSTOMERS, *APPROVAL_CUSTOMERS]}
+    orders = {order_id: (number, total, currency) for order_id, number, _, total, currency, _ in ORDERS}
+    orders.update({order_id: (number, total, currency)
+                   for order_id, number, _, total, currency, _, _ in APPROVAL_ORDERS})
+    tickets = [(customer_id, order_id, subject, body) for _, customer_id, order_id, subject, body, *_ in TICKETS]
+    tickets += [(customer_id, order_id, subject, body) for _, _, customer_id, order_id, subject, body, _ in
+                APPROVAL_TICKETS]
+    mimics: dict[str, Mimic] = {}
+    for customer_id, order_id, subject, body in tickets:
+        name = customers[customer_id]
+        if order_id is None or name in mimics:
+            continue
+        number, total, currency = orders[order_id]
+        mimics[name] = Mimic(subject=subject, body=body.replace(number, "{order}"), total_cents=total,
+                             currency=currency)
+    return mimics
 
 
 def seed_helpdesk(session: Session, rng: random.Random) -> None:
     """Fills an empty helpdesk database: the fixed records, then filler drawn from `rng`."""
     _seed_fixed(session)
-    session.flush()  # fixed rows first, so foreign keys of the filler resolve in order
-    _seed_filler(session, rng)
     session.flush()
     _seed_approval_scenarios(session)
+    session.flush()  # fixed rows first: the filler is numbered above them
+    seed_filler(session, rng, look_alike_mimics())

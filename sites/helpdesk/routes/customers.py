@@ -6,19 +6,23 @@ from fastapi import APIRouter
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
-from sites.helpdesk.models import Customer, Order, Ticket
-from sites.helpdesk.pages import customer_by_id, not_found, page
+from sites.helpdesk.lists import ALL, CUSTOMER_FILTERS, customers_selected, list_query
+from sites.helpdesk.models import Order, Ticket
+from sites.helpdesk.pages import PREFIX, PageParam, customer_by_id, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.paging import paged
 from sites.kit.shown import listed
 
 router = APIRouter()
 
 
 @router.get("/customers", response_class=HTMLResponse)
-def customer_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every customer by id, name linking to the details."""
-    rows = listed(session, select(Customer).order_by(col(Customer.id)))
-    return page(operation, "customers.html", title="Customers", customers=rows)
+def customer_list(session: SessionDep, operation: OperationDep, q: str = "", tier: str = ALL,
+                  number: PageParam = "") -> HTMLResponse:
+    """One page of the customers by id, searched (name, email) and filtered (tier), names linking to the details."""
+    query = list_query(q, CUSTOMER_FILTERS, {"tier": tier})
+    pages = paged(session, customers_selected(query), page=number, path=f"{PREFIX}/customers", query=query.params)
+    return page(operation, "customers.html", title="Customers", pages=pages, query=query)
 
 
 @router.get("/customers/{customer_id}", response_class=HTMLResponse)

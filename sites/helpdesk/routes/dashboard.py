@@ -7,9 +7,11 @@ from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
 from sites.helpdesk.approvals import request_views
-from sites.helpdesk.models import ApprovalRequest, Escalation, FollowUp, Notification, RefundApproval, Ticket
-from sites.helpdesk.pages import customers_by_id, orders_by_id, page
+from sites.helpdesk.lists import NOTIFICATION_FILTERS, list_query, notifications_selected
+from sites.helpdesk.models import ApprovalRequest, Escalation, FollowUp, Notification, Order, RefundApproval, Ticket
+from sites.helpdesk.pages import PREFIX, PageParam, customers_of, page, rows_of
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.paging import paged
 from sites.kit.shown import listed
 
 router = APIRouter()
@@ -37,20 +39,23 @@ def approvals(session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """Every refund approval with its order, approver, amount, expiry, policy and status, and every approval request
     with its state as of now."""
     rows = listed(session, select(RefundApproval).order_by(col(RefundApproval.id)))
-    orders = orders_by_id(session)
-    requests = request_views(session, listed(session, select(ApprovalRequest).order_by(col(ApprovalRequest.id))),
-                             orders, operation.clock.text())
+    asked = listed(session, select(ApprovalRequest).order_by(col(ApprovalRequest.id)))
+    orders = rows_of(session, Order, [*(row.order_id for row in rows), *(request.order_id for request in asked)])
+    requests = request_views(session, asked, orders, operation.clock.text())
     return page(operation, "approvals.html", title="Approvals", approvals=rows, orders=orders, requests=requests)
 
 
 @router.get("/notifications", response_class=HTMLResponse)
-def notifications(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every notification sent, oldest first."""
-    rows = listed(session, select(Notification).order_by(col(Notification.id)))
+def notifications(session: SessionDep, operation: OperationDep, q: str = "", number: PageParam = "") -> HTMLResponse:
+    """One page of the notifications sent, oldest first, searched (message id, subject, customer)."""
+    query = list_query(q, NOTIFICATION_FILTERS, {})
+    pages = paged(session, notifications_selected(query), page=number, path=f"{PREFIX}/notifications",
+                  query=query.params)
     return page(
         operation,
         "notifications.html",
         title="Notifications",
-        notifications=rows,
-        customers=customers_by_id(session),
+        pages=pages,
+        query=query,
+        customers=customers_of(session, (notification.customer_id for notification in pages.rows)),
     )

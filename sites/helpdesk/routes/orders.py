@@ -16,13 +16,15 @@ from sites.helpdesk.approvals import (
     request_views,
     requests_of,
 )
+from sites.helpdesk.lists import ALL, ORDER_FILTERS, list_query, orders_selected
 from sites.helpdesk.models import CURRENCIES, ApprovalRequest, Customer, Order, Refund, RefundApproval
-from sites.helpdesk.pages import PREFIX, approvals_of, customers_by_id, not_found, order_by_number, page
+from sites.helpdesk.pages import PREFIX, PageParam, approvals_of, customers_of, not_found, order_by_number, page
 from sites.helpdesk.refunds import issue_refund, refusal_for_amount, refusal_for_approval
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import parse_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.paging import paged
 from sites.kit.shown import listed, related
 
 router = APIRouter()
@@ -32,10 +34,13 @@ _NOTICES = Notices({"refunded": "Refund issued.", "credited": "Goodwill credit i
 
 
 @router.get("/orders", response_class=HTMLResponse)
-def order_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every order by number."""
-    orders = listed(session, select(Order).order_by(col(Order.number)))
-    return page(operation, "orders.html", title="Orders", orders=orders, customers=customers_by_id(session))
+def order_list(session: SessionDep, operation: OperationDep, q: str = "", status: str = ALL, currency: str = ALL,
+               number: PageParam = "") -> HTMLResponse:
+    """One page of the orders by number, searched (number, customer) and filtered (status, currency)."""
+    query = list_query(q, ORDER_FILTERS, {"status": status, "currency": currency})
+    pages = paged(session, orders_selected(query), page=number, path=f"{PREFIX}/orders", query=query.params)
+    customers = customers_of(session, (order.customer_id for order in pages.rows))
+    return page(operation, "orders.html", title="Orders", pages=pages, query=query, customers=customers)
 
 
 def _order_page(

@@ -9,12 +9,14 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
+from sites.helpdesk.lists import ALL, TICKET_FILTERS, list_query, tickets_selected
 from sites.helpdesk.models import ESCALATION_QUEUES, TICKET_STATUSES, Customer, FollowUp, Notification, Order, Ticket
-from sites.helpdesk.pages import PREFIX, customers_by_id, not_found, page, ticket_by_number
+from sites.helpdesk.pages import PREFIX, PageParam, customers_of, not_found, page, ticket_by_number
 from sites.helpdesk.work import escalate, refusal_to_escalate, waiting_escalation
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.paging import paged
 from sites.kit.shown import listed, related
 
 router = APIRouter()
@@ -23,20 +25,18 @@ _NOTICES = Notices({"saved": "Ticket updated.", "notified": "Notification sent."
 
 
 @router.get("/tickets", response_class=HTMLResponse)
-def ticket_list(session: SessionDep, operation: OperationDep, status: str = "all") -> HTMLResponse:
-    """Tickets by number, optionally only those with one status."""
-    query = select(Ticket).order_by(col(Ticket.number))
-    if status in TICKET_STATUSES:
-        query = query.where(Ticket.status == status)
-    shown = status if status in TICKET_STATUSES else "all"
+def ticket_list(session: SessionDep, operation: OperationDep, q: str = "", status: str = ALL, priority: str = ALL,
+                number: PageParam = "") -> HTMLResponse:
+    """One page of the tickets by number, searched (number, subject, customer) and filtered (status, priority)."""
+    query = list_query(q, TICKET_FILTERS, {"status": status, "priority": priority})
+    pages = paged(session, tickets_selected(query), page=number, path=f"{PREFIX}/tickets", query=query.params)
     return page(
         operation,
         "tickets.html",
         title="Tickets",
-        tickets=listed(session, query),
-        customers=customers_by_id(session),
-        selected_status=shown,
-        statuses=("all", *TICKET_STATUSES),
+        pages=pages,
+        query=query,
+        customers=customers_of(session, (ticket.customer_id for ticket in pages.rows)),
     )
 
 

@@ -6,50 +6,64 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form
 from fastapi.responses import RedirectResponse
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 from starlette.responses import HTMLResponse, Response
 
 from sites.helpdesk.approvals import answered_review
-from sites.helpdesk.models import FOLLOW_UP_STATUSES, Escalation, FollowUp, Order, Ticket
-from sites.helpdesk.pages import PREFIX, not_found, orders_by_id, page, tickets_by_id
+from sites.helpdesk.lists import (
+    ALL,
+    ESCALATION_FILTERS,
+    FOLLOW_UP_FILTERS,
+    escalations_selected,
+    follow_ups_selected,
+    list_query,
+)
+from sites.helpdesk.models import FollowUp, Order, Ticket
+from sites.helpdesk.pages import PREFIX, PageParam, not_found, page, rows_of
 from sites.helpdesk.work import ESCALATION_RULES, FOLLOW_UP_RULES, close_follow_up, refusal_to_close
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed, related
+from sites.kit.paging import paged
+from sites.kit.shown import related
 
 router = APIRouter()
 
 
 @router.get("/escalations", response_class=HTMLResponse)
-def escalations(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """The escalation rules and every ticket handed to a human queue."""
-    rows = listed(session, select(Escalation).order_by(col(Escalation.id)))
+def escalations(session: SessionDep, operation: OperationDep, q: str = "", status: str = ALL, queue: str = ALL,
+                number: PageParam = "") -> HTMLResponse:
+    """The escalation rules and one page of the tickets handed to a human queue, searched (code, reason, ticket) and
+    filtered (status, queue)."""
+    query = list_query(q, ESCALATION_FILTERS, {"status": status, "queue": queue})
+    pages = paged(session, escalations_selected(query), page=number, path=f"{PREFIX}/escalations",
+                  query=query.params)
     return page(
         operation,
         "escalations.html",
         title="Escalations",
         rules=ESCALATION_RULES,
-        escalations=rows,
-        tickets=tickets_by_id(session),
+        pages=pages,
+        query=query,
+        tickets=rows_of(session, Ticket, (escalation.ticket_id for escalation in pages.rows)),
     )
 
 
 @router.get("/follow-ups", response_class=HTMLResponse)
-def follow_ups(session: SessionDep, operation: OperationDep, status: str = "all") -> HTMLResponse:
-    """How follow-ups work, and the follow-ups by code, optionally only those with one status."""
-    query = select(FollowUp).order_by(col(FollowUp.id))
-    if status in FOLLOW_UP_STATUSES:
-        query = query.where(FollowUp.status == status)
+def follow_ups(session: SessionDep, operation: OperationDep, q: str = "", status: str = ALL, kind: str = ALL,
+               number: PageParam = "") -> HTMLResponse:
+    """How follow-ups work, and one page of the follow-ups by code, searched (code, work, ticket) and filtered
+    (status, kind)."""
+    query = list_query(q, FOLLOW_UP_FILTERS, {"status": status, "kind": kind})
+    pages = paged(session, follow_ups_selected(query), page=number, path=f"{PREFIX}/follow-ups", query=query.params)
     return page(
         operation,
         "follow_ups.html",
         title="Follow-ups",
         rules=FOLLOW_UP_RULES,
-        follow_ups=listed(session, query),
-        tickets=tickets_by_id(session),
-        orders=orders_by_id(session),
-        selected_status=status if status in FOLLOW_UP_STATUSES else "all",
-        statuses=("all", *FOLLOW_UP_STATUSES),
+        pages=pages,
+        query=query,
+        tickets=rows_of(session, Ticket, (follow_up.ticket_id for follow_up in pages.rows)),
+        orders=rows_of(session, Order, (follow_up.order_id for follow_up in pages.rows)),
     )
 
 
