@@ -26,7 +26,9 @@ from computerops.experiment.estimates import paired_estimate
 from computerops.experiment.lock import ExperimentRefused, _expanded
 from computerops.experiment.rows import ExperimentEpisode
 from computerops.experiment.spec import ExperimentTask
-from computerops.runs.instances import INSTANCES_FILE, changed_field, instances_text
+from computerops.report.grouping import grouped_outcomes
+from computerops.runs.instances import INSTANCES_FILE, RunInstances, changed_field, instances_text
+from computerops.runs.records import EpisodeRecord
 from sites.registry import site_definitions
 from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
 from tasks.catalog import CATALOG_ROOT, Catalog, load_template
@@ -371,3 +373,18 @@ def test_a_run_keeps_its_instances_so_a_regenerated_one_that_differs_is_named_by
     other = CATALOG[f"{PHONE}@1"]
     assert changed_field(tmp_path, other) is None  # not an instance of that run: nothing to name
     assert changed_field(tmp_path / "nowhere", fresh) is None  # a run made before the file
+
+
+def test_a_runs_outcomes_group_by_its_instances_difficulty_and_template() -> None:
+    tasks = [CATALOG[f"{PHONE}@1"], CATALOG[f"{PHONE}@2"], CATALOG["webmail.fault-false-success-update-phone@1"]]
+    instances = RunInstances.model_validate_json(instances_text(tasks))
+    records = [EpisodeRecord.model_construct(task_id=t.id, outcome=outcome)
+               for t in tasks for outcome in ("verified_success", "false_completion", "infrastructure_failure")]
+    by_steps = grouped_outcomes(records, instances, "steps")
+    assert [(r.value, r.instances, r.verified.numerator, r.verified.denominator) for r in by_steps.rows] == [
+        ("5", 2, 2, 4), ("9", 1, 1, 2)]  # infrastructure failures are outside every rate
+    by_template = grouped_outcomes(records, instances, "template")
+    assert {r.value: r.instances for r in by_template.rows} == {PHONE: 2, "webmail.fault-false-success-update-phone": 1}
+    assert all(r.false_completions.numerator == r.instances for r in by_template.rows)
+    unknown = grouped_outcomes(records, instances.model_copy(update={"difficulty": {}}), "distractors")
+    assert [r.value for r in unknown.rows] == ["unknown"]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from computerops.report import Cell, ReportView, RunReport
     from computerops.report import Table as ReportTable
     from computerops.report.compare import RunComparison
+    from computerops.report.grouping import GroupedOutcomes
     from computerops.runs.demo import DemoPlan
     from computerops.runs.verification import Verification
     from replays import Receipt
@@ -102,6 +103,19 @@ def print_receipts(receipts: Sequence[Receipt]) -> None:
         table.add_row(receipt.episode_id, str(receipt.operations), receipt.replayed_journal_sha256[:12],
                       receipt.replayed_verdict_sha256[:12], f"[{colour}]{receipt.result}[/]",
                       receipt.first_mismatch or "")
+    console.print(table)
+
+
+def print_grouped(grouped: GroupedOutcomes, *, scripted: bool) -> None:
+    title = f"Outcomes by {grouped.by}" + (" (SCRIPTED endpoint: not a language model)" if scripted else "")
+    table = Table(title=title, title_justify="left")
+    for column in (grouped.by, "instances", "verified / attempted", "Wilson 95%", "false compl. / attempted"):
+        table.add_column(column)
+    for row in grouped.rows:
+        interval = row.verified.wilson95
+        table.add_row(row.value, str(row.instances), f"{row.verified.numerator}/{row.verified.denominator}",
+                      "n/a" if interval is None else f"{interval.low:.3f}-{interval.high:.3f}",
+                      f"{row.false_completions.numerator}/{row.false_completions.denominator}")
     console.print(table)
 
 

@@ -227,6 +227,9 @@ def report(
                                                              "file (no external CSS, scripts or fonts).")] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print only the outcome table, as Markdown (the "
                                                               "README's demo table).")] = False,
+    by: Annotated[str | None, typer.Option(
+        "--by", help="Only the outcomes grouped by a difficulty dimension or what the instances were: steps, pages, "
+                     "fields, distractors, carried, template, site or family.")] = None,
 ) -> None:
     """Print the report of a run: outcomes, 95% intervals, per-task table, tokens, latency and provenance."""
     from computerops.service.reading import open_run
@@ -236,7 +239,28 @@ def report(
         raise _refused(exc) from exc
     if as_json and markdown:
         raise _fail("--json and --markdown each print the report alone; give one")
+    if by is not None:
+        _report_by(bundle, by, as_json=as_json)
+        return
     _report(bundle, as_json=as_json, html=html, markdown=markdown)
+
+
+def _report_by(bundle: RunDirectory, by: str, *, as_json: bool) -> None:
+    """`report --by`: the run's outcomes grouped by what its instances were."""
+    from computerops.cli.console import console, print_grouped
+    from computerops.report.grouping import GROUPINGS, grouped_outcomes
+    from computerops.runs.instances import INSTANCES_FILE, read_instances
+    if by not in GROUPINGS:
+        raise _fail(f"--by takes {', '.join(GROUPINGS)}; got {by!r}")
+    instances = read_instances(bundle.root)
+    if instances is None:
+        raise _fail(f"{bundle.root} has no {INSTANCES_FILE} (a run made before instances were recorded): its "
+                    "instances' dimensions are unknown")
+    grouped = grouped_outcomes(bundle.records(), instances, by)
+    if as_json:
+        console.print_json(grouped.model_dump_json())
+        return
+    print_grouped(grouped, scripted=bundle.manifest().scripted)
 
 
 @app.command()

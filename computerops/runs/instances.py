@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
@@ -20,25 +20,39 @@ INSTANCES_FORMAT: Literal["computerops.instances/1"] = "computerops.instances/1"
 
 
 class RunInstances(Versioned):
-    """Instance id -> its spec as generated when the run began."""
+    """Instance id -> its spec as generated when the run began, its template and its difficulty dimensions."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     format: Literal["computerops.instances/1"] = INSTANCES_FORMAT
     specs: dict[str, dict[str, Any]]
+    templates: dict[str, str] = Field(default_factory=dict)
+    difficulty: dict[str, dict[str, int | None]] = Field(default_factory=dict)
+    """Instance id -> `tasks.catalog.Difficulty` (steps, pages, fields, distractors, carried)."""
 
 
 def instances_text(tasks: Sequence[LoadedTask]) -> str:
     """The run's instances file (an attachment of a new run directory)."""
-    specs = {task.id: task.spec.model_dump(mode="json") for task in sorted(tasks, key=lambda t: t.id)}
-    return RunInstances(specs=specs).model_dump_json(indent=1)
+    ordered = sorted(tasks, key=lambda t: t.id)
+    return RunInstances(
+        specs={task.id: task.spec.model_dump(mode="json") for task in ordered},
+        templates={task.id: task.template_id for task in ordered},
+        difficulty={task.id: task.instance.difficulty.as_dict() for task in ordered
+                    if task.instance is not None and task.instance.difficulty is not None},
+    ).model_dump_json(indent=1)
+
+
+def read_instances(run_root: Path) -> RunInstances | None:
+    """The run's instances file, or None for a run made before it (or one whose file cannot be read)."""
+    try:
+        return RunInstances.model_validate_json((run_root / INSTANCES_FILE).read_bytes())
+    except (OSError, ValidationError, json.JSONDecodeError):
+        return None
 
 
 def changed_field(run_root: Path, task: LoadedTask) -> str | None:
     """Where `task` as regenerated now first differs from the instance the run began with, or None when the run
     holds no record of it (a run made before this file) or none differs."""
-    try:
-        recorded = RunInstances.model_validate_json((run_root / INSTANCES_FILE).read_bytes()).specs.get(task.id)
-    except (OSError, ValidationError, json.JSONDecodeError):
-        return None
+    found = read_instances(run_root)
+    recorded = None if found is None else found.specs.get(task.id)
     return None if recorded is None else first_difference(recorded, task.spec.model_dump(mode="json"))
