@@ -31,8 +31,8 @@ from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
-ORACLE = "001-helpdesk.solve-ticket--oracle"
-FALSE_FINISH = "002-helpdesk.solve-ticket--false-finish"
+ORACLE = "001-helpdesk.solve-ticket@1--oracle"
+FALSE_FINISH = "002-helpdesk.solve-ticket@1--false-finish"
 TASK = "helpdesk.solve-ticket@1"
 TOKEN = "s3cret-Token"
 REPO = Path(__file__).resolve().parent.parent
@@ -284,8 +284,8 @@ def test_openapi_lists_every_documented_route(shared: Server) -> None:
     ("GET", "/api/runs/nosuch/experiment", None),
     ("GET", "/api/runs/nosuch/episodes", None),
     ("GET", f"/api/runs/nosuch/episodes/{ORACLE}", None),
-    ("GET", "/api/runs/base/episodes/003-helpdesk.solve-ticket--oracle", None),
-    ("GET", "/api/runs/base/episodes/003-helpdesk.solve-ticket--oracle/files/verdict.json", None),
+    ("GET", "/api/runs/base/episodes/003-helpdesk.solve-ticket@1--oracle", None),
+    ("GET", "/api/runs/base/episodes/003-helpdesk.solve-ticket@1--oracle/files/verdict.json", None),
     ("GET", "/api/subsets/nosuch", None),
     ("GET", "/api/compare?a=base&b=nosuch", None),
     ("POST", "/api/runs/nosuch/resume", {}),

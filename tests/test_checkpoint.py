@@ -32,7 +32,7 @@ from sites.kit.ledgers import ApprovalRecord, CompletedEffect, Money, Unfinished
 
 
 def manifest(**changes: object) -> ResumeManifest:
-    base = ResumeManifest(run_id="run-1", episode_id="001-helpdesk.refund-with-approval", task_sha256="a" * 64,
+    base = ResumeManifest(run_id="run-1", episode_id="001-helpdesk.refund-with-approval@1", task_sha256="a" * 64,
                           model="scripted:oracle", protocol_sha256={"tool_schemas": "b" * 64},
                           code_sha256={"adapter": "c" * 64}, policies={"recovery": "reconcile"})
     return base.model_copy(update=changes)
@@ -45,7 +45,7 @@ def checkpoint(number: int = 4) -> Checkpoint:
                      prompt_tokens=10, completion_tokens=5, content=None, tool_calls=[], prompt_tokens_estimated=10,
                      request_sha256="d" * 64)
     return Checkpoint(
-        run_id="run-1", episode_id="001-helpdesk.refund-with-approval", number=number, trigger="before_effect",
+        run_id="run-1", episode_id="001-helpdesk.refund-with-approval@1", number=number, trigger="before_effect",
         process=1, manifest=manifest(), manifest_sha256="",
         ledgers=Ledgers(
             constraints=Constraints(grants=[Grant.model_validate(

@@ -70,7 +70,7 @@ def test_an_off_site_navigation_is_rejected_and_counted(scripted_run: Path) -> N
         assert record.rejections_by_cause["off_site"] >= 6
         assert record.operations == 1  # only the start page: nothing off-site or malformed reached the site
     transcript = json.loads(
-        (RunDirectory.open(scripted_run).episode_dir("009-helpdesk.solve-ticket--malformed") / "transcript.json")
+        (RunDirectory.open(scripted_run).episode_dir("009-helpdesk.solve-ticket@1--malformed") / "transcript.json")
         .read_text())
     off_site = [s for s in transcript["steps"] if s["rejection"] and s["rejection"]["cause"] == "off_site"]
     assert "https://example.com/" in off_site[0]["rejection"]["reason"]
@@ -120,7 +120,7 @@ def test_one_altered_byte_in_saved_operations_fails_replay_with_a_clear_reason(
 ) -> None:
     copy = tmp_path / "tampered"
     shutil.copytree(scripted_run, copy)
-    path = copy / "episodes" / "001-helpdesk.answer-latest-order--oracle" / "operations.json"
+    path = copy / "episodes" / "001-helpdesk.answer-latest-order@1--oracle" / "operations.json"
     data = path.read_bytes()
     position = data.index(b'"status": 200') + len(b'"status": 20')
     path.write_bytes(data[:position] + b"1" + data[position + 1:])  # 200 -> 201
@@ -131,7 +131,7 @@ def test_one_altered_byte_in_saved_operations_fails_replay_with_a_clear_reason(
     assert as_json.exit_code == 1
     receipts = json.loads(as_json.stdout)
     failed = [r for r in receipts if r["result"] == "FAIL"]
-    assert [r["episode_id"] for r in failed] == ["001-helpdesk.answer-latest-order--oracle"]
+    assert [r["episode_id"] for r in failed] == ["001-helpdesk.answer-latest-order@1--oracle"]
     assert "operations.json: sha256" in failed[0]["mismatches"][0]
     assert any("status recorded 201, replayed 200" in m for m in failed[0]["mismatches"])
 
@@ -154,7 +154,7 @@ async def test_a_mock_llm_reached_by_base_url_is_still_labelled_scripted(tmp_pat
 
 def test_every_request_names_the_action_that_caused_it(scripted_run: Path) -> None:
     bundle = RunDirectory.open(scripted_run)
-    directory = bundle.episode_dir("004-helpdesk.refund-with-approval--oracle")
+    directory = bundle.episode_dir("004-helpdesk.refund-with-approval@1--oracle")
     transcript = json.loads((directory / "transcript.json").read_text())
     operations = json.loads((directory / "operations.json").read_text())
     assert operations[0]["action"] == 0  # the start page the harness opened

@@ -17,8 +17,8 @@ from computerops.service.episode_view import EpisodeView, OperationView, episode
 from computerops.service.errors import ServiceError
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
-ORACLE = "001-helpdesk.solve-ticket--oracle"
-FALSE_FINISH = "002-helpdesk.solve-ticket--false-finish"
+ORACLE = "001-helpdesk.solve-ticket@1--oracle"
+FALSE_FINISH = "002-helpdesk.solve-ticket@1--false-finish"
 EPISODE_IDS = (ORACLE, FALSE_FINISH)
 
 

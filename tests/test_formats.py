@@ -38,7 +38,7 @@ def versioned_models() -> list[type[Versioned]]:
 
 MODELS = versioned_models()
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
-RECORDED = "001-helpdesk.solve-ticket--oracle"
+RECORDED = "001-helpdesk.solve-ticket@1--oracle"
 
 
 def test_every_versioned_model_has_its_own_format_name() -> None:

@@ -273,12 +273,13 @@ def test_repeat_gives_stable_episode_ids_per_repetition() -> None:
     endpoint = parse_endpoint("scripted:oracle", base_url=None, model=None, api_key_env=None)
     plan = plan_episodes(["helpdesk.solve-ticket@1", "helpdesk.answer-latest-order@1"], endpoint, repeat=2)
     assert [(p.episode_id, p.repetition) for p in plan] == [
-        ("001-helpdesk.solve-ticket--r1", 1),
-        ("002-helpdesk.solve-ticket--r2", 2),
-        ("003-helpdesk.answer-latest-order--r1", 1),
-        ("004-helpdesk.answer-latest-order--r2", 2),
+        ("001-helpdesk.solve-ticket@1--r1", 1),
+        ("002-helpdesk.solve-ticket@1--r2", 2),
+        ("003-helpdesk.answer-latest-order@1--r1", 1),
+        ("004-helpdesk.answer-latest-order@1--r2", 2),
     ]
     assert plan == plan_episodes(["helpdesk.solve-ticket@1", "helpdesk.answer-latest-order@1"], endpoint, repeat=2)
-    assert [p.episode_id for p in plan_episodes(["helpdesk.solve-ticket@1"], endpoint)] == ["001-helpdesk.solve-ticket"]
+    assert [p.episode_id for p in plan_episodes(["helpdesk.solve-ticket@1"], endpoint)] == [
+        "001-helpdesk.solve-ticket@1"]
     with pytest.raises(ValueError, match="--repeat must be at least 1"):
         plan_episodes(["helpdesk.solve-ticket@1"], endpoint, repeat=0)

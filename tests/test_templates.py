@@ -388,3 +388,13 @@ def test_a_runs_outcomes_group_by_its_instances_difficulty_and_template() -> Non
     assert all(r.false_completions.numerator == r.instances for r in by_template.rows)
     unknown = grouped_outcomes(records, instances.model_copy(update={"difficulty": {}}), "distractors")
     assert [r.value for r in unknown.rows] == ["unknown"]
+
+
+def test_a_run_recorded_before_instance_ids_finds_its_fixed_task_by_its_bare_id() -> None:
+    fixed = CATALOG.templates["helpdesk.solve-ticket"]
+    assert fixed.block is None
+    old = CATALOG["helpdesk.solve-ticket"]
+    assert old.id == "helpdesk.solve-ticket" and old.sha256 == fixed.sha256  # as runs before instances recorded it
+    assert "helpdesk.solve-ticket" in CATALOG and "helpdesk.solve-ticket" not in list(CATALOG)
+    assert old.spec.model_copy(update={"id": "helpdesk.solve-ticket@1"}) == CATALOG["helpdesk.solve-ticket@1"].spec
+    assert PHONE not in CATALOG and CATALOG.get(PHONE) is None  # a varying template has no bare instance

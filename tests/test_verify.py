@@ -26,8 +26,8 @@ from computerops.runs.verification import Verification, reviewer_verified, verif
 pytestmark = pytest.mark.browser
 CLI = [sys.executable, "-c", "from computerops.cli.main import main; main()"]
 TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-latest-order@1"
-EPISODE = "001-helpdesk.solve-ticket--oracle"
-FALSE_FINISH = "002-helpdesk.solve-ticket--false-finish"
+EPISODE = "001-helpdesk.solve-ticket@1--oracle"
+FALSE_FINISH = "002-helpdesk.solve-ticket@1--false-finish"
 EPISODE_FILES = ("started.json", "transcript.json", "operations.json", "journal.json", "final_state.json",
                  "verdict.json", "receipt.json", "trace.zip")
 RUN_FILES = ("manifest.json", EPISODES, SUMMARY, CHECKSUMS)
