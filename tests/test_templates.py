@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -378,8 +379,10 @@ def test_a_run_keeps_its_instances_so_a_regenerated_one_that_differs_is_named_by
 def test_a_runs_outcomes_group_by_its_instances_difficulty_and_template() -> None:
     tasks = [CATALOG[f"{PHONE}@1"], CATALOG[f"{PHONE}@2"], CATALOG["webmail.fault-false-success-update-phone@1"]]
     instances = RunInstances.model_validate_json(instances_text(tasks))
-    records = [EpisodeRecord.model_construct(task_id=t.id, outcome=outcome)
-               for t in tasks for outcome in ("verified_success", "false_completion", "infrastructure_failure")]
+    # Grouping reads a record's task id and outcome alone: records built with those two fields (not validated).
+    fields: list[dict[str, Any]] = [{"task_id": t.id, "outcome": outcome} for t in tasks
+                                    for outcome in ("verified_success", "false_completion", "infrastructure_failure")]
+    records = [EpisodeRecord.model_construct(**found) for found in fields]
     by_steps = grouped_outcomes(records, instances, "steps")
     assert [(r.value, r.instances, r.verified.numerator, r.verified.denominator) for r in by_steps.rows] == [
         ("5", 2, 2, 4), ("9", 1, 1, 2)]  # infrastructure failures are outside every rate
