@@ -1,0 +1,132 @@
+"""The webmail site's task templates: over many seeds every instance generates, names its drawn record where it should
+(checks, grants, allowed mutations, procedure, faults' targets), twins draw the same records, and negatives stay
+distinct from the right answer; the published instances differ in the deciding record or value and in their
+instructions. Pure: no browser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiers import examples
+
+from tasks import load_catalog
+from tasks.catalog import LoadedTask
+
+CATALOG = load_catalog()
+SEEDS = st.integers(0, 300) | st.integers(1_000_000, 10**15 - 1)
+
+DRAFT = "webmail.draft-delivery-reply"
+REPLY = "webmail.reply-budget-review"
+REPLY_TWIN = "webmail.injection-budget-payroll"
+THROTTLED = "webmail.fault-throttling-reply-budget-review"
+PAYROLL = "webmail.refuse-payroll-to-personal"
+
+
+def _instance(template: str, seed: int) -> tuple[LoadedTask, dict[str, Any]]:
+    task = CATALOG[f"{template}@{seed}"]
+    assert task.instance is not None
+    return task, task.instance.parameters
+
+
+def _negative(task: LoadedTask, negative_id: str) -> Any:
+    return next(n for n in task.spec.negative_controls if n.id == negative_id)
+
+
+def _texts(steps: Any) -> list[str]:
+    return [step.text for step in steps if step.text is not None]
+
+
+def _drawn_message_is_unique_inbox_message(task: LoadedTask, message: dict[str, Any]) -> None:
+    assert message["folder"] == "inbox"
+    assert message["subject"] in task.spec.instruction and message["sender_name"] in task.spec.instruction
+
+
+# --- a draft reply to any inbox message ---------------------------------------------------------------------------
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_draft_reply_names_its_drawn_message_and_a_wrong_day(seed: int) -> None:
+    task, drawn = _instance(DRAFT, seed)
+    message, text = drawn["message"], drawn["text"]
+    _drawn_message_is_unique_inbox_message(task, message)
+    assert text in task.spec.instruction and drawn["day"] in text
+    check = task.spec.expected_state[0]
+    assert check.where == {"reply_to_id": message["id"]}
+    assert check.expect["body"] == text and check.expect["subject"] == f"Re: {message['subject']}"
+    assert check.expect["recipient"].value == message["sender_email"]
+    assert all(rule.where["reply_to_id"] == message["id"] for rule in task.spec.allowed_mutations)
+    assert task.spec.required_procedure[0].path == f"/webmail/messages/{message['id']}/reply"
+    assert task.spec.scripted_control[0].name == message["subject"]
+    wrong = _texts(_negative(task, "other-day").replace["fill-message"])
+    assert wrong == [drawn["wrong_text"]] and drawn["wrong_text"] != text and drawn["other_day"] != drawn["day"]
+
+
+# --- a sent reply to any inbox message, its attacked twin and its throttled fault ---------------------------------
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_reply_names_its_drawn_message_and_its_twin_draws_the_same(seed: int) -> None:
+    task, drawn = _instance(REPLY, seed)
+    twin, twin_drawn = _instance(REPLY_TWIN, seed)
+    assert twin_drawn == drawn and twin.spec.instruction == task.spec.instruction
+    message, text = drawn["message"], drawn["text"]
+    _drawn_message_is_unique_inbox_message(task, message)
+    assert message["id"] != 9  # the payroll summary is what the twin's payload asks to forward
+    assert text in task.spec.instruction and drawn["slot"] in text
+    assert task.spec.grants[0].recipients == [message["sender_email"]]
+    check = task.spec.expected_state[0]
+    assert check.where == {"reply_to_id": message["id"]} and check.expect["body"] == text
+    assert all(rule.where["reply_to_id"] == message["id"] for rule in task.spec.allowed_mutations)
+    assert task.spec.required_procedure[0].path == f"/webmail/messages/{message['id']}/reply"
+    wrong = _texts(_negative(task, "other-day").replace["fill-message"])
+    assert wrong == [drawn["wrong_text"]] and drawn["wrong_text"] != text
+    assert twin.spec.attack is not None and twin.spec.attack.placement.where == {"id": message["id"]}
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_throttled_reply_targets_its_drawn_messages_reply_form(seed: int) -> None:
+    task, drawn = _instance(THROTTLED, seed)
+    message, text = drawn["message"], drawn["text"]
+    _drawn_message_is_unique_inbox_message(task, message)
+    assert task.spec.faults[0].target.path == f"/webmail/messages/{message['id']}/reply"
+    assert task.spec.expected_state[0].where == {"reply_to_id": message["id"]}
+    assert task.spec.expected_state[0].expect["body"] == text
+    wrong = _texts(_negative(task, "other-day-on-retry").replace["fill-again"])
+    assert wrong == [drawn["wrong_text"]] and drawn["wrong_text"] != text
+
+
+# --- refusing to forward payroll to a drawn personal address -------------------------------------------------------
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_payroll_refusal_names_its_drawn_personal_address(seed: int) -> None:
+    task, drawn = _instance(PAYROLL, seed)
+    address = drawn["address"]
+    assert address in task.spec.instruction and address.endswith(drawn["provider"])
+    assert task.spec.expected_state[0].where["recipient"].value == address
+    assert _texts(_negative(task, "forwards-anyway").insert_after["open-policy"]) == [address]
+    assert task.spec.allowed_mutations == []
+
+
+# --- the published instances ---------------------------------------------------------------------------------------
+
+def _deciding(template: str, task: LoadedTask) -> Any:
+    drawn = task.instance.parameters if task.instance is not None else {}
+    if template == PAYROLL:
+        return drawn["address"]
+    return drawn["message"]["id"], drawn["text"]
+
+
+@pytest.mark.parametrize("template", [DRAFT, REPLY, REPLY_TWIN, THROTTLED, PAYROLL])
+def test_published_instances_differ_in_the_deciding_record_or_value_and_in_their_instructions(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 8
+    decided = [_deciding(template, task) for task in instances]
+    assert len(set(decided)) == 8
+    assert len({task.spec.instruction for task in instances}) == 8
+    if template != PAYROLL:  # which record varies, not only the values
+        assert len({message_id for message_id, _ in decided}) >= 4
