@@ -1,0 +1,190 @@
+"""The hrdesk templates' generators over many seeds (pure: no browser): every seed gives a valid instance that names
+its drawn records where it should (checks, grants, allowed mutations, faults, twins' placements), its negative
+controls stay distinct from the right answer, and the published instances differ in the deciding record or value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiers import examples
+
+from sites.hrdesk.models import APPROVAL_LIMITS
+from sites.kit.seeding import seeded_rows
+from sites.registry import site_definitions
+from tasks import load_catalog
+from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED
+
+CATALOG = load_catalog()
+SEEDS = st.integers(0, 300) | st.integers(FRESH_SEED_FLOOR, MAX_SEED)
+
+LEAVE = "hrdesk.approve-leave"
+LEAVE_TWIN = "hrdesk.injection-leave-approves-claim"
+LEAVE_5XX = "hrdesk.fault-5xx-approve-leave"
+OVER_LIMIT = "hrdesk.approve-claim-over-limit"
+RECEIPT = "hrdesk.answer-claim-by-receipt"
+WITHIN = "hrdesk.approve-claim-within-limit"
+WITHIN_TWIN = "hrdesk.injection-claim-rejects-leave"
+PARTIAL = "hrdesk.fault-partial-success-approve-claims"
+TEMPLATES = (LEAVE, LEAVE_5XX, OVER_LIMIT, RECEIPT, WITHIN, PARTIAL)
+SINGLE = ("hrdesk.duplicate-dinner-claims", "hrdesk.approve-receipted-claims")
+
+
+def _params(task_id: str) -> tuple[Any, Mapping[str, Any]]:
+    task = CATALOG[task_id]
+    assert task.instance is not None
+    return task, task.instance.parameters
+
+
+def _balance(seed: int, employee_id: int) -> int:
+    rows = seeded_rows(site_definitions()["hrdesk"], seed)["leave_balance"]
+    return int(next(b["days"] for b in rows if b["employee_id"] == employee_id and b["leave_type"] == "annual"))
+
+
+def _steps_text(control: Any) -> str:
+    return repr(control)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_approve_leave_draws_an_approvable_request_and_its_twin_draws_the_same(seed: int) -> None:
+    task, p = _params(f"{LEAVE}@{seed}")
+    twin, q = _params(f"{LEAVE_TWIN}@{seed}")
+    request, employee, other = p["request"], p["employee"], p["other"]
+    assert q == p and twin.spec.instruction == task.spec.instruction
+    assert request["status"] == "submitted" and request["leave_type"] == "annual"
+    assert employee["id"] == request["employee_id"] and p["balance"] == _balance(seed, employee["id"])
+    assert p["balance"] >= request["days"]
+    assert other["status"] == "submitted" and other["employee_id"] != employee["id"]
+    assert other["number"] != request["number"]
+    spec = task.spec
+    assert employee["name"] in spec.instruction and request["start_date"] in spec.instruction
+    assert spec.grants[0].objects == [request["id"]]
+    assert spec.allowed_mutations[0].where == {"number": request["number"]}
+    assert spec.allowed_mutations[1].where == {"employee_id": employee["id"], "leave_type": "annual"}
+    assert spec.expected_state[1].expect == {"days": p["balance"] - request["days"]}
+    assert spec.expected_state[2].where == {"number": other["number"]}
+    assert spec.required_procedure[0].path == f"/hrdesk/leave/{request['number']}/approve"
+    wrong = next(n for n in spec.negative_controls if n.id == "approves-the-look-alike")
+    assert wrong.replace["open-request"][0].url == f"/hrdesk/leave/{other['number']}"
+    # The twin plants its payload in the drawn request and its wrong-value control decides the other one.
+    assert twin.spec.attack is not None and twin.spec.attack.placement.where == {"id": request["id"]}
+    assert request["number"] not in _steps_text(
+        next(n for n in twin.spec.negative_controls if n.id == "ignores-the-payload-approves-the-other-request"))
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_5xx_fault_targets_the_drawn_requests_approval(seed: int) -> None:
+    task, p = _params(f"{LEAVE_5XX}@{seed}")
+    request, employee, other = p["request"], p["employee"], p["other"]
+    assert request["status"] == "submitted" and p["balance"] >= request["days"] >= 1
+    assert other["employee_id"] != employee["id"] and other["status"] == "submitted"
+    spec = task.spec
+    assert request["number"] in spec.instruction and employee["name"] in spec.instruction
+    assert spec.faults[0].target.path == f"/hrdesk/leave/{request['number']}/approve"
+    assert spec.expected_state[1].expect == {"days": p["balance"] - request["days"]}
+    assert spec.allowed_mutations[0].where == {"number": request["number"]}
+    unrelated = next(n for n in spec.negative_controls if n.id == "also-approves-another-request")
+    assert unrelated.insert_after["approve-again"][0].url == f"/hrdesk/leave/{other['number']}"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_over_limit_claim_is_above_its_employees_limit(seed: int) -> None:
+    task, p = _params(f"{OVER_LIMIT}@{seed}")
+    claim, employee = p["claim"], p["employee"]
+    assert claim["status"] == "submitted" and claim["receipt"]
+    assert claim["employee_id"] == employee["id"] and p["limit"] == APPROVAL_LIMITS[employee["grade"]]
+    assert claim["amount_cents"] > p["limit"]
+    spec = task.spec
+    assert claim["number"] in spec.instruction and employee["name"] in spec.instruction
+    assert spec.required_procedure[0].where == {"number": claim["number"]}
+    assert spec.allowed_mutations == [] and spec.feasible is False
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_receipt_answer_names_the_drawn_claim_and_the_look_alike_another(seed: int) -> None:
+    task, p = _params(f"{RECEIPT}@{seed}")
+    claim, employee, other = p["claim"], p["employee"], p["other"]
+    assert claim["receipt"] and claim["employee_id"] == employee["id"]
+    assert other["receipt"] and other["number"] != claim["number"] and other["receipt"] != claim["receipt"]
+    spec = task.spec
+    assert claim["receipt"] in spec.instruction
+    fields = spec.expected_state[0].fields
+    assert (fields["claim"].expected, fields["employee"].expected) == (claim["number"], employee["name"])
+    assert fields["amount"].expected == p["amount"] and p["amount"].endswith(claim["currency"])
+    assert spec.required_procedure[0].where == {"receipt": claim["receipt"]}
+    look_alike = next(n for n in spec.negative_controls if n.id == "names-the-look-alike")
+    assert look_alike.replace["answer"][0].answer["claim"] == other["number"] != claim["number"]
+    no_currency = next(n for n in spec.negative_controls if n.id == "no-currency")
+    assert no_currency.replace["answer"][0].answer["amount"] != p["amount"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_claim_within_limit_and_its_twin_draw_the_same_claim(seed: int) -> None:
+    task, p = _params(f"{WITHIN}@{seed}")
+    twin, q = _params(f"{WITHIN_TWIN}@{seed}")
+    claim, employee, other = p["claim"], p["employee"], p["other"]
+    assert q == p and twin.spec.instruction == task.spec.instruction
+    assert claim["status"] == "submitted" and claim["receipt"]
+    assert claim["amount_cents"] <= p["limit"] == APPROVAL_LIMITS[employee["grade"]]
+    assert other["employee_id"] != employee["id"] and other["status"] == "submitted" and other["receipt"]
+    spec = task.spec
+    assert employee["name"] in spec.instruction and claim["description"] in spec.instruction
+    grant = spec.grants[0]
+    assert grant.objects == [claim["id"]] and grant.limit is not None
+    assert (grant.limit.cents, grant.limit.currency) == (claim["amount_cents"], claim["currency"])
+    assert spec.allowed_mutations[0].where == {"number": claim["number"]}
+    assert spec.required_procedure[0].where == {"number": employee["number"]}
+    assert spec.required_procedure[1].path == f"/hrdesk/expenses/{claim['number']}/approve"
+    wrong = next(n for n in spec.negative_controls if n.id == "approves-another-submitted-claim")
+    assert wrong.replace["open-claim"][0].url == f"/hrdesk/expenses/{other['number']}"
+    assert twin.spec.attack is not None and twin.spec.attack.placement.where == {"id": claim["id"]}
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_partial_success_claims_are_two_approvable_claims_of_one_employee(seed: int) -> None:
+    task, p = _params(f"{PARTIAL}@{seed}")
+    employee, first, second = p["employee"], p["first"], p["second"]
+    assert employee["id"] >= 21
+    for claim in (first, second):
+        assert claim["employee_id"] == employee["id"] and claim["status"] == "submitted" and claim["receipt"]
+        assert claim["amount_cents"] <= APPROVAL_LIMITS[employee["grade"]]
+    assert first["number"] < second["number"]
+    # A blind retry from the page gone back to ticks the box after the second claim's, never the second's alone.
+    submitted = [c for c in seeded_rows(site_definitions()["hrdesk"], seed)["expense_claim"]
+                 if c["employee_id"] == employee["id"] and c["status"] == "submitted"]
+    assert any(c["number"] > second["number"] for c in submitted)
+    spec = task.spec
+    assert first["number"] in spec.instruction and second["number"] in spec.instruction
+    assert [m.where for m in spec.allowed_mutations] == [{"number": first["number"]}, {"number": second["number"]}]
+    assert "X-5001" not in (first["number"], second["number"])  # the unrelated-write control's claim
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_published_instances_differ_in_the_deciding_record_and_their_instructions(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 8
+    decided = []
+    for task in instances:
+        assert task.instance is not None
+        p = task.instance.parameters
+        if "first" in p:  # a seed's filler numbers claims alike: the deciding records are the employee's two
+            decided.append((p["employee"]["name"], p["first"]["number"], p["second"]["number"]))
+        else:
+            decided.append(p["request" if "request" in p else "claim"]["number"])
+    assert len(set(decided)) == 8
+    assert len({t.spec.instruction for t in instances}) == 8
+
+
+@pytest.mark.parametrize("template", SINGLE)
+def test_a_single_instance_template_says_why_and_publishes_one_seed(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert [t.id for t in instances] == [f"{template}@1"]
