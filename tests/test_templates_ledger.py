@@ -1,0 +1,239 @@
+"""The ledger's task templates: every seed yields a valid instance that names its drawn record in its checks, grants
+and allowed mutations, whose negative controls stay distinct from the right answer, and whose twins draw the same
+records; the published instances differ in the deciding record or value, with eight distinct instructions. Pure: no
+browser, no site served."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiers import examples
+
+from tasks import load_catalog, select_tasks
+
+CATALOG = load_catalog()
+SEEDS = st.integers(0, 300) | st.integers(1_000_000, 10**15 - 1)
+DOCKS = {f"Dock {n}" for n in range(1, 7)}
+
+
+def _instance(template: str, seed: int) -> tuple[Any, dict[str, Any]]:
+    task = CATALOG[f"{template}@{seed}"]
+    assert task.instance is not None
+    return task, task.instance.parameters
+
+
+def _negative(task: Any, negative_id: str) -> Any:
+    return next(n for n in task.spec.negative_controls if n.id == negative_id)
+
+
+def _texts(steps: list[Any]) -> list[Any]:
+    return [(s.name, s.text, s.option, s.url, s.answer) for s in steps]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_amend_delivery_destination_names_its_pending_delivery_and_a_new_dock(seed: int) -> None:
+    task, p = _instance("ledger.amend-delivery-destination", seed)
+    delivery = p["delivery"]
+    assert delivery["status"] == "pending"
+    assert {p["new_dest"], p["wrong_dest"]} <= DOCKS
+    assert len({delivery["destination"], p["new_dest"], p["wrong_dest"]}) == 3
+    assert delivery["number"] in task.spec.instruction and p["new_dest"] in task.spec.instruction
+    assert task.spec.expected_state[0].where == {"number": delivery["number"]}
+    assert task.spec.expected_state[0].expect["destination"] == p["new_dest"]
+    assert task.spec.allowed_mutations[0].where == {"number": delivery["number"]}
+    assert task.spec.required_procedure[0].path == f"/ledger/deliveries/{delivery['number']}"
+    assert _negative(task, "wrong-dock").replace["choose-dock"][0].option == p["wrong_dest"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_dispatch_delivery_once_names_its_pending_delivery_and_other_ones(seed: int) -> None:
+    task, p = _instance("ledger.dispatch-delivery-once", seed)
+    delivery, other, third = p["delivery"], p["other"], p["third"]
+    assert {delivery["status"], other["status"], third["status"]} == {"pending"}
+    assert len({delivery["id"], other["id"], third["id"]}) == 3
+    assert delivery["number"] in task.spec.instruction and delivery["request_id"] in task.spec.instruction
+    delivered, dispatch = task.spec.expected_state
+    assert delivered.expect["version"] == delivery["version"] + 1
+    assert dispatch.where == {"request_id": delivery["request_id"]}
+    assert dispatch.expect["delivery_id"] == delivery["id"] and dispatch.expect["version"] == delivery["version"]
+    assert task.spec.allowed_mutations[1].where == {"delivery_id": delivery["id"], "outcome": "sent"}
+    assert _negative(task, "wrong-delivery").replace["open-delivery"][0].name == other["number"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_process_payment_event_names_its_queued_payment_and_another(seed: int) -> None:
+    task, p = _instance("ledger.process-payment-event", seed)
+    event, other = p["event"], p["other"]
+    for row in (event, other):
+        assert (row["kind"], row["status"], row["depends_on_id"]) == ("payment", "queued", None)
+    assert event["id"] != other["id"]
+    assert event["number"] in task.spec.instruction
+    entry = task.spec.expected_state[1]
+    assert entry.where == {"event_id": event["id"]}
+    assert entry.expect == {"account": event["account"], "amount_cents": event["amount_cents"],
+                            "currency": event["currency"]}
+    assert [m.where for m in task.spec.allowed_mutations] == [{"number": event["number"]}, {"event_id": event["id"]}]
+    assert _negative(task, "wrong-event").replace["open-event"][0].name == other["number"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_answer_delivery_version_expects_its_deliverys_values_and_a_wrong_version(seed: int) -> None:
+    task, p = _instance("ledger.answer-delivery-version", seed)
+    delivery, other = p["delivery"], p["other"]
+    assert delivery["status"] == "pending" and other["id"] != delivery["id"]
+    assert delivery["number"] in task.spec.instruction
+    fields = task.spec.expected_state[0].fields
+    assert (fields["request"].expected, fields["version"].expected, fields["destination"].expected) == (
+        delivery["request_id"], delivery["version"], delivery["destination"])
+    assert task.spec.required_procedure[0].where == {"number": delivery["number"]}
+    wrong = _negative(task, "another-version").replace["answer"][0].answer
+    assert wrong["version"] != delivery["version"]
+    assert p["wrong_dest"] != delivery["destination"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_redeliver_same_request_names_its_delivered_delivery(seed: int) -> None:
+    task, p = _instance("ledger.redeliver-same-request", seed)
+    delivery, other = p["delivery"], p["other"]
+    assert delivery["status"] == "delivered" and other["status"] == "pending"
+    assert delivery["number"] in task.spec.instruction and delivery["request_id"] in task.spec.instruction
+    assert task.spec.expected_state[0].where == {"request_id": delivery["request_id"]}
+    assert task.spec.expected_state[1].where == {"number": delivery["number"]}
+    assert task.spec.required_procedure[0].where == {"number": delivery["number"], "status": "delivered"}
+    assert task.spec.allowed_mutations == []
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_post_bank_charge_expects_its_amount_and_its_twins_draw_the_same(seed: int) -> None:
+    task, p = _instance("ledger.post-bank-charge", seed)
+    cents, wrong = p["cents"], p["wrong_cents"]
+    assert 500 <= cents <= 4950 and 500 <= wrong <= 5000 and wrong != cents  # both within the grant
+    assert p["month"] in task.spec.instruction
+    assert task.spec.expected_state[0].expect["amount_cents"] == cents
+    assert task.spec.allowed_mutations[0].where["amount_cents"] == cents
+    assert task.spec.grants[0].limit.cents == 5000
+    for twin in ("ledger.injection-account-currency", "ledger.injection-memo-over-limit"):
+        attacked, q = _instance(twin, seed)
+        assert q == p and attacked.spec.instruction == task.spec.instruction
+    attacked, _ = _instance("ledger.injection-account-currency", seed)
+    assert any(s.text == f"{cents // 100}.{cents % 100:02d}" for s in attacked.spec.attack.obedient.insert_after["create"])
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_harbor_fee_checkpoint_names_its_event_and_fee_and_its_twins_draw_the_same(seed: int) -> None:
+    task, p = _instance("ledger.harbor-fee-checkpoint", seed)
+    event, other, fee = p["event"], p["other"], p["fee"]
+    assert event["batch"] == other["batch"] == "B-1" and event["id"] != other["id"]
+    assert event["account"] != "ACC-100 Operations" and 100 <= fee < 2000  # within the grant's 20.00 EUR
+    assert event["number"] in task.spec.instruction
+    assert task.spec.grants[0].payees == [event["account"]]
+    assert task.spec.expected_state[1].where == {"event_id": event["id"]}
+    assert task.spec.expected_state[2].expect["amount_cents"] == fee
+    assert task.spec.allowed_mutations[2].where["amount_cents"] == fee
+    assert p["wrong_account"] != event["account"]
+    for twin in ("ledger.injection-revoked-suspense-clearing", "ledger.injection-checkpoint-note-release"):
+        attacked, q = _instance(twin, seed)
+        assert q == p and attacked.spec.instruction == task.spec.instruction
+    attacked, _ = _instance("ledger.injection-revoked-suspense-clearing", seed)
+    assert attacked.spec.attack.placement.where == {"id": event["id"]}
+
+
+DECIDING = {
+    "ledger.amend-delivery-destination": lambda p: (p["delivery"]["number"], p["new_dest"]),
+    "ledger.dispatch-delivery-once": lambda p: (p["delivery"]["number"], p["delivery"]["recipient"]),
+    "ledger.process-payment-event": lambda p: (p["event"]["number"], p["event"]["amount_cents"]),
+    "ledger.answer-delivery-version": lambda p: (p["delivery"]["number"], p["delivery"]["request_id"],
+                                                 p["delivery"]["destination"]),
+    "ledger.redeliver-same-request": lambda p: (p["delivery"]["number"], p["delivery"]["recipient"]),
+    "ledger.post-bank-charge": lambda p: (p["month"], p["cents"]),
+    "ledger.harbor-fee-checkpoint": lambda p: (p["event"]["number"], p["fee"]),
+}
+
+
+@pytest.mark.parametrize("template", sorted(DECIDING))
+def test_published_instances_differ_in_the_deciding_record_or_value(template: str) -> None:
+    instances = select_tasks(CATALOG, template)
+    assert len(instances) == 8
+    decided = [DECIDING[template](t.instance.parameters) for t in instances if t.instance is not None]
+    assert len(set(decided)) == 8
+    assert len({t.spec.instruction for t in instances}) == 8  # the scripted endpoint tells them apart
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_answer_event_dependency_expects_the_waiting_events_dependency_and_its_status(seed: int) -> None:
+    task, p = _instance("ledger.answer-event-dependency", seed)
+    event, dependency = p["event"], p["dependency"]
+    assert event["number"] in {"EV-504", "EV-507", "EV-512"} and event["depends_on_id"] == dependency["id"]
+    assert event["number"] in task.spec.instruction
+    fields = task.spec.expected_state[0].fields
+    assert (fields["event"].expected, fields["event_status"].expected) == (dependency["number"], dependency["status"])
+    assert task.spec.required_procedure[0].where == {"number": event["number"], "depends_on_id": dependency["id"]}
+    wrong = _negative(task, "wrong-event").replace["answer"][0].answer
+    assert wrong["event"] != dependency["number"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_request_and_dispatch_names_its_delivery_request_and_the_delivery_it_opens(seed: int) -> None:
+    task, p = _instance("ledger.request-and-dispatch", seed)
+    event, other = p["event"], p["other"]
+    assert event["kind"] == "delivery-request" and p["delivery"] == "D-" + event["number"][3:]
+    assert other["kind"] == "payment" and other["status"] == "queued"
+    assert event["request_id"] in task.spec.instruction and event["recipient"] in task.spec.instruction
+    assert task.spec.expected_state[1].where == {"request_id": event["request_id"]}
+    assert task.spec.expected_state[1].expect["event_id"] == event["id"]
+    assert task.spec.required_procedure[1].path == f"/ledger/deliveries/{p['delivery']}/dispatch"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_process_dependent_events_names_its_pair_in_the_dependencys_order(seed: int) -> None:
+    task, p = _instance("ledger.process-dependent-events", seed)
+    first, second, other = p["first"], p["second"], p["other"]
+    assert second["depends_on_id"] == first["id"] and other["id"] not in {first["id"], second["id"]}
+    assert first["number"] in task.spec.instruction and second["number"] in task.spec.instruction
+    ordered = task.spec.required_procedure[2]
+    assert ordered.first.where == {"number": first["number"]} and ordered.then.where == {"number": second["number"]}
+    assert task.spec.expected_state[3].expect["amount_cents"] == second["amount_cents"]
+    hand = _negative(task, "dependent-by-hand").replace["back-to-queue"]
+    assert any(s.text == f"{second['amount_cents'] // 100}.{second['amount_cents'] % 100:02d}" for s in hand)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_duplicate_delivery_request_redelivers_the_drawn_request_and_checks_its_delivery(seed: int) -> None:
+    task, p = _instance("ledger.fault-duplicate-delivery-request", seed)
+    event = p["event"]
+    assert event["kind"] == "delivery-request" and p["delivery"] == "D-" + event["number"][3:]
+    assert task.spec.faults[0].params == {"event": event["number"]}
+    assert event["request_id"] in task.spec.instruction
+    assert task.spec.expected_state[1].where == {"request_id": event["request_id"]}
+    assert task.spec.allowed_mutations[3].where == {"request_id": event["request_id"], "outcome": "sent"}
+
+
+FEW = {  # templates over the seed's few fixed records of a kind: each published seed names another one
+    "ledger.answer-event-dependency": (3, lambda p: p["event"]["number"]),
+    "ledger.request-and-dispatch": (2, lambda p: p["event"]["number"]),
+    "ledger.process-dependent-events": (2, lambda p: p["second"]["number"]),
+    "ledger.fault-duplicate-delivery-request": (2, lambda p: p["event"]["number"]),
+}
+
+
+@pytest.mark.parametrize("template", sorted(FEW))
+def test_published_instances_of_few_records_name_each_one_once(template: str) -> None:
+    published, deciding = FEW[template]
+    instances = select_tasks(CATALOG, template)
+    assert len(instances) == published
+    assert len({deciding(t.instance.parameters) for t in instances if t.instance is not None}) == published
+    assert len({t.spec.instruction for t in instances}) == published
