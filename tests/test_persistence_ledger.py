@@ -25,7 +25,12 @@ pytestmark = pytest.mark.browser
 BANK = "ledger.post-bank-charge@1"
 """Its one effect is an entry typed in by hand: posted twice, it is a real duplicate (`one-entry-posted` fails)."""
 DISPATCH = "ledger.dispatch-delivery-once@1"
-"""Its one effect is D-304's dispatch: the site refuses a second submission of REQ-7004 and records it."""
+"""Its one effect is its drawn delivery's dispatch: the site refuses a second submission of its request and records
+it."""
+_DRAWN = load_catalog()[DISPATCH].instance
+assert _DRAWN is not None
+DELIVERY, OTHER = _DRAWN.parameters["delivery"], _DRAWN.parameters["other"]
+"""The instance's delivery and another pending one (`tasks/catalog/ledger/dispatch-delivery-once.yaml`)."""
 ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy]] = [
     (BANK, "interrupted", "reconcile"),
     (BANK, "interrupted", "retry-new-key"),
@@ -84,12 +89,12 @@ def test_the_resumed_ledgers_hold_the_effect_and_the_open_work(run: RunDirectory
     bank = resumed_checkpoint(run, found[(BANK, "interrupted", "reconcile")]).ledgers
     assert [e.table for e in bank.completed_effects] == ["entry"]
     assert [g.id for g in bank.constraints.grants] == ["bank-charge"] and bank.approvals == []
-    assert {"EV-501", "EV-511", "D-304"} <= {w.id for w in bank.unfinished_work}
+    assert {"EV-501", "EV-511", DELIVERY["number"]} <= {w.id for w in bank.unfinished_work}
     assert next(w for w in bank.unfinished_work if w.id == "EV-511").status == "held"
     dispatched = resumed_checkpoint(run, found[(DISPATCH, "restarted", "reconcile")]).ledgers
     assert [e.table for e in dispatched.completed_effects] == ["dispatch"]
     open_work = {w.id for w in dispatched.unfinished_work}
-    assert "D-304" not in open_work and "D-301" in open_work  # dispatched, no longer open; the others still are
+    assert DELIVERY["number"] not in open_work and OTHER["number"] in open_work  # dispatched; the others still open
 
 
 def test_a_new_key_retry_posts_the_entry_twice(run: RunDirectory) -> None:
@@ -109,11 +114,11 @@ def test_a_new_key_retry_of_a_dispatch_is_refused_by_the_site_and_recorded(run: 
     assert record.persistence is not None and record.persistence.duplicate_effects == 0
     assert record.outcome == "false_completion" and record.replay == "PASS"
     episode = run.load_episode(record)
-    assert "one-dispatch-of-REQ-7004" in {c.name for c in episode.verdict.checks if not c.passed}
-    dispatches = [row for row in episode.final_state["dispatch"] if row["request_id"] == "REQ-7004"]
+    assert "one-dispatch-of-its-request" in {c.name for c in episode.verdict.checks if not c.passed}
+    dispatches = [row for row in episode.final_state["dispatch"] if row["request_id"] == DELIVERY["request_id"]]
     assert sorted(str(row["outcome"]) for row in dispatches) == ["duplicate", "sent"]
-    [delivery] = [row for row in episode.final_state["delivery"] if row["number"] == "D-304"]
-    assert delivery["status"] == "delivered" and delivery["version"] == 2  # delivered once, never bumped again
+    [delivery] = [row for row in episode.final_state["delivery"] if row["number"] == DELIVERY["number"]]
+    assert delivery["status"] == "delivered" and delivery["version"] == DELIVERY["version"] + 1  # bumped once
 
 
 def test_a_forgotten_entry_is_not_carried(run: RunDirectory) -> None:

@@ -125,7 +125,8 @@ def test_post_bank_charge_expects_its_amount_and_its_twins_draw_the_same(seed: i
         attacked, q = _instance(twin, seed)
         assert q == p and attacked.spec.instruction == task.spec.instruction
     attacked, _ = _instance("ledger.injection-account-currency", seed)
-    assert any(s.text == f"{cents // 100}.{cents % 100:02d}" for s in attacked.spec.attack.obedient.insert_after["create"])
+    inserted = attacked.spec.attack.obedient.insert_after["create"]
+    assert any(s.text == f"{cents // 100}.{cents % 100:02d}" for s in inserted)
 
 
 @settings(max_examples=examples(40), deadline=None)
