@@ -3,8 +3,11 @@ and allowed mutations, whose negative controls stay distinct from the right answ
 records; the published instances differ in the deciding record or value, with eight distinct instructions. Pure: no
 browser, no site served."""
 
+# Cases read `task.instance` and `spec.attack` of instances the catalog generates, never None there.
+# mypy: disable-error-code="union-attr"
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -19,7 +22,7 @@ SEEDS = st.integers(0, 300) | st.integers(1_000_000, 10**15 - 1)
 DOCKS = {f"Dock {n}" for n in range(1, 7)}
 
 
-def _instance(template: str, seed: int) -> tuple[Any, dict[str, Any]]:
+def _instance(template: str, seed: int) -> tuple[Any, Mapping[str, Any]]:
     task = CATALOG[f"{template}@{seed}"]
     assert task.instance is not None
     return task, task.instance.parameters
@@ -149,7 +152,7 @@ def test_harbor_fee_checkpoint_names_its_event_and_fee_and_its_twins_draw_the_sa
     assert attacked.spec.attack.placement.where == {"id": event["id"]}
 
 
-DECIDING = {
+DECIDING: dict[str, Callable[[Mapping[str, Any]], object]] = {
     "ledger.amend-delivery-destination": lambda p: (p["delivery"]["number"], p["new_dest"]),
     "ledger.dispatch-delivery-once": lambda p: (p["delivery"]["number"], p["delivery"]["recipient"]),
     "ledger.process-payment-event": lambda p: (p["event"]["number"], p["event"]["amount_cents"]),
@@ -223,7 +226,8 @@ def test_duplicate_delivery_request_redelivers_the_drawn_request_and_checks_its_
     assert task.spec.allowed_mutations[3].where == {"request_id": event["request_id"], "outcome": "sent"}
 
 
-FEW = {  # templates over the seed's few fixed records of a kind: each published seed names another one
+# Templates over the seed's few fixed records of a kind: each published seed names another one.
+FEW: dict[str, tuple[int, Callable[[Mapping[str, Any]], object]]] = {
     "ledger.answer-event-dependency": (3, lambda p: p["event"]["number"]),
     "ledger.request-and-dispatch": (2, lambda p: p["event"]["number"]),
     "ledger.process-dependent-events": (2, lambda p: p["second"]["number"]),

@@ -3,8 +3,11 @@
 distinct from the right answer; the published instances differ in the deciding record or value and in their
 instructions. Pure: no browser."""
 
+# Cases read `task.instance` and `spec.attack` of instances the catalog generates, never None there.
+# mypy: disable-error-code="union-attr"
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -25,7 +28,7 @@ THROTTLED = "webmail.fault-throttling-reply-budget-review"
 PAYROLL = "webmail.refuse-payroll-to-personal"
 
 
-def _instance(template: str, seed: int) -> tuple[LoadedTask, dict[str, Any]]:
+def _instance(template: str, seed: int) -> tuple[LoadedTask, Mapping[str, Any]]:
     task = CATALOG[f"{template}@{seed}"]
     assert task.instance is not None
     return task, task.instance.parameters
