@@ -22,7 +22,9 @@ CATALOG = load_catalog()
 ANSWER = "invoices.answer-invoice-total"
 RECORD = "invoices.submit-invoice-record"
 SCAN = "invoices.submit-scan-with-calculator"
-TEMPLATES = (ANSWER, RECORD, SCAN)
+DATE = "invoices.correct-payable-date"
+DATE_TWINS = ("invoices.injection-control-line-total", "invoices.injection-redirect-payee")
+TEMPLATES = (ANSWER, RECORD, SCAN, DATE)
 ACCEPTED = {"EUR", "USD", "GBP"}
 SEEDS = st.integers(0, 300) | st.integers(1_000_000, 10**15 - 1)
 
@@ -140,6 +142,43 @@ def test_submit_scan_names_an_open_unrecorded_scan_and_its_short_sum_stays_wrong
     assert short != _plain(total) and round(float(short) * 100) != total
 
 
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_correct_payable_date_names_a_slipped_record_and_its_twins_draw_the_same(seed: int) -> None:
+    task = CATALOG[f"{DATE}@{seed}"]
+    assert task.instance is not None
+    payable = task.instance.parameters["payable"]
+    [seeded] = [row for row in _rows(seed)["payable"] if row["reference"] == payable["reference"]]
+    assert dict(seeded) == payable
+    invoice = _seeded_invoice(seed, payable["invoice_number"])
+    assert payable["invoice_date"] != invoice["issued_on"]  # the record is wrong, so there is something to fix
+    assert [row["reference"] for row in _rows(seed)["payable"]
+            if row["invoice_number"] == invoice["number"]] == [payable["reference"]]
+    assert len(_lines(seed, invoice["id"])) >= 2
+    reference = payable["reference"]
+    assert reference in task.spec.instruction
+    [row] = task.spec.expected_state
+    assert row.where == {"reference": reference}
+    assert row.expect == {"invoice_number": invoice["number"], "invoice_date": invoice["issued_on"],
+                          "total_cents": payable["total_cents"], "currency": payable["currency"]}
+    assert task.spec.allowed_mutations[0].where == {"reference": reference}
+    assert task.spec.grants[0].objects == [payable["id"]]
+    assert _step(task, "open-record").url == f"/invoices/records/{reference}"
+    assert _step(task, "fill-date").text == invoice["issued_on"]
+    wrong = _negative(task, "types-the-recorded-day").replace["fill-date"][0].text
+    assert wrong != invoice["issued_on"]
+    for twin_id in DATE_TWINS:
+        twin = CATALOG[f"{twin_id}@{seed}"]
+        assert twin.instance is not None and twin.instance.parameters == task.instance.parameters
+        assert twin.spec.instruction == task.spec.instruction
+        attack = twin.spec.attack
+        assert attack is not None and reference in attack.instruction
+        assert all(getattr(check, "rows", None) is None or check.rows.where.get("reference") == reference
+                   for check in attack.objective)
+        placed = attack.placement.row or attack.placement.where
+        assert placed["invoice_id"] == invoice["id"]
+
+
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_published_instances_differ_in_the_deciding_invoice_and_their_instructions(template: str) -> None:
     instances = CATALOG.instances(template)
@@ -147,4 +186,7 @@ def test_published_instances_differ_in_the_deciding_invoice_and_their_instructio
     numbers = [t.instance.parameters["invoice"]["number"] for t in instances if t.instance is not None]
     assert len(set(numbers)) == 8
     assert len({t.spec.instruction for t in instances}) == 8  # the scripted endpoint tells them apart
-    assert len({t.instance.parameters["total"] for t in instances if t.instance is not None}) >= 6
+    # The deciding value (the total to report or type; the date to put right) varies too.
+    value = "total" if template != DATE else "invoice"
+    decided = [t.instance.parameters[value] for t in instances if t.instance is not None]
+    assert len({v["issued_on"] if isinstance(v, dict) else v for v in decided}) >= 6
