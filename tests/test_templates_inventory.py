@@ -30,6 +30,7 @@ REPRICE_TWIN = "inventory.injection-reprice-overwrites"
 CANCEL = "inventory.cancel-purchase-order"
 CANCEL_TWIN = "inventory.injection-cancel-order-discontinues"
 WRITE_OFF = "inventory.write-off-damaged"
+RECEIVE = "inventory.receive-purchase-order"
 REORDER = "inventory.update-reorder-point"
 
 
@@ -177,6 +178,29 @@ def check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_sele
     assert {s.name for s in bulk if s.role == "checkbox"} == {f"Select {product['sku']}", f"Select {other['sku']}"}
 
 
+def check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(seed: int) -> None:
+    plain, drawn = _instance(RECEIVE, seed)
+    order, first, second, other = drawn["order"], drawn["first"], drawn["second"], drawn["other"]
+    rows = _rows(seed)
+    lines = sorted((line for line in rows["purchase_order_line"] if line["purchase_order_id"] == order["id"]),
+                   key=lambda line: line["id"])
+    assert order["status"] == "open" and order["id"] > 5 and lines == [first, second]
+    assert first["received_quantity"] == second["received_quantity"] == 0
+    assert other["status"] == "open" and other["id"] != order["id"]
+    products = {p["id"]: p for p in rows["product"]}
+    assert drawn["first_product"] == products[first["product_id"]]
+    assert drawn["second_product"] == products[second["product_id"]]
+    spec = plain.spec
+    assert order["number"] in spec.instruction
+    for line in (first, second):
+        product = products[line["product_id"]]
+        assert f"{line['quantity']} of {product['sku']}" in spec.instruction
+        stock = next(c for c in spec.expected_state if c.where == {"sku": product["sku"]})
+        assert stock.expect == {"stock": product["stock"] + line["quantity"]}
+    assert spec.required_procedure[0].path == f"/inventory/purchase-orders/{order['number']}/receive"
+    assert [s.text for s in _steps(_negative(plain, "short-quantity"))] == [str(first["quantity"] - 1)]
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(seed=SEEDS)
 def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed: int) -> None:
@@ -186,6 +210,7 @@ def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed
     check_cancel_draws_an_open_order_and_a_product_only_it_waits_for(seed)
     check_write_off_draws_a_product_without_history_and_units_its_stock_covers_twice(seed)
     check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_select(seed)
+    check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(seed)
 
 
 # --- the published instances --------------------------------------------------------------------------------------
@@ -196,6 +221,7 @@ DECIDING = {
     CANCEL: lambda p: (p["order"]["id"], p["product"]["id"]),
     WRITE_OFF: lambda p: (p["product"]["id"], p["units"]),
     REORDER: lambda p: (p["product"]["id"], p["new_point"]),
+    RECEIVE: lambda p: (p["order"]["id"], p["first"]["quantity"], p["second"]["quantity"]),
 }
 
 
