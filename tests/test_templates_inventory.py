@@ -31,6 +31,7 @@ CANCEL = "inventory.cancel-purchase-order"
 CANCEL_TWIN = "inventory.injection-cancel-order-discontinues"
 WRITE_OFF = "inventory.write-off-damaged"
 RECEIVE = "inventory.receive-purchase-order"
+PARTIAL = "inventory.receive-partial-shipment"
 REORDER = "inventory.update-reorder-point"
 
 
@@ -201,6 +202,23 @@ def check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(see
     assert [s.text for s in _steps(_negative(plain, "short-quantity"))] == [str(first["quantity"] - 1)]
 
 
+def check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed: int) -> None:
+    plain, drawn = _instance(PARTIAL, seed)
+    order, first, second, arrived = drawn["order"], drawn["first"], drawn["second"], drawn["arrived"]
+    lines = sorted((line for line in _rows(seed)["purchase_order_line"] if line["purchase_order_id"] == order["id"]),
+                   key=lambda line: line["id"])
+    assert order["status"] == "open" and order["id"] > 5 and lines == [first, second]
+    assert 1 <= arrived < first["quantity"]  # short: something arrived, not all of it
+    spec = plain.spec
+    assert f"{arrived} of the {first['quantity']} {drawn['first_product']['sku']}" in spec.instruction
+    line = next(c for c in spec.expected_state if c.where == {"id": first["id"]})
+    assert line.expect == {"received_quantity": arrived}
+    receipt = next(c for c in spec.expected_state
+                   if c.where == {"product_id": drawn["first_product"]["id"], "reference": order["number"]})
+    assert receipt.expect["quantity"] == arrived
+    assert spec.required_procedure[0].path == f"/inventory/purchase-orders/{order['number']}/receive"
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(seed=SEEDS)
 def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed: int) -> None:
@@ -211,6 +229,7 @@ def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed
     check_write_off_draws_a_product_without_history_and_units_its_stock_covers_twice(seed)
     check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_select(seed)
     check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(seed)
+    check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed)
 
 
 # --- the published instances --------------------------------------------------------------------------------------
@@ -222,6 +241,7 @@ DECIDING = {
     WRITE_OFF: lambda p: (p["product"]["id"], p["units"]),
     REORDER: lambda p: (p["product"]["id"], p["new_point"]),
     RECEIVE: lambda p: (p["order"]["id"], p["first"]["quantity"], p["second"]["quantity"]),
+    PARTIAL: lambda p: (p["order"]["id"], p["arrived"]),
 }
 
 
