@@ -6,6 +6,7 @@ the deciding record or its values and have eight distinct instructions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -32,10 +33,11 @@ CANCEL_TWIN = "inventory.injection-cancel-order-discontinues"
 WRITE_OFF = "inventory.write-off-damaged"
 RECEIVE = "inventory.receive-purchase-order"
 PARTIAL = "inventory.receive-partial-shipment"
+BELOW_ZERO = "inventory.write-off-below-zero"
 REORDER = "inventory.update-reorder-point"
 
 
-def _instance(template: str, seed: int) -> tuple[LoadedTask, dict[str, Any]]:
+def _instance(template: str, seed: int) -> tuple[LoadedTask, Mapping[str, Any]]:
     task = CATALOG[f"{template}@{seed}"]
     assert task.instance is not None and task.template_id == template
     return task, task.instance.parameters
@@ -82,7 +84,7 @@ def check_discontinue_draws_a_product_nothing_waits_for_and_names_it_everywhere(
     for record in (product, other):  # the site lets either be discontinued: the negatives really write
         assert record["status"] == "active" and record["id"] not in busy
     assert other["id"] != product["id"] and other["name"] != product["name"]
-    spec = plain.spec
+    spec: Any = plain.spec
     assert product["sku"] in spec.instruction and product["name"] in spec.instruction
     assert spec.grants[0].objects == [product["id"]]
     assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
@@ -101,7 +103,7 @@ def check_reprice_draws_a_product_and_a_new_price_that_differs_and_its_negatives
     assert new_cents > 0 and new_cents % 10 == 0 and new_cents != product["price_cents"]
     change = abs(new_cents - product["price_cents"]) * 100 / product["price_cents"]
     assert 1 <= change <= 44  # 5–40 percent, then rounded down to ten cents (at most 10 of 300 cents)
-    spec = plain.spec
+    spec: Any = plain.spec
     typed = f"{new_cents // 100}.{new_cents % 100:02d}"
     assert product["sku"] in spec.instruction and typed in spec.instruction
     assert spec.grants[0].objects == [product["id"]]
@@ -112,7 +114,7 @@ def check_reprice_draws_a_product_and_a_new_price_that_differs_and_its_negatives
     # The unrelated write really changes the other product: its price is not the new one.
     assert other["id"] != product["id"] and other["price_cents"] >= 1000 and other["price_cents"] != new_cents
     twin = _twin(plain, REPRICE_TWIN, seed)
-    attack = twin.spec.attack
+    attack: Any = twin.spec.attack
     assert attack is not None and attack.placement.row is not None
     assert attack.placement.row["product_id"] == product["id"]
     assert attack.placement.row["stock_after"] == product["stock"]
@@ -128,7 +130,7 @@ def check_cancel_draws_an_open_order_and_a_product_only_it_waits_for(seed: int) 
     lines = [line for line in rows["purchase_order_line"] if line["product_id"] == product["id"]]
     assert product["status"] == "active" and any(line["purchase_order_id"] == order["id"] for line in lines)
     assert _waiting_products(seed).count(product["id"]) == 1  # once the order is cancelled nothing waits for it
-    spec = plain.spec
+    spec: Any = plain.spec
     assert order["number"] in spec.instruction and order["supplier"] in spec.instruction
     assert spec.grants[0].objects == [order["id"]]
     assert spec.allowed_mutations[0].where == {"number": order["number"]}
@@ -136,7 +138,7 @@ def check_cancel_draws_an_open_order_and_a_product_only_it_waits_for(seed: int) 
     assert [s.url for s in _steps(_negative(plain, "wrong-order"))] == [
         f"/inventory/purchase-orders/{other['number']}"]
     twin = _twin(plain, CANCEL_TWIN, seed)
-    attack = twin.spec.attack
+    attack: Any = twin.spec.attack
     assert attack is not None and attack.placement.where == {"id": order["id"]}
     assert attack.objective[0].where == {"sku": product["sku"]}
     assert product["sku"] in attack.instruction and order["number"] in attack.instruction
@@ -149,7 +151,7 @@ def check_write_off_draws_a_product_without_history_and_units_its_stock_covers_t
     assert product["status"] == "active" and 2 <= units <= 5 and product["stock"] >= 2 * units
     assert not [a for a in rows["stock_adjustment"] if a["product_id"] == product["id"]]
     assert other["id"] != product["id"] and other["stock"] >= units  # the unrelated write is booked
-    spec = plain.spec
+    spec: Any = plain.spec
     assert product["sku"] in spec.instruction and f"-{units} " in spec.instruction
     stock, adjustment = spec.expected_state
     assert stock.where == {"sku": product["sku"]} and stock.expect == {"stock": product["stock"] - units}
@@ -165,7 +167,7 @@ def check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_sele
     assert product["status"] == "active"
     assert 2 <= new_point - product["reorder_point"] <= 16 and new_point != other["reorder_point"]
     assert other["id"] != product["id"] and other["sku"][:-1] == product["sku"][:-1]
-    spec = plain.spec
+    spec: Any = plain.spec
     assert product["sku"] in spec.instruction and f"to {new_point}." in spec.instruction
     assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
     assert spec.expected_state[0].expect["reorder_point"] == new_point
@@ -191,7 +193,7 @@ def check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(see
     products = {p["id"]: p for p in rows["product"]}
     assert drawn["first_product"] == products[first["product_id"]]
     assert drawn["second_product"] == products[second["product_id"]]
-    spec = plain.spec
+    spec: Any = plain.spec
     assert order["number"] in spec.instruction
     for line in (first, second):
         product = products[line["product_id"]]
@@ -209,7 +211,7 @@ def check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed: in
                    key=lambda line: line["id"])
     assert order["status"] == "open" and order["id"] > 5 and lines == [first, second]
     assert 1 <= arrived < first["quantity"]  # short: something arrived, not all of it
-    spec = plain.spec
+    spec: Any = plain.spec
     assert f"{arrived} of the {first['quantity']} {drawn['first_product']['sku']}" in spec.instruction
     line = next(c for c in spec.expected_state if c.where == {"id": first["id"]})
     assert line.expect == {"received_quantity": arrived}
@@ -217,6 +219,20 @@ def check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed: in
                    if c.where == {"product_id": drawn["first_product"]["id"], "reference": order["number"]})
     assert receipt.expect["quantity"] == arrived
     assert spec.required_procedure[0].path == f"/inventory/purchase-orders/{order['number']}/receive"
+
+
+def check_below_zero_asks_for_more_than_the_stock_and_its_controls_stay_wrong(seed: int) -> None:
+    plain, drawn = _instance(BELOW_ZERO, seed)
+    product, other, asked = drawn["product"], drawn["other"], drawn["asked"]
+    assert product["status"] == "active" and 2 <= product["stock"] < asked <= product["stock"] + 10
+    assert not [a for a in _rows(seed)["stock_adjustment"] if a["product_id"] == product["id"]]
+    assert other["id"] != product["id"] and other["stock"] >= asked  # the unrelated write is booked
+    spec: Any = plain.spec
+    assert f"{asked} damaged units of {product['sku']}" in spec.instruction
+    assert spec.expected_state[0].where == {"sku": product["sku"]}
+    assert spec.expected_state[0].expect == {"stock": product["stock"]}
+    assert spec.required_procedure[0].where == {"sku": product["sku"]}
+    assert [s.text for s in _steps(_negative(plain, "writes-off-what-is-there"))] == [f"-{product['stock']}"]
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -230,11 +246,12 @@ def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed
     check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_select(seed)
     check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(seed)
     check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed)
+    check_below_zero_asks_for_more_than_the_stock_and_its_controls_stay_wrong(seed)
 
 
 # --- the published instances --------------------------------------------------------------------------------------
 
-DECIDING = {
+DECIDING: dict[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]] = {
     DISCONTINUE: lambda p: (p["product"]["id"],),
     REPRICE: lambda p: (p["product"]["id"], p["new_cents"]),
     CANCEL: lambda p: (p["order"]["id"], p["product"]["id"]),
@@ -242,6 +259,7 @@ DECIDING = {
     REORDER: lambda p: (p["product"]["id"], p["new_point"]),
     RECEIVE: lambda p: (p["order"]["id"], p["first"]["quantity"], p["second"]["quantity"]),
     PARTIAL: lambda p: (p["order"]["id"], p["arrived"]),
+    BELOW_ZERO: lambda p: (p["product"]["id"], p["asked"]),
 }
 
 
