@@ -433,6 +433,11 @@ class Catalog(Mapping[str, LoadedTask]):
         parsed = parse_instance_id(task_id)
         return self.templates.get(parsed[0] if parsed is not None else task_id)
 
+    def first_instances(self) -> dict[str, LoadedTask]:
+        """The first published instance of every template, by instance id: what the golden replay corpus holds (a
+        template's instances share its structure; the corpus guards replay, not each seed's data)."""
+        return {task.id: task for task in (t.instance(t.seeds[0]) for t in self.templates.values())}
+
     def instances(self, template: str) -> list[LoadedTask]:
         """The published instances of one template, in seed order."""
         found = self.templates[template]

@@ -858,9 +858,9 @@ def corpus_record(
     concurrency: Annotated[int, typer.Option(help="Episodes run at once; the entries are the same at any level.",
                                              min=1)] = 1,
 ) -> None:
-    """Run the scripted control, the no-op policy and the first negative control of each task through the
-    browser and (re)write their corpus entries; `--tasks all` also removes entries of tasks no longer in the
-    catalog."""
+    """Run the scripted control, the no-op policy and the first negative control of each template's first published
+    instance through the browser and (re)write their corpus entries; `--tasks all` also removes entries of tasks no
+    longer in the corpus."""
     from computerops.catalog.corpus_recording import record_corpus
     from computerops.cli.console import console
     from computerops.runs.bundle import BundleError
@@ -869,9 +869,13 @@ def corpus_record(
     from tasks import TaskFileError, load_catalog, select_tasks
     target = root or CORPUS_ROOT
     try:
-        selected = select_tasks(load_catalog(), tasks)
+        catalog = load_catalog()
+        covered = catalog.first_instances()  # the corpus holds each template's first published instance
+        selected = [task for task in select_tasks(catalog, tasks) if task.id in covered]
     except TaskFileError as exc:
         raise _fail(str(exc)) from exc
+    if not selected:
+        raise _fail("the corpus holds the first published instance of each template; none of these is one")
     started = time.monotonic()
     try:
         recording = asyncio.run(record_corpus(selected, target, _progress, concurrency=concurrency,
@@ -899,7 +903,7 @@ def corpus_check(
     from tasks import TaskFileError, load_catalog
     target = root or CORPUS_ROOT
     try:
-        result = asyncio.run(check_corpus(target, load_catalog()))
+        result = asyncio.run(check_corpus(target, load_catalog().first_instances()))
     except (CorpusError, TaskFileError) as exc:
         raise _fail(str(exc)) from exc
     for line in result.messages():
