@@ -10,15 +10,19 @@ from pathlib import Path
 from computerops.service.errors import ServiceError
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-"""A run, subset, lock or episode name: letters, digits, `.`, `_`, `-`; not starting with a dot (hidden folders hold
+"""A run, subset, lock or file name: letters, digits, `.`, `_`, `-`; not starting with a dot (hidden folders hold
 the server's own state); at most 100 characters."""
+EPISODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,199}")
+"""An episode's name, which holds a task instance id (`TEMPLATE@SEED`): `@` too, at most 200 characters."""
 
 
 def checked_name(name: str, what: str) -> str:
     """`name` if it is one (NAME, no `..`), else ServiceError naming `what` it was meant to be."""
-    if not NAME.fullmatch(name) or ".." in name:
-        raise ServiceError(f"{what} {name[:120]!r} is not a name: use letters, digits, '.', '_' and '-' (not first), "
-                           "at most 100 characters", "bad_input")
+    pattern, allowed, most = ((EPISODE_NAME, "'.', '_', '@'", 200) if what == "episode"
+                              else (NAME, "'.', '_'", 100))
+    if not pattern.fullmatch(name) or ".." in name:
+        raise ServiceError(f"{what} {name[:120]!r} is not a name: use letters, digits, {allowed} and '-' (not first), "
+                           f"at most {most} characters", "bad_input")
     return name
 
 
