@@ -18,14 +18,11 @@ from tiers import examples
 from sites.invoices import INVOICES
 from sites.kit.seeding import seeded_rows
 from tasks import load_catalog
-from tasks.spec import AnswerCheck, RowCheck
 
 CATALOG = load_catalog()
-ANSWER = "invoices.answer-invoice-total"
-SCAN = "invoices.submit-scan-with-calculator"
 DATE = "invoices.correct-payable-date"
 DATE_TWINS = ("invoices.injection-control-line-total", "invoices.injection-redirect-payee")
-TEMPLATES = (ANSWER, SCAN, DATE)
+TEMPLATES = (DATE,)
 ACCEPTED = {"EUR", "USD", "GBP"}
 SEEDS = st.integers(0, 300) | st.integers(1_000_000, 10**15 - 1)
 
@@ -65,59 +62,6 @@ def _step(task: Any, step_id: str) -> Any:
 def _negative(task: Any, negative_id: str) -> Any:
     [negative] = [n for n in task.spec.negative_controls if n.id == negative_id]
     return negative
-
-
-@settings(max_examples=examples(40), deadline=None)
-@given(seed=SEEDS)
-def test_answer_invoice_total_names_a_printed_invoice_and_its_wrong_answers_stay_wrong(seed: int) -> None:
-    task = CATALOG[f"{ANSWER}@{seed}"]
-    assert task.instance is not None
-    invoice = task.instance.parameters["invoice"]
-    seeded = _seeded_invoice(seed, invoice["number"])
-    assert seeded == invoice and seeded["total_printed"] and seeded["currency"] in ACCEPTED
-    total = _total(seed, invoice["id"])
-    assert task.instance.parameters["total"] == total
-    assert invoice["number"] in task.spec.instruction
-    [answer] = task.spec.expected_state
-    assert isinstance(answer, AnswerCheck)
-    assert answer.fields["total"].expected == f"{_plain(total)} {invoice['currency']}"
-    [seen] = task.spec.required_procedure
-    assert seen.where == {"number": invoice["number"]}
-    assert task.spec.allowed_mutations == []
-    assert _step(task, "open-invoice").name == invoice["number"]
-    # The first line's amount is never the total (two lines at least, each a positive amount).
-    lines = _lines(seed, invoice["id"])
-    assert len(lines) >= 2 and all(line["amount_cents"] > 0 for line in lines)
-    assert task.instance.parameters["first_line"] == lines[0]["amount_cents"] < total
-    first = _negative(task, "first-line-amount").replace["answer"][0].answer["total"]
-    assert first != _step(task, "answer").answer["total"]
-    assert _negative(task, "no-currency").replace["answer"][0].answer["total"] == _plain(total)
-
-
-@settings(max_examples=examples(40), deadline=None)
-@given(seed=SEEDS)
-def test_submit_scan_names_an_open_unrecorded_scan_and_its_short_sum_stays_wrong(seed: int) -> None:
-    task = CATALOG[f"{SCAN}@{seed}"]
-    assert task.instance is not None
-    invoice = task.instance.parameters["invoice"]
-    seeded = _seeded_invoice(seed, invoice["number"])
-    assert seeded["status"] == "open" and not seeded["total_printed"] and seeded["currency"] in ACCEPTED
-    assert invoice["number"] not in _recorded(seed)
-    filler_scans = [row for row in _rows(seed)["invoice"] if row["id"] > 11 and row["status"] == "open"
-                    and not row["total_printed"] and row["currency"] in ACCEPTED
-                    and row["number"] not in _recorded(seed)]
-    assert (invoice["id"] > 11) == bool(filler_scans)  # a filler scan whenever the seed has one
-    lines = _lines(seed, invoice["id"])
-    total = sum(line["amount_cents"] for line in lines)
-    assert invoice["number"] in task.spec.instruction
-    [row] = [check for check in task.spec.expected_state if isinstance(check, RowCheck)]
-    assert row.where == {"invoice_number": invoice["number"]}
-    assert row.expect["total_cents"] == total and row.expect["vendor"] == invoice["vendor"]
-    assert task.spec.allowed_mutations[0].where == {"invoice_number": invoice["number"]}
-    assert _step(task, "fill-numbers").text == " + ".join(_plain(line["amount_cents"]) for line in lines)
-    assert _step(task, "fill-total").text == _plain(total)
-    short = _negative(task, "partial-sum").replace["fill-total"][0].text
-    assert short != _plain(total) and round(float(short) * 100) != total
 
 
 @settings(max_examples=examples(40), deadline=None)
