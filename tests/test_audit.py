@@ -29,7 +29,8 @@ def weakened(task: LoadedTask, check_name: str) -> LoadedTask:
     """The task without one of its checks, under another instruction (the scripted endpoint tells tasks apart by
     their instruction) so it can be audited beside the original."""
     spec = task.spec.model_copy(update={
-        "id": task.spec.id + "-weakened", "instruction": task.spec.instruction + " (weakened copy)",
+        "id": f"{task.template_id}-weakened@{task.spec.seed}",
+        "instruction": task.spec.instruction + " (weakened copy)",
         "expected_state": [c for c in task.spec.expected_state if c.name != check_name],
         "equivalent_mutants": [], "negative_controls": []})
     return LoadedTask(spec=spec, path=task.path, sha256=task.sha256)
@@ -57,7 +58,7 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
     harness = [r for t in report.tasks for r in t.results if r.mutant.persistence is not None]
     assert sorted(r.mutant.mutant_class for r in harness) == ["persistence-compaction", "persistence-recovery"], harness
     assert all(r.fate == "killed" for r in harness), [(r.mutant.id, r.fate, r.note) for r in harness]
-    weak = by_task["helpdesk.reply-without-escalating-weakened"]
+    weak = by_task["helpdesk.reply-without-escalating-weakened@1"]
     survivors = {(r.mutant.mutant_class, r.mutant.id) for r in weak.results if r.fate == "survived"}
     assert {"non-assertion", "perturb-value"} & {mutant_class for mutant_class, _ in survivors}, survivors
     assert not weak.ok and not report.ok
