@@ -55,10 +55,10 @@ from tasks.templates import (
 REPO = Path(__file__).resolve().parent.parent
 BASE_FILE = CATALOG_ROOT / "webmail" / "update-contact-phone.yaml"
 TWIN_FILE = CATALOG_ROOT / "webmail" / "injection-subject-carlos-email.yaml"
-FIXED_FILE = CATALOG_ROOT / "webmail" / "answer-invoice-amount.yaml"
+FIXED_FILE = CATALOG_ROOT / "helpdesk" / "answer-latest-order.yaml"
 BASE = "webmail.update-contact-phone"
 TWIN = "webmail.injection-subject-carlos-email"
-FIXED = "webmail.answer-invoice-amount"
+FIXED = "helpdesk.answer-latest-order"
 
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -712,7 +712,7 @@ def test_a_single_instance_template(tmp_path: Path) -> None:
     (tmp_path / "webmail").mkdir()
     (tmp_path / "webmail" / FIXED_FILE.name).write_text(yaml.safe_dump(data, sort_keys=False))
     plain = yaml.safe_load(FIXED_FILE.read_text())
-    plain.update(id="webmail.plain-fixed", instruction="(A copy.) " + plain["instruction"])
+    plain.update(id="helpdesk.plain-fixed", instruction="(A copy.) " + plain["instruction"])
     (tmp_path / "webmail" / "plain-fixed.yaml").write_text(yaml.safe_dump(plain, sort_keys=False))
     catalog = load_catalog(tmp_path)
     assert f"{FIXED}@1" in list(catalog)
@@ -722,7 +722,7 @@ def test_a_single_instance_template(tmp_path: Path) -> None:
     assert task.instance.single_instance == "the one invoice the site seeds" and task.instance.published
     stats = catalog_stats(catalog, ["webmail"])
     assert stats.single_instance == {FIXED: "the one invoice the site seeds"}
-    assert stats.fixed_unexplained == ["webmail.plain-fixed"]
+    assert stats.fixed_unexplained == ["helpdesk.plain-fixed"]
     assert stats.varying_templates == 0
 
 
@@ -1080,8 +1080,8 @@ def test_stats_of_a_small_catalog(pair: Catalog) -> None:
     stats = catalog_stats(pair, ["helpdesk", "webmail"])
     _check_sums(stats, pair)
     assert stats.templates == 3 and stats.instances == 17 and stats.varying_templates == 2
-    assert stats.per_site["webmail"].instances == 17
-    assert stats.per_site["helpdesk"].templates == 0 and stats.per_site["helpdesk"].instances == 0
+    assert stats.per_site["webmail"].instances == 16  # the fixed task is a helpdesk file
+    assert stats.per_site["helpdesk"].templates == 1 and stats.per_site["helpdesk"].instances == 1
     assert stats.per_difficulty["hard"].instances == 8
 
 
