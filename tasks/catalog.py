@@ -446,9 +446,23 @@ class Catalog(Mapping[str, LoadedTask]):
 
 def load_catalog(root: Path = CATALOG_ROOT) -> Catalog:
     """Every task template under `root` (recursively, *.yaml), keyed by template id; fixed tasks' instances are
-    generated (and so validated) here, a varying template's when first asked for (`tasks check` proves them)."""
+    generated (and so validated) here, a varying template's when first asked for (`tasks check` proves them).
+
+    Loaded once per content: while every file under `root` keeps its name and bytes, a later call returns the same
+    catalog, with the instances it has generated (parsing and generating take seconds; reading the bytes, a few
+    milliseconds). A file added, removed or changed loads anew."""
+    paths = sorted(root.rglob("*.yaml"))
+    content = hashlib.sha256()
+    for path in paths:
+        content.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return _loaded_catalog(root.resolve(), tuple(paths), content.hexdigest())
+
+
+@functools.lru_cache(maxsize=8)
+def _loaded_catalog(root: Path, paths: tuple[Path, ...], content_sha256: str) -> Catalog:
+    """The catalog of these files (`content_sha256`: their names and bytes, the cache's key)."""
     templates: dict[str, TaskTemplate] = {}
-    for path in sorted(root.rglob("*.yaml")):
+    for path in paths:
         template = load_template(path)
         if template.id in templates:
             raise TaskFileError(f"{path}: task id {template.id!r} is also defined in {templates[template.id].path}")

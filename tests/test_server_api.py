@@ -31,6 +31,7 @@ from computerops.server.jobs import Jobs, JobSpec, JobState
 from computerops.server.settings import ServerSettings
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
+from tasks import load_catalog
 
 FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 RUN = "fixture"
@@ -426,6 +427,13 @@ def _no_network(base_url: str, api_key: str | None) -> None:
 
 
 schema = schemathesis.openapi.from_asgi("/openapi.json", _fuzz_app())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _catalog_loaded() -> None:
+    """The catalog loaded before the fuzzer asks for it: a first load takes seconds on a busy machine, and the
+    fuzzer's transport gives up on a response after 10 (a read timeout, not a server error)."""
+    load_catalog()
 
 
 @schema.parametrize()

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import httpx
 import pytest
@@ -161,7 +162,8 @@ async def test_an_episode_opened_from_the_run_page_shows_its_verdicts_checks_and
         link = page.locator("table#episodes tbody a").first
         episode_id = await link.inner_text()
         await link.click()
-        await page.wait_for_url(f"**/runs/{FORM_RUN}/episodes/{episode_id}")
+        # The link quotes the episode id (an instance id's `@` is %40 in it): the page is the one it names.
+        await page.wait_for_url(lambda url: unquote(urlsplit(url).path) == f"/runs/{FORM_RUN}/episodes/{episode_id}")
         verdict = json.loads((server.runs / FORM_RUN / "episodes" / episode_id / "verdict.json").read_text())
         names = [check["name"] for check in verdict["checks"]]
         assert names

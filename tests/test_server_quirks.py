@@ -104,20 +104,23 @@ async def test_a_context_said_only_in_refusals_is_learnt_and_the_episode_goes_on
 async def test_a_context_too_small_for_the_tool_schemas_is_learnt_from_the_probe_and_the_text_protocol_used(
     tmp_path: Path,
 ) -> None:
-    # 7168 tokens at 4x the estimate: the tool schemas alone take nearly 8,000, so no native prompt fits.
-    quirks = ServerQuirks(context_tokens=7168, context_in_props=False, token_factor=4.0)
+    # 8448 tokens at 4x the estimate: the tool schemas with the shortest prompt take more, so no native prompt fits,
+    # while the text protocol's prompt on the sites' list pages (25 rows to a page) fits in it. (At 7900 or less the
+    # helpdesk's tickets list no longer fits; from about 9000 the schemas do.)
+    quirks = ServerQuirks(context_tokens=8448, context_in_props=False, token_factor=4.0)
     progress: list[str] = []
     _, manifest, records, transcripts = await quirky_run(tmp_path, quirks, Bounds(context_tokens=32768), progress)
     observed = manifest.endpoint_observed
     assert observed.context is not None and (observed.context.tokens, observed.context.source) == (
-        7168, "the server's refusal of the tools probe")
+        8448, "the server's refusal of the tools probe")
     assert observed.tools is not None and observed.tools.token_scale == pytest.approx(4.0, rel=0.02)
     assert observed.tools.verdict == "overflow", "decided from a minimal probe: the schemas alone overflow"
     assert any("the text protocol, not native tool calls: the server cannot fit the context with the tool schemas"
                in line for line in progress), progress
     assert "infrastructure" not in {r.stop_reason for r in records}, "the endpoint did not fail: the context did"
     for transcript in transcripts:  # planned small enough to need no refusal at all, in the text protocol
-        assert transcript["context_tokens"] == 7168 and transcript["tool_mode"] == "text"
+        assert transcript["context_tokens"] == 8448 and transcript["tool_mode"] == "text"
         assert transcript["tool_mode_switch"] is None, "planned from the start, not switched to"
-    assert "verified_success" in {r.outcome for r in records}, "the text protocol fits where the schemas did not"
+    assert "verified_success" in {r.outcome for r in records}, (
+        "the text protocol fits where the schemas did not", [(r.task_id, r.stop_reason) for r in records])
     assert {r.stop_reason for r in records} <= {"finish", "context_exhausted"}
