@@ -258,10 +258,25 @@ def _row_functions(rows: SeededRows) -> dict[str, Callable[..., Any]]:
     `one(table, ...)` (exactly one row, an error otherwise), `count(table, ...)` and `similar(table, column, value)`
     (the rows whose `column` looks like `value` without being it: `looks_alike`)."""
 
+    indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], list[Mapping[str, Any]]]] = {}
+
     def matching(table: str, where: Mapping[str, Any]) -> list[dict[str, Any]]:
         if table not in rows:
             raise TemplateSpecError(f"the site has no table {table!r}; it has {', '.join(sorted(rows))}")
-        return [dict(row) for row in rows[table] if all(row.get(k) == v for k, v in where.items())]
+        columns = tuple(sorted(where))
+        try:
+            wanted = tuple(where[c] for c in columns)
+            # A filter may ask one(...) or count(...) of every candidate row: each table is indexed once per set of
+            # columns asked about, not scanned per call (equal values hash alike, so this is the scan's `==`).
+            index = indexes.get((table, columns))
+            if index is None:
+                index = indexes[(table, columns)] = {}
+                for row in rows[table]:
+                    index.setdefault(tuple(row.get(c) for c in columns), []).append(row)
+            found = index.get(wanted, [])
+        except TypeError:  # a value that cannot be hashed (a list): compared row by row
+            found = [row for row in rows[table] if all(row.get(k) == v for k, v in where.items())]
+        return [dict(row) for row in found]
 
     def one(table: str, /, **where: Any) -> dict[str, Any]:
         found = matching(table, where)

@@ -431,9 +431,10 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", _fuzz_app())
 
 @pytest.fixture(scope="module", autouse=True)
 def _catalog_loaded() -> None:
-    """The catalog loaded before the fuzzer asks for it: a first load takes seconds on a busy machine, and the
-    fuzzer's transport gives up on a response after 10 (a read timeout, not a server error)."""
-    load_catalog()
+    """The catalog loaded, its published instances generated, before the fuzzer asks for them: that takes seconds
+    on a busy machine (once per process), and the fuzzer's transport gives up on a response after 10 (a read
+    timeout, not a server error)."""
+    list(load_catalog().values())
 
 
 @schema.parametrize()
