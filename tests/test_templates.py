@@ -146,6 +146,23 @@ def test_published_seeds_differ_in_the_deciding_record_or_its_values() -> None:
     assert len(set(seeds)) >= 8
 
 
+def test_every_varying_templates_published_instances_differ_in_their_instruction_and_their_draws() -> None:
+    """Over the whole catalog: no two published instances of a template ask the same thing (an agent, and the
+    scripted endpoint, tell instances apart by their instruction) or draw the same parameters (a template publishes
+    no more instances than its data gives different ones)."""
+    repeated = []
+    for template_id, template in CATALOG.templates.items():
+        if not template.varying:
+            continue
+        instances = CATALOG.instances(template_id)
+        instructions = [t.spec.instruction for t in instances]
+        draws = [json.dumps(t.instance.parameters if t.instance is not None else None, sort_keys=True)
+                 for t in instances]
+        if len(set(instructions)) < len(instances) or len(set(draws)) < len(instances):
+            repeated.append((template_id, len(instances), len(set(instructions)), len(set(draws))))
+    assert not repeated, "templates publishing repeated instances (id, published, instructions, draws)"
+
+
 # --- templates that cannot yield an instance ----------------------------------------------------------------------
 
 def _template_file(tmp_path: Path, block: str, extra: str = "") -> Path:
