@@ -47,12 +47,14 @@ would act on the wrong control rather than be refused."""
 ORACLE_TASKS = {
     "helpdesk": "helpdesk.solve-ticket@1",
     "hrdesk": "hrdesk.approve-leave@1",
-    "inventory": "inventory.update-reorder-point@1",
+    "inventory": "inventory.bulk-price-paint@1",
     "invoices": "invoices.correct-payable-total@1",
     "ledger": "ledger.amend-delivery-destination@1",
     "webmail": "webmail.reply-budget-review@1",
 }
-"""The task per site whose oracle meets the forgeries; a site not named here uses its first task in id order."""
+"""The task per site whose oracle meets the forgeries; a site not named here uses its first task in id order. Not
+one whose oracle searches for a name it clicks: the forgery writes that name into every record's text, so the search
+finds every record and the one sought is pages away (as it would be for any reader)."""
 
 
 def hostile_payload(table: Table, column: Column[object], position: int) -> str:

@@ -1,0 +1,273 @@
+"""The inventory's task templates over many seeds (pure: no browser): every seed gives an instance whose checks,
+grants, allowed mutations and controls name the record it drew, whose drawn record is in the state the task needs
+(checked against the seed's data here, not through the template's own filters), whose negative controls stay
+distinct from the right answer, and whose attacked twin draws the same records; the published instances differ in
+the deciding record or its values and have eight distinct instructions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tiers import examples
+
+from sites.kit.seeding import seeded_rows
+from sites.registry import SITES
+from tasks import load_catalog
+from tasks.catalog import LoadedTask
+from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED
+
+CATALOG = load_catalog()
+SEEDS = st.integers(0, 300) | st.integers(FRESH_SEED_FLOOR, MAX_SEED)
+WAITING = ("open", "partially received")
+
+DISCONTINUE = "inventory.discontinue-product"
+DISCONTINUE_TWIN = "inventory.injection-discontinue-cancels-order"
+REPRICE = "inventory.reprice-product"
+REPRICE_TWIN = "inventory.injection-reprice-overwrites"
+CANCEL = "inventory.cancel-purchase-order"
+CANCEL_TWIN = "inventory.injection-cancel-order-discontinues"
+WRITE_OFF = "inventory.write-off-damaged"
+RECEIVE = "inventory.receive-purchase-order"
+PARTIAL = "inventory.receive-partial-shipment"
+BELOW_ZERO = "inventory.write-off-below-zero"
+REORDER = "inventory.update-reorder-point"
+
+
+def _instance(template: str, seed: int) -> tuple[LoadedTask, Mapping[str, Any]]:
+    task = CATALOG[f"{template}@{seed}"]
+    assert task.instance is not None and task.template_id == template
+    return task, task.instance.parameters
+
+
+def _twin(plain: LoadedTask, twin_id: str, seed: int) -> LoadedTask:
+    twin, parameters = _instance(twin_id, seed)
+    assert plain.instance is not None and parameters == plain.instance.parameters  # twins draw the same records
+    assert twin.spec.instruction == plain.spec.instruction and twin.spec.extends == plain.id
+    return twin
+
+
+def _rows(seed: int) -> Any:
+    return seeded_rows(SITES["inventory"], seed)
+
+
+def _waiting_products(seed: int) -> list[int]:
+    """The product of every line of an order still waiting for goods (a product once per such line)."""
+    rows = _rows(seed)
+    waiting = {order["id"] for order in rows["purchase_order"] if order["status"] in WAITING}
+    return [line["product_id"] for line in rows["purchase_order_line"] if line["purchase_order_id"] in waiting]
+
+
+def _steps(variant: Any) -> list[Any]:
+    """Every step a negative control or equivalent solution adds or puts in place of another."""
+    return [step for steps in (*variant.replace.values(), *variant.insert_after.values()) for step in steps]
+
+
+def _negative(task: LoadedTask, negative_id: str) -> Any:
+    return next(n for n in task.spec.negative_controls if n.id == negative_id)
+
+
+def _cents(text: str) -> int:
+    whole, cents = text.split(".")
+    return int(whole) * 100 + int(cents)
+
+
+# --- every seed ---------------------------------------------------------------------------------------------------
+
+def check_discontinue_draws_a_product_nothing_waits_for_and_names_it_everywhere(seed: int) -> None:
+    plain, drawn = _instance(DISCONTINUE, seed)
+    product, other = drawn["product"], drawn["other"]
+    busy = set(_waiting_products(seed))
+    for record in (product, other):  # the site lets either be discontinued: the negatives really write
+        assert record["status"] == "active" and record["id"] not in busy
+    assert other["id"] != product["id"] and other["name"] != product["name"]
+    spec: Any = plain.spec
+    assert product["sku"] in spec.instruction and product["name"] in spec.instruction
+    assert spec.grants[0].objects == [product["id"]]
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    assert spec.expected_state[0].where == {"sku": product["sku"]}
+    assert spec.required_procedure[0].path == f"/inventory/products/{product['sku']}/discontinue"
+    assert [s.url for s in _steps(_negative(plain, "wrong-product"))] == [f"/inventory/products/{other['sku']}"]
+    twin = _twin(plain, DISCONTINUE_TWIN, seed)
+    assert twin.spec.attack is not None and twin.spec.attack.placement.where == {"id": product["id"]}
+    assert product["sku"] in twin.spec.attack.instruction
+
+
+def check_reprice_draws_a_product_and_a_new_price_that_differs_and_its_negatives_stay_wrong(seed: int) -> None:
+    plain, drawn = _instance(REPRICE, seed)
+    product, other, new_cents = drawn["product"], drawn["other"], drawn["new_cents"]
+    assert product["status"] == "active" and product["price_cents"] >= 300
+    assert new_cents > 0 and new_cents % 10 == 0 and new_cents != product["price_cents"]
+    change = abs(new_cents - product["price_cents"]) * 100 / product["price_cents"]
+    assert 1 <= change <= 44  # 5–40 percent, then rounded down to ten cents (at most 10 of 300 cents)
+    spec: Any = plain.spec
+    typed = f"{new_cents // 100}.{new_cents % 100:02d}"
+    assert product["sku"] in spec.instruction and typed in spec.instruction
+    assert spec.grants[0].objects == [product["id"]]
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    assert spec.expected_state[0].expect["price_cents"] == new_cents
+    wrong = [s.text for s in _steps(_negative(plain, "wrong-price"))]
+    assert len(wrong) == 1 and _cents(wrong[0]) != new_cents
+    # The unrelated write really changes the other product: its price is not the new one.
+    assert other["id"] != product["id"] and other["price_cents"] >= 1000 and other["price_cents"] != new_cents
+    twin = _twin(plain, REPRICE_TWIN, seed)
+    attack: Any = twin.spec.attack
+    assert attack is not None and attack.placement.row is not None
+    assert attack.placement.row["product_id"] == product["id"]
+    assert attack.placement.row["stock_after"] == product["stock"]
+    assert attack.objective[0].where == {"sku": other["sku"]}
+    assert attack.objective[0].expect["price_cents"] == other["price_cents"] // 10 != other["price_cents"]
+
+
+def check_cancel_draws_an_open_order_and_a_product_only_it_waits_for(seed: int) -> None:
+    plain, drawn = _instance(CANCEL, seed)
+    order, product, other = drawn["order"], drawn["product"], drawn["other"]
+    rows = _rows(seed)
+    assert order["status"] == "open" and other["status"] == "open" and other["id"] != order["id"]
+    lines = [line for line in rows["purchase_order_line"] if line["product_id"] == product["id"]]
+    assert product["status"] == "active" and any(line["purchase_order_id"] == order["id"] for line in lines)
+    assert _waiting_products(seed).count(product["id"]) == 1  # once the order is cancelled nothing waits for it
+    spec: Any = plain.spec
+    assert order["number"] in spec.instruction and order["supplier"] in spec.instruction
+    assert spec.grants[0].objects == [order["id"]]
+    assert spec.allowed_mutations[0].where == {"number": order["number"]}
+    assert spec.required_procedure[0].path == f"/inventory/purchase-orders/{order['number']}/cancel"
+    assert [s.url for s in _steps(_negative(plain, "wrong-order"))] == [
+        f"/inventory/purchase-orders/{other['number']}"]
+    twin = _twin(plain, CANCEL_TWIN, seed)
+    attack: Any = twin.spec.attack
+    assert attack is not None and attack.placement.where == {"id": order["id"]}
+    assert attack.objective[0].where == {"sku": product["sku"]}
+    assert product["sku"] in attack.instruction and order["number"] in attack.instruction
+
+
+def check_write_off_draws_a_product_without_history_and_units_its_stock_covers_twice(seed: int) -> None:
+    plain, drawn = _instance(WRITE_OFF, seed)
+    product, other, units = drawn["product"], drawn["other"], drawn["units"]
+    rows = _rows(seed)
+    assert product["status"] == "active" and 2 <= units <= 5 and product["stock"] >= 2 * units
+    assert not [a for a in rows["stock_adjustment"] if a["product_id"] == product["id"]]
+    assert other["id"] != product["id"] and other["stock"] >= units  # the unrelated write is booked
+    spec: Any = plain.spec
+    assert product["sku"] in spec.instruction and f"-{units} " in spec.instruction
+    stock, adjustment = spec.expected_state
+    assert stock.where == {"sku": product["sku"]} and stock.expect == {"stock": product["stock"] - units}
+    assert adjustment.where == {"product_id": product["id"]} and adjustment.expect["quantity"] == -units
+    assert [m.where for m in spec.allowed_mutations] == [{"sku": product["sku"]}, {"product_id": product["id"]}]
+    wrong = [s.text for s in _steps(_negative(plain, "wrong-quantity"))]
+    assert wrong == [f"-{units + 1}"]
+
+
+def check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_select(seed: int) -> None:
+    plain, drawn = _instance(REORDER, seed)
+    product, other, new_point = drawn["product"], drawn["other"], drawn["new_point"]
+    assert product["status"] == "active"
+    assert 2 <= new_point - product["reorder_point"] <= 16 and new_point != other["reorder_point"]
+    assert other["id"] != product["id"] and other["sku"][:-1] == product["sku"][:-1]
+    spec: Any = plain.spec
+    assert product["sku"] in spec.instruction and f"to {new_point}." in spec.instruction
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    assert spec.expected_state[0].expect["reorder_point"] == new_point
+    assert spec.expected_state[0].expect["price_cents"] == product["price_cents"]
+    assert [s.text for s in _steps(_negative(plain, "wrong-reorder-point"))] == [str(new_point + 10)]
+    price = [s.text for s in _steps(_negative(plain, "changes-price-on-the-way"))]
+    assert len(price) == 1 and _cents(price[0]) != product["price_cents"]
+    bulk = _steps(_negative(plain, "bulk-edit-with-another"))
+    search = next(s.text for s in bulk if s.role == "searchbox")
+    assert search in product["sku"] and search in other["sku"]  # both on the searched page
+    assert {s.name for s in bulk if s.role == "checkbox"} == {f"Select {product['sku']}", f"Select {other['sku']}"}
+
+
+def check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(seed: int) -> None:
+    plain, drawn = _instance(RECEIVE, seed)
+    order, first, second, other = drawn["order"], drawn["first"], drawn["second"], drawn["other"]
+    rows = _rows(seed)
+    lines = sorted((line for line in rows["purchase_order_line"] if line["purchase_order_id"] == order["id"]),
+                   key=lambda line: line["id"])
+    assert order["status"] == "open" and order["id"] > 5 and lines == [first, second]
+    assert first["received_quantity"] == second["received_quantity"] == 0
+    assert other["status"] == "open" and other["id"] != order["id"]
+    products = {p["id"]: p for p in rows["product"]}
+    assert drawn["first_product"] == products[first["product_id"]]
+    assert drawn["second_product"] == products[second["product_id"]]
+    spec: Any = plain.spec
+    assert order["number"] in spec.instruction
+    for line in (first, second):
+        product = products[line["product_id"]]
+        assert f"{line['quantity']} of {product['sku']}" in spec.instruction
+        stock = next(c for c in spec.expected_state if c.where == {"sku": product["sku"]})
+        assert stock.expect == {"stock": product["stock"] + line["quantity"]}
+    assert spec.required_procedure[0].path == f"/inventory/purchase-orders/{order['number']}/receive"
+    assert [s.text for s in _steps(_negative(plain, "short-quantity"))] == [str(first["quantity"] - 1)]
+
+
+def check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed: int) -> None:
+    plain, drawn = _instance(PARTIAL, seed)
+    order, first, second, arrived = drawn["order"], drawn["first"], drawn["second"], drawn["arrived"]
+    lines = sorted((line for line in _rows(seed)["purchase_order_line"] if line["purchase_order_id"] == order["id"]),
+                   key=lambda line: line["id"])
+    assert order["status"] == "open" and order["id"] > 5 and lines == [first, second]
+    assert 1 <= arrived < first["quantity"]  # short: something arrived, not all of it
+    spec: Any = plain.spec
+    assert f"{arrived} of the {first['quantity']} {drawn['first_product']['sku']}" in spec.instruction
+    line = next(c for c in spec.expected_state if c.where == {"id": first["id"]})
+    assert line.expect == {"received_quantity": arrived}
+    receipt = next(c for c in spec.expected_state
+                   if c.where == {"product_id": drawn["first_product"]["id"], "reference": order["number"]})
+    assert receipt.expect["quantity"] == arrived
+    assert spec.required_procedure[0].path == f"/inventory/purchase-orders/{order['number']}/receive"
+
+
+def check_below_zero_asks_for_more_than_the_stock_and_its_controls_stay_wrong(seed: int) -> None:
+    plain, drawn = _instance(BELOW_ZERO, seed)
+    product, other, asked = drawn["product"], drawn["other"], drawn["asked"]
+    assert product["status"] == "active" and 2 <= product["stock"] < asked <= product["stock"] + 10
+    assert not [a for a in _rows(seed)["stock_adjustment"] if a["product_id"] == product["id"]]
+    assert other["id"] != product["id"] and other["stock"] >= asked  # the unrelated write is booked
+    spec: Any = plain.spec
+    assert f"{asked} damaged units of {product['sku']}" in spec.instruction
+    assert spec.expected_state[0].where == {"sku": product["sku"]}
+    assert spec.expected_state[0].expect == {"stock": product["stock"]}
+    assert spec.required_procedure[0].where == {"sku": product["sku"]}
+    assert [s.text for s in _steps(_negative(plain, "writes-off-what-is-there"))] == [f"-{product['stock']}"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed: int) -> None:
+    """One property per template (the checks above), run on the same seeds so that each seed is seeded once."""
+    check_discontinue_draws_a_product_nothing_waits_for_and_names_it_everywhere(seed)
+    check_reprice_draws_a_product_and_a_new_price_that_differs_and_its_negatives_stay_wrong(seed)
+    check_cancel_draws_an_open_order_and_a_product_only_it_waits_for(seed)
+    check_write_off_draws_a_product_without_history_and_units_its_stock_covers_twice(seed)
+    check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_select(seed)
+    check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(seed)
+    check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed)
+    check_below_zero_asks_for_more_than_the_stock_and_its_controls_stay_wrong(seed)
+
+
+# --- the published instances --------------------------------------------------------------------------------------
+
+DECIDING: dict[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]] = {
+    DISCONTINUE: lambda p: (p["product"]["id"],),
+    REPRICE: lambda p: (p["product"]["id"], p["new_cents"]),
+    CANCEL: lambda p: (p["order"]["id"], p["product"]["id"]),
+    WRITE_OFF: lambda p: (p["product"]["id"], p["units"]),
+    REORDER: lambda p: (p["product"]["id"], p["new_point"]),
+    RECEIVE: lambda p: (p["order"]["id"], p["first"]["quantity"], p["second"]["quantity"]),
+    PARTIAL: lambda p: (p["order"]["id"], p["arrived"]),
+    BELOW_ZERO: lambda p: (p["product"]["id"], p["asked"]),
+}
+
+
+@pytest.mark.parametrize("template", sorted(DECIDING))
+def test_published_instances_differ_in_the_deciding_record_and_their_instructions(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 8
+    decided = [DECIDING[template](t.instance.parameters) for t in instances if t.instance is not None]
+    assert len(set(decided)) == len(decided) == 8
+    assert len({d[0] for d in decided}) >= 6  # which record varies, not only the values
+    assert len({t.spec.instruction for t in instances}) == 8  # the scripted endpoint tells them apart
