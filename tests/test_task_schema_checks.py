@@ -189,8 +189,9 @@ def _assert_refused_naming(message: str, task: LoadedTask, reference: Reference,
     assert f"it has {', '.join(sorted(_known(task, reference)))}" in message and right in message, message
 
 
-@pytest.mark.parametrize("task_id", list(CATALOG))
+@pytest.mark.parametrize("task_id", [t.id for t in CATALOG.first_instances().values()])
 def test_every_table_and_column_a_catalog_task_names_misspelt_is_refused_where_it_is(task_id: str) -> None:
+    # Each template's first instance: its other instances name the same tables and columns (their values differ).
     task = CATALOG[task_id]
     for reference in references(task.spec):
         name = reference.table if reference.column is None else reference.column
