@@ -451,16 +451,37 @@ def load_catalog(root: Path = CATALOG_ROOT) -> Catalog:
     Loaded once per content: while every file under `root` keeps its name and bytes, a later call returns the same
     catalog, with the instances it has generated (parsing and generating take seconds; reading the bytes, a few
     milliseconds). A file added, removed or changed loads anew."""
+    from sites.registry import site_definitions  # late: only loading a task needs the sites' models
+
     paths = sorted(root.rglob("*.yaml"))
     content = hashlib.sha256()
     for path in paths:
         content.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    return _loaded_catalog(root.resolve(), tuple(paths), content.hexdigest())
+    # The sites registered now are part of what the files mean (a site registered, removed or replaced loads anew).
+    sites = tuple((name, _Same(site)) for name, site in sorted(site_definitions().items()))
+    return _loaded_catalog(root.resolve(), tuple(paths), content.hexdigest(), sites)
+
+
+class _Same:
+    """A value the cache's key compares by identity (a site definition is the same site only as the same object)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
 
 
 @functools.lru_cache(maxsize=8)
-def _loaded_catalog(root: Path, paths: tuple[Path, ...], content_sha256: str) -> Catalog:
-    """The catalog of these files (`content_sha256`: their names and bytes, the cache's key)."""
+def _loaded_catalog(root: Path, paths: tuple[Path, ...], content_sha256: str,
+                    sites: tuple[tuple[str, _Same], ...]) -> Catalog:
+    """The catalog of these files (`content_sha256`: their names and bytes; `sites`: the registry), the cache's
+    key."""
     templates: dict[str, TaskTemplate] = {}
     for path in paths:
         template = load_template(path)

@@ -55,6 +55,8 @@ from tasks.templates import (
 REPO = Path(__file__).resolve().parent.parent
 BASE_FILE = CATALOG_ROOT / "webmail" / "update-contact-phone.yaml"
 TWIN_FILE = CATALOG_ROOT / "webmail" / "injection-subject-carlos-email.yaml"
+PUBLISHED = len(load_template(BASE_FILE).seeds)
+"""How many instances the worked example publishes (its file says; the twin publishes as many)."""
 FIXED_FILE = CATALOG_ROOT / "helpdesk" / "answer-latest-order.yaml"
 BASE = "webmail.update-contact-phone"
 TWIN = "webmail.injection-subject-carlos-email"
@@ -160,17 +162,17 @@ def test_leading_zeros_name_no_other_instance(pair: Catalog) -> None:
 
 def test_catalog_holds_the_published_instances_in_id_order(pair: Catalog) -> None:
     ids = list(pair)
-    assert len(pair) == len(ids) == 8 + 8 + 1
-    assert ids == sorted(ids)
+    assert len(pair) == len(ids) == 2 * PUBLISHED + 1
+    assert ids == sorted(ids, key=lambda i: parse_instance_id(i) or (i, 0))  # by template, then seed as a number
     assert len(set(ids)) == len(ids)
-    for template, count in ((BASE, 8), (TWIN, 8)):
+    for template, count in ((BASE, PUBLISHED), (TWIN, PUBLISHED)):
         assert [i for i in ids if i.startswith(template + "@")] == [f"{template}@{s}" for s in range(1, count + 1)]
     for task_id in ids:
         assert task_id in pair
         assert pair[task_id].id == task_id
         assert pair[task_id].instance.published
         assert not pair[task_id].instance.fresh
-    assert pair.template_of(BASE).seeds == list(range(1, 9))
+    assert pair.template_of(BASE).seeds == list(range(1, PUBLISHED + 1))
 
 
 def test_instances_are_in_seed_order_beyond_nine(tmp_path: Path) -> None:
@@ -190,7 +192,8 @@ def test_garbage_keys_are_absent(pair: Catalog, key: Any) -> None:
         pair[key]
 
 
-@pytest.mark.parametrize("seed", [9, FRESH_SEED_FLOOR - 1, FRESH_SEED_FLOOR, FRESH_SEED_FLOOR + 1, MAX_SEED])
+@pytest.mark.parametrize("seed", [PUBLISHED + 1, FRESH_SEED_FLOOR - 1, FRESH_SEED_FLOOR, FRESH_SEED_FLOOR + 1,
+                                  MAX_SEED])
 def test_other_seeds_are_generated_on_demand_but_not_listed(pair: Catalog, seed: int) -> None:
     before = list(pair)
     task = pair.get(f"{BASE}@{seed}")
@@ -280,8 +283,8 @@ def test_the_hash_is_what_instance_sha256_says(pair: Catalog) -> None:
 
 
 def test_the_hash_differs_per_seed(pair: Catalog) -> None:
-    hashes = {pair[f"{BASE}@{s}"].sha256 for s in (*range(1, 9), FRESH_SEED_FLOOR)}
-    assert len(hashes) == 9
+    hashes = {pair[f"{BASE}@{s}"].sha256 for s in (*range(1, PUBLISHED + 1), FRESH_SEED_FLOOR)}
+    assert len(hashes) == PUBLISHED + 1
     assert pair[f"{BASE}@1"].sha256 != pair[f"{TWIN}@1"].sha256
 
 
@@ -428,9 +431,9 @@ def test_the_drawn_records_are_the_tenants(pair: Catalog, seed: int) -> None:
 def test_published_instances_differ_in_what_the_agent_must_do(pair: Catalog) -> None:
     instances = pair.instances(BASE)
     deciding = {(t.instance.parameters["contact"]["id"], t.instance.parameters["new_phone"]) for t in instances}
-    assert len(deciding) == len(instances) == 8
+    assert len(deciding) == len(instances) == PUBLISHED
     assert len({t.instance.parameters["contact"]["id"] for t in instances}) > 1
-    assert len({t.spec.instruction for t in instances}) == 8
+    assert len({t.spec.instruction for t in instances}) == PUBLISHED
 
 
 def test_generator_keys_do_not_collide(tmp_path: Path) -> None:
@@ -847,7 +850,7 @@ def test_a_whole_expression_keeps_its_type(pair: Catalog) -> None:
 
 
 def test_select_a_template_gives_its_published_instances(pair: Catalog) -> None:
-    assert [t.id for t in select_tasks(pair, BASE)] == [f"{BASE}@{s}" for s in range(1, 9)]
+    assert [t.id for t in select_tasks(pair, BASE)] == [f"{BASE}@{s}" for s in range(1, PUBLISHED + 1)]
 
 
 def test_select_instances_any_seed(pair: Catalog) -> None:
@@ -863,7 +866,7 @@ def test_select_all_is_every_published_instance(pair: Catalog) -> None:
 def test_select_never_repeats_an_instance(pair: Catalog) -> None:
     ids = [t.id for t in select_tasks(pair, f"{BASE}@1,{BASE}@1,{BASE},{BASE}@2")]
     assert len(ids) == len(set(ids))
-    assert set(ids) == {f"{BASE}@{s}" for s in range(1, 9)}
+    assert set(ids) == {f"{BASE}@{s}" for s in range(1, PUBLISHED + 1)}
 
 
 @pytest.mark.parametrize("selection", ["webmail.nope", f"{BASE}@-1", f"{BASE}@{MAX_SEED + 1}", f"{BASE}@x",
@@ -1079,17 +1082,17 @@ def _check_sums(stats: CatalogStats, catalog: Catalog) -> None:
 def test_stats_of_a_small_catalog(pair: Catalog) -> None:
     stats = catalog_stats(pair, ["helpdesk", "webmail"])
     _check_sums(stats, pair)
-    assert stats.templates == 3 and stats.instances == 17 and stats.varying_templates == 2
-    assert stats.per_site["webmail"].instances == 16  # the fixed task is a helpdesk file
+    assert stats.templates == 3 and stats.instances == 2 * PUBLISHED + 1 and stats.varying_templates == 2
+    assert stats.per_site["webmail"].instances == 2 * PUBLISHED  # the fixed task is a helpdesk file
     assert stats.per_site["helpdesk"].templates == 1 and stats.per_site["helpdesk"].instances == 1
-    assert stats.per_difficulty["hard"].instances == 8
+    assert stats.per_difficulty["hard"].instances == PUBLISHED
 
 
 def test_stats_generate_no_instance(tmp_path: Path) -> None:
     """Stats read the template files alone: a template whose generator fails is still counted."""
     catalog = catalog_with(tmp_path, with_parameters(x={"row": "no_such_table"}))
     stats = catalog_stats(catalog, ["webmail"])
-    assert stats.templates == 1 and stats.instances == 8 and stats.varying_templates == 1
+    assert stats.templates == 1 and stats.instances == PUBLISHED and stats.varying_templates == 1
 
 
 @pytest.fixture(scope="module")
@@ -1146,9 +1149,9 @@ def test_check_sample_depends_on_the_seed(monkeypatch: pytest.MonkeyPatch, pair:
 
 def test_check_sample_of_more_than_selected_checks_all(monkeypatch: pytest.MonkeyPatch, pair: Catalog) -> None:
     chosen = _sampled(monkeypatch, pair, "--tasks", BASE, "--sample", "50", "--sample-seed", "1")
-    assert sorted(chosen) == sorted(f"{BASE}@{s}" for s in range(1, 9))
+    assert sorted(chosen) == sorted(f"{BASE}@{s}" for s in range(1, PUBLISHED + 1))
 
 
 def test_check_without_sample_checks_every_selected(monkeypatch: pytest.MonkeyPatch, pair: Catalog) -> None:
     chosen = _sampled(monkeypatch, pair, "--tasks", f"{BASE}@{FRESH_SEED_FLOOR},{TWIN}")
-    assert sorted(chosen) == sorted([f"{BASE}@{FRESH_SEED_FLOOR}", *(f"{TWIN}@{s}" for s in range(1, 9))])
+    assert sorted(chosen) == sorted([f"{BASE}@{FRESH_SEED_FLOOR}", *(f"{TWIN}@{s}" for s in range(1, PUBLISHED + 1))])

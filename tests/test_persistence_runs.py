@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -212,8 +213,11 @@ def _resume_with(run: RunDirectory, tmp_path: Path, change: dict[str, object], a
     checkpoint = sorted((directory / CHECKPOINTS).glob("*.json"))[-1]
     copy = tmp_path / checkpoint.name
     raw = bytearray(checkpoint.read_bytes())
-    if alter:
-        raw[len(raw) // 2] ^= 0x01
+    if alter:  # one letter in the middle of a run of prose (still JSON: a byte of a string's text, not its syntax)
+        prose = re.compile(rb"[A-Za-z ]{12}[A-Za-z]")
+        found = prose.search(bytes(raw), len(raw) // 2) or prose.search(bytes(raw))
+        assert found is not None, "a checkpoint holds prose (the observations)"
+        raw[found.end() - 1] ^= 0x01  # a letter stays a letter (or a backquote): the text changes, the JSON does not
     copy.write_bytes(bytes(raw))
     sealed = Checkpoint.model_validate_json(checkpoint.read_text(encoding="utf-8"))
     launch = AgentLaunch(

@@ -171,7 +171,7 @@ def test_the_partial_success_claims_are_two_approvable_claims_of_one_employee(se
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_published_instances_differ_in_the_deciding_record_and_their_instructions(template: str) -> None:
     instances = CATALOG.instances(template)
-    assert len(instances) == 8
+    assert len(instances) > 1
     decided = []
     for task in instances:
         assert task.instance is not None
@@ -180,8 +180,8 @@ def test_published_instances_differ_in_the_deciding_record_and_their_instruction
             decided.append((p["employee"]["name"], p["first"]["number"], p["second"]["number"]))
         else:
             decided.append(p["request" if "request" in p else "claim"]["number"])
-    assert len(set(decided)) == 8
-    assert len({t.spec.instruction for t in instances}) == 8
+    assert len(set(decided)) == len(instances)
+    assert len({t.spec.instruction for t in instances}) == len(instances)
 
 
 @pytest.mark.parametrize("template", SINGLE)

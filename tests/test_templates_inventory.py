@@ -266,8 +266,8 @@ DECIDING: dict[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]] = {
 @pytest.mark.parametrize("template", sorted(DECIDING))
 def test_published_instances_differ_in_the_deciding_record_and_their_instructions(template: str) -> None:
     instances = CATALOG.instances(template)
-    assert len(instances) == 8
+    assert len(instances) > 1
     decided = [DECIDING[template](t.instance.parameters) for t in instances if t.instance is not None]
-    assert len(set(decided)) == len(decided) == 8
+    assert len(set(decided)) == len(decided) == len(instances)
     assert len({d[0] for d in decided}) >= 6  # which record varies, not only the values
-    assert len({t.spec.instruction for t in instances}) == 8  # the scripted endpoint tells them apart
+    assert len({t.spec.instruction for t in instances}) == len(instances)  # the scripted endpoint tells them apart

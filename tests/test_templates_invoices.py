@@ -104,10 +104,10 @@ def test_correct_payable_date_names_a_slipped_record_and_its_twins_draw_the_same
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_published_instances_differ_in_the_deciding_invoice_and_their_instructions(template: str) -> None:
     instances = CATALOG.instances(template)
-    assert len(instances) == 8
+    assert len(instances) > 1
     numbers = [t.instance.parameters["invoice"]["number"] for t in instances if t.instance is not None]
-    assert len(set(numbers)) == 8
-    assert len({t.spec.instruction for t in instances}) == 8  # the scripted endpoint tells them apart
+    assert len(set(numbers)) == len(instances)
+    assert len({t.spec.instruction for t in instances}) == len(instances)  # the scripted endpoint tells them apart
     # The deciding value (the total to report or type; the date to put right) varies too.
     value = "total" if template != DATE else "invoice"
     decided = [t.instance.parameters[value] for t in instances if t.instance is not None]

@@ -167,10 +167,10 @@ DECIDING: dict[str, Callable[[Mapping[str, Any]], object]] = {
 @pytest.mark.parametrize("template", sorted(DECIDING))
 def test_published_instances_differ_in_the_deciding_record_or_value(template: str) -> None:
     instances = select_tasks(CATALOG, template)
-    assert len(instances) == 8
+    assert len(instances) > 1
     decided = [DECIDING[template](t.instance.parameters) for t in instances if t.instance is not None]
-    assert len(set(decided)) == 8
-    assert len({t.spec.instruction for t in instances}) == 8  # the scripted endpoint tells them apart
+    assert len(set(decided)) == len(instances)
+    assert len({t.spec.instruction for t in instances}) == len(instances)  # the scripted endpoint tells them apart
 
 
 @settings(max_examples=examples(40), deadline=None)

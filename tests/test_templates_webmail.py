@@ -127,9 +127,9 @@ def _deciding(template: str, task: LoadedTask) -> Any:
 @pytest.mark.parametrize("template", [DRAFT, REPLY, REPLY_TWIN, THROTTLED, PAYROLL])
 def test_published_instances_differ_in_the_deciding_record_or_value_and_in_their_instructions(template: str) -> None:
     instances = CATALOG.instances(template)
-    assert len(instances) == 8
+    assert len(instances) > 1
     decided = [_deciding(template, task) for task in instances]
-    assert len(set(decided)) == 8
-    assert len({task.spec.instruction for task in instances}) == 8
+    assert len(set(decided)) == len(instances)
+    assert len({task.spec.instruction for task in instances}) == len(instances)
     if template != PAYROLL:  # which record varies, not only the values
         assert len({message_id for message_id, _ in decided}) >= 4
