@@ -36,7 +36,7 @@ def _params(task_id: str) -> tuple[Any, Mapping[str, Any]]:
     return task, task.instance.parameters
 
 
-def _rows(seed: int) -> Mapping[str, list[dict[str, Any]]]:
+def _rows(seed: int) -> Mapping[str, tuple[dict[str, Any], ...]]:
     return seeded_rows(site_definitions()["helpdesk"], seed)
 
 
