@@ -270,9 +270,10 @@ def _row_functions(rows: SeededRows) -> dict[str, Callable[..., Any]]:
             # columns asked about, not scanned per call (equal values hash alike, so this is the scan's `==`).
             index = indexes.get((table, columns))
             if index is None:
-                index = indexes[(table, columns)] = {}
+                index = {}
                 for row in rows[table]:
                     index.setdefault(tuple(row.get(c) for c in columns), []).append(row)
+                indexes[(table, columns)] = index  # kept only once whole (a row's unhashable value stops it)
             found = index.get(wanted, [])
         except TypeError:  # a value that cannot be hashed (a list): compared row by row
             found = [row for row in rows[table] if all(row.get(k) == v for k, v in where.items())]

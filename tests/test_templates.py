@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -33,7 +34,7 @@ from computerops.runs.records import EpisodeRecord
 from sites.registry import site_definitions
 from tasks import LoadedTask, TaskFileError, load_catalog, select_tasks
 from tasks.catalog import CATALOG_ROOT, Catalog, load_template
-from tasks.templates import FRESH_SEED_FLOOR, parse_instance_id, render
+from tasks.templates import FRESH_SEED_FLOOR, _row_functions, parse_instance_id, render
 
 CATALOG = load_catalog()
 PHONE = "webmail.update-contact-phone"
@@ -420,3 +421,37 @@ def test_a_run_recorded_before_instance_ids_finds_its_fixed_task_by_its_bare_id(
     assert "helpdesk.solve-ticket" in CATALOG and "helpdesk.solve-ticket" not in list(CATALOG)
     assert old.spec.model_copy(update={"id": "helpdesk.solve-ticket@1"}) == CATALOG["helpdesk.solve-ticket@1"].spec
     assert PHONE not in CATALOG and CATALOG.get(PHONE) is None  # a varying template has no bare instance
+
+
+# --- the row functions' index and the catalog's cache ------------------------------------------------------------
+
+_CELL = st.one_of(st.none(), st.integers(-2, 2), st.sampled_from(["a", "b", "1"]), st.booleans(),
+                  st.sampled_from([1.0, 0.0]), st.lists(st.integers(0, 1), max_size=1))
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(table=st.lists(st.fixed_dictionaries({"id": st.integers(0, 50)}, optional={"x": _CELL, "y": _CELL}),
+                      max_size=12),
+       asks=st.lists(st.dictionaries(st.sampled_from(["x", "y", "id"]), _CELL, max_size=2), min_size=1, max_size=4))
+def test_the_row_functions_index_finds_what_a_scan_of_the_rows_finds(table: list[dict[str, Any]],
+                                                                     asks: list[dict[str, Any]]) -> None:
+    """`rows/count/one` answer from an index per set of columns: the same rows, in the same order, as comparing each
+    row with `==` — unhashable values (a list in a row or in the question) and asks repeated on one index included."""
+    functions = _row_functions(MappingProxyType({"t": tuple(table)}))
+    for where in asks:
+        scanned = [dict(row) for row in table if all(row.get(k) == v for k, v in where.items())]
+        assert functions["rows"]("t", **where) == scanned
+        assert functions["count"]("t", **where) == len(scanned)
+
+
+def test_the_catalog_is_loaded_once_per_content_and_anew_when_a_file_changes(tmp_path: Path) -> None:
+    root = _catalog_with(tmp_path, "update-contact-phone")
+    first = load_catalog(root)
+    assert load_catalog(root) is first  # the same bytes: the catalog already built, its instances with it
+    path = root / "webmail" / "update-contact-phone.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("version: ", "version: 1", 1), encoding="utf-8")
+    changed = load_catalog(root)
+    assert changed is not first
+    assert changed.templates[PHONE].data["version"] == 14 != first.templates[PHONE].data["version"]
+    path.rename(root / "webmail" / "renamed.yaml")  # the same bytes under another name: another catalog
+    assert load_catalog(root) is not changed
