@@ -901,12 +901,9 @@ def corpus_check(
     from computerops.cli.console import console, errors
     from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus
     from tasks import TaskFileError, load_catalog
-    from tasks.catalog import Catalog
     target = root or CORPUS_ROOT
     try:
-        catalog = load_catalog()
-        covered = catalog.first_instances() if isinstance(catalog, Catalog) else catalog
-        result = asyncio.run(check_corpus(target, covered))
+        result = asyncio.run(check_corpus(target, load_catalog().first_instances()))
     except (CorpusError, TaskFileError) as exc:
         raise _fail(str(exc)) from exc
     for line in result.messages():

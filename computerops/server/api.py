@@ -20,7 +20,7 @@ from computerops.runs.config import EndpointConfig
 from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
 from computerops.server.launching import Execution, LaunchExperiment, LaunchRun, run_request
-from computerops.server.names import checked_name, inside
+from computerops.server.names import EPISODE_NAME, checked_name, inside
 from computerops.server.progress import RunProgress, run_progress
 from computerops.server.state import ServerState
 from computerops.service import reading
@@ -320,7 +320,7 @@ def episode(run_id: str, episode_id: str, request: Request) -> EpisodeView:
     checks and the replay receipt."""
     bundle = state_of(request).bundle(run_id)
     # An episode folder (or the episodes folder) that links elsewhere is none of the run's.
-    inside(inside(bundle.root, "episodes", "folder"), episode_id, "episode")
+    inside(inside(bundle.root, "episodes", "folder"), episode_id, "episode", EPISODE_NAME)
     return episode_view(bundle, episode_id)
 
 
