@@ -57,6 +57,26 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         BrowserType.launch, BrowserType.launch_persistent_context = launch, persistent  # type: ignore[method-assign]
 
 
+_MODULE_SECONDS: dict[str, float] = {}
+"""Seconds per test module (setup, call and teardown of its tests), for the CI budget's summary below."""
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    module = report.nodeid.split("::", 1)[0]
+    _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The slowest modules: CI has a 30-minute budget on a 2-core machine, and a module's tests share its runs, so
+    its total (not one test's) is what a change to the budget moves."""
+    if not _MODULE_SECONDS:
+        return
+    terminalreporter.section("slowest modules")
+    for module, seconds in sorted(_MODULE_SECONDS.items(), key=lambda item: -item[1])[:25]:
+        terminalreporter.write_line(f"{seconds:8.1f}s {module}")
+    terminalreporter.write_line(f"{sum(_MODULE_SECONDS.values()):8.1f}s in all ({len(_MODULE_SECONDS)} modules)")
+
+
 @pytest_asyncio.fixture(loop_scope="session", scope="session")
 async def browser() -> AsyncIterator[Browser]:
     """A real Chromium. A missing Chromium is an error, not a skip: `scripts/setup.sh` installs one."""
