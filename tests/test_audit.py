@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from computerops.catalog.audit import DEFECTS, audit_markdown, audit_tasks
+from computerops.catalog.sampling import sample_instances
+from computerops.cli.main import audit_command
 from tasks import LoadedTask, load_catalog
 
 CATALOG = load_catalog()
@@ -64,10 +66,26 @@ async def test_the_sample_lets_no_wrong_solution_through_and_a_weakened_task_doe
     assert not weak.ok and not report.ok
 
 
+AUDIT_COMMAND = audit_command("all", None, None, 1, 0)
+"""docs/audit.md's command: every template, one instance of each (its instances share the controls' structure, which
+the mutants are made from; the seeds' data differ, which `tasks check` proves for every instance)."""
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(7200)
-async def test_the_whole_catalog_audit_finds_no_defect_and_its_report_is_current(tmp_path: Path) -> None:
-    report = await audit_tasks(list(CATALOG.values()), tmp_path / "audit", lambda _: None, concurrency=2)
+@pytest.mark.timeout(14400)
+async def test_the_catalog_audit_of_an_instance_per_template_finds_no_defect_and_its_report_is_current(
+    tmp_path: Path,
+) -> None:
+    sample = sample_instances(list(CATALOG.values()), seed=0, per_template=1)
+    assert len(sample) == len(CATALOG.templates)
+    report = await audit_tasks(sample, tmp_path / "audit", lambda _: None, concurrency=2)
     assert report.ok, [(task_id, r.mutant.id, r.fate) for task_id, r in report.defects()]
-    assert AUDIT_DOC.read_text(encoding="utf-8") == audit_markdown(report, "computerops tasks audit"), (
-        "docs/audit.md is stale: run `computerops tasks audit --markdown-out docs/audit.md`")
+    assert AUDIT_DOC.read_text(encoding="utf-8") == audit_markdown(report, AUDIT_COMMAND), (
+        f"docs/audit.md is stale: run `{AUDIT_COMMAND} --markdown-out docs/audit.md`")
+
+
+def test_the_reports_command_names_every_option_that_chose_its_instances() -> None:
+    assert AUDIT_COMMAND == "computerops tasks audit --per-template 1 --sample-seed 0"
+    assert audit_command("all", None, None, None, 7) == "computerops tasks audit"  # no sample: the seed is moot
+    assert audit_command("a.b,c.d", 2, 30, None, 5) == "computerops tasks audit --tasks a.b,c.d --per-class 2 " \
+        "--sample 30 --sample-seed 5"

@@ -404,6 +404,16 @@ def tasks_check(
         raise _fail("some controls did not behave as the task declares", code=1)
 
 
+def audit_command(tasks: str, per_class: int | None, sample: int | None, per_template: int | None,
+                  sample_seed: int) -> str:
+    """The `tasks audit` command line that selects the same mutants again (what a Markdown report says made it)."""
+    return ("computerops tasks audit" + ("" if tasks == "all" else f" --tasks {tasks}")
+            + ("" if per_class is None else f" --per-class {per_class}")
+            + ("" if sample is None else f" --sample {sample}")
+            + ("" if per_template is None else f" --per-template {per_template}")
+            + ("" if sample is None and per_template is None else f" --sample-seed {sample_seed}"))
+
+
 @tasks_app.command("audit")
 def tasks_audit(
     tasks: Annotated[str, typer.Option(help="`all` or comma-separated task ids.")] = "all",
@@ -435,8 +445,7 @@ def tasks_audit(
         json_out.write_text(report.model_dump_json(indent=1), encoding="utf-8")
     if markdown is not None:
         markdown.parent.mkdir(parents=True, exist_ok=True)
-        command = ("computerops tasks audit" + ("" if tasks == "all" else f" --tasks {tasks}")
-                   + ("" if per_class is None else f" --per-class {per_class}"))
+        command = audit_command(tasks, per_class, sample, per_template, sample_seed)
         markdown.write_text(audit_markdown(report, command), encoding="utf-8")
     if not report.ok:
         raise _fail("the verifier let wrong solutions through or rejected a declared equivalent", code=1)
