@@ -1155,3 +1155,23 @@ def test_check_sample_of_more_than_selected_checks_all(monkeypatch: pytest.Monke
 def test_check_without_sample_checks_every_selected(monkeypatch: pytest.MonkeyPatch, pair: Catalog) -> None:
     chosen = _sampled(monkeypatch, pair, "--tasks", f"{BASE}@{FRESH_SEED_FLOOR},{TWIN}")
     assert sorted(chosen) == sorted([f"{BASE}@{FRESH_SEED_FLOOR}", *(f"{TWIN}@{s}" for s in range(1, PUBLISHED + 1))])
+
+
+def test_a_sampled_check_says_its_rate_and_what_the_whole_selection_would_take(monkeypatch: pytest.MonkeyPatch,
+                                                                              pair: Catalog) -> None:
+    import tasks
+    from computerops.catalog import checking
+    from computerops.cli.main import app
+
+    async def fake_check(selected: list[LoadedTask], *_: Any, **__: Any) -> list[Any]:
+        return []
+    monkeypatch.setattr(tasks, "load_catalog", lambda *a, **k: pair)
+    monkeypatch.setattr(checking, "check_tasks", fake_check)
+    whole = select_tasks(pair, f"{BASE},{TWIN}")
+    sampled = CliRunner().invoke(app, ["tasks", "check", "--tasks", f"{BASE},{TWIN}", "--sample", "2"])
+    assert sampled.exit_code == 0, sampled.output
+    said = " ".join(sampled.output.split())
+    assert "0 instances, 0 episodes in 0 s at concurrency 1" in said
+    assert f"the whole selection ({len(whole)} instances, {len(checking.check_plan(whole))} episodes)" in said
+    every = CliRunner().invoke(app, ["tasks", "check", "--tasks", f"{BASE},{TWIN}"])
+    assert every.exit_code == 0 and "the whole selection" not in every.output

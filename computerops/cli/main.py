@@ -394,12 +394,23 @@ def tasks_check(
     sample_seed: SampleSeedOption = 0,
 ) -> None:
     """Prove every selected instance solvable by its scripted control and every verifier strict."""
-    from computerops.catalog.checking import check_tasks
+    from computerops.catalog.checking import check_plan, check_tasks
     from computerops.cli.console import print_task_checks
-    selected = _sampled(_catalog_tasks(tasks), sample, per_template, sample_seed)
+    whole = _catalog_tasks(tasks)
+    selected = _sampled(whole, sample, per_template, sample_seed)
+    started = time.monotonic()
     checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
                                                                             concurrency=concurrency))
+    seconds = time.monotonic() - started
     print_task_checks(checks)
+    episodes = sum(len(c.results) for c in checks)
+    line = (f"{len(checks)} instances, {episodes} episodes in {seconds:.0f} s at concurrency {concurrency} "
+            f"({seconds / max(episodes, 1):.2f} s an episode)")
+    if len(selected) < len(whole):
+        planned = len(check_plan(whole))
+        line += (f"; the whole selection ({len(whole)} instances, {planned} episodes) at this rate: about "
+                 f"{planned * seconds / max(episodes, 1) / 60:.0f} minutes")
+    _progress(line)
     if not all(c.ok for c in checks):
         raise _fail("some controls did not behave as the task declares", code=1)
 
