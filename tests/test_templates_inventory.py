@@ -35,6 +35,12 @@ RECEIVE = "inventory.receive-purchase-order"
 PARTIAL = "inventory.receive-partial-shipment"
 BELOW_ZERO = "inventory.write-off-below-zero"
 REORDER = "inventory.update-reorder-point"
+FROM_ORDER = "inventory.reorder-point-from-order"
+NOTICES = "inventory.process-delivery-notices"
+WITHIN_ORDER = "inventory.receive-within-order"
+FAULT_DISCONTINUE = "inventory.fault-transient-5xx-discontinue"
+FAULT_CONFLICT = "inventory.fault-version-conflict-reorder-point"
+FAULT_MISSING = "inventory.fault-missing-resource-reorder-via-list"
 
 
 def _instance(template: str, seed: int) -> tuple[LoadedTask, Mapping[str, Any]]:
@@ -235,6 +241,122 @@ def check_below_zero_asks_for_more_than_the_stock_and_its_controls_stay_wrong(se
     assert [s.text for s in _steps(_negative(plain, "writes-off-what-is-there"))] == [f"-{product['stock']}"]
 
 
+def _lines_of(seed: int, order_id: int) -> list[dict[str, Any]]:
+    return sorted((line for line in _rows(seed)["purchase_order_line"] if line["purchase_order_id"] == order_id),
+                  key=lambda line: line["id"])
+
+
+def check_from_order_carries_a_quantity_only_its_line_has_to_the_reorder_point(seed: int) -> None:
+    plain, drawn = _instance(FROM_ORDER, seed)
+    line, order, product, other = drawn["line"], drawn["order"], drawn["product"], drawn["other"]
+    lines = _lines_of(seed, order["id"])
+    assert order["status"] == "open" and order["id"] > 5 and line in lines and other in lines and len(lines) >= 2
+    assert product["id"] == line["product_id"] and drawn["other_product"]["id"] == other["product_id"]
+    # The quantity is the line's alone on its order (the wrong-line control types another) and is a change.
+    assert [x["quantity"] for x in lines].count(line["quantity"]) == 1 and other["quantity"] != line["quantity"]
+    assert product["reorder_point"] != line["quantity"] and other["product_id"] != product["id"]
+    spec: Any = plain.spec
+    assert order["number"] in spec.instruction and product["sku"] in spec.instruction
+    assert f"to {line['quantity']}" not in spec.instruction  # the value is read on the order, not given
+    assert spec.expected_state[0].where == {"sku": product["sku"]}
+    assert spec.expected_state[0].expect["reorder_point"] == line["quantity"]
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    assert spec.required_procedure[0].where == {"id": line["id"]}
+    assert [s.text for s in _steps(_negative(plain, "other-lines-quantity"))] == [str(other["quantity"])]
+    elsewhere = _steps(_negative(plain, "sets-the-other-product"))[0]
+    assert elsewhere.url == f"/inventory/products/{drawn['other_product']['sku']}"
+
+
+def check_notices_book_the_new_delivery_once_and_the_stale_one_differs(seed: int) -> None:
+    plain, drawn = _instance(NOTICES, seed)
+    order, first, product = drawn["order"], drawn["first"], drawn["product"]
+    booked, arrived = drawn["booked"], drawn["arrived"]
+    lines = _lines_of(seed, order["id"])
+    assert order["status"] == "partially received" and order["id"] > 5 and lines[0] == first
+    # Only the first line is outstanding (the receiving form shows it alone); the others came in full.
+    assert all(x["received_quantity"] == x["quantity"] for x in lines[1:])
+    assert 0 < booked == first["received_quantity"] < first["quantity"] and product["id"] == first["product_id"]
+    outstanding = first["quantity"] - booked
+    # The new delivery: never the stale one's quantity, twice of it still fits (the duplicate goes through).
+    assert arrived >= 1 and 2 * arrived <= outstanding and arrived != booked
+    spec: Any = plain.spec
+    assert order["number"] in spec.instruction and f"{booked} of {product['sku']}" in spec.instruction
+    assert f"{arrived} of {product['sku']} delivered" in spec.instruction
+    line = next(c for c in spec.expected_state if c.where == {"id": first["id"]})
+    assert line.expect == {"received_quantity": booked + arrived}
+    stock = next(c for c in spec.expected_state if c.where == {"sku": product["sku"]})
+    assert stock.expect["stock"] == product["stock"] + arrived
+    assert [s.text for s in _steps(_negative(plain, "books-the-stale-notice"))] == [str(booked)]
+    assert spec.required_procedure[1].path == f"/inventory/purchase-orders/{order['number']}/receive"
+
+
+def check_within_order_receives_only_what_the_order_covers(seed: int) -> None:
+    plain, drawn = _instance(WITHIN_ORDER, seed)
+    line, order, product, other = drawn["line"], drawn["order"], drawn["product"], drawn["other"]
+    lines = _lines_of(seed, order["id"])
+    assert order["status"] == "open" and order["id"] > 5 and sorted([line, other], key=lambda x: x["id"]) == lines
+    assert line["received_quantity"] == other["received_quantity"] == 0 and other["product_id"] != product["id"]
+    assert drawn["delivered"] > line["quantity"] and 1 <= drawn["surplus"] <= 12
+    spec: Any = plain.spec
+    assert f"{drawn['delivered']} of {product['sku']}" in spec.instruction and order["number"] in spec.instruction
+    received = next(c for c in spec.expected_state if c.where == {"id": line["id"]})
+    assert received.expect == {"received_quantity": line["quantity"]}
+    untouched = next(c for c in spec.expected_state if c.where == {"id": other["id"]})
+    assert untouched.expect == {"received_quantity": 0}
+    stock = next(c for c in spec.expected_state if c.where == {"sku": product["sku"]})
+    assert stock.expect == {"stock": product["stock"] + line["quantity"]}
+    assert [m.where for m in spec.allowed_mutations][1:3] == [{"id": line["id"]}, {"sku": product["sku"]}]
+    assert [s.text for s in _steps(_negative(plain, "types-the-whole-delivery"))] == [str(drawn["delivered"])]
+    surplus = [s.text for s in _steps(_negative(plain, "books-the-surplus-by-hand")) if s.text]
+    assert surplus == [str(drawn["surplus"])]
+
+
+def check_fault_discontinue_targets_the_drawn_products_path(seed: int) -> None:
+    plain, drawn = _instance(FAULT_DISCONTINUE, seed)
+    product, other = drawn["product"], drawn["other"]
+    waiting = _waiting_products(seed)
+    assert product["status"] == other["status"] == "active" and product["id"] not in waiting
+    assert other["id"] not in waiting and other["id"] != product["id"]
+    spec: Any = plain.spec
+    assert product["sku"] in spec.instruction
+    assert spec.faults[0].target.path == f"/inventory/products/{product['sku']}/discontinue"
+    assert spec.expected_state[0].where == {"sku": product["sku"]}
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    for negative in ("retries-on-a-neighbour", "also-discontinues-another"):
+        assert _steps(_negative(plain, negative))[0].url == f"/inventory/products/{other['sku']}"
+
+
+def check_fault_conflict_targets_the_drawn_products_path_and_its_value_is_a_change(seed: int) -> None:
+    plain, drawn = _instance(FAULT_CONFLICT, seed)
+    product, other, new_point = drawn["product"], drawn["other"], drawn["new_point"]
+    assert product["status"] == "active" and other["id"] != product["id"] and other["id"] // 10 == product["id"] // 10
+    assert new_point > product["reorder_point"] and new_point != other["reorder_point"]
+    spec: Any = plain.spec
+    assert f"{product['sku']} ({product['name']}) to {new_point}." in spec.instruction
+    assert spec.faults[0].target.path == f"/inventory/products/{product['sku']}/edit"
+    assert spec.expected_state[0].expect["reorder_point"] == new_point
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    assert [s.text for s in _steps(_negative(plain, "wrong-value-on-retry"))] == [str(new_point + 10)]
+    assert _steps(_negative(plain, "retries-on-a-neighbour"))[0].url == f"/inventory/products/{other['sku']}"
+
+
+def check_fault_missing_hides_the_drawn_products_page_and_its_decade_lists_the_neighbour(seed: int) -> None:
+    plain, drawn = _instance(FAULT_MISSING, seed)
+    product, other, new_point = drawn["product"], drawn["other"], drawn["new_point"]
+    assert product["status"] == "active" and other["id"] != product["id"]
+    assert new_point > product["reorder_point"] and new_point != other["reorder_point"]
+    spec: Any = plain.spec
+    assert f"{product['sku']} ({product['name']}) to {new_point}." in spec.instruction
+    assert spec.faults[0].target.method == "GET"
+    assert spec.faults[0].target.path == f"/inventory/products/{product['sku']}"
+    assert spec.expected_state[0].expect["reorder_point"] == new_point
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    decade = next(s for s in plain.spec.scripted_control if s.id == "type-decade").text
+    assert decade in product["sku"] and decade in other["sku"]  # both on the searched page
+    for negative in ("sets-a-neighbour-too", "wrong-row"):
+        assert [s.name for s in _steps(_negative(plain, negative))] == [f"Select {other['sku']}"]
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(seed=SEEDS)
 def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed: int) -> None:
@@ -249,6 +371,19 @@ def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed
     check_below_zero_asks_for_more_than_the_stock_and_its_controls_stay_wrong(seed)
 
 
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_every_seed_gives_each_family_template_an_instance_that_names_what_it_drew(seed: int) -> None:
+    """The cross-app, event-processing and approval-bound templates and the converted fault scenarios (the checks
+    above) on the same seeds."""
+    check_from_order_carries_a_quantity_only_its_line_has_to_the_reorder_point(seed)
+    check_notices_book_the_new_delivery_once_and_the_stale_one_differs(seed)
+    check_within_order_receives_only_what_the_order_covers(seed)
+    check_fault_discontinue_targets_the_drawn_products_path(seed)
+    check_fault_conflict_targets_the_drawn_products_path_and_its_value_is_a_change(seed)
+    check_fault_missing_hides_the_drawn_products_page_and_its_decade_lists_the_neighbour(seed)
+
+
 # --- the published instances --------------------------------------------------------------------------------------
 
 DECIDING: dict[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]] = {
@@ -260,6 +395,12 @@ DECIDING: dict[str, Callable[[Mapping[str, Any]], tuple[Any, ...]]] = {
     RECEIVE: lambda p: (p["order"]["id"], p["first"]["quantity"], p["second"]["quantity"]),
     PARTIAL: lambda p: (p["order"]["id"], p["arrived"]),
     BELOW_ZERO: lambda p: (p["product"]["id"], p["asked"]),
+    FROM_ORDER: lambda p: (p["line"]["id"], p["line"]["quantity"]),
+    NOTICES: lambda p: (p["order"]["id"], p["arrived"]),
+    WITHIN_ORDER: lambda p: (p["line"]["id"], p["delivered"]),
+    FAULT_DISCONTINUE: lambda p: (p["product"]["id"],),
+    FAULT_CONFLICT: lambda p: (p["product"]["id"], p["new_point"]),
+    FAULT_MISSING: lambda p: (p["product"]["id"], p["new_point"]),
 }
 
 
