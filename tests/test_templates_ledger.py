@@ -161,6 +161,10 @@ DECIDING: dict[str, Callable[[Mapping[str, Any]], object]] = {
     "ledger.redeliver-same-request": lambda p: (p["delivery"]["number"], p["delivery"]["recipient"]),
     "ledger.post-bank-charge": lambda p: (p["month"], p["cents"]),
     "ledger.harbor-fee-checkpoint": lambda p: (p["event"]["number"], p["fee"]),
+    "ledger.post-recall-of-event": lambda p: (p["event"]["number"], p["event"]["amount_cents"]),
+    "ledger.move-dock-deliveries": lambda p: (p["closed"], p["target"], tuple(p["numbers"])),
+    "ledger.write-off-under-approval": lambda p: (p["approval"]["invoice"], p["approval"]["limit_cents"]),
+    "ledger.fault-duplicate-delivery-harbor": lambda p: (p["event"]["number"], p["event"]["amount_cents"]),
 }
 
 
@@ -242,3 +246,101 @@ def test_published_instances_of_few_records_name_each_one_once(template: str) ->
     assert len(instances) == published
     assert len({deciding(t.instance.parameters) for t in instances if t.instance is not None}) == published
     assert len({t.spec.instruction for t in instances}) == published
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_post_recall_of_event_carries_its_processed_payments_values(seed: int) -> None:
+    task, p = _instance("ledger.post-recall-of-event", seed)
+    event, other = p["event"], p["other"]
+    for row in (event, other):
+        assert (row["kind"], row["status"]) == ("payment", "processed")
+    assert other["amount_cents"] != event["amount_cents"]
+    assert event["number"] in task.spec.instruction
+    assert str(event["amount_cents"] // 100) not in task.spec.instruction.split()  # the value must be looked up
+    entry = task.spec.expected_state[0]
+    assert entry.expect == {"account": event["account"], "amount_cents": event["amount_cents"],
+                            "currency": event["currency"], "event_id": None}
+    assert task.spec.allowed_mutations[0].where["amount_cents"] == event["amount_cents"]
+    seen = task.spec.required_procedure[0]
+    assert seen.where == {"number": event["number"]} and seen.alternatives[0].where == {"event_id": event["id"]}
+    assert task.spec.grants[0].payees == [event["account"]]
+    amount = _negative(task, "wrong-amount").replace["fill-amount"][0].text
+    assert amount != task.spec.scripted_control[5].text
+    assert _negative(task, "wrong-currency").replace["choose-currency"][0].option != event["currency"]
+    assert _negative(task, "wrong-account").replace["choose-account"][0].option != event["account"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_move_dock_deliveries_names_every_pending_delivery_of_the_closed_dock(seed: int) -> None:
+    task, p = _instance("ledger.move-dock-deliveries", seed)
+    closed, target, wrong = p["closed"], p["target"], p["wrong"]
+    assert {closed, target, wrong} <= DOCKS and len({closed, target, wrong}) == 3
+    targets = p["targets"]
+    assert len(targets) >= 2 and {(t["status"], t["destination"]) for t in targets} == {("pending", closed)}
+    assert p["numbers"] == [t["number"] for t in targets] and p["first"] == targets[0]
+    outsider = p["outsider"]
+    assert outsider["status"] == "pending" and outsider["destination"] not in {closed, target}
+    assert closed in task.spec.instruction and target in task.spec.instruction
+    none_left, moved, each, total = task.spec.expected_state
+    assert none_left.where == {"status": "pending", "destination": closed} and none_left.count == 0
+    assert moved.where == {"status": "pending", "destination": target}
+    assert moved.count == p["already"] + len(targets)
+    assert each.each == p["numbers"] and each.count == 1 and total.count == len(targets)
+    assert task.spec.allowed_mutations[0].where == {"status": "pending", "destination": target}
+    assert task.spec.required_procedure[0].where == {"status": "pending", "destination": closed}
+    assert _negative(task, "wrong-dock").replace["choose-target"][0].option == wrong
+    assert _negative(task, "misses-one").insert_after["show"][0].name == f"Select {targets[0]['number']}"
+    assert _negative(task, "also-moves-another").insert_after["move"][0].url.endswith(outsider["number"])
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_write_off_under_approval_names_the_valid_approval_and_its_look_alike(seed: int) -> None:
+    task, p = _instance("ledger.write-off-under-approval", seed)
+    approval, twin, other = p["approval"], p["twin"], p["other"]
+    assert approval["status"] == "approved" and approval["valid_until"] >= "2026-03-02"
+    assert twin["invoice"] == approval["invoice"] and twin["id"] != approval["id"]
+    assert twin["status"] == "revoked" or twin["valid_until"] < "2026-03-02"  # the look-alike cannot be used
+    assert twin["limit_cents"] != approval["limit_cents"]
+    assert other["invoice"] != approval["invoice"] and other["status"] == "approved"
+    assert approval["invoice"] in task.spec.instruction and approval["number"] not in task.spec.instruction
+    entry, used, _ = task.spec.expected_state
+    assert entry.expect["amount_cents"] == approval["limit_cents"] and entry.expect["account"] == approval["account"]
+    assert used.where == {"number": approval["number"]} and used.expect == {"status": "used"}
+    assert task.spec.allowed_mutations[1].where == {"number": approval["number"]}
+    assert task.spec.required_procedure[0].path == f"/ledger/write-offs/{approval['number']}/post"
+    assert task.spec.grants[0].limit.cents == approval["limit_cents"]
+    right = task.spec.scripted_control[2].text
+    for negative, step in (("above-the-limit", "fill-amount"), ("less-than-allowed", "fill-amount")):
+        assert _negative(task, negative).replace[step][0].text != right
+    assert _negative(task, "under-the-earlier-approval").replace["open-approval"][0].name == twin["number"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_fault_duplicate_delivery_harbor_redelivers_its_drawn_queued_payment(seed: int) -> None:
+    task, p = _instance("ledger.fault-duplicate-delivery-harbor", seed)
+    event, other = p["event"], p["other"]
+    for row in (event, other):
+        assert (row["kind"], row["status"], row["depends_on_id"]) == ("payment", "queued", None)
+    assert event["id"] != other["id"]
+    assert event["number"] in task.spec.instruction
+    assert task.spec.faults[0].params == {"event": event["number"]}
+    processed, entry = task.spec.expected_state[:2]
+    assert processed.where == {"number": event["number"]} and entry.where == {"event_id": event["id"]}
+    assert entry.expect["amount_cents"] == event["amount_cents"]
+    assert task.spec.allowed_mutations[1].where == {"event_id": event["id"]}
+    assert task.spec.required_procedure[0].path == f"/ledger/events/{event['number']}/process"
+    copy = _negative(task, "copy-by-hand").insert_after["back-to-queue"]
+    cents = event["amount_cents"]
+    assert copy[2].option == event["account"] and copy[3].text == f"{cents // 100}.{cents % 100:02d}"
+    assert _negative(task, "also-processes-another").insert_after["back-to-queue"][0].name == other["number"]
+
+
+@pytest.mark.parametrize("name", ["fault-out-of-order-invoice-88", "fault-out-of-order-northwind-deposit",
+                                  "fault-partial-success-batch-b1", "fault-partial-success-batch-b2-checkpoint"])
+def test_fixed_fault_scenarios_say_why_they_cannot_vary(name: str) -> None:
+    instances = select_tasks(CATALOG, f"ledger.{name}")
+    assert [t.id for t in instances] == [f"ledger.{name}@1"]

@@ -107,4 +107,29 @@ class Checkpoint(LedgerTable, table=True):
     recorded_at: str
 
 
+class WriteOffApproval(LedgerTable, table=True):
+    """An approver's leave to write an uncollectable invoice off: up to a limit, on one account, until a date.
+
+    Only the approval's own "Post write-off" form books a write-off under it (procedures.py `refusal_to_write_off`):
+    a revoked, expired or already used approval, or an amount above its limit, is refused without a change."""
+
+    __tablename__ = "write_off_approval"
+
+    id: int | None = Field(default=None, primary_key=True)
+    number: str = Field(unique=True)
+    invoice: str
+    customer: str
+    account: str
+    limit_cents: int
+    currency: str
+    approver: str
+    status: str
+    """approved, revoked or used (an approved one past its valid-until date has expired)."""
+    valid_until: str
+    """The last day it may be used, `YYYY-MM-DD`."""
+    used_at: str | None = None
+
+
+WRITE_OFF_STATUSES = ("approved", "revoked", "used")
+
 METADATA = LedgerTable.metadata

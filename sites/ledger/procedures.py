@@ -12,6 +12,8 @@
 * Amending a delivery needs the current record version and bumps it; a delivered one is final.
 * A checkpoint counts the batch's processed and unfinished events; it may only say "complete"
   when nothing in the batch is unfinished.
+* A write-off is booked only under its approval, once: a revoked, expired or used approval, or an
+  amount above the approval's limit, is refused without a change.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from sites.kit.shown import ShownRecorder, listed
-from sites.ledger.models import Checkpoint, Delivery, Dispatch, Entry, Event
+from sites.ledger.models import Checkpoint, Delivery, Dispatch, Entry, Event, WriteOffApproval
 
 
 def _next_id(session: Session, table: type[Entry] | type[Delivery] | type[Checkpoint]) -> int:
@@ -200,3 +202,56 @@ def record_checkpoint(session: Session, *, batch: str, status: str, note: str, n
     )
     return None
 
+
+
+TODAY_FROM = 10
+"""`YYYY-MM-DD` is the first 10 characters of a clock time: an approval valid until a day is valid all that day."""
+
+
+def write_off_state(approval: WriteOffApproval, now: str) -> str:
+    """What an approval's page says of it: approved, revoked, used, or expired (approved, past its last day)."""
+    if approval.status == "approved" and approval.valid_until < now[:TODAY_FROM]:
+        return "expired"
+    return approval.status
+
+
+def refusal_to_write_off(approval: WriteOffApproval, cents: int | None, now: str,
+                         shown: ShownRecorder | None = None) -> str | None:
+    """Why a write-off of `cents` under `approval` is refused now (revoked, expired, used, no amount, above the
+    limit), or None. A refusal states the approval's status, last day or limit and records it as shown."""
+    state = write_off_state(approval, now)
+    if state != "approved":
+        if shown is not None:
+            shown.row(approval, "number", "status", "valid_until")
+        if state == "expired":
+            return f"Refused: approval {approval.number} expired on {approval.valid_until}."
+        if state == "used":
+            return f"Refused: approval {approval.number} was already used on {approval.used_at}."
+        return f"Refused: approval {approval.number} was revoked."
+    if cents is None or cents <= 0:
+        return "Refused: type a positive amount like 125.00."
+    if cents > approval.limit_cents:
+        if shown is not None:
+            shown.row(approval, "number", "limit_cents", "currency")
+        return (f"Refused: approval {approval.number} allows at most {approval.limit_cents // 100}."
+                f"{approval.limit_cents % 100:02d} {approval.currency}.")
+    return None
+
+
+def write_off(session: Session, approval: WriteOffApproval, cents: int, now: str) -> Entry:
+    """Books the write-off under `approval` (an entry on its account, in its currency) and marks the approval used."""
+    entry_id = _next_id(session, Entry)
+    entry = Entry(
+        id=entry_id,
+        number=f"LE-{1000 + entry_id}",
+        account=approval.account,
+        amount_cents=cents,
+        currency=approval.currency,
+        memo=f"Write-off of {approval.invoice} under {approval.number}",
+        created_at=now,
+    )
+    session.add(entry)
+    approval.status = "used"
+    approval.used_at = now
+    session.add(approval)
+    return entry

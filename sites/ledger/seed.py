@@ -13,6 +13,10 @@ Fixed records (identical for every seed):
 
 Filler is drawn from the template generator: events EV-520 onwards in batch B-4, deliveries from
 D-309 with request ids REQ-8xxx, and entries after LE-1004, so no seed touches a fixed record.
+Write-off approvals (AP-601 onwards) are drawn last, after every other table's filler, so adding them changed
+nothing that a seed draws for the other tables: five to seven invoices, each with its current approval (approved,
+valid into March) and an earlier one for the same invoice, account and currency with another limit (revoked, or
+expired in February), listed in a drawn order.
 """
 
 from __future__ import annotations
@@ -21,7 +25,17 @@ import random
 
 from sqlmodel import Session
 
-from sites.ledger.models import ACCOUNTS, CURRENCIES, DESTINATIONS, Checkpoint, Delivery, Dispatch, Entry, Event
+from sites.ledger.models import (
+    ACCOUNTS,
+    CURRENCIES,
+    DESTINATIONS,
+    Checkpoint,
+    Delivery,
+    Dispatch,
+    Entry,
+    Event,
+    WriteOffApproval,
+)
 
 # (number, batch, summary, account, amount cents, currency, depends on event id, status, processed at)
 PAYMENT_EVENTS: dict[int, tuple[str, str, str, str, int, str, int | None, str, str | None]] = {
@@ -246,8 +260,60 @@ def _seed_filler(session: Session, rng: random.Random) -> None:
             )
 
 
+_CUSTOMERS = [
+    "Okafor Hardware",
+    "Silva Imports",
+    "Brennan & Sons",
+    "Haddad Textiles",
+    "Ito Ceramics",
+    "Novak Garden Supply",
+    "Duarte Marine",
+    "Kowalski Books",
+    "Lindqvist Bakery",
+    "Moreau Optics",
+]
+_APPROVERS = ["Maria Jensen", "Tom Achebe", "Lena Vogel"]
+
+
+def _seed_write_offs(session: Session, rng: random.Random) -> None:
+    """Write-off approvals: per invoice the current approval and an earlier, revoked or expired one (drawn last)."""
+    customers = rng.sample(_CUSTOMERS, rng.randint(5, 7))
+    invoices = rng.sample(range(4100, 5000), len(customers))
+    # (invoice, customer, account, limit cents, currency, approver, status, valid until)
+    rows: list[tuple[str, str, str, int, str, str, str, str]] = []
+    for customer, invoice_number in zip(customers, invoices, strict=True):
+        account, currency = rng.choice(ACCOUNTS[:3]), rng.choice(CURRENCIES)
+        limit = rng.randint(400, 9000) * 5
+        earlier = limit + rng.choice([-1, 1]) * rng.randint(20, 300) * 5
+        until = f"2026-03-{rng.randint(9, 31):02d}"
+        invoice = f"INV-{invoice_number}"
+        rows.append((invoice, customer, account, limit, currency, rng.choice(_APPROVERS), "approved", until))
+        if rng.random() < 0.5:  # the earlier approval was revoked (its last day as the current one's)
+            rows.append((invoice, customer, account, earlier, currency, rng.choice(_APPROVERS), "revoked", until))
+        else:  # the earlier approval expired in February
+            expired = f"2026-02-{rng.randint(1, 27):02d}"
+            rows.append((invoice, customer, account, earlier, currency, rng.choice(_APPROVERS), "approved", expired))
+    rng.shuffle(rows)
+    for offset, (invoice, customer, account, cents, currency, approver, status, until) in enumerate(rows):
+        session.add(
+            WriteOffApproval(
+                id=offset + 1,
+                number=f"AP-{601 + offset}",
+                invoice=invoice,
+                customer=customer,
+                account=account,
+                limit_cents=cents,
+                currency=currency,
+                approver=approver,
+                status=status,
+                valid_until=until,
+            )
+        )
+
+
 def seed_ledger(session: Session, rng: random.Random) -> None:
-    """Fills an empty ledger database: the fixed records, then filler drawn from `rng`."""
+    """Fills an empty ledger database: the fixed records, then filler drawn from `rng` (write-off approvals last)."""
     _seed_fixed(session)
     session.flush()  # fixed rows first, so foreign keys of the filler resolve in order
     _seed_filler(session, rng)
+    _seed_write_offs(session, rng)
