@@ -31,7 +31,8 @@ OPEN_EVENT = ("queued", "held")
 
 
 def approvals(state: StateSnapshot, moment: int) -> list[ApprovalRecord]:
-    """The ledger keeps no approvals."""
+    """None: the long-running ledger work (events, batches, deliveries) rests on no approval. The write-off approvals
+    register (`write_off_approval`) serves the single-episode write-off tasks, which no checkpoint carries."""
     return []
 
 
