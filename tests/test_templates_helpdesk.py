@@ -157,3 +157,156 @@ def test_published_instances_differ_in_the_deciding_record_and_their_instruction
     decided = [t.instance.parameters["ticket"]["number"] for t in instances if t.instance is not None]
     assert len(set(decided)) >= len(instances) * 2 // 3  # which record varies, not only the values
     assert len({t.spec.instruction for t in instances}) == len(instances)
+
+
+# --- the family templates of issue 42 (bulk-edit, cross-app, event-processing) ---------------------------------
+
+BULK = "helpdesk.bulk-solve-customer-tickets"
+INVOICE = "helpdesk.invoice-total-from-order"
+CARRIER = "helpdesk.process-carrier-delivery"
+DECIDING = {BULK: ("customer", "id"), INVOICE: ("ticket", "number"), CARRIER: ("update", "code")}
+"""Each family template's deciding parameter and the column that names it."""
+
+
+def _control(spec: Any, step: str) -> Any:
+    return next(s for s in spec.scripted_control if s.id == step)
+
+
+def _negative(spec: Any, negative: str) -> Any:
+    return next(n for n in spec.negative_controls if n.id == negative)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_bulk_edit_solves_exactly_the_customers_two_open_tickets(seed: int) -> None:
+    task, p = _params(f"{BULK}@{seed}")
+    customer, first, second, kept, stranger = p["customer"], p["first"], p["second"], p["kept"], p["stranger"]
+    rows = _rows(seed)
+    open_ones = sorted(t["number"] for t in rows["ticket"] if t["customer_id"] == customer["id"]
+                       and t["status"] == "open")
+    assert open_ones == sorted([first["number"], second["number"]]) and first["number"] != second["number"]
+    assert kept["customer_id"] == customer["id"] and kept["status"] == "pending"
+    assert stranger["customer_id"] != customer["id"] and stranger["status"] == "open"
+    assert [c["name"] for c in rows["customer"]].count(customer["name"]) == 1
+    spec = task.spec
+    assert customer["name"] in spec.instruction
+    assert first["number"] not in spec.instruction and second["number"] not in spec.instruction
+    assert [m.where for m in spec.allowed_mutations] == [{"number": first["number"]}, {"number": second["number"]}]
+    assert {c.where["number"] for c in spec.expected_state[:3]} == {first["number"], second["number"], kept["number"]}
+    assert spec.expected_state[3].where == {"customer_id": customer["id"], "status": "open"}
+    # The wrong solutions touch a ticket outside the rule or leave one inside it.
+    pending = _negative(spec, "also-solves-the-pending-one").insert_after["save-second"][0]
+    assert pending.url == f"/helpdesk/tickets/{kept['number']}"
+    wrong = _negative(spec, "another-customers-ticket").replace["back-to-customer"][0]
+    assert wrong.url == f"/helpdesk/tickets/{stranger['number']}"
+    assert _control(spec, "open-first").name == first["number"] and _control(spec, "open-second").name == second[
+        "number"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_cross_app_total_is_the_tickets_orders_and_not_in_the_instruction(seed: int) -> None:
+    task, p = _params(f"{INVOICE}@{seed}")
+    ticket, order, customer, other = p["ticket"], p["order"], p["customer"], p["other"]
+    assert ticket["order_id"] == order["id"] and ticket["customer_id"] == customer["id"] == order["customer_id"]
+    assert ticket["status"] == "open" and ticket["subject"] == "Invoice needed for order"
+    assert other["id"] != order["id"] and other["total_cents"] != order["total_cents"]
+    total = f"{order['total_cents'] // 100}.{order['total_cents'] % 100:02d} {order['currency']}"
+    assert p["total"] == total
+    spec = task.spec
+    assert ticket["number"] in spec.instruction and order["number"] in spec.instruction
+    assert total not in spec.instruction  # carried from the order, not dictated
+    body = spec.expected_state[0].expect["body"]
+    assert total in body and spec.expected_state[0].where == {"customer_id": customer["id"], "ticket_id": ticket["id"]}
+    assert spec.required_procedure[0].where == {"number": order["number"]}
+    assert spec.grants[0].recipients == [customer["email"]]
+    for negative in ("total-off-by-one", "another-orders-total"):
+        text = _negative(spec, negative).replace["message"][0].text
+        assert text != body and f" totals {total}." not in text
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_carrier_event_is_a_new_delivery_of_an_order_with_one_open_ticket(seed: int) -> None:
+    task, p = _params(f"{CARRIER}@{seed}")
+    update, order, ticket, customer, stale, other = (p[k] for k in ("update", "order", "ticket", "customer", "stale",
+                                                                      "other"))
+    assert (update["event"], update["status"]) == ("delivered", "new") and update["order_id"] == order["id"]
+    assert (stale["event"], stale["status"], stale["order_id"]) == ("in_transit", "new", order["id"])
+    assert stale["happened_at"] < update["happened_at"] and stale["code"] != update["code"]
+    assert other["code"] != update["code"] and other["event"] == "delivered" and other["status"] == "new"
+    rows = _rows(seed)
+    assert [t["number"] for t in rows["ticket"] if t["order_id"] == order["id"] and t["status"] == "open"] == [
+        ticket["number"]]
+    assert ticket["customer_id"] == customer["id"]
+    spec = task.spec
+    assert update["code"] in spec.instruction
+    assert update["detail"] not in spec.instruction and order["number"] not in spec.instruction
+    body = spec.expected_state[2].expect["body"]
+    assert update["detail"] in body and update["happened_at"] in body
+    assert spec.allowed_mutations[0].where == {"code": update["code"]}
+    assert spec.required_procedure[0].where == {"code": update["code"]}
+    stale_text = _negative(spec, "quotes-the-stale-update").replace["message"][0].text
+    assert stale_text != body and stale["detail"] in stale_text
+    assert _negative(spec, "also-processes-another-update").insert_after["mark-processed"][0].url.endswith(
+        "/" + other["code"])
+
+
+@pytest.mark.parametrize("template", [BULK, INVOICE, CARRIER])
+def test_family_templates_publish_distinct_records_and_instructions(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 12
+    name, column = DECIDING[template]
+    decided = [(t.instance.parameters[name][column], t.spec.instruction) for t in instances if t.instance is not None]
+    assert len({record for record, _ in decided}) >= len(instances) * 2 // 3
+    assert len({instruction for _, instruction in decided}) == len(instances)
+
+
+# --- fault scenarios converted to templates (they draw what their base templates draw) -------------------------
+
+CONFLICT = "helpdesk.fault-version-conflict-pend-ticket"
+EXPIRY = "helpdesk.fault-session-expiry-escalate-chargeback"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_version_conflict_targets_the_drawn_waiting_tickets_status_form(seed: int) -> None:
+    task, p = _params(f"{CONFLICT}@{seed}")
+    ticket, order, customer, sibling = p["ticket"], p["order"], p["customer"], p["sibling"]
+    assert ticket["status"] == "open" and ticket["order_id"] == order["id"] == ticket["order_id"]
+    assert ticket["number"] == "T-2002" or ticket["subject"] in ("Where is my order?", "Late delivery")
+    assert ticket["customer_id"] == customer["id"] == sibling["customer_id"] and sibling["id"] != ticket["id"]
+    assert sibling["status"] != "pending"
+    spec = task.spec
+    assert spec.faults[0].target.path == f"/helpdesk/tickets/{ticket['number']}/status"
+    assert ticket["number"] in spec.instruction and order["number"] in spec.instruction
+    assert spec.expected_state[0].where == spec.allowed_mutations[0].where == {"number": ticket["number"]}
+    pends = _negative(spec, "also-pends-T-2006").insert_after["save-again"][0]
+    assert pends.url == f"/helpdesk/tickets/{sibling['number']}" != f"/helpdesk/tickets/{ticket['number']}"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_session_expiry_targets_the_drawn_duplicate_charge_tickets_escalation(seed: int) -> None:
+    task, p = _params(f"{EXPIRY}@{seed}")
+    ticket, order, customer, other = p["ticket"], p["order"], p["customer"], p["other"]
+    assert ticket["subject"] == "Charged twice for one order" and ticket["status"] == "open"
+    assert ticket["order_id"] == order["id"] and ticket["customer_id"] == customer["id"]
+    assert other["customer_id"] != customer["id"] and other["number"] != order["number"]
+    spec = task.spec
+    assert spec.faults[0].target.path == f"/helpdesk/tickets/{ticket['number']}/escalate"
+    assert ticket["number"] in spec.instruction and order["number"] in spec.instruction
+    assert spec.expected_state[0].where == {"ticket_id": ticket["id"]}
+    assert spec.expected_state[1].where == {"number": ticket["number"]}
+    assert [m.where for m in spec.allowed_mutations] == [{"ticket_id": ticket["id"]}, {"number": ticket["number"]}]
+    wrong = _negative(spec, "reason-names-another-order").replace["reason-again"][0].text
+    assert other["number"] in wrong and order["number"] not in wrong
+
+
+@pytest.mark.parametrize(("template", "published"), [(CONFLICT, 8), (EXPIRY, 12)])
+def test_converted_faults_publish_distinct_tickets_and_instructions(template: str, published: int) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == published
+    decided = [t.instance.parameters["ticket"]["number"] for t in instances if t.instance is not None]
+    assert len(set(decided)) >= len(instances) * 2 // 3
+    assert len({t.spec.instruction for t in instances}) == len(instances)

@@ -19,6 +19,8 @@ from sqlmodel import col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
 from sites.helpdesk.models import (
+    CARRIER_EVENTS,
+    CARRIER_UPDATE_STATUSES,
     CURRENCIES,
     CUSTOMER_TIERS,
     ESCALATION_QUEUES,
@@ -28,6 +30,7 @@ from sites.helpdesk.models import (
     ORDER_STATUSES,
     TICKET_PRIORITIES,
     TICKET_STATUSES,
+    CarrierUpdate,
     Customer,
     Escalation,
     FollowUp,
@@ -99,6 +102,7 @@ ORDER_FILTERS = (("status", "Status", ORDER_STATUSES), ("currency", "Currency", 
 CUSTOMER_FILTERS = (("tier", "Tier", CUSTOMER_TIERS),)
 FOLLOW_UP_FILTERS = (("status", "Status", FOLLOW_UP_STATUSES), ("kind", "Kind", FOLLOW_UP_KINDS))
 ESCALATION_FILTERS = (("status", "Status", ESCALATION_STATUSES), ("queue", "Queue", ESCALATION_QUEUES))
+CARRIER_FILTERS = (("status", "Status", CARRIER_UPDATE_STATUSES), ("event", "Event", CARRIER_EVENTS))
 NOTIFICATION_FILTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
 
@@ -180,4 +184,22 @@ def notifications_selected(query: ListQuery) -> SelectOfScalar[Notification]:
         statement = statement.where(or_(_contains(Notification.message_id, query.search),
                                         _contains(Notification.subject, query.search),
                                         col(Notification.customer_id).in_(_customers_named(query.search))))
+    return statement
+
+
+def _orders_numbered(text: str) -> Any:
+    return select(Order.id).where(_contains(Order.number, text))
+
+
+def carrier_updates_selected(query: ListQuery) -> SelectOfScalar[CarrierUpdate]:
+    """Carrier updates in the order they were received whose code or order's number contains the search, with the
+    status and event chosen."""
+    statement = select(CarrierUpdate).order_by(col(CarrierUpdate.id))
+    if query.search:
+        statement = statement.where(or_(_contains(CarrierUpdate.code, query.search),
+                                        col(CarrierUpdate.order_id).in_(_orders_numbered(query.search))))
+    if (status := query.value("status")) is not None:
+        statement = statement.where(CarrierUpdate.status == status)
+    if (event := query.value("event")) is not None:
+        statement = statement.where(CarrierUpdate.event == event)
     return statement

@@ -184,4 +184,28 @@ class ApprovalAnswer(HelpdeskTable, table=True):
     answered_at: str
 
 
+CARRIER_EVENTS = ("in_transit", "delivered")
+CARRIER_UPDATE_STATUSES = ("new", "processed")
+
+
+class CarrierUpdate(HelpdeskTable, table=True):
+    """An incoming message from the carrier about an order's parcel (issue 42: events the desk processes). It says
+    what happened (`event`), where (`detail`) and when (`happened_at`); it arrived at `received_at`. The desk marks
+    it processed once it has acted on it; a processed update cannot be processed again."""
+
+    __tablename__ = "carrier_update"
+
+    id: int | None = Field(default=None, primary_key=True)
+    code: str = Field(unique=True)
+    order_id: int = Field(foreign_key="order.id")
+    event: str
+    """One of CARRIER_EVENTS."""
+    detail: str
+    happened_at: str
+    received_at: str
+    status: str
+    """One of CARRIER_UPDATE_STATUSES."""
+    processed_at: str | None = None
+
+
 METADATA = HelpdeskTable.metadata

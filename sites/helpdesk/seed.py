@@ -24,6 +24,7 @@ import random
 
 from sqlmodel import Session
 
+from sites.helpdesk.carrier import seed_carrier_updates
 from sites.helpdesk.filler import Mimic, seed_filler
 from sites.helpdesk.models import (
     REFUND_POLICY_VERSION,
@@ -334,3 +335,5 @@ def seed_helpdesk(session: Session, rng: random.Random) -> None:
     _seed_approval_scenarios(session)
     session.flush()  # fixed rows first: the filler is numbered above them
     seed_filler(session, rng, look_alike_mimics())
+    session.flush()
+    seed_carrier_updates(session, rng)  # last: what it draws changes no other table's rows

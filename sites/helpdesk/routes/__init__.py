@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sites.helpdesk.routes import customers, dashboard, orders, tickets, work
+from sites.helpdesk.routes import carrier, customers, dashboard, orders, tickets, work
 
 
 def build_router() -> APIRouter:
     """Every helpdesk page, with paths relative to the `/helpdesk` mount point."""
     router = APIRouter()
-    for module in (dashboard, tickets, orders, customers, work):
+    for module in (dashboard, tickets, orders, customers, work, carrier):
         router.include_router(module.router)
     return router
