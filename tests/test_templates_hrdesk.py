@@ -188,3 +188,120 @@ def test_published_instances_differ_in_the_deciding_record_and_their_instruction
 def test_a_single_instance_template_says_why_and_publishes_one_seed(template: str) -> None:
     instances = CATALOG.instances(template)
     assert [t.id for t in instances] == [f"{template}@1"]
+
+
+# --- cross-app: a claim rejected with the manager named on the employee's record ------------------------------------
+
+TO_MANAGER = "hrdesk.reject-claim-to-manager"
+LATEST = "hrdesk.leave-message-latest-wins"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_rejection_names_the_drawn_claimants_manager_and_no_other_head(seed: int) -> None:
+    task, p = _params(f"{TO_MANAGER}@{seed}")
+    claim, employee, manager, other = p["claim"], p["employee"], p["manager"], p["other"]
+    assert claim["status"] == "submitted" and claim["employee_id"] == employee["id"] >= 21
+    assert manager["id"] == employee["manager_id"] and manager["manager_id"] is None  # a department head
+    assert manager["department"] == employee["department"]
+    assert manager["name"] not in p["other_heads"] and len(p["other_heads"]) == 6
+    assert p["wrong_head"] in p["other_heads"] and manager["name"] in p["note"]
+    assert other["status"] == "submitted" and other["employee_id"] != employee["id"]
+    spec = task.spec
+    assert claim["number"] in spec.instruction and employee["name"] in spec.instruction
+    assert manager["name"] not in spec.instruction  # the manager is for the employee's record to show
+    check = spec.expected_state[0]
+    assert check.where == {"number": claim["number"]}
+    assert [f.value for f in check.text["decision_note" if "decision_note" in check.text else "note"].states] == [
+        manager["name"]]
+    assert spec.grants[0].objects == [claim["id"]]
+    assert spec.allowed_mutations[0].where["number"] == claim["number"]
+    assert spec.required_procedure[0].where == {"number": employee["number"]}
+    wrong = _negative_texts(task, "names-another-department-head")
+    assert p["wrong_head"] in wrong and manager["name"] not in wrong
+
+
+def _negative_texts(task: Any, negative_id: str) -> str:
+    control = next(n for n in task.spec.negative_controls if n.id == negative_id)
+    return " ".join(step.text or "" for steps in control.replace.values() for step in steps)
+
+
+# --- event processing: the later of a manager's two messages about a leave request wins -----------------------------
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_latest_message_asks_to_reject_the_drawn_request_the_desk_could_approve(seed: int) -> None:
+    task, p = _params(f"{LATEST}@{seed}")
+    request, employee, manager, other = p["request"], p["employee"], p["manager"], p["other"]
+    assert request["status"] == "submitted" and request["id"] >= 7 and request["id"] % 3 == 2
+    assert request["submitted_at"] >= "2026-02-10" and other["submitted_at"] >= "2026-02-10"  # written about
+    assert request["employee_id"] == employee["id"] and manager["id"] == employee["manager_id"]
+    if request["leave_type"] != "unpaid":  # the stale approval is a real change, not a refusal
+        rows = seeded_rows(site_definitions()["hrdesk"], seed)["leave_balance"]
+        left = next(b["days"] for b in rows
+                    if b["employee_id"] == employee["id"] and b["leave_type"] == request["leave_type"])
+        assert left >= request["days"]
+    assert other["id"] % 3 == 0 and other["status"] == "submitted" and other["employee_id"] != employee["id"]
+    assert p["keyword"] in p["reason"] and p["retraction_key"] == f"M-{request['id']}-2"
+    spec = task.spec
+    assert employee["name"] in spec.instruction and manager["name"] in spec.instruction
+    assert request["start_date"] in spec.instruction and request["number"] not in spec.instruction
+    assert spec.expected_state[0].where == {"number": request["number"]}
+    assert spec.grants[0].objects == [request["id"]]
+    assert spec.required_procedure[0].path == f"/hrdesk/messages/M-{request['id']}-2"
+    assert f"/hrdesk/leave/{other['number']}" in repr(
+        next(n for n in spec.negative_controls if n.id == "also-applies-another-message"))
+
+
+def test_the_desk_messages_say_what_the_template_reads_of_them() -> None:
+    """The messages (sites/hrdesk/messages.py) the event template relies on: a request of id 2 modulo 3 has an
+    approval and, later, a retraction asking for a rejection for the reason of its id modulo 4; the fixed requests
+    have none; the same seed gives the same messages."""
+    import random
+
+    from sqlmodel import Session, SQLModel, create_engine
+
+    from sites.hrdesk import HRDESK
+    from sites.hrdesk.messages import REASONS, WRITTEN_FROM, desk_messages
+    from sites.hrdesk.seed import seed_hrdesk
+
+    def messages(seed: int) -> list[tuple[str, str, str, str]]:
+        engine = create_engine("sqlite://")
+        SQLModel.metadata.create_all(engine)
+        HRDESK.metadata.create_all(engine)
+        with Session(engine) as session:
+            seed_hrdesk(session, random.Random(seed))
+            session.commit()
+            found = desk_messages(session)
+            assert found and all(m.request.id is not None and m.request.id >= 7 for m in found)
+            assert [m.sent_at for m in found] == sorted((m.sent_at for m in found), reverse=True)
+            for m in found:
+                assert m.request.submitted_at >= WRITTEN_FROM and m.sender.id == m.employee.manager_id
+                kind = (m.request.id or 0) % 3
+                assert m.asks == ("approve" if kind == 0 or (kind == 2 and m.key.endswith("-1")) else "reject")
+                if m.asks == "reject":
+                    assert REASONS[(m.request.id or 0) % 4] in m.body
+            twice = [m for m in found if (m.request.id or 0) % 3 == 2]
+            assert twice and all(m.key.endswith(("-1", "-2")) for m in twice)
+            by_request: dict[int, list[Any]] = {}
+            for m in twice:
+                by_request.setdefault(m.request.id or 0, []).append(m)
+            for pair in by_request.values():
+                first, second = sorted(pair, key=lambda m: m.key)
+                assert second.sent_at > first.sent_at and second.subject == f"Re: {first.subject}"
+            return [(m.key, m.sent_at, m.subject, m.body) for m in found]
+
+    assert messages(3) == messages(3) != messages(4)
+
+
+@pytest.mark.parametrize("template", [TO_MANAGER, LATEST])
+def test_new_family_templates_publish_instances_on_distinct_records(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) >= 8
+    # A seed's filler numbers records alike: the deciding record is the number with its employee.
+    decided = [(t.instance.parameters["claim" if template == TO_MANAGER else "request"]["number"],
+                t.instance.parameters["employee"]["name"]) for t in instances if t.instance is not None]
+    assert len(set(decided)) == len(instances)
+    assert len({t.spec.instruction for t in instances}) == len(instances)
+    managers = {t.instance.parameters["manager"]["name"] for t in instances if t.instance is not None}
+    assert len(managers) >= 3  # the value carried or the event's sender varies too

@@ -133,3 +133,82 @@ def test_published_instances_differ_in_the_deciding_record_or_value_and_in_their
     assert len({task.spec.instruction for task in instances}) == len(instances)
     if template != PAYROLL:  # which record varies, not only the values
         assert len({message_id for message_id, _ in decided}) >= 4
+
+
+# --- bulk edit: a company's new name on every one of its contacts --------------------------------------------------
+
+RENAME = "webmail.bulk-rename-company"
+SEND_PHONE = "webmail.send-contact-phone"
+
+
+def _contacts(seed: int) -> tuple[dict[str, Any], ...]:
+    from sites.kit.seeding import seeded_rows
+    from sites.registry import site_definitions
+
+    return seeded_rows(site_definitions()["webmail"], seed)["contact"]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_rename_covers_exactly_the_companys_two_contacts_and_its_controls_stay_wrong(seed: int) -> None:
+    task, drawn = _instance(RENAME, seed)
+    first, second, other, new = drawn["first"], drawn["second"], drawn["other"], drawn["new_company"]
+    contacts = _contacts(seed)
+    members = sorted(c["id"] for c in contacts if c["company"] == first["company"])
+    assert members == [first["id"], second["id"]]  # the rule picks these two, the lower id first
+    names = [c["name"] for c in contacts]
+    assert names.count(first["name"]) == names.count(second["name"]) == names.count(other["name"]) == 1
+    assert new not in {c["company"] for c in contacts} and drawn["misspelt"] != new
+    assert other["company"] != first["company"]
+    spec = task.spec
+    assert first["company"] in spec.instruction and new in spec.instruction
+    assert first["name"] not in spec.instruction  # which contacts is for the list to show
+    assert [m.where for m in spec.allowed_mutations] == [{"id": first["id"]}, {"id": second["id"]}]
+    assert spec.grants[0].objects == [first["id"], second["id"]]
+    assert spec.expected_state[0].expect["company"] == spec.expected_state[1].expect["company"] == new
+    assert spec.expected_state[4].each == [first["id"], second["id"]]
+    assert spec.required_procedure[0].where == {"company": first["company"]}
+    assert _texts(_negative(task, "misspelt-name").replace["fill-second"]) == [drawn["misspelt"]]
+    also = _negative(task, "also-renames-another-company-contact").insert_after["save-second"]
+    assert other["name"] in repr(also)
+
+
+# --- cross-app: a contact's number carried from Contacts into a new message ---------------------------------------
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_the_message_carries_the_drawn_contacts_number_to_the_drawn_colleague(seed: int) -> None:
+    task, drawn = _instance(SEND_PHONE, seed)
+    contact, colleague, other, bystander = drawn["contact"], drawn["colleague"], drawn["other"], drawn["bystander"]
+    assert contact["id"] > 12 and colleague["id"] in (2, 6, 7, 9) and bystander["id"] in (2, 6, 7, 9)
+    assert bystander["id"] != colleague["id"] and other["id"] != contact["id"] and other["phone"] != contact["phone"]
+    assert [c["name"] for c in _contacts(seed)].count(contact["name"]) == 1
+    spec = task.spec
+    assert contact["name"] in spec.instruction and colleague["name"] in spec.instruction
+    assert contact["phone"] not in spec.instruction  # the number is only in the address book
+    check = spec.expected_state[0]
+    assert check.where["recipient"].value == colleague["email"] and check.expect["body"].value == contact["phone"]
+    assert check.where["subject"].type == "exact" and check.where["subject"].value == drawn["subject"]
+    assert spec.grants[0].recipients == [colleague["email"]]
+    assert spec.required_procedure[0].where == {"id": contact["id"]}
+    assert _texts(_negative(task, "sends-another-contacts-number").replace["fill-message"]) == [other["phone"]]
+    swapped = _texts(_negative(task, "digits-swapped").replace["fill-message"])
+    assert swapped != [contact["phone"]]
+    assert _texts(_negative(task, "sent-to-another-colleague").replace["fill-to"]) == [bystander["email"]]
+
+
+@pytest.mark.parametrize("template", [RENAME, SEND_PHONE])
+def test_new_family_templates_publish_instances_that_differ_in_the_deciding_record(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) >= 8
+    decided: list[tuple[Any, ...]]
+    if template == RENAME:
+        decided = [(t.instance.parameters["first"]["id"], t.instance.parameters["first"]["company"],
+                    t.instance.parameters["new_company"]) for t in instances]
+        assert len({company for _, company, _ in decided}) >= 3  # which company varies, not only the new name
+    else:
+        decided = [(t.instance.parameters["contact"]["phone"], t.instance.parameters["colleague"]["id"])
+                   for t in instances]
+        assert len({step[0] for step in decided}) == len(instances)
+    assert len(set(decided)) == len(instances)
+    assert len({t.spec.instruction for t in instances}) == len(instances)

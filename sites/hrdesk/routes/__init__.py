@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from sites.hrdesk.routes import dashboard, employees, expenses, leave
+from sites.hrdesk.routes import dashboard, employees, expenses, leave, messages
 
 
 def build_router() -> APIRouter:
     """Every HR desk page, with paths relative to the `/hrdesk` mount point."""
     router = APIRouter()
-    for module in (dashboard, employees, leave, expenses):
+    for module in (dashboard, employees, leave, expenses, messages):
         router.include_router(module.router)
     return router
