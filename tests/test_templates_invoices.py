@@ -112,3 +112,196 @@ def test_published_instances_differ_in_the_deciding_invoice_and_their_instructio
     value = "total" if template != DATE else "invoice"
     decided = [t.instance.parameters[value] for t in instances if t.instance is not None]
     assert len({v["issued_on"] if isinstance(v, dict) else v for v in decided}) >= 6
+
+
+FAULT_DATE = "invoices.fault-false-success-correct-payable-date"
+RENAME = "invoices.rename-vendor-open-records"
+WITHIN_LIMIT = "invoices.correct-totals-within-limit"
+LIMIT_CENTS = 1000
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_false_success_date_scenario_draws_a_record_as_its_base_does_and_faults_its_save(seed: int) -> None:
+    task = CATALOG[f"{FAULT_DATE}@{seed}"]
+    payable = task.instance.parameters["payable"]
+    # Drawn by the base's rule (correct-payable-date): a seeded record, its invoice's only one, its date a slip.
+    [seeded] = [row for row in _rows(seed)["payable"] if row["reference"] == payable["reference"]]
+    assert dict(seeded) == payable
+    invoice = _seeded_invoice(seed, payable["invoice_number"])
+    assert payable["invoice_date"] != invoice["issued_on"]
+    assert [row["reference"] for row in _rows(seed)["payable"]
+            if row["invoice_number"] == invoice["number"]] == [payable["reference"]]
+    reference = payable["reference"]
+    assert reference in task.spec.instruction and invoice["number"] in task.spec.instruction
+    [fault] = task.spec.faults
+    assert fault.target.path == f"/invoices/records/{reference}"
+    assert task.spec.expected_state[0].where == {"reference": reference}
+    assert task.spec.expected_state[0].expect["invoice_date"] == invoice["issued_on"]
+    assert task.spec.allowed_mutations[0].where == {"reference": reference}
+    assert task.spec.grants[0].objects == [payable["id"]]
+    assert _step(task, "fill-again").text == invoice["issued_on"]
+    wrong = _negative(task, "types-the-recorded-day-on-retry").replace["fill-again"][0].text
+    assert wrong != invoice["issued_on"]
+
+
+def _open_numbers(seed: int, vendor: str) -> set[str]:
+    return {row["number"] for row in _rows(seed)["invoice"] if row["vendor"] == vendor and row["status"] == "open"}
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_rename_vendor_names_exactly_the_records_of_open_invoices(seed: int) -> None:
+    task = CATALOG[f"{RENAME}@{seed}"]
+    parameters = task.instance.parameters
+    vendor, new_vendor = parameters["anchor"]["vendor"], parameters["new_vendor"]
+    open_numbers = _open_numbers(seed, vendor)
+    expected = sorted((row for row in _rows(seed)["payable"]
+                       if row["vendor"] == vendor and row["invoice_number"] in open_numbers), key=lambda r: r["id"])
+    assert len(expected) == 3
+    references = [row["reference"] for row in expected]
+    assert [parameters[name]["reference"] for name in ("first", "second", "third")] == references
+    assert new_vendor.startswith(vendor + " ")
+    assert new_vendor not in {row["vendor"] for row in _rows(seed)["invoice"]}
+    assert {m.where["reference"] for m in task.spec.allowed_mutations} == set(references)
+    assert sorted(task.spec.grants[0].objects or []) == sorted(row["id"] for row in expected)
+    assert [check.where for check in task.spec.expected_state[:3]] == [{"reference": r} for r in references]
+    assert all(check.expect["vendor"] == new_vendor for check in task.spec.expected_state[:3])
+    kept = parameters["kept"]
+    assert kept["vendor"] == vendor and kept["invoice_number"] not in open_numbers
+    assert kept["reference"] not in references  # the control that renames too much touches a record outside the rule
+    assert _negative(task, "misspelt-name").replace["fill-second"][0].text != new_vendor
+    assert f'"{new_vendor}"' in task.spec.instruction
+
+
+def _invoice_total(seed: int, number: str) -> int:
+    return _total(seed, _seeded_invoice(seed, number)["id"])
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_within_limit_draws_one_small_and_one_large_slip(seed: int) -> None:
+    task = CATALOG[f"{WITHIN_LIMIT}@{seed}"]
+    parameters = task.instance.parameters
+    within, over = parameters["within"], parameters["over"]
+    recorded = [row["invoice_number"] for row in _rows(seed)["payable"]]
+    for payable in (within, over):
+        assert recorded.count(payable["invoice_number"]) == 1
+    within_total = _invoice_total(seed, within["invoice_number"])
+    over_total = _invoice_total(seed, over["invoice_number"])
+    assert 0 < abs(within["total_cents"] - within_total) <= LIMIT_CENTS
+    assert abs(over["total_cents"] - over_total) > LIMIT_CENTS
+    assert parameters["within_total"] == within_total and parameters["over_total"] == over_total
+    assert within["reference"] in task.spec.instruction and over["reference"] in task.spec.instruction
+    assert task.spec.grants[0].objects == [within["id"]]
+    assert [m.where for m in task.spec.allowed_mutations] == [{"reference": within["reference"]}]
+    fixed, waiting = task.spec.expected_state
+    assert fixed.expect["total_cents"] == within_total and waiting.expect["total_cents"] == over["total_cents"]
+    assert _step(task, "fill-total").text == _plain(within_total)
+    assert _negative(task, "wrong-total").replace["fill-total"][0].text != _plain(within_total)
+
+
+@pytest.mark.parametrize(("template", "deciding"), [
+    (FAULT_DATE, ("payable",)), (RENAME, ("first", "second", "third")), (WITHIN_LIMIT, ("within", "over")),
+])
+def test_new_family_templates_publish_distinct_instances(template: str, deciding: tuple[str, ...]) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 12
+    drawn = [tuple((t.instance.seed, t.instance.parameters[name]["invoice_number"]) for name in deciding)
+             for t in instances]
+    assert len(set(drawn)) == len(instances)
+    assert len({t.spec.instruction for t in instances}) == len(instances)
+    # The deciding records differ across seeds, not only the seeds themselves.
+    assert len({tuple(t.instance.parameters[name]["reference"] for name in deciding) for t in instances}) >= 8
+
+
+NOTICE = "invoices.process-vendor-credit-notice"
+ANSWER_TOTAL = "invoices.answer-invoice-total"
+SUBMIT = "invoices.submit-invoice-record"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_credit_notice_names_its_record_and_the_total_less_the_credit(seed: int) -> None:
+    task = CATALOG[f"{NOTICE}@{seed}"]
+    parameters = task.instance.parameters
+    notice, other = parameters["notice"], parameters["other"]
+    [seeded] = [row for row in _rows(seed)["vendor_notice"] if row["number"] == notice["number"]]
+    assert dict(seeded) == notice and notice["status"] == "new"
+    [payable] = [row for row in _rows(seed)["payable"] if row["invoice_number"] == notice["invoice_number"]]
+    assert _seeded_invoice(seed, notice["invoice_number"])["status"] == "open"
+    new_total = payable["total_cents"] - notice["credit_cents"]
+    assert 0 < new_total < payable["total_cents"]
+    assert parameters["new_total"] == new_total
+    assert notice["number"] in task.spec.instruction
+    assert task.spec.expected_state[0].where == {"reference": payable["reference"]}
+    assert task.spec.expected_state[0].expect["total_cents"] == new_total
+    assert {m.table: m.where for m in task.spec.allowed_mutations} == {
+        "payable": {"reference": payable["reference"]}, "vendor_notice": {"number": notice["number"]}}
+    assert task.spec.grants[0].objects == [payable["id"]]
+    assert _step(task, "fill-total").text == _plain(new_total)
+    # The wrong-event control handles another notice of the same vendor, on another invoice's record.
+    assert other["vendor"] == notice["vendor"] and other["number"] != notice["number"]
+    assert other["invoice_number"] != notice["invoice_number"]
+    twice = _negative(task, "applied-twice").insert_after["save"][0].text
+    assert twice == _plain(new_total - notice["credit_cents"]) != _plain(new_total)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_answer_total_asks_for_a_printed_invoice_total_and_its_wrong_answers_differ(seed: int) -> None:
+    task = CATALOG[f"{ANSWER_TOTAL}@{seed}"]
+    invoice = task.instance.parameters["invoice"]
+    assert invoice == _seeded_invoice(seed, invoice["number"]) and invoice["total_printed"]
+    total = _total(seed, invoice["id"])
+    assert invoice["number"] in task.spec.instruction
+    [answer] = task.spec.expected_state
+    fields: Any = answer.fields
+    assert fields["total"].expected == f"{_plain(total)} {invoice['currency']}"
+    wrong: Any = _negative(task, "first-line-amount").replace["answer"][0].answer
+    assert wrong["total"] != fields["total"].expected
+    assert task.spec.required_procedure[0].where == {"number": invoice["number"]}
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(seed=SEEDS)
+def test_submit_record_draws_an_open_unrecorded_invoice_and_types_its_fields(seed: int) -> None:
+    task = CATALOG[f"{SUBMIT}@{seed}"]
+    invoice = task.instance.parameters["invoice"]
+    assert invoice == _seeded_invoice(seed, invoice["number"])
+    assert invoice["status"] == "open" and invoice["currency"] in ACCEPTED and invoice["total_printed"]
+    assert invoice["number"] not in _recorded(seed)
+    total = _total(seed, invoice["id"])
+    [row] = task.spec.expected_state
+    assert row.where == {"invoice_number": invoice["number"]}
+    assert row.expect["total_cents"] == total and row.expect["vendor"] == invoice["vendor"]
+    assert task.spec.allowed_mutations[0].where == {"invoice_number": invoice["number"]}
+    assert _step(task, "fill-total").text == _plain(total)
+    assert _negative(task, "wrong-total").replace["fill-total"][0].text != _plain(total)
+
+
+@pytest.mark.parametrize(("template", "deciding"), [
+    (NOTICE, "notice"), (ANSWER_TOTAL, "invoice"), (SUBMIT, "invoice"),
+])
+def test_more_templates_publish_distinct_deciding_records(template: str, deciding: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 12
+    assert len({t.spec.instruction for t in instances}) == len(instances)
+    key = "number"
+    assert len({t.instance.parameters[deciding][key] for t in instances}) >= 10
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(seed=SEEDS)
+def test_vendor_notices_each_credit_one_open_invoices_only_record_by_at_most_half(seed: int) -> None:
+    rows = _rows(seed)
+    notices = rows["vendor_notice"]
+    assert 30 <= len(notices) <= 40
+    assert [n["number"] for n in notices] == [f"N-{500 + i}" for i in range(1, len(notices) + 1)]
+    assert [n["received_at"] for n in notices] == sorted(n["received_at"] for n in notices)
+    assert len({n["invoice_number"] for n in notices}) == len(notices)
+    for notice in notices:
+        [payable] = [row for row in rows["payable"] if row["invoice_number"] == notice["invoice_number"]]
+        assert _seeded_invoice(seed, notice["invoice_number"])["status"] == "open"
+        assert payable["vendor"] == notice["vendor"] and notice["status"] == "new"
+        assert 0 < notice["credit_cents"] <= max(500, payable["total_cents"] // 2) < payable["total_cents"]

@@ -75,4 +75,26 @@ class Email(InvoicesTable, table=True):
     sent_at: str
 
 
+
+class VendorNotice(InvoicesTable, table=True):
+    """A vendor's notice in the notices inbox: a credit off one invoice's payable total (an event to process once).
+
+    Added after the other tables, seeded from the seed's generator after all the filler, so the other tables'
+    rows are what they were before it existed."""
+
+    __tablename__ = "vendor_notice"
+
+    id: int | None = Field(default=None, primary_key=True)
+    number: str = Field(unique=True)
+    """N-(500 + id), in the order received."""
+    received_at: str
+    vendor: str
+    invoice_number: str
+    credit_cents: int
+    """How much the payable's total goes down by when the notice is processed."""
+    status: str
+    """new or processed."""
+    processed_at: str | None = None
+
+
 METADATA = InvoicesTable.metadata

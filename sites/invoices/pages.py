@@ -40,6 +40,11 @@ APPS: tuple[App, ...] = (
     App("email", "Email", f"{PREFIX}/email", "Send email messages."),
 )
 APPS_BY_KEY = {app.key: app for app in APPS}
+EXTRA_APPS: tuple[App, ...] = (
+    App("notices", "Vendor notices", f"{PREFIX}/notices", "Credits vendors announce, to apply and mark processed."),
+)
+"""Apps the portal lists only when its `apps` query names them: the portal with every app lists the ladder above
+as it always has."""
 APP_ROUTES: tuple[AppRoute, ...] = (
     AppRoute("portal", "GET", rf"{PREFIX}(/|/portal)?"),
     AppRoute("viewer", "GET", rf"{PREFIX}/viewer(/[^/]*)?", example="/invoices/viewer/INV-1003"),
@@ -50,6 +55,7 @@ APP_ROUTES: tuple[AppRoute, ...] = (
     AppRoute("calculator", "*", rf"{PREFIX}/calculator(/.*)?", example="/invoices/calculator"),
     AppRoute("spreadsheet", "*", rf"{PREFIX}/spreadsheet(/.*)?", example="/invoices/spreadsheet/1"),
     AppRoute("email", "*", rf"{PREFIX}/email(/.*)?", example="/invoices/email"),
+    AppRoute("notices", "*", rf"{PREFIX}/notices(/.*)?", example="/invoices/notices/N-501"),
 )
 """Which app serves a request, first match wins: the record form is its page and its submission; every other
 page under an app's address, sub-pages included, is that app's."""

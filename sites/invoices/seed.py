@@ -19,6 +19,8 @@ vendors, several currencies, spread over the months before the fixed ones, most 
 and most open ones with a payable record (P-304 on), with look-alikes: vendors whose name differs by a letter or a
 suffix, near-duplicate invoices of one vendor, payables whose total differs by one digit. No filler invoice is
 Kestrel Logistics', and no filler payable names a fixed invoice, so seeds differ without touching a fixed record.
+
+Vendor notices (`sites.invoices.notices`), drawn last: credits off open invoices' payable records, an inbox to process.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from sqlmodel import Session
 
 from sites.invoices.filler import Line, seed_filler
 from sites.invoices.models import Invoice, InvoiceLine, Payable
+from sites.invoices.notices import seed_notices
 
 # (number, vendor, issued on, currency, status, paid on, total printed, lines)
 INVOICES: list[tuple[str, str, str, str, str, str | None, bool, list[Line]]] = [
@@ -98,3 +101,4 @@ def seed_invoices(session: Session, rng: random.Random) -> None:
     session.flush()  # fixed rows first, so the filler's foreign keys resolve in order
     fixed = [(vendor, issued, currency, lines) for _, vendor, issued, currency, _, _, _, lines in INVOICES]
     seed_filler(session, rng, first_invoice=len(INVOICES) + 1, first_payable=len(PAYABLES) + 1, fixed=fixed)
+    seed_notices(session, rng)  # last: what it draws leaves every other table's rows as they were

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Cookie
 from fastapi.responses import RedirectResponse
 from starlette.responses import HTMLResponse
 
-from sites.invoices.pages import APPS, APPS_BY_KEY, PREFIX, page
+from sites.invoices.pages import APPS, APPS_BY_KEY, EXTRA_APPS, PREFIX, page
 from sites.kit.deps import OperationDep
 
 router = APIRouter()
@@ -34,7 +34,7 @@ def portal(operation: OperationDep, apps: str = "",
     """The apps named in `apps` (comma-separated keys, in ladder order), else those the browser was given before,
     else all of them."""
     wanted = {key.strip() for key in (apps or invoices_apps).split(",")}
-    shown = [app for app in APPS if app.key in wanted] or list(APPS)
+    shown = [app for app in (*APPS, *EXTRA_APPS) if app.key in wanted] or list(APPS)
     limited = len(shown) < len(APPS_BY_KEY)
     response = page(operation, "portal.html", title="Portal", apps=shown, limited=limited)
     if apps and limited:
