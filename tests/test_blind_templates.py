@@ -31,6 +31,7 @@ from typer.testing import CliRunner
 
 from computerops.catalog import subsets
 from computerops.catalog.stats import CatalogStats, catalog_stats
+from sites.registry import site_definitions
 from tasks.catalog import (
     CATALOG_ROOT,
     Catalog,
@@ -1175,3 +1176,11 @@ def test_a_sampled_check_says_its_rate_and_what_the_whole_selection_would_take(m
     assert f"the whole selection ({len(whole)} instances, {len(checking.check_plan(whole))} episodes)" in said
     every = CliRunner().invoke(app, ["tasks", "check", "--tasks", f"{BASE},{TWIN}"])
     assert every.exit_code == 0 and "the whole selection" not in every.output
+
+
+def test_the_catalog_meets_the_issues_targets(real_catalog: Catalog) -> None:
+    # Issue 42's targets: at least 150 templates, 1,000 published instances (distinct: tests/test_templates.py),
+    # 6 sites, and every family of the catalog on every site.
+    stats = catalog_stats(real_catalog, sorted(site_definitions()))
+    assert stats.templates >= 150 and stats.instances >= 1000 and stats.sites >= 6
+    assert stats.families_missing == {}, stats.families_missing
