@@ -56,7 +56,7 @@ BY_INSTRUCTION: dict[str, list[LoadedTask]] = {}
 for _task in CATALOG.values():
     BY_INSTRUCTION.setdefault(normalise_instruction(_task.spec.instruction), []).append(_task)
 ALL_APPS = CATALOG["invoices.submit-with-all-apps@1"]
-ONE_FORM = CATALOG["invoices.submit-invoice-record@1"]
+ONE_FORM = CATALOG["invoices.ladder-record-inv-1001@1"]  # INV-1001 with the viewer and the form: one fixed invoice
 INVOICE_TASKS = [task for task in CATALOG.values() if task.spec.site == "invoices"]
 SHEET = ("720.00", "950.00", "239.88")
 OPTIONS = ["choose", "EUR", "USD", "GBP"]
@@ -303,7 +303,9 @@ def test_identical_requests_get_identical_replies_and_a_short_context_changes_no
 def test_it_never_records_twice_and_a_clean_success_claim_is_the_control_s_record(
         seed: int, task: LoadedTask, failures: dict[int, str], policy: str) -> None:
     episode = run(policy, task, seed=seed, failures=failures)
-    assert len(episode.sim.records) <= 1, "a retry never submits again once a submission went through"
+    # As many records as the control itself makes at most (one, or one per record of a bulk edit).
+    most = max(1, len(run("oracle", task).sim.records))
+    assert len(episode.sim.records) <= most, "a retry never submits again once a submission went through"
     last = episode.replies[-1]
     claimed = last.tool == "done" and arguments(last)["success"] is True
     substituted = any(arguments(r).get("text") == GUESSED_TEXT for r in episode.replies)

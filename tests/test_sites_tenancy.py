@@ -143,6 +143,7 @@ def test_a_snapshot_holds_every_site_table_sorted_by_key_and_no_bookkeeping(regi
     assert sorted(snapshot) == [
         "approval_answer",
         "approval_request",
+        "carrier_update",
         "customer",
         "escalation",
         "follow_up",
