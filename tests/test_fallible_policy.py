@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,8 +266,14 @@ def test_a_slip_always_changes_the_text(text: str) -> None:
 # --- behaviour -----------------------------------------------------------------------------------------------------
 
 
-TASKS = st.just(ALL_APPS) | st.sampled_from(INVOICE_TASKS)
-"""The invoices tasks, the one whose portal lists the spreadsheet (so the substitute route can be taken) often."""
+ONE_SUBMISSION = [task for task in INVOICE_TASKS if max(Counter(
+    step.name for step in task.spec.scripted_control if step.action == "click" and step.role == "button").values(),
+    default=0) <= 1]
+"""The invoices tasks whose control presses each button at most once: one submission (a bulk edit saves one record
+after another, and the page machine counts each save a record)."""
+TASKS = st.just(ALL_APPS) | st.sampled_from(ONE_SUBMISSION)
+"""The invoices tasks of one submission, the one whose portal lists the spreadsheet (so the substitute route can be
+taken) often."""
 FAILURES = st.dictionaries(st.integers(0, 3) | st.integers(0, 30), st.sampled_from(sorted(FAILURE_PAGES)), max_size=4)
 """Failure pages after some action numbers (0: the start page), often among the first, where the invoice opens."""
 
@@ -303,9 +310,7 @@ def test_identical_requests_get_identical_replies_and_a_short_context_changes_no
 def test_it_never_records_twice_and_a_clean_success_claim_is_the_control_s_record(
         seed: int, task: LoadedTask, failures: dict[int, str], policy: str) -> None:
     episode = run(policy, task, seed=seed, failures=failures)
-    # As many records as the control itself makes at most (one, or one per record of a bulk edit).
-    most = max(1, len(run("oracle", task).sim.records))
-    assert len(episode.sim.records) <= most, "a retry never submits again once a submission went through"
+    assert len(episode.sim.records) <= 1, "a retry never submits again once a submission went through"
     last = episode.replies[-1]
     claimed = last.tool == "done" and arguments(last)["success"] is True
     substituted = any(arguments(r).get("text") == GUESSED_TEXT for r in episode.replies)
