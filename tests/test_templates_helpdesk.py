@@ -41,7 +41,7 @@ def _rows(seed: int) -> Mapping[str, tuple[dict[str, Any], ...]]:
     return seeded_rows(site_definitions()["helpdesk"], seed)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_credit_goes_on_the_drawn_tickets_one_order_and_the_twin_draws_the_same(seed: int) -> None:
     task, p = _params(f"{CREDIT}@{seed}")
@@ -74,7 +74,7 @@ def test_the_credit_goes_on_the_drawn_tickets_one_order_and_the_twin_draws_the_s
     assert order["number"] in attack.instruction and f"{order['total_cents'] // 100}." in attack.instruction
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_takeover_ticket_reports_a_strange_login_and_is_escalated_alone(seed: int) -> None:
     task, p = _params(f"{TAKEOVER}@{seed}")
@@ -90,7 +90,7 @@ def test_the_takeover_ticket_reports_a_strange_login_and_is_escalated_alone(seed
     assert spec.allowed_mutations[0].where == {"ticket_id": ticket["id"]}
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_chargeback_ticket_is_open_about_its_order_and_the_wrong_reason_names_another(seed: int) -> None:
     task, p = _params(f"{CHARGEBACK}@{seed}")
@@ -109,7 +109,7 @@ def test_the_chargeback_ticket_is_open_about_its_order_and_the_wrong_reason_name
     assert credit.insert_after["open-ticket"][0].name == order["number"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_trace_notice_goes_to_the_tickets_customer_and_the_twin_draws_the_same(seed: int) -> None:
     task, p = _params(f"{TRACE}@{seed}")
@@ -131,7 +131,7 @@ def test_the_trace_notice_goes_to_the_tickets_customer_and_the_twin_draws_the_sa
     assert ticket["number"] != "T-2001" and customer["email"] != "dana.reyes@example.com"
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_denied_approval_asks_more_than_the_order_cost_on_its_first_ticket(seed: int) -> None:
     task, p = _params(f"{DENIED}@{seed}")
@@ -176,7 +176,7 @@ def _negative(spec: Any, negative: str) -> Any:
     return next(n for n in spec.negative_controls if n.id == negative)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_bulk_edit_solves_exactly_the_customers_two_open_tickets(seed: int) -> None:
     task, p = _params(f"{BULK}@{seed}")
@@ -203,7 +203,7 @@ def test_the_bulk_edit_solves_exactly_the_customers_two_open_tickets(seed: int) 
         "number"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_cross_app_total_is_the_tickets_orders_and_not_in_the_instruction(seed: int) -> None:
     task, p = _params(f"{INVOICE}@{seed}")
@@ -228,7 +228,7 @@ def test_the_cross_app_total_is_the_tickets_orders_and_not_in_the_instruction(se
         assert text is not None and total not in text
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_carrier_event_is_a_new_delivery_of_an_order_with_one_open_ticket(seed: int) -> None:
     task, p = _params(f"{CARRIER}@{seed}")
@@ -271,7 +271,7 @@ CONFLICT = "helpdesk.fault-version-conflict-pend-ticket"
 EXPIRY = "helpdesk.fault-session-expiry-escalate-chargeback"
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_version_conflict_targets_the_drawn_waiting_tickets_status_form(seed: int) -> None:
     task, p = _params(f"{CONFLICT}@{seed}")
@@ -288,7 +288,7 @@ def test_the_version_conflict_targets_the_drawn_waiting_tickets_status_form(seed
     assert pends.url == f"/helpdesk/tickets/{sibling['number']}" != f"/helpdesk/tickets/{ticket['number']}"
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_session_expiry_targets_the_drawn_duplicate_charge_tickets_escalation(seed: int) -> None:
     task, p = _params(f"{EXPIRY}@{seed}")

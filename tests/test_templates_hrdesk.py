@@ -48,7 +48,7 @@ def _steps_text(control: Any) -> str:
     return repr(control)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_approve_leave_draws_an_approvable_request_and_its_twin_draws_the_same(seed: int) -> None:
     task, p = _params(f"{LEAVE}@{seed}")
@@ -76,7 +76,7 @@ def test_approve_leave_draws_an_approvable_request_and_its_twin_draws_the_same(s
         next(n for n in twin.spec.negative_controls if n.id == "ignores-the-payload-approves-the-other-request"))
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_5xx_fault_targets_the_drawn_requests_approval(seed: int) -> None:
     task, p = _params(f"{LEAVE_5XX}@{seed}")
@@ -92,7 +92,7 @@ def test_the_5xx_fault_targets_the_drawn_requests_approval(seed: int) -> None:
     assert unrelated.insert_after["approve-again"][0].url == f"/hrdesk/leave/{other['number']}"
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_over_limit_claim_is_above_its_employees_limit(seed: int) -> None:
     task, p = _params(f"{OVER_LIMIT}@{seed}")
@@ -106,7 +106,7 @@ def test_the_over_limit_claim_is_above_its_employees_limit(seed: int) -> None:
     assert spec.allowed_mutations == [] and spec.feasible is False
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_receipt_answer_names_the_drawn_claim_and_the_look_alike_another(seed: int) -> None:
     task, p = _params(f"{RECEIPT}@{seed}")
@@ -125,7 +125,7 @@ def test_the_receipt_answer_names_the_drawn_claim_and_the_look_alike_another(see
     assert no_currency.replace["answer"][0].answer["amount"] != p["amount"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_claim_within_limit_and_its_twin_draw_the_same_claim(seed: int) -> None:
     task, p = _params(f"{WITHIN}@{seed}")
@@ -148,7 +148,7 @@ def test_the_claim_within_limit_and_its_twin_draw_the_same_claim(seed: int) -> N
     assert twin.spec.attack is not None and twin.spec.attack.placement.where == {"id": claim["id"]}
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_partial_success_claims_are_two_approvable_claims_of_one_employee(seed: int) -> None:
     task, p = _params(f"{PARTIAL}@{seed}")
@@ -196,7 +196,7 @@ TO_MANAGER = "hrdesk.reject-claim-to-manager"
 LATEST = "hrdesk.leave-message-latest-wins"
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_rejection_names_the_drawn_claimants_manager_and_no_other_head(seed: int) -> None:
     task, p = _params(f"{TO_MANAGER}@{seed}")
@@ -228,7 +228,7 @@ def _negative_texts(task: Any, negative_id: str) -> str:
 
 # --- event processing: the later of a manager's two messages about a leave request wins -----------------------------
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_latest_message_asks_to_reject_the_drawn_request_the_desk_could_approve(seed: int) -> None:
     task, p = _params(f"{LATEST}@{seed}")

@@ -357,7 +357,7 @@ def check_fault_missing_hides_the_drawn_products_page_and_its_decade_lists_the_n
         assert [s.name for s in _steps(_negative(plain, negative))] == [f"Select {other['sku']}"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed: int) -> None:
     """One property per template (the checks above), run on the same seeds so that each seed is seeded once."""
@@ -371,7 +371,7 @@ def test_every_seed_gives_each_template_an_instance_that_names_what_it_drew(seed
     check_below_zero_asks_for_more_than_the_stock_and_its_controls_stay_wrong(seed)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_every_seed_gives_each_family_template_an_instance_that_names_what_it_drew(seed: int) -> None:
     """The cross-app, event-processing and approval-bound templates and the converted fault scenarios (the checks

@@ -64,7 +64,7 @@ def _negative(task: Any, negative_id: str) -> Any:
     return negative
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_correct_payable_date_names_a_slipped_record_and_its_twins_draw_the_same(seed: int) -> None:
     task = CATALOG[f"{DATE}@{seed}"]
@@ -120,7 +120,7 @@ WITHIN_LIMIT = "invoices.correct-totals-within-limit"
 LIMIT_CENTS = 1000
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_false_success_date_scenario_draws_a_record_as_its_base_does_and_faults_its_save(seed: int) -> None:
     task = CATALOG[f"{FAULT_DATE}@{seed}"]
@@ -149,7 +149,7 @@ def _open_numbers(seed: int, vendor: str) -> set[str]:
     return {row["number"] for row in _rows(seed)["invoice"] if row["vendor"] == vendor and row["status"] == "open"}
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_rename_vendor_names_exactly_the_records_of_open_invoices(seed: int) -> None:
     task = CATALOG[f"{RENAME}@{seed}"]
@@ -178,7 +178,7 @@ def _invoice_total(seed: int, number: str) -> int:
     return _total(seed, _seeded_invoice(seed, number)["id"])
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_within_limit_draws_one_small_and_one_large_slip(seed: int) -> None:
     task = CATALOG[f"{WITHIN_LIMIT}@{seed}"]
@@ -220,7 +220,7 @@ ANSWER_TOTAL = "invoices.answer-invoice-total"
 SUBMIT = "invoices.submit-invoice-record"
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_credit_notice_names_its_record_and_the_total_less_the_credit(seed: int) -> None:
     task = CATALOG[f"{NOTICE}@{seed}"]
@@ -247,7 +247,7 @@ def test_credit_notice_names_its_record_and_the_total_less_the_credit(seed: int)
     assert twice == _plain(new_total - notice["credit_cents"]) != _plain(new_total)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_answer_total_asks_for_a_printed_invoice_total_and_its_wrong_answers_differ(seed: int) -> None:
     task = CATALOG[f"{ANSWER_TOTAL}@{seed}"]
@@ -263,7 +263,7 @@ def test_answer_total_asks_for_a_printed_invoice_total_and_its_wrong_answers_dif
     assert task.spec.required_procedure[0].where == {"number": invoice["number"]}
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_submit_record_draws_an_open_unrecorded_invoice_and_types_its_fields(seed: int) -> None:
     task = CATALOG[f"{SUBMIT}@{seed}"]

@@ -36,7 +36,7 @@ def _texts(steps: list[Any]) -> list[Any]:
     return [(s.name, s.text, s.option, s.url, s.answer) for s in steps]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_amend_delivery_destination_names_its_pending_delivery_and_a_new_dock(seed: int) -> None:
     task, p = _instance("ledger.amend-delivery-destination", seed)
@@ -52,7 +52,7 @@ def test_amend_delivery_destination_names_its_pending_delivery_and_a_new_dock(se
     assert _negative(task, "wrong-dock").replace["choose-dock"][0].option == p["wrong_dest"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_dispatch_delivery_once_names_its_pending_delivery_and_other_ones(seed: int) -> None:
     task, p = _instance("ledger.dispatch-delivery-once", seed)
@@ -68,7 +68,7 @@ def test_dispatch_delivery_once_names_its_pending_delivery_and_other_ones(seed: 
     assert _negative(task, "wrong-delivery").replace["open-delivery"][0].name == other["number"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_process_payment_event_names_its_queued_payment_and_another(seed: int) -> None:
     task, p = _instance("ledger.process-payment-event", seed)
@@ -85,7 +85,7 @@ def test_process_payment_event_names_its_queued_payment_and_another(seed: int) -
     assert _negative(task, "wrong-event").replace["open-event"][0].name == other["number"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_answer_delivery_version_expects_its_deliverys_values_and_a_wrong_version(seed: int) -> None:
     task, p = _instance("ledger.answer-delivery-version", seed)
@@ -101,7 +101,7 @@ def test_answer_delivery_version_expects_its_deliverys_values_and_a_wrong_versio
     assert p["wrong_dest"] != delivery["destination"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_redeliver_same_request_names_its_delivered_delivery(seed: int) -> None:
     task, p = _instance("ledger.redeliver-same-request", seed)
@@ -114,7 +114,7 @@ def test_redeliver_same_request_names_its_delivered_delivery(seed: int) -> None:
     assert task.spec.allowed_mutations == []
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_post_bank_charge_expects_its_amount_and_its_twins_draw_the_same(seed: int) -> None:
     task, p = _instance("ledger.post-bank-charge", seed)
@@ -132,7 +132,7 @@ def test_post_bank_charge_expects_its_amount_and_its_twins_draw_the_same(seed: i
     assert any(s.text == f"{cents // 100}.{cents % 100:02d}" for s in inserted)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_harbor_fee_checkpoint_names_its_event_and_fee_and_its_twins_draw_the_same(seed: int) -> None:
     task, p = _instance("ledger.harbor-fee-checkpoint", seed)
@@ -177,7 +177,7 @@ def test_published_instances_differ_in_the_deciding_record_or_value(template: st
     assert len({t.spec.instruction for t in instances}) == len(instances)  # the scripted endpoint tells them apart
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_answer_event_dependency_expects_the_waiting_events_dependency_and_its_status(seed: int) -> None:
     task, p = _instance("ledger.answer-event-dependency", seed)
@@ -191,7 +191,7 @@ def test_answer_event_dependency_expects_the_waiting_events_dependency_and_its_s
     assert wrong["event"] != dependency["number"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_request_and_dispatch_names_its_delivery_request_and_the_delivery_it_opens(seed: int) -> None:
     task, p = _instance("ledger.request-and-dispatch", seed)
@@ -204,7 +204,7 @@ def test_request_and_dispatch_names_its_delivery_request_and_the_delivery_it_ope
     assert task.spec.required_procedure[1].path == f"/ledger/deliveries/{p['delivery']}/dispatch"
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_process_dependent_events_names_its_pair_in_the_dependencys_order(seed: int) -> None:
     task, p = _instance("ledger.process-dependent-events", seed)
@@ -218,7 +218,7 @@ def test_process_dependent_events_names_its_pair_in_the_dependencys_order(seed: 
     assert any(s.text == f"{second['amount_cents'] // 100}.{second['amount_cents'] % 100:02d}" for s in hand)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_duplicate_delivery_request_redelivers_the_drawn_request_and_checks_its_delivery(seed: int) -> None:
     task, p = _instance("ledger.fault-duplicate-delivery-request", seed)
@@ -248,7 +248,7 @@ def test_published_instances_of_few_records_name_each_one_once(template: str) ->
     assert len({t.spec.instruction for t in instances}) == published
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_post_recall_of_event_carries_its_processed_payments_values(seed: int) -> None:
     task, p = _instance("ledger.post-recall-of-event", seed)
@@ -271,7 +271,7 @@ def test_post_recall_of_event_carries_its_processed_payments_values(seed: int) -
     assert _negative(task, "wrong-account").replace["choose-account"][0].option != event["account"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_move_dock_deliveries_names_every_pending_delivery_of_the_closed_dock(seed: int) -> None:
     task, p = _instance("ledger.move-dock-deliveries", seed)
@@ -295,7 +295,7 @@ def test_move_dock_deliveries_names_every_pending_delivery_of_the_closed_dock(se
     assert _negative(task, "also-moves-another").insert_after["move"][0].url.endswith(outsider["number"])
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_write_off_under_approval_names_the_valid_approval_and_its_look_alike(seed: int) -> None:
     task, p = _instance("ledger.write-off-under-approval", seed)
@@ -318,7 +318,7 @@ def test_write_off_under_approval_names_the_valid_approval_and_its_look_alike(se
     assert _negative(task, "under-the-earlier-approval").replace["open-approval"][0].name == twin["number"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_fault_duplicate_delivery_harbor_redelivers_its_drawn_queued_payment(seed: int) -> None:
     task, p = _instance("ledger.fault-duplicate-delivery-harbor", seed)

@@ -49,7 +49,7 @@ def _drawn_message_is_unique_inbox_message(task: LoadedTask, message: dict[str, 
 
 # --- a draft reply to any inbox message ---------------------------------------------------------------------------
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_draft_reply_names_its_drawn_message_and_a_wrong_day(seed: int) -> None:
     task, drawn = _instance(DRAFT, seed)
@@ -69,7 +69,7 @@ def test_the_draft_reply_names_its_drawn_message_and_a_wrong_day(seed: int) -> N
 
 # --- a sent reply to any inbox message, its attacked twin and its throttled fault ---------------------------------
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_reply_names_its_drawn_message_and_its_twin_draws_the_same(seed: int) -> None:
     task, drawn = _instance(REPLY, seed)
@@ -89,7 +89,7 @@ def test_the_reply_names_its_drawn_message_and_its_twin_draws_the_same(seed: int
     assert twin.spec.attack is not None and twin.spec.attack.placement.where == {"id": message["id"]}
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_throttled_reply_targets_its_drawn_messages_reply_form(seed: int) -> None:
     task, drawn = _instance(THROTTLED, seed)
@@ -104,7 +104,7 @@ def test_the_throttled_reply_targets_its_drawn_messages_reply_form(seed: int) ->
 
 # --- refusing to forward payroll to a drawn personal address -------------------------------------------------------
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_payroll_refusal_names_its_drawn_personal_address(seed: int) -> None:
     task, drawn = _instance(PAYROLL, seed)
@@ -148,7 +148,7 @@ def _contacts(seed: int) -> tuple[dict[str, Any], ...]:
     return seeded_rows(site_definitions()["webmail"], seed)["contact"]
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_rename_covers_exactly_the_companys_two_contacts_and_its_controls_stay_wrong(seed: int) -> None:
     task, drawn = _instance(RENAME, seed)
@@ -175,7 +175,7 @@ def test_the_rename_covers_exactly_the_companys_two_contacts_and_its_controls_st
 
 # --- cross-app: a contact's number carried from Contacts into a new message ---------------------------------------
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_message_carries_the_drawn_contacts_number_to_the_drawn_colleague(seed: int) -> None:
     task, drawn = _instance(SEND_PHONE, seed)
