@@ -19,6 +19,7 @@ from tasks.spec import ScriptedStep, TaskSpec
 from tasks.templates import (
     FRESH_SEED_FLOOR,
     MAX_SEED,
+    NoRowFits,
     TemplateBlock,
     TemplateSpecError,
     draw_parameters,
@@ -37,6 +38,11 @@ CATALOG_ROOT = Path(__file__).parent / "catalog"
 
 class TaskFileError(ValueError):
     """A task file that cannot be loaded; the message names the file and what is wrong."""
+
+
+class InstanceUndefined(TaskFileError):
+    """A template's seed whose data hold no record its story needs (`tasks.templates.NoRowFits`): no instance there.
+    `tasks check` refuses it like any failing seed; a fresh draw takes another seed (computerops/catalog/subsets.py)."""
 
 
 INSTANCE_FORMAT = "computerops.instance/1"
@@ -283,6 +289,8 @@ class TaskTemplate:
             data, context = self._drawn(seed)
             spec = task_spec(Path(where), _as_instance(data, name, seed))
             difficulty = _difficulty(spec, self.block, context, where)
+        except NoRowFits as exc:
+            raise InstanceUndefined(f"{where}: the generator failed: {exc}") from exc
         except TemplateSpecError as exc:
             raise TaskFileError(f"{where}: the generator failed: {exc}") from exc
         except TaskFileError:

@@ -50,6 +50,11 @@ class TemplateSpecError(ValueError):
     """A template that cannot yield an instance: the message names the template, the seed and what failed."""
 
 
+class NoRowFits(TemplateSpecError):
+    """A row parameter for which the seed's data hold no fitting record: the template defines no instance at this
+    seed (a seed's data can lack what a template's story needs), as opposed to a template that is wrong."""
+
+
 class _Block(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -363,7 +368,7 @@ def _draw(name: str, parameter: Parameter, context: dict[str, Any], rng: random.
         raise TemplateSpecError(f"parameter {name}: table {parameter.row} has no column {', '.join(unknown)}; it has "
                                 f"{', '.join(sorted(columns))}")
     if not candidates:
-        raise TemplateSpecError(f"parameter {name}: no {parameter.row} row matches (where {where}"
+        raise NoRowFits(f"parameter {name}: no {parameter.row} row matches (where {where}"
                                 + (f", filter {parameter.filter}" if parameter.filter else "") + ")")
     candidates = _ordered(candidates, parameter.order_by)
     if parameter.pick == "first":

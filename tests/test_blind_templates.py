@@ -35,6 +35,7 @@ from sites.registry import site_definitions
 from tasks.catalog import (
     CATALOG_ROOT,
     Catalog,
+    InstanceUndefined,
     LoadedTask,
     TaskFileError,
     instance_sha256,
@@ -1184,3 +1185,41 @@ def test_the_catalog_meets_the_issues_targets(real_catalog: Catalog) -> None:
     stats = catalog_stats(real_catalog, sorted(site_definitions()))
     assert stats.templates >= 150 and stats.instances >= 1000 and stats.sites >= 6
     assert stats.families_missing == {}, stats.families_missing
+
+
+class _Sparse(Catalog):
+    """A catalog whose base template defines no instance at the seeds in `undefined` (its data lack the record)."""
+
+    def __init__(self, catalog: Catalog, undefined: set[int]) -> None:
+        super().__init__(catalog.templates)
+        self.undefined = undefined
+
+    def __getitem__(self, key: str) -> LoadedTask:
+        parsed = parse_instance_id(key)
+        if parsed is not None and parsed[0] == BASE and parsed[1] in self.undefined:
+            raise InstanceUndefined(f"{key}: the generator failed: parameter contact: no contact row matches")
+        return super().__getitem__(key)
+
+
+def test_a_fresh_draw_at_a_seed_where_the_template_defines_no_instance_takes_another_seed(
+    pair: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeds = iter([FRESH_SEED_FLOOR + n for n in range(1, 50)])
+    monkeypatch.setattr(subsets, "fresh_seed", lambda: next(seeds))
+    sparse = _Sparse(pair, {FRESH_SEED_FLOOR + 1, FRESH_SEED_FLOOR + 3})
+    reservation = subsets.reserve_subset(sparse, 2, 3, fresh=True)
+    drawn = {parse_instance_id(i)[0]: parse_instance_id(i)[1] for i in reservation.task_ids}
+    assert drawn[BASE] not in sparse.undefined and drawn[BASE] > FRESH_SEED_FLOOR + 1
+    assert all(sparse[task_id].id == task_id for task_id in reservation.task_ids)  # each one generated and locked
+    with pytest.raises(subsets.SubsetError, match=f"template {BASE} defined no instance at 20 fresh seeds"):
+        subsets.reserve_subset(_Sparse(pair, set(range(FRESH_SEED_FLOOR, FRESH_SEED_FLOOR + 100))), 1, 3,
+                               fresh=True)
+
+
+def test_a_template_that_fails_otherwise_at_a_fresh_seed_fails_the_reservation(pair: Catalog,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken(Catalog):
+        def __getitem__(self, key: str) -> LoadedTask:
+            raise TaskFileError(f"{key}: the generator failed: ZeroDivisionError: division by zero")
+    with pytest.raises(TaskFileError, match="ZeroDivisionError"):
+        subsets.reserve_subset(Broken(pair.templates), 1, 3, fresh=True)

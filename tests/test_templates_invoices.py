@@ -18,6 +18,7 @@ from tiers import examples
 from sites.invoices import INVOICES
 from sites.kit.seeding import seeded_rows
 from tasks import load_catalog
+from tasks.catalog import InstanceUndefined
 
 CATALOG = load_catalog()
 DATE = "invoices.correct-payable-date"
@@ -152,7 +153,13 @@ def _open_numbers(seed: int, vendor: str) -> set[str]:
 @settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_rename_vendor_names_exactly_the_records_of_open_invoices(seed: int) -> None:
-    task = CATALOG[f"{RENAME}@{seed}"]
+    try:
+        task = CATALOG[f"{RENAME}@{seed}"]
+    except InstanceUndefined:
+        # No vendor of this seed has exactly three records of open invoices beside one of another (about one seed
+        # in a hundred: the rate is bounded below); a fresh draw takes another seed.
+        assert not any(_fits(seed, vendor) for vendor in {row["vendor"] for row in _rows(seed)["payable"]})
+        return
     parameters = task.instance.parameters
     vendor, new_vendor = parameters["anchor"]["vendor"], parameters["new_vendor"]
     open_numbers = _open_numbers(seed, vendor)
@@ -305,3 +312,19 @@ def test_vendor_notices_each_credit_one_open_invoices_only_record_by_at_most_hal
         assert _seeded_invoice(seed, notice["invoice_number"])["status"] == "open"
         assert payable["vendor"] == notice["vendor"] and notice["status"] == "new"
         assert 0 < notice["credit_cents"] <= max(500, payable["total_cents"] // 2) < payable["total_cents"]
+
+
+def _fits(seed: int, vendor: str) -> bool:
+    records = [row for row in _rows(seed)["payable"] if row["vendor"] == vendor]
+    open_numbers = _open_numbers(seed, vendor)
+    return sum(row["invoice_number"] in open_numbers for row in records) == 3 and len(records) > 3
+
+
+def test_rename_vendor_is_defined_at_nearly_every_seed() -> None:
+    undefined = []
+    for seed in range(60):
+        try:
+            CATALOG[f"{RENAME}@{seed}"]
+        except InstanceUndefined:
+            undefined.append(seed)
+    assert len(undefined) <= 3, undefined  # seeds 0..299 held 2 (64, 167) when it was written

@@ -28,15 +28,15 @@ from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 from tasks import LoadedTask
-from tasks.catalog import Catalog
+from tasks.catalog import Catalog, InstanceUndefined
 from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED, instance_id
 
 SUBSET_FORMAT: Literal["computerops.subset/2"] = "computerops.subset/2"
 """/2: fresh or published instances, each with its spec as reserved (a /1 file holds published ones, no specs)."""
 DRAW_METHOD = "rank catalog task ids by sha256('<seed>:<task id>'), take the first <count>, list in id order"
 FRESH_DRAW_METHOD = ("rank varying template ids by sha256('<seed>:<template id>'), take them in rank order (again "
-                     "from the first when <count> needs more), give each a fresh seed drawn at reservation, list in id "
-                     "order")
+                     "from the first when <count> needs more), give each a fresh seed drawn at reservation (another "
+                     "where the template defines no instance at it), list in id order")
 InstanceKind = Literal["published", "fresh"]
 
 
@@ -115,14 +115,33 @@ def draw_fresh(templates: list[str], count: int, seed: int) -> list[str]:
     return sorted(chosen)
 
 
+REDRAWS = 20
+"""Fresh seeds tried for one drawn template before the reservation fails naming it."""
+
+
+def _defined(catalog: Catalog, task_id: str) -> LoadedTask:
+    """The fresh instance `task_id`, or, where its template defines none at that seed (the seed's data hold no
+    record its story needs: `InstanceUndefined`), the instance at another fresh seed of the same template."""
+    template, _ = task_id.rsplit("@", 1)
+    for _ in range(REDRAWS):
+        try:
+            return catalog[task_id]
+        except InstanceUndefined:
+            task_id = instance_id(template, fresh_seed())
+    raise SubsetError(f"template {template} defined no instance at {REDRAWS} fresh seeds in a row; `computerops "
+                      f"tasks check --tasks {template}@SEED` says why")
+
+
 def reserve_subset(catalog: Catalog, count: int, seed: int, *, fresh: bool = False) -> ReservedSubset:
     """Draw `count` instances with `seed` (published ones, or fresh ones of the varying templates), generate each,
     and lock the result with every instance's hash and spec."""
     if fresh:
         chosen = draw_fresh([t.id for t in catalog.templates.values() if t.varying], count, seed)
+        instances = [_defined(catalog, task_id) for task_id in chosen]
+        instances.sort(key=lambda task: task.id)
     else:
         chosen = draw(sorted(catalog), count, seed)
-    instances = [catalog[task_id] for task_id in chosen]
+        instances = [catalog[task_id] for task_id in chosen]
     subset = ReservedSubset(
         reserved_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), count=count, seed=seed,
         instances="fresh" if fresh else "published", method=FRESH_DRAW_METHOD if fresh else DRAW_METHOD,
