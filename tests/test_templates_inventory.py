@@ -17,7 +17,7 @@ from tiers import examples
 from sites.kit.seeding import seeded_rows
 from sites.registry import SITES
 from tasks import load_catalog
-from tasks.catalog import LoadedTask
+from tasks.catalog import InstanceUndefined, LoadedTask
 from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED
 
 CATALOG = load_catalog()
@@ -187,8 +187,20 @@ def check_reorder_point_draws_a_raise_and_a_neighbour_the_bulk_controls_can_sele
     assert {s.name for s in bulk if s.role == "checkbox"} == {f"Select {product['sku']}", f"Select {other['sku']}"}
 
 
+def _two_line_orders(seed: int) -> list[int]:
+    rows = _rows(seed)
+    return [order["id"] for order in rows["purchase_order"] if order["status"] == "open" and order["id"] > 5
+            and sum(line["purchase_order_id"] == order["id"] for line in rows["purchase_order_line"]) == 2]
+
+
 def check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(seed: int) -> None:
-    plain, drawn = _instance(RECEIVE, seed)
+    try:
+        plain, drawn = _instance(RECEIVE, seed)
+    except InstanceUndefined:
+        # A seed whose filler holds no open two-line order (2 of seeds 0..299): no instance; a fresh draw takes
+        # another seed (computerops/catalog/subsets.py).
+        assert not _two_line_orders(seed)
+        return
     order, first, second, other = drawn["order"], drawn["first"], drawn["second"], drawn["other"]
     rows = _rows(seed)
     lines = sorted((line for line in rows["purchase_order_line"] if line["purchase_order_id"] == order["id"]),
@@ -211,7 +223,13 @@ def check_receive_draws_an_open_two_line_order_and_books_what_its_lines_hold(see
 
 
 def check_partial_draws_a_short_first_line_that_leaves_some_outstanding(seed: int) -> None:
-    plain, drawn = _instance(PARTIAL, seed)
+    try:
+        plain, drawn = _instance(PARTIAL, seed)
+    except InstanceUndefined:
+        rows = _rows(seed)
+        assert all(any(line["purchase_order_id"] == order and line["quantity"] == 1
+                       for line in rows["purchase_order_line"]) for order in _two_line_orders(seed))
+        return
     order, first, second, arrived = drawn["order"], drawn["first"], drawn["second"], drawn["arrived"]
     lines = sorted((line for line in _rows(seed)["purchase_order_line"] if line["purchase_order_id"] == order["id"]),
                    key=lambda line: line["id"])
