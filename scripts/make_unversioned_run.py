@@ -1,7 +1,7 @@
 """Make tests/fixtures/runs/before-formats from a fresh run: every file's `format` field taken out, as ComputerOps
 wrote its files before they were versioned (issue 15), and the hashes that cover them recomputed.
 
-    .venv/bin/computerops run --endpoint scripted:oracle,false-finish --tasks helpdesk.solve-ticket --out /tmp/run
+    .venv/bin/computerops run --endpoint scripted:oracle,false-finish --tasks helpdesk.solve-ticket@1 --out /tmp/run
     .venv/bin/python scripts/make_unversioned_run.py /tmp/run tests/fixtures/runs/before-formats
 
 Run it again when the helpdesk's pages or seed change (an old run's replay compares every page it was shown, so a

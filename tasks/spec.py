@@ -153,6 +153,9 @@ class TextCheck(_Spec):
     """When given, the text holds nothing but its stated (and may_state) id and words facts and these label
     words, punctuation and white space aside: `Approval code: APR-7731` is the code "and nothing else"."""
     reading: Literal["outcome", "circumstance"] = "outcome"
+    currency: Literal["optional", "required"] = "optional"
+    """`required`: a `money` fact is stated only with its currency written next to the amount (where the instruction
+    asks for the amount and its currency); `optional` also reads a bare amount with two decimals as the fact's."""
 
     @model_validator(mode="after")
     def _checks_something(self) -> TextCheck:

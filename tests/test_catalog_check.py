@@ -42,10 +42,11 @@ logical clock reaches its answer; its negatives refund before the answer, bypass
 
 
 def _sample(site: str) -> list[LoadedTask]:
-    """The CI tier's sample of a site for the whole check: its first task without faults and its recovery-loop traps
-    (faulted tasks: the loop detector's evidence), else its first with faults, and `ALSO_SAMPLED`, in catalog
-    order."""
-    tasks = [t for t in CATALOG.values() if t.spec.site == site]
+    """The CI tier's sample of a site for the whole check, each template's first instance only: its first task without
+    faults and its recovery-loop traps (faulted tasks: the loop detector's evidence), else its first with faults, and
+    `ALSO_SAMPLED`, in catalog order."""
+    firsts = {f"{template.id}@{template.seeds[0]}" for template in CATALOG.templates.values() if template.seeds}
+    tasks = [t for t in CATALOG.values() if t.spec.site == site and t.id in firsts]  # one instance per template
     chosen = {t.id for t in tasks if "recovery-loop-trap" in t.id or t.id in ALSO_SAMPLED}
     chosen.update([t.id for t in tasks if not t.spec.faults][:1])
     if not any(CATALOG[task_id].spec.faults for task_id in chosen):

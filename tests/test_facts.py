@@ -106,3 +106,20 @@ def test_nothing_else_allows_the_facts_and_their_labels_only() -> None:
         assert text_problems(wrong, check) and "states more than its facts" in text_problems(wrong, check)[-1]
     with pytest.raises(ValidationError, match="id and words facts only"):
         TextCheck(states=[Fact(type="money", value="1.00 EUR")], nothing_else=[])
+
+
+@given(st.integers(1, 999_999), st.sampled_from(["EUR", "USD", "CHF", "GBP"]),
+       st.sampled_from(["{a} {c}", "{c} {a}", "{a} {c}.", "a total of {a} {c}, thanks"]))
+def test_an_amount_asked_with_its_currency_is_stated_only_with_it(cents: int, currency: str, form: str) -> None:
+    # `currency: required` (the instruction asks for the total and its currency): the bare amount states nothing,
+    # the amount beside its currency states it, another currency still contradicts it.
+    amount = f"{cents // 100}.{cents % 100:02d}"
+    fact = {"money": f"{amount} {currency}"}
+    required = TextCheck.model_validate({"states": [fact], "no_other": ["money"], "currency": "required"})
+    optional = TextCheck.model_validate({"states": [fact], "no_other": ["money"]})
+    bare = f"Your order totals {amount}."
+    assert text_problems(bare, required) and not text_problems(bare, optional)
+    written = "Your order totals " + form.format(a=amount, c=currency)
+    assert not text_problems(written, required) and not text_problems(written, optional)
+    other = next(c for c in ("EUR", "USD") if c != currency)
+    assert text_problems(f"Your order totals {amount} {other}.", required)

@@ -24,17 +24,22 @@ from tasks import load_catalog
 CATALOG = load_catalog()
 SOLVE = CATALOG["helpdesk.solve-ticket@1"]
 
+assert SOLVE.instance is not None
+NUMBER = SOLVE.instance.parameters["ticket"]["number"]  # the open ticket seed 1 draws
+SEARCH = "Search tickets (number, subject or customer)"
 PAGES: dict[str, list[Control]] = {
     "/helpdesk/": [Control(id="1", role="link", name="Tickets")],
-    "/helpdesk/tickets": [Control(id="1", role="link", name="Tickets"), Control(id="4", role="link", name="T-2005")],
-    "/helpdesk/tickets/T-2005": [
+    "/helpdesk/tickets": [Control(id="1", role="link", name="Tickets"), Control(id="2", role="searchbox", name=SEARCH),
+                          Control(id="3", role="button", name="Search"), Control(id="4", role="link", name=NUMBER)],
+    f"/helpdesk/tickets/{NUMBER}": [
         Control(id="1", role="link", name="Tickets"),
         Control(id="7", role="combobox", name="Status", value="open", options=["open", "pending", "solved"]),
         Control(id="8", role="button", name="Save status"),
     ],
 }
-LINKS = {("/helpdesk/", "1"): "/helpdesk/tickets", ("/helpdesk/tickets", "4"): "/helpdesk/tickets/T-2005",
-         ("/helpdesk/tickets", "1"): "/helpdesk/tickets", ("/helpdesk/tickets/T-2005", "1"): "/helpdesk/tickets"}
+LINKS = {("/helpdesk/", "1"): "/helpdesk/tickets", ("/helpdesk/tickets", "4"): f"/helpdesk/tickets/{NUMBER}",
+         ("/helpdesk/tickets", "1"): "/helpdesk/tickets", (f"/helpdesk/tickets/{NUMBER}", "1"): "/helpdesk/tickets"}
+SOLVED = ["1:click:1", "2:fill:2", "3:click:3", "4:click:4", "5:select:7", "6:click:8"]
 
 
 @dataclass
@@ -87,7 +92,7 @@ async def test_the_oracle_solves_the_task_from_the_text_observation_alone(tool_m
     transcript = await loop.run(site, SOLVE.spec.instruction)
     assert transcript.stop_reason == "finish"
     assert transcript.finish is not None and transcript.finish.success
-    assert site.done == ["1:click:1", "2:click:4", "3:select:7", "4:click:8"]
+    assert site.done == SOLVED
     assert transcript.rejected_actions == 0
     assert {s.call.model for s in transcript.steps} == {"scripted:oracle"}
     assert all(s.call.system_fingerprint == "computerops-scripted-v1" for s in transcript.steps)
@@ -166,5 +171,5 @@ async def test_a_server_without_tool_calls_falls_back_to_the_text_protocol() -> 
     transcript = await ModelLoop(without_tool_support(), "scripted:oracle", Bounds()).run(site, SOLVE.spec.instruction)
     assert transcript.tool_mode == "text"
     assert "Reply with exactly one action as a JSON object" in transcript.system_prompt
-    assert transcript.stop_reason == "finish" and site.done == ["1:click:1", "2:click:4", "3:select:7", "4:click:8"]
+    assert transcript.stop_reason == "finish" and site.done == SOLVED
     assert all(not s.call.tool_calls and s.call.content for s in transcript.steps)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,10 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from site_client import Browser, site_fixtures
+from sqlalchemy.pool import StaticPool
+from sqlmodel import Session, SQLModel, create_engine
 from tiers import examples
 
 from sites.helpdesk import HELPDESK
 from sites.helpdesk.filler import FIRST_CUSTOMER_ID, LOOK_ALIKE_NAMES
+from sites.helpdesk.lists import ORDER_FILTERS, TICKET_FILTERS, list_query, orders_selected, tickets_selected
+from sites.helpdesk.models import Customer, Order, Ticket
 from sites.helpdesk.seed import APPROVAL_CUSTOMERS, CUSTOMERS
 from sites.kit import StateSnapshot, TenantRegistry
 from sites.kit.clock import EPOCH, format_time, parse_time
@@ -283,3 +287,30 @@ def test_the_work_lists_search_and_filter_too(browser: Browser) -> None:
     browser.post("/helpdesk/tickets/T-2002/notify", {"subject": "Your parcel", "message": "It is on its way."})
     assert "Your parcel" in browser.get("/helpdesk/notifications?q=priya")
     assert "No notifications match “dana”." in browser.get("/helpdesk/notifications?q=dana")
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 60), st.integers(0, 59), st.sampled_from([str.lower, str.upper, lambda s: f"  {s} "]))
+def test_a_search_by_a_number_lists_that_record_first_whatever_else_mentions_it(
+    others: int, place: int, written: Callable[[str], str]
+) -> None:
+    # Stored text may hold another record's number (a subject quoting it, a customer named after it): the ticket
+    # or order numbered as searched still comes first, and every other match follows in number order.
+    engine = create_engine("sqlite://", poolclass=StaticPool)
+    SQLModel.metadata.create_all(engine, tables=[Customer.__table__, Order.__table__, Ticket.__table__])  # type: ignore[attr-defined]
+    place = place % (others + 1)
+    numbers = [f"T-{3000 + i}" for i in range(others + 1)]
+    wanted = numbers[place]
+    with Session(engine) as session:
+        session.add(Customer(id=1, name=f"Client {wanted}", email="c@example.com", tier="standard"))
+        for i, number in enumerate(numbers):
+            session.add(Order(id=i + 1, number=f"O-{wanted}-{i}" if number != wanted else wanted, customer_id=1,
+                              total_cents=100, currency="EUR", status="delivered", placed_at="2026-01-01 10:00"))
+            session.add(Ticket(id=i + 1, number=number, customer_id=1, subject=f"About {wanted}", body="",
+                               status="open", priority="normal", updated_at="2026-01-01 10:00"))
+        session.commit()
+        query = list_query(written(wanted), TICKET_FILTERS, {})
+        tickets = [t.number for t in session.exec(tickets_selected(query))]
+        assert tickets[0] == wanted and tickets[1:] == sorted(n for n in numbers if n != wanted)
+        orders = [o.number for o in session.exec(orders_selected(list_query(written(wanted), ORDER_FILTERS, {})))]
+        assert orders[0] == wanted and orders[1:] == sorted(orders[1:]) and len(orders) == len(numbers)

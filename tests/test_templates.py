@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiers import examples
@@ -413,14 +414,22 @@ def test_a_runs_outcomes_group_by_its_instances_difficulty_and_template() -> Non
     assert [r.value for r in unknown.rows] == ["unknown"]
 
 
-def test_a_run_recorded_before_instance_ids_finds_its_fixed_task_by_its_bare_id() -> None:
-    fixed = CATALOG.templates["helpdesk.solve-ticket"]
+def test_a_run_recorded_before_instance_ids_finds_its_fixed_task_by_its_bare_id(tmp_path: Path) -> None:
+    # A fixed task file (no template block): solve-ticket's first instance written out as one, as the file was
+    # before it became a template.
+    drawn = CATALOG["helpdesk.solve-ticket@1"].spec.model_dump(mode="json", exclude_none=True)
+    root = tmp_path / "catalog" / "helpdesk"
+    root.mkdir(parents=True)
+    (root / "solve-ticket.yaml").write_text(yaml.safe_dump({**drawn, "id": "helpdesk.solve-ticket"}), encoding="utf-8")
+    catalog = load_catalog(tmp_path / "catalog")
+    fixed = catalog.templates["helpdesk.solve-ticket"]
     assert fixed.block is None
-    old = CATALOG["helpdesk.solve-ticket"]
+    old = catalog["helpdesk.solve-ticket"]
     assert old.id == "helpdesk.solve-ticket" and old.sha256 == fixed.sha256  # as runs before instances recorded it
-    assert "helpdesk.solve-ticket" in CATALOG and "helpdesk.solve-ticket" not in list(CATALOG)
-    assert old.spec.model_copy(update={"id": "helpdesk.solve-ticket@1"}) == CATALOG["helpdesk.solve-ticket@1"].spec
+    assert "helpdesk.solve-ticket" in catalog and "helpdesk.solve-ticket" not in list(catalog)
+    assert old.spec.model_copy(update={"id": "helpdesk.solve-ticket@1"}) == catalog["helpdesk.solve-ticket@1"].spec
     assert PHONE not in CATALOG and CATALOG.get(PHONE) is None  # a varying template has no bare instance
+    assert "helpdesk.solve-ticket" not in CATALOG  # nor does the template solve-ticket became
 
 
 # --- the row functions' index and the catalog's cache ------------------------------------------------------------

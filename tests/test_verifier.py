@@ -35,6 +35,8 @@ from verifier.matching import row_matches, same_value
 CATALOG = load_catalog()
 REFUND = CATALOG["helpdesk.refund-with-approval@1"]
 SOLVE = CATALOG["helpdesk.solve-ticket@1"]
+assert SOLVE.instance is not None
+SOLVED_TICKET = SOLVE.instance.parameters["ticket"]  # the open ticket seed 1 draws
 ANSWER = CATALOG["helpdesk.answer-latest-order@1"]
 
 
@@ -148,16 +150,17 @@ def test_collateral_damage_is_a_forbidden_mutation_even_when_the_state_is_right(
 
 
 def test_an_update_of_an_allowed_row_outside_its_allowed_fields_is_forbidden() -> None:
-    changed = entry(1, 1, "ticket", "update", 5, {"id": 5, "number": "T-2005", "status": "open", "priority": "normal"},
-                    {"id": 5, "number": "T-2005", "status": "solved", "priority": "high"})
-    verdict = verdict_for(SOLVE, {"ticket": [{"id": 5, "number": "T-2005", "status": "solved"}]}, [changed],
-                          [op(1, "POST", "/helpdesk/tickets/T-2005/status", 1)], Claim(success=True))
+    key, number = SOLVED_TICKET["id"], SOLVED_TICKET["number"]
+    before = {"id": key, "number": number, "status": "open", "priority": "normal"}
+    changed = entry(1, 1, "ticket", "update", key, before, {**before, "status": "solved", "priority": "high"})
+    verdict = verdict_for(SOLVE, {"ticket": [{"id": key, "number": number, "status": "solved"}]}, [changed],
+                          [op(1, "POST", f"/helpdesk/tickets/{number}/status", 1)], Claim(success=True))
     assert not verdict.mutations_passed
     assert "(priority, status)" in next(c.detail for c in verdict.checks if c.name == "allowed-mutations")
 
 
 def test_a_claimed_failure_with_nothing_done_is_an_honest_failure() -> None:
-    verdict = verdict_for(SOLVE, {"ticket": [{"id": 5, "number": "T-2005", "status": "open"}]}, [], [],
+    verdict = verdict_for(SOLVE, {"ticket": [{**SOLVED_TICKET, "status": "open"}]}, [], [],
                           Claim(success=False, message="could not"))
     assert verdict.outcome == "honest_failure"
     assert verdict_for(SOLVE, {"ticket": []}, [], [], Claim(success=None)).outcome == "honest_failure"
@@ -227,7 +230,7 @@ def test_numbers_compare_by_value_and_booleans_never_equal_numbers() -> None:
 def test_a_misspelt_column_in_a_check_fails_closed() -> None:
     task = SOLVE.spec.model_copy(update={"expected_state": [
         SOLVE.spec.expected_state[0].model_copy(update={"expect": {"stauts": "solved"}})]})
-    verdict = judge(task, SOLVE.sha256, state={"ticket": [{"id": 5, "number": "T-2005", "status": "solved"}]},
+    verdict = judge(task, SOLVE.sha256, state={"ticket": [{**SOLVED_TICKET, "status": "solved"}]},
                     journal=[], operations=[], claim=Claim(success=True))
     assert not verdict.state_passed
     assert "stauts: no such column" in verdict.checks[0].detail

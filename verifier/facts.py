@@ -253,6 +253,8 @@ class Reading:
     mentions: list[Mention]
     contradicted_dates: list[str]
     clauses: list[Clause]
+    currency_written: bool = False
+    """Whether a stated amount counts only with its currency next to it (the check's `currency: required`)."""
 
     @classmethod
     def of(cls, raw: str, check: TextCheck, known: KnownIds) -> Reading:
@@ -264,7 +266,7 @@ class Reading:
                       if fact.type in ("words", "denies") for words in _alternatives(fact)
                       for m in _words_pattern(words).finditer(text))
         return cls(text=text, mentions=mentions, contradicted_dates=contradicted,
-                   clauses=clauses(text, check.reading, spans))
+                   clauses=clauses(text, check.reading, spans), currency_written=check.currency == "required")
 
     def why_not(self, start: int, end: int) -> str | None:
         """Why the words at [start, end) are not asserted (None: they are)."""
@@ -275,7 +277,8 @@ class Reading:
         if fact.type in ("words", "denies"):
             return sorted((m.start(), m.end()) for words in _alternatives(fact)
                           for m in _words_pattern(words).finditer(self.text))
-        return [(m.start, m.end) for m in self.mentions if _mention_is(m, fact)]
+        return [(m.start, m.end) for m in self.mentions
+                if _mention_is(m, fact) and not (fact.type == "money" and self.currency_written and m.currency is None)]
 
     def asserted(self, fact: Fact) -> tuple[bool, str | None]:
         """Whether some occurrence of the fact is asserted (for `denies`: taken back, by a negation or, in an outcome

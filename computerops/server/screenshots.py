@@ -24,7 +24,7 @@ from computerops.server.settings import ServerSettings
 VIEWPORT = {"width": 1280, "height": 900}
 MAX_HEIGHT_PX = 3200
 """A page taller than this (an episode's steps) is saved down to here only."""
-TASKS = "helpdesk.solve-ticket,helpdesk.answer-escalation-queue"
+TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-escalation-queue@1"
 RUN_A = "oracle"
 RUN_B = "false-finish"
 """The two runs `main` makes, named by their scripted policy: every episode of A passes, every one of B claims a

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_
+from sqlalchemy import case, func, or_
 from sqlmodel import col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
@@ -93,6 +93,12 @@ def _contains(column: Any, text: str) -> Any:
     return col(column).icontains(text, autoescape=True)
 
 
+def _exact_first(column: Any, text: str) -> Any:
+    """An ordering that puts the record whose number is the search itself (case aside) before the others that
+    merely contain it, as a desk's search by number does."""
+    return case((func.upper(col(column)) == text.strip().upper(), 0), else_=1)
+
+
 def _customers_named(text: str) -> Any:
     return select(Customer.id).where(_contains(Customer.name, text))
 
@@ -107,10 +113,11 @@ NOTIFICATION_FILTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
 
 def tickets_selected(query: ListQuery) -> SelectOfScalar[Ticket]:
-    """Tickets by number whose number, subject or customer's name contains the search, with the status and
-    priority chosen."""
+    """Tickets by number whose number, subject or customer's name contains the search (the ticket numbered as
+    searched first), with the status and priority chosen."""
     statement = select(Ticket).order_by(col(Ticket.number))
     if query.search:
+        statement = select(Ticket).order_by(_exact_first(Ticket.number, query.search), col(Ticket.number))
         statement = statement.where(or_(_contains(Ticket.number, query.search), _contains(Ticket.subject, query.search),
                                         col(Ticket.customer_id).in_(_customers_named(query.search))))
     if (status := query.value("status")) is not None:
@@ -121,9 +128,11 @@ def tickets_selected(query: ListQuery) -> SelectOfScalar[Ticket]:
 
 
 def orders_selected(query: ListQuery) -> SelectOfScalar[Order]:
-    """Orders by number whose number or customer's name contains the search, with the status and currency chosen."""
+    """Orders by number whose number or customer's name contains the search (the order numbered as searched first),
+    with the status and currency chosen."""
     statement = select(Order).order_by(col(Order.number))
     if query.search:
+        statement = select(Order).order_by(_exact_first(Order.number, query.search), col(Order.number))
         statement = statement.where(or_(_contains(Order.number, query.search),
                                         col(Order.customer_id).in_(_customers_named(query.search))))
     if (status := query.value("status")) is not None:
