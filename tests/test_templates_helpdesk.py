@@ -15,6 +15,7 @@ from tiers import examples
 from sites.kit.seeding import seeded_rows
 from sites.registry import site_definitions
 from tasks import load_catalog
+from tasks.catalog import InstanceUndefined
 from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED
 
 CATALOG = load_catalog()
@@ -313,3 +314,205 @@ def test_converted_faults_publish_distinct_tickets_and_instructions(template: st
     decided = [t.instance.parameters["ticket"]["number"] for t in instances if t.instance is not None]
     assert len(set(decided)) >= len(instances) * 2 // 3
     assert len({t.spec.instruction for t in instances}) == len(instances)
+
+
+# --- more fault scenarios as templates: each draws its own filler ticket (its base tasks stay fixed) -------------
+
+SOLVE_5XX = "helpdesk.fault-5xx-solve-ticket"
+AMBIGUOUS = "helpdesk.fault-ambiguous-notify"
+SPURIOUS = "helpdesk.fault-spurious-validation-notify"
+DRIFT = "helpdesk.fault-schema-drift-notify-title"
+STALE = "helpdesk.fault-stale-read-notify"
+LOOP = "helpdesk.fault-recovery-loop-trap-notify"
+MOVED = "helpdesk.fault-moved-endpoint-ticket-list"
+THROTTLED = "helpdesk.fault-throttling-cancel-follow-up"
+ESCALATED_SUBJECTS = ("Charged twice for one order", "Login from a device I do not own")
+"""Subjects the escalation rules hand to a human: no converted fault asks the agent to handle one itself."""
+
+
+def _unique_customer(rows: Mapping[str, tuple[dict[str, Any], ...]], customer: Mapping[str, Any]) -> bool:
+    return [c["name"] for c in rows["customer"]].count(customer["name"]) == 1
+
+
+def _fitting(seed: int, subjects: tuple[str, ...] | None, *, with_order: bool) -> list[str]:
+    """The open filler tickets of uniquely named customers with another ticket whose subject is one of `subjects`
+    (any but the escalated ones when None), about an order or not: what the notify faults with a sibling draw from."""
+    rows = _rows(seed)
+    names = {c["id"]: c for c in rows["customer"]}
+    return [t["number"] for t in rows["ticket"]
+            if t["status"] == "open" and t["id"] >= 45 and (t["order_id"] is not None) == with_order
+            and (t["subject"] in subjects if subjects else t["subject"] not in ESCALATED_SUBJECTS)
+            and _unique_customer(rows, names[t["customer_id"]])
+            and sum(1 for x in rows["ticket"] if x["customer_id"] == t["customer_id"]) >= 2]
+
+
+def _check_5xx(seed: int) -> None:
+    task, p = _params(f"{SOLVE_5XX}@{seed}")
+    ticket, customer, other = p["ticket"], p["customer"], p["other"]
+    assert ticket["status"] == "open" and ticket["id"] >= 45 and ticket["subject"] not in ESCALATED_SUBJECTS
+    assert ticket["customer_id"] == customer["id"] and other["status"] == "open" and other["id"] != ticket["id"]
+    spec = task.spec
+    assert spec.faults[0].target.path == f"/helpdesk/tickets/{ticket['number']}/status"
+    assert ticket["number"] in spec.instruction and customer["name"] in spec.instruction
+    assert spec.expected_state[0].where == spec.allowed_mutations[0].where == {"number": ticket["number"]}
+    assert _control(spec, "open-ticket").name == ticket["number"]
+    also = _negative(spec, "also-solves-another").insert_after["save-again"][0]
+    assert also.url == f"/helpdesk/tickets/{other['number']}" != f"/helpdesk/tickets/{ticket['number']}"
+
+
+def _check_notify(template: str, seed: int, subjects: tuple[str, ...] | None, *, with_order: bool) -> tuple[Any, Any]:
+    """What the notify faults share: an open filler ticket of a uniquely named customer, the fault on its notify form,
+    the one notification checked on the customer and allowed only from the ticket."""
+    task, p = _params(f"{template}@{seed}")  # InstanceUndefined where no ticket fits (the callers say when)
+    ticket, customer = p["ticket"], p["customer"]
+    assert ticket["status"] == "open" and ticket["id"] >= 45 and ticket["customer_id"] == customer["id"]
+    assert subjects is None or ticket["subject"] in subjects
+    assert (ticket["order_id"] is not None) == with_order
+    if with_order:
+        assert p["order"]["id"] == ticket["order_id"] and p["order"]["number"] in task.spec.instruction
+    assert _unique_customer(_rows(seed), customer)
+    spec = task.spec
+    assert ticket["number"] in spec.instruction and customer["name"] in spec.instruction
+    if spec.faults[0].target.method == "POST":
+        assert spec.faults[0].target.path == f"/helpdesk/tickets/{ticket['number']}/notify"
+    check = spec.expected_state[0]
+    assert check.where == {"customer_id": customer["id"]} and check.count == 1
+    assert spec.allowed_mutations[0].where.get("customer_id") == customer["id"]
+    assert spec.allowed_mutations[0].where.get("ticket_id", ticket["id"]) == ticket["id"]
+    return task, p
+
+
+def _check_ambiguous(seed: int) -> None:
+    task, p = _check_notify(AMBIGUOUS, seed, ("Where is my order?", "Late delivery"), with_order=True)
+    spec, order = task.spec, p["order"]
+    assert spec.expected_state[0].expect == {
+        "ticket_id": p["ticket"]["id"], "subject": f"Delivery trace for {order['number']}",
+        "body": f"We have started a delivery trace for your order {order['number']}."}
+    assert spec.required_procedure[0].where == {"customer_id": p["customer"]["id"]}
+    wrong = _negative(spec, "tells-the-wrong-customer-too").insert_after["check-state"][0]
+    assert p["other"]["customer_id"] != p["customer"]["id"] and wrong.url == f"/helpdesk/tickets/{p['other']['number']}"
+
+
+def _check_spurious(seed: int) -> None:
+    try:
+        task, p = _check_notify(SPURIOUS, seed, None, with_order=False)
+    except InstanceUndefined:  # rare (seed 286 of 0..300): no fitting ticket, and a fresh draw takes another seed
+        assert not _fitting(seed, None, with_order=False)
+        return
+    spec, reply, sibling = task.spec, p["reply"], p["sibling"]
+    assert p["ticket"]["subject"] not in ESCALATED_SUBJECTS
+    assert reply["subject"] in spec.instruction and reply["message"] in spec.instruction
+    assert spec.expected_state[0].expect["subject"] == reply["subject"]
+    assert spec.expected_state[0].expect["body"] == reply["message"]
+    assert _negative(spec, "rewrites-the-values").replace["subject-again"][0].text != reply["subject"]
+    assert sibling["customer_id"] == p["customer"]["id"] and sibling["id"] != p["ticket"]["id"]
+    assert _negative(spec, "sends-from-her-other-ticket").replace["back-to-form"][0].url.endswith(sibling["number"])
+
+
+def _check_drift(seed: int) -> None:
+    task, p = _check_notify(DRIFT, seed, ("Wrong item delivered", "Item missing from parcel"), with_order=True)
+    spec, sibling = task.spec, p["sibling"]
+    assert spec.expected_state[0].expect["subject"] == f"Your parcel for {p['order']['number']}"
+    assert sibling["customer_id"] == p["customer"]["id"] and sibling["id"] != p["ticket"]["id"]
+    wrong = _negative(spec, "sends-from-another-ticket").replace["reload"][0]
+    assert wrong.url == f"/helpdesk/tickets/{sibling['number']}"
+
+
+def _check_stale(seed: int) -> None:
+    try:
+        task, p = _check_notify(STALE, seed, ("Invoice needed for order",), with_order=True)
+    except InstanceUndefined:  # rare (seeds 90, 142, 258 of 0..300): no fitting ticket; a fresh draw takes another
+        assert not _fitting(seed, ("Invoice needed for order",), with_order=True)
+        return
+    spec, customer, ticket, sibling = task.spec, p["customer"], p["ticket"], p["sibling"]
+    assert spec.faults[0].target.path == "/helpdesk/notifications"
+    assert [c.where for c in spec.required_procedure] == [
+        {"customer_id": customer["id"]}, *[{"customer_id": customer["id"], "ticket_id": ticket["id"]}] * 2]
+    assert sibling["customer_id"] == customer["id"] and sibling["id"] != ticket["id"]
+    assert _negative(spec, "sent-from-another-ticket").replace["open-ticket"][0].name == sibling["number"]
+    wrong = _negative(spec, "wrong-message").replace["message"][0].text
+    assert wrong != spec.expected_state[0].expect["body"]
+
+
+def _check_loop(seed: int) -> None:
+    try:
+        task, p = _check_notify(LOOP, seed, ("Wrong item delivered",), with_order=True)
+    except InstanceUndefined:  # rare (seeds 189, 294 of 0..300): no fitting ticket; a fresh draw takes another
+        assert not _fitting(seed, ("Wrong item delivered",), with_order=True)
+        return
+    spec, sibling = task.spec, p["sibling"]
+    assert sibling["customer_id"] == p["customer"]["id"] and sibling["id"] != p["ticket"]["id"]
+    assert "ticket_id" not in spec.allowed_mutations[0].where  # any of the customer's tickets may carry it
+    assert _control(spec, "open-other-ticket").name == sibling["number"]
+    assert _control(spec, "open-customer").name == p["customer"]["name"]
+    # Dana Reyes (customer 1) is never the drawn customer: telling her is always another customer's write.
+    assert p["customer"]["id"] != 1
+
+
+def _check_moved(seed: int) -> None:
+    task, p = _params(f"{MOVED}@{seed}")
+    ticket, customer = p["ticket"], p["customer"]
+    assert ticket["status"] == "open" and ticket["id"] >= 45 and ticket["subject"] not in ESCALATED_SUBJECTS
+    assert ticket["customer_id"] == customer["id"] and _unique_customer(_rows(seed), customer)
+    spec = task.spec
+    assert ticket["number"] in spec.instruction and customer["name"] in spec.instruction
+    assert spec.expected_state[0].where == spec.allowed_mutations[0].where == {"number": ticket["number"]}
+    assert _control(spec, "open-customer").name == customer["name"]
+    assert _control(spec, "open-ticket").name == ticket["number"] != "T-2001"  # the wrong control's fixed ticket
+
+
+def _check_throttled(seed: int) -> None:
+    task, p = _params(f"{THROTTLED}@{seed}")
+    case, follow_up, other = p["case"], p["follow_up"], p["other"]
+    # One of the three open follow-ups that may be cancelled (FU-3 awaits a review; FU-5 is closed), by the seed.
+    assert follow_up["code"] == case["code"] in ("FU-1", "FU-2", "FU-4") and follow_up["status"] == "open"
+    assert follow_up["kind"] != "await-review" and other["status"] == "open" and other["code"] != follow_up["code"]
+    spec = task.spec
+    assert spec.faults[0].target.path == f"/helpdesk/follow-ups/{follow_up['code']}/cancel"
+    assert follow_up["code"] in spec.instruction and f'"{case["note"]}"' in spec.instruction
+    assert spec.expected_state[0].where == spec.allowed_mutations[0].where == {"code": follow_up["code"]}
+    assert spec.expected_state[0].expect == {"status": "cancelled", "note": case["note"]}
+    also = _negative(spec, "also-cancels-another").insert_after["cancel-3"][0]
+    assert also.url == f"/helpdesk/follow-ups/{other['code']}"
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(seed=SEEDS)
+def test_every_seed_gives_each_converted_fault_an_instance_on_its_drawn_ticket(seed: int) -> None:
+    _check_5xx(seed)
+    _check_ambiguous(seed)
+    _check_spurious(seed)
+    _check_drift(seed)
+    _check_stale(seed)
+    _check_loop(seed)
+    _check_moved(seed)
+    _check_throttled(seed)
+
+
+@pytest.mark.parametrize("template", [SOLVE_5XX, AMBIGUOUS, SPURIOUS, DRIFT, STALE, LOOP, MOVED])
+def test_converted_faults_publish_distinct_drawn_tickets_and_instructions(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 12
+    decided = [t.instance.parameters["ticket"]["number"] for t in instances if t.instance is not None]
+    assert len(set(decided)) >= len(instances) * 2 // 3
+    assert len({t.spec.instruction for t in instances}) == len(instances)
+
+
+def test_the_throttled_follow_ups_six_published_cases_are_its_six_cases() -> None:
+    instances = CATALOG.instances(THROTTLED)
+    assert len(instances) == 6
+    cases = {(t.instance.parameters["case"]["code"], t.instance.parameters["case"]["note"]) for t in instances
+             if t.instance is not None}
+    assert len(cases) == 6 and {code for code, _ in cases} == {"FU-1", "FU-2", "FU-4"}
+    assert len({t.spec.instruction for t in instances}) == 6
+
+
+@pytest.mark.parametrize(("template", "seed", "subjects", "with_order"), [
+    (SPURIOUS, 286, None, False), (STALE, 90, ("Invoice needed for order",), True),
+    (LOOP, 189, ("Wrong item delivered",), True)])
+def test_the_rare_seeds_without_a_fitting_ticket_define_no_instance(template: str, seed: int,
+                                                                    subjects: tuple[str, ...] | None,
+                                                                    with_order: bool) -> None:
+    with pytest.raises(InstanceUndefined):
+        CATALOG[f"{template}@{seed}"]
+    assert not _fitting(seed, subjects, with_order=with_order)
