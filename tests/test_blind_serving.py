@@ -784,7 +784,7 @@ def test_e2e_arm_d_careful_keeps_exactly_once_and_blind_retry_duplicates(serving
 def test_e2e_arm_e_oracle_invents_eligibility_on_a_degraded_evidence_page(serving_run: Run) -> None:
     serving = serving_run.records["e-oracle"].serving
     assert serving.path == "degraded_evidence"
-    assert "shown-RA-13s-policy" in serving.invented_eligibility
+    assert "shown-the-approvals-policy" in serving.invented_eligibility
     assert not serving.contract_held
     assert any(i.startswith("missing_resource@op") for i in serving.injected)
 

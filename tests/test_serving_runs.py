@@ -146,7 +146,7 @@ def test_a_degraded_evidence_page_is_met_with_an_explicit_unresolved_status(run:
 def test_a_refusal_stated_without_the_evidence_is_rejected_as_invented_eligibility(run: RunDirectory) -> None:
     record = records(run)["invents"]
     served = record.serving
-    assert served is not None and served.invented_eligibility == ["shown-RA-13s-policy"]
+    assert served is not None and served.invented_eligibility == ["shown-the-approvals-policy"]
     assert not served.contract_held and record.outcome != "verified_success"
     assert record.claim.status == "not_allowed"  # what it asserted: a reason it never saw
 

@@ -163,7 +163,7 @@ def test_seeds_share_the_fixed_records_and_differ_in_filler(registry: TenantRegi
     assert one["customer"][:4] == two["customer"][:4]
     assert one["order"][:5] == two["order"][:5]
     assert one["ticket"][:6] == two["ticket"][:6]
-    assert one["refund_approval"] == two["refund_approval"]
+    assert one["refund_approval"][:3] == two["refund_approval"][:3]  # the fixed RA-11..RA-13; returns differ
     assert one != two
     assert one == registry.create("helpdesk", 1).snapshot()
 

@@ -37,6 +37,7 @@ from sites.helpdesk.models import (
     RefundApproval,
     Ticket,
 )
+from sites.helpdesk.return_approvals import seed_return_approvals
 
 # (id, name, email, tier)
 CUSTOMERS = [
@@ -336,4 +337,6 @@ def seed_helpdesk(session: Session, rng: random.Random) -> None:
     session.flush()  # fixed rows first: the filler is numbered above them
     seed_filler(session, rng, look_alike_mimics())
     session.flush()
-    seed_carrier_updates(session, rng)  # last: what it draws changes no other table's rows
+    seed_carrier_updates(session, rng)  # after the filler: what it draws changes no other table's rows
+    session.flush()
+    seed_return_approvals(session, rng)  # last: its own generator, drawn after every other table's
