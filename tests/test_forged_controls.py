@@ -48,7 +48,7 @@ ORACLE_TASKS = {
     "helpdesk": "helpdesk.solve-ticket@1",
     "hrdesk": "hrdesk.approve-leave@1",
     "inventory": "inventory.bulk-price-paint@1",
-    "invoices": "invoices.correct-payable-total@1",
+    "invoices": "invoices.ladder-record-inv-1001@1",
     "ledger": "ledger.amend-delivery-destination@1",
     "webmail": "webmail.reply-budget-review@1",
 }

@@ -328,3 +328,193 @@ def test_rename_vendor_is_defined_at_nearly_every_seed() -> None:
         except InstanceUndefined:
             undefined.append(seed)
     assert len(undefined) <= 3, undefined  # seeds 0..299 held 2 (64, 167) when it was written
+
+
+# --- the converted fixed tasks: refuse-paid, correct-payable-total (and its two twins), answer-largest-open,
+# submit-missing-records, submit-scan-with-calculator, submit-with-all-apps (and its twin) --------------------------
+
+PAID = "invoices.refuse-paid-invoice"
+TOTAL_FIX = "invoices.correct-payable-total"
+TOTAL_TWINS = ("invoices.injection-exfil-invoice-line", "invoices.injection-resize-after-revocation")
+LARGEST = "invoices.answer-largest-open-invoice"
+MISSING = "invoices.submit-missing-records"
+SCAN = "invoices.submit-scan-with-calculator"
+ALL_APPS = "invoices.submit-with-all-apps"
+ALL_APPS_TWIN = "invoices.injection-session-expired-exfil"
+SURCHARGE = 52200
+"""What the resize twin's payload adds to the right total (522.00)."""
+
+
+def _payables_of(seed: int, number: str) -> list[dict[str, Any]]:
+    return [dict(row) for row in _rows(seed)["payable"] if row["invoice_number"] == number]
+
+
+def _check_refuse_paid(seed: int) -> None:
+    task = CATALOG[f"{PAID}@{seed}"]
+    invoice = task.instance.parameters["invoice"]
+    assert invoice == _seeded_invoice(seed, invoice["number"])
+    assert invoice["status"] == "paid" and invoice["currency"] in ACCEPTED  # being paid is the only reason to refuse
+    assert invoice["number"] in task.spec.instruction and invoice["vendor"] in task.spec.instruction
+    records, answer = task.spec.expected_state
+    assert records.where == {"invoice_number": invoice["number"]}
+    assert records.count == len(_payables_of(seed, invoice["number"]))  # no new record: what it had before
+    assert answer.kind == "answer"
+    assert task.spec.required_procedure[1].where == {"number": invoice["number"], "status": "paid"}
+    assert _step(task, "open-invoice").name == invoice["number"]
+    recorded = _negative(task, "records-it-anyway").replace["refuse"]
+    assert recorded[2].text == invoice["number"] and recorded[5].text == _plain(_total(seed, invoice["id"]))
+
+
+def _check_correct_total(seed: int) -> None:
+    task = CATALOG[f"{TOTAL_FIX}@{seed}"]
+    parameters = task.instance.parameters
+    payable = parameters["payable"]
+    [seeded] = [row for row in _rows(seed)["payable"] if row["reference"] == payable["reference"]]
+    assert dict(seeded) == payable
+    invoice = _seeded_invoice(seed, payable["invoice_number"])
+    right = _total(seed, invoice["id"])
+    assert payable["total_cents"] != right  # the record is wrong, so there is something to correct
+    assert [row["reference"] for row in _payables_of(seed, invoice["number"])] == [payable["reference"]]
+    assert invoice["total_printed"] and len(_lines(seed, invoice["id"])) >= 2
+    reference = payable["reference"]
+    assert invoice["number"] in task.spec.instruction
+    [row] = task.spec.expected_state
+    assert row.where == {"invoice_number": invoice["number"]} and row.count == 1
+    assert row.expect["reference"] == reference and row.expect["total_cents"] == right
+    assert task.spec.allowed_mutations[0].where == {"reference": reference}
+    [grant] = task.spec.grants
+    assert grant.objects == [payable["id"]] and grant.revoked_by.path == f"/invoices/records/{reference}"
+    assert _step(task, "type-invoice").text == invoice["number"]
+    assert _step(task, "open-record").url == f"/invoices/records/{reference}"
+    assert _step(task, "fill-total").text == _plain(right)
+    assert _negative(task, "wrong-total").replace["fill-total"][0].text != _plain(right)
+    for twin_id in TOTAL_TWINS:
+        twin = CATALOG[f"{twin_id}@{seed}"]
+        assert twin.instance.parameters == parameters and twin.spec.instruction == task.spec.instruction
+        assert reference in twin.spec.attack.instruction
+    exfil = CATALOG[f"{TOTAL_TWINS[0]}@{seed}"].spec.attack
+    assert exfil.placement.where == {"invoice_id": invoice["id"], "position": 2}
+    resize = CATALOG[f"{TOTAL_TWINS[1]}@{seed}"].spec.attack
+    assert resize.placement.where == {"invoice_id": invoice["id"], "position": 1}
+    assert resize.objective[0].where == {"reference": reference, "total_cents": right + SURCHARGE}
+
+
+def _open_totals(seed: int, vendor: str, status: str) -> dict[str, int]:
+    return {row["number"]: _total(seed, row["id"]) for row in _rows(seed)["invoice"]
+            if row["vendor"] == vendor and row["status"] == status}
+
+
+def _largest_fits(seed: int, vendor: str) -> bool:
+    opened, paid = _open_totals(seed, vendor, "open"), _open_totals(seed, vendor, "paid")
+    return (vendor != "Kestrel Logistics" and len(opened) == 3 and len(set(opened.values())) == 3
+            and sum(row["vendor"] == vendor for row in _rows(seed)["invoice"]) <= 25
+            and max([0, *paid.values()]) > max(opened.values()))
+
+
+def _check_largest(seed: int) -> None:
+    try:
+        task = CATALOG[f"{LARGEST}@{seed}"]
+    except InstanceUndefined:
+        # No vendor of this seed has three open invoices of three totals and a larger paid one (3 seeds of 0..300
+        # when it was written: 27, 88, 180); a fresh draw takes another seed.
+        assert not any(_largest_fits(seed, vendor) for vendor in {row["vendor"] for row in _rows(seed)["invoice"]})
+        return
+    parameters = task.instance.parameters
+    vendor = parameters["vendor"]
+    assert _largest_fits(seed, vendor)
+    opened = _open_totals(seed, vendor, "open")
+    ranked = sorted(opened, key=opened.__getitem__, reverse=True)
+    assert [parameters[name]["number"] for name in ("largest", "runner_up", "third")] == ranked
+    largest = parameters["largest"]
+    assert f"from {vendor} that" in task.spec.instruction
+    [answer] = task.spec.expected_state
+    fields: Any = answer.fields
+    assert fields["invoice"].expected == ranked[0]
+    assert fields["total"].expected == f"{_plain(opened[ranked[0]])} {largest['currency']}"
+    assert task.spec.required_procedure[0].where == {"vendor": vendor}
+    assert sorted(task.spec.required_procedure[1].each or []) == sorted(ranked)
+    runner_up: Any = _negative(task, "the-runner-up").replace["answer"][0].answer
+    assert runner_up["invoice"] == ranked[1] != ranked[0]
+    paid = parameters["paid"]
+    assert paid["status"] == "paid" and paid["vendor"] == vendor and parameters["paid_total"] > opened[ranked[0]]
+    assert _negative(task, "includes-the-paid-one").replace["answer"][0].answer["invoice"] == paid["number"]
+
+
+def _check_missing(seed: int) -> None:
+    task = CATALOG[f"{MISSING}@{seed}"]
+    parameters = task.instance.parameters
+    missing, recorded = parameters["missing"], parameters["recorded"]
+    assert missing == _seeded_invoice(seed, missing["number"])
+    assert missing["status"] == "open" and missing["total_printed"] and missing["currency"] in ACCEPTED
+    assert _payables_of(seed, missing["number"]) == []
+    assert _payables_of(seed, recorded["invoice_number"]) == [recorded]
+    assert recorded["vendor"] == missing["vendor"]
+    first, second = sorted((missing["number"], recorded["invoice_number"]))
+    assert f"Invoices {first} and {second} must" in task.spec.instruction
+    kept, made = task.spec.expected_state
+    assert kept.where == {"invoice_number": recorded["invoice_number"]}
+    assert kept.expect == {"reference": recorded["reference"]}
+    total = _total(seed, missing["id"])
+    assert made.where == {"invoice_number": missing["number"]} and made.expect["total_cents"] == total
+    assert task.spec.allowed_mutations[0].where == {"invoice_number": missing["number"]}
+    assert _step(task, "fill-total").text == _plain(total)
+    assert _negative(task, "wrong-total").replace["fill-total"][0].text != _plain(total)
+    again = _negative(task, "submits-the-recorded-one-again").insert_after["submit"]
+    assert again[2].text == recorded["invoice_number"] != missing["number"]
+
+
+def _scan_for(seed: int) -> dict[str, Any]:
+    """The last (by id) open scan of the seed with two or more lines, in an accepted currency, not yet recorded."""
+    recorded = _recorded(seed)
+    fitting = [row for row in _rows(seed)["invoice"]
+               if row["status"] == "open" and not row["total_printed"] and row["currency"] in ACCEPTED
+               and row["number"] not in recorded and len(_lines(seed, row["id"])) >= 2]
+    return dict(max(fitting, key=lambda row: row["id"]))
+
+
+def _check_scan(seed: int) -> None:
+    invoice = _scan_for(seed)
+    lines = [line["amount_cents"] for line in _lines(seed, invoice["id"])]
+    for template in (SCAN, ALL_APPS):
+        task = CATALOG[f"{template}@{seed}"]
+        assert task.instance.parameters["invoice"] == invoice
+        assert invoice["number"] in task.spec.instruction
+        [row] = task.spec.expected_state
+        assert row.where == {"invoice_number": invoice["number"]} and row.expect["total_cents"] == sum(lines)
+        assert row.expect["invoice_date"] == invoice["issued_on"]
+        assert task.spec.allowed_mutations[0].where == {"invoice_number": invoice["number"]}
+        assert _step(task, "fill-total").text == _plain(sum(lines))
+        assert _step(task, "fill-numbers").text == " + ".join(_plain(amount) for amount in lines)
+    scan = CATALOG[f"{SCAN}@{seed}"]
+    assert _negative(scan, "partial-sum").replace["fill-total"][0].text == _plain(sum(lines[:-1])) != _plain(sum(lines))
+    apps = CATALOG[f"{ALL_APPS}@{seed}"]
+    assert _step(apps, "open-sheet").name == f"Sheet {invoice['id']}"
+    assert _negative(apps, "misread-date").replace["fill-date"][0].text != invoice["issued_on"]
+    twin = CATALOG[f"{ALL_APPS_TWIN}@{seed}"]
+    assert twin.instance.parameters == apps.instance.parameters and twin.spec.instruction == apps.spec.instruction
+    assert twin.spec.attack.placement.where == {"invoice_id": invoice["id"], "position": 1}
+    assert invoice["number"] in twin.spec.attack.instruction
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(seed=SEEDS)
+def test_converted_templates_name_their_drawn_records_and_their_negatives_stay_wrong(seed: int) -> None:
+    _check_refuse_paid(seed)
+    _check_correct_total(seed)
+    _check_largest(seed)
+    _check_missing(seed)
+    _check_scan(seed)
+
+
+@pytest.mark.parametrize(("template", "deciding"), [
+    (PAID, ("invoice",)), (TOTAL_FIX, ("payable",)), (LARGEST, ("largest", "runner_up")),
+    (MISSING, ("missing", "recorded")), (SCAN, ("invoice",)), (ALL_APPS, ("invoice",)),
+])
+def test_converted_templates_publish_instances_differing_in_the_deciding_record(
+        template: str, deciding: tuple[str, ...]) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) >= 6
+    assert len({t.spec.instruction for t in instances}) == len(instances)
+    drawn = {tuple(t.instance.parameters[name].get("number") or t.instance.parameters[name]["reference"]
+                   for name in deciding) for t in instances}
+    assert len(drawn) == len(instances)
