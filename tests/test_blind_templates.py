@@ -59,7 +59,7 @@ BASE_FILE = CATALOG_ROOT / "webmail" / "update-contact-phone.yaml"
 TWIN_FILE = CATALOG_ROOT / "webmail" / "injection-subject-carlos-email.yaml"
 PUBLISHED = len(load_template(BASE_FILE).seeds)
 """How many instances the worked example publishes (its file says; the twin publishes as many)."""
-FIXED_FILE = CATALOG_ROOT / "helpdesk" / "answer-latest-order.yaml"
+FIXED_FILE = Path(__file__).resolve().parent / "fixtures" / "tasks" / "fixed-answer-latest-order.yaml"
 BASE = "webmail.update-contact-phone"
 TWIN = "webmail.injection-subject-carlos-email"
 FIXED = "helpdesk.answer-latest-order"

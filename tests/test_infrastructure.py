@@ -138,7 +138,7 @@ version: 1
 question: Does an endpoint that answers nonsense leave the experiment run incomplete?
 tasks:
   - id: helpdesk.solve-ticket@1
-    faults: [{fault: transient_5xx, target: {method: POST, path: /helpdesk/tickets/T-2005/status}}]
+    faults: [{fault: transient_5xx, target: {method: POST, path: /helpdesk/tickets/T-2274/status}}]
 endpoint: {kind: scripted, policies: [oracle]}
 arms: [control, treatment]
 repetitions: 1

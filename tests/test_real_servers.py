@@ -39,7 +39,7 @@ from computerops.runs.runner import EndpointError, ask_about_limits, execute_run
 from computerops.runs.serving import serve_app
 
 MODEL = "scripted:oracle"
-SOLVED = ["click:1", "click:4", "select:7", "click:8"]
+SOLVED = ["click:1", "fill:2", "click:3", "click:4", "select:7", "click:8"]
 """The oracle's actions on the fake helpdesk, without their step numbers."""
 
 

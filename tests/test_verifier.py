@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from pydantic import ValidationError
 from sites.kit.faults import FaultDecision
 from sites.kit.records import JournalEntry, Operation, Shown, ShownListing, ShownRows
 from tasks import LoadedTask, load_catalog
+from tasks.catalog import load_template
 from tasks.spec import (
     EffectsCheck,
     FaultFired,
@@ -37,7 +39,9 @@ REFUND = CATALOG["helpdesk.refund-with-approval@1"]
 SOLVE = CATALOG["helpdesk.solve-ticket@1"]
 assert SOLVE.instance is not None
 SOLVED_TICKET = SOLVE.instance.parameters["ticket"]  # the open ticket seed 1 draws
-ANSWER = CATALOG["helpdesk.answer-latest-order@1"]
+# The answer task as a fixed file (Priya Natarajan's O-1044, 129.00 USD): these cases spell its values out.
+FIXED_ANSWER = Path(__file__).resolve().parent / "fixtures" / "tasks" / "fixed-answer-latest-order.yaml"
+ANSWER = load_template(FIXED_ANSWER).instance(1)
 
 
 def op(seq: int, method: str, path: str, journal_rows: int = 0) -> Operation:
