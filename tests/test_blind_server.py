@@ -7,6 +7,7 @@ implementation would break."""
 from __future__ import annotations
 
 import hashlib
+import html as html_text
 import json
 import math
 import os
@@ -29,6 +30,7 @@ from computerops.server.jobs import Jobs, JobSpec, JobState
 from computerops.server.settings import ServerSettings
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
+from tasks import load_catalog
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 ORACLE = "001-helpdesk.solve-ticket@1--oracle"
@@ -216,7 +218,7 @@ def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float,
 def visible_text(html: str) -> str:
     body = html[html.find("<body"):]
     body = re.sub(r"<script.*?</script>", " ", body, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
+    return html_text.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)))
 
 
 def wait_for(check: Callable[[], bool], seconds: float = 3.0) -> bool:
@@ -1235,7 +1237,7 @@ def test_what_an_agent_said_is_escaped_on_the_pages(server: Server) -> None:
     """A model's words are data: a reply carrying HTML shows as text on the episode page, never as markup."""
     run = server.runs / "base"
     payload = "<script>alert('owned')</script><img src=x onerror=alert(1)>"
-    said = "Ticket T-2005 is solved."
+    said = next(step.message or "" for step in load_catalog()[TASK].spec.scripted_control if step.action == "done")
     episode = run / "episodes" / ORACLE
     for name in ("transcript.json", "verdict.json", "receipt.json"):
         (episode / name).write_text((episode / name).read_text(encoding="utf-8").replace(said, payload),
