@@ -298,7 +298,10 @@ def test_a_restart_while_the_approval_is_pending_carries_it_as_pending_and_waits
     assert boundary.approvals_valid and boundary.lost == []
     resumed = Checkpoint.model_validate_json(
         (run.episode_dir(record.episode_id) / CHECKPOINTS / f"{boundary.carried_in:03d}.json").read_text())
-    requested = [a for a in resumed.ledgers.approvals if a.id.startswith("AR-") and a.object == "order:40"]
+    delayed = load_catalog()[DELAYED].instance
+    assert delayed is not None
+    order = f"order:{delayed.parameters['order']['id']}"  # the order the instance draws
+    requested = [a for a in resumed.ledgers.approvals if a.id.startswith("AR-") and a.object == order]
     assert [a.status for a in requested] == ["pending"], resumed.ledgers.approvals
     assert any(w.kind == "await-review" for w in resumed.ledgers.unfinished_work)
     # One request, one refund: the resumed agent waited for the answer instead of asking again.
