@@ -115,9 +115,9 @@ NOTIFICATION_FILTERS: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 def tickets_selected(query: ListQuery) -> SelectOfScalar[Ticket]:
     """Tickets by number whose number, subject or customer's name contains the search (the ticket numbered as
     searched first), with the status and priority chosen."""
-    statement = select(Ticket).order_by(col(Ticket.number))
+    first = () if not query.search else (_exact_first(Ticket.number, query.search),)
+    statement = select(Ticket).order_by(*first, col(Ticket.number))
     if query.search:
-        statement = select(Ticket).order_by(_exact_first(Ticket.number, query.search), col(Ticket.number))
         statement = statement.where(or_(_contains(Ticket.number, query.search), _contains(Ticket.subject, query.search),
                                         col(Ticket.customer_id).in_(_customers_named(query.search))))
     if (status := query.value("status")) is not None:
@@ -130,9 +130,9 @@ def tickets_selected(query: ListQuery) -> SelectOfScalar[Ticket]:
 def orders_selected(query: ListQuery) -> SelectOfScalar[Order]:
     """Orders by number whose number or customer's name contains the search (the order numbered as searched first),
     with the status and currency chosen."""
-    statement = select(Order).order_by(col(Order.number))
+    first = () if not query.search else (_exact_first(Order.number, query.search),)
+    statement = select(Order).order_by(*first, col(Order.number))
     if query.search:
-        statement = select(Order).order_by(_exact_first(Order.number, query.search), col(Order.number))
         statement = statement.where(or_(_contains(Order.number, query.search),
                                         col(Order.customer_id).in_(_customers_named(query.search))))
     if (status := query.value("status")) is not None:
