@@ -448,7 +448,7 @@ def test_the_scripted_endpoint_passes_the_request_seed_and_takes_others_as_zero(
 
 # --- a real run ----------------------------------------------------------------------------------------------------
 
-SEED, FAULT_SEED = 9, 16
+SEED, FAULT_SEED = 19, 0
 """The request seed and the fault seed of the real run, chosen so that its four episodes show a slip, a retry that
 finishes, a give-up and the substitute route (`behaviour`), in this order. (Found by trying seeds: a change to the
 invoices site's pages moves the faults' draws, and then the pair is looked for again.)"""
