@@ -467,7 +467,22 @@ def load_catalog(root: Path = CATALOG_ROOT) -> Catalog:
         content.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     # The sites registered now are part of what the files mean (a site registered, removed or replaced loads anew).
     sites = tuple((name, _Same(site)) for name, site in sorted(site_definitions().items()))
-    return _loaded_catalog(root.resolve(), tuple(paths), content.hexdigest(), sites)
+    key = (root.resolve(), tuple(paths), content.hexdigest(), sites)
+    if key[0] != CATALOG_ROOT.resolve():
+        return _loaded_catalog(*key)
+    # The repository's own catalog is kept apart from the others' cache: catalogs of other folders (a test's, an
+    # author's) never push it out, and the instances it has generated (seconds per hundred) stay with it.
+    found = _REPOSITORY_CATALOGS.get(key)
+    if found is None:
+        while len(_REPOSITORY_CATALOGS) >= 2:  # the catalog as it is, and as it was before a change or a new site
+            del _REPOSITORY_CATALOGS[next(iter(_REPOSITORY_CATALOGS))]
+        found = _REPOSITORY_CATALOGS[key] = _loaded_catalog.__wrapped__(*key)
+    return found
+
+
+_CatalogKey = tuple[Path, tuple[Path, ...], str, tuple[tuple[str, "_Same"], ...]]
+_REPOSITORY_CATALOGS: dict[_CatalogKey, Catalog] = {}
+"""The catalogs of CATALOG_ROOT loaded in this process, by `_loaded_catalog`'s key, oldest first (at most two)."""
 
 
 class _Same:

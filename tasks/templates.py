@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import StrictUndefined, TemplateError, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -329,6 +329,34 @@ def _edits_within(first: str, second: str, most: int) -> bool:
     return previous[-1] <= most
 
 
+_CANDIDATES = "candidate_rows_"
+_FILTER_LOOP = "{%% for it in " + _CANDIDATES + " %%}{%% if %s %%}{{ loop.index0 }} {%% endif %%}{%% endfor %%}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _filter_loop(test: str) -> Any:
+    """The filter `test` as one template looping over the candidates (the indices of those it keeps), or None where
+    it cannot be one: a filter that names the loop's own variables or holds a template delimiter."""
+    if any(mark in test for mark in ("{%", "%}", "{{", "}}", "{#", "#}")):
+        return None
+    env = _environment()
+    if meta.find_undeclared_variables(env.parse("{{ " + test + " }}")) & {"loop", _CANDIDATES}:
+        return None
+    return env.from_string(_FILTER_LOOP % test)
+
+
+def _filtered(test: str, context: Mapping[str, Any], candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The candidates for which the expression `test` is true (each candidate is `it`). One render loops over them
+    all (a call of a compiled expression per row builds a context per row: most of what drawing costs); the same
+    test, the same truth and the same errors as the per-row call, which a filter that cannot loop keeps."""
+    loop = _filter_loop(test)
+    if loop is None:
+        row_test = _expression(test)
+        return [row for row in candidates if row_test(**context, it=row)]
+    kept = loop.render({**context, _CANDIDATES: candidates}).split()
+    return [candidates[int(index)] for index in kept]
+
+
 def _ordered(candidates: list[dict[str, Any]], order_by: Sequence[str]) -> list[dict[str, Any]]:
     for column in reversed(order_by):
         name = column.lstrip("-")
@@ -360,8 +388,7 @@ def _draw(name: str, parameter: Parameter, context: dict[str, Any], rng: random.
     where = render(parameter.where, context)
     candidates = [dict(row) for row in seeded[parameter.row] if all(row.get(k) == v for k, v in where.items())]
     if parameter.filter is not None:
-        test = _expression(parameter.filter)
-        candidates = [row for row in candidates if test(**context, it=row)]
+        candidates = _filtered(parameter.filter, context, candidates)
     columns = set(seeded[parameter.row][0]) if seeded[parameter.row] else set()
     unknown = sorted(({c.lstrip("-") for c in parameter.order_by} | set(where)) - columns) if columns else []
     if unknown:

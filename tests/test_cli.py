@@ -122,7 +122,8 @@ def wait_until_up(url: str, deadline_s: float = 60.0) -> None:  # generous: CI m
 
 def test_mock_llm_serves_an_openai_compatible_scripted_endpoint() -> None:
     port = free_port()
-    with background("mock-llm", "--policy", "give-up", "--port", str(port)):
+    # A task it knows answers by its own control (the whole catalog, the default, takes tens of seconds to load).
+    with background("mock-llm", "--policy", "give-up", "--port", str(port), "--tasks", "helpdesk.solve-ticket@1"):
         base = f"http://127.0.0.1:{port}/v1"
         wait_until_up(f"{base}/models")
         models = httpx.get(f"{base}/models", timeout=30.0).json()
@@ -135,6 +136,11 @@ def test_mock_llm_serves_an_openai_compatible_scripted_endpoint() -> None:
         call = reply["choices"][0]["message"]["tool_calls"][0]["function"]
         assert call["name"] == "done" and '"success": false' in call["arguments"]
 
+
+
+def test_mock_llm_refuses_tasks_it_cannot_find_before_it_takes_the_port() -> None:
+    result = CliRunner().invoke(app, ["mock-llm", "--tasks", "helpdesk.no-such-task", "--port", str(free_port())])
+    assert result.exit_code == 2 and "unknown task ids: helpdesk.no-such-task" in result.output
 
 def test_serve_lets_a_person_enter_a_fresh_tenant_once_and_never_prints_nor_logs_its_token() -> None:
     port = free_port()

@@ -453,6 +453,41 @@ def test_the_row_functions_index_finds_what_a_scan_of_the_rows_finds(table: list
         assert functions["count"]("t", **where) == len(scanned)
 
 
+
+_FILTERS = ["it.x == 1", "it.x", "not it.y", "it.x is none or it.y == k", "it.id > k and it.id is even",
+            "count('t', x=it.x) > 1", "it.x in [1, 'a']", "(it.x ~ '') | length == 1", "it.x + 1 > 0",
+            "it.x > k", "missing_name", "it.id == loop", "it.id < (k if k is number else 0)",
+            "'%}' in (it.x | string)", "it.x == k % 2"]
+"""Filters as authors write them, ones that raise on some rows (a type error, an undefined name), and ones that
+cannot run as one loop (naming `loop`, holding a delimiter in a string)."""
+
+
+def _per_row(test: str, context: dict[str, Any], rows: list[dict[str, Any]]) -> Any:
+    from tasks.templates import _expression
+    try:
+        return [row for row in rows if _expression(test)(**context, it=row)]
+    except Exception as exc:  # noqa: BLE001 - the class is what is compared
+        return type(exc)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(table=st.lists(st.fixed_dictionaries({"id": st.integers(0, 5)}, optional={"x": _CELL, "y": _CELL}),
+                      max_size=12),
+       test=st.sampled_from(_FILTERS), k=_CELL, loop=st.one_of(_CELL, st.integers(0, 5)))
+def test_a_filter_keeps_the_rows_and_raises_the_errors_its_expression_does_row_by_row(
+        table: list[dict[str, Any]], test: str, k: Any, loop: Any) -> None:
+    """`_filtered` renders one loop over the candidates: the same rows in the same order, and the same error class,
+    as calling the filter's expression on each row (the row functions and earlier parameters in its context)."""
+    from tasks.templates import _filtered
+    context: dict[str, Any] = {"k": k, "loop": loop, **_row_functions(MappingProxyType({"t": tuple(table)}))}
+    expected = _per_row(test, context, table)
+    try:
+        got: Any = _filtered(test, context, table)
+    except Exception as exc:  # noqa: BLE001
+        got = type(exc)
+    assert got == expected
+
+
 def test_the_catalog_is_loaded_once_per_content_and_anew_when_a_file_changes(tmp_path: Path) -> None:
     root = _catalog_with(tmp_path, "update-contact-phone")
     first = load_catalog(root)
@@ -464,3 +499,12 @@ def test_the_catalog_is_loaded_once_per_content_and_anew_when_a_file_changes(tmp
     assert changed.templates[PHONE].data["version"] == 14 != first.templates[PHONE].data["version"]
     path.rename(root / "webmail" / "renamed.yaml")  # the same bytes under another name: another catalog
     assert load_catalog(root) is not changed
+
+
+def test_the_repositorys_catalog_outlasts_the_catalogs_of_other_folders(tmp_path: Path) -> None:
+    """The catalog of tasks/ keeps the instances it generated (the whole catalog's take tens of seconds) however
+    many other folders' catalogs are loaded after it (tests, authors' drafts: an LRU of their own)."""
+    first = load_catalog()
+    for n in range(10):
+        load_catalog(_catalog_with(tmp_path / str(n), "update-contact-phone"))
+    assert load_catalog() is first

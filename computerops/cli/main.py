@@ -633,15 +633,18 @@ def mock_llm(
                                               "malformed, noop, negative:<id>.")] = "oracle",
     host: str = "127.0.0.1",
     port: int = 8799,
+    tasks: Annotated[str, typer.Option(help="The tasks it knows (found by their instruction): instance and "
+                                             "template ids, comma-separated, or 'all' (every published instance: "
+                                             "generating them takes tens of seconds).")] = "all",
 ) -> None:
     """Serve the SCRIPTED OpenAI-compatible endpoint (/v1/models, /v1/chat/completions)."""
     import uvicorn
 
     from adapter.scripted import create_scripted_app
     from computerops.cli.console import console
-    from tasks import TaskFileError, load_catalog
+    from tasks import TaskFileError, load_catalog, select_tasks
     try:
-        scripted = create_scripted_app(list(load_catalog().values()), default_policy=policy)
+        scripted = create_scripted_app(select_tasks(load_catalog(), tasks), default_policy=policy)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     console.print(f"Scripted endpoint (policy {policy}) at http://{host}:{port}/v1 — results are SCRIPTED.")
