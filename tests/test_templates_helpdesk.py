@@ -516,3 +516,57 @@ def test_the_rare_seeds_without_a_fitting_ticket_define_no_instance(template: st
     with pytest.raises(InstanceUndefined):
         CATALOG[f"{template}@{seed}"]
     assert not _fitting(seed, subjects, with_order=with_order)
+
+
+AFTER_COMMIT = "helpdesk.fault-ambiguous-after-commit-credit"
+LATE = ("Where is my order?", "Late delivery")
+"""The subjects of a ticket about a parcel that has not come: the after-commit credit's reason is the delay."""
+
+
+def _check_after_commit_credit(seed: int) -> None:
+    task, p = _params(f"{AFTER_COMMIT}@{seed}")
+    ticket, order, customer, other, credit = p["ticket"], p["order"], p["customer"], p["other"], p["credit"]
+    assert ticket["id"] >= 45 and ticket["subject"] in LATE and ticket["status"] != "solved"
+    assert ticket["order_id"] == order["id"] and order["customer_id"] == customer["id"] == ticket["customer_id"]
+    assert order["status"] == "delivered" and 500 <= credit <= 2500 <= order["total_cents"] - 500
+    # The other order is the same customer's and takes the credit (the unrelated-write control's "retry" goes
+    # through and is a forbidden change, not a refusal).
+    assert other["customer_id"] == customer["id"] and other["id"] != order["id"] and other["total_cents"] > credit
+    spec = task.spec
+    assert order["number"] in spec.instruction and customer["name"] in spec.instruction
+    assert p["reason"] == f"Delay while tracing the delivery ({ticket['number']})" and p["reason"] in spec.instruction
+    assert p["amount"] in spec.instruction
+    assert spec.faults[0].target.path == f"/helpdesk/orders/{order['number']}/credits"
+    check = spec.expected_state[0]
+    assert check.where == {"order_id": order["id"]} and check.count == 1
+    assert check.expect == {"amount_cents": credit, "currency": order["currency"], "method": "goodwill",
+                            "reason": p["reason"]}
+    assert spec.allowed_mutations[0].where == {"order_id": order["id"]}
+    assert spec.allowed_mutations[1].where == {"number": order["number"]}
+    assert spec.required_procedure[0].where == {"order_id": order["id"]}
+    assert _control(spec, "open-order").name == order["number"]
+    wrong = _negative(spec, "retries-on-the-other-order").replace["check-state"]
+    assert wrong[0].url == f"/helpdesk/orders/{other['number']}" != f"/helpdesk/orders/{order['number']}"
+    assert _negative(spec, "wrong-amount").replace["amount"][0].text != _control(spec, "amount").text
+
+
+LAST_CHECKS = (_check_after_commit_credit,)
+"""The last helpdesk files converted from fixed tasks, each a check over one seed."""
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(seed=SEEDS)
+def test_every_seed_gives_the_last_converted_templates_an_instance_on_their_drawn_record(seed: int) -> None:
+    for check in LAST_CHECKS:
+        check(seed)
+
+
+@pytest.mark.parametrize(("template", "published", "deciding"), [(AFTER_COMMIT, 12, ("order", "number"))])
+def test_the_last_converted_templates_publish_distinct_records_and_instructions(template: str, published: int,
+                                                                               deciding: tuple[str, str]) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == published
+    parameter, column = deciding
+    decided = [t.instance.parameters[parameter][column] for t in instances if t.instance is not None]
+    assert len(set(decided)) == published
+    assert len({t.spec.instruction for t in instances}) == published
