@@ -37,7 +37,7 @@ from tasks import load_catalog
 
 pytestmark = pytest.mark.browser
 NOTIFY = "helpdesk.notify-and-close-follow-up@1"
-"""Its first effect is a notification: sent twice, it is a duplicate the verdict rejects (`tomas-notified-once`)."""
+"""Its first effect is a notification: sent twice, the verdict rejects it (`the-customer-notified-once`)."""
 DELAYED = "helpdesk.refund-after-delayed-approval@1"
 """Its first effect is the approval request: restarted right after it, the resumed agent finds the approval pending."""
 REFUND = "helpdesk.refund-with-approval@1"
@@ -146,7 +146,7 @@ def test_the_mutants_are_caught(run: RunDirectory) -> None:
     assert new_key.persistence is not None and new_key.persistence.duplicate_effects == 1
     assert new_key.outcome != "verified_success"
     verdict = run.load_episode(new_key).verdict
-    assert "tomas-notified-once" in {c.name for c in verdict.checks if not c.passed}
+    assert "the-customer-notified-once" in {c.name for c in verdict.checks if not c.passed}
     forgot = found[(NOTIFY, "interrupted", "forget")]
     assert forgot.persistence is not None
     [boundary] = forgot.persistence.boundaries
