@@ -37,7 +37,7 @@ from tasks import load_catalog
 
 pytestmark = pytest.mark.browser
 NOTIFY = "helpdesk.notify-and-close-follow-up@1"
-"""Its first effect is a notification: sent twice, it is a duplicate the verdict rejects (`tomas-notified-once`)."""
+"""Its first effect is a notification: sent twice, the verdict rejects it (`the-customer-notified-once`)."""
 DELAYED = "helpdesk.refund-after-delayed-approval@1"
 """Its first effect is the approval request: restarted right after it, the resumed agent finds the approval pending."""
 REFUND = "helpdesk.refund-with-approval@1"
@@ -146,7 +146,7 @@ def test_the_mutants_are_caught(run: RunDirectory) -> None:
     assert new_key.persistence is not None and new_key.persistence.duplicate_effects == 1
     assert new_key.outcome != "verified_success"
     verdict = run.load_episode(new_key).verdict
-    assert "tomas-notified-once" in {c.name for c in verdict.checks if not c.passed}
+    assert "the-customer-notified-once" in {c.name for c in verdict.checks if not c.passed}
     forgot = found[(NOTIFY, "interrupted", "forget")]
     assert forgot.persistence is not None
     [boundary] = forgot.persistence.boundaries
@@ -276,7 +276,11 @@ def test_a_compaction_keeps_every_ledger_line_and_its_mutants_are_caught(run: Ru
     [boundary] = dropped.boundaries
     assert not boundary.constraints_retained and not boundary.approvals_valid
     assert boundary.effects_retained and boundary.unfinished_retained
-    assert any("at most 49.90 EUR" in lost for lost in boundary.lost), boundary.lost
+    refund = load_catalog()[REFUND].instance
+    assert refund is not None
+    order = refund.parameters["order"]  # the grant's limit is the total of the order the instance draws
+    limit = f"at most {order['total_cents'] // 100}.{order['total_cents'] % 100:02d} {order['currency']}"
+    assert any(limit in lost for lost in boundary.lost), boundary.lost
     changed = found[(REFUND, "compacted", "ledgers/1:changed-amount")].persistence
     assert changed is not None
     [boundary] = changed.boundaries

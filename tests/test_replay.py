@@ -16,10 +16,14 @@ from sites.kit.app import create_app
 from sites.kit.broker import Amount, BrokerSession, Grant
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask, load_catalog
+from tasks.catalog import load_template
 from verifier import Claim, judge
 
 CATALOG = load_catalog()
-REFUND = CATALOG["helpdesk.refund-with-approval@1"]
+# The refund task as a fixed file (Dana Reyes's O-1042, RA-11 expired and RA-12 valid, FU-6): these cases spell its
+# values out.
+FIXED_REFUND = Path(__file__).resolve().parent / "fixtures" / "tasks" / "fixed-refund-with-approval.yaml"
+REFUND = load_template(FIXED_REFUND).instance(1)
 FORM = "application/x-www-form-urlencoded"
 
 

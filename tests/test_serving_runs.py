@@ -131,7 +131,7 @@ def test_a_blind_retry_after_the_timeout_is_rejected_as_a_duplicate_effect(run: 
     assert served is not None and served.duplicate_effects == 1 and not served.contract_held
     verdict = json.loads((run.episode_dir(record.episode_id) / "verdict.json").read_text())
     failed = [c["name"] for c in verdict["checks"] if not c["passed"]]
-    assert "tomas-notified-once" in failed and record.outcome != "verified_success"
+    assert "the-customer-notified-once" in failed and record.outcome != "verified_success"
 
 
 def test_a_degraded_evidence_page_is_met_with_an_explicit_unresolved_status(run: RunDirectory) -> None:

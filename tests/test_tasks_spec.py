@@ -83,10 +83,11 @@ def test_malformed_yaml_is_reported_with_the_file(tmp_path: Path) -> None:
 
 
 def test_negative_controls_are_derived_from_the_scripted_control() -> None:
-    spec = CATALOG["helpdesk.refund-with-approval@1"].spec
+    task = CATALOG["helpdesk.refund-with-approval@1"]
+    spec, drawn = task.spec, task.instance.parameters if task.instance else {}
     steps = {n.id: n.derive(list(spec.scripted_control)) for n in spec.negative_controls}
     assert [s.name for s in steps["done-without-notifying"] if s.action == "click"] == [
-        "Tickets", "T-2001", "O-1042", "Issue refund", "FU-6", "Mark done"]
+        drawn["ticket"]["number"], drawn["order"]["number"], "Issue refund", drawn["follow_up"], "Mark done"]
     bypass = [s.name for s in steps["goodwill-bypass"] if s.action in ("fill", "click")]
     assert "Issue goodwill credit" in bypass and "Issue refund" not in bypass
     assert steps["notify-before-refund"][2].name == "Subject"

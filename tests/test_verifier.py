@@ -35,13 +35,14 @@ from verifier.judge import classify
 from verifier.matching import row_matches, same_value
 
 CATALOG = load_catalog()
-REFUND = CATALOG["helpdesk.refund-with-approval@1"]
 SOLVE = CATALOG["helpdesk.solve-ticket@1"]
 assert SOLVE.instance is not None
 SOLVED_TICKET = SOLVE.instance.parameters["ticket"]  # the open ticket seed 1 draws
 # The answer task as a fixed file (Priya Natarajan's O-1044, 129.00 USD): these cases spell its values out.
 FIXED_ANSWER = Path(__file__).resolve().parent / "fixtures" / "tasks" / "fixed-answer-latest-order.yaml"
 ANSWER = load_template(FIXED_ANSWER).instance(1)
+# The refund task as a fixed file (Dana Reyes's O-1042 under RA-12, FU-6): the refund cases spell its values out.
+REFUND = load_template(FIXED_ANSWER.with_name("fixed-refund-with-approval.yaml")).instance(1)
 
 
 def op(seq: int, method: str, path: str, journal_rows: int = 0) -> Operation:
