@@ -14,7 +14,8 @@ echo "[test] ruff"; .venv/bin/ruff check .
 echo "[test] mypy"; .venv/bin/mypy
 # Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth.
 export COMPUTEROPS_TESTS=full
-# Serial by default: on the 2-core reference machine two pytest-xdist workers were no faster (the browser tiers are
-# CPU-bound there) and one control test hung under them. COMPUTEROPS_TEST_WORKERS=N runs N workers (a module stays on
-# one worker, tests marked `spread` go where there is room: tests/conftest.py) on a machine with more cores.
-echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-0}" --dist loadgroup "${tier[@]}" "$@"
+# Two pytest-xdist workers by default (the reference machine's two cores): a browser test waits on Chromium's round
+# trips as much as it computes, so a second module beside it uses the idle time (measured: four browser modules, 181 s
+# serial, 140 s on two workers). A module stays on one worker (its module fixtures built once); tests marked `spread`
+# go where there is room (tests/conftest.py). COMPUTEROPS_TEST_WORKERS=0 runs serially, N on a larger machine.
+echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadgroup "${tier[@]}" "$@"
