@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,10 +39,11 @@ CHILD_ENV: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def scratch() -> Iterator[None]:
     """The runs' temporary directory (tenants, Chromium profiles), removed afterwards: a process killed with
-    SIGKILL cannot remove its own."""
-    directory = tmp_path_factory.mktemp("scratch")
+    SIGKILL cannot remove its own. A short path of its own, not under pytest's (which a pytest-xdist worker makes
+    longer still): Ray puts its sockets below it, and a Unix socket's path has at most 107 bytes."""
+    directory = Path(tempfile.mkdtemp(prefix="co-scratch-"))
     CHILD_ENV.update(os.environ, TMPDIR=str(directory))
     yield
     shutil.rmtree(directory, ignore_errors=True)
