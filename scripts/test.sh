@@ -16,7 +16,8 @@ echo "[test] mypy"; .venv/bin/mypy
 export COMPUTEROPS_TESTS=full
 # Two pytest-xdist workers by default (the reference machine's two cores): a browser test waits on Chromium's round
 # trips as much as it computes, so a second module beside it uses the idle time (measured: four browser modules, 181 s
-# serial, 140 s on two workers). tests/conftest.py asks for a module's tests on one worker, but with pytest 9.2 and
-# pytest-xdist 3.8 the groups do not reach the node ids, so a module fixture may be built on both workers (the e3 run
-# is). COMPUTEROPS_TEST_WORKERS=0 runs serially, N on a larger machine.
-echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadgroup "${tier[@]}" "$@"
+# serial, 140 s on two workers). A module's tests go to one worker (`--dist loadfile`), so its module fixtures are
+# built once: the groups tests/conftest.py marks (`--dist loadgroup`) do not reach the node ids with pytest 9.2 and
+# pytest-xdist 3.8 (xdist sets `item._nodeid`, which pytest 9 no longer reads). COMPUTEROPS_TEST_WORKERS=0 runs
+# serially, N on a larger machine.
+echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadfile "${tier[@]}" "$@"
