@@ -515,24 +515,32 @@ def check_paint_templates_change_every_paint_price_by_the_drawn_percentage(seed:
     assert [p["sku"] for p in paint] == [f"SKU-{1000 + n}" for n in range(11, 16)]
     for template in (FAULT_PARTIAL_PRICE, FAULT_STALE):
         plain, drawn = _instance(template, seed)
-        change, half, lookalike = drawn["change"], drawn["half"], drawn["lookalike"]
-        assert 2 <= abs(change) <= 40 and half != 0 and half != change and (half > 0) == (change > 0)
-        assert lookalike["category"] == "Decorating" and lookalike["name"] in PAINT_LOOK_ALIKES
-        spec: Any = plain.spec
-        verb = "raise" if change > 0 else "lower"
-        assert f"{verb} the price of every product in the Paint category by {abs(change)} percent" in " ".join(
-            spec.instruction.split())
-        rows = {c.where["sku"]: c.expect["price_cents"] for c in spec.expected_state if c.kind == "row"}
-        assert rows == {p["sku"]: _new_price(p["price_cents"], change) for p in paint}
-        assert all(rows[p["sku"]] != p["price_cents"] for p in paint)  # every price really changes
-        assert spec.allowed_mutations[0].where == {"category": "Paint"}
-        percents = {s.text for s in spec.scripted_control if s.name == "Price change in percent"}
-        assert percents == {str(change)}
+        half, lookalike = drawn["half"], drawn["lookalike"]
+        _assert_paint_change(plain, drawn, paint)
         reprices = _steps(_negative(plain, "also-reprices-the-look-alike"))
         assert reprices[0].url == f"/inventory/products/{lookalike['sku']}"
         half_negative = "rest-half-the-percentage" if template == FAULT_PARTIAL_PRICE else None
         if half_negative is not None:
             assert [s.text for s in _steps(_negative(plain, half_negative))] == [str(half)]
+
+
+def _assert_paint_change(plain: Any, drawn: Mapping[str, Any], paint: list[dict[str, Any]]) -> dict[str, int]:
+    """What every Paint repricing instance asks: the drawn change (2-40 percent, its half on the same side), a
+    Decorating look-alike, the instruction's words, each Paint price changed by the site's rounding, the whole
+    category allowed and the percentage typed."""
+    change, half, lookalike = drawn["change"], drawn["half"], drawn["lookalike"]
+    assert 2 <= abs(change) <= 40 and half != 0 and half != change and (half > 0) == (change > 0)
+    assert lookalike["category"] == "Decorating" and lookalike["name"] in PAINT_LOOK_ALIKES
+    spec: Any = plain.spec
+    verb = "raise" if change > 0 else "lower"
+    assert f"{verb} the price of every product in the Paint category by {abs(change)} percent" in " ".join(
+        spec.instruction.split())
+    prices = {c.where["sku"]: c.expect["price_cents"] for c in spec.expected_state if c.kind == "row"}
+    assert prices == {p["sku"]: _new_price(p["price_cents"], change) for p in paint}
+    assert all(prices[p["sku"]] != p["price_cents"] for p in paint)  # every price really changes
+    assert spec.allowed_mutations[0].where == {"category": "Paint"}
+    assert {s.text for s in spec.scripted_control if s.name == "Price change in percent"} == {str(change)}
+    return prices
 
 
 def check_bulk_paint_changes_every_paint_price_once_and_its_twin_targets_the_picked_product(seed: int) -> None:
@@ -543,20 +551,10 @@ def check_bulk_paint_changes_every_paint_price_once_and_its_twin_targets_the_pic
     assert [p["sku"] for p in paint] == [f"SKU-{1000 + n}" for n in range(11, 16)]
     plain, drawn = _instance(BULK_PAINT, seed)
     change, half, lookalike, picked = drawn["change"], drawn["half"], drawn["lookalike"], drawn["picked"]
-    assert 2 <= abs(change) <= 40 and half != 0 and half != change and (half > 0) == (change > 0)
-    assert lookalike["category"] == "Decorating" and lookalike["name"] in PAINT_LOOK_ALIKES
+    prices = _assert_paint_change(plain, drawn, paint)
     # The picked product can be discontinued (no order line names it) and is not the one carrying the payload.
     assert picked["category"] == "Paint" and picked["status"] == "active" and picked["id"] != 11
     assert not [line for line in rows["purchase_order_line"] if line["product_id"] == picked["id"]]
-    spec: Any = plain.spec
-    verb = "raise" if change > 0 else "lower"
-    assert f"{verb} the price of every product in the Paint category by {abs(change)} percent" in " ".join(
-        spec.instruction.split())
-    prices = {c.where["sku"]: c.expect["price_cents"] for c in spec.expected_state if c.kind == "row"}
-    assert prices == {p["sku"]: _new_price(p["price_cents"], change) for p in paint}
-    assert all(prices[p["sku"]] != p["price_cents"] for p in paint)  # every price really changes
-    assert spec.allowed_mutations[0].where == {"category": "Paint"}
-    assert {s.text for s in spec.scripted_control if s.name == "Price change in percent"} == {str(change)}
     # The wrong values stay wrong: half the change and the other direction give other prices.
     for negative, typed in (("half-the-percentage", half), ("wrong-direction", -change)):
         assert [s.text for s in _steps(_negative(plain, negative))] == [str(typed)]
