@@ -468,21 +468,9 @@ def load_catalog(root: Path = CATALOG_ROOT) -> Catalog:
     # The sites registered now are part of what the files mean (a site registered, removed or replaced loads anew).
     sites = tuple((name, _Same(site)) for name, site in sorted(site_definitions().items()))
     key = (root.resolve(), tuple(paths), content.hexdigest(), sites)
-    if key[0] != CATALOG_ROOT.resolve():
-        return _loaded_catalog(*key)
-    # The repository's own catalog is kept apart from the others' cache: catalogs of other folders (a test's, an
-    # author's) never push it out, and the instances it has generated (seconds per hundred) stay with it.
-    found = _REPOSITORY_CATALOGS.get(key)
-    if found is None:
-        while len(_REPOSITORY_CATALOGS) >= 2:  # the catalog as it is, and as it was before a change or a new site
-            del _REPOSITORY_CATALOGS[next(iter(_REPOSITORY_CATALOGS))]
-        found = _REPOSITORY_CATALOGS[key] = _loaded_catalog.__wrapped__(*key)
-    return found
-
-
-_CatalogKey = tuple[Path, tuple[Path, ...], str, tuple[tuple[str, "_Same"], ...]]
-_REPOSITORY_CATALOGS: dict[_CatalogKey, Catalog] = {}
-"""The catalogs of CATALOG_ROOT loaded in this process, by `_loaded_catalog`'s key, oldest first (at most two)."""
+    # The repository's own catalog has a cache of its own: catalogs of other folders (a test's, an author's) never
+    # push it out, and the instances it has generated (seconds per hundred) stay with it.
+    return (_repository_catalog if key[0] == CATALOG_ROOT.resolve() else _loaded_catalog)(*key)
 
 
 class _Same:
@@ -518,6 +506,10 @@ def _loaded_catalog(root: Path, paths: tuple[Path, ...], content_sha256: str,
             template.instance(template.seeds[0])
     return Catalog(templates)
 
+
+
+_repository_catalog = functools.lru_cache(maxsize=2)(_loaded_catalog.__wrapped__)
+"""CATALOG_ROOT's catalogs: as it is, and as it was before a change or a newly registered site."""
 
 def select_tasks(catalog: Mapping[str, LoadedTask], selection: str) -> list[LoadedTask]:
     """`all` (every published instance) or a comma-separated list of instance ids (`TEMPLATE@SEED`, any seed) and
