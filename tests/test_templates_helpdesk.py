@@ -4,6 +4,7 @@ controls stay distinct from the right answer, and the published instances differ
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -204,10 +205,20 @@ def test_the_bulk_edit_solves_exactly_the_customers_two_open_tickets(seed: int) 
         "number"]
 
 
+
+def _states_amount(text: str, amount: str) -> bool:
+    """Whether `text` states `amount` as a whole amount ("8.00 EUR" is not stated by "38.00 EUR")."""
+    return re.search(rf"(?<![\d.,]){re.escape(amount)}", text) is not None
+
 @settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_cross_app_total_is_the_tickets_orders_and_not_in_the_instruction(seed: int) -> None:
-    task, p = _params(f"{INVOICE}@{seed}")
+    try:
+        task, p = _params(f"{INVOICE}@{seed}")
+    except InstanceUndefined:  # rare: the seed's data hold no open invoice ticket past the fixed ones with an order
+        assert not [t for t in _rows(seed)["ticket"] if t["status"] == "open" and t["id"] >= 45
+                    and t["subject"] == "Invoice needed for order" and t["order_id"] is not None]
+        return
     ticket, order, customer, other = p["ticket"], p["order"], p["customer"], p["other"]
     assert ticket["order_id"] == order["id"] and ticket["customer_id"] == customer["id"] == order["customer_id"]
     assert ticket["status"] == "open" and ticket["subject"] == "Invoice needed for order"
@@ -216,7 +227,7 @@ def test_the_cross_app_total_is_the_tickets_orders_and_not_in_the_instruction(se
     assert p["total"] == total
     spec = task.spec
     assert ticket["number"] in spec.instruction and order["number"] in spec.instruction
-    assert total not in spec.instruction  # carried from the order, not dictated
+    assert not _states_amount(spec.instruction, total)  # carried from the order, not dictated
     check = spec.expected_state[0]
     said = check.model_dump(mode="json", exclude_none=True)["text"]["body"]
     assert {"type": "money", "value": total} in said["states"] and {"type": "id", "value": order["number"]} in said[
@@ -226,7 +237,7 @@ def test_the_cross_app_total_is_the_tickets_orders_and_not_in_the_instruction(se
     assert spec.grants[0].recipients == [customer["email"]]
     for negative in ("total-off-by-one", "another-orders-total"):
         text = _negative(spec, negative).replace["message"][0].text
-        assert text is not None and total not in text
+        assert text is not None and not _states_amount(text, total)
 
 
 @settings(max_examples=examples(15), deadline=None)
