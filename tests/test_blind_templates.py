@@ -1202,7 +1202,7 @@ class _Sparse(Catalog):
 
 
 def test_a_fresh_draw_at_a_seed_where_the_template_defines_no_instance_takes_another_seed(
-    pair: Catalog, monkeypatch: pytest.MonkeyPatch
+    pair: Catalog, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     seeds = iter([FRESH_SEED_FLOOR + n for n in range(1, 50)])
     monkeypatch.setattr(subsets, "fresh_seed", lambda: next(seeds))
@@ -1210,6 +1210,12 @@ def test_a_fresh_draw_at_a_seed_where_the_template_defines_no_instance_takes_ano
     reservation = subsets.reserve_subset(sparse, 2, 3, fresh=True)
     drawn = {parse_instance_id(i)[0]: parse_instance_id(i)[1] for i in reservation.task_ids}
     assert drawn[BASE] not in sparse.undefined and drawn[BASE] > FRESH_SEED_FLOOR + 1
+    # The redraw is said in the file (the draw's only selection), under the lock, and the file reads back.
+    # (The draw gives the base template the first fresh seed, then the next undefined one: both are said.)
+    assert reservation.undefined == [instance_id(BASE, FRESH_SEED_FLOOR + 1), instance_id(BASE, FRESH_SEED_FLOOR + 3)]
+    assert reservation.model_copy(update={"undefined": []}).computed_lock() != reservation.lock_sha256
+    subsets.write_subset(tmp_path / "fresh.json", reservation)
+    assert subsets.load_subset(tmp_path / "fresh.json").undefined == reservation.undefined
     assert all(sparse[task_id].id == task_id for task_id in reservation.task_ids)  # each one generated and locked
     with pytest.raises(subsets.SubsetError, match=f"template {BASE} defined no instance at 20 fresh seeds"):
         subsets.reserve_subset(_Sparse(pair, set(range(FRESH_SEED_FLOOR, FRESH_SEED_FLOOR + 100))), 1, 3,

@@ -23,8 +23,9 @@ from computerops.bench.instances import bench_instances
 from computerops.catalog.checking import check_tasks
 from computerops.catalog.sampling import sample_instances
 from computerops.catalog.stats import catalog_stats
-from computerops.catalog.subsets import SubsetError, reserve_subset, subset_tasks
+from computerops.catalog.subsets import SubsetError, load_subset, reserve_subset, subset_tasks
 from computerops.cli.main import app
+from computerops.core.hashing import canonical_sha256
 from computerops.experiment.estimates import paired_estimate
 from computerops.experiment.lock import ExperimentRefused, _expanded
 from computerops.experiment.rows import ExperimentEpisode
@@ -240,6 +241,19 @@ def test_a_fresh_reservation_draws_unpublished_seeds_of_varying_templates_and_st
         assert task.spec == CATALOG[task.id].spec.model_dump(mode="json") and task.sha256 == CATALOG[task.id].sha256
     assert first.task_ids != second.task_ids  # seeds are drawn at reservation, not from the draw's seed
     assert [t.id for t in subset_tasks(first, CATALOG, Path("s.json"))] == first.task_ids
+
+
+def test_a_subset_file_reserved_before_redraws_were_kept_still_reads_and_its_lock_still_holds(tmp_path: Path) -> None:
+    subset = reserve_subset(CATALOG, 2, 11, fresh=True).model_copy(update={"undefined": []})
+    written = subset.model_dump(mode="json", exclude={"undefined"})  # as such a file was written: no such key
+    written["lock_sha256"] = canonical_sha256({k: v for k, v in written.items() if k != "lock_sha256"})
+    (tmp_path / "old.json").write_text(json.dumps(written), encoding="utf-8")
+    assert load_subset(tmp_path / "old.json").task_ids == subset.task_ids
+    # A redraw added to (or dropped from) a file afterwards no longer matches its lock.
+    edited = written | {"undefined": ["webmail.update-contact-phone@1000001"]}
+    (tmp_path / "edited.json").write_text(json.dumps(edited), encoding="utf-8")
+    with pytest.raises(SubsetError, match="edited after it was reserved"):
+        load_subset(tmp_path / "edited.json")
 
 
 def test_a_regenerated_instance_that_differs_from_the_reserved_one_is_refused_naming_the_field(

@@ -72,11 +72,17 @@ class ReservedSubset(Versioned):
     catalog_sha256: str
     """sha256 over every (task id, content hash) of the catalog the draw was made from."""
     tasks: list[SubsetTask]
+    undefined: list[str] = Field(default_factory=list)
+    """Fresh instance ids the draw gave whose template defines no instance at that seed (the seed's data hold no
+    record its story needs), each replaced by another fresh seed of the same template: the draw's only selection,
+    said in the file. Empty for published subsets; a file without it (reserved before it was kept) reads as empty."""
     lock_sha256: str = ""
     """sha256 of the canonical JSON of every other field; a file whose content no longer matches is refused."""
 
     def computed_lock(self) -> str:
-        return canonical_sha256(self.model_dump(mode="json", exclude={"lock_sha256"}))
+        # `undefined` is left out when empty, so files reserved before it was kept keep their lock.
+        excluded = {"lock_sha256"} | (set() if self.undefined else {"undefined"})
+        return canonical_sha256(self.model_dump(mode="json", exclude=excluded))
 
     @property
     def task_ids(self) -> list[str]:
@@ -119,15 +125,19 @@ REDRAWS = 20
 """Fresh seeds tried for one drawn template before the reservation fails naming it."""
 
 
-def _defined(catalog: Catalog, task_id: str) -> LoadedTask:
+def _defined(catalog: Catalog, task_id: str, taken: set[str], undefined: list[str]) -> LoadedTask:
     """The fresh instance `task_id`, or, where its template defines none at that seed (the seed's data hold no
-    record its story needs: `InstanceUndefined`), the instance at another fresh seed of the same template."""
+    record its story needs: `InstanceUndefined`), the instance at another fresh seed of the same template not in
+    `taken`; every id found undefined is appended to `undefined`."""
     template, _ = task_id.rsplit("@", 1)
     for _ in range(REDRAWS):
         try:
             return catalog[task_id]
         except InstanceUndefined:
+            undefined.append(task_id)
             task_id = instance_id(template, fresh_seed())
+            while task_id in taken:
+                task_id = instance_id(template, fresh_seed())
     raise SubsetError(f"template {template} defined no instance at {REDRAWS} fresh seeds in a row; `computerops "
                       f"tasks check --tasks {template}@SEED` says why")
 
@@ -137,7 +147,13 @@ def reserve_subset(catalog: Catalog, count: int, seed: int, *, fresh: bool = Fal
     and lock the result with every instance's hash and spec."""
     if fresh:
         chosen = draw_fresh([t.id for t in catalog.templates.values() if t.varying], count, seed)
-        instances = [_defined(catalog, task_id) for task_id in chosen]
+        taken: set[str] = set(chosen)
+        undefined: list[str] = []
+        instances = []
+        for task_id in chosen:
+            instance = _defined(catalog, task_id, taken, undefined)
+            taken.add(instance.id)
+            instances.append(instance)
         instances.sort(key=lambda task: task.id)
     else:
         chosen = draw(sorted(catalog), count, seed)
@@ -148,6 +164,7 @@ def reserve_subset(catalog: Catalog, count: int, seed: int, *, fresh: bool = Fal
         catalog_size=len(catalog), catalog_sha256=catalog_sha256(catalog),
         tasks=[SubsetTask(id=task.id, sha256=task.sha256, spec=task.spec.model_dump(mode="json"))
                for task in instances],
+        undefined=sorted(undefined) if fresh else [],
     )
     return subset.model_copy(update={"lock_sha256": subset.computed_lock()})
 

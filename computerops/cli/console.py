@@ -377,6 +377,10 @@ def print_subset(subset: ReservedSubset, path: object) -> None:
         table.add_row(task.id, task.sha256[:12])
     console.print(table)
     console.print(f"Draw: {subset.method}. Written to {path}; run it with `computerops run --tasks {path} ...`.")
+    if subset.undefined:
+        console.print(f"Redrawn ({len(subset.undefined)}, in the file as `undefined`): "
+                      + ", ".join(subset.undefined) + " (the template defines no instance at that seed).",
+                      markup=False, highlight=False)
 
 
 def print_verification(verification: Verification, root: Path, *, recorded: bool = True) -> None:
