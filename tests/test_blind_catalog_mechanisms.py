@@ -227,6 +227,27 @@ def test_a_catalog_cannot_be_changed_through_its_mapping() -> None:
     assert not hasattr(Catalog, "__setitem__") and not hasattr(Catalog, "__delitem__")
 
 
+@pytest.mark.parametrize("template_id", [VARYING_ID, pytest.param(FIXED_ID, marks=pytest.mark.xfail(
+    strict=True, reason="defect: for a fixed task `TaskTemplate._drawn` copies only the top level of the file's "
+    "content, so `rendered()` hands out the cached template's own lists and mappings; a tool that changes them "
+    "changes `template.data` of the catalog every later `load_catalog` of the same bytes returns"))])
+def test_changing_an_instance_as_rendered_leaks_into_no_later_load(tmp_path: Path, template_id: str) -> None:
+    """`TaskTemplate.rendered` is "for tools that change it and load it again": a tool that changes what it got
+    must not change the shared catalog that the next `load_catalog` returns (kills a rendering that hands out the
+    cached file content's own lists and mappings)."""
+    root = small_catalog(tmp_path / "cat")
+    catalog = load_catalog(root)
+    template = catalog.templates[template_id]
+    seed = template.seeds[0]
+    before = json.dumps(template.rendered(seed), sort_keys=True, default=str)
+    changed = template.rendered(seed)
+    changed["scripted_control"][0]["name"] = "changed by a tool"
+    changed["expected_state"].append({"kind": "row", "name": "added-by-a-tool"})
+    changed["allowed_mutations"].clear()
+    again = load_catalog(root).templates[template_id]
+    assert json.dumps(again.rendered(seed), sort_keys=True, default=str) == before
+
+
 Operation = tuple[str, int, int]
 """(kind, which file, value): kinds edit (published = value), rename, add, remove, noop."""
 
@@ -454,6 +475,8 @@ def test_a_row_filter_keeps_what_the_per_row_evaluation_keeps(test: str, rows: l
     "it.name == '%}'", "it.name == '{%'", "it.name == 'endfor'", "it.name != \"it's\"", "it.name == 'a\\\\b'",
     "loop.index0 == 0", "it.a is none", "count('t', k=it.a) >= 2", "it.name ~ '}' == 'x}'",
     "it.name in ['{% endfor %}', '%}{% endfor %}{% for it in x %}']", "it.missing", "it.a > 'x'",
+    # No expression: text that would close the loop's `if` and keep every row if pasted into it.
+    "false %}{{ loop.index0 }} {% endif %}{% if false", "it.a }}{{ 1", "it.a {# x #}",
 ])
 def test_named_tricky_filters_select_as_each_row_does(test: str) -> None:
     rows = [{"id": i, "a": a, "name": name}
@@ -600,8 +623,8 @@ def reserve(catalog: Catalog, monkeypatch: pytest.MonkeyPatch, offsets: list[int
     return subset, asked
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.integers(0, 9), max_size=10), st.integers(1, 3), st.integers(0, 5))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(0, 5), max_size=10), st.integers(1, 3), st.integers(0, 5))
 def test_every_undefined_draw_is_listed_and_every_defined_one_is_kept(
         fresh_catalog: Catalog, monkeypatch: pytest.MonkeyPatch, offsets: list[int], count: int, seed: int) -> None:
     """Kills: an `undefined` that lists only the first redraw of a task, or lists ids that were defined; a redraw
@@ -631,10 +654,13 @@ def test_an_undefined_redraw_is_never_drawn_again(fresh_catalog: Catalog, monkey
 
 def test_a_redraw_never_takes_an_id_already_in_the_subset(fresh_catalog: Catalog,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """Seeds offered again and again (1, 2 for both templates): four distinct instances all the same (kills a draw
-    that counts offers instead of distinct ids)."""
-    subset, _ = reserve(fresh_catalog, monkeypatch, [1, 2, 1, 2, 2, 4], 4)
-    assert len(set(subset.task_ids)) == 4
+    """ODD_ID drawn first: ODD_ID@1 (undefined), EVEN_ID@2, ODD_ID@2; the redraw of ODD_ID@1 is offered ODD_ID@2,
+    already in the subset, and must take another seed (kills a redraw that does not look at what was drawn)."""
+    seed = next(s for s in range(100) if rank(s, ODD_ID) < rank(s, EVEN_ID))
+    subset, _ = reserve(fresh_catalog, monkeypatch, [1, 2, 2, 2], 3, seed)
+    assert subset.undefined == [f"{ODD_ID}@{FRESH_SEED_FLOOR + 1}"]
+    assert len(set(subset.task_ids)) == 3
+    assert {f"{EVEN_ID}@{FRESH_SEED_FLOOR + 2}", f"{ODD_ID}@{FRESH_SEED_FLOOR + 2}"} < set(subset.task_ids)
 
 
 def write_json(path: Path, data: dict[str, Any]) -> Path:
