@@ -450,6 +450,10 @@ def combine(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     binary = st.tuples(inner, st.sampled_from(["==", "!=", "<", ">=", "and", "or", "in", "~", "+"]), inner)
     return st.one_of(
         binary.map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} if {t[1]} else {t[2]})"),
+        st.tuples(inner, inner).map(lambda t: f"[{t[0]}, {t[1]}]"),
+        inner.map(lambda e: f"({e} | default('d'))"),
+        inner.map(lambda e: f"count('t', k={e})"),
         inner.map(lambda e: f"(not {e})"),
         inner.map(lambda e: f"({e} is none)"),
         inner.map(lambda e: f"({e} is defined)"),
@@ -457,7 +461,14 @@ def combine(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     )
 
 
-filters = st.recursive(atoms, combine, max_leaves=6)
+def bare(expression: str) -> str:
+    """The expression without its outer parentheses, where it has them: how a filter is usually written (a
+    conditional or a tuple at the top is left to the cases below)."""
+    return expression[1:-1] if expression.startswith("(") and expression.endswith(")") and " if " not in expression \
+        else expression
+
+
+filters = st.recursive(atoms, combine, max_leaves=6).flatmap(lambda e: st.sampled_from([e, bare(e)]))
 
 
 @settings(max_examples=300, deadline=None)
