@@ -674,6 +674,14 @@ def test_a_redraw_never_takes_an_id_already_in_the_subset(fresh_catalog: Catalog
     assert {f"{EVEN_ID}@{FRESH_SEED_FLOOR + 2}", f"{ODD_ID}@{FRESH_SEED_FLOOR + 2}"} < set(subset.task_ids)
 
 
+def test_a_template_undefined_at_every_redraw_fails_the_reservation_naming_it(
+        fresh_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kills: a redraw that loops for ever, or that gives up by leaving the drawn template out (a smaller subset)."""
+    seed = next(s for s in range(100) if rank(s, ODD_ID) < rank(s, EVEN_ID))
+    with pytest.raises(subsets.SubsetError, match=ODD_ID):
+        reserve(fresh_catalog, monkeypatch, [2 * n + 1 for n in range(subsets.REDRAWS + 5)], 1, seed)
+
+
 def write_json(path: Path, data: dict[str, Any]) -> Path:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     return path
