@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import threading
@@ -262,8 +263,8 @@ class TaskTemplate:
         """The file's content with the values drawn for `seed` in place (no `template:` block), and the drawn
         parameters; TemplateSpecError (or the error an expression raised) when the generator fails."""
         data = {key: value for key, value in self.data.items() if key != "template"}
-        if self.block is None:
-            return data, {"seed": seed}
+        if self.block is None:  # a copy all the way down: a tool that changes it never changes the cached file
+            return copy.deepcopy(data), {"seed": seed}
         from sites.kit.seeding import seeded_rows  # late: only drawing a record needs a site's data
         from sites.registry import site_definitions
 

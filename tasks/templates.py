@@ -330,13 +330,15 @@ def _edits_within(first: str, second: str, most: int) -> bool:
 
 
 _CANDIDATES = "candidate_rows_"
-_FILTER_LOOP = "{%% for it in " + _CANDIDATES + " %%}{%% if %s %%}{{ loop.index0 }} {%% endif %%}{%% endfor %%}"
+_FILTER_LOOP = "{%% for it in " + _CANDIDATES + " %%}{%% if (%s) %%}{{ loop.index0 }} {%% endif %%}{%% endfor %%}"
+"""The test in parentheses: `{% if A if B else C %}` is no statement, `{% if (A if B else C) %}` is the expression."""
 
 
 @functools.lru_cache(maxsize=1024)
 def _filter_loop(test: str) -> Any:
     """The filter `test` as one template looping over the candidates (the indices of those it keeps), or None where
     it cannot be one: a filter that names the loop's own variables or holds a template delimiter."""
+    _expression(test)  # not one expression (`A, B` would loop as a tuple, always true): the per-row call's error
     if any(mark in test for mark in ("{%", "%}", "{{", "}}", "{#", "#}")):
         return None
     env = _environment()
@@ -352,7 +354,7 @@ def _filtered(test: str, context: Mapping[str, Any], candidates: list[dict[str, 
     loop = _filter_loop(test)
     if loop is None:
         row_test = _expression(test)
-        return [row for row in candidates if row_test(**context, it=row)]
+        return [row for row in candidates if row_test(**{**context, "it": row})]  # the row is `it`, a parameter too
     kept = loop.render({**context, _CANDIDATES: candidates}).split()
     return [candidates[int(index)] for index in kept]
 

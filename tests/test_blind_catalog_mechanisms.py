@@ -227,10 +227,7 @@ def test_a_catalog_cannot_be_changed_through_its_mapping() -> None:
     assert not hasattr(Catalog, "__setitem__") and not hasattr(Catalog, "__delitem__")
 
 
-@pytest.mark.parametrize("template_id", [VARYING_ID, pytest.param(FIXED_ID, marks=pytest.mark.xfail(
-    strict=True, reason="defect: for a fixed task `TaskTemplate._drawn` copies only the top level of the file's "
-    "content, so `rendered()` hands out the cached template's own lists and mappings; a tool that changes them "
-    "changes `template.data` of the catalog every later `load_catalog` of the same bytes returns"))])
+@pytest.mark.parametrize("template_id", [VARYING_ID, FIXED_ID])
 def test_changing_an_instance_as_rendered_leaks_into_no_later_load(tmp_path: Path, template_id: str) -> None:
     """`TaskTemplate.rendered` is "for tools that change it and load it again": a tool that changes what it got
     must not change the shared catalog that the next `load_catalog` returns (kills a rendering that hands out the
@@ -504,8 +501,6 @@ def test_an_error_on_a_late_row_fails_the_whole_filter() -> None:
     assert outcome(lambda: per_row("it.a > 0", {}, rows)) == ("raised", "TypeError")
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a filter `A if B else C` is a valid expression (the per-row "
-                   "evaluation keeps rows) but `{% if A if B else C %}` is a TemplateSyntaxError in the loop")
 def test_a_conditional_expression_filter_keeps_what_each_row_keeps() -> None:
     rows = [{"id": 0, "a": 1, "b": True}, {"id": 1, "a": 0, "b": False}, {"id": 2, "a": 2, "b": True}]
     test = "it.a if it.b else false"
@@ -513,8 +508,6 @@ def test_a_conditional_expression_filter_keeps_what_each_row_keeps() -> None:
     assert outcome(lambda: _filtered(test, {}, rows)) == ("kept", [0, 2])
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a filter `A, B` is no expression (the per-row evaluation raises "
-                   "TemplateSyntaxError) but `{% if A, B %}` tests a tuple, always true: every row is kept")
 def test_a_bare_tuple_filter_fails_as_the_per_row_evaluation_fails() -> None:
     rows = [{"id": 0, "a": 1, "b": True}, {"id": 1, "a": 0, "b": False}]
     test = "it.a, it.b"
@@ -523,9 +516,6 @@ def test_a_bare_tuple_filter_fails_as_the_per_row_evaluation_fails() -> None:
         _filtered(test, {}, rows)
 
 
-@pytest.mark.xfail(strict=True, reason="defect: with a template parameter named `it`, a filter that cannot loop "
-                   "(here one holding '%}') calls the expression with it= twice: TypeError, where the same filter "
-                   "without the delimiter keeps rows (the candidate is `it`)")
 def test_a_parameter_named_it_does_not_break_a_filter_that_cannot_loop() -> None:
     rows = [{"id": 0, "name": "%}"}, {"id": 1, "name": "x"}]
     assert outcome(lambda: _filtered("it.name != 'y'", {"it": 5}, rows)) == ("kept", [0, 1])
@@ -651,9 +641,6 @@ def test_every_undefined_draw_is_listed_and_every_defined_one_is_kept(
     assert subset.lock_sha256 == subset.computed_lock()
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a redrawn id found undefined is not kept from later redraws "
-                   "(`_defined` adds only defined ids to `taken`): the same fresh id is drawn again and listed twice "
-                   "in `undefined`")
 def test_an_undefined_redraw_is_never_drawn_again(fresh_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     # Offsets: 1 (odd: undefined) is drawn for ODD_ID or for EVEN_ID; 3, then 3 again, then new even seeds.
     seed = next(s for s in range(100) if rank(s, ODD_ID) < rank(s, EVEN_ID))  # ODD_ID drawn first

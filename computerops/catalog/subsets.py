@@ -135,6 +135,7 @@ def _defined(catalog: Catalog, task_id: str, taken: set[str], undefined: list[st
             return catalog[task_id]
         except InstanceUndefined:
             undefined.append(task_id)
+            taken.add(task_id)  # never drawn again
             task_id = instance_id(template, fresh_seed())
             while task_id in taken:
                 task_id = instance_id(template, fresh_seed())
