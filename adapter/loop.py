@@ -94,7 +94,8 @@ def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema, *, cap: in
 
     Several tool calls in one reply: the first is carried out and the result says the others were not (the step
     records how many there were). A reply cut off at the response limit, or run past it (`over_cap`), that does not
-    parse is `truncated_reply`."""
+    parse is `truncated_reply` when it had begun an action (`action_begun`); one that never began any is `no_action`,
+    and the model is told to begin with its action, not to shorten one it never wrote."""
     if call.invalid_text:
         return Rejection(cause="invalid_text", reason="The reply held text that is not valid Unicode (a lone "
                                                       "surrogate, or bytes that are not UTF-8). Reply with one action "
@@ -107,11 +108,20 @@ def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema, *, cap: in
     else:
         decided = parse_text_action(call.content, finish)
     cut = call.finish_reason == "length" or over_cap(call, cap)
-    if isinstance(decided, Rejection) and cut and decided.cause != "truncated_reply":
-        return Rejection(cause="truncated_reply", reason="The reply was cut off at the response length limit "
-                                                         f"before its action was complete ({decided.reason}) "
-                                                         "Reply with a shorter action.")
-    return decided
+    if not isinstance(decided, Rejection) or not cut or decided.cause == "truncated_reply":
+        return decided
+    if not action_begun(call, mode):
+        return Rejection(cause="no_action", reason="The reply ran to the response length limit without beginning an "
+                                                   "action. Begin your reply with the action, and write less besides.")
+    return Rejection(cause="truncated_reply", reason="The reply was cut off at the response length limit "
+                                                     f"before its action was complete ({decided.reason}) "
+                                                     "Reply with a shorter action.")
+
+
+def action_begun(call: ModelCall, mode: ToolMode) -> bool:
+    """Whether a reply began an action: a tool call, or (where the text protocol is read) a `{` that could open its
+    JSON object. A reply of prose alone began none, however long it ran."""
+    return bool(call.tool_calls) or (mode != "native" and "{" in (call.content or ""))
 
 
 def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
