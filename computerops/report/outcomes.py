@@ -30,7 +30,7 @@ from computerops.report.figures import (
     proportion,
 )
 from computerops.report.vocabulary import FALSE_COMPLETION_KINDS, STOP_REASONS
-from computerops.runs.records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord, verdict_category
 
 TAXONOMY = ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")
 """Success claim (claimed: done(success=true)) x verifier (pass: verified or unclaimed success)."""
@@ -164,6 +164,30 @@ def never_reached_the_model(record: EpisodeRecord) -> bool:
             and record.steps == 0)
 
 
+NEVER_REACHED = "never_reached_the_model"
+"""The word an episode that never reached the model is counted under, apart from every outcome."""
+
+
+def outcome_words(record: EpisodeRecord) -> str:
+    """What the report counts an episode as, in its words: `never_reached_the_model`, else its outcome with any
+    false-completion kind (`false_completion (state)`). The progress line says the same of the same record."""
+    if never_reached_the_model(record):
+        return NEVER_REACHED
+    return verdict_category(record.outcome, record.false_completion_kind)
+
+
+def no_attempt(episodes: Sequence[EpisodeRecord]) -> str | None:
+    """Why a run's figures say nothing of the model, or None: no admitted episode was attempted (each failed in the
+    infrastructure or never reached the model), so every agent figure has no denominator."""
+    if attempted_by_the_agent(episodes):
+        return None
+    infrastructure = sum(1 for r in episodes if r.outcome == "infrastructure_failure")
+    never = sum(1 for r in episodes if never_reached_the_model(r))
+    return (f"no episode was attempted: of {len(episodes)} admitted, {infrastructure} infrastructure failure(s) "
+            f"({causes_text(infrastructure_causes(episodes))}) and {never} that never reached the model; the run "
+            "says nothing of the model")
+
+
 def attempted_by_the_agent(episodes: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
     """The episodes the agent's figures count: all but infrastructure failures (the endpoint or the browser failed)
     and episodes that never reached the model, which say nothing of the agent and are counted apart."""
@@ -180,7 +204,7 @@ def infrastructure_causes(episodes: Iterable[EpisodeRecord]) -> dict[str, int]:
 def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
     """The outcome counts a task row and an outcome table share (TaskRow's fields but its id)."""
     agent = attempted_by_the_agent(episodes)
-    outcomes = Counter(r.outcome for r in episodes if not never_reached_the_model(r))
+    outcomes = Counter(r.outcome for r in episodes if outcome_words(r) != NEVER_REACHED)
     kinds = Counter(str(r.false_completion_kind) for r in episodes if r.outcome == "false_completion")
     return {
         "episodes": len(episodes), "attempted": len(agent), "verified_success": outcomes["verified_success"],
