@@ -621,6 +621,10 @@ class ModelLoop:
                 # The serving protocol's own answer to a 429 (a wait, or the fallback); without it, the client's.
                 if self._turn is None or not await self._turn.after_throttle(exc, left):
                     raise
+            except openai.InternalServerError as exc:
+                # A 5xx: asked again within the bounds as the client's own retries ask without the protocol.
+                if self._turn is None or not await self._turn.after_server_error(exc.status_code, left):
+                    raise
             except openai.BadRequestError as exc:
                 # A server that streams but takes no stream_options (older servers): asked once more without it.
                 if self._turn is None or self._usage_unasked or "stream_options" not in str(exc):
