@@ -1,5 +1,6 @@
 """An episode's record as derived from its transcript (issue 43, part B): a stream the endpoint itself cut is an
-infrastructure failure, an injected one the serving study's treatment.
+infrastructure failure, an injected one the serving study's treatment; a claim of success in plain text is recorded
+apart from `done`; an episode whose replies carried no usage says so.
 
 `derived_fields` is what a run writes and `verify` recomputes; here it reads hand-made transcripts of one real task
 (loaded alone, no browser)."""
@@ -11,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from adapter.actions import Rejection
+from adapter.claims import TextClaim
 from adapter.failover import ServingEvent
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript, Step
@@ -76,3 +79,36 @@ def test_the_agents_own_stops_stay_agent_outcomes(stop: StopReason) -> None:
 def test_an_infrastructure_stop_keeps_its_recorded_cause() -> None:
     fields = derived(transcript("infrastructure", infrastructure_cause="HTTP 500"))
     assert fields["outcome"] == "infrastructure_failure" and fields["infrastructure_cause"] == "HTTP 500"
+
+
+NO_ACTION = Rejection(cause="no_action", reason="No tool call was made. Call exactly one of the tools.")
+
+
+def reply(number: int, content: str, *, acted: bool = False, prompt: int | None = 10,
+          completion: int | None = 5) -> Step:
+    return Step(number=number, call=call(content, prompt=prompt, completion=completion),
+                action={"action": "click", "id": "1"} if acted else None, rejection=None if acted else NO_ACTION,
+                note="", observation="o")
+
+
+def test_a_claim_in_plain_text_is_recorded_with_its_reply_and_is_never_a_success_or_a_done_claim() -> None:
+    fields = derived(transcript("budget_exhausted", [reply(1, "Let me look."), reply(2, "The task is completed."),
+                                                     reply(3, "The task is completed.")]))
+    assert fields["text_claim"] == TextClaim(reply=2, text="The task is completed.", replies=2)
+    assert fields["claim"].success is None and fields["outcome"] == "honest_failure"
+
+
+def test_prose_beside_an_action_or_a_negated_claim_is_no_claim_in_text() -> None:
+    fields = derived(transcript("budget_exhausted", [reply(1, "Done! Clicking the link.", acted=True),
+                                                     reply(2, "I have not completed the task.")]))
+    assert fields["text_claim"] is None
+
+
+@pytest.mark.parametrize(("usage", "no_usage"), [
+    ([(None, None), (None, None)], True), ([(None, None), (12, 3)], False), ([(12, None)], False), ([], False)])
+def test_an_episode_none_of_whose_replies_carried_usage_says_the_server_sends_none(
+        usage: list[tuple[int | None, int | None]], no_usage: bool) -> None:
+    steps = [reply(n, "x", acted=True, prompt=p, completion=c) for n, (p, c) in enumerate(usage, 1)]
+    fields = derived(transcript("budget_exhausted", steps))
+    assert fields["no_usage"] is no_usage
+    assert fields["prompt_tokens"] is None or not no_usage

@@ -1,5 +1,6 @@
 """The words a run says of its episodes (issue 43, part B): the progress line names each episode as the report
-counts it, and a run with no attempted episode does not exit 0."""
+counts it, and a run with no attempted episode does not exit 0; claims of success in plain text are counted apart
+from `done` claims, and tokens unknown because the server sends no usage are said to be."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import pytest
 import typer
 from test_report import record
 
+from adapter.claims import TextClaim
 from computerops.cli import main
-from computerops.report import outcome_table
+from computerops.report import Paragraph, outcome_table, report_json, report_view, run_report
 from computerops.report.outcomes import NEVER_REACHED, outcome_words
 from computerops.report.vocabulary import OUTCOMES
 from computerops.runs.config import PlannedEpisode
-from computerops.runs.records import Completeness, EpisodeRecord
+from computerops.runs.records import Completeness, EpisodeOutcome, EpisodeRecord
 from computerops.runs.runner import _progress_line
 
 COUNTED_AS = {"verified_success": "verified_success", "unclaimed_success": "unclaimed_success",
@@ -90,3 +92,42 @@ def test_a_run_whose_every_episode_never_reached_the_model_exits_1(monkeypatch: 
 def test_a_run_with_an_attempted_episode_exits_0(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _exit_code([never_reached(1), record(2, "m", "t", "honest_failure", None)], monkeypatch) == 0
     assert _exit_code([infrastructure(1)], monkeypatch) == 1
+
+
+def claimed_in_text(number: int, outcome: EpisodeOutcome, claim: bool | None) -> EpisodeRecord:
+    return record(number, "m", "t", outcome, claim).model_copy(
+        update={"text_claim": TextClaim(reply=2, text="The task is completed.")})
+
+
+def test_claims_in_text_are_counted_apart_from_done_claims_with_their_false_completions() -> None:
+    episodes = [claimed_in_text(1, "honest_failure", None), claimed_in_text(2, "unclaimed_success", None),
+                claimed_in_text(3, "honest_failure", False), claimed_in_text(4, "verified_success", True),
+                record(5, "m", "t", "honest_failure", None), infrastructure(6).model_copy(
+                    update={"text_claim": TextClaim(reply=1, text="Done!")})]
+    table = outcome_table("m", episodes)
+    assert (table.claimed_in_text, table.text_false_completions) == (3, 2)
+    assert table.self_reported_success == 1 and table.taxonomy["claimed/pass"] == 1, "a text claim is no done claim"
+    assert table.verified_success == 1, "a text claim is never a success"
+    view = report_view(run_report("r", episodes, declared_scripted=False))
+    taxonomy = next(t for t in view.tables() if t.id == "taxonomy")
+    shown = dict(zip([c.header for c in taxonomy.columns], taxonomy.rows[0], strict=True))
+    assert (shown["claimed in text"], shown["text false compl."]) == (3, 2)
+    said = " ".join(b.text for b in view.blocks if isinstance(b, Paragraph))
+    assert "Claimed success in plain text without done: 3 episode(s), 2 of them text false completions" in said
+
+
+def test_a_report_without_claims_in_text_or_missing_usage_keeps_its_sealed_json_shape() -> None:
+    dumped = report_json(run_report("r", [record(1, "m", "t", "honest_failure", None)], declared_scripted=False))
+    assert not {"claimed_in_text", "text_false_completions"} & set(dumped["total"])
+    assert "no_usage" not in dumped["total"]["tokens"]
+
+
+def test_tokens_unknown_because_the_server_sends_no_usage_are_said_to_be() -> None:
+    silent = [record(n, "m", "t", "honest_failure", None).model_copy(update={"no_usage": True}) for n in (1, 2)]
+    episodes = [*silent, record(3, "m", "t", "honest_failure", None, tokens=(10, None))]
+    view = report_view(run_report("r", episodes, declared_scripted=False))
+    usage = next(t for t in view.tables() if t.id == "usage")
+    shown = dict(zip([c.header for c in usage.columns], usage.rows[0], strict=True))
+    assert shown["tokens known"] == 0 and shown["tokens unknown"] == "3 (2: the server sends no usage)"
+    warnings = [b.text for b in view.blocks if isinstance(b, Paragraph) and b.tone == "warning"]
+    assert any("the server sends no usage" in text and "2 episode(s)" in text for text in warnings), warnings

@@ -14,6 +14,7 @@ from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
 from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
+from adapter.claims import text_claim
 from adapter.containment import containment_of
 from adapter.driver import PageDriver
 from adapter.loop import ModelLoop
@@ -296,6 +297,8 @@ def derived_fields(
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
+        "text_claim": text_claim([(s.number, s.call.content) for s in transcript.steps if s.action is None]),
+        "no_usage": bool(spent) and all(c.prompt_tokens is None and c.completion_tokens is None for c in spent),
         "infrastructure_cause": infrastructure_cause_of(transcript) if infrastructure else None,
         "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
         "persistence": None if persistence is None or final_state is None else persistence_of(
