@@ -260,6 +260,9 @@ class ModelLoop:
         self.finish = finish
         """The task's answer fields, added to `done` in the tools, the text protocol and the parser."""
         self._tools_tokens = estimate_tokens(json.dumps(tool_schemas(finish)))
+        self._reply_tokens = bounds.max_response_tokens
+        """The room planned for a reply: max_tokens, or the most completion tokens a server that ignores it counted
+        (`_keep_room_for`)."""
 
     async def _request(
         self, messages: Sequence[dict[str, Any]], mode: ToolMode
@@ -321,7 +324,7 @@ class ModelLoop:
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.
-        window = ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens,
+        window = ContextWindow(self.bounds.context_tokens - self._reply_tokens,
                                overhead=0 if mode == "text" else self._tools_tokens)
         window.scale = min(max(self.token_scale, 1.0), MAX_SCALE)  # never planning below the estimate
         return window
@@ -404,6 +407,8 @@ class ModelLoop:
                 messages = window.fit()
             if messages is None:
                 transcript.stop_reason = "context_exhausted"
+                if self._reply_tokens > self.bounds.max_response_tokens:
+                    transcript.stop_detail = self._ignores_max_tokens("no prompt fits beside them")
                 return transcript
             estimated = conversation_tokens(messages) + window.overhead  # the tool schemas are prompt too
             sent = messages
@@ -474,6 +479,8 @@ class ModelLoop:
                 return self._infrastructure(transcript, exc)
             if finished:
                 return transcript
+            if mode != "auto":  # auto mode goes over to the text protocol instead (below)
+                self._keep_room_for(call, window)
             if mode == "auto" and over_cap(call, self.bounds.max_response_tokens):
                 # The server ignores max_tokens with tools (each reply runs on for seconds and is cut where it
                 # pleases, not where asked): the text protocol sends no tools.
@@ -482,6 +489,21 @@ class ModelLoop:
                 mode = self._to_text_protocol(window, transcript, number + 1, why)
         transcript.stop_reason = "budget_exhausted"
         return transcript
+
+    def _keep_room_for(self, call: ModelCall, window: ContextWindow) -> None:
+        """After a reply that ran past max_tokens (`over_cap`: the server ignores it), plan every later prompt with
+        room for the longest reply the server has produced, not max_tokens: its next reply would otherwise overrun
+        the context (llama.cpp answers HTTP 500). Old observations are elided to make the room; when nothing fits
+        the episode stops `context_exhausted`, saying why (each step's call keeps the tokens it counted)."""
+        if not over_cap(call, self.bounds.max_response_tokens) or call.completion_tokens is None:
+            return
+        if call.completion_tokens > self._reply_tokens:
+            window.budget -= call.completion_tokens - self._reply_tokens
+            self._reply_tokens = call.completion_tokens
+
+    def _ignores_max_tokens(self, then: str) -> str:
+        return (f"the server ignores max_tokens ({self.bounds.max_response_tokens}): a reply ran to "
+                f"{self._reply_tokens} completion tokens, and {then}")
 
     async def _step(self, env: Environment, state: LoopState, number: int, call: ModelCall) -> bool:
         """Carry out one model reply; True when it finished the episode."""
@@ -574,7 +596,7 @@ class ModelLoop:
         learned = False
         if limit is not None and self.bounds.max_response_tokens < limit < planned:
             transcript.context_tokens = limit
-            window.budget = limit - self.bounds.max_response_tokens
+            window.budget = limit - self._reply_tokens
             learned = True
         scale = window.scale
         if requested is not None:  # the request's own count (its reply room included, which only errs safe)

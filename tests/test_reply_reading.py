@@ -6,10 +6,19 @@ The replies go through the loop's own path from fake clients with the openai SDK
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+from typing import Any
 
+import httpx2 as httpx
+import openai
 import pytest
-from test_loop_endpoint import Endpoint, run
-from test_reply_fuzz import envelope, run_reply, tool
+from test_loop_endpoint import REQUEST, Endpoint, run
+from test_reply_fuzz import Page, envelope, run_reply, tool
+
+from adapter.context import conversation_tokens, estimate_tokens
+from adapter.loop import ModelLoop
+from adapter.observation import Observation
+from adapter.transcript import Bounds
 
 LONG_PROSE = "I will look at the page carefully and think about what to do next. " * 40
 
@@ -46,3 +55,63 @@ async def test_prose_run_past_the_cap_by_a_server_that_ignores_max_tokens_is_no_
     transcript = await run(Endpoint([body]), action_budget=1, tool_mode="native", max_response_tokens=100)
     rejection = transcript.steps[0].rejection
     assert rejection is not None and rejection.cause == "no_action", rejection
+
+
+class GrowingPage(Page):
+    """A page whose text changes with every action, so the conversation grows by an observation a step."""
+
+    async def observe(self) -> Observation:
+        shown = await super().observe()
+        text = shown.text + f"\nStep {len(self.acted)}: " + " ".join(f"row{len(self.acted)}-{n}" for n in range(150))
+        return shown.model_copy(update={"text": text})
+
+
+@dataclass
+class OverrunningServer:
+    """A server that ignores max_tokens (every reply runs to `completion` tokens) and, like llama.cpp, answers HTTP
+    500 when the prompt and the reply it produces overrun its context. It counts prompt tokens as the adapter
+    estimates them, so the adapter's calibration stays 1."""
+
+    context: int
+    completion: int
+    prompts: list[int] = field(default_factory=list)
+
+    async def post(self, path: str, *, body: dict[str, Any], cast_to: type, options: object) -> httpx.Response:
+        prompt = conversation_tokens(body["messages"]) + estimate_tokens(json.dumps(body.get("tools", [])))
+        if "tools" not in body:
+            prompt -= estimate_tokens("[]")
+        self.prompts.append(prompt)
+        if prompt + self.completion > self.context:
+            raise openai.InternalServerError("context overrun", response=httpx.Response(500, request=REQUEST),
+                                             body=None)
+        reply = envelope(tool("click", '{"id": "1"}'),
+                         usage={"prompt_tokens": prompt, "completion_tokens": self.completion})
+        return httpx.Response(200, content=reply, headers={"content-type": "application/json"})
+
+
+async def test_in_native_mode_a_server_that_ignores_max_tokens_is_given_room_for_what_it_produces() -> None:
+    server = OverrunningServer(context=8192, completion=3000)
+    bounds = Bounds(context_tokens=8192, max_response_tokens=200, tool_mode="native", action_budget=24)
+    transcript = await ModelLoop(server, "m", bounds).run(GrowingPage(), "Do the task.")  # type: ignore[arg-type]
+    assert transcript.stop_reason == "budget_exhausted", (transcript.stop_reason, transcript.infrastructure_error)
+    assert max(server.prompts) + 3000 <= 8192 < max(server.prompts) + 3000 + 1500, "the room was needed and kept"
+
+
+async def test_a_server_whose_replies_leave_no_room_for_a_prompt_stops_saying_it_ignores_max_tokens() -> None:
+    bounds = Bounds(context_tokens=8192, max_response_tokens=200, tool_mode="native", action_budget=5)
+    measured = OverrunningServer(context=8192, completion=10)
+    await ModelLoop(measured, "m", bounds.model_copy(update={"action_budget": 1})).run(  # type: ignore[arg-type]
+        Page(), "Do the task.")
+    room = 8192 - measured.prompts[0]  # the first reply fills the context: no later prompt fits beside another
+    server = OverrunningServer(context=8192, completion=room)
+    transcript = await ModelLoop(server, "m", bounds).run(Page(), "Do the task.")  # type: ignore[arg-type]
+    assert transcript.stop_reason == "context_exhausted" and len(transcript.steps) == 1, transcript.stop_reason
+    assert transcript.stop_detail is not None and "ignores max_tokens (200)" in transcript.stop_detail
+    assert f"{room} completion tokens" in transcript.stop_detail
+
+
+async def test_a_reply_within_max_tokens_changes_no_room() -> None:
+    server = OverrunningServer(context=4096, completion=150)
+    bounds = Bounds(context_tokens=4096, max_response_tokens=200, tool_mode="native", action_budget=3)
+    transcript = await ModelLoop(server, "m", bounds).run(Page(), "Do the task.")  # type: ignore[arg-type]
+    assert transcript.stop_reason == "budget_exhausted" and transcript.stop_detail is None
