@@ -11,10 +11,12 @@ import httpx2
 from test_loop_scripted import SOLVE, FakeSite
 from test_serving_faults import APP, episode
 
-from adapter.failover import SERVER_ERROR_RETRIES, ServingProtocol
+from adapter.failover import SERVER_ERROR_RETRIES, ServingEvent, ServingProtocol
 from adapter.loop import ModelLoop
 from adapter.modelclient import model_client
 from adapter.transcript import AgentTranscript, Bounds
+from computerops.serving_faults.log import ServingCall, ServingLog
+from computerops.serving_faults.plan import ServingDecision, ServingPlan
 from computerops.serving_faults.record import _explained
 
 QUICK = ServingProtocol(stream=False, backoff_s=0.0)
@@ -73,3 +75,16 @@ async def test_500s_end_the_episode_where_they_end_it_without_the_protocol() -> 
         assert len(asked) == len(plain_asked), (len(asked), len(plain_asked))
     assert served.infrastructure_cause == "HTTP 500"
     assert [e.kind for e in served.serving].count("server_error") == SERVER_ERROR_RETRIES + 1
+
+
+def test_only_a_held_requests_504_is_an_injected_server_error() -> None:
+    log = ServingLog(plan=ServingPlan(), calls=[
+        ServingCall(request=1, upstream="primary", status=504,
+                    decision=ServingDecision(kind="timeout_before_reply", source="rule:0")),
+        ServingCall(request=2, upstream="primary", status=500),
+        ServingCall(request=3, upstream="primary", status=500,
+                    decision=ServingDecision(kind="queue_delay", source="rule:1"))])
+    met = AgentTranscript(system_prompt="", instruction="", tool_mode="auto", first_observation="",
+                          stop_reason="finish", serving=[ServingEvent(reply=1, request=n, kind="server_error",
+                                                                      upstream="primary") for n in (1, 2, 3)])
+    assert _explained(log, met) == (["server_error@2/primary", "server_error@3/primary"], None)

@@ -47,10 +47,9 @@ TOOL_SIDE: dict[str, ServingPath] = {"ambiguous_after_commit": "after_commit_tim
                                      "missing_resource": "degraded_evidence", "stale_read": "degraded_evidence"}
 """The site fault classes that carry out the serving study's tool-side failures, and the path each makes."""
 _MET: dict[str, ServingFaultKind] = {"throttled": "throttle", "timed_out": "timeout_before_reply",
-                                     "stream_cut": "partial_stream"}
-"""The protocol's events that a serving fault explains."""
-NEVER_INJECTED = frozenset({"server_error"})
-"""The protocol's events that no serving fault makes (the layer injects no 5xx): always a real endpoint's."""
+                                     "stream_cut": "partial_stream", "server_error": "timeout_before_reply"}
+"""The protocol's events that a serving fault explains (the only 5xx the layer answers is a held request's 504, once
+its hold ran out before the harness gave up; every other 5xx is a real endpoint's)."""
 
 
 class ServingRecord(BaseModel):
@@ -66,8 +65,8 @@ class ServingRecord(BaseModel):
     """What was injected and fired, in order: `throttle@2/primary`, `partial_stream@2/primary`,
     `ambiguous_after_commit@op5`."""
     not_injected: list[str] = Field(default_factory=list)
-    """What the protocol met that nothing injected (a real endpoint's failure): `throttled@3/primary`, and every
-    HTTP 5xx (`server_error@2/primary`: the layer injects none)."""
+    """What the protocol met that nothing injected (a real endpoint's failure): `throttled@3/primary`,
+    `server_error@2/primary` (an HTTP 5xx)."""
     ended_by_injection: ServingFaultKind | None = None
     """An injected fault the protocol could not get past ended the episode: its outcome is the treatment's, not an
     infrastructure failure (a real failure ending it stays infrastructure)."""
@@ -127,8 +126,7 @@ def _explained(log: ServingLog, transcript: AgentTranscript) -> tuple[list[str],
         return call is not None and call.decision is not None and call.decision.applied and call.decision.kind == kind
 
     unexplained = [f"{event.kind}@{event.request}/{event.upstream}" for event in transcript.serving
-                   if event.kind in NEVER_INJECTED
-                   or (event.kind in _MET and not injected(event.request, _MET[event.kind]))]
+                   if event.kind in _MET and not injected(event.request, _MET[event.kind])]
     failures = [event for event in transcript.serving if event.kind in _MET]
     last = failures[-1] if failures else None
     ended: ServingFaultKind | None = None
