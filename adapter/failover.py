@@ -8,6 +8,9 @@ study, docs/long-running.md "Serving failures"). The protocol is declared per ep
   `fallback` asks the pinned fallback endpoint at once (`ServingProtocol.fallback`).
 - **timed out** before any reply: the request is sent again once to the same endpoint (`on_timeout` `retry`), or
   to the fallback (`fallback`). Nothing reached the agent, so a resend cannot act twice.
+- **server error** (HTTP 5xx): asked again of the same endpoint after `backoff_s`, doubling, up to
+  SERVER_ERROR_RETRIES times, as the openai client retries it for a run without the protocol (its clients' own
+  retries are off); past them the episode ends as the endpoint's failure (`HTTP 500`), as it does without it.
 - **stream cut** (a streamed reply that ended before its end, adapter/stream.py): nothing of it is carried out. A
   fallback after a stream has begun is refused — two models would answer one turn, the second acting on a state
   it did not create — unless the protocol declares a continuation design (`continuation`: the fallback is asked the
@@ -35,12 +38,17 @@ if TYPE_CHECKING:  # the transcript schema imports this module's models, and nev
 Upstream = Literal["primary", "fallback"]
 UPSTREAMS: tuple[Upstream, ...] = ("primary", "fallback")
 ServingEventKind = Literal["throttled", "waited", "timed_out", "resent", "fell_back", "stream_cut",
-                           "fallback_refused", "continued", "usage_unasked"]
+                           "fallback_refused", "continued", "usage_unasked", "server_error"]
 """What happened to a model request: `throttled` (a 429), `waited` (slept before asking again), `timed_out` (no reply
 within the request's bound), `resent` (asked the same endpoint again), `fell_back` (asked the fallback instead),
 `stream_cut` (a streamed reply ended early), `fallback_refused` (a fallback after a stream had begun, refused),
 `continued` (the same, allowed by a declared continuation design), `usage_unasked` (the server refused
-`stream_options`: the request sent again without it, and so for the rest of the episode)."""
+`stream_options`: the request sent again without it, and so for the rest of the episode), `server_error` (an HTTP 5xx:
+asked again, as the openai client's own retries ask without the protocol, up to SERVER_ERROR_RETRIES times)."""
+SERVER_ERROR_RETRIES = 2
+"""Asks of the same endpoint after a 5xx (the first ask not counted): the openai client's own retries for a run
+without the serving protocol (`adapter.modelclient.model_client`'s `max_retries`), whose clients have theirs off, so
+that a 500 ends an episode under the protocol exactly when it ends one without it."""
 
 
 class ServingProtocol(BaseModel):
@@ -121,6 +129,7 @@ class ServingTurn:
         """The episode's latest model request (the loop sets it as it sends each)."""
         self.throttles = 0
         self.timeouts = 0
+        self.server_errors = 0
 
     def note(self, kind: ServingEventKind, detail: str = "", *, retry_after_s: float | None = None,
              wait_s: float | None = None, emitted_chars: int | None = None, action_started: bool | None = None) -> None:
@@ -153,6 +162,24 @@ class ServingTurn:
             return False
         await asyncio.sleep(wait)
         self.note("waited", f"{wait:.1f} s before asking the {self.upstream} endpoint again", wait_s=round(wait, 3))
+        return True
+
+    async def after_server_error(self, status: int, left_s: float) -> bool:
+        """Whether to ask the same endpoint again after an HTTP 5xx, having waited `backoff_s` doubling with each
+        (at most `max_wait_s`, never past the wall clock); False after SERVER_ERROR_RETRIES: the 5xx ends the
+        episode as the endpoint's failure, as it does without the protocol."""
+        self.note("server_error", f"HTTP {status} from the {self.upstream} endpoint")
+        self.server_errors += 1
+        if self.server_errors > SERVER_ERROR_RETRIES:
+            return False
+        wait = min(self.protocol.backoff_s * 2 ** (self.server_errors - 1), self.protocol.max_wait_s)
+        if wait >= left_s:
+            return False
+        if wait > 0:
+            await asyncio.sleep(wait)
+            self.note("waited", f"{wait:.1f} s after the {self.upstream} endpoint's HTTP {status}",
+                      wait_s=round(wait, 3))
+        self.note("resent", f"the same request to the {self.upstream} endpoint")
         return True
 
     def after_timeout(self, limit_s: float, *, stream_began: bool = False) -> bool:

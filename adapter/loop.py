@@ -94,7 +94,8 @@ def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema, *, cap: in
 
     Several tool calls in one reply: the first is carried out and the result says the others were not (the step
     records how many there were). A reply cut off at the response limit, or run past it (`over_cap`), that does not
-    parse is `truncated_reply`."""
+    parse is `truncated_reply` when it had begun an action (`action_begun`); one that never began any is `no_action`,
+    and the model is told to begin with its action, not to shorten one it never wrote."""
     if call.invalid_text:
         return Rejection(cause="invalid_text", reason="The reply held text that is not valid Unicode (a lone "
                                                       "surrogate, or bytes that are not UTF-8). Reply with one action "
@@ -107,11 +108,20 @@ def _interpret(call: ModelCall, mode: ToolMode, finish: FinishSchema, *, cap: in
     else:
         decided = parse_text_action(call.content, finish)
     cut = call.finish_reason == "length" or over_cap(call, cap)
-    if isinstance(decided, Rejection) and cut and decided.cause != "truncated_reply":
-        return Rejection(cause="truncated_reply", reason="The reply was cut off at the response length limit "
-                                                         f"before its action was complete ({decided.reason}) "
-                                                         "Reply with a shorter action.")
-    return decided
+    if not isinstance(decided, Rejection) or not cut or decided.cause == "truncated_reply":
+        return decided
+    if not action_begun(call, mode):
+        return Rejection(cause="no_action", reason="The reply ran to the response length limit without beginning an "
+                                                   "action. Begin your reply with the action, and write less besides.")
+    return Rejection(cause="truncated_reply", reason="The reply was cut off at the response length limit "
+                                                     f"before its action was complete ({decided.reason}) "
+                                                     "Reply with a shorter action.")
+
+
+def action_begun(call: ModelCall, mode: ToolMode) -> bool:
+    """Whether a reply began an action: a tool call, or (where the text protocol is read) a `{` that could open its
+    JSON object. A reply of prose alone began none, however long it ran."""
+    return bool(call.tool_calls) or (mode != "native" and "{" in (call.content or ""))
 
 
 def _history_tool_call(call: ToolCall, call_id: str) -> dict[str, Any]:
@@ -250,6 +260,9 @@ class ModelLoop:
         self.finish = finish
         """The task's answer fields, added to `done` in the tools, the text protocol and the parser."""
         self._tools_tokens = estimate_tokens(json.dumps(tool_schemas(finish)))
+        self._reply_tokens = bounds.max_response_tokens
+        """The room planned for a reply: max_tokens, or the most completion tokens a server that ignores it counted
+        (`_keep_room_for`)."""
 
     async def _request(
         self, messages: Sequence[dict[str, Any]], mode: ToolMode
@@ -311,7 +324,7 @@ class ModelLoop:
 
     def _window(self, mode: ToolMode) -> ContextWindow:
         # Tool schemas are part of the prompt on every server, so they count against the context.
-        window = ContextWindow(self.bounds.context_tokens - self.bounds.max_response_tokens,
+        window = ContextWindow(self.bounds.context_tokens - self._reply_tokens,
                                overhead=0 if mode == "text" else self._tools_tokens)
         window.scale = min(max(self.token_scale, 1.0), MAX_SCALE)  # never planning below the estimate
         return window
@@ -394,6 +407,8 @@ class ModelLoop:
                 messages = window.fit()
             if messages is None:
                 transcript.stop_reason = "context_exhausted"
+                if self._reply_tokens > self.bounds.max_response_tokens:
+                    transcript.stop_detail = self._ignores_max_tokens("no prompt fits beside them")
                 return transcript
             estimated = conversation_tokens(messages) + window.overhead  # the tool schemas are prompt too
             sent = messages
@@ -464,6 +479,8 @@ class ModelLoop:
                 return self._infrastructure(transcript, exc)
             if finished:
                 return transcript
+            if mode != "auto":  # auto mode goes over to the text protocol instead (below)
+                self._keep_room_for(call, window)
             if mode == "auto" and over_cap(call, self.bounds.max_response_tokens):
                 # The server ignores max_tokens with tools (each reply runs on for seconds and is cut where it
                 # pleases, not where asked): the text protocol sends no tools.
@@ -472,6 +489,21 @@ class ModelLoop:
                 mode = self._to_text_protocol(window, transcript, number + 1, why)
         transcript.stop_reason = "budget_exhausted"
         return transcript
+
+    def _keep_room_for(self, call: ModelCall, window: ContextWindow) -> None:
+        """After a reply that ran past max_tokens (`over_cap`: the server ignores it), plan every later prompt with
+        room for the longest reply the server has produced, not max_tokens: its next reply would otherwise overrun
+        the context (llama.cpp answers HTTP 500). Old observations are elided to make the room; when nothing fits
+        the episode stops `context_exhausted`, saying why (each step's call keeps the tokens it counted)."""
+        if not over_cap(call, self.bounds.max_response_tokens) or call.completion_tokens is None:
+            return
+        if call.completion_tokens > self._reply_tokens:
+            window.budget -= call.completion_tokens - self._reply_tokens
+            self._reply_tokens = call.completion_tokens
+
+    def _ignores_max_tokens(self, then: str) -> str:
+        return (f"the server ignores max_tokens ({self.bounds.max_response_tokens}): a reply ran to "
+                f"{self._reply_tokens} completion tokens, and {then}")
 
     async def _step(self, env: Environment, state: LoopState, number: int, call: ModelCall) -> bool:
         """Carry out one model reply; True when it finished the episode."""
@@ -564,7 +596,7 @@ class ModelLoop:
         learned = False
         if limit is not None and self.bounds.max_response_tokens < limit < planned:
             transcript.context_tokens = limit
-            window.budget = limit - self.bounds.max_response_tokens
+            window.budget = limit - self._reply_tokens
             learned = True
         scale = window.scale
         if requested is not None:  # the request's own count (its reply room included, which only errs safe)
@@ -610,6 +642,10 @@ class ModelLoop:
             except openai.RateLimitError as exc:
                 # The serving protocol's own answer to a 429 (a wait, or the fallback); without it, the client's.
                 if self._turn is None or not await self._turn.after_throttle(exc, left):
+                    raise
+            except openai.InternalServerError as exc:
+                # A 5xx: asked again within the bounds as the client's own retries ask without the protocol.
+                if self._turn is None or not await self._turn.after_server_error(exc.status_code, left):
                     raise
             except openai.BadRequestError as exc:
                 # A server that streams but takes no stream_options (older servers): asked once more without it.

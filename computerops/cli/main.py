@@ -176,11 +176,16 @@ def _resume_run(run_dir: Path, *, concurrency: int, trace: bool, executor: Execu
 
 def _report_complete(bundle: RunDirectory) -> None:
     """The report of a run that stopped of itself; exit 1 unless every planned episode has an agent outcome (a
-    recorded infrastructure failure is none: `run --resume` runs it again)."""
+    recorded infrastructure failure is none: `run --resume` runs it again) and at least one was attempted (a run
+    whose every episode never reached the model says nothing of it)."""
+    from computerops.report.outcomes import no_attempt
     _report(bundle, as_json=False)
     completeness = bundle.completeness()
     if not completeness.complete:
         raise _fail(completeness.incomplete(f"continue it with `computerops run --resume {bundle.root}`"), code=1)
+    problem = no_attempt(bundle.records())
+    if problem is not None:
+        raise _fail(f"{problem} ({bundle.root})", code=1)
 
 
 def _execute(planned: PlannedRun, *, concurrency: int = 1, trace: bool = False, resume: bool = False,

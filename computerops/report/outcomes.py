@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from adapter.transcript import switch_why
 from computerops.core.stats import clustered_bootstrap
@@ -30,8 +30,10 @@ from computerops.report.figures import (
     proportion,
 )
 from computerops.report.vocabulary import FALSE_COMPLETION_KINDS, STOP_REASONS
-from computerops.runs.records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord, verdict_category
 
+PASSED = frozenset({"verified_success", "unclaimed_success"})
+"""The outcomes the verifier passes: the task was done."""
 TAXONOMY = ("claimed/pass", "claimed/fail", "not-claimed/pass", "not-claimed/fail")
 """Success claim (claimed: done(success=true)) x verifier (pass: verified or unclaimed success)."""
 
@@ -67,6 +69,9 @@ class TokenStats(BaseModel):
     known: int
     unknown: int
     """Episodes whose endpoint did not report prompt or completion tokens: left out, never guessed."""
+    no_usage: int = Field(default=0, exclude_if=lambda value: not value)
+    """Of the unknown, episodes whose replies carried no usage at all (`EpisodeRecord.no_usage`): the server sends
+    none. Left out of the JSON when 0, so reports sealed before it compare as they were written."""
     total: int | None
     mean: float | None
     median: float | None
@@ -109,6 +114,12 @@ class OutcomeTable(BaseModel):
     damaging failures, so damage is never hidden among failures."""
     claimed_failure: int
     """Episodes that ended with done(success=false)."""
+    claimed_in_text: int = Field(default=0, exclude_if=lambda value: not value)
+    """Attempted episodes without a done(success=true) whose model claimed success in plain text in a reply without
+    an action (`EpisodeRecord.text_claim`): counted apart from `done` claims, never a success. Left out of the JSON
+    when 0 (as `text_false_completions`), so reports sealed before it compare as they were written."""
+    text_false_completions: int = Field(default=0, exclude_if=lambda value: not value)
+    """Of `claimed_in_text`, the episodes the verifier says did not do the task."""
     no_finish: int
     """Attempted episodes that ended without any done: budget, context or wall clock."""
     unclaimed_success: int
@@ -164,6 +175,30 @@ def never_reached_the_model(record: EpisodeRecord) -> bool:
             and record.steps == 0)
 
 
+NEVER_REACHED = "never_reached_the_model"
+"""The word an episode that never reached the model is counted under, apart from every outcome."""
+
+
+def outcome_words(record: EpisodeRecord) -> str:
+    """What the report counts an episode as, in its words: `never_reached_the_model`, else its outcome with any
+    false-completion kind (`false_completion (state)`). The progress line says the same of the same record."""
+    if never_reached_the_model(record):
+        return NEVER_REACHED
+    return verdict_category(record.outcome, record.false_completion_kind)
+
+
+def no_attempt(episodes: Sequence[EpisodeRecord]) -> str | None:
+    """Why a run's figures say nothing of the model, or None: no admitted episode was attempted (each failed in the
+    infrastructure or never reached the model), so every agent figure has no denominator."""
+    if attempted_by_the_agent(episodes):
+        return None
+    infrastructure = sum(1 for r in episodes if r.outcome == "infrastructure_failure")
+    never = sum(1 for r in episodes if never_reached_the_model(r))
+    return (f"no episode was attempted: of {len(episodes)} admitted, {infrastructure} infrastructure failure(s) "
+            f"({causes_text(infrastructure_causes(episodes))}) and {never} that never reached the model; the run "
+            "says nothing of the model")
+
+
 def attempted_by_the_agent(episodes: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
     """The episodes the agent's figures count: all but infrastructure failures (the endpoint or the browser failed)
     and episodes that never reached the model, which say nothing of the agent and are counted apart."""
@@ -180,7 +215,7 @@ def infrastructure_causes(episodes: Iterable[EpisodeRecord]) -> dict[str, int]:
 def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
     """The outcome counts a task row and an outcome table share (TaskRow's fields but its id)."""
     agent = attempted_by_the_agent(episodes)
-    outcomes = Counter(r.outcome for r in episodes if not never_reached_the_model(r))
+    outcomes = Counter(r.outcome for r in episodes if outcome_words(r) != NEVER_REACHED)
     kinds = Counter(str(r.false_completion_kind) for r in episodes if r.outcome == "false_completion")
     return {
         "episodes": len(episodes), "attempted": len(agent), "verified_success": outcomes["verified_success"],
@@ -197,11 +232,23 @@ def _counts(episodes: Sequence[EpisodeRecord]) -> dict[str, Any]:
     }
 
 
+def claimed_in_text(episodes: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The attempted episodes whose model claimed success in plain text and not with done(success=true)."""
+    return [r for r in attempted_by_the_agent(episodes) if r.text_claim is not None and r.claim.success is not True]
+
+
+def _text_claims(episodes: Sequence[EpisodeRecord]) -> dict[str, int]:
+    claimed = claimed_in_text(episodes)
+    return {"claimed_in_text": len(claimed),
+            "text_false_completions": sum(1 for r in claimed if r.outcome not in PASSED)}
+
+
 def _tokens(episodes: Sequence[EpisodeRecord]) -> TokenStats:
     known = [r.prompt_tokens + r.completion_tokens for r in episodes
              if r.prompt_tokens is not None and r.completion_tokens is not None]
     return TokenStats(
-        known=len(known), unknown=len(episodes) - len(known), total=sum(known) if known else None,
+        known=len(known), unknown=len(episodes) - len(known), no_usage=sum(1 for r in episodes if r.no_usage),
+        total=sum(known) if known else None,
         mean=round(statistics.fmean(known), 4) if known else None,
         median=round(float(statistics.median(known)), 4) if known else None,
     )
@@ -248,9 +295,8 @@ def outcome_table(
     agent = attempted_by_the_agent(episodes)
     counts = _counts(episodes)
     claimed, false_completions = counts["self_reported_success"], counts["false_completions"]
-    passed = {"verified_success", "unclaimed_success"}
     taxonomy = Counter(
-        f"{'claimed' if r.claim.success is True else 'not-claimed'}/{'pass' if r.outcome in passed else 'fail'}"
+        f"{'claimed' if r.claim.success is True else 'not-claimed'}/{'pass' if r.outcome in PASSED else 'fail'}"
         for r in agent
     )
     tasks = by_task(agent)
@@ -260,7 +306,7 @@ def outcome_table(
     )
     return OutcomeTable(
         label=label, scripted=any(r.scripted for r in episodes), **counts,
-        claimed_failure=sum(1 for r in agent if r.claim.success is False),
+        claimed_failure=sum(1 for r in agent if r.claim.success is False), **_text_claims(episodes),
         replay_pass=sum(1 for r in episodes if r.replay == "PASS"),
         rejected_actions=sum(r.rejected_actions for r in episodes),
         blocked_requests=sum(r.blocked_requests for r in episodes),

@@ -14,6 +14,7 @@ from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 
 from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
+from adapter.claims import text_claim
 from adapter.containment import containment_of
 from adapter.driver import PageDriver
 from adapter.loop import ModelLoop
@@ -267,9 +268,7 @@ def derived_fields(
     # A compaction's request for the model's summary (`model/1`) is tokens spent, though no step.
     spent = [*calls, *(s.call for s in transcript.summaries if s.call is not None)]
     served = serving_of(task, planned, serving, transcript, operations, journal, verdict)
-    # An injected serving fault that ended the episode is the treatment's outcome; a real failure stays infrastructure.
-    infrastructure = transcript.stop_reason == "infrastructure" and (
-        served is None or served.ended_by_injection is None)
+    infrastructure = ended_by_infrastructure(transcript, served)
     prompt = [c.prompt_tokens for c in spent]
     completion = [c.completion_tokens for c in spent]
     return {
@@ -298,12 +297,33 @@ def derived_fields(
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
-        "infrastructure_cause": transcript.infrastructure_cause if infrastructure else None,
+        "text_claim": text_claim([(s.number, s.call.content) for s in transcript.steps if s.action is None]),
+        "no_usage": bool(spent) and all(c.prompt_tokens is None and c.completion_tokens is None for c in spent),
+        "infrastructure_cause": infrastructure_cause_of(transcript) if infrastructure else None,
         "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
         "persistence": None if persistence is None or final_state is None else persistence_of(
             task, persistence[0], persistence[1], transcript, operations, journal, final_state),
         "serving": served,
     }
+
+
+STREAM_CUT_CAUSE = "stream cut"
+"""The infrastructure cause of an episode whose endpoint itself cut a streamed reply (nothing injected the cut)."""
+
+
+def ended_by_infrastructure(transcript: AgentTranscript, served: ServingRecord | None) -> bool:
+    """Whether an episode is an infrastructure failure, not an agent outcome: the endpoint or the browser failed
+    (`stop_reason: infrastructure`), or the endpoint cut a streamed reply and the episode ended `stream_cut` (a real
+    failure stays infrastructure). An injected serving fault that ended the episode (the serving record's
+    `ended_by_injection`) is the serving study's treatment, its outcome the agent's."""
+    if served is not None and served.ended_by_injection is not None:
+        return False
+    return transcript.stop_reason in ("infrastructure", "stream_cut")
+
+
+def infrastructure_cause_of(transcript: AgentTranscript) -> str | None:
+    """What failed, for an episode `ended_by_infrastructure`: the transcript's cause, `stream cut` for a cut stream."""
+    return STREAM_CUT_CAUSE if transcript.stop_reason == "stream_cut" else transcript.infrastructure_cause
 
 
 def serving_of(task: LoadedTask, planned: PlannedEpisode, log: ServingLog | None, transcript: AgentTranscript,

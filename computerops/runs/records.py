@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from adapter.claims import TextClaim
 from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
 from computerops.core import formats
 from computerops.core.formats import Versioned
@@ -159,6 +160,13 @@ class EpisodeRecord(Versioned):
     infrastructure_cause: str | None = None
     """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""
+    text_claim: TextClaim | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A claim of success the model wrote in plain text in a reply without an action ("The task is completed."),
+    read fail-closed (`adapter.claims`): never a `done` claim and never a success, counted apart in the report; left
+    out of records without one (and of records written before claims in text were read)."""
+    no_usage: bool = Field(default=False, exclude_if=lambda value: not value)
+    """The episode had model replies and none of them carried usage (prompt or completion tokens): the server sends
+    none (llama.cpp's streamed replies), so its tokens are unknown for that reason; left out when False."""
 
 
 class StartedEpisode(Versioned):

@@ -22,6 +22,7 @@ from adapter.serverinfo import ObservedContext, discover_context, probe_tool_res
 from computerops.core.difference import first_difference_of
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.report import causes_text, infrastructure_causes, summarize
+from computerops.report.outcomes import outcome_words
 from computerops.runs.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.runs.episode import EpisodeContext, run_episode
@@ -35,7 +36,6 @@ from computerops.runs.records import (
     RunExecution,
     RunManifest,
     TaskRef,
-    verdict_category,
 )
 from computerops.runs.serving import serve_app
 from sites.kit.app import create_app
@@ -132,7 +132,7 @@ def manifest_difference(recorded: RunManifest, now: RunManifest) -> str | None:
 
 def _progress_line(done: int, total: int, planned: PlannedEpisode, record: EpisodeRecord) -> str:
     return (f"[{done}/{total}] {planned.episode_id} ({record.endpoint}): "
-            f"{verdict_category(record.outcome, record.false_completion_kind)}"
+            f"{outcome_words(record)}"
             + (f" ({record.infrastructure_cause})" if record.infrastructure_cause else "")
             + f", {record.steps} steps, stop {record.stop_reason}, replay {record.replay}")
 

@@ -47,8 +47,9 @@ TOOL_SIDE: dict[str, ServingPath] = {"ambiguous_after_commit": "after_commit_tim
                                      "missing_resource": "degraded_evidence", "stale_read": "degraded_evidence"}
 """The site fault classes that carry out the serving study's tool-side failures, and the path each makes."""
 _MET: dict[str, ServingFaultKind] = {"throttled": "throttle", "timed_out": "timeout_before_reply",
-                                     "stream_cut": "partial_stream"}
-"""The protocol's events that a serving fault explains."""
+                                     "stream_cut": "partial_stream", "server_error": "timeout_before_reply"}
+"""The protocol's events that a serving fault explains (the only 5xx the layer answers is a held request's 504, once
+its hold ran out before the harness gave up; every other 5xx is a real endpoint's)."""
 
 
 class ServingRecord(BaseModel):
@@ -64,7 +65,8 @@ class ServingRecord(BaseModel):
     """What was injected and fired, in order: `throttle@2/primary`, `partial_stream@2/primary`,
     `ambiguous_after_commit@op5`."""
     not_injected: list[str] = Field(default_factory=list)
-    """What the protocol met that nothing injected (a real endpoint's failure): `throttled@3/primary`."""
+    """What the protocol met that nothing injected (a real endpoint's failure): `throttled@3/primary`,
+    `server_error@2/primary` (an HTTP 5xx)."""
     ended_by_injection: ServingFaultKind | None = None
     """An injected fault the protocol could not get past ended the episode: its outcome is the treatment's, not an
     infrastructure failure (a real failure ending it stays infrastructure)."""
