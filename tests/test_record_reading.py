@@ -112,3 +112,19 @@ def test_an_episode_none_of_whose_replies_carried_usage_says_the_server_sends_no
     fields = derived(transcript("budget_exhausted", steps))
     assert fields["no_usage"] is no_usage
     assert fields["prompt_tokens"] is None or not no_usage
+
+
+def test_an_episode_1_record_is_recomputed_by_the_rules_it_was_written_under() -> None:
+    """`verify` of a run sealed before episode/2: no claim in text or missing usage read, and a cut stream the agent's
+    outcome, as its record says (kills a verify that applies today's rules to yesterday's records)."""
+    verdict = judge(TASK.spec, TASK.sha256, state={}, journal=[], operations=[], claim=Claim(success=None))
+    claimed = transcript("budget_exhausted", steps=[reply(1, "The task is completed.")])
+    for recorded, field, now, then in (
+            (transcript("stream_cut", serving=CUT), "outcome", "infrastructure_failure", "honest_failure"),
+            (claimed, "text_claim", TextClaim(reply=1, text="The task is completed."), None),
+            (transcript("budget_exhausted", steps=[reply(1, "Hello.", prompt=None, completion=None)]),
+             "no_usage", True, False)):
+        assert derived(recorded)[field] == now
+        old = derived_fields(CONFIG, TASK, CONFIG.episodes[0], recorded, [], [], verdict,
+                             record_format="computerops.episode/1")
+        assert old[field] == then, field

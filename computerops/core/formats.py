@@ -23,7 +23,11 @@ from pydantic import BaseModel, model_validator
 MANIFEST: Final = "computerops.manifest/2"
 """2: each operation records what its response showed and which app served it (`Operation.shown`, `Operation.app`);
 a manifest/1 run's operations lack both (replay compares them only where recorded)."""
-EPISODE_RECORD: Final = "computerops.episode/1"
+EPISODE_RECORD: Final = "computerops.episode/2"
+"""2: a claim in plain text (`text_claim`) and replies without usage (`no_usage`) are read, and a stream the endpoint
+itself cut ends the episode as an infrastructure failure; `verify` recomputes an episode/1 record by the rules it was
+written under (none of the three)."""
+EPISODE_RECORD_1: Final = "computerops.episode/1"
 TRANSCRIPT: Final = "computerops.transcript/1"
 VERDICT: Final = "computerops.verdict/1"
 STARTED: Final = "computerops.started/1"

@@ -21,6 +21,7 @@ from adapter.loop import ModelLoop
 from adapter.modelclient import StreamWatch
 from adapter.reply import clean_text
 from adapter.transcript import AgentTranscript, Bounds
+from computerops.core import formats
 from computerops.core.hashing import file_sha256
 from computerops.core.vocabulary import (
     ACTION_HEADER,
@@ -253,10 +254,13 @@ def derived_fields(
     config: RunConfig, task: LoadedTask, planned: PlannedEpisode, transcript: AgentTranscript,
     operations: Sequence[Operation], journal: Sequence[JournalEntry], verdict: Verdict, *,
     final_state: StateSnapshot | None = None, persistence: tuple[PersistenceLog, Path] | None = None,
-    serving: ServingLog | None = None,
+    serving: ServingLog | None = None, record_format: str = formats.EPISODE_RECORD,
 ) -> dict[str, Any]:
     """Every field of an episode record that follows from its evidence (all but ids, hashes, times and
-    the replay result). `computerops verify` recomputes them from the saved files and compares."""
+    the replay result). `computerops verify` recomputes them from the saved files and compares, by the rules of the
+    record's format (`record_format`: an episode/1 record reads no claim in text or missing usage, and a cut stream
+    was the agent's outcome)."""
+    current = record_format != formats.EPISODE_RECORD_1
     assert transcript.stop_reason is not None, "the model loop always records why an episode ended"
     plan = config.fault_plan(task.spec, planned)
     calls = [s.call for s in transcript.steps]
@@ -268,7 +272,7 @@ def derived_fields(
     # A compaction's request for the model's summary (`model/1`) is tokens spent, though no step.
     spent = [*calls, *(s.call for s in transcript.summaries if s.call is not None)]
     served = serving_of(task, planned, serving, transcript, operations, journal, verdict)
-    infrastructure = ended_by_infrastructure(transcript, served)
+    infrastructure = ended_by_infrastructure(transcript, served, cut_stream=current)
     prompt = [c.prompt_tokens for c in spent]
     completion = [c.completion_tokens for c in spent]
     return {
@@ -297,8 +301,10 @@ def derived_fields(
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
-        "text_claim": text_claim([(s.number, s.call.content) for s in transcript.steps if s.action is None]),
-        "no_usage": bool(spent) and all(c.prompt_tokens is None and c.completion_tokens is None for c in spent),
+        "text_claim": text_claim([(s.number, s.call.content) for s in transcript.steps if s.action is None])
+        if current else None,
+        "no_usage": current and bool(spent) and all(c.prompt_tokens is None and c.completion_tokens is None
+                                                    for c in spent),
         "infrastructure_cause": infrastructure_cause_of(transcript) if infrastructure else None,
         "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
         "persistence": None if persistence is None or final_state is None else persistence_of(
@@ -311,14 +317,16 @@ STREAM_CUT_CAUSE = "stream cut"
 """The infrastructure cause of an episode whose endpoint itself cut a streamed reply (nothing injected the cut)."""
 
 
-def ended_by_infrastructure(transcript: AgentTranscript, served: ServingRecord | None) -> bool:
+def ended_by_infrastructure(transcript: AgentTranscript, served: ServingRecord | None, *,
+                            cut_stream: bool = True) -> bool:
     """Whether an episode is an infrastructure failure, not an agent outcome: the endpoint or the browser failed
     (`stop_reason: infrastructure`), or the endpoint cut a streamed reply and the episode ended `stream_cut` (a real
     failure stays infrastructure). An injected serving fault that ended the episode (the serving record's
-    `ended_by_injection`) is the serving study's treatment, its outcome the agent's."""
+    `ended_by_injection`) is the serving study's treatment, its outcome the agent's. `cut_stream` False: the rule of
+    episode/1 records, under which a cut stream was the agent's outcome."""
     if served is not None and served.ended_by_injection is not None:
         return False
-    return transcript.stop_reason in ("infrastructure", "stream_cut")
+    return transcript.stop_reason in (("infrastructure", "stream_cut") if cut_stream else ("infrastructure",))
 
 
 def infrastructure_cause_of(transcript: AgentTranscript) -> str | None:

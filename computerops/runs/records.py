@@ -103,7 +103,7 @@ class EpisodeRecord(Versioned):
     """One admitted episode: one line of episodes.jsonl."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    format: Literal["computerops.episode/1"] = formats.EPISODE_RECORD
+    format: Literal["computerops.episode/2", "computerops.episode/1"] = formats.EPISODE_RECORD
 
     episode_id: str
     task_id: str
