@@ -97,6 +97,8 @@ def _episode_problems(
         problems += [f"{record.episode_id}/serving.json: {p}" for p in log_problems(serving, planned_serving)]
     fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict,
                             final_state=episode.final_state, persistence=persistence, serving=serving)
+    if record.replies_by_upstream is None:  # written before the split was recorded: the report shows none for it
+        fields.pop("replies_by_upstream")
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
     stored = record.model_dump(mode="json")
     # A field left out of a record when empty (`attack` of a task without one) reads as None on both sides.
