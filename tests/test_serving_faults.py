@@ -307,8 +307,8 @@ NOTIFY = "helpdesk.notify-and-close-follow-up@1"
     (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1", "--fallback-model", "m"],
      "scripted policy"),
     (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1"], "needs its --fallback-model"),
-], ids=["unknown-arm", "twice", "no-fallback", "timeout-past-wall-clock", "no-timeout", "with-persistence", "unknown-policy",
-        "model-alone", "url-for-scripted", "url-without-model"])
+], ids=["unknown-arm", "twice", "no-fallback", "timeout-past-wall-clock", "no-timeout", "with-persistence",
+        "unknown-policy", "model-alone", "url-for-scripted", "url-without-model"])
 def test_run_serving_refuses_bad_options_before_anything_runs(options: list[str], said: str, tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
@@ -383,6 +383,9 @@ def test_a_failure_nothing_injected_is_not_injected_and_a_real_one_that_ends_the
     assert _explained(_log("timeout_before_reply", None), held) == (["timed_out@2/primary"], None)
     # An injected kind other than the failure met at that request explains nothing.
     assert _explained(_log("queue_delay"), _transcript([("timed_out", 1)], "finish"))[0] == ["timed_out@1/primary"]
+    # A primary that could not be reached is never an injection (the layer injects none): a real endpoint's failure.
+    dead = _transcript([("unreachable", 1), ("fell_back", 1)], "finish")
+    assert _explained(_log(None), dead) == (["unreachable@1/primary"], None)
 
 
 @pytest.mark.parametrize(("kinds", "stop", "path"), [

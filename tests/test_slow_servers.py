@@ -23,7 +23,7 @@ from test_reply_fuzz import Page, envelope, tool
 from adapter.failover import Fallback, ServingProtocol
 from adapter.loop import ModelLoop
 from adapter.modelclient import model_client
-from adapter.serverinfo import PROBE_RESULT_TEXT, ToolResultsProbe, ToolsProbe, probe_tool_results, probe_tools
+from adapter.serverinfo import ToolResultsProbe, ToolsProbe, probe_tool_results, probe_tools
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.core import defaults
 from computerops.report.layout import report_view
@@ -271,3 +271,13 @@ async def test_a_client_timeout_is_not_an_unreachable_primary() -> None:
     transcript = await loop.run(Page(), "Do the task.")
     assert transcript.infrastructure_cause == "timeout" and not fallback.requests
     assert "unreachable" not in {e.kind for e in transcript.serving}
+
+
+def test_a_resumed_run_keeps_its_manifests_time_bounds_and_refuses_new_ones(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from computerops.cli.main import app
+    result = CliRunner().invoke(app, ["run", "--resume", str(tmp_path), "--request-timeout", "300",
+                                      "--wall-clock", "900"])
+    assert result.exit_code == 2
+    assert "drop --request-timeout, --wall-clock" in " ".join(result.output.split())
