@@ -301,14 +301,15 @@ NOTIFY = "helpdesk.notify-and-close-follow-up@1"
     (["--serving", "throttle-fallback"], "needs a fallback endpoint"),
     (["--request-timeout", "700", "--wall-clock", "600"], "request timeout (700 s, --request-timeout) is longer"),
     (["--request-timeout", "0"], "greater than 0"),
+    (["--persistence", "restarted", "--fallback-policy", "oracle"], "asks only the primary endpoint"),
     (["--serving", "reference", "--persistence", "restarted"], "not both"),
     (["--serving", "reference", "--fallback-policy", "nobody"], "nobody"),
     (["--serving", "reference", "--fallback-model", "m"], "go with --fallback-base-url"),
     (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1", "--fallback-model", "m"],
      "scripted policy"),
     (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1"], "needs its --fallback-model"),
-], ids=["unknown-arm", "twice", "no-fallback", "timeout-past-wall-clock", "no-timeout", "with-persistence",
-        "unknown-policy", "model-alone", "url-for-scripted", "url-without-model"])
+], ids=["unknown-arm", "twice", "no-fallback", "timeout-past-wall-clock", "no-timeout", "fallback-long-running",
+        "with-persistence", "unknown-policy", "model-alone", "url-for-scripted", "url-without-model"])
 def test_run_serving_refuses_bad_options_before_anything_runs(options: list[str], said: str, tmp_path: Any) -> None:
     from typer.testing import CliRunner
 

@@ -131,6 +131,9 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
                                       continuation=request.continuation)
         if arms and servings:
             raise ValueError("give --persistence or --serving, not both (each is one study's arms)")
+        if arms and endpoint_config.fallback is not None:
+            raise ValueError("a long-running episode's harness asks only the primary endpoint: give --persistence or "
+                             "a fallback endpoint, not both")
         controls = ([t.id for t in selected if t.spec.faults or t.spec.attack is not None or request.fault_rate > 0]
                     if request.matched_controls else [])
         plan = plan_episodes(task_ids, endpoint_config, repeat=request.repeat, matched_controls=controls,
