@@ -26,9 +26,10 @@ The chat-completion probes are asked one at a time (never several at once on a s
 model reply take (`Bounds.request_timeout_s`): a model served on a CPU reads a prompt slowly, and a probe cut sooner
 would decide nothing. A probe that gets no answer within that bound is abandoned: its connection is closed (httpx
 closes a response it did not finish reading), no further probe is sent to the server that did not answer, and the
-verdict is `not_checked`, its detail saying why ("no answer within 120 s"), never a silent None. A server that
-notices a closed connection (llama.cpp's own server, vLLM) stops the request; one that does not finishes reading the
-prompt it was given and its one token.
+verdict is `not_checked`, its detail saying why ("no answer within 120 s"), never a silent None. What the server
+does with the abandoned request is its own: llama-cpp-python's server (0.3.x) drops a non-streamed request whose
+client left before it began, and finishes one already running (reading the prompt, then its one token) before it
+takes the next; with nothing further sent, the first episode waits behind at most that one.
 """
 
 from __future__ import annotations
