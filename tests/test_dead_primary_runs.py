@@ -17,6 +17,7 @@ from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
 from adapter.transcript import Bounds
 from computerops.report import summarize
+from computerops.report.html import render_html
 from computerops.report.layout import report_view
 from computerops.runs import runner
 from computerops.runs.bundle import RunDirectory
@@ -132,6 +133,8 @@ def test_the_report_has_a_row_per_endpoint_that_answered(run: tuple[RunDirectory
     table = next(t for t in report_view(report).tables() if t.id == "answered-by")
     assert [row[:3] for row in table.rows] == [("primary: primary-model", 1, 1),
                                                ("fallback: fallback-model", rows["fallback"].replies, 2)]
+    page = render_html(report)
+    assert 'id="answered-by"' in page and "fallback: fallback-model" in page
 
 
 def test_the_clients_wait_the_request_timeout_and_the_unanswered_probe_is_said(
