@@ -17,6 +17,10 @@ study, docs/long-running.md "Serving failures"). The protocol is declared per ep
   whole turn again and the cut reply is discarded). Refused, the episode ends as `stream_cut`: unfinished, said so.
   A stream that began (`adapter.modelclient.StreamWatch`) and then stalled past the request bound is a cut stream:
   nothing answers that turn again without the continuation design.
+- **unreachable** (no connection to the endpoint: refused, reset before any reply began, a name that does not
+  resolve): the fallback is asked at once, whatever the protocol says of throttles and timeouts, and for the rest of
+  the episode (a dead primary is not asked again each turn); without a fallback the episode ends as an
+  infrastructure failure (`connection failed`). A reset after a stream began is a cut stream, as above.
 
 Each of these is one `ServingEvent` in the transcript, in order; which endpoint answered each reply is its
 `ModelCall.upstream` (None: the primary). The module imports no endpoint code (the transcript schema reads its
@@ -38,13 +42,14 @@ if TYPE_CHECKING:  # the transcript schema imports this module's models, and nev
 Upstream = Literal["primary", "fallback"]
 UPSTREAMS: tuple[Upstream, ...] = ("primary", "fallback")
 ServingEventKind = Literal["throttled", "waited", "timed_out", "resent", "fell_back", "stream_cut",
-                           "fallback_refused", "continued", "usage_unasked", "server_error"]
+                           "fallback_refused", "continued", "usage_unasked", "server_error", "unreachable"]
 """What happened to a model request: `throttled` (a 429), `waited` (slept before asking again), `timed_out` (no reply
 within the request's bound), `resent` (asked the same endpoint again), `fell_back` (asked the fallback instead),
 `stream_cut` (a streamed reply ended early), `fallback_refused` (a fallback after a stream had begun, refused),
 `continued` (the same, allowed by a declared continuation design), `usage_unasked` (the server refused
 `stream_options`: the request sent again without it, and so for the rest of the episode), `server_error` (an HTTP 5xx:
-asked again, as the openai client's own retries ask without the protocol, up to SERVER_ERROR_RETRIES times)."""
+asked again, as the openai client's own retries ask without the protocol, up to SERVER_ERROR_RETRIES times),
+`unreachable` (no connection could be made or kept: refused, reset, a name that does not resolve)."""
 SERVER_ERROR_RETRIES = 2
 """Asks of the same endpoint after a 5xx (the first ask not counted): the openai client's own retries for a run
 without the serving protocol (`adapter.modelclient.model_client`'s `max_retries`), whose clients have theirs off, so
@@ -119,12 +124,14 @@ class ServingTurn:
     """The serving protocol's bookkeeping for one model reply: which endpoint is asked, and what happened."""
 
     def __init__(self, protocol: ServingProtocol, reply: int, events: list[ServingEvent],
-                 fallback: Fallback | None) -> None:
+                 fallback: Fallback | None, *, upstream: Upstream = "primary") -> None:
         self.protocol = protocol
         self.reply = reply
         self.events = events
         self.fallback = fallback
-        self.upstream: Upstream = "primary"
+        self.upstream: Upstream = upstream if fallback is not None else "primary"
+        """The endpoint asked: the primary, or the fallback from the start where an earlier turn found the primary
+        unreachable."""
         self.request = 0
         """The episode's latest model request (the loop sets it as it sends each)."""
         self.throttles = 0
@@ -197,6 +204,12 @@ class ServingTurn:
             return True
         self.note("resent", f"the same request to the {self.upstream} endpoint")
         return True
+
+    def after_unreachable(self, error: str) -> bool:
+        """Whether to ask the fallback after no connection to the endpoint asked could be made or kept (before any
+        reply began); False: there is none, or it is the one that cannot be reached."""
+        self.note("unreachable", f"the {self.upstream} endpoint could not be reached ({error[:300]})")
+        return self.fall_back("the primary endpoint could not be reached")
 
     def stream_options_refused(self, error: str) -> None:
         self.note("usage_unasked", f"the {self.upstream} endpoint refused stream_options ({error[:200]}); asked "

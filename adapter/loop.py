@@ -152,6 +152,12 @@ def context_refusal(error: openai.APIStatusError) -> bool:
     return bool(CONTEXT_REFUSALS.search(str(error)))
 
 
+def connection_detail(exc: openai.APIConnectionError) -> str:
+    """What a failed connection met, as the transport said it (`Connection error.` alone names nothing)."""
+    cause = exc.__cause__
+    return f"{exc} ({type(cause).__name__}: {cause})" if cause is not None else str(exc)
+
+
 class RequestBound(Exception):
     """A model request ran into a time bound: the per-request timeout or the rest of the episode's wall clock."""
 
@@ -246,6 +252,8 @@ class ModelLoop:
         self._turn: ServingTurn | None = None
         self._requests = 0
         """Model requests sent so far in this episode (the serving events name theirs)."""
+        self._primary_unreachable = False
+        """The primary endpoint could not be reached: later turns ask the fallback from the start."""
         self._usage_unasked = False
         """The server refused `stream_options`: streams are asked for without it (the usage where it still sends it)."""
         self.checkpoints = checkpoints
@@ -413,7 +421,8 @@ class ModelLoop:
             estimated = conversation_tokens(messages) + window.overhead  # the tool schemas are prompt too
             sent = messages
             if self.serving is not None:
-                self._turn = ServingTurn(self.serving, number, transcript.serving, self.fallback)
+                self._turn = ServingTurn(self.serving, number, transcript.serving, self.fallback,
+                                         upstream="fallback" if self._primary_unreachable else "primary")
             began = time.monotonic()
             try:
                 body, content_type, headers = await self._bounded(messages, mode, started)
@@ -639,6 +648,14 @@ class ModelLoop:
                 if which == "wall_clock" or self._turn is None or not self._turn.after_timeout(limit,
                                                                                            stream_began=began):
                     raise RequestBound(which, limit) from None
+            except openai.APIConnectionError as exc:
+                # No connection (refused, reset, no such host) before any reply began: the fallback, when there
+                # is one, answers from here on. A timeout, or a stream that began, is not this (above, adapter/stream).
+                began = self.stream_watch is not None and self.stream_watch.began
+                if (isinstance(exc, openai.APITimeoutError) or began or self._turn is None
+                        or not self._turn.after_unreachable(connection_detail(exc))):
+                    raise
+                self._primary_unreachable = True
             except openai.RateLimitError as exc:
                 # The serving protocol's own answer to a 429 (a wait, or the fallback); without it, the client's.
                 if self._turn is None or not await self._turn.after_throttle(exc, left):

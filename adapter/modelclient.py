@@ -17,6 +17,7 @@ import httpx2
 import openai
 
 from adapter.reply import MAX_REPLY_BYTES, EndpointFault, read_within
+from computerops.core import defaults
 
 _ENCODING_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
 """Headers that describe the body as it travelled, not as it is handed on (decoded, whole)."""
@@ -87,10 +88,12 @@ class WatchedTransport(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def model_client(base_url: str, api_key: str, *, max_retries: int = 2, timeout: float = 120.0,
+def model_client(base_url: str, api_key: str, *, max_retries: int = 2, timeout: float = defaults.REQUEST_TIMEOUT_S,
                  transport: httpx2.AsyncBaseTransport | None = None) -> openai.AsyncOpenAI:
     """The openai client a run asks its model through, every reply bounded (`BoundedTransport` over `transport`,
-    by default the network). The SDK's own client defaults are kept (`DefaultAsyncHttpxClient`); with a transport
+    by default the network). `timeout` is the run's request timeout (`Bounds.request_timeout_s`): the loop bounds
+    each request by it too, so a reply a run allows is never cut sooner by the client. The SDK's own client
+    defaults are kept (`DefaultAsyncHttpxClient`); with a transport
     of its own, httpx2 does not route through proxies named in the environment."""
     http = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(inner=transport))
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout,

@@ -20,6 +20,16 @@ Whether tool *results* reach the prompt is measured the same way (`probe_tool_re
 tool call and its result, with a long result and a short one. A chat template that drops tool messages
 (llama-cpp-python's function-calling one did) counts both the same; the run then sends each observation in a user
 message after a short tool result. Everything found is recorded as observed, with where it came from.
+
+The chat-completion probes are asked one at a time (never several at once on a server with one slot), each with
+`max_tokens: 1` so a server computes little beyond reading the prompt, and each waits as long as the run lets one
+model reply take (`Bounds.request_timeout_s`): a model served on a CPU reads a prompt slowly, and a probe cut sooner
+would decide nothing. A probe that gets no answer within that bound is abandoned: its connection is closed (httpx
+closes a response it did not finish reading), no further probe is sent to the server that did not answer, and the
+verdict is `not_checked`, its detail saying why ("no answer within 120 s"), never a silent None. What the server
+does with the abandoned request is its own: llama-cpp-python's server (0.3.x) drops a non-streamed request whose
+client left before it began, and finishes one already running (reading the prompt, then its one token) before it
+takes the next; with nothing further sent, the first episode waits behind at most that one.
 """
 
 from __future__ import annotations
@@ -39,7 +49,8 @@ from adapter.prompts import system_prompt
 from adapter.reply import JsonProblem, clean_text, load_json, read_within, token_count
 
 PROBE_TIMEOUT_S = 15.0
-"""Longest wait for one discovery request: a server that does not answer is recorded as not saying."""
+"""Longest wait for one request to a server's own endpoints (/models, /props, ...): a server that does not answer is
+recorded as not saying. The chat-completion probes wait the run's request timeout instead (see above)."""
 
 
 class ObservedContext(BaseModel):
@@ -52,7 +63,7 @@ class ObservedContext(BaseModel):
     """Where it was read, e.g. `GET /props default_generation_settings.n_ctx`."""
 
 
-ToolsVerdict = Literal["in_prompt", "ignored", "refused", "overflow", "unknown"]
+ToolsVerdict = Literal["in_prompt", "ignored", "refused", "overflow", "unknown", "not_checked"]
 
 
 class ToolsProbe(BaseModel):
@@ -64,7 +75,7 @@ class ToolsProbe(BaseModel):
     """in_prompt: its prompt count grew by the schemas; ignored: it did not (the tools were dropped); refused:
     the request with tools was refused as unsupported; overflow: a minimal prompt was answered without the schemas and
     refused for its length with them (no native prompt fits the context); unknown: no counts to compare (the detail
-    says why)."""
+    says why); not_checked: a probe got no answer within its bound (the detail says why: `because ...`)."""
     with_tools_prompt_tokens: int | None = None
     without_tools_prompt_tokens: int | None = None
     estimated_prompt_tokens: int | None = None
@@ -185,7 +196,8 @@ MAX_ANSWER_BYTES = 1_000_000
 
 class ServerAnswer(BaseModel):
     """What a server answered to one discovery request, read within bounds: at most MAX_ANSWER_BYTES, within
-    PROBE_TIMEOUT_S in all (a server that trickles its answer is cut off too), JSON read by `reply.load_json`
+    its time bound in all (PROBE_TIMEOUT_S, or a probe's request timeout; a server that trickles its answer is cut
+    off too), JSON read by `reply.load_json`
     (bounded depth and numbers) with lone surrogates replaced, so a hostile answer can neither crash the run nor
     the manifest it is recorded in."""
 
@@ -199,6 +211,8 @@ class ServerAnswer(BaseModel):
     """The first 500 characters of the answer, cleaned, for error messages."""
     headers: dict[str, str] = Field(default_factory=dict)
     error: str | None = None
+    timed_out: bool = False
+    """No whole answer came within the bound: the request was abandoned and its connection closed."""
 
 
 def _cleaned(value: Any) -> Any:
@@ -212,9 +226,12 @@ def _cleaned(value: Any) -> Any:
     return value
 
 
-async def fetch_json(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> ServerAnswer:
-    """One request to a server's own endpoint, bounded in size and time (`ServerAnswer`); never raises for what
-    the server does."""
+async def fetch_json(client: httpx.AsyncClient, method: str, url: str, *, timeout_s: float | None = None,
+                     **kwargs: Any) -> ServerAnswer:
+    """One request to a server's own endpoint, bounded in size and in time (`timeout_s` in all, by default
+    PROBE_TIMEOUT_S; `ServerAnswer`); never raises for what the server does. A request abandoned at the bound has its
+    connection closed."""
+    bound = PROBE_TIMEOUT_S if timeout_s is None else timeout_s
 
     async def read() -> ServerAnswer:
         async with client.stream(method, url, **kwargs) as response:
@@ -231,11 +248,16 @@ async def fetch_json(client: httpx.AsyncClient, method: str, url: str, **kwargs:
                                 headers=dict(response.headers))  # header values are latin-1: no surrogates
 
     try:
-        return await asyncio.wait_for(read(), timeout=PROBE_TIMEOUT_S)
+        return await asyncio.wait_for(read(), timeout=bound)
     except TimeoutError:
-        return ServerAnswer(status=None, error=f"no whole answer within {PROBE_TIMEOUT_S:.0f} s")
+        return ServerAnswer(status=None, error=not_answered(bound), timed_out=True)
     except httpx.HTTPError as exc:
         return ServerAnswer(status=None, error=clean_text(f"{type(exc).__name__}: {exc}")[0][:500])
+
+
+def not_answered(timeout_s: float) -> str:
+    """Why a probe decided nothing when the server did not answer in time."""
+    return f"no answer within {timeout_s:g} s"
 
 
 async def _json(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> object:
@@ -306,26 +328,35 @@ def _counted(answer: ServerAnswer) -> int | None:
     return _prompt_tokens(answer.payload) if answer.status == 200 else None
 
 
-async def _probe_pair(client: httpx.AsyncClient, url: str, model: str, messages: list[dict[str, Any]]
-                      ) -> tuple[ServerAnswer, ServerAnswer]:
-    """One-token requests of `messages` without and with the tool schemas (and tool_choice auto)."""
+async def _probe_pair(client: httpx.AsyncClient, url: str, model: str, messages: list[dict[str, Any]],
+                      timeout_s: float) -> tuple[ServerAnswer, ServerAnswer]:
+    """One-token requests of `messages` without and with the tool schemas (and tool_choice auto), one after the
+    other; when the first gets no answer in time the second is not sent (it is answered as the first)."""
     body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0}
-    plain = await fetch_json(client, "POST", url, json=body)
-    tooled = await fetch_json(client, "POST", url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"})
+    plain = await fetch_json(client, "POST", url, json=body, timeout_s=timeout_s)
+    if plain.timed_out:
+        return plain, plain
+    tooled = await fetch_json(client, "POST", url, json={**body, "tools": tool_schemas(), "tool_choice": "auto"},
+                              timeout_s=timeout_s)
     return plain, tooled
 
 
-async def probe_tools(base_url: str, api_key: str, model: str) -> ToolsProbe:
+async def probe_tools(base_url: str, api_key: str, model: str, *, timeout_s: float | None = None) -> ToolsProbe:
     """Two one-token requests, with and without the tool schemas (and tool_choice auto), compared by the
-    server's prompt-token counts (`tools_verdict`); refused for their length, the same with the minimal prompt."""
+    server's prompt-token counts (`tools_verdict`); refused for their length, the same with the minimal prompt.
+    Each waits `timeout_s` (the run's request timeout; by default PROBE_TIMEOUT_S); one not answered in time makes the
+    verdict `not_checked`."""
+    timeout_s = PROBE_TIMEOUT_S if timeout_s is None else timeout_s
     url = f"{base_url.rstrip('/')}/chat/completions"
-    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers={"Authorization": f"Bearer {api_key}"}) as client:
-        plain, tooled = await _probe_pair(client, url, model, PROBE_MESSAGES)
+    async with httpx.AsyncClient(timeout=timeout_s, headers={"Authorization": f"Bearer {api_key}"}) as client:
+        plain, tooled = await _probe_pair(client, url, model, PROBE_MESSAGES, timeout_s)
+        if plain.timed_out or tooled.timed_out:
+            return ToolsProbe(verdict="not_checked", detail=not_answered(timeout_s))
         limit = next((c for c in (_length_refusal(tooled), _length_refusal(plain)) if c is not None), None)
         if limit is not None and plain.status is not None and tooled.status is not None:
             refused = tooled if _length_refusal(tooled) is not None else plain
             full = _counted(plain) or (requested_in_refusal(plain.text) if plain.status == 400 else None)
-            return await _minimal_probe(client, url, model, limit, refused, full)
+            return await _minimal_probe(client, url, model, limit, refused, full, timeout_s)
     if plain.status is None or tooled.status is None:
         return ToolsProbe(verdict="unknown", detail=f"probe request failed: {plain.error or tooled.error}")
     plain_count = {"without_tools_prompt_tokens": _counted(plain), "estimated_prompt_tokens": PROBE_ESTIMATED_TOKENS}
@@ -338,12 +369,15 @@ async def probe_tools(base_url: str, api_key: str, model: str) -> ToolsProbe:
 
 
 async def _minimal_probe(client: httpx.AsyncClient, url: str, model: str, limit: int, refused: ServerAnswer,
-                         full: int | None) -> ToolsProbe:
+                         full: int | None, timeout_s: float) -> ToolsProbe:
     """The verdict of the minimal probe, after the full one was refused for its length (`refused`, naming the
     context `limit`; `full`: the server's count of the full probe without tools, where it said one)."""
-    plain, tooled = await _probe_pair(client, url, model, MINIMAL_PROBE_MESSAGES)
+    plain, tooled = await _probe_pair(client, url, model, MINIMAL_PROBE_MESSAGES, timeout_s)
     said = f"the server refused the full probe for its length ({refused.text[:200]})"
     known = {"refused_for_context": limit, "minimal": True, "full_prompt_tokens": full}
+    if plain.timed_out or tooled.timed_out:
+        return ToolsProbe(verdict="not_checked", **known, detail=f"{said}; the minimal probe got "
+                                                                 f"{not_answered(timeout_s)}")
     if plain.status == 200 and _length_refusal(tooled) is not None:
         return ToolsProbe(verdict="overflow", without_tools_prompt_tokens=_counted(plain),
                           estimated_prompt_tokens=MINIMAL_PROBE_ESTIMATED_TOKENS, **known,
@@ -356,7 +390,7 @@ async def _minimal_probe(client: httpx.AsyncClient, url: str, model: str, limit:
                                                          f"without tools, HTTP {tooled.status} with them")
 
 
-ToolResultsVerdict = Literal["in_prompt", "dropped", "unknown"]
+ToolResultsVerdict = Literal["in_prompt", "dropped", "unknown", "not_checked"]
 
 
 class ToolResultsProbe(BaseModel):
@@ -367,7 +401,8 @@ class ToolResultsProbe(BaseModel):
     verdict: ToolResultsVerdict
     """in_prompt: a long tool result counted more prompt tokens than a short one; dropped: it did not (the chat
     template leaves tool messages out, so the model would never see a page after the first); unknown: no counts to
-    compare (the detail says why)."""
+    compare (the detail says why); not_checked: no probe decided it (the detail says why: `because ...`), e.g. it got
+    no answer within its bound, or the tools probe before it did not find the schemas in the prompt."""
     long_result_prompt_tokens: int | None = None
     short_result_prompt_tokens: int | None = None
     detail: str | None = None
@@ -400,15 +435,25 @@ def tool_results_verdict(long_result: int | None, short_result: int | None) -> T
         f"(fewer than {threshold}): the chat template leaves tool messages out"))
 
 
-async def probe_tool_results(base_url: str, api_key: str, model: str) -> ToolResultsProbe:
+async def probe_tool_results(base_url: str, api_key: str, model: str, *,
+                             timeout_s: float | None = None) -> ToolResultsProbe:
     """Two one-token requests ending in a tool call's result, a long one and a short one, with the tool schemas
-    as episodes send them, compared by the server's prompt-token counts (`tool_results_verdict`)."""
+    as episodes send them, compared by the server's prompt-token counts (`tool_results_verdict`). Each waits
+    `timeout_s` (the run's request timeout; by default PROBE_TIMEOUT_S); one not answered in time makes the verdict
+    `not_checked`."""
+    timeout_s = PROBE_TIMEOUT_S if timeout_s is None else timeout_s
     url = f"{base_url.rstrip('/')}/chat/completions"
     body: dict[str, Any] = {"model": model, "max_tokens": 1, "temperature": 0, "tools": tool_schemas(),
                             "tool_choice": "auto"}
-    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, headers={"Authorization": f"Bearer {api_key}"}) as client:
-        long, short = [await fetch_json(client, "POST", url, json={**body, "messages": probe_result_messages(text)})
-                       for text in (PROBE_RESULT_TEXT, PROBE_RESULT_SHORT)]
+    async with httpx.AsyncClient(timeout=timeout_s, headers={"Authorization": f"Bearer {api_key}"}) as client:
+        long = await fetch_json(client, "POST", url, json={**body, "messages": probe_result_messages(
+            PROBE_RESULT_TEXT)}, timeout_s=timeout_s)
+        if long.timed_out:
+            return ToolResultsProbe(verdict="not_checked", detail=not_answered(timeout_s))
+        short = await fetch_json(client, "POST", url, json={**body, "messages": probe_result_messages(
+            PROBE_RESULT_SHORT)}, timeout_s=timeout_s)
+    if short.timed_out:
+        return ToolResultsProbe(verdict="not_checked", detail=not_answered(timeout_s))
     if long.status != 200 or short.status != 200:
         said = long.error or short.error or (long.text if long.status != 200 else short.text)[:300]
         return ToolResultsProbe(verdict="unknown", detail=f"probe answered HTTP {short.status} with a short tool "

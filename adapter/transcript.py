@@ -64,8 +64,13 @@ class Bounds(BaseModel):
     seed: int | None = defaults.SEED
     """Requested sampling seed; whether the server honours it is not verified."""
     wall_clock_s: float = Field(default=defaults.WALL_CLOCK_S, gt=0)
+    """The episode's whole time (`computerops run --wall-clock`): model replies, actions and observations."""
     request_timeout_s: float = Field(default=defaults.REQUEST_TIMEOUT_S, gt=0)
-    """Longest wait for one model reply, the client's retries included; the episode's wall clock bounds it too."""
+    """Longest wait for one model reply, the client's retries included (`computerops run --request-timeout`; the
+    model client's own timeout is set to it, so no other bound cuts a slow server first); the episode's wall clock
+    bounds it too (a run refuses a request timeout longer than its wall clock when it is planned,
+    computerops/service/launch.py). The server's probes before a run wait as long for each answer
+    (adapter/serverinfo.py)."""
     tool_mode: ToolMode = "auto"
     observation_chars: int = Field(default=defaults.OBSERVATION_CHARS, ge=500)
     tool_results: ToolResultRoute = "tool_message"

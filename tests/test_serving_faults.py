@@ -299,15 +299,17 @@ NOTIFY = "helpdesk.notify-and-close-follow-up@1"
     (["--serving", "reference,sideways"], "unknown arm 'sideways'"),
     (["--serving", "reference,reference"], "names an arm twice"),
     (["--serving", "throttle-fallback"], "needs a fallback endpoint"),
-    (["--fallback-policy", "oracle"], "give --serving"),
+    (["--request-timeout", "700", "--wall-clock", "600"], "request timeout (700 s, --request-timeout) is longer"),
+    (["--request-timeout", "0"], "greater than 0"),
+    (["--persistence", "restarted", "--fallback-policy", "oracle"], "asks only the primary endpoint"),
     (["--serving", "reference", "--persistence", "restarted"], "not both"),
     (["--serving", "reference", "--fallback-policy", "nobody"], "nobody"),
     (["--serving", "reference", "--fallback-model", "m"], "go with --fallback-base-url"),
     (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1", "--fallback-model", "m"],
      "scripted policy"),
     (["--serving", "reference", "--fallback-base-url", "http://127.0.0.1:9/v1"], "needs its --fallback-model"),
-], ids=["unknown-arm", "twice", "no-fallback", "fallback-alone", "with-persistence", "unknown-policy",
-        "model-alone", "url-for-scripted", "url-without-model"])
+], ids=["unknown-arm", "twice", "no-fallback", "timeout-past-wall-clock", "no-timeout", "fallback-long-running",
+        "with-persistence", "unknown-policy", "model-alone", "url-for-scripted", "url-without-model"])
 def test_run_serving_refuses_bad_options_before_anything_runs(options: list[str], said: str, tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
@@ -319,6 +321,18 @@ def test_run_serving_refuses_bad_options_before_anything_runs(options: list[str]
     assert result.exit_code == 2, result.output
     assert said in " ".join(result.output.split()), result.output
     assert not out.exists()
+
+
+def test_a_fallback_without_serving_and_the_time_bounds_are_planned_into_the_runs_config(tmp_path: Any) -> None:
+    """A fallback alone is asked when the primary cannot be reached (adapter/failover.py); the time bounds given are
+    the run's, in its manifest's config."""
+    from computerops.service.launch import RunRequest, plan_run
+
+    planned = plan_run(RunRequest(tasks=NOTIFY, endpoint="scripted:careful", fallback_policy="oracle",
+                                  request_timeout=300, wall_clock=900), tmp_path / "run")
+    assert planned.config.endpoint.fallback is not None and planned.config.endpoint.fallback.policy == "oracle"
+    assert (planned.config.bounds.request_timeout_s, planned.config.bounds.wall_clock_s) == (300.0, 900.0)
+    assert all(p.serving is None for p in planned.config.episodes)
 
 
 def test_a_degraded_tool_arm_needs_a_site_that_names_its_evidence_page(tmp_path: Any) -> None:
@@ -370,6 +384,9 @@ def test_a_failure_nothing_injected_is_not_injected_and_a_real_one_that_ends_the
     assert _explained(_log("timeout_before_reply", None), held) == (["timed_out@2/primary"], None)
     # An injected kind other than the failure met at that request explains nothing.
     assert _explained(_log("queue_delay"), _transcript([("timed_out", 1)], "finish"))[0] == ["timed_out@1/primary"]
+    # A primary that could not be reached is never an injection (the layer injects none): a real endpoint's failure.
+    dead = _transcript([("unreachable", 1), ("fell_back", 1)], "finish")
+    assert _explained(_log(None), dead) == (["unreachable@1/primary"], None)
 
 
 @pytest.mark.parametrize(("kinds", "stop", "path"), [

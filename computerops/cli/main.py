@@ -79,6 +79,11 @@ def run(
     seed: int = defaults.SEED,
     tool_mode: Annotated[ToolMode, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
     = "auto",
+    request_timeout: Annotated[float, typer.Option(help="Seconds one model reply may take (a model served on a CPU "
+                                                   "may need more); the client waits as long, and so do the server's "
+                                                   "probes before the run.")] = defaults.REQUEST_TIMEOUT_S,
+    wall_clock: Annotated[float, typer.Option(help="Seconds one episode may take in all (at least "
+                                              "--request-timeout).")] = defaults.WALL_CLOCK_S,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once, each with its own browser context "
                                                          "and tenant; results are the same as a serial run's.")] = 1,
     trace: Annotated[bool, typer.Option("--trace", help="Save a Playwright trace per episode "
@@ -111,10 +116,11 @@ def run(
                                          "throttle-fallback, partial-stream, timeout-after-commit, degraded-tool): "
                                          "serving faults between the harness and the endpoint, streamed replies, "
                                          "the serving protocol (docs/long-running.md).")] = "",
-    fallback_policy: Annotated[str | None, typer.Option(help="With --serving and a scripted endpoint: the pinned "
-                                                        "fallback's scripted policy.")] = None,
-    fallback_base_url: Annotated[str | None, typer.Option(help="With --serving and --base-url: the pinned fallback "
-                                                          "endpoint's URL.")] = None,
+    fallback_policy: Annotated[str | None, typer.Option(help="With a scripted endpoint: the pinned fallback's "
+                                                        "scripted policy.")] = None,
+    fallback_base_url: Annotated[str | None, typer.Option(help="With --base-url: the pinned fallback endpoint's URL, "
+                                                          "asked when the primary cannot be reached (and as "
+                                                          "--serving's protocol says).")] = None,
     fallback_model: Annotated[str | None, typer.Option(help="The pinned fallback's model name.")] = None,
     fallback_api_key_env: Annotated[str | None, typer.Option(help="The environment variable holding the fallback's "
                                                              "API key.")] = None,
@@ -134,7 +140,9 @@ def run(
                                           ("--matched-controls", matched_controls),
                                           ("--broker", broker != "enforcing"), ("--persistence", persistence),
                                           ("--serving", serving), ("--fallback-policy", fallback_policy),
-                                          ("--fallback-base-url", fallback_base_url))
+                                          ("--fallback-base-url", fallback_base_url),
+                                          ("--request-timeout", request_timeout != defaults.REQUEST_TIMEOUT_S),
+                                          ("--wall-clock", wall_clock != defaults.WALL_CLOCK_S))
                  if value]
         if given:
             raise _fail(f"--resume takes the run's settings from its manifest; drop {', '.join(given)}")
@@ -148,7 +156,8 @@ def run(
             tasks=tasks, endpoint=endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
             artifact_sha256=artifact_sha256, repeat=repeat, action_budget=action_budget,
             max_response_tokens=max_response_tokens, context_tokens=context_tokens, temperature=temperature,
-            seed=seed, tool_mode=tool_mode, fault_rate=fault_rate, fault_classes=fault_classes, fault_seed=fault_seed,
+            seed=seed, tool_mode=tool_mode, request_timeout=request_timeout, wall_clock=wall_clock,
+            fault_rate=fault_rate, fault_classes=fault_classes, fault_seed=fault_seed,
             matched_controls=matched_controls, broker=broker, persistence=persistence, recovery=recovery,
             checkpoint_every=checkpoint_every, compaction=compaction, serving=serving,
             fallback_policy=fallback_policy, fallback_base_url=fallback_base_url, fallback_model=fallback_model,

@@ -24,9 +24,10 @@ MANIFEST: Final = "computerops.manifest/2"
 """2: each operation records what its response showed and which app served it (`Operation.shown`, `Operation.app`);
 a manifest/1 run's operations lack both (replay compares them only where recorded)."""
 EPISODE_RECORD: Final = "computerops.episode/2"
-"""2: a claim in plain text (`text_claim`) and replies without usage (`no_usage`) are read, and a stream the endpoint
-itself cut ends the episode as an infrastructure failure; `verify` recomputes an episode/1 record by the rules it was
-written under (none of the three)."""
+"""2: a claim in plain text (`text_claim`), replies without usage (`no_usage`) and, in runs with a fallback, the
+replies each endpoint answered (`replies_by_upstream`) are recorded, and a stream the endpoint itself cut ends the
+episode as an infrastructure failure; `verify` recomputes an episode/1 record by the rules it was written under (none
+of these)."""
 EPISODE_RECORD_1: Final = "computerops.episode/1"
 TRANSCRIPT: Final = "computerops.transcript/1"
 VERDICT: Final = "computerops.verdict/1"

@@ -28,6 +28,7 @@ from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
 from computerops.persistence.arms import PERSISTENCE_ARMS, Persistence, PersistenceArm, RecoveryPolicy
 from computerops.runs.config import EndpointConfig
+from computerops.service.launch import time_bounds
 from computerops.serving_faults.arms import NEEDS_FALLBACK, SERVING_ARMS, ServingArm
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule
@@ -272,6 +273,8 @@ class ExperimentSpec(Versioned):
     """A serving experiment declares a continuation design: a fallback may answer a turn whose stream was cut (the
     partial-stream arm then falls back); in both arms alike; only with the factor `serving`."""
     bounds: Bounds = Field(default_factory=Bounds)
+    """Every episode's bounds; `request_timeout_s` and `wall_clock_s` as `computerops run --request-timeout` and
+    `--wall-clock` set them (a model served on a CPU may need more than the defaults)."""
     analysis: AnalysisPlan
 
     @model_validator(mode="after")
@@ -286,6 +289,7 @@ class ExperimentSpec(Versioned):
                 raise ValueError(f"tasks repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
         if len(set(self.arms)) != len(self.arms):
             raise ValueError(f"arms repeat: {self.arms}")
+        time_bounds(self.bounds.request_timeout_s, self.bounds.wall_clock_s)
         ladder = self.factors.tools, self.factors.order
         if (ladder[0] is None) != (ladder[1] is None):
             raise ValueError("the tool ladder needs both factors: `tools` (rungs) and `order` (tool orders)")

@@ -210,7 +210,7 @@ async def run_agent(launch: AgentLaunch) -> int:
         driver = PageDriver(page, origin=launch.origin, site_prefix=prefix, max_chars=launch.bounds.observation_chars,
                             idempotency_prefix=launch.key_prefix)
         client = model_client(launch.base_url, os.environ.get(API_KEY_VARIABLE, "not-needed"), max_retries=2,
-                              timeout=120.0)
+                              timeout=launch.bounds.request_timeout_s)
         recovered: RecoveredStep | None = None
         carried: list[CompletedEffect] = []
         number = 1

@@ -27,6 +27,7 @@ from computerops.report.tables import (
     columns,
 )
 from computerops.report.vocabulary import FALSE_COMPLETION_KINDS, OUTCOMES
+from computerops.runs.limits import TEXT_PROTOCOL_VERDICTS
 
 SCRIPTED_FLAG = "SCRIPTED endpoint: deterministic policies, not a language model"
 OUTCOME_CAPTION = (
@@ -44,7 +45,8 @@ def report_view(report: RunReport) -> ReportView:
     """Every section of the report, in reading order."""
     rows = report.rows()
     blocks: list[Block] = [
-        _outcomes(report, rows), *_instances(report), *_totals(report.total), _rates(report, rows), _taxonomy(rows),
+        _outcomes(report, rows), *_answered_by(report), *_instances(report), *_totals(report.total),
+        _rates(report, rows), _taxonomy(rows),
         _kinds(rows),
         _chart(report.total.per_task),
         *(_per_task(number, row) for number, row in enumerate(report.by_endpoint, 1)),
@@ -84,6 +86,22 @@ def _outcomes(report: RunReport, rows: list[OutcomeTable]) -> Table:
                     kinds_text(r.false_completion_kinds), r.claimed_failure, r.no_finish, r.damaging_failures,
                     r.infrastructure_failures, f"{r.replay_pass}/{r.episodes}") for r in rows),
         caption=OUTCOME_CAPTION)
+
+
+def _answered_by(report: RunReport) -> list[Table]:
+    """The outcome table's rows per endpoint that answered, in a run with a pinned fallback."""
+    if not report.by_upstream:
+        return []
+    return [Table(
+        id="answered-by", title="Endpoints that answered",
+        columns=columns("endpoint", "replies", "episodes", "attempted", "verified", "self-reported", "false compl.",
+                        "infra"),
+        rows=tuple((r.table.label, r.replies, r.table.episodes, r.table.attempted, r.table.verified_success,
+                    r.table.self_reported_success, r.table.false_completions, r.table.infrastructure_failures)
+                   for r in report.by_upstream),
+        caption="A run with a pinned fallback: each endpoint with the replies it answered and the episodes it "
+                "answered any reply of (an episode both answered is counted in both rows). The fallback is asked "
+                "when the primary cannot be reached, and as a --serving protocol says (adapter/failover.py).")]
 
 
 def _instances(report: RunReport) -> list[Paragraph]:
@@ -245,6 +263,12 @@ def _provenance(provenance: Provenance) -> list[Paragraph]:
         + f"; in replies {'; '.join(observed.reply_headers_seen) or 'none'}"
         + f"; context {context_text(observed.context)}; tools {tools_text(observed.tools)}"
         + f"; tool results {tool_results_text(observed.tool_results)}")))
+    results, tools = observed.tool_results, observed.tools
+    if (results is not None and results.verdict == "not_checked"
+            and (tools is None or tools.verdict not in TEXT_PROTOCOL_VERDICTS)):
+        said.append(Paragraph(tone="warning", text=f"TOOL RESULTS NOT CHECKED: tool results "
+                                                   f"{tool_results_text(results)}; whether the model saw each page "
+                                                   "after a tool call is unknown"))
     if provenance.planned_from_server:
         said.append(Paragraph(text=f"planned from the server's word: {provenance.planned_from_server}"))
     return said

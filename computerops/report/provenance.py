@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
 from computerops.report.figures import FROZEN
-from computerops.runs.limits import describe_planned, planned_bounds
+from computerops.runs.limits import describe_planned, not_checked_text, planned_bounds
 from computerops.runs.records import EpisodeRecord, RunManifest
 
 
@@ -55,7 +55,10 @@ def context_text(context: ObservedContext | None) -> str:
 
 
 def _probe_text(verdict: str, detail: str | None, counts: tuple[tuple[int | None, str], tuple[int | None, str]]) -> str:
-    """A probe's verdict, with its two prompt counts (each with what it counted) when both are known."""
+    """A probe's verdict, with its two prompt counts (each with what it counted) when both are known; a probe that
+    decided nothing says why (`not checked, because ...`)."""
+    if verdict == "not_checked":
+        return not_checked_text(detail)
     (first, first_words), (second, second_words) = counts
     said = "" if first is None or second is None else f", {first} prompt tokens {first_words}, {second} {second_words}"
     return verdict.replace("_", " ") + said + (f": {detail}" if detail else "")

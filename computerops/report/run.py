@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from adapter.failover import UPSTREAMS, Upstream
 from computerops.core.formats import Versioned
 from computerops.report.faults import (
     Exposure,
@@ -43,6 +44,40 @@ EVIDENCE_LEVELS: dict[str, str] = {
 }
 
 
+class UpstreamRow(BaseModel):
+    """The episodes one endpoint of a run with a pinned fallback answered (`EpisodeRecord.replies_by_upstream`):
+    the primary, the fallback, each with the replies it answered. An episode both answered is in both rows."""
+
+    model_config = FROZEN
+
+    upstream: Upstream
+    endpoint: str
+    """The model it was asked for (the fallback's `FallbackEndpoint.label`)."""
+    replies: int
+    """Model replies it answered, over the run."""
+    table: OutcomeTable
+    """The outcomes of the episodes it answered at least one reply of."""
+
+
+def upstream_rows(records: list[EpisodeRecord], fallback: str | None, *, bootstrap_seed: int,
+                  bootstrap_resamples: int) -> list[UpstreamRow]:
+    """One row per endpoint that answered a reply, in a run with a pinned fallback (`fallback`: its label, when
+    known); none for a run without one."""
+    split = [r for r in records if r.replies_by_upstream is not None]
+    rows = []
+    for upstream in UPSTREAMS:
+        answered = [r for r in split if (r.replies_by_upstream or {}).get(upstream)]
+        if not answered:
+            continue
+        primary = ", ".join(sorted({r.endpoint for r in answered}))
+        label = (fallback or "fallback") if upstream == "fallback" else primary
+        rows.append(UpstreamRow(
+            upstream=upstream, endpoint=label, replies=sum((r.replies_by_upstream or {})[upstream] for r in answered),
+            table=outcome_table(f"{upstream}: {label}", answered, bootstrap_seed=bootstrap_seed,
+                                bootstrap_resamples=bootstrap_resamples, with_pass_hat_k=False)))
+    return rows
+
+
 class RunReport(Versioned):
     """The report of one run: the total and one row per endpoint label (scripted policy or model)."""
 
@@ -53,6 +88,8 @@ class RunReport(Versioned):
     scripted: bool
     total: OutcomeTable
     by_endpoint: list[OutcomeTable]
+    by_upstream: list[UpstreamRow] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """In a run with a pinned fallback: one row per endpoint that answered (`UpstreamRow`); left out otherwise."""
     evidence_level: EvidenceLevel = "E1"
     evidence_level_meaning: str = EVIDENCE_LEVELS["E1"]
     completeness: Completeness | None = None
@@ -110,7 +147,14 @@ def run_report(
         false_completions_with_fault_context=false_completions_with_fault_context(records),
         security=security_report(records), persistence=persistence_report(records),
         serving=serving_report(records), instances=instances_judged(records),
+        by_upstream=upstream_rows(records, _fallback_label(manifest), bootstrap_seed=bootstrap_seed,
+                                  bootstrap_resamples=bootstrap_resamples),
     )
+
+
+def _fallback_label(manifest: RunManifest | None) -> str | None:
+    fallback = None if manifest is None else manifest.config.endpoint.fallback
+    return None if fallback is None else fallback.label
 
 
 def summarize(manifest: RunManifest, records: list[EpisodeRecord]) -> RunReport:

@@ -17,6 +17,7 @@ from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
 from adapter.claims import text_claim
 from adapter.containment import containment_of
 from adapter.driver import PageDriver
+from adapter.failover import Fallback, ServingProtocol
 from adapter.loop import ModelLoop
 from adapter.modelclient import StreamWatch
 from adapter.reply import clean_text
@@ -45,7 +46,7 @@ from computerops.runs.config import PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeRecord
 from computerops.runs.security import attack_record
 from computerops.runs.serving import tenant_context
-from computerops.serving_faults.clients import serving_clients
+from computerops.serving_faults.clients import fallback_client, serving_clients
 from computerops.serving_faults.layer import EpisodeServingFaults
 from computerops.serving_faults.log import SERVING_LOG, ServingLog
 from computerops.serving_faults.record import ServingRecord, serving_record
@@ -114,17 +115,30 @@ async def _drive(
     """The browser session of one episode in a context of its own; with `trace`, its Playwright trace
     is saved there before the context closes, whether the session ended normally or not. A serving episode asks its
     model through the serving-fault layer (`serving`), under its serving protocol."""
+    bounds = _episode_bounds(ctx, planned)
+    base_url, api_key = str(ctx.client.base_url), ctx.client.api_key
     if serving is not None and planned.serving is not None:
         watch = StreamWatch()
-        async with serving_clients(str(ctx.client.base_url), ctx.client.api_key, ctx.config.endpoint.fallback,
-                                   serving, watch) as (client, fallback):
-            loop = ModelLoop(client, model, _episode_bounds(ctx, planned), budget=task.spec.budgets.actions,
-                             finish=finish_schema(task), token_scale=ctx.token_scale,
-                             serving=planned.serving.protocol, fallback=fallback, stream_watch=watch)
+        async with serving_clients(base_url, api_key, ctx.config.endpoint.fallback, serving, watch,
+                                   timeout_s=bounds.request_timeout_s) as (client, fallback):
+            loop = _loop(ctx, task, model, bounds, client, serving=planned.serving.protocol, fallback=fallback,
+                         watch=watch)
             return await _browse(ctx, task, planned, token, loop, trace)
-    loop = ModelLoop(ctx.client, model, _episode_bounds(ctx, planned), budget=task.spec.budgets.actions,
-                     finish=finish_schema(task), token_scale=ctx.token_scale)
-    return await _browse(ctx, task, planned, token, loop, trace)
+    if ctx.config.endpoint.fallback is not None:
+        # A fallback outside the serving study: asked under the protocol's defaults (a primary that cannot be
+        # reached falls back at once; a 429 is waited for, a timeout resent), each reply attributed to its endpoint.
+        async with fallback_client(base_url, api_key, ctx.config.endpoint.fallback,
+                                   timeout_s=bounds.request_timeout_s) as second:
+            loop = _loop(ctx, task, model, bounds, ctx.client, serving=ServingProtocol(), fallback=second)
+            return await _browse(ctx, task, planned, token, loop, trace)
+    return await _browse(ctx, task, planned, token, _loop(ctx, task, model, bounds, ctx.client), trace)
+
+
+def _loop(ctx: EpisodeContext, task: LoadedTask, model: str, bounds: Bounds, client: openai.AsyncOpenAI, *,
+          serving: ServingProtocol | None = None, fallback: Fallback | None = None,
+          watch: StreamWatch | None = None) -> ModelLoop:
+    return ModelLoop(client, model, bounds, budget=task.spec.budgets.actions, finish=finish_schema(task),
+                     token_scale=ctx.token_scale, serving=serving, fallback=fallback, stream_watch=watch)
 
 
 async def _browse(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, token: str, loop: ModelLoop,
@@ -310,6 +324,8 @@ def derived_fields(
         "persistence": None if persistence is None or final_state is None else persistence_of(
             task, persistence[0], persistence[1], transcript, operations, journal, final_state),
         "serving": served,
+        "replies_by_upstream": None if config.endpoint.fallback is None or not current else dict(sorted(Counter(
+            s.call.upstream or "primary" for s in transcript.steps).items())),
     }
 
 

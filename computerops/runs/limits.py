@@ -92,4 +92,23 @@ def endpoint_lines(configured: Bounds, planned: Bounds, observed: ObservedEndpoi
         lines.append(f"endpoint: {describe_planned(configured, planned, observed)}")
     if (too_small := context_too_small(planned, initial_token_scale(observed))) is not None:
         lines.append(f"endpoint: WARNING {too_small}")
+    return lines + unchecked_lines(planned, observed)
+
+
+def unchecked_lines(planned: Bounds, observed: ObservedEndpoint) -> list[str]:
+    """Loud lines for what the run's probes could not check where episodes depend on it: tool schemas in a mode that
+    sends them, tool results where episodes send them in tool messages."""
+    lines = []
+    if planned.tool_mode != "text" and observed.tools is not None and observed.tools.verdict == "not_checked":
+        lines.append(f"endpoint: WARNING tools: {not_checked_text(observed.tools.detail)}: whether the tool schemas "
+                     "reach the model is unknown")
+    results = observed.tool_results
+    if planned.tool_mode != "text" and results is not None and results.verdict == "not_checked":
+        lines.append(f"endpoint: WARNING tool results: {not_checked_text(results.detail)}: whether the model sees "
+                     "each page after a tool call is unknown")
     return lines
+
+
+def not_checked_text(because: str | None) -> str:
+    """A probe that decided nothing, and why (the report's words too)."""
+    return f"not checked, because {because}" if because else "not checked"

@@ -260,7 +260,8 @@ class EpisodeWorker:
         playwright = await stack.enter_async_context(async_playwright())
         browser = await launch_browser(playwright)
         stack.push_async_callback(browser.close)
-        client = model_client(base_url, api_key, max_retries=2, timeout=120.0)
+        bounds = setup.bounds or setup.config.bounds
+        client = model_client(base_url, api_key, max_retries=2, timeout=bounds.request_timeout_s)
         stack.push_async_callback(client.close)
         self._tasks = {t.id: t for t in setup.tasks}
         self._ctx = EpisodeContext(config=setup.config, bundle=RunDirectory(self._scratch), registry=registry,

@@ -157,6 +157,9 @@ class EpisodeRecord(Versioned):
     serving: ServingRecord | None = Field(default=None, exclude_if=lambda value: value is None)
     """A serving-study episode's figures: its policy path, what was injected and what was not, model time and tokens
     per endpoint, and whether the serving contract held (`computerops.serving_faults.record`); left out of others."""
+    replies_by_upstream: dict[str, int] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """In a run with a pinned fallback: the model replies each endpoint answered (`primary`, `fallback`; one that
+    answered none is left out); None (left out) in runs without one and in records written before it existed."""
     infrastructure_cause: str | None = None
     """What failed in an infrastructure failure (`AgentTranscript.infrastructure_cause`: `HTTP 500`, `timeout`,
     `browser`, ...); None for the agent's outcomes and in records written before causes were recorded."""

@@ -18,7 +18,14 @@ from pydantic import BaseModel
 from adapter.browser import describe_chromium, launch_browser
 from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
-from adapter.serverinfo import ObservedContext, discover_context, probe_tool_results, probe_tools
+from adapter.serverinfo import (
+    ObservedContext,
+    ToolResultsProbe,
+    ToolsProbe,
+    discover_context,
+    probe_tool_results,
+    probe_tools,
+)
 from computerops.core.difference import first_difference_of
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.report import causes_text, infrastructure_causes, summarize
@@ -252,17 +259,31 @@ def _resume(bundle: RunDirectory, now: RunManifest, progress: Progress) -> list[
 
 async def ask_about_limits(observed: ObservedEndpoint, base_url: str, api_key: str, config: RunConfig) -> None:
     """Record in `observed` the context the server says it serves, what it does with tool schemas and, where the
-    schemas reach the prompt, with tool results (adapter/serverinfo.py); a server that says nothing leaves them
-    None."""
+    schemas reach the prompt, with tool results (adapter/serverinfo.py); a server that says nothing leaves the
+    context None. Each probe waits as long as one model reply may take (the run's request timeout); in a mode that
+    sends tools, a tool-results probe that did not decide says why (`not_checked`), never a silent None."""
     model = config.endpoint.model or ""
+    timeout_s = config.bounds.request_timeout_s
     observed.context = await discover_context(base_url, api_key, model, observed.models_payload)
     if config.bounds.tool_mode != "text":
-        observed.tools = await probe_tools(base_url, api_key, model)
+        observed.tools = await probe_tools(base_url, api_key, model, timeout_s=timeout_s)
         if observed.context is None and observed.tools.refused_for_context is not None:
             observed.context = ObservedContext(tokens=observed.tools.refused_for_context,
                                                source="the server's refusal of the tools probe")
         if observed.tools.verdict == "in_prompt":
-            observed.tool_results = await probe_tool_results(base_url, api_key, model)
+            observed.tool_results = await probe_tool_results(base_url, api_key, model, timeout_s=timeout_s)
+        else:
+            observed.tool_results = ToolResultsProbe(verdict="not_checked",
+                                                     detail=unprobed_tool_results(observed.tools))
+
+
+def unprobed_tool_results(tools: ToolsProbe) -> str:
+    """Why the tool results were not probed after the tools probe found `tools`."""
+    if tools.verdict == "not_checked":
+        return f"the tools probe before it got {tools.detail}" if tools.detail else "the tools probe decided nothing"
+    if tools.verdict == "unknown":
+        return f"the tools probe before it could not decide ({tools.detail})"
+    return f"the tool schemas do not reach the prompt (tools {tools.verdict.replace('_', ' ')})"
 
 
 async def execute_run(
@@ -349,7 +370,8 @@ async def execute_run(
                 return await pool.run(bundle, task, planned, wall_zero)
             slots = len(pool.names)
         else:
-            client = model_client(base_url, api_key, max_retries=2, timeout=120.0)  # every reply read within a bound
+            # Every reply read within a bound: the client waits as long as the request timeout allows, no less.
+            client = model_client(base_url, api_key, max_retries=2, timeout=bounds.request_timeout_s)
             stack.push_async_callback(client.close)
             ctx = EpisodeContext(config=config, bundle=bundle, registry=registry, replay_registry=replay_registry,
                                  browser=browser, origin=origin, client=client, trace=trace,

@@ -26,7 +26,8 @@ router = APIRouter(include_in_schema=False)
 
 LAUNCH_FIELDS = ("run_id", "subset", "tasks", "endpoint", "base_url", "model", "api_key_env", "repeat",
                  "action_budget", "max_response_tokens", "context_tokens", "temperature", "seed", "tool_mode",
-                 "fault_rate", "fault_classes", "fault_seed", "matched_controls", "broker", "persistence", "recovery",
+                 "request_timeout", "wall_clock", "fault_rate", "fault_classes", "fault_seed", "matched_controls",
+                 "broker", "persistence", "recovery",
                  "serving", "fallback_policy", "continuation", "concurrency", "executor", "workers", "trace")
 """The launch form's fields, each a `LaunchRun` field of the same name; an empty field takes the default (a
 checkbox sends `on` when ticked and nothing when not)."""

@@ -48,6 +48,10 @@ class RunRequest(BaseModel):
     temperature: float = defaults.TEMPERATURE
     seed: int = defaults.SEED
     tool_mode: ToolMode = "auto"
+    request_timeout: float = Field(default=defaults.REQUEST_TIMEOUT_S, gt=0)
+    """Seconds one model reply may take (`Bounds.request_timeout_s`): a model served on a CPU may need more."""
+    wall_clock: float = Field(default=defaults.WALL_CLOCK_S, gt=0)
+    """Seconds one episode may take in all (`Bounds.wall_clock_s`); at least the request timeout."""
     fault_rate: float = 0.0
     fault_classes: str = ""
     fault_seed: int = 0
@@ -119,7 +123,7 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
             endpoint_config = EndpointConfig.model_validate({**endpoint_config.model_dump(), "fallback": fallback})
         bounds = Bounds(action_budget=request.action_budget, max_response_tokens=request.max_response_tokens,
                         context_tokens=request.context_tokens, temperature=request.temperature, seed=request.seed,
-                        tool_mode=request.tool_mode)
+                        tool_mode=request.tool_mode, **time_bounds(request.request_timeout, request.wall_clock))
         task_ids = [t.id for t in selected]
         arms = _persistence(request, selected)
         servings = parse_serving_arms(request.serving, sorted({t.spec.site for t in selected}),
@@ -127,8 +131,9 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
                                       continuation=request.continuation)
         if arms and servings:
             raise ValueError("give --persistence or --serving, not both (each is one study's arms)")
-        if (request.fallback_policy or request.fallback_base_url) and not servings:
-            raise ValueError("a fallback endpoint is asked only by the serving protocol: give --serving")
+        if arms and endpoint_config.fallback is not None:
+            raise ValueError("a long-running episode's harness asks only the primary endpoint: give --persistence or "
+                             "a fallback endpoint, not both")
         controls = ([t.id for t in selected if t.spec.faults or t.spec.attack is not None or request.fault_rate > 0]
                     if request.matched_controls else [])
         plan = plan_episodes(task_ids, endpoint_config, repeat=request.repeat, matched_controls=controls,
@@ -147,6 +152,16 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
     except BundleError as exc:
         raise ServiceError(str(exc), "conflict") from exc
     return PlannedRun(config=config, tasks=selected, out=out)
+
+
+def time_bounds(request_timeout_s: float, wall_clock_s: float) -> dict[str, float]:
+    """The bounds' time fields from `--request-timeout` and `--wall-clock`; ValueError when the request timeout is
+    longer than the wall clock (no reply could take that long: the wall clock would always cut it first)."""
+    if request_timeout_s > wall_clock_s:
+        raise ValueError(f"the request timeout ({request_timeout_s:g} s, --request-timeout) is longer than the "
+                         f"episode's wall clock ({wall_clock_s:g} s, --wall-clock): no reply could take that long; "
+                         "give a longer wall clock or a shorter request timeout")
+    return {"request_timeout_s": request_timeout_s, "wall_clock_s": wall_clock_s}
 
 
 def _persistence(request: RunRequest, selected: list[LoadedTask]) -> list[Persistence]:

@@ -125,8 +125,10 @@ def _explained(log: ServingLog, transcript: AgentTranscript) -> tuple[list[str],
         call = by_request.get(request)
         return call is not None and call.decision is not None and call.decision.applied and call.decision.kind == kind
 
+    # An endpoint that could not be reached is never injected (the layer injects no such fault): always a real one's.
     unexplained = [f"{event.kind}@{event.request}/{event.upstream}" for event in transcript.serving
-                   if event.kind in _MET and not injected(event.request, _MET[event.kind])]
+                   if (event.kind in _MET and not injected(event.request, _MET[event.kind]))
+                   or event.kind == "unreachable"]
     failures = [event for event in transcript.serving if event.kind in _MET]
     last = failures[-1] if failures else None
     ended: ServingFaultKind | None = None
