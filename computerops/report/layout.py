@@ -107,6 +107,11 @@ def _totals(total: OutcomeTable) -> list[Paragraph]:
             f"Never reached the model: {total.never_reached_the_model} episode(s) ended context_exhausted before any "
             "reply (the context cannot hold one observation); they say nothing about the model and are outside "
             "attempted and every rate.")))
+    if total.tool_results_switches:
+        said.append(Paragraph(tone="warning", text=(
+            f"Tool results not reaching the model: {total.tool_results_switches} episode(s) found from the server's "
+            "prompt counts that the pages sent in tool messages did not reach the prompt, and sent them in user "
+            "messages from then on (each transcript's `tool_results_switch` says from which step).")))
     said.append(Paragraph(text=(
         f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
         f" and {total.false_completions}/{total.self_reported_success} success claims."

@@ -298,6 +298,7 @@ def derived_fields(
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
+        "tool_results_switch": transcript.tool_results_switch,
         "infrastructure_cause": transcript.infrastructure_cause if infrastructure else None,
         "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
         "persistence": None if persistence is None or final_state is None else persistence_of(
