@@ -21,8 +21,9 @@ from adapter.loop import ModelLoop
 from adapter.observation import Control, Observation, format_control
 from adapter.prompts import RESULT_FOLLOWS
 from adapter.transcript import AgentTranscript, Bounds, switch_user_messages
-from computerops.report.layout import _totals
+from computerops.report import report_view, run_report
 from computerops.report.outcomes import outcome_table
+from computerops.report.tables import Paragraph
 from computerops.runs.records import EpisodeRecord
 
 
@@ -204,7 +205,7 @@ def test_the_report_counts_the_episodes_that_switched() -> None:
                                              "tool_results_switch": switch_user_messages(3, "why")})
     assert "tool_results_switch" not in plain.model_dump(), "records without one are written as before"
     assert "tool_results_switches" not in outcome_table("m", [plain]).model_dump(), "summaries as before"
-    table = outcome_table("m", [plain, switched])
-    assert table.tool_results_switches == 1
-    said = " ".join(p.text for p in _totals(table))
+    report = run_report("r", [plain, switched], declared_scripted=False)
+    assert report.total.tool_results_switches == 1
+    said = " ".join(b.text for b in report_view(report).blocks if isinstance(b, Paragraph))
     assert "Tool results not reaching the model: 1 episode(s)" in said
