@@ -87,7 +87,7 @@ fi
 
 if [ -n "$real_model" ]; then
   llama_version=0.3.36
-  if .venv/bin/python -c "import llama_cpp, sys, uvicorn, sse_starlette, starlette_context
+  if .venv/bin/python -c "import llama_cpp, sys, uvicorn, sse_starlette, starlette_context, pydantic_settings
 sys.exit(llama_cpp.__version__ != '$llama_version')" 2>/dev/null; then
     say "llama-cpp-python: $llama_version with its server extra"
   else

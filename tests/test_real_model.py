@@ -130,13 +130,15 @@ def page(number: int) -> str:
 
 
 def episode_counts(server: LlamaServer, steps: int = 3) -> DeliveryWatch:
-    """An episode's requests as the loop sends them in native mode (tools, tool_choice auto; one tool call and its
-    result a step, the page in the tool message), each with the server's count of its prompt, seen by the watch the
-    loop keeps. One-token replies: only the prompt counts matter."""
+    """An episode's requests as the loop sends them in native mode (the tool schemas; one tool call and its result a
+    step, the page in the tool message), each with the server's count of its prompt, seen by the watch the loop
+    keeps. One-token replies: only the prompt counts matter, and `tool_choice: "none"` keeps the function-calling
+    format to max_tokens (with "auto" it runs on for about a thousand tokens; with "none" it leaves the schemas out of
+    the prompt, the same in every request, so the growth from one request to the next is what it was)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(text_protocol_mode=False)},
                                       {"role": "user", "content": first_message("Open every ticket.", page(0))}]
     watch = DeliveryWatch()
-    body = {"model": MODEL, "max_tokens": 1, "temperature": 0, "tools": tool_schemas(), "tool_choice": "auto"}
+    body = {"model": MODEL, "max_tokens": 1, "temperature": 0, "tools": tool_schemas(), "tool_choice": "none"}
     with httpx.Client(timeout=PROBE_BOUND_S) as client:
         for number in range(1, steps + 1):
             if number > 1:

@@ -11,8 +11,8 @@
   its `real_model` fixture): an episode in each tool mode through real Chromium, the tool-results probe and the
   episode's own judgement of it, a primary stopped mid-run. Skipped where the package or the model is missing
   (`bash scripts/setup.sh --real-model` installs both; `scripts/test.sh`, CI, does, and fails the tier without
-  them). About half of its time is the model's own computing: `pytest -m "not browser and not real_model"` leaves
-  it out of the inner loop;
+  them). The model computes on the CPU, so it takes minutes: `pytest -m "not browser and not real_model"` leaves it
+  out of the inner loop;
 - `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task), the
   whole blind set and the accessibility check of every catalog page, only with `scripts/test.sh --slow`; CI replays
   every task's control from the golden corpus, runs a sample of each site against every negative control, and a
