@@ -196,9 +196,9 @@ def test_a_primary_stopped_mid_run_is_handed_to_the_pinned_fallback(
             if process.poll() is None:
                 process.kill()
                 process.wait()
+    records = RunDirectory.open(run).records() if run.exists() else []
+    assert [r.infrastructure_cause for r in records] == [None, None], said[-2000:]
     assert process.returncode == 0, said[-4000:]
-    records = RunDirectory.open(run).records()
-    assert len(records) == 2 and all(r.outcome != "infrastructure_failure" for r in records), records
     answered = [s.call.upstream for t in transcripts(run) for s in t.steps]
     assert "fallback" in answered, "the fallback answered after the primary stopped, and is named"
     assert cli("verify", str(run)).returncode == 0
