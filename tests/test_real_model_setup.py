@@ -9,24 +9,23 @@ from pathlib import Path
 
 import pytest
 import real_model_server
-from _pytest.outcomes import Failed, Skipped
 
 
 def test_a_missing_model_skips_outside_ci_and_fails_under_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(real_model_server, "MODEL_FILE", tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf")
     monkeypatch.setattr(real_model_server, "ROOT", tmp_path)
     monkeypatch.setattr(real_model_server, "FULL", False)
-    with pytest.raises(Skipped, match=r"SmolLM2-135M-Instruct\.Q4_1\.gguf.*setup\.sh --real-model"):
+    with pytest.raises(pytest.skip.Exception, match=r"SmolLM2-135M-Instruct\.Q4_1\.gguf.*setup\.sh --real-model"):
         real_model_server.required_real_model()
     monkeypatch.setattr(real_model_server, "FULL", True)
-    with pytest.raises(Failed, match=r"setup\.sh --real-model"):
+    with pytest.raises(pytest.fail.Exception, match=r"setup\.sh --real-model"):
         real_model_server.required_real_model()
 
 
 def test_a_missing_server_package_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(real_model_server, "SERVER_PACKAGES", ("computerops", "no_such_package_here"))
     monkeypatch.setattr(real_model_server, "FULL", True)
-    with pytest.raises(Failed, match=r"needs no_such_package_here"):
+    with pytest.raises(pytest.fail.Exception, match=r"needs no_such_package_here"):
         real_model_server.required_real_model()
 
 
