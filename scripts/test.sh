@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up everything (PostgreSQL's binaries included, for the run index's postgres tier), then run lint, types and all
-# the test tiers (pure, in-process, browser, postgres).
+# Set up everything (PostgreSQL's binaries included, for the run index's postgres tier; llama-cpp-python's server and
+# a real instruct model, for the real_model tier), then run lint, types and all the test tiers (pure, in-process,
+# browser, postgres, real_model).
 # `--slow` adds the slow tier (the whole-catalog mutation audit, tens of minutes); other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,10 +10,11 @@ if [[ "${1:-}" == "--slow" ]]; then
   shift
   tier=(-m "slow or not slow")
 fi
-bash scripts/setup.sh --postgres
+bash scripts/setup.sh --postgres --real-model
 echo "[test] ruff"; .venv/bin/ruff check .
 echo "[test] mypy"; .venv/bin/mypy
-# Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth.
+# Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth. A missing
+# real model or llama-cpp-python fails the real_model tier here instead of skipping it.
 export COMPUTEROPS_TESTS=full
 # Two pytest-xdist workers by default (the reference machine's two cores): a browser test waits on Chromium's round
 # trips as much as it computes, so a second module beside it uses the idle time (measured: four browser modules, 181 s

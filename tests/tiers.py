@@ -6,6 +6,13 @@
 - `postgres`: the run index's tests against a real PostgreSQL server the session starts in a temp dir
   (tests/postgres_server.py); skipped where its binaries are missing (`bash scripts/setup.sh --postgres` installs
   them; `scripts/test.sh`, CI, does). The same tests run on SQLite unmarked;
+- `real_model`: a real llama.cpp server (llama-cpp-python's `llama_cpp.server`) serving a real instruct model
+  (SmolLM2-135M-Instruct, Q4_1), started on loopback by tests/real_model_server.py (given to every test that uses
+  its `real_model` fixture): an episode in each tool mode through real Chromium, the tool-results probe and the
+  episode's own judgement of it, a primary stopped mid-run. Skipped where the package or the model is missing
+  (`bash scripts/setup.sh --real-model` installs both; `scripts/test.sh`, CI, does, and fails the tier without
+  them). The model computes on the CPU, so it takes minutes: `pytest -m "not browser and not real_model"` leaves it
+  out of the inner loop;
 - `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task), the
   whole blind set and the accessibility check of every catalog page, only with `scripts/test.sh --slow`; CI replays
   every task's control from the golden corpus, runs a sample of each site against every negative control, and a

@@ -129,6 +129,11 @@ def _totals(total: OutcomeTable) -> list[Paragraph]:
         said.append(Paragraph(tone="warning", text=(
             f"Tokens unknown, {NO_USAGE}: none of the replies of {total.tokens.no_usage} episode(s) carried usage "
             "(prompt or completion tokens), so their tokens are unknown, not 0.")))
+    if total.tool_results_switches:
+        said.append(Paragraph(tone="warning", text=(
+            f"Tool results not reaching the model: {total.tool_results_switches} episode(s) found from the server's "
+            "prompt counts that the pages sent in tool messages did not reach the prompt, and sent them in user "
+            "messages from then on (each transcript's `tool_results_switch` says from which step).")))
     said.append(Paragraph(text=(
         f"False completions: {total.false_completions}/{total.attempted} attempted episodes"
         f" and {total.false_completions}/{total.self_reported_success} success claims."

@@ -133,6 +133,10 @@ class OutcomeTable(BaseModel):
     protocol_switches: dict[str, int]
     """Episodes that went over from native tool calls to the text protocol mid-episode, by why (`switch_why`: the
     schemas did not fit, a length refusal, tools refused, max_tokens ignored), in name order."""
+    tool_results_switches: int = Field(default=0, exclude_if=lambda value: not value)
+    """Episodes that found mid-episode, from the server's prompt counts, that tool results were not reaching the model
+    and sent observations in user messages from then on (`EpisodeRecord.tool_results_switch`); left out of the JSON
+    when none (so summaries sealed before it compare as they were written)."""
     replay_pass: int
     rejected_actions: int
     blocked_requests: int
@@ -313,6 +317,7 @@ def outcome_table(
         episodes_with_blocked_requests=sum(1 for r in episodes if r.blocked_requests),
         stop_reasons=_stop_reasons(episodes),
         protocol_switches=_protocol_switches(episodes),
+        tool_results_switches=sum(1 for r in episodes if r.tool_results_switch),
         rejected_by_cause=_rejected_by_cause(episodes),
         taxonomy={k: taxonomy[k] for k in TAXONOMY},
         verified_success_rate=proportion(counts["verified_success"], len(agent), "attempted episodes"),

@@ -315,6 +315,7 @@ def derived_fields(
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
+        "tool_results_switch": transcript.tool_results_switch,
         "text_claim": text_claim([(s.number, s.call.content) for s in transcript.steps if s.action is None])
         if current else None,
         "no_usage": current and bool(spent) and all(c.prompt_tokens is None and c.completion_tokens is None

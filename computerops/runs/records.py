@@ -148,6 +148,9 @@ class EpisodeRecord(Versioned):
     tool_mode_switch: str | None = None
     """Why and from which step the episode went over from native tool calls to the text protocol
     (`AgentTranscript.tool_mode_switch`); None when it did not, and in records written before it was copied."""
+    tool_results_switch: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """From which step the episode sent observations in user messages because the server's prompt counts showed tool
+    results not reaching the model (`AgentTranscript.tool_results_switch`); left out of records without one."""
     attack: AttackRecord | None = Field(default=None, exclude_if=lambda value: value is None)
     """For an attacked task: exposure, hijack, targeted success, the broker's refusals, capability
     (`computerops.runs.security`); left out of other records."""
