@@ -25,6 +25,7 @@ from computerops.runs.config import parse_endpoint, plan_episodes
 from computerops.runs.records import RunManifest
 from computerops.runs.runner import manifest_difference
 from computerops.runs.verification import verify_run
+from computerops.server.jobs import interruptible
 
 TASKS = "helpdesk.solve-ticket@1,helpdesk.answer-latest-order@1,helpdesk.answer-valid-approval@1"
 POLICIES = "scripted:oracle,noop"
@@ -53,7 +54,7 @@ def start(*args: str) -> subprocess.Popen[bytes]:
     """The CLI in a session of its own, so SIGKILL takes its browser and servers down with it."""
     env = CHILD_ENV or None
     return subprocess.Popen([*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                            env=env)
+                            env=env, preexec_fn=interruptible)  # SIGINT as a terminal's foreground job has it
 
 
 def finish(process: subprocess.Popen[bytes], timeout: float = 240) -> str:

@@ -61,6 +61,15 @@ class JobState(BaseModel):
     log_tail: list[str]
 
 
+
+def interruptible() -> None:
+    """In a child before it runs (`preexec_fn`): SIGINT at its default and unblocked, as a terminal's foreground job
+    has it. Python turns SIGINT into an interruption (`asyncio.run` into a cancellation) only when the process starts
+    with SIGINT at its default, and a process started where SIGINT is ignored (a script's `&` job, a test worker)
+    hands that on: a job's `cancel` (SIGINT first) and a Ctrl-C test's signal would then be ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
 @dataclass
 class _Job:
     spec: JobSpec
@@ -93,7 +102,7 @@ class Jobs:
                 process = subprocess.Popen(
                     [sys.executable, "-m", "computerops.server.worker", str(spec_path)], stdout=handle,
                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                    env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=interruptible)
             self._jobs[spec.run_id] = _Job(spec=spec, process=process, log=log)
             return self._state(self._jobs[spec.run_id])
 
