@@ -91,8 +91,15 @@ if [ -n "$real_model" ]; then
 sys.exit(llama_cpp.__version__ != '$llama_version')" 2>/dev/null; then
     say "llama-cpp-python: $llama_version with its server extra"
   else
-    wheel="../shared/wheels/llama_cpp_python-${llama_version}-py3-none-linux_x86_64.whl"
-    if [ -f "$wheel" ]; then
+    # The portable wheel beside the checkout (../shared/wheels), or, for a clone of a local checkout (CI's clean
+    # clone in /tmp), beside the checkout it was cloned from; COMPUTEROPS_WHEELS names another folder.
+    name="llama_cpp_python-${llama_version}-py3-none-linux_x86_64.whl"
+    origin=$(git config --get remote.origin.url 2>/dev/null || true)
+    wheel=""
+    for folder in "${COMPUTEROPS_WHEELS:-}" ../shared/wheels ${origin:+"$origin/../shared/wheels"}; do
+      if [ -n "$folder" ] && [ -f "$folder/$name" ]; then wheel="$folder/$name"; break; fi
+    done
+    if [ -n "$wheel" ]; then
       say "installing llama-cpp-python $llama_version from $wheel"
       .venv/bin/python -m pip install -q "$wheel" "llama-cpp-python[server]==$llama_version"
     else
