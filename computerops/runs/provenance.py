@@ -85,7 +85,10 @@ async def observe_endpoint(base_url: str, api_key: str) -> ObservedEndpoint:
     answer cannot crash the run or its manifest); failures are recorded, not guessed around."""
     async with httpx.AsyncClient(timeout=PROBE_TIMEOUT_S) as client:
         answer = await fetch_json(client, "GET", f"{base_url}/models", headers={"Authorization": f"Bearer {api_key}"})
-    if answer.status is None or answer.error:
+    if answer.status is None:
+        return ObservedEndpoint(models_error=answer.error, models_unreachable=not answer.timed_out,
+                                server_headers=server_headers(answer.headers))
+    if answer.error:
         return ObservedEndpoint(models_error=answer.error, server_headers=server_headers(answer.headers))
     headers = server_headers(answer.headers)
     if answer.status != 200:

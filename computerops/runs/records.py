@@ -36,6 +36,10 @@ class ObservedEndpoint(BaseModel):
 
     models_payload: Any | None = None
     models_error: str | None = None
+    models_unreachable: bool = Field(default=False, exclude_if=lambda value: not value)
+    """True when GET /models got no connection at all (refused, reset, a name that does not resolve; not a timeout,
+    not an HTTP error): with a fallback configured the run goes on, each episode's first request finding the primary
+    unreachable and handing the episode to the fallback (adapter/failover.py)."""
     server_headers: dict[str, str] = Field(default_factory=dict)
     context: ObservedContext | None = None
     """The context the server says it serves the model with, and where it said it (adapter/serverinfo.py); None

@@ -277,6 +277,23 @@ async def ask_about_limits(observed: ObservedEndpoint, base_url: str, api_key: s
                                                      detail=unprobed_tool_results(observed.tools))
 
 
+def unreachable_primary(config: RunConfig, observed: ObservedEndpoint, refused: str) -> str | None:
+    """The run's warning when its primary endpoint could not be reached at all at the start (no connection for GET
+    /models) and a `--fallback-base-url` is configured to answer for it; None when the run cannot go on (no such
+    fallback, or the primary answered something that is not a model list: a wrong base URL is refused, not worked
+    around). Nothing about the primary is probed then: its probes say why (`not_checked`), and each episode asks
+    the primary once, finds it unreachable and is answered by the fallback from there on (adapter/failover.py)."""
+    fallback = config.endpoint.fallback
+    if not observed.models_unreachable or fallback is None or fallback.base_url is None:
+        return None
+    why = "the primary endpoint could not be reached at the start of the run"
+    if config.bounds.tool_mode != "text":
+        observed.tools = ToolsProbe(verdict="not_checked", detail=why)
+        observed.tool_results = ToolResultsProbe(verdict="not_checked", detail=why)
+    return (f"endpoint: WARNING {refused}; a fallback is configured ({fallback.base_url}), so the run goes on: each "
+            "episode asks the primary once and the fallback answers for the rest of it")
+
+
 def unprobed_tool_results(tools: ToolsProbe) -> str:
     """Why the tool results were not probed after the tools probe found `tools`."""
     if tools.verdict == "not_checked":
@@ -334,8 +351,10 @@ async def execute_run(
         base_url, api_key = await stack.enter_async_context(model_endpoint(config.endpoint, tasks, extra_steps))
         observed = await observe_endpoint(base_url, api_key)
         if config.endpoint.kind == "openai" and (refused := models_refusal(observed, base_url)) is not None:
-            raise EndpointError(refused)
-        if config.endpoint.kind == "openai":
+            if (going_on := unreachable_primary(config, observed, refused)) is None:
+                raise EndpointError(refused)
+            progress(going_on)
+        elif config.endpoint.kind == "openai":
             await ask_about_limits(observed, base_url, api_key, config)
         fallback_observed = await observe_fallback(config, base_url, api_key, observed)
         bounds = planned_bounds(config.bounds, observed)
