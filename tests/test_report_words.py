@@ -18,6 +18,7 @@ from computerops.report.vocabulary import OUTCOMES
 from computerops.runs.config import PlannedEpisode
 from computerops.runs.records import Completeness, EpisodeOutcome, EpisodeRecord
 from computerops.runs.runner import _progress_line
+from computerops.server import index, progress
 
 COUNTED_AS = {"verified_success": "verified_success", "unclaimed_success": "unclaimed_success",
               "false_completions": "false_completion", "honest_failures": "honest_failure",
@@ -54,6 +55,15 @@ def test_the_progress_line_names_an_episode_as_the_report_counts_it(episode: Epi
     said = line.split(": ", 1)[1].split(",")[0].split(" (")[0]
     assert said == counted[0] == outcome_words(episode).split(" (")[0], line
     assert [word for word in (*OUTCOMES, NEVER_REACHED) if word in line.split(", ")[0]] == [said], line
+
+
+@pytest.mark.parametrize("episode", EPISODES, ids=[e.episode_id for e in EPISODES])
+def test_the_operator_servers_index_and_progress_name_an_episode_as_the_report_counts_it(
+        episode: EpisodeRecord, tmp_path: Path) -> None:
+    counted = outcome_words(episode).split(" (")[0]
+    assert index._episode("run", episode).outcome == counted
+    (tmp_path / "episodes.jsonl").write_text(episode.model_dump_json() + "\n", encoding="utf-8")
+    assert [e.outcome for e in progress._admitted(tmp_path / "episodes.jsonl")] == [counted]
 
 
 class _Run:

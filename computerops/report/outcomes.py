@@ -172,15 +172,22 @@ def causes_text(causes: dict[str, int]) -> str:
     return ", ".join(f"{cause} {count}" for cause, count in causes.items()) or "none"
 
 
-def never_reached_the_model(record: EpisodeRecord) -> bool:
-    """An episode that ended `context_exhausted` with no reply: every prompt was too long for the context or refused
-    for its length, so the model never read one (an infrastructure failure is counted as that instead)."""
-    return (record.outcome != "infrastructure_failure" and record.stop_reason == "context_exhausted"
-            and record.steps == 0)
-
-
 NEVER_REACHED = "never_reached_the_model"
 """The word an episode that never reached the model is counted under, apart from every outcome."""
+
+
+def counted_as(outcome: str, stop_reason: str | None, steps: int) -> str:
+    """The word an episode is counted under, from its record's outcome, stop reason and steps: NEVER_REACHED for
+    one that ended `context_exhausted` with no reply (every prompt was too long for the context or refused for its
+    length, so the model never read one; an infrastructure failure is counted as that instead), else its outcome.
+    The report, the run's progress lines and the operator server's episode index and progress all use it."""
+    never = outcome != "infrastructure_failure" and stop_reason == "context_exhausted" and steps == 0
+    return NEVER_REACHED if never else outcome
+
+
+def never_reached_the_model(record: EpisodeRecord) -> bool:
+    """An episode whose prompts never reached the model (`counted_as`)."""
+    return counted_as(record.outcome, record.stop_reason, record.steps) == NEVER_REACHED
 
 
 def outcome_words(record: EpisodeRecord) -> str:

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
+from computerops.report.outcomes import counted_as
 from computerops.runs.bundle import (
     EPISODES,
     MANIFEST,
@@ -93,6 +94,8 @@ class IndexedEpisode(BaseModel):
     site: str
     """The task id's prefix before the first '.'."""
     outcome: str
+    """What the report counts it as (`computerops.report.outcomes.counted_as`): its outcome, or
+    never_reached_the_model."""
     claimed_success: bool
     false_completion_kind: str | None
     faults_fired: list[str]
@@ -248,7 +251,8 @@ def read_run(runs_root: Path, run_dir: Path) -> tuple[IndexedRun, list[IndexedEp
 def _episode(run_id: str, record: EpisodeRecord) -> IndexedEpisode:
     return IndexedEpisode(
         run_id=run_id, episode_id=record.episode_id, task_id=record.task_id, site=site_of(record.task_id),
-        outcome=record.outcome, claimed_success=record.claim.success is True,
+        outcome=counted_as(record.outcome, record.stop_reason, record.steps),
+        claimed_success=record.claim.success is True,
         false_completion_kind=record.false_completion_kind, faults_fired=list(record.faults_fired),
         steps=record.steps, wall_s=record.wall_s,
     )

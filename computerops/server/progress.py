@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from computerops.report.outcomes import counted_as
 from computerops.runs.bundle import EPISODES, STARTED, SUMMARY, BundleError, RunDirectory, being_written
 
 
@@ -20,6 +21,7 @@ class AdmittedEpisode(BaseModel):
     episode_id: str
     task_id: str
     outcome: str
+    """What the report counts it as (`computerops.report.outcomes.counted_as`)."""
     false_completion_kind: str | None
 
 
@@ -67,7 +69,8 @@ def _admitted(path: Path) -> list[AdmittedEpisode]:
         try:
             record = json.loads(line)
             admitted.append(AdmittedEpisode(episode_id=record["episode_id"], task_id=record["task_id"],
-                                            outcome=record["outcome"],
+                                            outcome=counted_as(record["outcome"], record.get("stop_reason"),
+                                                               record.get("steps", 0)),
                                             false_completion_kind=record.get("false_completion_kind")))
         except (ValueError, KeyError, TypeError):
             continue  # a damaged line: `verify` names it; progress shows what it can read
