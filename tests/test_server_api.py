@@ -8,6 +8,7 @@ import atexit
 import json
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from computerops.runs.bundle import RunDirectory
 from computerops.server import worker
 from computerops.server.app import create_server_app
 from computerops.server.jobs import Jobs, JobSpec, JobState
+from computerops.server.launching import EndpointUnreachable, probe_endpoint
 from computerops.server.settings import ServerSettings
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
@@ -284,6 +286,73 @@ def test_the_launch_form_carries_every_setting_to_the_worker(client: tuple[TestC
     no_lock = c.post("/experiments/runs", data={"run_id": "exp", "lock": "nope"})
     assert no_lock.status_code == 404 and "no such lock file" in no_lock.text
     assert len(state.jobs.started) == 1
+
+
+def test_the_launch_form_carries_a_fallback_endpoint_to_the_worker(client: tuple[TestClient, ServerState]) -> None:
+    c, state = client
+    state.probe = lambda base_url, api_key: None  # both endpoints answer their model list
+    form = {"run_id": "with-fallback", "tasks": "helpdesk.solve-ticket@1", "base_url": "http://127.0.0.1:8080/v1",
+            "model": "primary", "fallback_base_url": "http://127.0.0.1:8081/v1", "fallback_model": "spare",
+            "fallback_api_key_env": "SPARE_API_KEY"}
+    assert 'name="fallback_base_url"' in c.get("/").text
+    launched = c.post("/runs", data=form, follow_redirects=False)
+    assert launched.status_code == 303, launched.text
+    assert isinstance(state.jobs, RecordingJobs)
+    [spec] = state.jobs.started
+    assert spec.request is not None
+    assert (spec.request.fallback_base_url, spec.request.fallback_model, spec.request.fallback_api_key_env) == (
+        "http://127.0.0.1:8081/v1", "spare", "SPARE_API_KEY")
+
+
+DEAD, SPARE = "http://127.0.0.1:9/v1", "http://127.0.0.1:8081/v1"
+
+
+@pytest.mark.parametrize(("primary", "fallback", "launched"), [
+    ("unreachable", "answers", True),
+    ("unreachable", "unreachable", False),
+    ("unreachable", None, False),
+    ("no model list", "answers", False),
+])
+def test_a_dead_primary_is_launched_only_with_a_fallback_that_answers(
+        client: tuple[TestClient, ServerState], runs: Path, primary: str, fallback: str | None,
+        launched: bool) -> None:
+    """As `computerops run` does: a primary that cannot be reached is answered for by a fallback that answers its
+    model list; a primary that answers something else (a wrong base URL) is refused whatever the fallback."""
+    c, state = client
+    asked: list[str] = []
+
+    def probe(base_url: str, api_key: str | None) -> None:
+        asked.append(base_url)
+        said = primary if base_url == DEAD else fallback
+        if said == "unreachable":
+            raise EndpointUnreachable(f"the endpoint {base_url} did not answer: it could not be reached")
+        if said == "no model list":
+            raise ServiceError(f"the endpoint {base_url} answered its model list with HTTP 404")
+
+    state.probe = probe
+    body = {**NEW, "base_url": DEAD, "model": "m",
+            **({"fallback_base_url": SPARE, "fallback_model": "spare"} if fallback else {})}
+    before = {p.name for p in runs.iterdir()}
+    answer = c.post("/api/runs", json=body)
+    assert (answer.status_code == 202) is launched, answer.text
+    assert asked == ([DEAD, SPARE] if fallback and primary == "unreachable" else [DEAD])
+    if not launched:
+        assert "did not answer" in answer.text or "HTTP 404" in answer.text
+        _nothing_started(state, runs, before)
+
+
+def test_only_a_connection_not_made_is_an_unreachable_endpoint() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+    with pytest.raises(EndpointUnreachable, match="could not be reached"):
+        probe_endpoint(f"http://127.0.0.1:{port}/v1", None, timeout_s=2)
+    with socket.socket() as silent:  # listens, never answers: a timeout, not a dead endpoint
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        with pytest.raises(ServiceError, match="did not answer") as timed_out:
+            probe_endpoint(f"http://127.0.0.1:{silent.getsockname()[1]}/v1", None, timeout_s=0.5)
+        assert not isinstance(timed_out.value, EndpointUnreachable)
 
 
 def test_verify_runs_in_a_worker_and_records_e2(client: tuple[TestClient, ServerState], runs: Path) -> None:

@@ -19,7 +19,7 @@ from computerops.runs.bundle import MANIFEST, being_written
 from computerops.runs.config import EndpointConfig
 from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
-from computerops.server.launching import Execution, LaunchExperiment, LaunchRun, run_request
+from computerops.server.launching import EndpointUnreachable, Execution, LaunchExperiment, LaunchRun, run_request
 from computerops.server.names import EPISODE_NAME, checked_name, inside
 from computerops.server.progress import RunProgress, run_progress
 from computerops.server.state import ServerState
@@ -142,9 +142,14 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
     service_request = run_request(body, state.settings)
     executor = body.executor_choice(state.settings)
     planned = plan_run(service_request, out)
-    if planned.config.endpoint.kind == "openai" and planned.config.endpoint.base_url is not None:
-        variable = planned.config.endpoint.api_key_env
-        state.probe(planned.config.endpoint.base_url, os.environ.get(variable) if variable else None)
+    if (endpoint := planned.config.endpoint).kind == "openai" and endpoint.base_url is not None:
+        try:
+            state.probe(endpoint.base_url, os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None)
+        except EndpointUnreachable:
+            # A dead primary with a fallback to answer for it: the run goes on (it says so), if the fallback answers.
+            if endpoint.fallback is None or endpoint.fallback.base_url is None:
+                raise
+            state.probe(endpoint.fallback.base_url, endpoint.fallback.api_key() or None)
     job = state.jobs.start(JobSpec(kind="run", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    request=service_request, concurrency=body.concurrency, trace=body.trace,
                                    executor=executor))

@@ -97,11 +97,19 @@ def subset_path(settings: ServerSettings, name: str) -> str:
     return str(path)
 
 
+class EndpointUnreachable(ServiceError):
+    """No connection to an endpoint could be made or kept (refused, reset, a name that does not resolve): a run with
+    a fallback endpoint goes on on it, as `computerops run` does (computerops/runs/runner.py `unreachable_primary`)."""
+
+
 def probe_endpoint(base_url: str, api_key: str | None, timeout_s: float = 5.0) -> None:
     """Refuse an OpenAI-compatible endpoint that does not answer its model list (nothing is started for it)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         response = httpx.get(f"{base_url.rstrip('/')}/models", headers=headers, timeout=timeout_s)
+    except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:  # no connection made or kept; not a timeout
+        raise EndpointUnreachable(f"the endpoint {base_url} did not answer: it could not be reached "
+                                  f"({type(exc).__name__}: {exc})") from exc
     except httpx.HTTPError as exc:
         raise ServiceError(f"the endpoint {base_url} did not answer: {type(exc).__name__}: {exc}") from exc
     if response.status_code != 200:
