@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from tiers import examples
 
 from adapter.actions import Action
+from adapter.driver import ActionOutcome
 from adapter.failover import Fallback, ServingProtocol
 from adapter.loop import ModelLoop
 from adapter.modelclient import model_client
@@ -467,17 +468,9 @@ class Page:
         text = "Page: p\nURL: /helpdesk/\n\n" + "\n".join(format_control(c) for c in CONTROLS)
         return Observation(url="/helpdesk/", title="p", text=text, controls=CONTROLS)
 
-    async def act(self, action: Action, number: int) -> Any:
+    async def act(self, action: Action, number: int) -> ActionOutcome:
         self.acted.append(action)
-        return Carried()
-
-
-@dataclass(frozen=True)
-class Carried:
-    ok: bool = True
-    rejection: None = None
-    note: str = "done"
-    navigated: bool = False
+        return ActionOutcome(ok=True, note="done")
 
 
 @dataclass

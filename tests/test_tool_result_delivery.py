@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from adapter.actions import Action
 from adapter.context import estimate_tokens
 from adapter.delivery import DROPPED_STEPS, NOT_DELIVERED_CAUSE, DeliveryWatch
+from adapter.driver import ActionOutcome
 from adapter.loop import ModelLoop
 from adapter.observation import Control, Observation, format_control
 from adapter.prompts import RESULT_FOLLOWS
@@ -25,14 +26,6 @@ from computerops.report import report_view, run_report
 from computerops.report.outcomes import outcome_table
 from computerops.report.tables import Paragraph
 from computerops.runs.records import EpisodeRecord
-
-
-@dataclass
-class Outcome:
-    ok: bool = True
-    rejection: None = None
-    note: str = ""
-    navigated: bool = False
 
 
 @dataclass
@@ -52,9 +45,9 @@ class ListPage:
                           *map(format_control, controls)])
         return Observation(url="/tickets", title="tickets", text=text, controls=controls)
 
-    async def act(self, action: Action, number: int) -> Outcome:
+    async def act(self, action: Action, number: int) -> ActionOutcome:
         self.actions.append(f"{number}:{action.action}")
-        return Outcome()
+        return ActionOutcome(ok=True)
 
 
 @dataclass
