@@ -101,8 +101,12 @@ class Server:
     runs: Path
 
 
+ALLOWED_KEYS = ("MY_SERVICE_TOKEN", "LOCAL_API_KEY")
+"""The API key variables this file's servers were started with (`computerops server --api-key-env`)."""
+
+
 def start_server(runs: Path, token: str | None = None) -> Server:
-    settings = ServerSettings(runs=runs, token=token)
+    settings = ServerSettings(runs=runs, token=token, api_key_envs=ALLOWED_KEYS)
     state = ServerState.start(settings)
     jobs = RecordingJobs(settings.jobs)
     probe = Probe()

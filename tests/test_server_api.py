@@ -61,8 +61,12 @@ def runs(tmp_path: Path) -> Path:
     return folder
 
 
+ALLOWED_KEYS = ("SPARE_API_KEY", "LOCAL_API_KEY")
+"""The API key variables the test servers were started with (`computerops server --api-key-env`)."""
+
+
 def _client(runs: Path, token: str | None = None, ray_address: str | None = None) -> tuple[TestClient, ServerState]:
-    settings = ServerSettings(runs=runs, token=token, ray_address=ray_address)
+    settings = ServerSettings(runs=runs, token=token, ray_address=ray_address, api_key_envs=ALLOWED_KEYS)
     state = ServerState.start(settings)
     state.jobs = RecordingJobs(settings.jobs)
     return TestClient(create_server_app(settings, state)), state
@@ -302,6 +306,56 @@ def test_the_launch_form_carries_a_fallback_endpoint_to_the_worker(client: tuple
     assert spec.request is not None
     assert (spec.request.fallback_base_url, spec.request.fallback_model, spec.request.fallback_api_key_env) == (
         "http://127.0.0.1:8081/v1", "spare", "SPARE_API_KEY")
+
+
+@pytest.mark.parametrize(("where", "variable", "launched"), [
+    ("api_key_env", "LOCAL_API_KEY", True),
+    ("api_key_env", "COMPUTEROPS_SERVER_TOKEN", False),
+    ("api_key_env", "OTHER_API_KEY", False),
+    ("fallback_api_key_env", "SPARE_API_KEY", True),
+    ("fallback_api_key_env", "COMPUTEROPS_SERVER_TOKEN", False),
+    ("fallback_api_key_env", "HOME", False),
+])
+def test_a_launch_may_name_only_the_key_variables_the_operator_allowed(
+        client: tuple[TestClient, ServerState], runs: Path, where: str, variable: str, launched: bool) -> None:
+    c, state = client
+    state.probe = lambda base_url, api_key: None
+    body = {**NEW, "base_url": "http://127.0.0.1:8080/v1", "model": "m", "fallback_base_url":
+            "http://127.0.0.1:8081/v1", "fallback_model": "spare", where: variable}
+    before = {p.name for p in runs.iterdir()}
+    answer = c.post("/api/runs", json=body)
+    assert (answer.status_code == 202) is launched, answer.text
+    if not launched:
+        assert answer.status_code == 422
+        assert f"{where}: {variable} is not an API key variable this server lets launches use" in answer.text
+        _nothing_started(state, runs, before)
+
+
+def test_a_resume_may_name_only_the_key_variables_the_operator_allowed(runs: Path) -> None:
+    """A run directory whose manifest names a variable the server does not allow (written by the CLI, or before the
+    operator narrowed the list) is not resumed by the server."""
+    manifest_path = runs / RUN / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["config"]["endpoint"] = {"kind": "openai", "base_url": "http://127.0.0.1:8080/v1", "model": "m",
+                                      "api_key_env": "COMPUTEROPS_SERVER_TOKEN"}
+    unstarted = {**manifest["config"]["episodes"][0], "episode_id": "999-not-started"}
+    manifest["config"]["episodes"].append(unstarted)  # an episode still to run: the run is resumable
+    manifest_path.write_text(json.dumps(manifest))
+    client, state = _client(runs)
+    with client as c:
+        refused = c.post(f"/api/runs/{RUN}/resume", json={})
+    state.close()
+    assert refused.status_code == 422 and "COMPUTEROPS_SERVER_TOKEN is not an API key variable" in refused.text
+    assert isinstance(state.jobs, RecordingJobs) and state.jobs.started == []
+
+
+def test_the_servers_own_token_can_never_be_an_allowed_key(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="never sent to an endpoint"):
+        ServerSettings(runs=tmp_path, api_key_envs=("COMPUTEROPS_SERVER_TOKEN",))
+    said = CliRunner().invoke(cli, ["server", "--runs", str(tmp_path / "runs"), "--api-key-env",
+                                    "COMPUTEROPS_SERVER_TOKEN"])
+    assert said.exit_code == 2 and "never sent to an endpoint" in said.output
+    assert "Traceback" not in said.output and "pydantic" not in said.output
 
 
 DEAD, SPARE = "http://127.0.0.1:9/v1", "http://127.0.0.1:8081/v1"

@@ -613,10 +613,15 @@ def server(
     ray_address: Annotated[str | None, typer.Option(help="The Ray cluster that runs launched with the ray executor "
                                                          "join (default: each starts a local Ray in its worker).")]
     = None,
+    api_key_env: Annotated[list[str] | None, typer.Option(
+        "--api-key-env", help="An environment variable launches may name as their endpoint's API key (repeat for "
+                              "more; default: none). The server sends its value to the base URL a launch names.")]
+    = None,
 ) -> None:
     """Serve the operator server: launch and watch runs, read reports and episodes step by step, compare runs
     (docs/server.md)."""
     import uvicorn
+    from pydantic import ValidationError
     from sqlalchemy.exc import SQLAlchemyError
 
     from computerops.cli.console import console
@@ -625,8 +630,11 @@ def server(
     if not is_loopback(host) and not token:
         raise _fail(f"--host {host} serves beyond this machine: give --token (or COMPUTEROPS_SERVER_TOKEN)")
     from computerops.server.state import ServerState
-    settings = ServerSettings(runs=runs, host=host, port=port, database=database, token=token or None,
-                              ray_address=ray_address)
+    try:
+        settings = ServerSettings(runs=runs, host=host, port=port, database=database, token=token or None,
+                                  ray_address=ray_address, api_key_envs=tuple(api_key_env or ()))
+    except ValidationError as exc:
+        raise _fail("; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())) from exc
     try:
         state = ServerState.start(settings)  # the index opened and rebuilt before the port is taken
     except (OSError, ValueError, ImportError, SQLAlchemyError) as exc:

@@ -19,7 +19,14 @@ from computerops.runs.bundle import MANIFEST, being_written
 from computerops.runs.config import EndpointConfig
 from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
-from computerops.server.launching import EndpointUnreachable, Execution, LaunchExperiment, LaunchRun, run_request
+from computerops.server.launching import (
+    EndpointUnreachable,
+    Execution,
+    LaunchExperiment,
+    LaunchRun,
+    check_key_variables,
+    run_request,
+)
 from computerops.server.names import EPISODE_NAME, checked_name, inside
 from computerops.server.progress import RunProgress, run_progress
 from computerops.server.state import ServerState
@@ -142,6 +149,7 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
     service_request = run_request(body, state.settings)
     executor = body.executor_choice(state.settings)
     planned = plan_run(service_request, out)
+    check_key_variables(planned.config.endpoint, state.settings)
     if (endpoint := planned.config.endpoint).kind == "openai" and endpoint.base_url is not None:
         try:
             state.probe(endpoint.base_url, os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None)
@@ -205,6 +213,7 @@ def resume(run_id: str, body: Resume, request: Request) -> RunDetail:
     if bundle.completeness().complete:
         raise ServiceError(f"run {run_id} is complete: nothing to resume", "conflict")
     executor = body.executor_choice(state.settings)
+    check_key_variables(bundle.manifest().config.endpoint, state.settings)
     plan_resume(bundle.root)
     job = state.jobs.start(JobSpec(kind="resume", run_id=run_id, runs=str(state.settings.runs.resolve()),
                                    concurrency=body.concurrency, executor=executor))

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from computerops.core.execution import ExecutorChoice
 from computerops.core.vocabulary import ExecutorKind
+from computerops.runs.config import EndpointConfig
 from computerops.server.names import inside
 from computerops.server.settings import ServerSettings
 from computerops.service.errors import ServiceError
@@ -18,9 +19,6 @@ from computerops.service.launch import RunRequest
 _TASK = r"[a-z0-9][a-z0-9._-]{0,99}(@[0-9]{1,15})?"
 TASK_SELECTION = re.compile(rf"all|{_TASK}(,{_TASK}){{0,499}}")
 """`all`, or template ids and instance ids (`TEMPLATE@SEED`), comma-separated."""
-KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{0,63}(API_KEY|_TOKEN)")
-"""The environment variables a launch may name for an API key: only key-like names, so a request cannot send any
-other secret of the server's environment to an endpoint it chooses."""
 
 
 class Execution(BaseModel):
@@ -61,12 +59,6 @@ class LaunchRun(RunRequest, Execution):
                              "in `subset`)")
         return value.strip()
 
-    @field_validator("api_key_env", "fallback_api_key_env")
-    @classmethod
-    def _key_like(cls, value: str | None) -> str | None:
-        if value is not None and not KEY_VARIABLE.fullmatch(value):
-            raise ValueError("an API key variable must be named like OPENAI_API_KEY or ..._TOKEN (upper case)")
-        return value
 
 
 class LaunchExperiment(Execution):
@@ -76,6 +68,21 @@ class LaunchExperiment(Execution):
 
     run_id: str
     lock: str
+
+
+def check_key_variables(endpoint: EndpointConfig, settings: ServerSettings) -> None:
+    """Refuse (ServiceError, nothing started) a run whose endpoint or fallback names an API key variable the operator
+    did not allow when starting the server (`ServerSettings.api_key_envs`): the server sends that variable's value
+    as a bearer token to the base URL the request names."""
+    named = [("api_key_env", endpoint.api_key_env)]
+    if endpoint.fallback is not None:
+        named.append(("fallback_api_key_env", endpoint.fallback.api_key_env))
+    for field, name in named:
+        if name is not None and name not in settings.api_key_envs:
+            allowed = (f"it allows {', '.join(settings.api_key_envs)}" if settings.api_key_envs
+                       else "it allows none")
+            raise ServiceError(f"{field}: {name} is not an API key variable this server lets launches use ({allowed}; "
+                               "its operator allows one with `computerops server --api-key-env NAME`)")
 
 
 def run_request(launch: LaunchRun, settings: ServerSettings) -> RunRequest:
