@@ -15,6 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from computerops.core.hashing import canonical_sha256
+from computerops.core.problems import problems
 from tasks.references import SiteSchema, named_apps, named_documents, schema_problems
 from tasks.spec import ScriptedStep, TaskSpec
 from tasks.templates import (
@@ -351,10 +352,7 @@ def task_spec(path: Path, data: object) -> TaskSpec:
     try:
         spec = TaskSpec.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(task)'}: {err['msg']}" for err in exc.errors()
-        )
-        raise TaskFileError(f"{path}: {problems}") from exc
+        raise TaskFileError(f"{path}: {problems(exc)}") from exc
     _check_against_the_site(path, spec)
     return spec
 
@@ -388,15 +386,15 @@ def _check_against_the_site(path: Path, spec: TaskSpec) -> None:
     if schema is None:
         known = ", ".join(sorted(schemas))
         raise TaskFileError(f"{path}: site: {spec.site!r} is not a registered site; the sites are {known}")
-    problems = schema_problems(spec, schema)
+    found = schema_problems(spec, schema)
     apps, documents = _site_vocabulary(spec.site)
-    problems += [f"{where}: site {spec.site} has no app {app!r}; its apps are {', '.join(sorted(apps)) or 'none'}"
-                 for where, app in named_apps(spec) if app not in apps]
-    problems += [f"{where}: site {spec.site} shows no document {name!r}; its documents are "
-                 f"{', '.join(sorted(documents)) or 'none'}" for where, name in named_documents(spec)
-                 if name not in documents]
-    if problems:
-        raise TaskFileError(f"{path}: " + "; ".join(problems))
+    found += [f"{where}: site {spec.site} has no app {app!r}; its apps are {', '.join(sorted(apps)) or 'none'}"
+              for where, app in named_apps(spec) if app not in apps]
+    found += [f"{where}: site {spec.site} shows no document {name!r}; its documents are "
+              f"{', '.join(sorted(documents)) or 'none'}" for where, name in named_documents(spec)
+              if name not in documents]
+    if found:
+        raise TaskFileError(f"{path}: " + "; ".join(found))
 
 
 class Catalog(Mapping[str, LoadedTask]):

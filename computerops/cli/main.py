@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from computerops.service.launch import PlannedRun
     from tasks import LoadedTask
 
-from computerops.cli.options import ExecutorOption, RayAddressOption, WorkersOption, executor_choice
+from computerops.cli.options import (
+    ExecutorOption,
+    PortOption,
+    RayAddressOption,
+    WorkersOption,
+    executor_choice,
+    unlistenable,
+)
 from computerops.core import defaults
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.core.numbers import whole_number
@@ -576,7 +583,7 @@ def serve(
     site: str = "helpdesk",
     seed: int = 1,
     host: str = "127.0.0.1",
-    port: int = 8000,
+    port: PortOption = 8000,
 ) -> None:
     """Serve the sites for a person, with one fresh tenant; prints the URL that enters it."""
     import uvicorn
@@ -584,6 +591,8 @@ def serve(
     from computerops.cli.console import console
     from sites.kit.app import create_app
     from sites.kit.tenancy import TenantRegistry
+    if (cannot := unlistenable(host, port)) is not None:
+        raise _fail(cannot)
     registry = TenantRegistry()
     try:
         tenant = registry.create(site, seed)
@@ -599,7 +608,7 @@ def serve(
 def server(
     host: Annotated[str, typer.Option(help="Interface to bind; anything but loopback requires --token.")]
     = "127.0.0.1",
-    port: int = 8700,
+    port: PortOption = 8700,
     runs: Annotated[Path, typer.Option(help="The runs folder: every run directory in it is listed, launched runs "
                                             "are written there (the server keeps its own state in RUNS/.server).")]
     = Path("runs"),
@@ -625,6 +634,7 @@ def server(
     from sqlalchemy.exc import SQLAlchemyError
 
     from computerops.cli.console import console
+    from computerops.core.problems import problems
     from computerops.server.app import create_server_app
     from computerops.server.settings import ServerSettings, is_loopback
     if not is_loopback(host) and not token:
@@ -634,7 +644,9 @@ def server(
         settings = ServerSettings(runs=runs, host=host, port=port, database=database, token=token or None,
                                   ray_address=ray_address, api_key_envs=tuple(api_key_env or ()))
     except ValidationError as exc:
-        raise _fail("; ".join(str(error["msg"]).removeprefix("Value error, ") for error in exc.errors())) from exc
+        raise _fail(problems(exc, located=False)) from exc
+    if (cannot := unlistenable(host, port)) is not None:
+        raise _fail(cannot)
     try:
         state = ServerState.start(settings)  # the index opened and rebuilt before the port is taken
     except (OSError, ValueError, ImportError, SQLAlchemyError) as exc:
@@ -654,7 +666,7 @@ def mock_llm(
     policy: Annotated[str, typer.Option(help="Default scripted policy: oracle, false-finish, give-up, loop, "
                                               "malformed, noop, negative:<id>.")] = "oracle",
     host: str = "127.0.0.1",
-    port: int = 8799,
+    port: PortOption = 8799,
     tasks: Annotated[str, typer.Option(help="The tasks it knows (found by their instruction): instance and "
                                              "template ids, comma-separated, or 'all' (every published instance: "
                                              "generating them takes tens of seconds).")] = "all",
@@ -669,6 +681,8 @@ def mock_llm(
         scripted = create_scripted_app(select_tasks(load_catalog(), tasks), default_policy=policy)
     except (TaskFileError, ValueError) as exc:
         raise _fail(str(exc)) from exc
+    if (cannot := unlistenable(host, port)) is not None:
+        raise _fail(cannot)
     console.print(f"Scripted endpoint (policy {policy}) at http://{host}:{port}/v1 — results are SCRIPTED.")
     uvicorn.run(scripted, host=host, port=port, log_level="info")
 

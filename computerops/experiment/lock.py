@@ -24,6 +24,7 @@ from computerops.catalog.subsets import load_subset, subset_tasks
 from computerops.core.difference import first_difference, first_difference_of
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
+from computerops.core.problems import said
 from computerops.experiment.plan import cells, plan_experiment
 from computerops.experiment.spec import ExperimentSpec, ExperimentTask, load_experiment
 from computerops.runs.config import EndpointConfig, PlannedEpisode
@@ -254,7 +255,7 @@ def read_lock(path: Path) -> ExperimentLock:
     except OSError as exc:
         raise ExperimentRefused(f"{path}: cannot be read: {exc.strerror}") from exc
     except ValueError as exc:
-        raise ExperimentRefused(f"{path}: not an experiment lock: {exc}") from exc
+        raise ExperimentRefused(f"{path}: not an experiment lock: {said(exc)}") from exc
     if lock.computed_lock() != lock.lock_sha256:
         raise ExperimentRefused(f"{path}: the lock was edited after the freeze (its content no longer has the "
                                 f"sha256 {lock.lock_sha256[:12]} it was sealed with)")

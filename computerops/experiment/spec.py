@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from adapter.transcript import Bounds
 from computerops.core.formats import Versioned
+from computerops.core.problems import problems
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
@@ -321,7 +322,7 @@ class ExperimentSpec(Versioned):
         try:
             return ExperimentSpec.model_validate({**self.model_dump(mode="json"), "endpoint": endpoint.model_dump()})
         except ValidationError as exc:
-            raise ValueError(_problems(exc)) from exc
+            raise ValueError(problems(exc)) from exc
 
     @property
     def checkpoint_interval(self) -> int:
@@ -393,10 +394,6 @@ class ExperimentSpec(Versioned):
         return list(self.endpoint.policies) if self.endpoint.scripted else [str(self.endpoint.model)]
 
 
-def _problems(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}" for e in exc.errors())
-
-
 def load_experiment(path: Path) -> ExperimentSpec:
     """Parse and validate an experiment file; ExperimentFileError names the file and what is wrong."""
     try:
@@ -410,6 +407,6 @@ def load_experiment(path: Path) -> ExperimentSpec:
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:
-        raise ExperimentFileError(f"{path}: {_problems(exc)}") from exc
+        raise ExperimentFileError(f"{path}: {problems(exc)}") from exc
     except ValueError as exc:
         raise ExperimentFileError(f"{path}: {exc}") from exc

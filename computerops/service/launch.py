@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.core import defaults
 from computerops.core.execution import LOCAL, ExecutorChoice
+from computerops.core.problems import said
 from computerops.core.vocabulary import BrokerMode, ToolMode
 from computerops.service.errors import ServiceError
 
@@ -143,8 +144,8 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
                            episodes=plan, repeat=request.repeat, fault_seed=request.fault_seed,
                            fault_rate=request.fault_rate,
                            fault_classes=[c.strip() for c in request.fault_classes.split(",") if c.strip()])
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError: a bad rate or class is named
-        raise ServiceError(str(exc)) from exc
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError: a bad rate or class is named by its option
+        raise ServiceError(said(exc, as_option=True)) from exc
     if config.fault_rate > 0 and not config.fault_classes:
         raise ServiceError("--fault-rate needs --fault-classes (which classes the rate draws for)")
     try:

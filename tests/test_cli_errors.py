@@ -1,0 +1,72 @@
+"""Every command refuses a bad value in the CLI's words: the option or file it names, on one line, with no traceback
+and no pydantic text (model names, `[type=...]` codes, errors.pydantic.dev links) — issue 47. Each case is a command
+with one bad value; what each must name is the option or file a person typed."""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from computerops.cli.main import app
+
+PYDANTIC = re.compile(r"Traceback|pydantic|validation error for|Field required|\[type=\w+|"
+                      r"Extra inputs are not permitted|Value error,")
+TASK = "helpdesk.solve-ticket@1"
+
+
+def held_port() -> tuple[socket.socket, int]:
+    """A loopback port something listens on (the caller closes it)."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    return held, int(held.getsockname()[1])
+
+
+def cases(tmp: Path) -> list[tuple[list[str], str]]:
+    not_a_lock = tmp / "not-a-lock.json"
+    not_a_lock.write_text('{"a": 1}')
+    not_yaml = tmp / "design.yaml"
+    not_yaml.write_text("arms: [control\n")
+    wrong_design = tmp / "wrong.yaml"
+    wrong_design.write_text("colour: blue\n")
+    return [
+        (["run", "--endpoint", "scripted:oracle", "--tasks", TASK, "--fault-rate", "2", "--out", str(tmp / "r1")],
+         "--fault-rate"),
+        (["run", "--endpoint", "scripted:oracle", "--tasks", TASK, "--fault-rate", "-0.5", "--out", str(tmp / "r2")],
+         "--fault-rate"),
+        (["run", "--endpoint", "scripted:oracle", "--tasks", "helpdesk.no-such-task", "--out", str(tmp / "r3")],
+         "helpdesk.no-such-task"),
+        (["run", "--endpoint", "scripted:no-such-policy", "--tasks", TASK, "--out", str(tmp / "r4")],
+         "no-such-policy"),
+        (["experiment", "run", str(not_a_lock), "--out", str(tmp / "e1")], str(not_a_lock)),
+        (["experiment", "freeze", str(not_yaml), "--out", str(tmp / "l1.json")], str(not_yaml)),
+        (["experiment", "freeze", str(wrong_design), "--out", str(tmp / "l2.json")], "colour"),
+        (["mock-llm", "--port", "99999", "--tasks", TASK], "--port"),
+        (["mock-llm", "--port", "0", "--tasks", TASK], "--port"),
+        (["serve", "--port", "70000"], "--port"),
+        (["server", "--runs", str(tmp / "runs"), "--api-key-env", "COMPUTEROPS_SERVER_TOKEN"], "--api-key-env"),
+        (["verify", str(tmp / "no-such-run")], "no-such-run"),
+        (["replay", str(tmp / "no-such-run")], "no-such-run"),
+    ]
+
+
+@pytest.mark.parametrize("number", range(13))
+def test_a_bad_value_is_refused_in_the_clis_words(number: int, tmp_path: Path) -> None:
+    command, named = cases(tmp_path)[number]
+    said = CliRunner().invoke(app, command)
+    assert said.exit_code not in (0, None), said.output
+    assert said.exception is None or isinstance(said.exception, SystemExit), repr(said.exception)
+    assert not PYDANTIC.search(said.output), said.output
+    assert named in said.output, said.output
+
+
+def test_a_port_in_use_is_refused_naming_it_before_anything_starts() -> None:
+    held, port = held_port()
+    with held:
+        said = CliRunner().invoke(app, ["mock-llm", "--port", str(port), "--tasks", TASK])
+    assert said.exit_code == 2 and f"--port {port}: cannot listen" in said.output, said.output
+    assert len([line for line in said.output.splitlines() if line.strip()]) == 1, said.output
