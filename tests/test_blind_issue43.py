@@ -152,24 +152,18 @@ def test_recognised(reply: str) -> None:
     assert claim_in_text(reply) is not None
 
 
-@pytest.mark.xfail(strict=True, reason="the contract's 'change' subject (the task/request/job/change is completed) "
-                                       "is not recognised")
 @pytest.mark.parametrize("reply", ["The change is done.", "The change has been completed.",
                                    "The change has been accomplished as requested."])
 def test_change_subject_is_recognised(reply: str) -> None:
     assert claim_in_text(reply) is not None
 
 
-@pytest.mark.xfail(strict=True, reason="an object not opened by a determiner (a name's, an id, a pronoun) is refused, "
-                                       "though the contract takes any object of at most 100 characters")
 @pytest.mark.parametrize("reply", ["I have updated John's phone number.", "I have closed ticket TKT-1042.",
                                    "I have updated it.", "I have saved everything.", "I have paid invoice INV-0042."])
 def test_object_without_determiner_is_recognised(reply: str) -> None:
     assert claim_in_text(reply) is not None
 
 
-@pytest.mark.xfail(strict=True, reason="a typographic ellipsis or a space before the final stop makes a clear claim "
-                                       "none, where '...' and '.' are accepted")
 @pytest.mark.parametrize("reply", ["The task is completed…", "Done…", "The task is completed .", "Done !"])
 def test_punctuation_variants_are_recognised(reply: str) -> None:
     assert claim_in_text(reply) is not None
@@ -181,8 +175,6 @@ def test_object_of_one_hundred_characters_is_recognised() -> None:
     assert claim_in_text(f"I have updated {thing}.") is not None
 
 
-@pytest.mark.xfail(strict=True, reason="an object of 101-104 characters is recognised: the 100-character bound is "
-                                       "counted after the determiner")
 @pytest.mark.parametrize("length", [101, 102, 104])
 def test_object_over_one_hundred_characters_is_not(length: int) -> None:
     thing = "the " + "x" * (length - 4)
@@ -208,8 +200,6 @@ def test_a_question_is_never_a_claim(sentence: str, question: str, data: st.Data
     assert claim_in_text(reply) is None, reply
 
 
-@pytest.mark.xfail(strict=True, reason="a sentence of the 'I have <verb> <object>' shape ending in a fullwidth or "
-                                       "small question mark (？ ﹖) is recognised: only '?' makes a question")
 @pytest.mark.parametrize("reply", ["I have completed the task？", "I have updated the form？",
                                    "I have updated the form﹖"])
 def test_other_question_marks_are_questions(reply: str) -> None:
@@ -258,8 +248,6 @@ def test_typographic_single_quotes_are_quotes(reply: str) -> None:
     assert claim_in_text(reply) is None
 
 
-@pytest.mark.xfail(strict=True, reason="a single-quoted span ('…' holding an apostrophe, ‘…’ without a final stop) of "
-                                       "two sentences leaks its second sentence as the model's claim")
 @pytest.mark.parametrize("reply", ["‘Great! I have completed the task’", "The page shows ‘OK. I have updated the form’",
                                    "'Great! I've completed the task.'", "The page shows 'OK. We've updated the form.'"])
 def test_single_quotes_over_two_sentences(reply: str) -> None:
@@ -323,8 +311,6 @@ def test_none_is_none() -> None:
     assert claim_in_text(None) is None
 
 
-@pytest.mark.xfail(strict=True, reason="a colon introduces echoed page text, yet the sentence after a line break or a "
-                                       "stop past the colon is read as the model's own claim")
 @pytest.mark.parametrize("reply", ["The page says:\nDone.", "The page now shows:\n\nThe task is completed.",
                                    "Confirmation on the page:\nYour request has been completed.",
                                    "The page says: Great! The task is completed"])
@@ -332,14 +318,11 @@ def test_text_after_a_colon_is_echoed(reply: str) -> None:
     assert claim_in_text(reply) is None
 
 
-@pytest.mark.xfail(strict=True, reason="double-backtick inline code and ~~~ code fences are not taken as quoted")
 @pytest.mark.parametrize("reply", ["``Done.``", "~~~\nDone.\n~~~", "~~~text\nThe task is completed.\n~~~"])
 def test_other_markdown_code_is_quoted(reply: str) -> None:
     assert claim_in_text(reply) is None
 
 
-@pytest.mark.xfail(strict=True, reason="a failure named inside quotes, backticks or a blockquote is ignored, though "
-                                       "the reply anywhere mentions failure")
 @pytest.mark.parametrize("reply", ['The task is completed. The page showed "Error".',
                                    "The task is completed. The page showed “Save failed”.", "Done. `error`",
                                    "Done.\n> Error 500: the save failed"])
@@ -347,8 +330,6 @@ def test_failure_in_quoted_text_still_counts(reply: str) -> None:
     assert claim_in_text(reply) is None
 
 
-@pytest.mark.xfail(strict=True, reason="inflections of 'error' (errors, errored) and the apostrophe-less 'didnt' are "
-                                       "not read as a mention of failure")
 @pytest.mark.parametrize("reply", ["I updated the phone number. There were some errors.",
                                    "I updated the phone number. Errors were shown.",
                                    "I updated the phone number. The save errored.",
