@@ -9,10 +9,18 @@ adds a few template tokens at most). A chat template that drops tool messages gr
 where about +490 were sent (the issue's llama-cpp-python server); `DROPPED_STEPS` such steps in a row are the
 verdict, and the loop (adapter/loop.py) then sends observations in user messages, or, where they already go there,
 ends the episode as the endpoint's failure (the model never saw the pages).
+
+Only counts that can be the prompt's are judged: a count that fell while the conversation grew (not the prompt's),
+a count past `PLAUSIBLE_TOKENS_PER_CHAR` tokens a character, a zero or negative one, and a step whose result holds a
+part that is not text (an image) are not judged (a count that stays the same is: a server that drops or truncates
+what it is sent reports just that); a wrong "dropped"
+would send the pages another way or end the episode, so the watch errs towards judging nothing. It keeps a copy of
+each request's messages, so an old result elided in place later is seen as a change of the prefix.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +32,11 @@ DROPPED_STEPS = 2
 JUDGED_RESULT_TOKENS = 60
 """The fewest estimated tokens of a step's result for the step to be judged (a one-line result alone is too small
 to tell from a template's own tokens)."""
+PLAUSIBLE_TOKENS_PER_CHAR = 2
+"""The most prompt tokens a server may count per character sent (tokenisers give at most about one a character;
+twice that leaves room for templates) before its count is taken as something other than the prompt's."""
+PLAUSIBLE_BASE = 4096
+"""Tokens a chat template and tool schemas may add to a prompt of any length."""
 NOT_DELIVERED_CAUSE = "observations not in prompt"
 """The infrastructure cause of an episode ended because observations in user messages did not reach the prompt."""
 
@@ -44,9 +57,26 @@ class Growth:
         return self.reported >= max(8, self.sent // 5)
 
 
-def step_result_tokens(added: Sequence[Mapping[str, Any]]) -> int:
-    """Estimated tokens of what a step told the model: the content of the tool and user messages it added."""
-    return sum(text_tokens(str(m.get("content") or "")) for m in added if m.get("role") in ("tool", "user"))
+def step_result_tokens(added: Sequence[Mapping[str, Any]]) -> int | None:
+    """Estimated tokens of what a step told the model: the content of the tool and user messages it added; None when
+    one of them holds a part that is not text (an image: its tokens cannot be estimated from its characters)."""
+    total = 0
+    for message in added:
+        if message.get("role") not in ("tool", "user"):
+            continue
+        content = message.get("content") or ""
+        if isinstance(content, list):
+            if any(not isinstance(part, Mapping) or part.get("type") != "text" for part in content):
+                return None
+            total += sum(text_tokens(str(part.get("text") or "")) for part in content)
+        else:
+            total += text_tokens(str(content))
+    return total
+
+
+def _chars(messages: Sequence[Mapping[str, Any]]) -> int:
+    return sum(len(str(message.get("content") or "")) + len(str(message.get("tool_calls") or ""))
+               for message in messages)
 
 
 @dataclass
@@ -63,15 +93,20 @@ class DeliveryWatch:
         server counted it (`ModelCall.upstream`: None for the primary; a primary's and a fallback's counts are not
         compared)."""
         last = self._last
-        self._last = (upstream, list(messages), prompt_tokens) if prompt_tokens else None
-        if last is None or not prompt_tokens or last[0] != upstream:
+        counts = isinstance(prompt_tokens, int) and prompt_tokens > 0
+        # A copy: the loop may later elide an old result in place, and the next request must be compared with what
+        # this one was when it was sent.
+        self._last = (upstream, copy.deepcopy(list(messages)), prompt_tokens) if counts and prompt_tokens else None
+        if last is None or not counts or not prompt_tokens or last[0] != upstream:
             return
         _, before, counted = last
         if len(messages) <= len(before) or list(messages[:len(before)]) != before:
             return  # elided or refitted: the prompts are not one the other's continuation
         sent = step_result_tokens(messages[len(before):])
-        if sent < JUDGED_RESULT_TOKENS:
+        if sent is None or sent < JUDGED_RESULT_TOKENS:
             return
+        if prompt_tokens < counted or prompt_tokens > PLAUSIBLE_TOKENS_PER_CHAR * _chars(messages) + PLAUSIBLE_BASE:
+            return  # a count that fell while the conversation grew, or past any tokeniser: not the prompt's
         growth = Growth(step=number, reported=prompt_tokens - counted, sent=sent)
         self.undelivered = [] if growth.delivered else [*self.undelivered, growth]
 
