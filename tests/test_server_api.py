@@ -19,6 +19,7 @@ import schemathesis
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.schemas import OpenApiSchema
 from tiers import examples
 from typer.testing import CliRunner
 
@@ -531,7 +532,7 @@ def test_every_api_route_is_tested() -> None:
 
 
 def _fuzz_app() -> Any:
-    """A server over a copy of the fixture run in a folder of its own (the schema is loaded when pytest collects)."""
+    """A server over a copy of the fixture run in a folder of its own (the schema is read from it when pytest collects)."""
     scratch = Path(tempfile.mkdtemp(prefix="computerops-fuzz-"))
     atexit.register(shutil.rmtree, scratch, True)
     runs = scratch / "runs"
@@ -549,7 +550,18 @@ def _no_network(base_url: str, api_key: str | None) -> None:
     raise ServiceError(f"the endpoint {base_url} did not answer (not asked under the fuzzer)")
 
 
-schema = schemathesis.openapi.from_asgi("/openapi.json", _fuzz_app())
+def _fuzzed_schema() -> OpenApiSchema:
+    """The server's OpenAPI schema read from the app in process (`app.openapi()`), not requested over the ASGI
+    transport, whose 10-second read timeout made a loaded machine fail the session's collection (issue 47);
+    schemathesis's `from_fixture` would load it lazily, but does not run under pytest 9 (it sets `_nodeid`)."""
+    app = _fuzz_app()
+    loaded = schemathesis.openapi.from_dict(app.openapi())
+    loaded.app = app
+    loaded.location = "/openapi.json"
+    return loaded
+
+
+schema = _fuzzed_schema()
 
 
 @pytest.fixture(scope="module", autouse=True)
