@@ -27,12 +27,16 @@ REAL_MODEL_FIXTURE = "real_model"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses the browser fixture, directly or through another fixture, is a browser test, and every
+    """Every test that uses the browser fixture, directly or through another fixture, and every slow test is a browser
+    test, and every
     test that uses the real_model fixture (tests/test_real_model.py) a real_model test. Under
     pytest-xdist (`--dist loadgroup`) a module's tests stay on one worker, so its module fixtures are built once,
     unless a test is marked `spread`: its cases go to whichever worker is free."""
     for item in items:
-        if BROWSER_FIXTURE in getattr(item, "fixturenames", ()) and item.get_closest_marker("browser") is None:
+        uses_browser = BROWSER_FIXTURE in getattr(item, "fixturenames", ())
+        # The slow tier is whole-catalog work in Chromium: a slow test is a browser test too, so the inner loop
+        # `-m "not browser ..."` (which replaces addopts' `-m 'not slow'`) leaves it out as well.
+        if (uses_browser or item.get_closest_marker("slow") is not None) and item.get_closest_marker("browser") is None:
             item.add_marker(pytest.mark.browser)
         if REAL_MODEL_FIXTURE in getattr(item, "fixturenames", ()) and item.get_closest_marker("real_model") is None:
             item.add_marker(pytest.mark.real_model)

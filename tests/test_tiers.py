@@ -1,0 +1,31 @@
+"""The tiers select what tests/tiers.py says they do, checked over the items pytest collects: the README's inner loop
+(`-m "not browser and not real_model"`, which replaces addopts' `-m 'not slow'`) holds no slow, browser or real-model
+test, and every slow test is in the browser tier (issue 47)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).parent
+# Modules holding slow, browser and real-model tests, and pure ones: enough to see each tier's selection.
+MODULES = ["test_blind.py", "test_real_model.py", "test_report_words.py", "test_dead_primary_at_start.py"]
+
+
+def collected(*marker: str) -> set[str]:
+    """The node ids `pytest --collect-only` selects from MODULES with the given `-m` (none: addopts' own)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           *(["-m", marker[0]] if marker else []), *(str(TESTS / m) for m in MODULES)],
+                          capture_output=True, text=True, cwd=TESTS.parent, timeout=600, check=False)
+    assert done.returncode in (0, 5), done.stdout[-3000:] + done.stderr[-3000:]
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+def test_not_browser_holds_no_slow_or_browser_test() -> None:
+    """`-m "not browser"` (the inner loop is it with `and not real_model`) selects the pure tests and no slow one:
+    every slow test is in the browser tier. One collection (each takes tens of seconds)."""
+    selected = collected("not browser")
+    assert any("test_report_words.py" in item for item in selected), selected
+    assert not [item for item in selected if any(name in item for name in (
+        "test_the_whole_blind_set", "test_dead_primary_at_start.py"))], selected
