@@ -42,6 +42,10 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
          "helpdesk.no-such-task"),
         (["run", "--endpoint", "scripted:no-such-policy", "--tasks", TASK, "--out", str(tmp / "r4")],
          "no-such-policy"),
+        (["run", "--endpoint", "scripted:oracle", "--tasks", TASK, "--temperature", "-1", "--out", str(tmp / "r5")],
+         "--temperature"),
+        (["run", "--endpoint", "scripted:oracle", "--tasks", TASK, "--seed", "-3", "--out", str(tmp / "r6")],
+         "--seed"),
         (["experiment", "run", str(not_a_lock), "--out", str(tmp / "e1")], str(not_a_lock)),
         (["experiment", "freeze", str(not_yaml), "--out", str(tmp / "l1.json")], str(not_yaml)),
         (["experiment", "freeze", str(wrong_design), "--out", str(tmp / "l2.json")], "colour"),
@@ -54,7 +58,7 @@ def cases(tmp: Path) -> list[tuple[list[str], str]]:
     ]
 
 
-@pytest.mark.parametrize("number", range(13))
+@pytest.mark.parametrize("number", range(15))
 def test_a_bad_value_is_refused_in_the_clis_words(number: int, tmp_path: Path) -> None:
     command, named = cases(tmp_path)[number]
     said = CliRunner().invoke(app, command)

@@ -169,6 +169,8 @@ NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket@1"}
     ({"run_id": "new", "subset": "s", "tasks": "all", "endpoint": "scripted:oracle"}, 422, "not both"),
     ({**NEW, "endpoint": "scripted:oracle", "fault_rate": 0.5}, 422, "--fault-classes"),
     ({**NEW, "endpoint": "scripted:oracle", "repeat": 0}, 422, "repeat"),
+    ({**NEW, "endpoint": "scripted:oracle", "temperature": -1}, 422, "temperature"),
+    ({**NEW, "endpoint": "scripted:oracle", "seed": -3}, 422, "seed"),
     ({"run_id": "../escape", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": ".server", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": RUN, "tasks": "helpdesk.solve-ticket@1", "endpoint": "scripted:oracle"}, 409, "already exists"),

@@ -158,6 +158,7 @@ def run(
         return
     if out is None:
         raise _fail("give --out DIR for a new run, or --resume DIR to continue one")
+    from computerops.core.problems import said
     try:
         request = RunRequest(
             tasks=tasks, endpoint=endpoint, base_url=base_url, model=model, api_key_env=api_key_env,
@@ -171,7 +172,7 @@ def run(
             fallback_api_key_env=fallback_api_key_env, continuation=continuation)
         planned = plan_run(request, out)
     except ValueError as exc:
-        raise _fail(str(exc)) from exc
+        raise _fail(said(exc, as_option=True)) from exc
     except ServiceError as exc:
         raise _refused(exc) from exc
     _execute(planned, concurrency=concurrency, trace=trace, executor=executor_choice(executor, ray_address, workers))

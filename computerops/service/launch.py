@@ -46,8 +46,10 @@ class RunRequest(BaseModel):
     action_budget: int = defaults.ACTION_BUDGET
     max_response_tokens: int = defaults.MAX_RESPONSE_TOKENS
     context_tokens: int = defaults.CONTEXT_TOKENS
-    temperature: float = defaults.TEMPERATURE
-    seed: int = defaults.SEED
+    temperature: float = Field(default=defaults.TEMPERATURE, ge=0, le=2)
+    """Sampling temperature, 0 to 2 (the OpenAI API's range)."""
+    seed: int = Field(default=defaults.SEED, ge=0)
+    """Requested sampling seed, 0 or more (llama.cpp reads -1 as "a random seed": no run repeats)."""
     tool_mode: ToolMode = "auto"
     request_timeout: float = Field(default=defaults.REQUEST_TIMEOUT_S, gt=0)
     """Seconds one model reply may take (`Bounds.request_timeout_s`): a model served on a CPU may need more."""
