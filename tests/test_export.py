@@ -99,6 +99,14 @@ def test_an_inspect_log_holds_every_episode_with_its_verdict_as_the_main_score(r
         assert sample.metadata["receipt"] == record.replay
         assert sample.messages[0].role == "system" and sample.messages[1].role == "user"
         assert sum(m.role == "assistant" for m in sample.messages) == record.steps
+        assert sample.total_time == record.wall_s
+        if record.prompt_tokens is not None:
+            assert sample.model_usage[record.endpoint].input_tokens == record.prompt_tokens
+        if record.started_s is not None:
+            assert sample.started_at and sample.completed_at and sample.started_at <= sample.completed_at
+    assert log.stats.started_at and log.stats.completed_at and log.stats.started_at <= log.stats.completed_at
+    tokens = sum(r.prompt_tokens or 0 for r in records)
+    assert sum(used.input_tokens for used in log.stats.model_usage.values()) == tokens
     verified = sum(r.outcome == "verified_success" for r in records) / len(records)
     assert log.results.scores[0].name == "verified" and log.results.scores[0].metrics["share"].value == verified
 

@@ -6,7 +6,9 @@ the transcript records it (the system prompt, the instruction with the first pag
 each result with the page after it — the whole observations, where the model may have been sent some elided), the
 **verified verdict as the main score** (`verified`: C or I, its explanation every named check), the agent's claim
 (`claim`: success, failure or no finish) and the false-completion kind (`false_completion`: state, procedure,
-forbidden or none) as further scores, and metadata: task id and hash, outcome, endpoint, stop reason, the replay
+forbidden or none) as further scores, its tokens (`model_usage`, where the server sent usage), its times
+(`started_at`/`completed_at` on the run's clock from the manifest's `created_at`, `total_time` its wall seconds), and
+metadata: task id and hash, outcome, endpoint, stop reason, the replay
 receipt's result, the faults configured and fired, whether the run is scripted. The log's results give the share
 verified per score name. Episodes come from `export.exported_episodes`: evidence that does not match the run's
 checksums is refused, never exported.
@@ -14,6 +16,7 @@ checksums is refused, never exported.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from adapter.prompts import first_message, result_message
 from adapter.transcript import AgentTranscript
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.export import ExportedEpisode, exported_episodes
+from computerops.runs.records import EpisodeRecord
 
 SCORER = "computerops-verifier"
 
@@ -57,7 +61,20 @@ def _messages(transcript: AgentTranscript) -> list[Any]:
     return messages
 
 
-def _sample(episode: ExportedEpisode, transcript: AgentTranscript) -> Any:
+def _usage(record: EpisodeRecord) -> dict[str, Any]:
+    """The episode's tokens as Inspect's model usage, by endpoint; empty where the server sent no usage."""
+    from inspect_ai.model import ModelUsage
+    if record.prompt_tokens is None and record.completion_tokens is None:
+        return {}
+    given, taken = record.prompt_tokens or 0, record.completion_tokens or 0
+    return {record.endpoint: ModelUsage(input_tokens=given, output_tokens=taken, total_tokens=given + taken)}
+
+
+def _at(zero: dt.datetime, seconds: float | None) -> str | None:
+    return None if seconds is None else (zero + dt.timedelta(seconds=seconds)).isoformat()
+
+
+def _sample(episode: ExportedEpisode, transcript: AgentTranscript, zero: dt.datetime) -> Any:
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import Score
@@ -83,6 +100,9 @@ def _sample(episode: ExportedEpisode, transcript: AgentTranscript) -> Any:
                   "replay": record.replay, "receipt": None if episode.receipt is None else episode.receipt.result,
                   "faults_configured": record.faults_configured, "faults_fired": record.faults_fired,
                   "steps": record.steps},
+        model_usage=_usage(record), total_time=record.wall_s, working_time=record.wall_s,
+        started_at=_at(zero, record.started_s),
+        completed_at=_at(zero, None if record.started_s is None else record.started_s + record.wall_s),
     )
 
 
@@ -102,11 +122,19 @@ def write_inspect_log(bundle: RunDirectory, out: Path) -> int:
         )
     except ImportError as exc:
         raise ImportError("--format inspect needs inspect_ai: pip install 'computerops[inspect]'") from exc
+    from inspect_ai.log import EvalStats
+    from inspect_ai.model import ModelUsage
     manifest = bundle.manifest()
     episodes = exported_episodes(bundle)
+    zero = dt.datetime.fromisoformat(manifest.created_at)  # the run's start: episodes' started_s count from it
     samples = [_sample(e, AgentTranscript.model_validate_json(
-        (bundle.episode_dir(e.record.episode_id) / "transcript.json").read_text(encoding="utf-8")))
+        (bundle.episode_dir(e.record.episode_id) / "transcript.json").read_text(encoding="utf-8")), zero)
         for e in episodes]
+    usage: dict[str, ModelUsage] = {}
+    for sample in samples:
+        for model, used in sample.model_usage.items():
+            usage[model] = usage[model] + used if model in usage else used
+    ends = [e.record.started_s + e.record.wall_s for e in episodes if e.record.started_s is not None]
     total = len(samples)
 
     def share(name: str, value: str) -> EvalScore:
@@ -127,6 +155,8 @@ def write_inspect_log(bundle: RunDirectory, out: Path) -> int:
                                 "code_sha256": manifest.code_sha256}),
         results=EvalResults(total_samples=total, completed_samples=total,
                             scores=[share("verified", "C"), share("claim", "success")]),
+        stats=EvalStats(started_at=zero.isoformat(), completed_at=_at(zero, max(ends, default=0.0)) or "",
+                        model_usage=usage),
         samples=samples,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
