@@ -173,7 +173,8 @@ NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket@1"}
     ({**NEW, "endpoint": "scripted:oracle", "seed": -3}, 422, "seed"),
     ({"run_id": "../escape", "endpoint": "scripted:oracle"}, 422, "is not a name"),
     ({"run_id": ".server", "endpoint": "scripted:oracle"}, 422, "is not a name"),
-    ({"run_id": RUN, "tasks": "helpdesk.solve-ticket@1", "endpoint": "scripted:oracle"}, 409, "already exists"),
+    ({"run_id": RUN, "tasks": "helpdesk.solve-ticket@1", "endpoint": "scripted:oracle"}, 409,
+     f"a run named {RUN} already exists: choose another run_id"),
     ({"run_id": "new", "endpoint": "scripted:oracle", "surprise": 1}, 422, "surprise"),
     ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "concurrency": 2}, 422, "drop --concurrency"),
     ({**NEW, "endpoint": "scripted:oracle", "workers": 2}, 422, "go with --executor ray"),
@@ -189,6 +190,7 @@ def test_a_bad_launch_is_refused_with_its_reason_and_starts_nothing(
     refused = call(c, "POST", "/api/runs", "/api/runs", json=body)
     assert refused.status_code == status, refused.text
     assert said in json.dumps(refused.json()["detail"])
+    assert str(runs.resolve()) not in refused.text and "--out" not in refused.text, "the server's path or a CLI flag"
     _nothing_started(state, runs, before)
 
 
@@ -534,7 +536,7 @@ def test_every_api_route_is_tested() -> None:
 
 
 def _fuzz_app() -> Any:
-    """A server over a copy of the fixture run in a folder of its own (the schema is read from it when pytest collects)."""
+    """A server over a copy of the fixture run in a folder of its own (its schema is read when pytest collects)."""
     scratch = Path(tempfile.mkdtemp(prefix="computerops-fuzz-"))
     atexit.register(shutil.rmtree, scratch, True)
     runs = scratch / "runs"

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, Any
 
 from anyio import to_thread
@@ -146,6 +147,7 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
     out = state.run_path(checked_name(body.run_id, "run"))
     if state.jobs.running(body.run_id):
         raise ServiceError(f"run {body.run_id} is already running", "conflict")
+    taken(out, body.run_id)
     service_request = run_request(body, state.settings)
     executor = body.executor_choice(state.settings)
     planned = plan_run(service_request, out)
@@ -172,11 +174,20 @@ def launch_experiment(body: LaunchExperiment, request: Request) -> RunDetail:
     lock = inside(state.settings.locks, f"{checked_name(body.lock, 'lock')}.json", "lock")
     if state.jobs.running(body.run_id):
         raise ServiceError(f"run {body.run_id} is already running", "conflict")
+    taken(out, body.run_id)
     executor = body.executor_choice(state.settings)
     check_experiment(lock, out)
     job = state.jobs.start(JobSpec(kind="experiment", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    lock=str(lock.resolve()), concurrency=body.concurrency, executor=executor))
     return RunDetail(run=_placeholder(body.run_id, 0, None), job=job)
+
+
+def taken(out: Path, run_id: str) -> None:
+    """Refuse a new run under a name the runs folder already holds, in the form's words (never the server's path
+    or a CLI option)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ServiceError(f"a run named {run_id} already exists: choose another run_id (or resume that run)",
+                           "conflict")
 
 
 def _placeholder(run_id: str, planned: int, endpoint: EndpointConfig | None) -> IndexedRun:
