@@ -60,6 +60,7 @@ def _seed_escalations(session: Session, rng: random.Random) -> None:
     chosen = rng.sample(tickets, k=min(len(tickets), ESCALATIONS))
     escalation_id, follow_up_id = _next_id(session, Escalation), _next_id(session, FollowUp)
     for ticket in chosen:
+        assert ticket.id is not None, "a stored ticket has an id"
         queue = QUEUES[ticket.subject]
         order = None if ticket.order_id is None else session.get(Order, ticket.order_id)
         if queue == "Account security":
@@ -97,6 +98,7 @@ def _seed_requests(session: Session, rng: random.Random) -> None:
     request_id, answer_id = _next_id(session, ApprovalRequest), _next_id(session, ApprovalAnswer)
     answers: list[ApprovalAnswer] = []
     for index, order in enumerate(chosen):
+        assert order.id is not None, "a stored order has an id"
         kind = REQUEST_KINDS[index % len(REQUEST_KINDS)]
         asked_total = order.total_cents + (rng.randint(1, 4) * 500 if kind == "changed" else 0)
         amount = f"{format_cents(order.total_cents)} {order.currency}"
