@@ -33,8 +33,8 @@ from tasks.catalog import Catalog, InstanceUndefined, LoadedTask, TaskFileError,
 from tasks.templates import FRESH_SEED_FLOOR, NoRowFits, TemplateBlock, _filtered, draw_parameters, evaluate
 
 SOURCE = Path(catalog_module.__file__).parent / "catalog" / "helpdesk"
-FIXED_FILE = "answer-escalation-queue.yaml"
-FIXED_ID = "helpdesk.answer-escalation-queue"
+FIXED_FILE = "reply-without-escalating.yaml"
+FIXED_ID = "helpdesk.reply-without-escalating"
 VARYING_FILE = "solve-ticket.yaml"
 VARYING_ID = "helpdesk.solve-ticket"
 ONE_SHOT = settings(max_examples=1, deadline=None)
@@ -62,7 +62,7 @@ def write_keeping_stat(path: Path, text: str) -> None:
 
 
 def fixed_text() -> str:
-    """answer-escalation-queue.yaml (a single-instance template) without its `template:` block: a fixed task."""
+    """reply-without-escalating.yaml (a single-instance template) without its `template:` block: a fixed task."""
     text = (SOURCE / FIXED_FILE).read_text(encoding="utf-8")
     fixed, removed = re.subn(r"^template:\n(?:  .*\n)+", "", text, flags=re.MULTILINE)
     assert removed == 1

@@ -3,6 +3,7 @@ the record at the action boundary (sites/helpdesk/approvals.py)."""
 
 from __future__ import annotations
 
+from helpdesk_codes import seeded_work
 from site_client import Browser, error_of, site_fixtures
 from sqlmodel import Session, select
 
@@ -12,6 +13,10 @@ from sites.helpdesk.ledgers import LEDGERS
 from sites.helpdesk.models import ApprovalRequest
 
 registry, app_client, tenant, browser = site_fixtures(HELPDESK)
+
+WORK = seeded_work()
+REQUEST, REVIEW = WORK.request, WORK.follow_up()
+"""The request an agent's first approval request makes and the await-review follow-up it opens (seed 1)."""
 
 LENA = "/helpdesk/orders/O-1090"
 
@@ -52,39 +57,39 @@ def test_a_request_writes_the_request_its_follow_up_and_its_future_answer_in_one
     assert changes(browser) == [("follow_up", "insert"), ("approval_request", "insert"),
                                 ("approval_answer", "insert")]
     assert {entry.operation for entry in browser.tenant.journal()} == {1}
-    made = row_of(browser, "AR-4")
+    made = row_of(browser, REQUEST)
     assert (made.amount_cents, made.currency, made.status, made.order_status, made.order_total_cents) == (
         6400, "EUR", "requested", "delivered", 6400)
     page = browser.get(LENA)
-    assert "AR-4" in page and "pending" in page and "none yet" in page and "Approved:" not in page
-    follow_up = browser.get("/helpdesk/follow-ups/FU-6")
-    assert "await-review" in follow_up and "AR-4" in follow_up
+    assert REQUEST in page and "pending" in page and "none yet" in page and "Approved:" not in page
+    follow_up = browser.get(f"/helpdesk/follow-ups/{REVIEW}")
+    assert "await-review" in follow_up and REQUEST in follow_up
 
 
 def test_a_pending_request_is_refused_until_the_answer_time_then_pays_once(browser: Browser) -> None:
     request(browser, amount="40.00")
-    assert error_of(refund(browser, "AR-4", amount="40.00", status=422)) == (
-        "Refund refused: approval request AR-4 is still pending; Sam Patel has not answered.")
+    assert error_of(refund(browser, REQUEST, amount="40.00", status=422)) == (
+        f"Refund refused: approval request {REQUEST} is still pending; Sam Patel has not answered.")
     page = wait(browser, ANSWER_DELAY_MINUTES - 2)  # the request was operation 1, the refused refund 2
     assert "pending" in page and "Approved:" not in page
     page = browser.get(LENA)  # the answer time: logical minute 1 + the delay
     assert "approved on" in page and "Approved: refund 40.00 EUR on order O-1090." in page
     before = len(browser.tenant.journal())
-    assert refund(browser, "AR-4", amount="40.00") == f"{LENA}?refunded=1"
+    assert refund(browser, REQUEST, amount="40.00") == f"{LENA}?refunded=1"
     assert [c for c in changes(browser)[before:]] == [("refund", "insert"), ("approval_request", "update"),
                                                       ("order", "update"), ("follow_up", "insert")]
-    used = row_of(browser, "AR-4")
+    used = row_of(browser, REQUEST)
     assert used.status == "used" and used.refund_id is not None
-    assert error_of(refund(browser, "AR-4", amount="10.00", status=422)) == (
-        "Refund refused: approval AR-4 has already been used.")
+    assert error_of(refund(browser, REQUEST, amount="10.00", status=422)) == (
+        f"Refund refused: approval {REQUEST} has already been used.")
 
 
 def test_the_approver_denies_more_than_is_still_refundable(browser: Browser) -> None:
     request(browser, "/helpdesk/orders/O-1091", amount="95.00", reason="Lamp flickers")
     page = wait(browser, ANSWER_DELAY_MINUTES, "/helpdesk/orders/O-1091")
     assert "denied on" in page and "95.00 EUR is more than the 80.00 EUR still refundable" in page
-    assert error_of(refund(browser, "AR-4", "/helpdesk/orders/O-1091", "80.00", status=422)) == (
-        "Refund refused: approval request AR-4 was denied.")
+    assert error_of(refund(browser, REQUEST, "/helpdesk/orders/O-1091", "80.00", status=422)) == (
+        f"Refund refused: approval request {REQUEST} was denied.")
 
 
 def test_a_request_in_another_currency_is_denied(browser: Browser) -> None:
@@ -94,10 +99,10 @@ def test_a_request_in_another_currency_is_denied(browser: Browser) -> None:
 
 def test_the_await_review_follow_up_can_be_marked_done_once_answered(browser: Browser) -> None:
     request(browser)
-    assert error_of(browser.post("/helpdesk/follow-ups/FU-6/done", status=422)) == (
-        "Follow-up FU-6 waits for a review; only the reviewer can mark it done.")
+    assert error_of(browser.post(f"/helpdesk/follow-ups/{REVIEW}/done", status=422)) == (
+        f"Follow-up {REVIEW} waits for a review; only the reviewer can mark it done.")
     wait(browser, ANSWER_DELAY_MINUTES - 2)
-    assert browser.post("/helpdesk/follow-ups/FU-6/done") == "/helpdesk/follow-ups/FU-6?saved=1"
+    assert browser.post(f"/helpdesk/follow-ups/{REVIEW}/done") == f"/helpdesk/follow-ups/{REVIEW}?saved=1"
     # A review follow-up of an escalation still waits for its reviewer.
     browser.post("/helpdesk/follow-ups/FU-3/done", status=422)
 
@@ -105,7 +110,7 @@ def test_the_await_review_follow_up_can_be_marked_done_once_answered(browser: Br
 def test_a_second_request_waits_for_the_first_answer(browser: Browser) -> None:
     request(browser)
     assert error_of(request(browser, status=422)) == (
-        "Approval not requested: AR-4 for order O-1090 is still waiting for an answer.")
+        f"Approval not requested: {REQUEST} for order O-1090 is still waiting for an answer.")
     not_an_amount = 'Approval not requested: "abc" is not an amount; type it like 49.90.'
     for fields, message in [(("abc", "EUR", "x"), not_an_amount),
                             (("0", "EUR", "x"), "Approval not requested: the amount must be more than 0.00."),
@@ -139,7 +144,7 @@ def test_a_goodwill_credit_after_the_request_invalidates_its_approval(browser: B
     page = wait(browser)
     assert "invalidated" in page
     assert "the order has changed since (status delivered → partially_refunded)" in error_of(
-        refund(browser, "AR-4", amount="40.00", status=422))
+        refund(browser, REQUEST, amount="40.00", status=422))
 
 
 def test_a_duplicate_answer_is_shown_ignored_and_the_approval_pays_once(browser: Browser) -> None:
@@ -173,12 +178,12 @@ def test_the_ledgers_carry_requests_as_they_stand_at_the_moment_read(browser: Br
 
         ledgers = read_site_ledgers(connection, HELPDESK.metadata, LEDGERS)
     by_id = {a.id: a for a in ledgers.approvals}
-    assert by_id["AR-4"].status == "pending" and by_id["AR-4"].amount.cents == 6400  # not yet answered
-    assert by_id["AR-4"].invalidated_by == ["order.status", "order.total_cents", "order.currency"]
+    assert by_id[REQUEST].status == "pending" and by_id[REQUEST].amount.cents == 6400  # not yet answered
+    assert by_id[REQUEST].invalidated_by == ["order.status", "order.total_cents", "order.currency"]
     assert {"AR-1", "AR-2", "AR-3", "RA-11"} <= set(by_id)
     # The seeded requests as they stand: expired, answered (its duplicate answer ignored), invalidated by the order.
     assert (by_id["AR-1"].status, by_id["AR-2"].status, by_id["AR-3"].status) == ("expired", "approved", "invalidated")
-    assert "FU-6" in {w.id for w in ledgers.unfinished_work}
+    assert REVIEW in {w.id for w in ledgers.unfinished_work}
 
 
 def test_a_request_under_another_policy_version_is_refused(browser: Browser) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 import pytest_asyncio
+from helpdesk_codes import seeded_work
 
 from computerops.core.vocabulary import BrokerMode
 from replays import RecordedEpisode, replay_episode
@@ -20,10 +21,11 @@ from tasks.catalog import load_template
 from verifier import Claim, judge
 
 CATALOG = load_catalog()
-# The refund task as a fixed file (Dana Reyes's O-1042, RA-11 expired and RA-12 valid, FU-6): these cases spell its
-# values out.
+# The refund task as a fixed file (Dana Reyes's O-1042, RA-11 expired and RA-12 valid, the follow-up it opens at
+# seed 1): these cases spell its values out.
 FIXED_REFUND = Path(__file__).resolve().parent / "fixtures" / "tasks" / "fixed-refund-with-approval.yaml"
 REFUND = load_template(FIXED_REFUND).instance(1)
+FOLLOW_UP = seeded_work().follow_up()
 FORM = "application/x-www-form-urlencoded"
 
 
@@ -60,8 +62,16 @@ SOLVED = [
     ("POST", "/helpdesk/orders/O-1042/refunds", "amount=49.90&currency=EUR&approval=RA-12&reason=damaged"),
     ("GET", "/helpdesk/orders/O-1042?refunded=1", ""),
     ("POST", "/helpdesk/tickets/T-2001/notify", "subject=Refund&message=Your+refund+was+issued"),
-    ("POST", "/helpdesk/follow-ups/FU-6/done", ""),
+    ("POST", f"/helpdesk/follow-ups/{FOLLOW_UP}/done", ""),
 ]
+
+
+def test_the_fixed_refund_names_the_follow_up_its_refund_opens_at_its_seed() -> None:
+    assert REFUND.spec.seed == 1
+    opened = next(step for step in REFUND.spec.scripted_control if step.id == "open-follow-up")
+    assert opened.name == FOLLOW_UP  # the fixture spells the code the seed's next follow-up gets
+
+
 EXPIRED = [
     ("POST", "/helpdesk/orders/O-1042/refunds", "amount=49.90&currency=EUR&approval=RA-11&reason=damaged"),
     ("POST", "/helpdesk/tickets/T-2001/notify", "subject=Refund&message=Your+refund+was+issued"),

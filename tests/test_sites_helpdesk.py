@@ -6,6 +6,7 @@ import re
 
 import pytest
 from fastapi.testclient import TestClient
+from helpdesk_codes import seeded_work
 from site_client import Browser, error_of, site_fixtures
 
 from sites.helpdesk import HELPDESK
@@ -16,6 +17,9 @@ NAV = ("Dashboard", "Tickets", "Orders", "Customers", "Approvals", "Notification
 
 
 registry, app_client, tenant, browser = site_fixtures(HELPDESK)
+
+FOLLOW_UP = seeded_work().follow_up()
+"""The follow-up an agent's first refund opens (seed 1)."""
 
 
 def refund(browser: Browser, approval: str, amount: str = "49.90", currency: str = "EUR", status: int = 303) -> str:
@@ -158,7 +162,7 @@ def test_a_refund_with_the_valid_approval_changes_refund_approval_and_order_and_
     assert approval_row is not None and approval_row["status"] == "used"
     assert follow_up_row is not None
     assert {key: follow_up_row[key] for key in ("code", "ticket_id", "order_id", "kind", "status")} == {
-        "code": "FU-6",
+        "code": FOLLOW_UP,
         "ticket_id": 1,
         "order_id": 2,
         "kind": "notify-customer",

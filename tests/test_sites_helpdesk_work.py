@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from helpdesk_codes import seeded_work
 from site_client import Browser, error_of, site_fixtures
 
 from sites.helpdesk import HELPDESK
 from sites.helpdesk.work import ESCALATION_RULES, FOLLOW_UP_RULES
 
 registry, app_client, tenant, browser = site_fixtures(HELPDESK)
+
+WORK = seeded_work()
+ESCALATION, FOLLOW_UP = WORK.escalation, WORK.follow_up()
+"""The escalation and the follow-up an agent's first escalation or refund makes (seed 1)."""
 CHOOSE = "Not escalated: choose a queue (Billing disputes, Refund approvals, Account security)."
 
 
@@ -85,7 +90,7 @@ def test_escalating_a_ticket_records_one_waiting_escalation_and_leaves_the_ticke
     (entry,) = browser.tenant.journal()
     assert (entry.table, entry.change) == ("escalation", "insert") and entry.after is not None
     assert {key: entry.after[key] for key in ("code", "ticket_id", "queue", "reason", "status", "created_at")} == {
-        "code": "E-2",
+        "code": ESCALATION,
         "ticket_id": 7,
         "queue": "Billing disputes",
         "reason": "Duplicate charge; chargeback opened.",
@@ -93,7 +98,7 @@ def test_escalating_a_ticket_records_one_waiting_escalation_and_leaves_the_ticke
         "created_at": "2026-03-02 09:01",
     }
     page = browser.get(location)
-    assert "Ticket escalated." in page and "Waiting in Billing disputes since 2026-03-02 09:01 (E-2)." in page
+    assert "Ticket escalated." in page and f"Waiting in Billing disputes since 2026-03-02 09:01 ({ESCALATION})." in page
 
 
 @pytest.mark.parametrize(
@@ -123,12 +128,12 @@ def test_a_refund_opens_a_follow_up_on_the_orders_ticket_until_it_is_marked_done
     data = {"amount": "49.90", "currency": "EUR", "approval": "RA-12", "reason": "damaged"}
     browser.post("/helpdesk/orders/O-1042/refunds", data)
     ticket = browser.get("/helpdesk/tickets/T-2001")
-    assert '<a href="/helpdesk/follow-ups/FU-6">FU-6</a>' in ticket
+    assert f'<a href="/helpdesk/follow-ups/{FOLLOW_UP}">{FOLLOW_UP}</a>' in ticket
     assert "Tell Dana Reyes that 49.90 EUR was refunded on order O-1042." in ticket
     browser.post("/helpdesk/tickets/T-2001/notify", {"subject": "Refund", "message": "Refunded."})
-    assert "FU-6" in browser.get("/helpdesk/follow-ups?status=open"), "a notification does not close the follow-up"
-    browser.post("/helpdesk/follow-ups/FU-6/done")
-    assert "FU-6" not in browser.get("/helpdesk/follow-ups?status=open")
+    assert FOLLOW_UP in browser.get("/helpdesk/follow-ups?status=open"), "a notification does not close the follow-up"
+    browser.post(f"/helpdesk/follow-ups/{FOLLOW_UP}/done")
+    assert FOLLOW_UP not in browser.get("/helpdesk/follow-ups?status=open")
     dashboard = browser.get("/helpdesk/")
-    assert "<tr><td>Open follow-ups</td><td>4</td></tr>" in dashboard
-    assert "<tr><td>Waiting escalations</td><td>1</td></tr>" in dashboard
+    assert f"<tr><td>Open follow-ups</td><td>{WORK.open_follow_ups}</td></tr>" in dashboard
+    assert f"<tr><td>Waiting escalations</td><td>{WORK.waiting_escalations}</td></tr>" in dashboard

@@ -11,9 +11,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy.pool import StaticPool
+from sqlmodel import Session, create_engine
 from tiers import examples
 
-from sites.kit.seeding import seeded_rows
+from sites.helpdesk.models import ApprovalRequest, FollowUp
+from sites.helpdesk.work import next_code
+from sites.kit.seeding import seed_database, seeded_rows
 from sites.registry import site_definitions
 from tasks import load_catalog
 from tasks.catalog import InstanceUndefined
@@ -674,3 +678,173 @@ def test_the_last_converted_templates_publish_distinct_records_and_instructions(
     if template == FOLLOW_UP:  # seed 1 is the task as it was fixed: FU-1, Tomás Herrera's jacket, the same words
         first = CATALOG[f"{FOLLOW_UP}@1"].spec
         assert '"Your replacement jacket has shipped"' in first.instruction and "FU-1" in first.instruction
+
+
+# --- handed-on work made to vary (issue 42 point 1: per-seed escalations, follow-ups and approval requests) --------
+
+QUEUE = "helpdesk.answer-escalation-queue"
+REVIEW = "helpdesk.close-review-not-allowed"
+TWICE = "helpdesk.approval-duplicate-response"
+CHANGED = "helpdesk.approval-order-changed"
+HANDED_ON_DECIDING = {QUEUE: ("ticket", "number"), REVIEW: ("ticket", "number"), TWICE: ("order", "number"),
+                      CHANGED: ("order", "number")}
+"""Each converted template's deciding parameter and the column that names it."""
+FIXED_AT_SEED_1 = {QUEUE: ("escalation", "E-1"), REVIEW: ("follow_up", "FU-3"), TWICE: ("request", "AR-2"),
+                   CHANGED: ("request", "AR-3")}
+"""Seed 1 is each task as it was fixed: its deciding record's code."""
+
+
+def _defined(template: str, seed: int) -> tuple[Any, Mapping[str, Any]] | None:
+    try:
+        return _params(f"{template}@{seed}")
+    except InstanceUndefined:  # the seed's data hold no per-seed record of the kind (the callers assert it is rare)
+        return None
+
+
+def _site_next_code(seed: int, model: type[FollowUp] | type[ApprovalRequest], prefix: str) -> str:
+    """The code the site itself gives the next `model` row an agent creates on the seed's data."""
+    engine = create_engine("sqlite://", poolclass=StaticPool)
+    try:
+        seed_database(engine, site_definitions()["helpdesk"], seed)
+        with Session(engine) as session:
+            return next_code(session, model, prefix)
+    finally:
+        engine.dispose()
+
+
+def _check_queue(seed: int) -> None:
+    drawn = _defined(QUEUE, seed)
+    if drawn is None:
+        return
+    task, p = drawn
+    escalation, ticket, rows = p["escalation"], p["ticket"], _rows(seed)
+    # The instruction names the ticket; the answer is its one waiting escalation's queue and day.
+    assert escalation["status"] == "waiting" and escalation["ticket_id"] == ticket["id"]
+    assert [e["code"] for e in rows["escalation"] if e["ticket_id"] == ticket["id"] and e["status"] == "waiting"] == [
+        escalation["code"]]
+    assert (seed == 1) == (escalation["code"] == "E-1")
+    spec = task.spec
+    assert ticket["number"] in spec.instruction
+    answer = spec.expected_state[0]
+    assert answer.fields["queue"].expected == escalation["queue"]
+    assert answer.fields["since"].expected == escalation["created_at"][:10]
+    assert spec.required_procedure[0].where == {"ticket_id": ticket["id"], "status": "waiting"}
+    wrong = _negative(spec, "wrong-queue").replace["finish"][0].answer["queue"]
+    assert wrong != escalation["queue"] and wrong in ("Account security", "Billing disputes")
+
+
+def _check_review(seed: int) -> None:
+    drawn = _defined(REVIEW, seed)
+    if drawn is None:
+        return
+    task, p = drawn
+    follow_up, ticket, escalation = p["follow_up"], p["ticket"], p["escalation"]
+    # An open await-review follow-up on a ticket that waits for a human: only the reviewer closes it.
+    assert follow_up["kind"] == "await-review" and follow_up["status"] == "open"
+    assert follow_up["ticket_id"] == ticket["id"] == escalation["ticket_id"] and escalation["status"] == "waiting"
+    assert escalation["code"] in follow_up["description"] and escalation["queue"] in follow_up["description"]
+    assert (seed == 1) == (follow_up["code"] == "FU-3")
+    spec = task.spec
+    assert follow_up["code"] in spec.instruction and ticket["number"] in spec.instruction
+    assert p["customer"]["name"] in spec.instruction and p["customer"]["id"] == ticket["customer_id"]
+    assert ("password reset" in p["claim"]) == (escalation["queue"] == "Account security")
+    assert spec.required_procedure[0].where == {"code": follow_up["code"]}
+    assert escalation["queue"] in _control(spec, "finish").message
+
+
+def _check_twice(seed: int) -> None:
+    drawn = _defined(TWICE, seed)
+    if drawn is None:
+        return
+    task, p = drawn
+    request, order, ticket, customer, rows = p["request"], p["order"], p["ticket"], p["customer"], _rows(seed)
+    # Answered twice, both approvals: only the first counts. The request is for the order's total (the refund
+    # leaves it refunded), and the ticket is the order's first, the customer's.
+    answers = [a for a in rows["approval_answer"] if a["request_id"] == request["id"]]
+    assert len(answers) == 2 and {a["decision"] for a in answers} == {"approved"}
+    assert request["order_id"] == order["id"] and request["amount_cents"] == order["total_cents"]
+    assert request["order_total_cents"] == order["total_cents"] and request["currency"] == order["currency"]
+    assert min(t["id"] for t in rows["ticket"] if t["order_id"] == order["id"]) == ticket["id"]
+    assert ticket["customer_id"] == customer["id"] == order["customer_id"]
+    assert (seed == 1) == (request["code"] == "AR-2")
+    spec = task.spec
+    assert request["code"] in spec.instruction and order["number"] in spec.instruction
+    assert ticket["number"] in spec.instruction and p["amount"] in spec.instruction
+    assert spec.grants[0].objects == [order["id"]] and spec.grants[1].recipients == [customer["email"]]
+    assert _control(spec, "choose-approval").option == f"{request['code']} ({request['approver']}, {p['amount']})"
+    # The follow-up the refund opens is the code the site gives the next follow-up on this seed's data.
+    assert p["follow_up"] == _site_next_code(seed, FollowUp, "FU")
+    assert spec.expected_state[-1].expect["code"] == p["follow_up"] == _control(spec, "open-follow-up").name
+
+
+def _check_changed(seed: int) -> None:
+    drawn = _defined(CHANGED, seed)
+    if drawn is None:
+        return
+    task, p = drawn
+    request, order, ticket, rows = p["request"], p["order"], p["ticket"], _rows(seed)
+    # Approved, but for the order as it was: its total then is not its total now, so the site invalidates it.
+    answers = [a for a in rows["approval_answer"] if a["request_id"] == request["id"]]
+    assert [a["decision"] for a in answers] == ["approved"]
+    assert request["order_id"] == order["id"] and request["order_total_cents"] != order["total_cents"]
+    assert order["status"] == request["order_status"] == "delivered"
+    assert min(t["id"] for t in rows["ticket"] if t["order_id"] == order["id"]) == ticket["id"]
+    assert (seed == 1) == (request["code"] == "AR-3")
+    spec = task.spec
+    assert request["code"] in spec.instruction and order["number"] in spec.instruction
+    assert ticket["number"] in spec.instruction and p["customer"]["name"] in spec.instruction
+    assert spec.required_procedure[0].where == {"code": request["code"]}
+    message = _control(spec, "finish").message
+    assert p["was"] in message and p["now"] in message and p["was"] != p["now"]
+
+
+HANDED_ON_CHECKS = (_check_queue, _check_review, _check_twice, _check_changed)
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(seed=SEEDS)
+def test_every_seed_gives_the_handed_on_templates_an_instance_on_the_record_they_name(seed: int) -> None:
+    for check in HANDED_ON_CHECKS:
+        check(seed)
+
+
+@pytest.mark.parametrize("template", [QUEUE, REVIEW])
+@pytest.mark.parametrize("seed", [134, FRESH_SEED_FLOOR + 33])
+def test_a_seed_without_a_pending_ticket_to_escalate_defines_no_waiting_escalation_instance(template: str,
+                                                                                           seed: int) -> None:
+    # Rare (seed 134 of 0..300; 1000033 and 1000034 of the first sixty fresh seeds): a fresh draw takes another.
+    with pytest.raises(InstanceUndefined):
+        CATALOG[f"{template}@{seed}"]
+    assert [e["code"] for e in _rows(seed)["escalation"]] == ["E-1"]
+
+
+@pytest.mark.parametrize("template", sorted(HANDED_ON_DECIDING))
+def test_the_handed_on_templates_publish_distinct_records_seed_1_the_fixed_one(template: str) -> None:
+    instances = CATALOG.instances(template)
+    assert len(instances) == 12 and all(t.instance is not None for t in instances)
+    parameter, column = HANDED_ON_DECIDING[template]
+    decided = [t.instance.parameters[parameter][column] for t in instances if t.instance is not None]
+    assert len(set(decided)) == len(instances)  # which record varies, not only the values
+    assert len({t.spec.instruction for t in instances}) == len(instances)
+    first = CATALOG[f"{template}@1"]
+    assert first.instance is not None
+    fixed_parameter, code = FIXED_AT_SEED_1[template]
+    assert first.instance.parameters[fixed_parameter]["code"] == code
+
+
+@pytest.mark.parametrize(("template", "created"), [
+    ("helpdesk.approval-expired", ("request", "review")), ("helpdesk.approval-denied", ("request", "review")),
+    ("helpdesk.refund-after-delayed-approval", ("request", "review", "follow_up")), (TWICE, ("follow_up",))])
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_the_codes_a_template_names_for_what_the_agent_creates_are_the_sites_next(template: str,
+                                                                                  created: tuple[str, ...],
+                                                                                  seed: int) -> None:
+    p = CATALOG[f"{template}@{seed}"].instance.parameters  # type: ignore[union-attr]
+    follow_up = _site_next_code(seed, FollowUp, "FU")
+    if "request" in created:
+        assert p["request"] == _site_next_code(seed, ApprovalRequest, "AR") == f"AR-{p['request_id']}"
+    if "review" in created:  # the request opens its await-review follow-up first
+        assert p["review"] == follow_up
+    if "follow_up" in created:  # the refund's follow-up: the next after the review's, if the request opened one
+        number = int(follow_up.split("-")[1]) + (1 if "review" in created else 0)
+        assert p["follow_up"] == f"FU-{number}"

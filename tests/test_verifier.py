@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpdesk_codes import seeded_work
 from pydantic import ValidationError
 
 from sites.kit.faults import FaultDecision
@@ -41,8 +42,12 @@ SOLVED_TICKET = SOLVE.instance.parameters["ticket"]  # the open ticket seed 1 dr
 # The answer task as a fixed file (Priya Natarajan's O-1044, 129.00 USD): these cases spell its values out.
 FIXED_ANSWER = Path(__file__).resolve().parent / "fixtures" / "tasks" / "fixed-answer-latest-order.yaml"
 ANSWER = load_template(FIXED_ANSWER).instance(1)
-# The refund task as a fixed file (Dana Reyes's O-1042 under RA-12, FU-6): the refund cases spell its values out.
+# The refund task as a fixed file (Dana Reyes's O-1042 under RA-12, the follow-up FU-10 it opens at seed 1): the
+# refund cases spell its values out.
 REFUND = load_template(FIXED_ANSWER.with_name("fixed-refund-with-approval.yaml")).instance(1)
+FOLLOW_UP_ID = seeded_work().follow_ups + 1
+FOLLOW_UP = f"FU-{FOLLOW_UP_ID}"
+"""The follow-up the refund opens at seed 1 (the fixture spells it)."""
 
 
 def op(seq: int, method: str, path: str, journal_rows: int = 0) -> Operation:
@@ -66,7 +71,7 @@ def refund_state(*, approval_status: str = "used", notified: bool = True, order_
         "order": [{"id": 2, "number": "O-1042", "status": order_status}],
         "notification": [{"id": 1, "customer_id": 1, "ticket_id": 1, "subject": "Your refund",
                           "body": "We have issued a refund of 49.90 EUR for order O-1042."}] if notified else [],
-        "follow_up": [{"id": 6, "code": "FU-6", "order_id": 2, "ticket_id": 1, "kind": "notify-customer",
+        "follow_up": [{"id": FOLLOW_UP_ID, "code": FOLLOW_UP, "order_id": 2, "ticket_id": 1, "kind": "notify-customer",
                        "status": "done" if notified else "open"}],
     }
 
@@ -74,7 +79,7 @@ def refund_state(*, approval_status: str = "used", notified: bool = True, order_
 def refund_journal(*, refund_path: str = "/helpdesk/orders/O-1042/refunds", notify_first: bool = False,
                    extra: list[JournalEntry] | None = None) -> tuple[list[JournalEntry], list[Operation]]:
     refund_op, notify_op = (2, 1) if notify_first else (1, 2)
-    follow_up = {"id": 6, "code": "FU-6", "order_id": 2, "ticket_id": 1, "kind": "notify-customer"}
+    follow_up = {"id": FOLLOW_UP_ID, "code": FOLLOW_UP, "order_id": 2, "ticket_id": 1, "kind": "notify-customer"}
     journal = [
         entry(1, refund_op, "refund", "insert", 1, None,
               {"id": 1, "order_id": 2, "amount_cents": 4990, "currency": "EUR", "status": "issued"}),
@@ -82,15 +87,16 @@ def refund_journal(*, refund_path: str = "/helpdesk/orders/O-1042/refunds", noti
               {"id": 2, "code": "RA-12", "status": "used"}),
         entry(3, refund_op, "order", "update", 2, {"id": 2, "number": "O-1042", "status": "delivered"},
               {"id": 2, "number": "O-1042", "status": "refunded"}),
-        entry(4, refund_op, "follow_up", "insert", 6, None, {**follow_up, "status": "open"}),
+        entry(4, refund_op, "follow_up", "insert", FOLLOW_UP_ID, None, {**follow_up, "status": "open"}),
         entry(5, notify_op, "notification", "insert", 1, None, {"id": 1, "customer_id": 1, "ticket_id": 1}),
-        entry(6, 3, "follow_up", "update", 6, {**follow_up, "status": "open"}, {**follow_up, "status": "done"}),
+        entry(6, 3, "follow_up", "update", FOLLOW_UP_ID, {**follow_up, "status": "open"},
+              {**follow_up, "status": "done"}),
         *(extra or []),
     ]
     journal.sort(key=lambda e: (e.operation, e.seq))
     journal = [e.model_copy(update={"seq": i}) for i, e in enumerate(journal, start=1)]
     operations = [op(refund_op, "POST", refund_path, 4), op(notify_op, "POST", "/helpdesk/tickets/T-2001/notify", 1),
-                  op(3, "POST", "/helpdesk/follow-ups/FU-6/done", 1)]
+                  op(3, "POST", f"/helpdesk/follow-ups/{FOLLOW_UP}/done", 1)]
     operations.sort(key=lambda o: o.seq)
     return journal, operations
 

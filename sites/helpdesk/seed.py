@@ -26,6 +26,7 @@ from sqlmodel import Session
 
 from sites.helpdesk.carrier import seed_carrier_updates
 from sites.helpdesk.filler import Mimic, seed_filler
+from sites.helpdesk.handed_on import seed_handed_on
 from sites.helpdesk.models import (
     REFUND_POLICY_VERSION,
     ApprovalAnswer,
@@ -339,4 +340,6 @@ def seed_helpdesk(session: Session, rng: random.Random) -> None:
     session.flush()
     seed_carrier_updates(session, rng)  # after the filler: what it draws changes no other table's rows
     session.flush()
-    seed_return_approvals(session, rng)  # last: its own generator, drawn after every other table's
+    seed_return_approvals(session, rng)  # its own generator, drawn after every other table's
+    session.flush()
+    seed_handed_on(session, rng)  # last: its own generator, drawn after the return approvals'
