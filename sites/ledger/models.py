@@ -16,6 +16,9 @@ CHECKPOINT_STATUSES = ("complete", "partial")
 ACCOUNTS = ("ACC-100 Operations", "ACC-200 Northwind Traders", "ACC-210 Harbor Freight", "ACC-300 Suspense")
 DESTINATIONS = ("Dock 1", "Dock 2", "Dock 3", "Dock 4", "Dock 5", "Dock 6")
 CURRENCIES = ("EUR", "USD")
+PERIOD_OPENED = "2026-02-01 08:00"
+"""When the current period opened (its opening balances): batches whose every event was processed before it are
+closed history; the response queue and the checkpoint form show the period's batches."""
 
 
 class LedgerTable(SQLModel, registry=registry()):

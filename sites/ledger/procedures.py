@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
@@ -28,6 +30,14 @@ from sites.ledger.models import Checkpoint, Delivery, Dispatch, Entry, Event, Wr
 def _next_id(session: Session, table: type[Entry] | type[Delivery] | type[Checkpoint]) -> int:
     highest = session.exec(select(func.max(col(table.id)))).one()
     return int(highest or 0) + 1
+
+
+def new_entry(session: Session, **fields: Any) -> Entry:
+    """An entry to post (not yet added): the next id, and the number after the highest one of the ledger's series
+    (the period's entries follow LE-1000, the last of the history, whatever ids the history took)."""
+    numbers = session.exec(select(Entry.number)).all()
+    highest = max((int(number.removeprefix("LE-")) for number in numbers if number.startswith("LE-")), default=1000)
+    return Entry(id=_next_id(session, Entry), number=f"LE-{highest + 1}", **fields)
 
 
 def refusal_to_process(
@@ -80,10 +90,8 @@ def process_event(session: Session, event: Event, now: str) -> Entry | Delivery:
     assert event.id is not None, "a stored event has an id"
     record: Entry | Delivery
     if event.kind == "payment":
-        entry_id = _next_id(session, Entry)
-        record = Entry(
-            id=entry_id,
-            number=f"LE-{1000 + entry_id}",
+        record = new_entry(
+            session,
             account=event.account or "",
             amount_cents=event.amount_cents or 0,
             currency=event.currency or "",
@@ -240,10 +248,8 @@ def refusal_to_write_off(approval: WriteOffApproval, cents: int | None, now: str
 
 def write_off(session: Session, approval: WriteOffApproval, cents: int, now: str) -> Entry:
     """Books the write-off under `approval` (an entry on its account, in its currency) and marks the approval used."""
-    entry_id = _next_id(session, Entry)
-    entry = Entry(
-        id=entry_id,
-        number=f"LE-{1000 + entry_id}",
+    entry = new_entry(
+        session,
         account=approval.account,
         amount_cents=cents,
         currency=approval.currency,

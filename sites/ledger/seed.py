@@ -17,14 +17,18 @@ Write-off approvals (AP-601 onwards) are drawn last, after every other table's f
 nothing that a seed draws for the other tables: five to seven invoices, each with its current approval (approved,
 valid into March) and an earlier one for the same invoice, account and currency with another limit (revoked, or
 expired in February), listed in a drawn order.
+The posted history of the four months before the period (sites/ledger/history.py: about 500 entries, the events of
+closed weekly batches that posted most of them, look-alikes of the queue's payments) is drawn after everything else,
+so it changed nothing that a seed draws for the tables above.
 """
 
 from __future__ import annotations
 
 import random
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
+from sites.ledger.history import seed_history
 from sites.ledger.models import (
     ACCOUNTS,
     CURRENCIES,
@@ -312,8 +316,11 @@ def _seed_write_offs(session: Session, rng: random.Random) -> None:
 
 
 def seed_ledger(session: Session, rng: random.Random) -> None:
-    """Fills an empty ledger database: the fixed records, then filler drawn from `rng` (write-off approvals last)."""
+    """Fills an empty ledger database: the fixed records, then filler drawn from `rng` (write-off approvals, then
+    the posted history of the months before the period, last)."""
     _seed_fixed(session)
     session.flush()  # fixed rows first, so foreign keys of the filler resolve in order
     _seed_filler(session, rng)
     _seed_write_offs(session, rng)
+    session.flush()
+    seed_history(session, rng, first_entry_id=max(entry.id or 0 for entry in session.exec(select(Entry))) + 1)

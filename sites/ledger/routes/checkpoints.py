@@ -12,15 +12,12 @@ from starlette.responses import HTMLResponse, Response
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
 from sites.kit.shown import listed
-from sites.ledger.models import CHECKPOINT_STATUSES, Checkpoint, Event
+from sites.ledger.lists import period_batches
+from sites.ledger.models import CHECKPOINT_STATUSES, Checkpoint
 from sites.ledger.pages import PREFIX, page
 from sites.ledger.procedures import record_checkpoint
 
 router = APIRouter()
-
-
-def _batches(session: Session) -> list[str]:
-    return sorted({event.batch for event in session.exec(select(Event))})
 
 
 def _checkpoints_page(
@@ -41,7 +38,7 @@ def _checkpoints_page(
         status=status,
         title="Checkpoints",
         checkpoints=rows,
-        batches=_batches(session),
+        batches=period_batches(session),
         statuses=CHECKPOINT_STATUSES,
         notice=notice,
         error=error,
@@ -65,8 +62,9 @@ def new_checkpoint(
     status: Annotated[str, Form()] = "",
     note: Annotated[str, Form()] = "",
 ) -> Response:
-    """Records a checkpoint; 422 for an unknown batch or status, or "complete" with unfinished events."""
-    if batch not in _batches(session) or status not in CHECKPOINT_STATUSES:
+    """Records a checkpoint of one of the current period's batches; 422 for another batch or an unknown status, or
+    "complete" with unfinished events."""
+    if batch not in period_batches(session) or status not in CHECKPOINT_STATUSES:
         error: str | None = "Checkpoint not recorded: choose a listed batch and status."
     else:
         error = record_checkpoint(session, batch=batch, status=status, note=note, now=operation.clock.text())

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
 from sites.kit.deps import OperationDep, SessionDep
-from sites.kit.shown import listed
+from sites.kit.paging import paged
 from sites.ledger.models import Delivery, Dispatch, Event
-from sites.ledger.pages import deliveries_by_id, page
+from sites.ledger.pages import PREFIX, deliveries_by_id, page
 
 router = APIRouter()
 
@@ -30,9 +32,9 @@ def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
 
 
 @router.get("/dispatches", response_class=HTMLResponse)
-def dispatch_log(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every dispatch submission, oldest first, with its outcome (sent, duplicate or stale)."""
-    rows = listed(session, select(Dispatch).order_by(col(Dispatch.id)))
-    return page(
-        operation, "dispatches.html", title="Dispatch log", dispatches=rows, deliveries=deliveries_by_id(session)
-    )
+def dispatch_log(session: SessionDep, operation: OperationDep,
+                 number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The dispatch submissions, oldest first, a page at a time, with their outcome (sent, duplicate or stale)."""
+    pages = paged(session, select(Dispatch).order_by(col(Dispatch.id)), page=number, path=f"{PREFIX}/dispatches")
+    return page(operation, "dispatches.html", title="Dispatch log", dispatches=pages.rows, pages=pages,
+                deliveries=deliveries_by_id(session))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
@@ -13,7 +13,9 @@ from computerops.core.numbers import whole_number
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
+from sites.kit.paging import paged
 from sites.kit.shown import listed, related
+from sites.ledger.lists import choices, filtered, searched
 from sites.ledger.models import DESTINATIONS, Delivery, Dispatch, Event
 from sites.ledger.pages import PREFIX, delivery_by_number, not_found, page
 from sites.ledger.procedures import dispatch, refusal_to_amend
@@ -24,10 +26,18 @@ _NOTICES = Notices({"dispatched": "Delivery dispatched.", "saved": "Delivery upd
 
 
 @router.get("/deliveries", response_class=HTMLResponse)
-def delivery_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every delivery by number with its request id, recipient, destination, status and version."""
-    rows = listed(session, select(Delivery).order_by(col(Delivery.number)))
-    return page(operation, "deliveries.html", title="Deliveries", deliveries=rows)
+def delivery_list(session: SessionDep, operation: OperationDep, q: str = "", status: str = "", destination: str = "",
+                  number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The deliveries by number, a page at a time, with request id, recipient, destination, status and version:
+    those whose number, request id or recipient holds `q`, of the chosen status and destination."""
+    statement = filtered(select(Delivery), status=(Delivery.status, status),
+                         destination=(Delivery.destination, destination))
+    statement = searched(statement, q, Delivery.number, Delivery.request_id, Delivery.recipient).order_by(
+        col(Delivery.number))
+    chosen = {"q": q.strip(), "status": status, "destination": destination}
+    pages = paged(session, statement, page=number, path=f"{PREFIX}/deliveries", query=chosen)
+    return page(operation, "deliveries.html", title="Deliveries", deliveries=pages.rows, pages=pages, chosen=chosen,
+                statuses=choices(session, Delivery.status), destinations=choices(session, Delivery.destination))
 
 
 def _new_page(

@@ -1,10 +1,11 @@
-"""Ledger entries: the list and the generic "new entry" form (entries typed by hand, outside any event)."""
+"""Ledger entries: the list (searched, filtered, a page at a time) and the generic "new entry" form (entries typed by
+hand, outside any event)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse, Response
@@ -12,22 +13,34 @@ from starlette.responses import HTMLResponse, Response
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import parse_cents
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.paging import paged
+from sites.ledger.lists import choices, filtered, searched
 from sites.ledger.models import ACCOUNTS, CURRENCIES, Entry
 from sites.ledger.pages import PREFIX, events_by_id, page
+from sites.ledger.procedures import new_entry
 
 router = APIRouter()
 
 
 @router.get("/entries", response_class=HTMLResponse)
-def entry_list(session: SessionDep, operation: OperationDep, created: str = "") -> HTMLResponse:
-    """Every ledger entry by number with its account, amount, memo and source event."""
-    rows = listed(session, select(Entry).order_by(col(Entry.id)))
+def entry_list(session: SessionDep, operation: OperationDep, created: str = "", q: str = "", account: str = "",
+               currency: str = "", number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The ledger entries, latest first, a page at a time, with account, amount, memo and source event: those whose
+    number, memo or account holds `q`, on the chosen account and in the chosen currency."""
+    statement = filtered(select(Entry), account=(Entry.account, account), currency=(Entry.currency, currency))
+    statement = searched(statement, q, Entry.number, Entry.memo, Entry.account).order_by(
+        col(Entry.created_at).desc(), col(Entry.id).desc())
+    chosen = {"q": q.strip(), "account": account, "currency": currency}
+    pages = paged(session, statement, page=number, path=f"{PREFIX}/entries", query=chosen)
     return page(
         operation,
         "entries.html",
         title="Ledger entries",
-        entries=rows,
+        entries=pages.rows,
+        pages=pages,
+        chosen=chosen,
+        accounts=choices(session, Entry.account),
+        currencies=choices(session, Entry.currency),
         events=events_by_id(session),
         notice="Entry created." if created else None,
     )
@@ -86,16 +99,6 @@ def create_entry(
         return _new_page(
             operation, status=422, error=error, account=account, amount=amount, currency=currency, memo=memo
         )
-    highest = max((entry.id or 0 for entry in session.exec(select(Entry))), default=0)
-    session.add(
-        Entry(
-            id=highest + 1,
-            number=f"LE-{1001 + highest}",
-            account=account,
-            amount_cents=cents,
-            currency=currency,
-            memo=memo.strip(),
-            created_at=operation.clock.text(),
-        )
-    )
+    session.add(new_entry(session, account=account, amount_cents=cents, currency=currency, memo=memo.strip(),
+                          created_at=operation.clock.text()))
     return RedirectResponse(f"{PREFIX}/entries?created=1", status_code=303)

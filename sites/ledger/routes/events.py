@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
@@ -13,7 +13,9 @@ from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import as_delivered, committed_part
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
-from sites.kit.shown import listed, related
+from sites.kit.paging import paged
+from sites.kit.shown import related
+from sites.ledger.lists import EVERY_BATCH, batch_choices, choices, filtered, period_batches, searched
 from sites.ledger.models import Event
 from sites.ledger.pages import PREFIX, event_by_number, events_by_id, not_found, page
 from sites.ledger.procedures import (
@@ -27,9 +29,11 @@ router = APIRouter()
 
 
 @router.get("/events", response_class=HTMLResponse)
-def event_list(session: SessionDep, operation: OperationDep, processed: int = 0) -> HTMLResponse:
-    """Every event by number with its batch, kind, dependency and status; queued events can be selected
-    and processed together ("Process selected").
+def event_list(session: SessionDep, operation: OperationDep, processed: int = 0, q: str = "", status: str = "",
+               kind: str = "", batch: str = "", number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The events of the current period's batches (or of the chosen batch, or of every batch), by id, a page at a
+    time, with batch, kind, dependency and status: those whose number, summary or account holds `q`, of the chosen
+    status and kind. Queued events can be selected and processed together ("Process selected").
 
     Faults this page carries out (docs/faults.md): `duplicate_delivery` lists the event `params.event`
     a second time, as redelivered (it is the same event: processing it twice is refused, and typing
@@ -37,7 +41,8 @@ def event_list(session: SessionDep, operation: OperationDep, processed: int = 0)
     out of the list while its dependent is shown, as if it had not arrived yet.
     """
     notice = f"Processed {processed} event(s)." if processed > 0 else None
-    return _list_page(session, operation, notice=notice)
+    chosen = {"q": q.strip(), "status": status, "kind": kind, "batch": batch}
+    return _list_page(session, operation, notice=notice, chosen=chosen, page_number=number)
 
 
 def _list_page(
@@ -48,16 +53,30 @@ def _list_page(
     notice: str | None = None,
     error: str | None = None,
     selected: frozenset[str] = frozenset(),
+    chosen: dict[str, str] | None = None,
+    page_number: str = "",
 ) -> HTMLResponse:
-    # The whole queue, unless a fault leaves an event out (then the page does not show the whole list).
-    events = listed(session, select(Event).order_by(col(Event.number)))
-    rows = as_delivered(events, operation.fault, "event", lambda event: event.number)
+    chosen = chosen or {"q": "", "status": "", "kind": "", "batch": ""}
+    statement = filtered(select(Event), status=(Event.status, chosen["status"]), kind=(Event.kind, chosen["kind"]),
+                         batch=(Event.batch, "" if chosen["batch"] == EVERY_BATCH else chosen["batch"]))
+    if not chosen["batch"]:  # the current period's batches: a selection, not a whole listing of the table
+        statement = statement.where(col(Event.batch).in_(period_batches(session)))
+    statement = searched(statement, chosen["q"], Event.number, Event.summary, Event.account).order_by(col(Event.id))
+    pages = paged(session, statement, page=page_number, path=f"{PREFIX}/events", query=chosen)
+    # docs/faults.md: a fault may list an event twice or leave it out (then the page does not show the whole list)
+    rows = as_delivered(pages.rows, operation.fault, "event", lambda event: event.number)
     return page(
         operation,
         "events.html",
         status=status,
         title="Response queue",
         rows=rows,
+        pages=pages,
+        chosen=chosen,
+        statuses=choices(session, Event.status),
+        kinds=choices(session, Event.kind),
+        batches=batch_choices(session),
+        every_batch=EVERY_BATCH,
         events=events_by_id(session),
         notice=notice,
         error=error,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
@@ -12,7 +12,7 @@ from starlette.responses import HTMLResponse, Response
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.money import parse_cents
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.paging import paged
 from sites.ledger.models import WriteOffApproval
 from sites.ledger.pages import PREFIX, not_found, page
 from sites.ledger.procedures import refusal_to_write_off, write_off, write_off_state
@@ -26,12 +26,15 @@ def approval_by_number(session: Session, number: str) -> WriteOffApproval | None
 
 
 @router.get("/write-offs", response_class=HTMLResponse)
-def approval_list(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Every write-off approval by number with its invoice, customer, account, limit, status and last day."""
-    rows = listed(session, select(WriteOffApproval).order_by(col(WriteOffApproval.number)))
+def approval_list(session: SessionDep, operation: OperationDep,
+                  number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The write-off approvals by number, a page at a time, with invoice, customer, account, limit, status and last
+    day."""
+    pages = paged(session, select(WriteOffApproval).order_by(col(WriteOffApproval.number)), page=number,
+                  path=f"{PREFIX}/write-offs")
     now = operation.clock.text()
-    return page(operation, "write_offs.html", title="Write-off approvals", approvals=rows,
-                states={row.number: write_off_state(row, now) for row in rows})
+    return page(operation, "write_offs.html", title="Write-off approvals", approvals=pages.rows, pages=pages,
+                states={row.number: write_off_state(row, now) for row in pages.rows})
 
 
 def _approval_page(operation: OperationContext, approval: WriteOffApproval, *, status: int = 200,
