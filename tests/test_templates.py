@@ -293,7 +293,8 @@ def test_every_published_instance_records_its_difficulty_dimensions() -> None:
     for task in CATALOG.instances(PHONE):
         assert task.instance is not None and task.instance.difficulty is not None
         dims = task.instance.difficulty
-        assert dims.steps == len(task.spec.scripted_control) and dims.pages == 3 and dims.fields == 1
+        # fields: the contact list's search box (the contact is found by name among many) and the phone
+        assert dims.steps == len(task.spec.scripted_control) and dims.pages == 3 and dims.fields == 2
         assert dims.distractors is not None and dims.distractors >= 0
 
 
@@ -420,7 +421,7 @@ def test_a_runs_outcomes_group_by_its_instances_difficulty_and_template() -> Non
     records = [EpisodeRecord.model_construct(**found) for found in fields]
     by_steps = grouped_outcomes(records, instances, "steps")
     assert [(r.value, r.instances, r.verified.numerator, r.verified.denominator) for r in by_steps.rows] == [
-        ("5", 2, 2, 4), ("9", 1, 1, 2)]  # infrastructure failures are outside every rate
+        ("7", 2, 2, 4), ("13", 1, 1, 2)]  # infrastructure failures are outside every rate
     by_template = grouped_outcomes(records, instances, "template")
     assert {r.value: r.instances for r in by_template.rows} == {PHONE: 2, "webmail.fault-false-success-update-phone": 1}
     assert all(r.false_completions.numerator == r.instances for r in by_template.rows)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form
+from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
-from sqlmodel import col, select
 from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.operation import OperationContext
-from sites.kit.shown import listed
+from sites.kit.paging import paged
+from sites.webmail.lists import companies, contacts_selected, list_query
 from sites.webmail.mail import is_address
 from sites.webmail.models import Contact
 from sites.webmail.pages import PREFIX, contact_by_id, not_found, page
@@ -38,11 +39,14 @@ def _contact_form(
 
 
 @router.get("/contacts", response_class=HTMLResponse)
-def contact_list(session: SessionDep, operation: OperationDep, added: str = "") -> HTMLResponse:
-    """Every contact by name: name (linking to the contact), email, phone, company."""
-    rows = listed(session, select(Contact).order_by(col(Contact.name), col(Contact.id)))
-    return page(operation, "contacts.html", title="Contacts", contacts=rows,
-                notice="Contact added." if added else None)
+def contact_list(session: SessionDep, operation: OperationDep, added: str = "", q: str = "", company: str = "",
+                 address: str = "", number: Annotated[str, Query(alias="page")] = "") -> HTMLResponse:
+    """The contacts by name, a page at a time: name (linking to the contact), email, phone, company; searched by
+    `q` (name, email, company), filtered by `company` and by the exact email `address`."""
+    query = list_query(q, address, company)
+    pages = paged(session, contacts_selected(query), page=number, path=f"{PREFIX}/contacts", query=query.params)
+    return page(operation, "contacts.html", title="Contacts", contacts=pages.rows, pages=pages, chosen=query,
+                companies=companies(session), notice="Contact added." if added else None)
 
 
 @router.get("/contacts/new", response_class=HTMLResponse)
@@ -58,14 +62,15 @@ def add_contact(
     session: SessionDep, operation: OperationDep, name: FormText = "", email: FormText = "",
     phone: FormText = "", company: FormText = "",
 ) -> Response:
-    """Adds a contact; 422 without a name or with an address that is not one."""
+    """Adds a contact; 422 without a name or with an address that is not one. Then the contact list shows the
+    contacts of the new one's name (the new one among them)."""
     values = {"name": name, "email": email, "phone": phone, "company": company}
     error = _problem(name, email)
     if error is not None:
         return _contact_form(operation, title="New contact", action=f"{PREFIX}/contacts/new",
                              button="Add contact", values=values, error=error)
     session.add(Contact(name=name.strip(), email=email.strip(), phone=phone.strip(), company=company.strip()))
-    return RedirectResponse(f"{PREFIX}/contacts?added=1", status_code=303)
+    return RedirectResponse(f"{PREFIX}/contacts?{urlencode({'added': '1', 'q': name.strip()})}", status_code=303)
 
 
 @router.get("/contacts/{contact_id}", response_model=None)
