@@ -10,10 +10,10 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session, col, select
 from starlette.responses import HTMLResponse, Response
 
-from sites.invoices.lists import searched
 from sites.invoices.models import Email
 from sites.invoices.pages import PREFIX, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.listing import searched
 from sites.kit.operation import OperationContext
 from sites.kit.paging import paged
 

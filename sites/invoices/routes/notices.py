@@ -9,10 +9,10 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse, Response
 
-from sites.invoices.lists import choices, filtered, searched
 from sites.invoices.models import VendorNotice
 from sites.invoices.pages import PREFIX, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.listing import choices, filtered, searched
 from sites.kit.notices import Notices
 from sites.kit.paging import paged
 

@@ -9,11 +9,11 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse, Response
 
-from sites.invoices.lists import choices, filtered, searched
 from sites.invoices.models import ACCEPTED_CURRENCIES, Payable
 from sites.invoices.pages import PREFIX, not_found, page, payable_by_reference
 from sites.invoices.payables import RecordFields, correct, submit, validate
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.listing import choices, filtered, searched
 from sites.kit.money import format_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext

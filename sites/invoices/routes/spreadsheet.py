@@ -13,10 +13,10 @@ from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
 from computerops.core.numbers import whole_number
-from sites.invoices.lists import searched
 from sites.invoices.models import Invoice, InvoiceLine
 from sites.invoices.pages import PREFIX, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.listing import searched
 from sites.kit.paging import paged
 from sites.kit.shown import listed
 

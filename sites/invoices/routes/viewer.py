@@ -8,10 +8,10 @@ from fastapi import APIRouter, Query
 from sqlmodel import col, select
 from starlette.responses import HTMLResponse
 
-from sites.invoices.lists import choices, filtered, searched
 from sites.invoices.models import Invoice
 from sites.invoices.pages import PREFIX, invoice_by_number, lines_of, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.listing import choices, filtered, searched
 from sites.kit.paging import paged
 
 router = APIRouter()

@@ -11,11 +11,11 @@ from starlette.responses import HTMLResponse, Response
 
 from computerops.core.numbers import whole_number
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.listing import choices, filtered, searched
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
 from sites.kit.paging import paged
 from sites.kit.shown import listed, related
-from sites.ledger.lists import choices, filtered, searched
 from sites.ledger.models import DESTINATIONS, Delivery, Dispatch, Event
 from sites.ledger.pages import PREFIX, delivery_by_number, not_found, page
 from sites.ledger.procedures import dispatch, refusal_to_amend

@@ -11,10 +11,10 @@ from sqlmodel import col, select
 from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
+from sites.kit.listing import choices, filtered, searched
 from sites.kit.money import parse_cents
 from sites.kit.operation import OperationContext
 from sites.kit.paging import paged
-from sites.ledger.lists import choices, filtered, searched
 from sites.ledger.models import ACCOUNTS, CURRENCIES, Entry
 from sites.ledger.pages import PREFIX, events_by_id, page
 from sites.ledger.procedures import new_entry

@@ -11,11 +11,12 @@ from starlette.responses import HTMLResponse, Response
 
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import as_delivered, committed_part
+from sites.kit.listing import choices, filtered, searched
 from sites.kit.operation import OperationContext
 from sites.kit.pages import message_page
 from sites.kit.paging import paged
 from sites.kit.shown import related
-from sites.ledger.lists import EVERY_BATCH, batch_choices, choices, filtered, period_batches, searched
+from sites.ledger.lists import EVERY_BATCH, batch_choices, period_batches
 from sites.ledger.models import Event
 from sites.ledger.pages import PREFIX, event_by_number, events_by_id, not_found, page
 from sites.ledger.procedures import (

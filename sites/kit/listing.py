@@ -1,4 +1,5 @@
-"""What the invoices site's lists share: a search that matches part of a name or number, and a filter's choices.
+"""What every site's lists share: a search that matches part of a name or number, filters, and a filter's choices
+(the invoices and the ledger use them; kit/_filters.html is the search box and filters they render).
 
 A list's search is a case-insensitive substring match over the columns a person would type part of (an invoice
 number, a vendor); its filters are equalities (`column == value`), so a filtered list that fits on one page is still
