@@ -442,7 +442,9 @@ class Episode:
         """Add one step's messages; returns the estimated tokens the step sent."""
         added = step_messages(self.number, result_chars, page_in_user)
         self.messages = [*self.messages, *added]
-        return step_result_tokens(added)
+        sent = step_result_tokens(added)
+        assert sent is not None, "text messages only"
+        return sent
 
 
 def test_step_result_tokens_counts_tool_and_user_content_only() -> None:
