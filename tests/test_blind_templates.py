@@ -643,10 +643,11 @@ def test_difficulty_dimensions(similar_catalog: Catalog, seed: int) -> None:
     assert drawn_["contact"]["name"] not in drawn_["alike"]          # similar(): like it without being it
     assert all(isinstance(name, str) for name in drawn_["alike"])
     difficulty = task.instance.difficulty
-    assert (difficulty.steps, difficulty.pages, difficulty.fields) == (5, 3, 1)
+    # the control: Contacts, search the name (fill, submit), the contact, the phone, save, done (webmail at volume)
+    assert (difficulty.steps, difficulty.pages, difficulty.fields) == (7, 3, 2)
     assert difficulty.distractors == len(drawn_["alike"])
     assert difficulty.carried == 2
-    assert difficulty.as_dict() == {"steps": 5, "pages": 3, "fields": 1, "distractors": len(drawn_["alike"]),
+    assert difficulty.as_dict() == {"steps": 7, "pages": 3, "fields": 2, "distractors": len(drawn_["alike"]),
                                     "carried": 2}
 
 
@@ -662,7 +663,7 @@ def similar_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 def test_undeclared_difficulty_notes_are_none(tmp_path: Path) -> None:
     catalog = catalog_with(tmp_path, lambda data: data["template"].pop("difficulty"))
     difficulty = catalog[f"{BASE}@2"].instance.difficulty
-    assert difficulty.distractors is None and difficulty.carried is None and difficulty.steps == 5
+    assert difficulty.distractors is None and difficulty.carried is None and difficulty.steps == 7
 
 
 @pytest.mark.parametrize("expression", ["'many'", "-1", "1.5", "none"])

@@ -50,7 +50,7 @@ ORACLE_TASKS = {
     "inventory": "inventory.bulk-price-paint@1",
     "invoices": "invoices.ladder-record-inv-1001@1",
     "ledger": "ledger.amend-delivery-destination@1",
-    "webmail": "webmail.reply-budget-review@1",
+    "webmail": "webmail.answer-offsite-room@1",
 }
 """The task per site whose oracle meets the forgeries; a site not named here uses its first task in id order. Not
 one whose oracle searches for a name it clicks: the forgery writes that name into every record's text, so the search
