@@ -20,7 +20,8 @@ each request's messages, so an old result elided in place later is seen as a cha
 
 from __future__ import annotations
 
-import copy
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,11 +80,16 @@ def _chars(messages: Sequence[Mapping[str, Any]]) -> int:
                for message in messages)
 
 
+def _digest(message: dict[str, Any]) -> str:
+    """A message's fingerprint (its canonical JSON's sha256)."""
+    return hashlib.sha256(json.dumps(message, sort_keys=True, default=str).encode()).hexdigest()
+
+
 @dataclass
 class DeliveryWatch:
     """The prompt counts of an episode's requests, and the judged steps since the last one that was delivered."""
 
-    _last: tuple[str | None, list[dict[str, Any]], int] | None = None
+    _last: tuple[str | None, list[str], int] | None = None
     undelivered: list[Growth] = field(default_factory=list)
     """The judged steps in a row (the latest last) whose results did not reach the prompt."""
 
@@ -94,13 +100,14 @@ class DeliveryWatch:
         compared)."""
         last = self._last
         counts = isinstance(prompt_tokens, int) and prompt_tokens > 0
-        # A copy: the loop may later elide an old result in place, and the next request must be compared with what
-        # this one was when it was sent.
-        self._last = (upstream, copy.deepcopy(list(messages)), prompt_tokens) if counts and prompt_tokens else None
+        # Digests, not the messages: the loop may later elide an old result in place, and the next request must be
+        # compared with what this one was when it was sent (without keeping a copy of the whole conversation).
+        digests = [_digest(m) for m in messages] if counts else []
+        self._last = (upstream, digests, prompt_tokens) if counts and prompt_tokens else None
         if last is None or not counts or not prompt_tokens or last[0] != upstream:
             return
         _, before, counted = last
-        if len(messages) <= len(before) or list(messages[:len(before)]) != before:
+        if len(messages) <= len(before) or digests[:len(before)] != before:
             return  # elided or refitted: the prompts are not one the other's continuation
         sent = step_result_tokens(messages[len(before):])
         if sent is None or sent < JUDGED_RESULT_TOKENS:

@@ -4,11 +4,14 @@ A site test module declares its fixtures in one line, unpacking them into module
 same names, where pytest finds them:
 
     registry, app_client, tenant, browser = site_fixtures(INVENTORY)
+    seeded, reader = seeded_fixture(INVENTORY, (1, 2, 3)), reader_fixture(INVENTORY)
 
 `registry` (module scope) is a TenantRegistry over that one site, `app_client` (module scope) a
 TestClient over it that does not follow redirects, `tenant` a fresh tenant of seed 1 for each test,
 dropped after it, and `browser` a Browser for that tenant. Each call makes new fixtures, so modules
 never share a registry or a client. The fixtures are typed `object`: only pytest uses them.
+A volume test adds `seeded` (the seeded state of a fresh tenant of each of its seeds) and `reader` (one tenant of
+seed 1 shared by the module's tests that only read pages, since page loads change nothing).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import NamedTuple
 import pytest
 from fastapi.testclient import TestClient
 
-from sites.kit import TENANT_HEADER, SiteDefinition, Tenant, TenantRegistry, create_app
+from sites.kit import TENANT_HEADER, SiteDefinition, StateSnapshot, Tenant, TenantRegistry, create_app
 
 ERROR = re.compile(r'<p class="error" role="alert">(.*?)</p>')
 
@@ -106,3 +109,36 @@ class SiteFixtures(NamedTuple):
 def site_fixtures(site: SiteDefinition, seed: int = 1) -> SiteFixtures:
     """The `registry`, `app_client`, `tenant` and `browser` fixtures of a module that tests `site`."""
     return SiteFixtures(registry_fixture(site), app_client_fixture(), tenant_fixture(site, seed), browser_fixture())
+
+
+def seeded_fixture(site: SiteDefinition, seeds: tuple[int, ...]) -> object:
+    """A module-scoped `seeded` fixture: the seeded state of a fresh tenant of `site` for each of `seeds`."""
+
+    def seeded(registry: TenantRegistry) -> dict[int, StateSnapshot]:
+        states = {}
+        for seed in seeds:
+            fresh = registry.create(site.name, seed)
+            states[seed] = fresh.snapshot()
+            registry.drop(fresh)
+        return states
+
+    return pytest.fixture(scope="module", name="seeded")(seeded)
+
+
+def reader_fixture(site: SiteDefinition, seed: int = 1) -> object:
+    """A module-scoped `reader` fixture: a Browser of one tenant of `site` shared by the module's tests that only read
+    pages (page loads change nothing)."""
+
+    def reader(app_client: TestClient, registry: TenantRegistry) -> Iterator[Browser]:
+        shared = registry.create(site.name, seed)
+        yield Browser(app_client, shared)
+        registry.drop(shared)
+
+    return pytest.fixture(scope="module", name="reader")(reader)
+
+
+def last_listings(tenant: Tenant) -> list[tuple[str, dict[str, object]]]:
+    """The whole listings the tenant's latest page showed: (table, filter) each."""
+    shown = tenant.operations()[-1].shown
+    assert shown is not None
+    return [(listing.table, dict(listing.where)) for listing in shown.listings]

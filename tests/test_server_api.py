@@ -221,6 +221,36 @@ def test_a_good_launch_hands_its_plan_to_a_worker(client: tuple[TestClient, Serv
     assert not (runs / "new").exists()  # the worker writes it
 
 
+class LiveJobs(RecordingJobs):
+    """Recording jobs whose every started job stays running (its worker has written nothing yet)."""
+
+    def state(self, run_id: str) -> JobState | None:
+        return next((JobState(run_id=s.run_id, kind=s.kind, state="running", exit_code=None, started=0.0,
+                              log_tail=[]) for s in self.started if s.run_id == run_id), None)
+
+
+def test_a_launched_run_is_a_run_at_once_and_says_so_if_its_worker_ends_without_writing_it(
+        client: tuple[TestClient, ServerState], runs: Path) -> None:
+    c, state = client
+    state.jobs = LiveJobs(state.settings.jobs)
+    launched = c.post("/api/runs", json={"run_id": "new", "tasks": "helpdesk.solve-ticket@1,helpdesk.solve-ticket@2",
+                                         "endpoint": "scripted:oracle"})
+    assert launched.status_code == 202, launched.text
+    assert not (runs / "new").exists()
+    detail = call(c, "GET", "/api/runs/{run_id}", "/api/runs/new")
+    assert detail.status_code == 200, detail.text  # not a 404 while the worker starts
+    assert (detail.json()["run"]["status"], detail.json()["run"]["planned"]) == ("running", 2)
+    assert [r["run_id"] for r in c.get("/api/runs").json()][:1] == ["new"]
+    assert c.get("/runs/new").status_code == 200
+    state.jobs = RecordingJobs(state.settings.jobs)  # the worker is gone, and wrote nothing
+    gone = c.get("/api/runs/new").json()["run"]
+    assert gone["status"] == "incomplete" and "before it wrote the run's manifest" in gone["problem"]
+    page = c.get("/runs/new")
+    assert page.status_code == 200 and "before it wrote the run&#39;s manifest" in page.text
+    assert 'id="resume"' not in page.text  # nothing to resume
+    assert c.get("/api/runs/never-launched").status_code == 404
+
+
 def test_ray_launches_reach_the_worker_with_the_servers_cluster_never_the_requests(runs: Path) -> None:
     """The executor and workers of a launch, an experiment launch and a resume reach the worker's spec; the Ray
     address is the server's own setting (a run's workers receive its endpoint's key)."""
@@ -525,6 +555,46 @@ def test_binding_beyond_loopback_needs_a_token(tmp_path: Path) -> None:
     refused = CliRunner().invoke(cli, ["server", "--host", "0.0.0.0", "--runs", str(tmp_path)],
                                  env={"COMPUTEROPS_SERVER_TOKEN": ""})
     assert refused.exit_code == 2 and "give --token" in " ".join(refused.output.split())
+
+
+def test_the_schema_describes_every_refusal_as_the_one_line_it_is(client: tuple[TestClient, ServerState]) -> None:
+    c, _ = client
+    schema = c.get("/openapi.json").json()
+    refusal = {"$ref": "#/components/schemas/Refusal"}
+    for path, operations in schema["paths"].items():
+        if not path.startswith("/api/"):
+            continue
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            for status in ("404", "409", "422"):
+                assert responses[status]["content"] == {"application/json": {"schema": refusal}}, (method, path)
+    assert "HTTPValidationError" not in schema["components"]["schemas"]
+    assert list(schema["paths"]["/api/runs/{run_id}/events"]["get"]["responses"]["200"]["content"]) == [
+        "text/event-stream"]
+    # What the schema says is what is answered: a body that does not validate is one line naming its fields.
+    answer = c.post("/api/runs", json={"run_id": 5, "temperature": -1})
+    assert answer.status_code == 422
+    assert answer.json() == {"detail": "temperature: input should be greater than or equal to 0 (given -1); "
+                                       "run_id: input should be a valid string (given 5)"}
+    assert c.post("/api/runs", content=b"{not json", headers={"content-type": "application/json"}).json()[
+        "detail"].startswith("body")
+
+
+def test_options_names_the_methods_and_an_unknown_path_answers_in_its_own_kind(
+        client: tuple[TestClient, ServerState]) -> None:
+    c, _ = client
+    asked = c.options("/api/runs")
+    assert (asked.status_code, asked.headers["allow"]) == (204, "GET, OPTIONS, POST")
+    assert c.options(f"/api/runs/{RUN}/cancel").headers["allow"] == "OPTIONS, POST"
+    assert c.options("/api/no-such-route").status_code == 404
+    wrong = c.delete("/api/runs")
+    assert (wrong.status_code, wrong.headers["allow"]) == (405, "GET, OPTIONS, POST")
+    assert wrong.json()["detail"] == "DELETE is not allowed here (allowed: GET, OPTIONS, POST)"
+    api_path = c.get("/api/no-such-route")
+    assert api_path.status_code == 404 and api_path.headers["content-type"].startswith("application/json")
+    page = c.get("/no-such-page")
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+    assert "nothing is served at /no-such-page" in page.text and "{" not in page.text.split("<body>")[-1]
 
 
 def test_every_api_route_is_tested() -> None:

@@ -244,3 +244,43 @@ async def test_the_screenshot_command_saves_a_png_of_each_page(browser: Browser,
         width = int.from_bytes(data[16:20], "big")
         height = int.from_bytes(data[20:24], "big")
         assert width == 1280 and 0 < height <= MAX_HEIGHT_PX, (name, width, height)
+
+
+LIVE_RUN = "watched-live"
+
+
+async def test_a_live_run_updates_the_pages_in_place_and_keeps_what_the_operator_is_typing(
+        browser: Browser, launched: Launched) -> None:
+    """A run launched through the API is a run at once (its placeholder, never a 404 before its manifest), and the
+    runs page follows it to its end without reloading: the table says complete, and what was typed into the launch
+    form is still there. The run's own page, opened while it runs, fills its episodes table in place."""
+    server = launched.server
+    response = httpx.post(f"{server.origin}/api/runs", timeout=30,
+                          json={"run_id": LIVE_RUN, "tasks": TASKS, "endpoint": "scripted:oracle"})
+    assert response.status_code == 202, response.text
+    at_once = httpx.get(f"{server.origin}/api/runs/{LIVE_RUN}", timeout=10)
+    assert at_once.status_code == 200, at_once.text  # before its worker wrote anything
+    assert at_once.json()["run"]["status"] in ("running", "complete")
+    context, page = await new_page(browser)
+    run_context, run_page = await new_page(browser)
+    try:
+        await page.goto(f"{server.origin}/")
+        await run_page.goto(f"{server.origin}/runs/{LIVE_RUN}")
+        await page.evaluate("window.notReloaded = true")
+        await run_page.evaluate("window.notReloaded = true")
+        await page.fill("#tasks", "typed while the run goes on")
+        await page.fill("#model", "a-model-name")
+        await page.focus("#model")
+        row = page.locator(f'#runs tr[data-run="{LIVE_RUN}"]')
+        await expect(row.locator("td").nth(1)).to_have_text("complete", timeout=WAIT_MS)
+        await expect(run_page.locator("#status")).to_have_text("complete", timeout=WAIT_MS)
+        await expect(run_page.locator("#episodes tbody tr")).to_have_count(2)
+        assert await page.evaluate("window.notReloaded") is True
+        assert await run_page.evaluate("window.notReloaded") is True
+        assert await page.input_value("#tasks") == "typed while the run goes on"
+        assert await page.input_value("#model") == "a-model-name"
+        assert await row.locator(".count").inner_text() == "2/2"
+    finally:
+        await context.close()
+        await run_context.close()
+    wait_for_end(server.origin, LIVE_RUN)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from site_client import Browser, site_fixtures
+from site_client import Browser, seeded_fixture, site_fixtures
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, create_engine
 from tiers import examples
@@ -31,20 +30,13 @@ from sites.kit.records import ShownListing
 registry, app_client, tenant, browser = site_fixtures(HELPDESK)
 
 SEEDS = (1, 2, 3, 11)
+seeded = seeded_fixture(HELPDESK, SEEDS)
 TICKET_LINK = re.compile(r'<a href="/helpdesk/tickets/(T-\d+)">')
 ORDER_LINK = re.compile(r'<a href="/helpdesk/orders/(O-\d+)">')
 CUSTOMER_LINK = re.compile(r'<a href="/helpdesk/customers/(\d+)">')
 FIXED_NAMES = [name for _, name, _, _ in [*CUSTOMERS, *APPROVAL_CUSTOMERS]]
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[int, StateSnapshot]]:
-    """The state of a fresh tenant of each seed in `SEEDS`."""
-    seeds = TenantRegistry(Path(tmp_path_factory.mktemp("helpdesk-seeds")), sites={"helpdesk": HELPDESK})
-    try:
-        yield {seed: seeds.create("helpdesk", seed).snapshot() for seed in SEEDS}
-    finally:
-        seeds.close()
 
 
 def fixed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from site_client import Browser, site_fixtures
+from site_client import Browser, last_listings, reader_fixture, site_fixtures
 
 from sites.inventory import INVENTORY
 from sites.inventory.models import CATEGORIES
@@ -23,6 +23,7 @@ from sites.kit import TenantRegistry
 from sites.kit.paging import PAGE_SIZE
 
 registry, app_client, tenant, browser = site_fixtures(INVENTORY)
+reader = reader_fixture(INVENTORY)  # one tenant for every example of a property: page loads change nothing
 
 SKU = re.compile(r'<a href="/inventory/products/(SKU-\d+)">')
 ORDER = re.compile(r'<a href="/inventory/purchase-orders/(PO-\d+)">')
@@ -204,9 +205,7 @@ def test_an_unknown_filter_value_reads_as_all(browser: Browser) -> None:
 def listings(browser: Browser, path: str) -> list[tuple[str, dict[str, object]]]:
     """The whole listings the page at `path` showed: (table, filter) each."""
     browser.get(path)
-    shown = browser.tenant.operations()[-1].shown
-    assert shown is not None
-    return [(listing.table, dict(listing.where)) for listing in shown.listings]
+    return last_listings(browser.tenant)
 
 
 def test_a_filtered_list_on_one_page_is_a_whole_listing_and_a_cut_page_is_not(browser: Browser) -> None:
@@ -231,10 +230,6 @@ def test_a_bulk_edit_on_a_later_page_returns_to_that_page(browser: Browser) -> N
     assert location == "/inventory/products?status=active&page=2&updated=1"
 
 
-@pytest.fixture(scope="module")
-def reader(registry: TenantRegistry, app_client: Any) -> Browser:
-    """One tenant for every example of a property (page loads change nothing, so examples do not interfere)."""
-    return Browser(app_client, registry.create("inventory", 1))
 
 
 @settings(max_examples=30, deadline=None)

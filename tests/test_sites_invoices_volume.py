@@ -5,49 +5,29 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from site_client import Browser, site_fixtures
+from site_client import Browser, last_listings, reader_fixture, seeded_fixture, site_fixtures
 
 from computerops.catalog.crawl import page_kind
 from sites.invoices import INVOICES
 from sites.invoices.seed import INVOICES as FIXED_INVOICES
 from sites.invoices.seed import PAYABLES as FIXED_PAYABLES
-from sites.kit import StateSnapshot, Tenant, TenantRegistry
+from sites.kit import StateSnapshot, TenantRegistry
 from sites.kit.paging import PAGE_SIZE
 from sites.kit.records import Row
 
 registry, app_client, tenant, browser = site_fixtures(INVOICES)
 
 SEEDS = (1, 2, 3, 7)
+seeded, reader = seeded_fixture(INVOICES, SEEDS), reader_fixture(INVOICES)
 INVOICE_LINK = re.compile(r'<a href="/invoices/viewer/(INV-\d+)">')
 RECORD_LINK = re.compile(r'<a href="/invoices/records/(P-\d+)">')
 SHEET_LINK = re.compile(r'<a href="/invoices/spreadsheet/(\d+)">')
-
-
-@pytest.fixture(scope="module")
-def seeded(registry: TenantRegistry) -> dict[int, StateSnapshot]:
-    """The seeded state of a fresh tenant of each seed of `SEEDS`."""
-    states = {}
-    for seed in SEEDS:
-        fresh = registry.create("invoices", seed)
-        states[seed] = fresh.snapshot()
-        registry.drop(fresh)
-    return states
-
-
-@pytest.fixture(scope="module")
-def reader(app_client: TestClient, registry: TenantRegistry) -> Iterator[Browser]:
-    """One tenant of seed 1 for tests that only read pages (page loads change nothing), shared by the module."""
-    shared = registry.create("invoices", 1)
-    yield Browser(app_client, shared)
-    registry.drop(shared)
 
 
 def invoices_of(state: StateSnapshot, **where: str) -> list[Row]:
@@ -59,12 +39,6 @@ def invoices_of(state: StateSnapshot, **where: str) -> list[Row]:
 def numbers(rows: list[Row]) -> list[str]:
     return [str(row["number"]) for row in rows]
 
-
-def last_listings(tenant: Tenant) -> list[tuple[str, dict[str, object]]]:
-    """The whole listings the tenant's latest page showed."""
-    shown = tenant.operations()[-1].shown
-    assert shown is not None
-    return [(listing.table, dict(listing.where)) for listing in shown.listings]
 
 
 # --- Seeding --------------------------------------------------------------------------------------------------

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from fastapi.testclient import TestClient
-from site_client import Browser, site_fixtures
+from site_client import Browser, last_listings, reader_fixture, seeded_fixture, site_fixtures
 
-from sites.kit import StateSnapshot, Tenant, TenantRegistry
+from sites.kit import StateSnapshot, TenantRegistry
 from sites.kit.paging import PAGE_SIZE
 from sites.kit.records import Row
 from sites.ledger import LEDGER
@@ -24,29 +22,11 @@ from sites.ledger.seed import DELIVERIES, DELIVERY_EVENTS, ENTRIES, PAYMENT_EVEN
 registry, app_client, tenant, browser = site_fixtures(LEDGER)
 
 SEEDS = (1, 2, 3, 7)
+seeded, reader = seeded_fixture(LEDGER, SEEDS), reader_fixture(LEDGER)
 QUEUE_BATCHES = ("B-1", "B-2", "B-3", "B-4")
 ENTRY_ROW = re.compile(r"<tr><td>(LE-\d+)</td>")
 EVENT_LINK = re.compile(r'<td><a href="/ledger/events/(EV-\d+)">')
 DELIVERY_LINK = re.compile(r'<td><a href="/ledger/deliveries/(D-\d+)">')
-
-
-@pytest.fixture(scope="module")
-def seeded(registry: TenantRegistry) -> dict[int, StateSnapshot]:
-    """The seeded state of a fresh tenant of each seed of `SEEDS`."""
-    states = {}
-    for seed in SEEDS:
-        fresh = registry.create("ledger", seed)
-        states[seed] = fresh.snapshot()
-        registry.drop(fresh)
-    return states
-
-
-@pytest.fixture(scope="module")
-def reader(app_client: TestClient, registry: TenantRegistry) -> Iterator[Browser]:
-    """One tenant of seed 1 for tests that only read pages (page loads change nothing), shared by the module."""
-    shared = registry.create("ledger", 1)
-    yield Browser(app_client, shared)
-    registry.drop(shared)
 
 
 def latest_first(rows: list[Row]) -> list[str]:
@@ -58,12 +38,6 @@ def latest_first(rows: list[Row]) -> list[str]:
 def history_events(state: StateSnapshot) -> list[Row]:
     return [row for row in state["event"] if int(str(row["id"])) >= FIRST_EVENT_ID]
 
-
-def last_listings(tenant: Tenant) -> list[tuple[str, dict[str, object]]]:
-    """The whole listings the tenant's latest page showed."""
-    shown = tenant.operations()[-1].shown
-    assert shown is not None
-    return [(listing.table, dict(listing.where)) for listing in shown.listings]
 
 
 # --- Seeding --------------------------------------------------------------------------------------------------

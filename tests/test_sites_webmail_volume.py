@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
-from site_client import Browser, site_fixtures
+from site_client import Browser, last_listings, reader_fixture, seeded_fixture, site_fixtures
 
-from sites.kit import StateSnapshot, Tenant, TenantRegistry
+from sites.kit import StateSnapshot, TenantRegistry
 from sites.kit.paging import PAGE_SIZE
 from sites.kit.records import Row
 from sites.webmail import WEBMAIL
@@ -21,28 +19,10 @@ from sites.webmail.seed import CONTACTS, INBOX, OUTGOING
 registry, app_client, tenant, browser = site_fixtures(WEBMAIL)
 
 SEEDS = (1, 2, 3)
+seeded, reader = seeded_fixture(WEBMAIL, SEEDS), reader_fixture(WEBMAIL)
 MESSAGE_LINK = re.compile(r'<a href="/webmail/(?:messages|drafts)/(\d+)">')
 CONTACT_LINK = re.compile(r'<a href="/webmail/contacts/(\d+)">')
 FIXED_MESSAGES = len(INBOX) + len(OUTGOING)
-
-
-@pytest.fixture(scope="module")
-def seeded(registry: TenantRegistry) -> dict[int, StateSnapshot]:
-    """The seeded state of a fresh tenant of each seed of `SEEDS`."""
-    states = {}
-    for seed in SEEDS:
-        fresh = registry.create("webmail", seed)
-        states[seed] = fresh.snapshot()
-        registry.drop(fresh)
-    return states
-
-
-@pytest.fixture(scope="module")
-def reader(app_client: TestClient, registry: TenantRegistry) -> Iterator[Browser]:
-    """One tenant of seed 1 for tests that only read pages (page loads change nothing), shared by the module."""
-    shared = registry.create("webmail", 1)
-    yield Browser(app_client, shared)
-    registry.drop(shared)
 
 
 def folder_of(state: StateSnapshot, folder: str) -> list[Row]:
@@ -60,12 +40,6 @@ def contacts_of(state: StateSnapshot) -> list[Row]:
 def ids(rows: list[Row]) -> list[str]:
     return [str(row["id"]) for row in rows]
 
-
-def last_listings(tenant: Tenant) -> list[tuple[str, dict[str, object]]]:
-    """The whole listings the tenant's latest page showed."""
-    shown = tenant.operations()[-1].shown
-    assert shown is not None
-    return [(listing.table, dict(listing.where)) for listing in shown.listings]
 
 
 # --- Seeding --------------------------------------------------------------------------------------------------

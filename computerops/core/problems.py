@@ -9,6 +9,7 @@ values and asserts one line, no traceback, no pydantic text)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -36,14 +37,27 @@ def _what(error: ErrorDetails) -> str:
     message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if error["type"] == "extra_forbidden":
         return "not a known field"
-    return message[:1].lower() + message[1:]
+    return message if message[1:2].isupper() else message[:1].lower() + message[1:]  # "JSON ...", not "jSON ..."
 
 
 def problems(exc: ValidationError, *, as_option: bool = False, located: bool = True) -> str:
     """Each error of `exc` as `<where>: <what>`, joined by "; " (one line); only `<what>` where the messages name
     what they are about themselves (`located` False: validators that say `--api-key-env NAME: ...`)."""
-    said = [(f"{_where(tuple(error['loc']), as_option)}: " if located else "") + f"{_what(error)}{_given(error)}"
-            for error in exc.errors()]
+    return problems_of(exc.errors(), as_option=as_option, located=located)
+
+
+def problems_of(errors: Sequence[ErrorDetails], *, as_option: bool = False, located: bool = True,
+                skip_first: Collection[str] = ()) -> str:
+    """`problems` over pydantic's error list (a web framework's validation error carries one); a location's first
+    part is dropped when it is one of `skip_first` (a request's `body`, `query`, `path`) and more parts follow."""
+    said = []
+    for error in errors:
+        loc = tuple(error["loc"])
+        if error["type"] == "json_invalid":
+            loc = loc[:1]  # the rest is a character position, not a field
+        if len(loc) > 1 and loc[0] in skip_first:
+            loc = loc[1:]
+        said.append((f"{_where(loc, as_option)}: " if located else "") + f"{_what(error)}{_given(error)}")
     return "; ".join(said).replace("\n", " ")
 
 

@@ -281,17 +281,22 @@ def unreachable_primary(config: RunConfig, observed: ObservedEndpoint, refused: 
     """The run's warning when its primary endpoint could not be reached at all at the start (no connection for GET
     /models) and a `--fallback-base-url` is configured to answer for it; None when the run cannot go on (no such
     fallback, or the primary answered something that is not a model list: a wrong base URL is refused, not worked
-    around). Nothing about the primary is probed then: its probes say why (`not_checked`), and each episode asks
-    the primary once, finds it unreachable and is answered by the fallback from there on (adapter/failover.py)."""
+    around). Each episode then asks the primary once, finds it unreachable and is answered by the fallback from there
+    on (adapter/failover.py); `primary_not_probed` records why nothing about the primary was probed."""
     fallback = config.endpoint.fallback
     if not observed.models_unreachable or fallback is None or fallback.base_url is None:
         return None
-    why = "the primary endpoint could not be reached at the start of the run"
-    if config.bounds.tool_mode != "text":
-        observed.tools = ToolsProbe(verdict="not_checked", detail=why)
-        observed.tool_results = ToolResultsProbe(verdict="not_checked", detail=why)
     return (f"endpoint: WARNING {refused}; a fallback is configured ({fallback.base_url}), so the run goes on: each "
             "episode asks the primary once and the fallback answers for the rest of it")
+
+
+def primary_not_probed(config: RunConfig, observed: ObservedEndpoint) -> ObservedEndpoint:
+    """`observed` with the primary's probes `not_checked`, saying why: it could not be reached at the start."""
+    if config.bounds.tool_mode == "text":
+        return observed
+    why = "the primary endpoint could not be reached at the start of the run"
+    return observed.model_copy(update={"tools": ToolsProbe(verdict="not_checked", detail=why),
+                                       "tool_results": ToolResultsProbe(verdict="not_checked", detail=why)})
 
 
 def unprobed_tool_results(tools: ToolsProbe) -> str:
@@ -354,6 +359,7 @@ async def execute_run(
             if (going_on := unreachable_primary(config, observed, refused)) is None:
                 raise EndpointError(refused)
             progress(going_on)
+            observed = primary_not_probed(config, observed)
         elif config.endpoint.kind == "openai":
             await ask_about_limits(observed, base_url, api_key, config)
         fallback_observed = await observe_fallback(config, base_url, api_key, observed)

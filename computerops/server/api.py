@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from computerops.runs.bundle import MANIFEST, being_written
+from computerops.runs.bundle import MANIFEST, BundleError, RunDirectory, being_written
 from computerops.runs.config import EndpointConfig
 from computerops.server.index import IndexedEpisode, IndexedRun, endpoint_label
 from computerops.server.jobs import JobSpec, JobState
@@ -36,7 +36,42 @@ from computerops.service.episode_view import EpisodeView, episode_view
 from computerops.service.errors import ServiceError
 from computerops.service.launch import check_experiment, plan_run
 
-router = APIRouter(prefix="/api")
+
+class Refusal(BaseModel):
+    """Every refusal of the API: what is wrong, in one line for a person (never a framework's error list)."""
+
+    detail: str
+
+
+REFUSALS: dict[int | str, dict[str, Any]] = {status: {"model": Refusal, "description": why} for status, why in (
+    (401, "the server was started with a token and the request did not carry it"),
+    (403, "a changing request from another site, or a request for a host name that is not loopback"),
+    (404, "the request names no run, episode, file, subset or lock"),
+    (405, "the path takes other methods (listed in `Allow`)"),
+    (409, "the request collides with a run that exists or is running"),
+    (422, "the request does not validate or cannot be carried out as given: nothing was started"),
+)}
+"""The refusals every route may answer, as app.py and the middlewares write them."""
+
+router = APIRouter(prefix="/api", responses=REFUSALS)
+
+
+class EventStream(StreamingResponse):
+    """Server-sent events (so the OpenAPI schema says `text/event-stream`, not JSON)."""
+
+    media_type = "text/event-stream"
+
+
+def json_refusals_of_streams(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every refusal of an event-stream route documented as the JSON it is (FastAPI gives a route's
+    every response its response class's media type)."""
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            for status, response in operation.get("responses", {}).items():
+                content = response.get("content", {})
+                if status != "200" and "text/event-stream" in content:
+                    response["content"] = {"application/json": content["text/event-stream"]}
+    return schema
 
 POLL_S = 0.5
 """How often the event stream looks at a run's directory."""
@@ -135,9 +170,7 @@ def locks(request: Request) -> list[str]:
 @router.get("/runs")
 def runs(request: Request) -> list[IndexedRun]:
     """Every run in the runs folder, newest first (launched here or by the CLI)."""
-    state = state_of(request)
-    state.fresh_index()
-    return state.index.runs()
+    return state_of(request).runs()
 
 
 @router.post("/runs", status_code=202)
@@ -163,7 +196,8 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
     job = state.jobs.start(JobSpec(kind="run", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    request=service_request, concurrency=body.concurrency, trace=body.trace,
                                    executor=executor))
-    return RunDetail(run=_placeholder(body.run_id, len(planned.config.episodes), planned.config.endpoint), job=job)
+    placeholder = _placeholder(body.run_id, len(planned.config.episodes), planned.config.endpoint)
+    return RunDetail(run=state.launched(placeholder), job=job)
 
 
 @router.post("/experiments/runs", status_code=202)
@@ -179,15 +213,17 @@ def launch_experiment(body: LaunchExperiment, request: Request) -> RunDetail:
     check_experiment(lock, out)
     job = state.jobs.start(JobSpec(kind="experiment", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    lock=str(lock.resolve()), concurrency=body.concurrency, executor=executor))
-    return RunDetail(run=_placeholder(body.run_id, 0, None), job=job)
+    return RunDetail(run=state.launched(_placeholder(body.run_id, 0, None)), job=job)
 
 
 def taken(out: Path, run_id: str) -> None:
     """Refuse a new run under a name the runs folder already holds, in the form's words (never the server's path
     or a CLI option)."""
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    try:
+        RunDirectory.ensure_new(out)
+    except BundleError:
         raise ServiceError(f"a run named {run_id} already exists: choose another run_id (or resume that run)",
-                           "conflict")
+                           "conflict") from None
 
 
 def _placeholder(run_id: str, planned: int, endpoint: EndpointConfig | None) -> IndexedRun:
@@ -260,15 +296,15 @@ def _progress(state: ServerState, run_id: str) -> RunProgress:
         raise ServiceError(str(exc), "conflict") from exc
 
 
-@router.get("/runs/{run_id}/events")
+@router.get("/runs/{run_id}/events", response_class=EventStream,
+            responses={200: {"description": "`started`, `admitted`, `progress`, `end` and `error` events",
+                             "content": {"text/event-stream": {"schema": {"type": "string"}}}}})
 async def events(run_id: str, request: Request) -> StreamingResponse:
     """Server-sent events of the run: `started` and `admitted` per episode (with its outcome), `progress` after
     each change, `end` when no process writes the run any more."""
     state = state_of(request)
-    if not (state.run_path(run_id) / MANIFEST).is_file() and not state.jobs.running(run_id):
-        raise ServiceError(f"no run named {run_id!r}", "not_found")
-    return StreamingResponse(_event_stream(state, run_id, request), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store"})
+    state.indexed(run_id)  # 404 for no run; a run launched a moment ago is followed while its manifest is on its way
+    return EventStream(_event_stream(state, run_id, request), headers={"Cache-Control": "no-store"})
 
 
 async def _event_stream(state: ServerState, run_id: str, request: Request) -> AsyncIterator[str]:

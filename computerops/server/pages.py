@@ -51,8 +51,8 @@ def _interval(successes: int, n: int) -> str:
     return "" if bounds is None else f"[{bounds[0]:.2f}, {bounds[1]:.2f}]"
 
 
-def render(name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    return HTMLResponse(environment().get_template(name).render(**context), status_code=status_code)
+def render(name: str, status_code: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
+    return HTMLResponse(environment().get_template(name).render(**context), status_code=status_code, headers=headers)
 
 
 def _state(request: Request) -> ServerState:
@@ -66,8 +66,7 @@ def runs_page(request: Request) -> HTMLResponse:
 
 def _runs_page(request: Request, form: dict[str, str], errors: list[str], status_code: int) -> HTMLResponse:
     state = _state(request)
-    state.fresh_index()
-    runs = state.index.runs()
+    runs = state.runs()
     return render("runs.html", status_code, runs=runs, jobs={r.run_id: state.jobs.state(r.run_id) for r in runs},
                   subsets=api.subsets(request), locks=api.locks(request), form=form, errors=errors,
                   token=state.settings.token is not None, ray_address=state.settings.ray_address)
@@ -127,8 +126,6 @@ def run_page(request: Request, run_id: str, outcome: str = "", site: str = "", f
     try:
         run = state.indexed(run_id)
     except ServiceError as exc:
-        if state.jobs.running(run_id):  # launched a moment ago: its manifest is on its way
-            return render("starting.html", run_id=run_id, job=state.jobs.state(run_id))
         return render("error.html", exc.http_status, message=exc.message)
     filters = {"outcome": outcome, "site": site, "false_completion_kind": false_completion_kind,
                "fault_fired": fault_fired}

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from computerops.runs.bundle import RunDirectory
+from computerops.runs.bundle import MANIFEST, RunDirectory
 from computerops.server.index import IndexedRun, RunIndex
 from computerops.server.jobs import Jobs
 from computerops.server.launching import probe_endpoint
@@ -31,6 +31,9 @@ class ServerState:
     """How a launch asks an OpenAI-compatible endpoint for its model list before starting anything."""
     _refreshed: float = 0.0
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock)
+    _launched: dict[str, IndexedRun] = field(default_factory=dict)
+    """Runs this server launched, as each stood at its launch: what `indexed` answers until the worker has written
+    the run's manifest (never a 404 between the launch's 202 and the run's first file)."""
 
     @classmethod
     def start(cls, settings: ServerSettings) -> ServerState:
@@ -63,9 +66,34 @@ class ServerState:
             raise ServiceError(f"no run named {run_id!r}", "not_found")
         return open_run(path)
 
+    def runs(self) -> list[IndexedRun]:
+        """Every run of the runs folder, newest first, with the runs this server launched whose manifest is still on
+        its way first of all (as `indexed` answers them)."""
+        self.fresh_index()
+        listed = self.index.runs()
+        known = {run.run_id for run in listed}
+        waiting = [self.indexed(run_id) for run_id in reversed(self._launched) if run_id not in known]
+        return [*waiting, *listed]
+
+    def launched(self, run: IndexedRun) -> IndexedRun:
+        """Remember a run this server just launched (see `_launched`); returns it."""
+        self._launched[run.run_id] = run
+        return run
+
     def indexed(self, run_id: str) -> IndexedRun:
-        """Run `run_id` as the index holds it, refreshed from its directory now."""
+        """Run `run_id` as the index holds it, refreshed from its directory now; a run this server launched whose
+        worker has not written its manifest yet as it stood at its launch (`incomplete`, saying why, once its worker
+        ended without writing one)."""
         path = self.run_path(run_id)
+        pending = self._launched.get(run_id)
+        if pending is not None and not (path / MANIFEST).is_file():
+            job = self.jobs.state(run_id)
+            if job is not None and job.state == "running":
+                return pending
+            ended = "was cancelled" if job is not None and job.state == "cancelled" else (
+                f"exited with code {job.exit_code}" if job is not None else "is gone")
+            return pending.model_copy(update={
+                "status": "incomplete", "problem": f"its worker {ended} before it wrote the run's manifest"})
         if not path.is_dir():
             raise ServiceError(f"no run named {run_id!r}", "not_found")
         run = self.index.refresh(self.settings.runs, path)
