@@ -74,3 +74,29 @@ def test_a_port_in_use_is_refused_naming_it_before_anything_starts() -> None:
         said = CliRunner().invoke(app, ["mock-llm", "--port", str(port), "--tasks", TASK])
     assert said.exit_code == 2 and f"--port {port}: cannot listen" in said.output, said.output
     assert len([line for line in said.output.splitlines() if line.strip()]) == 1, said.output
+
+
+def _help(*command: str) -> str:
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "400", "TERMINAL_WIDTH": "400"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.replace("│", " ").split())
+
+
+def test_the_help_lists_every_word_of_its_vocabularies() -> None:
+    """`run --help` names every persistence arm and `mock-llm --help` every scripted policy, so a vocabulary that
+    grows cannot leave its help behind (the help strings are written out so that `--help` imports no pydantic)."""
+    from adapter.scripted.policies import POLICY_NAMES
+    from computerops.persistence.arms import PERSISTENCE_ARMS
+    run_help = _help("run")
+    assert ",".join(PERSISTENCE_ARMS) in run_help
+    mock_help = _help("mock-llm")
+    assert [name for name in POLICY_NAMES if name not in mock_help] == []
+
+
+def test_the_top_level_help_imports_no_pydantic() -> None:
+    import subprocess
+    import sys
+    probe = ("import sys\nfrom computerops.cli.main import main\nsys.argv = ['computerops', '--help']\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\nprint('pydantic' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "False"

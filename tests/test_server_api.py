@@ -597,6 +597,23 @@ def test_options_names_the_methods_and_an_unknown_path_answers_in_its_own_kind(
     assert "nothing is served at /no-such-page" in page.text and "{" not in page.text.split("<body>")[-1]
 
 
+def test_an_episode_page_shows_a_replys_text_and_each_tool_call_apart(runs: Path) -> None:
+    """The text a model wrote beside a tool call, and each call, are blocks of their own (never one run-on line)."""
+    from adapter.reply import ToolCall
+    from computerops.server.pages import render
+    from computerops.service.episode_view import episode_view
+    from computerops.service.reading import open_run
+    view = episode_view(open_run(runs / RUN), "001-helpdesk.solve-ticket@1--oracle")
+    first = view.steps[0].model_copy(update={
+        "content": "I will open the ticket.",
+        "tool_calls": [ToolCall(name="click", arguments='{"ref": "e1"}'), ToolCall(name="done", arguments="{}")]})
+    page = render("episode.html", run_id=RUN, episode=view.model_copy(update={"steps": [first, *view.steps[1:]]}))
+    body = page.body.decode()
+    assert '<pre class="reply-text">I will open the ticket.</pre>' in body
+    assert '<pre class="tool-call">tool call click {&#34;ref&#34;: &#34;e1&#34;}</pre>' in body
+    assert '<pre class="tool-call">tool call done {}</pre>' in body
+
+
 def test_every_api_route_is_tested() -> None:
     """Runs after the tests above (pytest keeps file order): each API route must have been called by one of them."""
     server = create_server_app(ServerSettings(runs=Path("unused")))

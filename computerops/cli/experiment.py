@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from computerops.cli.options import ExecutorOption, RayAddressOption, WorkersOption, executor_choice
-from computerops.core.execution import ExecutorChoice
 
 if TYPE_CHECKING:
+    from computerops.core.execution import ExecutorChoice
     from computerops.experiment.analysis import NoiseFloor
     from computerops.runs.config import EndpointConfig
 

@@ -22,6 +22,7 @@ from computerops.cli.experiment import experiment_app
 from computerops.service.errors import ServiceError
 
 if TYPE_CHECKING:
+    from computerops.core.execution import ExecutorChoice
     from computerops.runs.bundle import RunDirectory
     from computerops.runs.verification import Verification
     from computerops.service.launch import PlannedRun
@@ -36,7 +37,6 @@ from computerops.cli.options import (
     unlistenable,
 )
 from computerops.core import defaults
-from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.core.numbers import whole_number
 from computerops.core.vocabulary import BrokerMode, ToolMode
 
@@ -108,7 +108,8 @@ def run(
                                                "enforcing blocks it, observing only records it (docs/security.md).")]
     = "enforcing",
     persistence: Annotated[str, typer.Option(help="Run every task long-running, once per arm given "
-                                             "(uninterrupted,restarted,interrupted): the harness in child processes, "
+                                             "(uninterrupted,compacted,restarted,interrupted): the harness in child "
+                                             "processes, "
                                              "checkpointed, killed and resumed as the arm says "
                                              "(docs/long-running.md).")] = "",
     recovery: Annotated[str, typer.Option(help="With --persistence: what a resumed harness does about the action "
@@ -179,7 +180,7 @@ def run(
     _report_complete(RunDirectory.open(out))
 
 
-def _resume_run(run_dir: Path, *, concurrency: int, trace: bool, executor: ExecutorChoice = LOCAL) -> None:
+def _resume_run(run_dir: Path, *, concurrency: int, trace: bool, executor: ExecutorChoice | None = None) -> None:
     """Continue a run from its manifest: the same config, the tasks as they are in the catalog now."""
     from computerops.runs.bundle import RunDirectory
     from computerops.service.launch import plan_resume
@@ -206,10 +207,11 @@ def _report_complete(bundle: RunDirectory) -> None:
 
 
 def _execute(planned: PlannedRun, *, concurrency: int = 1, trace: bool = False, resume: bool = False,
-             executor: ExecutorChoice = LOCAL) -> None:
+             executor: ExecutorChoice | None = None) -> None:
+    from computerops.core.execution import LOCAL
     from computerops.service.launch import launch
     try:
-        launch(planned, _progress, concurrency=concurrency, trace=trace, resume=resume, executor=executor)
+        launch(planned, _progress, concurrency=concurrency, trace=trace, resume=resume, executor=executor or LOCAL)
     except ServiceError as exc:
         raise _refused(exc) from exc
 
@@ -665,7 +667,9 @@ def server(
 @app.command("mock-llm")
 def mock_llm(
     policy: Annotated[str, typer.Option(help="Default scripted policy: oracle, false-finish, give-up, loop, "
-                                              "malformed, noop, negative:<id>.")] = "oracle",
+                                              "malformed, noop, obedient, partial, careful, blind-retry, "
+                                              "negative:<control-id>, equivalent:<solution-id>, mutant:<mutant-id>, "
+                                              "fallible:<slip>:<give-up>:<substitute>.")] = "oracle",
     host: str = "127.0.0.1",
     port: PortOption = 8799,
     tasks: Annotated[str, typer.Option(help="The tasks it knows (found by their instruction): instance and "

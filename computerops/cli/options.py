@@ -5,12 +5,14 @@
 from __future__ import annotations
 
 import socket
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from computerops.core.execution import ExecutorChoice
 from computerops.core.vocabulary import ExecutorKind
+
+if TYPE_CHECKING:
+    from computerops.core.execution import ExecutorChoice
 
 ExecutorOption = Annotated[ExecutorKind, typer.Option(
     help="local: episodes run in this process over one browser; ray: on Ray actors, each with its own browser and "
@@ -25,6 +27,7 @@ WorkersOption = Annotated[int | None, typer.Option(
 
 def executor_choice(executor: ExecutorKind, ray_address: str | None, workers: int | None) -> ExecutorChoice:
     """The options as the service takes them (checked there: `ExecutorChoice.problem`)."""
+    from computerops.core.execution import ExecutorChoice  # pydantic: not imported for `--help`
     return ExecutorChoice(executor=executor, ray_address=ray_address, workers=workers)
 
 
