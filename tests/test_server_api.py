@@ -608,7 +608,7 @@ def test_an_episode_page_shows_a_replys_text_and_each_tool_call_apart(runs: Path
         "content": "I will open the ticket.",
         "tool_calls": [ToolCall(name="click", arguments='{"ref": "e1"}'), ToolCall(name="done", arguments="{}")]})
     page = render("episode.html", run_id=RUN, episode=view.model_copy(update={"steps": [first, *view.steps[1:]]}))
-    body = page.body.decode()
+    body = bytes(page.body).decode()
     assert '<pre class="reply-text">I will open the ticket.</pre>' in body
     assert '<pre class="tool-call">tool call click {&#34;ref&#34;: &#34;e1&#34;}</pre>' in body
     assert '<pre class="tool-call">tool call done {}</pre>' in body
