@@ -72,7 +72,8 @@ class ServerState:
         self.fresh_index()
         listed = self.index.runs()
         known = {run.run_id for run in listed}
-        waiting = [self.indexed(run_id) for run_id in reversed(self._launched) if run_id not in known]
+        launched = list(self._launched)  # a snapshot: routes run in threads, and `indexed` forgets written runs
+        waiting = [self.indexed(run_id) for run_id in reversed(launched) if run_id not in known]
         return [*waiting, *listed]
 
     def launched(self, run: IndexedRun) -> IndexedRun:
@@ -86,7 +87,9 @@ class ServerState:
         ended without writing one)."""
         path = self.run_path(run_id)
         pending = self._launched.get(run_id)
-        if pending is not None and not (path / MANIFEST).is_file():
+        if pending is not None and (path / MANIFEST).is_file():
+            self._launched.pop(run_id, None)  # the run speaks for itself now
+        elif pending is not None:
             job = self.jobs.state(run_id)
             if job is not None and job.state == "running":
                 return pending
