@@ -100,3 +100,33 @@ def test_the_top_level_help_imports_no_pydantic() -> None:
              "try:\n    main()\nexcept SystemExit:\n    pass\nprint('pydantic' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_problems_of_names_each_field_on_one_line_whatever_the_location() -> None:
+    """Generated: any location and message give `<where>: <what>` per error, one line; a request's `body`/`query`/
+    `path` part is dropped only when a field follows it, and a JSON decode error is named by its part alone."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+    from pydantic_core import ErrorDetails
+
+    from computerops.core.problems import problems_of
+
+    part = st.one_of(st.sampled_from(["body", "query", "path", "run_id", "bounds", "temperature"]),
+                     st.integers(0, 9))
+    error = st.builds(lambda loc, msg, kind: ErrorDetails(type=kind, loc=tuple(loc), msg=msg, input=None),
+                      st.lists(part, min_size=1, max_size=4), st.text(min_size=1, max_size=30),
+                      st.sampled_from(["missing", "greater_than_equal", "json_invalid", "string_type"]))
+
+    @given(st.lists(error, min_size=1, max_size=4))
+    def check(errors: list[ErrorDetails]) -> None:
+        said = problems_of(errors, skip_first=("body", "query", "path"))
+        assert "\\n" not in said and len(said.split("; ")) >= len(errors)
+        for one in errors:
+            loc = tuple(one["loc"])
+            if one["type"] == "json_invalid":
+                loc = loc[:1]
+            if len(loc) > 1 and loc[0] in ("body", "query", "path"):
+                loc = loc[1:]
+            assert ".".join(map(str, loc)) + ": " in said
+
+    check()

@@ -28,9 +28,11 @@ from computerops.cli.main import app as cli
 from computerops.core.execution import ExecutorChoice
 from computerops.runs.bundle import RunDirectory
 from computerops.server import worker
+from computerops.server.api import router as api_router
 from computerops.server.app import create_server_app
 from computerops.server.jobs import Jobs, JobSpec, JobState
 from computerops.server.launching import EndpointUnreachable, probe_endpoint
+from computerops.server.pages import router as pages_router
 from computerops.server.settings import ServerSettings
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
@@ -614,11 +616,31 @@ def test_an_episode_page_shows_a_replys_text_and_each_tool_call_apart(runs: Path
     assert '<pre class="tool-call">tool call done {}</pre>' in body
 
 
+def test_options_and_a_wrong_method_name_exactly_each_paths_methods(client: tuple[TestClient, ServerState]) -> None:
+    """Generated over every route of the app (pages and API): OPTIONS at the path, its parameters filled, answers 204
+    with the methods of the routes of that path template, and a method none of them takes 405 with the same list."""
+    import re
+    c, _ = client
+    by_template: dict[str, set[str]] = {}
+    for route in [*api_router.routes, *pages_router.routes]:
+        if isinstance(route, APIRoute):
+            by_template.setdefault(route.path, set()).update(route.methods or set())
+    assert len(by_template) > 20
+    for template, methods in by_template.items():
+        path = re.sub(r"\{[^}]+\}", "zz-filled", template)
+        expected = ", ".join(sorted(methods | {"OPTIONS"}))
+        asked = c.options(path)
+        assert (asked.status_code, asked.headers.get("allow")) == (204, expected), template
+        wrong = next(m for m in ("PATCH", "PUT", "DELETE") if m not in methods)
+        refused = c.request(wrong, path)
+        assert (refused.status_code, refused.headers.get("allow")) == (405, expected), template
+
+
 def test_every_api_route_is_tested() -> None:
     """Runs after the tests above (pytest keeps file order): each API route must have been called by one of them."""
-    server = create_server_app(ServerSettings(runs=Path("unused")))
-    routes = {(method, route.path) for route in server.routes if isinstance(route, APIRoute)
+    routes = {(method, route.path) for route in api_router.routes if isinstance(route, APIRoute)
               for method in route.methods or set() if route.path.startswith("/api/")}
+    assert len(routes) >= 20  # the app's own `routes` hold its included routers, not their routes
     assert routes - COVERED == set()
 
 
