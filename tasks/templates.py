@@ -172,14 +172,21 @@ def _plain_money(cents: int) -> str:
 
 
 def _digits_swapped(text: str) -> str:
-    """`text` with its last two neighbouring digits that differ swapped: a near-miss of a number."""
+    """`text` with its last two neighbouring digits that differ swapped: a near-miss of a number, of the same length
+    and never equal to `text`. Where all its digits are one digit (`9.99`, `5555`), none can be swapped: its last
+    digit is changed to the next lower one (0 to 1) instead, so every text with a digit has a near-miss (a price of
+    a seed's data can be 9.99); a text without a digit is an error."""
     digits = [i for i, ch in enumerate(text) if ch.isdigit()]
-    pairs = [(digits[i - 1], digits[i]) for i in range(1, len(digits)) if text[digits[i - 1]] != text[digits[i]]]
-    if not pairs:
-        raise TemplateSpecError(f"{text!r} has no two different digits to swap")
-    first, second = pairs[-1]
+    if not digits:
+        raise TemplateSpecError(f"{text!r} has no digit to make a near-miss of")
     chars = list(text)
-    chars[first], chars[second] = chars[second], chars[first]
+    pairs = [(digits[i - 1], digits[i]) for i in range(1, len(digits)) if text[digits[i - 1]] != text[digits[i]]]
+    if pairs:
+        first, second = pairs[-1]
+        chars[first], chars[second] = chars[second], chars[first]
+    else:
+        last = int(text[digits[-1]])
+        chars[digits[-1]] = str(last - 1 if last else 1)
     return "".join(chars)
 
 

@@ -47,6 +47,7 @@ from tasks.catalog import (
 from tasks.templates import (
     FRESH_SEED_FLOOR,
     MAX_SEED,
+    _digits_swapped,
     evaluate,
     instance_id,
     looks_alike,
@@ -614,8 +615,24 @@ def test_digits_swapped(tmp_path: Path) -> None:
     assert values == {"phone": "+44 20 7946 8579", "zeros": "0100", "tail": "4141"}
 
 
-def test_digits_swapped_without_two_different_digits_is_an_error(tmp_path: Path) -> None:
-    generation_error(tmp_path, with_parameters(x={"value": "'5555'|digits_swapped"}))
+def test_digits_swapped_without_two_different_digits_changes_the_last_digit(tmp_path: Path) -> None:
+    # A seed's price can be 9.99: a fresh instance of a template whose control swaps its digits must still generate.
+    values = _values(tmp_path, {"fives": "'5555'|digits_swapped", "price": "'9.99'|digits_swapped",
+                                "zero": "'0.00'|digits_swapped", "one": "'7'|digits_swapped"})
+    assert values == {"fives": "5554", "price": "9.98", "zero": "0.01", "one": "6"}
+
+
+def test_digits_swapped_without_a_digit_is_an_error(tmp_path: Path) -> None:
+    generation_error(tmp_path, with_parameters(x={"value": "'none'|digits_swapped"}))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789 .+-", min_size=1, max_size=20).filter(lambda t: any(c.isdigit() for c in t)))
+def test_digits_swapped_is_always_a_near_miss_of_the_same_shape(text: str) -> None:
+    swapped = _digits_swapped(text)
+    assert swapped != text and len(swapped) == len(text)
+    assert [c for c in swapped if not c.isdigit()] == [c for c in text if not c.isdigit()]
+    assert [i for i, c in enumerate(swapped) if c.isdigit()] == [i for i, c in enumerate(text) if c.isdigit()]
 
 
 def test_row_functions(tmp_path: Path) -> None:

@@ -755,7 +755,8 @@ def _bench_instances(out: Path) -> None:
                   f"{figures.reset_ms.median} ms. Published instance generated: median "
                   f"{figures.published_instance_ms.median} ms ({figures.published_to_reset}x reset). Fresh instance "
                   f"(site seeded, instance generated, first tenant): median {figures.fresh_instance_ms.median} ms "
-                  f"({figures.fresh_to_reset}x reset). Written to {out}.", markup=False)
+                  f"({figures.fresh_to_reset}x reset; {figures.fresh_undefined} fresh seeds at which a template "
+                  f"defined no instance, each replaced by the next). Written to {out}.", markup=False)
 
 
 @app.command()
