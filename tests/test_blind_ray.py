@@ -667,10 +667,10 @@ def test_cli_experiment_run_refuses(tmp_path: Path, name: str, options: list[str
 # A finding of the blind review (Rich markup ate `[ray]`), fixed: computerops/cli/options.py escapes it.
 @pytest.mark.parametrize("command", [["run"], ["experiment", "run"]])
 def test_cli_help_keeps_the_install_hint(command: list[str]) -> None:
-    # The help's `--executor` text gives the install command: docs name it `pip install 'computerops[ray]'`.
+    # The help's `--executor` text gives the install command: docs name it `pip install -e '.[ray]'`.
     result = runner.invoke(cli_app, [*command, "--help"], terminal_width=200)
     assert result.exit_code == 0
-    assert "computerops[ray]" in flat(result.output)
+    assert "pip install -e '.[ray]'" in flat(result.output)
 
 
 # A finding of the blind review (Rich markup ate the bracketed default), fixed.

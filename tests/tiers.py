@@ -14,8 +14,9 @@
   them). The model computes on the CPU, so it takes minutes: `pytest -m "not browser and not real_model"` leaves it
   out of the inner loop;
 - `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task), the
-  whole blind set and the accessibility check of every catalog page, only with `scripts/test.sh --slow`; every slow
-  test is a browser test too (tests/conftest.py adds the marker; tests/test_tiers.py checks it); CI replays
+  whole blind set, the accessibility check of every catalog page, 300 fresh seeds of every template and every
+  command of README.md and docs/*.md that runs here (tests/doc_commands.yaml), only with `scripts/test.sh --slow`;
+  every slow test is a browser test too (tests/conftest.py adds the marker; tests/test_tiers.py checks it); CI replays
   every task's control from the golden corpus, runs a sample of each site against every negative control, and a
   sample of the audit's operators and of the blind set.
 

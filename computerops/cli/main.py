@@ -810,10 +810,10 @@ def bench(
         raise _fail(f"--only takes `executors` or `instances`, got {only!r}")
     has_ray = importlib.util.find_spec("ray") is not None
     if only == "executors" and (no_ray or not has_ray):
-        raise _fail("--only executors needs Ray (pip install 'computerops[ray]') and no --no-ray")
+        raise _fail("--only executors needs Ray (pip install -e '.[ray]') and no --no-ray")
     if not no_ray and not has_ray:
         _progress("executors: Ray is not installed, so local against Ray is not measured "
-                  "(pip install 'computerops[ray]')")
+                  "(pip install -e '.[ray]')")
     try:
         catalog = load_catalog()
         if tasks.strip() == "all":
@@ -869,7 +869,8 @@ def export(
     export_format: Annotated[str, typer.Option("--format", help="jsonl: one line per episode, its record, verdict "
                                                                 "and receipt (pandas.read_json(FILE, lines=True)); "
                                                                 "inspect: an Inspect AI log (FILE.eval, `inspect "
-                                                                "view`; needs the extra computerops\\[inspect]).")]
+                                                                "view`; needs the inspect extra: pip install -e "
+                                                                "'.\\[inspect]' in the checkout).")]
     = "jsonl",
 ) -> None:
     """Write a run's episodes for other tools (computerops/runs/export.py): each checked against the run's checksums."""

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 ExecutorOption = Annotated[ExecutorKind, typer.Option(
     help="local: episodes run in this process over one browser; ray: on Ray actors, each with its own browser and "
-         "sites server (pip install 'computerops\\[ray]'). The evidence is the same.")]
+         "sites server (pip install -e '.\\[ray]'). The evidence is the same.")]
 RayAddressOption = Annotated[str | None, typer.Option(
     help="With --executor ray: the Ray cluster to join (e.g. HOST:6379); without it a local Ray instance starts "
          "in-process.")]

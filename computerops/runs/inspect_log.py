@@ -121,7 +121,7 @@ def write_inspect_log(bundle: RunDirectory, out: Path) -> int:
             write_eval_log,
         )
     except ImportError as exc:
-        raise ImportError("--format inspect needs inspect_ai: pip install 'computerops[inspect]'") from exc
+        raise ImportError("--format inspect needs inspect_ai: pip install -e '.[inspect]'") from exc
     from inspect_ai.log import EvalStats
     from inspect_ai.model import ModelUsage
     manifest = bundle.manifest()

@@ -13,7 +13,7 @@ Before a worker runs anything it reports what it would run with (`WorkerIdentity
 (computerops/runs/provenance.py), of the run's task files as its own checkout has them, and the versions of Python,
 Playwright, the OpenAI client and ComputerOps; one that differs from the driver's in any is refused by name
 (`worker_refusal`), and one whose Chromium differs from the other workers' is refused after its start. Ray is
-imported only here, and only when a run asks for it: the package imports without Ray (`pip install computerops[ray]`).
+imported only here, and only when a run asks for it: the package imports without Ray (`pip install -e '.[ray]'`).
 
 A worker lost mid-episode (its process killed, its node gone: Ray raises a RayActorError or WorkerCrashedError on the
 pending call) returned nothing, so nothing of the episode was admitted: the driver sets the partial attempt apart
@@ -332,7 +332,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as exc:
-            raise WorkerRefused("--executor ray needs Ray: pip install 'computerops[ray]'") from exc
+            raise WorkerRefused("--executor ray needs Ray: pip install -e '.[ray]'") from exc
         if not ray.is_initialized():
             if self.address is None:  # one machine, no setup: workers inherit this process's environment
                 path = os.environ.get("PYTHONPATH")  # the code this process runs, not another install of it
