@@ -7,12 +7,14 @@ that lacks it. Every episode replays PASS and `verify` recomputes every figure."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -349,3 +351,53 @@ def test_the_episode_page_shows_each_episodes_persistence_record(run: RunDirecto
     for record in run.records():
         view = episode_view(run, record.episode_id)
         assert view.persistence == record.persistence and view.persistence is not None
+
+
+def _harnesses_of(root: Path) -> list[int]:
+    """The harness processes (computerops.persistence.agent) whose launch file is under `root`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            line = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # it ended meanwhile
+            continue
+        if "computerops.persistence.agent" in line and str(root) in line and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.timeout(300)
+def test_a_harness_ends_with_its_run_when_the_run_is_sigkilled(tmp_path: Path) -> None:
+    """A SIGKILL of the run runs none of its cleanup: the harness (a session of its own, for its browser) ended with
+    it only through its lifeline (computerops/core/lifeline.py); before, it lived on and could write into the run
+    directory while a resume began."""
+    out = tmp_path / "killed"
+    run = subprocess.Popen([sys.executable, "-c", "from computerops.cli.main import main; main()", "run", "--tasks",
+                            NOTIFY, "--endpoint", "scripted:oracle", "--out", str(out), "--persistence",
+                            "uninterrupted"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while not (harnesses := _harnesses_of(out)) and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert harnesses, "the run started no harness process"
+        time.sleep(1.0)  # into the episode
+        killed_at = time.time()
+        run.kill()
+        run.wait()
+        deadline = time.monotonic() + 15
+        while _harnesses_of(out) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _harnesses_of(out) == [], "a harness outlived the run's SIGKILL"
+        time.sleep(1.0)
+        # Without the lifeline the harness lived on for seconds, found the sites gone, and wrote a checkpoint and its
+        # transcript into the episode's directory 0.7 to 3.5 s after the kill (measured). A quarter second of
+        # margin: a write the harness began as the run died is not one it made after.
+        late = [p.relative_to(out).as_posix() for p in out.rglob("*")
+                if p.is_file() and p.stat().st_mtime > killed_at + 0.25]
+        assert late == [], f"written into the run directory after the run's SIGKILL: {late}"
+    finally:
+        run.kill()
+        for pid in _harnesses_of(out):
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)

@@ -35,6 +35,7 @@ from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.binding import TENANT_HEADER
 from computerops.core.durable import write_durably
 from computerops.core.formats import Versioned
+from computerops.core.lifeline import hold_lifeline
 from computerops.core.vocabulary import ACTION_HEADER, IDEMPOTENCY_HEADER, idempotency_key
 from computerops.persistence.arms import CompactionPolicy, RecoveryPolicy
 from computerops.persistence.checkpoint import (
@@ -262,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m computerops.persistence.agent LAUNCH.json", file=sys.stderr)
         return 2
+    hold_lifeline()  # the run that started this harness ended (a SIGKILL): so does the harness, browser and all
     launch = AgentLaunch.model_validate_json(Path(args[0]).read_text(encoding="utf-8"))
     return asyncio.run(run_agent(launch))
 

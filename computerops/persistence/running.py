@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapter.actions import FinishSchema
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.formats import Versioned
+from computerops.core.lifeline import Lifeline
 from computerops.persistence.agent import API_KEY_VARIABLE, CHECKPOINT_KEY_VARIABLE, REFUSED_EXIT, AgentLaunch
 from computerops.persistence.arms import Persistence
 from computerops.persistence.checkpoint import Constraints, ResumeManifest, latest_checkpoint
@@ -113,14 +114,22 @@ def _kill_on_effect(tenant: Tenant, pid: Callable[[], int | None], killed: list[
 
 async def _run_process(launch: AgentLaunch, directory: Path, api_key: str, key: bytes,
                        started: Callable[[int], None]) -> tuple[int, str]:
-    """Start one harness process in a session (process group) of its own and wait for it: its return code (minus
-    the signal's number when a signal ended it) and the tail of what it wrote to stderr."""
+    """Start one harness process in a session (process group) of its own, on this process's lifeline (it ends when
+    this process ends, however), and wait for it: its return code (minus the signal's number when a signal ended it)
+    and the tail of what it wrote to stderr."""
     path = directory / f"launch-{launch.process}.json"
     path.write_text(launch.model_dump_json(), encoding="utf-8")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "computerops.persistence.agent", str(path),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-        env={**os.environ, API_KEY_VARIABLE: api_key, CHECKPOINT_KEY_VARIABLE: key.hex()})
+    lifeline = Lifeline()  # a SIGKILL of this process ends the harness too: it never writes beside a resume
+    try:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "computerops.persistence.agent", str(path),
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+            pass_fds=lifeline.pass_fds,
+            env={**os.environ, API_KEY_VARIABLE: api_key, CHECKPOINT_KEY_VARIABLE: key.hex(), **lifeline.env()})
+    except BaseException:
+        lifeline.release()
+        raise
+    lifeline.started()
     started(process.pid)
     limit = launch.bounds.wall_clock_s + PROCESS_SLACK_S
     try:
@@ -131,6 +140,7 @@ async def _run_process(launch: AgentLaunch, directory: Path, api_key: str, key: 
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
+        lifeline.release()
     return int(process.returncode or 0), err.decode("utf-8", errors="replace")[-2000:]
 
 

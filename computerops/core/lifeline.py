@@ -1,0 +1,68 @@
+"""A child process that ends with the process that started it, however that one ends (a SIGKILL runs no cleanup).
+
+The parent makes a pipe, keeps its write end (not inheritable: no other child holds it) and passes the read end to
+the child (`pass_fds`, its number in LIFELINE_VARIABLE). The child holds it (`hold_lifeline`): a daemon thread reads
+it, and a read that returns means every write end is closed, the parent's among them: the parent has ended or has
+let the child go. The child then SIGKILLs its own process group where it leads one (started with
+`start_new_session=True`: the group holds its Playwright driver and Chromium), else only itself. The kernel closes a
+killed process's descriptors, so this needs no polling and no Linux-only `prctl`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Mapping
+
+LIFELINE_VARIABLE = "COMPUTEROPS_LIFELINE_FD"
+
+
+class Lifeline:
+    """The parent's side: `pass_fds` and `env` for the child's start, `started()` once it has, `release()` when the
+    child is done with (closing the write end: a child still running then ends)."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()  # both not inheritable (PEP 446); pass_fds makes the read end so
+        self._released = False
+
+    @property
+    def pass_fds(self) -> tuple[int]:
+        return (self._read,)
+
+    def env(self) -> dict[str, str]:
+        return {LIFELINE_VARIABLE: str(self._read)}
+
+    def started(self) -> None:
+        """The child has its copy of the read end: this process's copy is closed (never read here)."""
+        with contextlib.suppress(OSError):
+            os.close(self._read)
+
+    def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _end_when_cut(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(fd, 1):  # the parent never writes; a byte is ignored, EOF (b"") is the cut
+            pass
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def hold_lifeline(environ: Mapping[str, str] | None = None) -> bool:
+    """In the child: end this process (and the group it leads) when the parent's end of the lifeline closes. False
+    where no lifeline was passed (a harness started by hand)."""
+    given = (os.environ if environ is None else environ).get(LIFELINE_VARIABLE)
+    if given is None:
+        return False
+    fd = int(given)
+    os.fstat(fd)  # a number that is no open descriptor is refused here, not silently never watched
+    threading.Thread(target=_end_when_cut, args=(fd,), name="lifeline", daemon=True).start()
+    return True
