@@ -4,6 +4,7 @@ records but for what is measured; a worker whose code differs from the driver's 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -44,7 +45,7 @@ from computerops.runs.ray_executor import (
     unreachable_cluster,
     worker_refusal,
 )
-from computerops.runs.records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord, WorkerEvent
 from computerops.service.launch import RunRequest, launch, plan_resume, plan_run
 
 RUN = "same-plan"
@@ -165,7 +166,14 @@ def test_a_worker_killed_mid_episode_is_replaced_and_its_episode_runs_again_once
     assert len(lost) == 1, lines
     assert lost[0].startswith(f"ray: worker 0 lost (ActorDiedError, pid {pids[0]}): episode {plan[0]} run again on "
                               "worker "), lost
-    assert len(killed.manifest().execution.workers) == WORKERS  # the replacement goes to progress only
+    assert len(killed.manifest().execution.workers) == WORKERS  # the workers it started with
+    # The loss and its replacement are in workers.jsonl: Ray's cause, the episode, where its attempt went.
+    events = killed.worker_events()
+    assert events[0].event == "lost" and events[0].worker == killed.manifest().execution.workers[0], events
+    assert events[0].cause is not None and events[0].cause.startswith("ActorDiedError"), events
+    assert (events[0].episode_id, events[0].set_apart) == (plan[0], f"interrupted/{plan[0]}/attempt-1")
+    # The replacement started in the background: it joined the run, or the run ended first (then it was cancelled).
+    assert [(e.event, e.in_place_of) for e in events[1:]] in ([], [("replaced", events[0].worker)]), events
     # Admitted exactly once each: one line per planned episode in episodes.jsonl, none lost, none twice.
     assert sorted(r.episode_id for r in killed.all_records()) == sorted(plan)
     assert [r.episode_id for r in killed.records()] == plan
@@ -306,6 +314,8 @@ class DyingActor:
 class Bundle:
     """What the executor does to the run directory, recorded."""
 
+    root = Path("/run")
+
     def __init__(self) -> None:
         self.done: list[str] = []
 
@@ -314,7 +324,11 @@ class Bundle:
 
     def set_apart(self, episode_id: str) -> Path:
         self.done.append(f"set apart {episode_id}")
-        return Path("interrupted") / episode_id
+        return self.root / "interrupted" / episode_id
+
+    def log_worker_event(self, event: WorkerEvent) -> None:
+        cause = (event.cause or "").split(":")[0]
+        self.done.append(f"{event.event} {event.worker}" + (f" ({cause})" if event.event == "lost" else ""))
 
     def admit(self, record: Any) -> None:
         self.done.append("admit")
@@ -346,10 +360,17 @@ async def test_an_episode_that_keeps_losing_its_worker_fails_after_the_bound_and
     with pytest.raises(RuntimeError, match=f"lost its worker {MAX_WORKER_LOSSES + 1} times"):
         await executor.run(bundle, task, episode, 0.0)  # type: ignore[arg-type]
     assert [a.calls for a in actors] == [1] * (MAX_WORKER_LOSSES + 1)  # each try on a live (new) worker
-    assert bundle.done == [f"start {episode.episode_id}", f"set apart {episode.episode_id}"] * MAX_WORKER_LOSSES + [
-        f"start {episode.episode_id}"]  # never admitted; the last attempt stays for a resume to set apart
-    assert [line.split(": episode")[0] for line in lines] == [
+    name = "worker {} (h, node nnnnnnnnnnnn, pid {})".format
+    assert bundle.done == [
+        line for n in range(MAX_WORKER_LOSSES) for line in (
+            f"start {episode.episode_id}", f"set apart {episode.episode_id}",
+            f"lost {name(n, 100 + n)} (ActorDiedError)", f"replaced {name(n + 1, 101 + n)}")
+    ] + [f"start {episode.episode_id}", f"lost {name(MAX_WORKER_LOSSES, 100 + MAX_WORKER_LOSSES)} (ActorDiedError)"]
+    # never admitted; the last attempt stays for a resume to set apart, and no worker replaces the last loss
+    assert [line.split(": episode")[0] for line in lines if " lost (" in line] == [
         f"ray: worker {n} lost (ActorDiedError, pid {100 + n})" for n in range(MAX_WORKER_LOSSES)]
+    assert [line for line in lines if " ready, in place of " in line] == [
+        f"ray: {name(n + 1, 101 + n)} ready, in place of worker {n}" for n in range(MAX_WORKER_LOSSES)]
     assert executor.replaced == MAX_WORKER_LOSSES
 
 
@@ -455,3 +476,81 @@ async def test_a_ray_worker_running_other_code_is_refused_by_name_before_it_runs
     assert "worker 0 (" in str(refused.value) and "verifier" in str(refused.value), refused.value
     assert "sites" not in str(refused.value)
     assert not ray.is_initialized()  # the Ray instance it started is shut down again
+
+
+class Reached(Exception):
+    """What a live fake worker raises: the episode reached it."""
+
+
+class LiveActor:
+    """A fake actor whose `run` says the episode reached it."""
+
+    def __init__(self) -> None:
+        self.run = self
+        self.calls = 0
+
+    async def remote(self, *_: Any) -> None:
+        self.calls += 1
+        raise Reached()
+
+
+def _fake_executor(tmp_path: Path) -> tuple[RayExecutor, Any, Any, list[str]]:
+    planned = plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), tmp_path / "run")
+    setup = WorkerSetup(config=planned.config, tasks=planned.tasks, extra_steps=None, base_url="", api_key="",
+                        bounds=None, token_scale=1.0, trace=False)
+    lines: list[str] = []
+    episode = planned.config.episodes[0]
+    return RayExecutor(setup, workers=2, progress=lines.append), episode, next(
+        t for t in planned.tasks if t.id == episode.task_id), lines
+
+
+def _hello(index: int) -> WorkerHello:
+    return WorkerHello(index=index, host="h", node="n" * 40, pid=100 + index, identity=identity({}))
+
+
+async def test_an_episode_whose_worker_is_lost_runs_again_on_an_idle_worker_without_waiting_for_the_replacement(
+        tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from computerops.runs.ray_executor import _Worker
+    executor, episode, task, lines = _fake_executor(tmp_path)
+    started = asyncio.Event()
+    never = asyncio.Event()
+
+    async def slow_replacement() -> _Worker:  # waits for a CPU that never frees
+        started.set()
+        await never.wait()
+        raise AssertionError("unreachable")
+
+    executor._replacement = slow_replacement  # type: ignore[method-assign]
+    live = LiveActor()
+    executor._idle.put_nowait(_Worker(DyingActor(), _hello(0)))
+    executor._idle.put_nowait(_Worker(live, _hello(1)))
+    bundle = Bundle()
+    with pytest.raises(Reached):
+        await asyncio.wait_for(executor.run(bundle, task, episode, 0.0), 10)  # type: ignore[arg-type]
+    assert live.calls == 1 and started.is_set() and len(executor._replacing) == 1  # the replacement still starting
+    assert any(line.endswith(f"episode {episode.episode_id} run again on worker 1") for line in lines), lines
+    await executor.stop_replacing()  # the run's end: cancelled, nothing logged after it
+    assert executor._replacing == set()
+    assert [line.split(" (")[0] for line in bundle.done] == [f"start {episode.episode_id}",
+                                                             f"set apart {episode.episode_id}", "lost worker 0",
+                                                             f"start {episode.episode_id}"]
+
+
+async def test_a_replacement_that_cannot_start_stops_the_run_at_the_next_hand_out(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from computerops.runs.ray_executor import _Worker
+    executor, episode, task, _ = _fake_executor(tmp_path)
+
+    async def failing_replacement() -> _Worker:
+        raise RuntimeError("worker 2, in place of a lost one, did not start within 1 s: no node has a free CPU")
+
+    executor._replacement = failing_replacement  # type: ignore[method-assign]
+    executor._idle.put_nowait(_Worker(DyingActor(), _hello(0)))
+    bundle = Bundle()
+    with pytest.raises(RuntimeError, match=r"worker 0 \(h, node n{12}, pid 100\) lost \(ActorDiedError\) on episode "
+                                           r".* and no worker replaced it: worker 2, in place of a lost one, did not"):
+        await asyncio.wait_for(executor.run(bundle, task, episode, 0.0), 10)  # type: ignore[arg-type]
+    assert bundle.done[-1] == "replacement_failed replacement of worker 0"
+    with pytest.raises(RuntimeError, match="no worker replaced it"):  # every later hand-out too
+        await asyncio.wait_for(executor.run(bundle, task, episode, 0.0), 10)  # type: ignore[arg-type]

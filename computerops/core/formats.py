@@ -34,6 +34,7 @@ VERDICT: Final = "computerops.verdict/1"
 STARTED: Final = "computerops.started/1"
 ADMITTED: Final = "computerops.admitted/1"
 RESUME: Final = "computerops.resume/1"
+WORKER_EVENT: Final = "computerops.worker_event/1"
 VERIFICATION: Final = "computerops.verification/1"
 JOB: Final = "computerops.job/1"
 

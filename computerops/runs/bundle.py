@@ -26,6 +26,7 @@ from computerops.runs.records import (
     ResumeEntry,
     RunManifest,
     StartedEpisode,
+    WorkerEvent,
 )
 from replays import Receipt, RecordedEpisode
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
@@ -46,6 +47,8 @@ episodes.jsonl no longer holds means the file lost a finished episode after the 
 INTERRUPTED = "interrupted"
 """Partial evidence of interrupted episodes, kept apart and never counted: interrupted/<id>/attempt-N/."""
 RESUMES = "resumes.jsonl"
+WORKER_EVENTS = "workers.jsonl"
+"""A Ray run's workers lost and replaced after its start (`WorkerEvent`), appended and fsync'd as they happen."""
 SUMMARY = "summary.json"
 """The run's report as computed when the run ended; `computerops verify` recomputes it from raw evidence."""
 CHECKSUMS = "checksums.sha256"
@@ -420,6 +423,22 @@ class RunDirectory:
     def log_resume(self, entry: ResumeEntry) -> None:
         """Append one resume to resumes.jsonl, fsync'd."""
         _append_line(self.root / RESUMES, entry.model_dump_json(), self._admit_lock)
+
+    def log_worker_event(self, event: WorkerEvent) -> None:
+        """Append one worker event to workers.jsonl, fsync'd."""
+        _append_line(self.root / WORKER_EVENTS, event.model_dump_json(), self._admit_lock)
+
+    def worker_events(self) -> list[WorkerEvent]:
+        path = self.root / WORKER_EVENTS
+        if not path.is_file():
+            return []
+        events = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            try:
+                events += [WorkerEvent.model_validate_json(line)] if line else []
+            except ValueError as exc:
+                raise BundleError(f"{path}:{number}: not a valid worker event: {exc}") from exc
+        return events
 
     def resumes(self) -> list[ResumeEntry]:
         path = self.root / RESUMES

@@ -17,8 +17,10 @@ imported only here, and only when a run asks for it: the package imports without
 
 A worker lost mid-episode (its process killed, its node gone: Ray raises a RayActorError or WorkerCrashedError on the
 pending call) returned nothing, so nothing of the episode was admitted: the driver sets the partial attempt apart
-(interrupted/<id>/attempt-N/, as a resume does), starts a replacement worker (the same setup and the same code check)
-and runs the episode again, at most MAX_WORKER_LOSSES times per episode; then the episode fails as any other.
+(interrupted/<id>/attempt-N/, as a resume does), logs the loss with Ray's cause in workers.jsonl (`WorkerEvent`),
+starts a replacement worker in the background (the same setup and the same code check; logged when it has started or
+could not) and runs the episode again on the next free worker, at most MAX_WORKER_LOSSES times per episode; then the
+episode fails as any other. A replacement that cannot start stops the run at the next hand-out.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime as dt
 import os
 import shutil
 import socket
@@ -40,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
 from computerops.runs.provenance import CHECKOUT_ROOT, code_hashes, versions
-from computerops.runs.records import EpisodeRecord
+from computerops.runs.records import EpisodeRecord, WorkerEvent
 
 if TYPE_CHECKING:
     from adapter.transcript import Bounds
@@ -197,6 +200,16 @@ def unreachable_cluster(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> s
                 f"--port {port}`, or drop --ray-address to start a local Ray instance")
 
 
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _cause(error: BaseException) -> str:
+    """Ray's error as a worker event keeps it: its class and the first line of its message."""
+    first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    return f"{type(error).__name__}: {first[:300]}" if first else type(error).__name__
+
+
 def default_workers(cluster_cpus: float, planned: int) -> int:
     """Workers when `--workers` is not given: one per CPUS_PER_WORKER of the cluster's CPUs, at most one per planned
     episode, at least one."""
@@ -316,7 +329,9 @@ class RayExecutor:
         self.replaced = 0
         self._started: list[_Worker] = []  # every worker that said hello, lost ones included
         self._actors: list[Any] = []  # every actor asked for, started or not (all are killed at the end)
-        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._idle: asyncio.Queue[_Worker | None] = asyncio.Queue()  # None: a replacement failed (`_failure`)
+        self._failure: RuntimeError | None = None
+        self._replacing: set[asyncio.Future[None]] = set()  # replacements starting in the background
         self._started_ray = False
         self._actor_class: Any = None
 
@@ -369,7 +384,8 @@ class RayExecutor:
             raise WorkerRefused("; ".join(refusals))
         self.names = [w.hello.name for w in self._started]
         self.nodes = list(dict.fromkeys(w.hello.node_name for w in self._started))
-        chromiums: list[str] = [await w.actor.start.remote(self.setup) for w in self._started]
+        # Together: each worker's start (a sites server, Chromium) takes seconds, and they share nothing.
+        chromiums: list[str] = list(await asyncio.gather(*(w.actor.start.remote(self.setup) for w in self._started)))
         if len(set(chromiums)) > 1:
             raise WorkerRefused("the workers run different Chromium builds: " + "; ".join(
                 f"{name}: {c}" for name, c in zip(self.names, chromiums, strict=True)))
@@ -426,6 +442,39 @@ class RayExecutor:
         self.replaced += 1
         return worker
 
+    def _replace(self, bundle: RunDirectory, lost: WorkerHello, episode_id: str, loss: str) -> None:
+        """Start a replacement for `lost` in the background (an episode waits for the next free worker, not for it):
+        once it has started it joins the idle workers; if it cannot start, every later hand-out raises and the run
+        stops (`run --resume` continues it). Both are logged in workers.jsonl."""
+        async def replace() -> None:
+            try:
+                worker = await self._replacement()
+            except Exception as error:  # named with the loss it followed
+                bundle.log_worker_event(WorkerEvent(
+                    at=_now(), event="replacement_failed", worker=f"replacement of worker {lost.index}",
+                    cause=str(error), in_place_of=lost.name))
+                self._failure = RuntimeError(f"{lost.name} lost ({loss}) on episode {episode_id}, and no worker "
+                                             f"replaced it: {error}")
+                self._idle.put_nowait(None)
+                return
+            bundle.log_worker_event(WorkerEvent(at=_now(), event="replaced", worker=worker.hello.name,
+                                                in_place_of=lost.name))
+            self.progress(f"ray: {worker.hello.name} ready, in place of worker {lost.index}")
+            self._idle.put_nowait(worker)
+
+        task = asyncio.ensure_future(replace())
+        self._replacing.add(task)
+        task.add_done_callback(self._replacing.discard)
+
+    async def _next_idle(self) -> _Worker:
+        """The next free worker; raises once a replacement could not start (for every caller: the run stops)."""
+        worker = await self._idle.get()
+        if worker is None:
+            self._idle.put_nowait(None)
+            assert self._failure is not None
+            raise self._failure
+        return worker
+
     async def run(self, bundle: RunDirectory, task: LoadedTask, planned: PlannedEpisode,
                   wall_zero: float) -> EpisodeRecord:
         """Run one episode on the next free worker, write its evidence into `bundle`, check it against its record and
@@ -433,7 +482,7 @@ class RayExecutor:
         attempt set apart, runs again on the next free worker (at most MAX_WORKER_LOSSES times)."""
         from ray.exceptions import RayActorError, WorkerCrashedError
         losses = 0
-        worker = await self._idle.get()
+        worker = await self._next_idle()
         while True:
             bundle.start_episode(planned)
             try:
@@ -444,19 +493,19 @@ class RayExecutor:
                 # A lost node's worker is reported ActorUnavailableError ("may be available later"): ended here, so
                 # one only cut off from the driver runs the episode no further, nor holds a CPU its replacement needs.
                 self._withdraw(worker.actor)
-                if losses > MAX_WORKER_LOSSES:
+                final = losses > MAX_WORKER_LOSSES
+                attempt = None if final else bundle.set_apart(planned.episode_id).relative_to(bundle.root).as_posix()
+                bundle.log_worker_event(WorkerEvent(
+                    at=_now(), event="lost", worker=lost.name, cause=_cause(exc), episode_id=planned.episode_id,
+                    set_apart=attempt))
+                if final:
                     raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}): episode {planned.episode_id} lost "
                                        f"its worker {losses} times, and runs no more") from exc
-                bundle.set_apart(planned.episode_id)
-                try:
-                    self._idle.put_nowait(await self._replacement())
-                except Exception as error:  # named with the loss it followed, which the progress has not said yet
-                    raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}) on episode {planned.episode_id}, "
-                                       f"and no worker replaced it: {error}") from error
-                worker = await self._idle.get()
+                self._replace(bundle, lost, planned.episode_id, type(exc).__name__)
+                # The next free worker, not necessarily the replacement: one that is idle takes the episode at once.
+                worker = await self._next_idle()
                 self.progress(f"ray: worker {lost.index} lost ({type(exc).__name__}, pid {lost.pid}): episode "
-                              f"{planned.episode_id} run again on worker {worker.hello.index} "
-                              f"({self.replaced} workers replaced)")
+                              f"{planned.episode_id} run again on worker {worker.hello.index}")
                 continue
             except BaseException:
                 self._idle.put_nowait(worker)
@@ -475,8 +524,17 @@ class RayExecutor:
         bundle.admit(record)
         return record
 
+    async def stop_replacing(self) -> None:
+        """Cancel the replacements still starting (the run has ended: they are no longer needed, and nothing is logged
+        after the run is sealed); their actors are killed with the rest at the exit."""
+        for pending in list(self._replacing):
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+
     async def _stop(self) -> None:
         import ray
+        await self.stop_replacing()
         for w in self._started:
             with contextlib.suppress(Exception):  # a worker already gone has nothing left to close
                 await asyncio.wait_for(w.actor.stop.remote(), STOP_S)

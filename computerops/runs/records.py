@@ -223,6 +223,29 @@ class ResumeEntry(Versioned):
     """What the endpoint said about itself at this resume (the manifest keeps the first observation)."""
 
 
+class WorkerEvent(Versioned):
+    """One event of a Ray run's workers after its start (the manifest names the workers it started with): a worker
+    lost, with the cause Ray gave and where its episode's partial attempt went; a replacement started in its place,
+    or one that could not be. One line of workers.jsonl."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.worker_event/1"] = formats.WORKER_EVENT
+
+    at: str
+    event: Literal["lost", "replaced", "replacement_failed"]
+    worker: str
+    """The worker as it named itself (actor index, host, node id, pid); for `replacement_failed`, `replacement of
+    worker N` (the cause names the actor that did not start)."""
+    cause: str | None = None
+    """`lost`: Ray's error (its class and first line); `replacement_failed`: why the replacement did not start."""
+    episode_id: str | None = None
+    """`lost`: the episode it was running, run again on the next free worker."""
+    set_apart: str | None = None
+    """`lost`: where that episode's partial attempt went (interrupted/<id>/attempt-N)."""
+    in_place_of: str | None = None
+    """`replaced` and `replacement_failed`: the lost worker."""
+
+
 class Completeness(BaseModel):
     """How much of a run's plan has an agent outcome: planned, admitted, what is missing and why."""
 

@@ -409,4 +409,6 @@ async def execute_run(
         try:
             return await _run_plan(config, bundle, run_one, tasks, slots, progress, admitted)
         finally:  # also when the run stopped early: what was admitted is sealed as it stands
+            if executor.executor == "ray":  # nothing of the run's is written after its seal
+                await pool.stop_replacing()
             bundle.seal(summarize(bundle.manifest(), bundle.records()), analyses(bundle) if analyses else None)
