@@ -199,6 +199,17 @@ def test_a_worker_killed_mid_episode_is_replaced_and_its_episode_runs_again_once
     print(f"run with a worker killed: {took:.1f} s")
 
 
+def _in_group(pgid: int) -> list[str]:
+    """The live processes of process group `pgid` (not zombies), as `pid name`."""
+    import psutil
+    left = []
+    for process in psutil.process_iter(["pid", "name", "status"]):
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
+                left.append(f"{process.pid} {process.info['name']}")
+    return left
+
+
 def admitted_and_in_flight(out: Path) -> tuple[list[str], list[str]]:
     """The episodes a run has admitted (its episodes.jsonl's lines) and those started but not admitted."""
     lines = (out / "episodes.jsonl").read_text().splitlines() if (out / "episodes.jsonl").is_file() else []
@@ -233,8 +244,14 @@ def test_a_ray_run_whose_driver_is_killed_resumes_on_ray_with_nothing_lost_or_tw
             time.sleep(0.05)
         assert driver.poll() is None, "the driver finished before it could be killed mid-run"
         assert admitted and in_flight, "no episode admitted with another in flight within 180 s"
-        driver.kill()  # SIGKILL: no cleanup of its own, its Ray instance's processes share its fate
+        driver.kill()  # SIGKILL: no cleanup of its own; its Ray instance's processes end with it
         driver.wait(timeout=30)
+        # The raylet's own children (its runtime-env and dashboard agents, the workers, their Chromiums) outlived the
+        # driver until its reaper (computerops/runs/ray_reaper.py) ended them on its lifeline's cut.
+        deadline = time.monotonic() + 30
+        while (left := _in_group(driver.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert left == [], f"processes of the killed driver's Ray instance outlived it: {left}"
     finally:
         with contextlib.suppress(ProcessLookupError):  # what of its Ray instance outlives it (its agents)
             os.killpg(driver.pid, signal.SIGKILL)

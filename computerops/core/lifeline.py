@@ -47,10 +47,25 @@ class Lifeline:
                 os.close(fd)
 
 
-def _end_when_cut(fd: int) -> None:
+def lifeline_fd(environ: Mapping[str, str] | None = None) -> int | None:
+    """The lifeline this process was given (checked open), or None."""
+    given = (os.environ if environ is None else environ).get(LIFELINE_VARIABLE)
+    if given is None:
+        return None
+    fd = int(given)
+    os.fstat(fd)  # a number that is no open descriptor is refused here, not silently never watched
+    return fd
+
+
+def wait_for_cut(fd: int) -> None:
+    """Block until the parent's end of the lifeline closes (the parent ended, or let this process go)."""
     with contextlib.suppress(OSError):
         while os.read(fd, 1):  # the parent never writes; a byte is ignored, EOF (b"") is the cut
             pass
+
+
+def _end_when_cut(fd: int) -> None:
+    wait_for_cut(fd)
     if os.getpgrp() == os.getpid():
         os.killpg(os.getpgrp(), signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)
@@ -59,10 +74,8 @@ def _end_when_cut(fd: int) -> None:
 def hold_lifeline(environ: Mapping[str, str] | None = None) -> bool:
     """In the child: end this process (and the group it leads) when the parent's end of the lifeline closes. False
     where no lifeline was passed (a harness started by hand)."""
-    given = (os.environ if environ is None else environ).get(LIFELINE_VARIABLE)
-    if given is None:
+    fd = lifeline_fd(environ)
+    if fd is None:
         return False
-    fd = int(given)
-    os.fstat(fd)  # a number that is no open descriptor is refused here, not silently never watched
     threading.Thread(target=_end_when_cut, args=(fd,), name="lifeline", daemon=True).start()
     return True

@@ -32,6 +32,8 @@ import datetime as dt
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -41,6 +43,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from computerops.core.lifeline import Lifeline
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
 from computerops.runs.provenance import CHECKOUT_ROOT, code_hashes, versions
 from computerops.runs.records import EpisodeRecord, WorkerEvent
@@ -200,6 +203,22 @@ def unreachable_cluster(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> s
                 f"--port {port}`, or drop --ray-address to start a local Ray instance")
 
 
+def _start_reaper(session: str) -> tuple[Lifeline, subprocess.Popen[bytes]]:
+    """The process that ends the local Ray instance `session` with this driver, however it ends
+    (computerops/runs/ray_reaper.py), on this process's lifeline."""
+    lifeline = Lifeline()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "computerops.runs.ray_reaper", session], start_new_session=True,
+            pass_fds=lifeline.pass_fds, env={**os.environ, **lifeline.env()}, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL)
+    except BaseException:
+        lifeline.release()
+        raise
+    lifeline.started()
+    return lifeline, process
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
@@ -333,6 +352,7 @@ class RayExecutor:
         self._failure: RuntimeError | None = None
         self._replacing: set[asyncio.Future[None]] = set()  # replacements starting in the background
         self._started_ray = False
+        self._reaper: tuple[Lifeline, subprocess.Popen[bytes]] | None = None  # with a local Ray instance of its own
         self._actor_class: Any = None
 
     async def __aenter__(self) -> RayExecutor:
@@ -355,6 +375,8 @@ class RayExecutor:
                 # (ray.init() alone joins the latest one started here, or RAY_ADDRESS's, even one since gone).
                 ray.init(address="local", include_dashboard=False, log_to_driver=False,
                          runtime_env={"env_vars": {"PYTHONPATH": path}} if path else None)
+                self._started_ray = True
+                self._reaper = _start_reaper(ray.get_runtime_context().get_session_name())
             else:
                 if (unreachable := unreachable_cluster(self.address)) is not None:
                     raise WorkerRefused(unreachable)
@@ -545,6 +567,12 @@ class RayExecutor:
         if self._started_ray:
             ray.shutdown()
             self._started_ray = False
+        if self._reaper is not None:  # let it go: it ends what the shutdown left (nothing, as a rule) and exits
+            lifeline, process = self._reaper
+            self._reaper = None
+            lifeline.release()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                await asyncio.to_thread(process.wait, STOP_S)
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         traceback: TracebackType | None) -> None:
