@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import psutil
 
@@ -32,6 +33,24 @@ def _ray_like(session: str) -> tuple[subprocess.Popen[str], int]:
     return process, int(process.stdout.readline())
 
 
+# A stand-in for a renamed Ray process (`ray::RuntimeEnvAgent`): its command line does not name the session; its
+# output goes to a log file under the session's directory.
+RENAMED = textwrap.dedent("""
+    import sys, time
+    log = open(sys.argv[1], "a")
+    print("ready", flush=True)
+    time.sleep(300)
+""")
+
+
+def _renamed(logs: Path) -> subprocess.Popen[str]:
+    logs.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen([sys.executable, "-c", RENAMED, str(logs / "runtime_env_agent.log")],
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    return process
+
+
 def _gone(pids: list[int], within: float) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -46,18 +65,21 @@ def _gone(pids: list[int], within: float) -> bool:
     return False
 
 
-def test_reap_ends_the_sessions_processes_and_their_descendants_only() -> None:
+def test_reap_ends_the_sessions_processes_and_their_descendants_only(tmp_path: Path) -> None:
     ours, child = _ray_like(SESSION)
+    agent = _renamed(tmp_path / "ray" / SESSION / "logs")
     other, other_child = _ray_like(SESSION.replace("4242", "4243"))  # another session, another instance
+    other_agent = _renamed(tmp_path / "ray" / SESSION.replace("4242", "4243") / "logs")
     try:
-        assert {p.pid for p in session_processes(SESSION, besides=0)} == {ours.pid, child}
-        assert reap(SESSION, besides=0) == 2
+        assert {p.pid for p in session_processes(SESSION, besides=set())} == {ours.pid, child, agent.pid}
+        assert reap(SESSION, besides=set()) == 3
         ours.wait(timeout=10)
+        agent.wait(timeout=10)
         assert _gone([child], 10)
-        assert other.poll() is None and psutil.Process(other_child).is_running()
-        assert reap(SESSION, besides=0) == 0  # nothing left: a second reap ends nothing
+        assert other.poll() is None and other_agent.poll() is None and psutil.Process(other_child).is_running()
+        assert reap(SESSION, besides=set()) == 0  # nothing left: a second reap ends nothing
     finally:
-        for process in (ours, other):
+        for process in (ours, other, agent, other_agent):
             process.kill()
             process.wait()
         for pid in (child, other_child):
@@ -66,14 +88,15 @@ def test_reap_ends_the_sessions_processes_and_their_descendants_only() -> None:
 
 
 def test_the_reaper_waits_for_its_lifeline_and_refuses_to_run_without_one() -> None:
-    assert main(["not-a-session"]) == 2
-    assert main([SESSION]) == 2  # no COMPUTEROPS_LIFELINE_FD: it would wait for nothing
+    assert main(["not-a-session", "1"]) == 2 and main([SESSION]) == 2
+    assert main([SESSION, "1"]) == 2  # no COMPUTEROPS_LIFELINE_FD: it would wait for nothing
     # A driver stand-in starts the reaper on a lifeline, then is SIGKILLed: the reaper ends the session and exits.
     driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import os, subprocess, sys, time
         from computerops.core.lifeline import Lifeline
         lifeline = Lifeline()
-        reaper = subprocess.Popen([sys.executable, "-m", "computerops.runs.ray_reaper", {SESSION!r}],
+        reaper = subprocess.Popen([sys.executable, "-m", "computerops.runs.ray_reaper", {SESSION!r},
+                                   str(os.getpid())],
                                   start_new_session=True, pass_fds=lifeline.pass_fds, env={{**os.environ,
                                   **lifeline.env()}})
         lifeline.started()
@@ -95,3 +118,23 @@ def test_the_reaper_waits_for_its_lifeline_and_refuses_to_run_without_one() -> N
         ours.wait()
         with contextlib.suppress(psutil.Error):
             psutil.Process(child).kill()
+
+
+def test_a_driver_that_lets_its_reaper_go_is_never_ended_by_it(tmp_path: Path) -> None:
+    """After a clean `ray.shutdown()` the driver still holds the session's driver log open: the reaper, let go,
+    ends the rest of the session but never its driver (a test's pytest process is a driver)."""
+    logs = tmp_path / "ray" / SESSION / "logs"
+    logs.mkdir(parents=True)
+    driver = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        import os, subprocess, sys
+        from computerops.core.lifeline import Lifeline
+        held = open({str(logs / "python-core-driver.log")!r}, "a")
+        lifeline = Lifeline()
+        reaper = subprocess.Popen([sys.executable, "-m", "computerops.runs.ray_reaper", {SESSION!r},
+                                   str(os.getpid())], start_new_session=True, pass_fds=lifeline.pass_fds,
+                                  env={{**os.environ, **lifeline.env()}})
+        lifeline.started()
+        lifeline.release()
+        print("reaper exit", reaper.wait(timeout=30), flush=True)
+    """)], capture_output=True, text=True, timeout=60)
+    assert driver.returncode == 0 and driver.stdout.strip() == "reaper exit 0", (driver.stdout, driver.stderr)

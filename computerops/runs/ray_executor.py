@@ -209,7 +209,7 @@ def _start_reaper(session: str) -> tuple[Lifeline, subprocess.Popen[bytes]]:
     lifeline = Lifeline()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "computerops.runs.ray_reaper", session], start_new_session=True,
+            [sys.executable, "-m", "computerops.runs.ray_reaper", session, str(os.getpid())], start_new_session=True,
             pass_fds=lifeline.pass_fds, env={**os.environ, **lifeline.env()}, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL)
     except BaseException:
