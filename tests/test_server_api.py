@@ -586,12 +586,14 @@ def test_options_names_the_methods_and_an_unknown_path_answers_in_its_own_kind(
         client: tuple[TestClient, ServerState]) -> None:
     c, _ = client
     asked = c.options("/api/runs")
-    assert (asked.status_code, asked.headers["allow"]) == (204, "GET, OPTIONS, POST")
+    assert (asked.status_code, asked.headers["allow"]) == (204, "GET, HEAD, OPTIONS, POST")
     assert c.options(f"/api/runs/{RUN}/cancel").headers["allow"] == "OPTIONS, POST"
     assert c.options("/api/no-such-route").status_code == 404
     wrong = c.delete("/api/runs")
-    assert (wrong.status_code, wrong.headers["allow"]) == (405, "GET, OPTIONS, POST")
-    assert wrong.json()["detail"] == "DELETE is not allowed here (allowed: GET, OPTIONS, POST)"
+    assert (wrong.status_code, wrong.headers["allow"]) == (405, "GET, HEAD, OPTIONS, POST")
+    assert wrong.json()["detail"] == "DELETE is not allowed here (allowed: GET, HEAD, OPTIONS, POST)"
+    head = c.head(f"/api/runs/{RUN}/cancel")  # no GET there: no HEAD either
+    assert (head.status_code, head.headers["allow"]) == (405, "OPTIONS, POST")
     api_path = c.get("/api/no-such-route")
     assert api_path.status_code == 404 and api_path.headers["content-type"].startswith("application/json")
     page = c.get("/no-such-page")
@@ -628,12 +630,38 @@ def test_options_and_a_wrong_method_name_exactly_each_paths_methods(client: tupl
     assert len(by_template) > 20
     for template, methods in by_template.items():
         path = re.sub(r"\{[^}]+\}", "zz-filled", template)
-        expected = ", ".join(sorted(methods | {"OPTIONS"}))
+        expected = ", ".join(sorted(methods | {"OPTIONS"} | ({"HEAD"} if "GET" in methods else set())))
         asked = c.options(path)
         assert (asked.status_code, asked.headers.get("allow")) == (204, expected), template
         wrong = next(m for m in ("PATCH", "PUT", "DELETE") if m not in methods)
         refused = c.request(wrong, path)
         assert (refused.status_code, refused.headers.get("allow")) == (405, expected), template
+
+
+def test_head_answers_as_get_without_a_body_on_every_get_route(client: tuple[TestClient, ServerState]) -> None:
+    """Generated over every GET route (pages and API), its parameters filled with the fixture run's names where it
+    has them: HEAD answers the GET's status and headers (its Content-Length included) and no body. A stream (a run's
+    events) answers its headers and ends."""
+    import re
+    c, _ = client
+    episode = "001-helpdesk.solve-ticket@1--oracle"
+    filled = {"run_id": RUN, "episode_id": episode, "name": RUN}
+    templates = sorted({route.path for route in [*api_router.routes, *pages_router.routes]
+                        if isinstance(route, APIRoute) and "GET" in (route.methods or set())})
+    assert len(templates) > 15
+    answered = set()
+    for template in templates:
+        path = re.sub(r"\{([^}:]+)(:[^}]*)?\}", lambda m: filled.get(m[1], "zz-filled"), template)
+        got, head = c.get(path), c.head(path)
+        assert head.status_code == got.status_code, template
+        assert head.content == b"", template
+        for header in ("content-type", "content-length"):
+            if header in got.headers and not got.headers.get("content-type", "").startswith("text/event-stream"):
+                assert head.headers.get(header) == got.headers[header], (template, header)
+        answered.add(got.status_code)
+    assert 200 in answered
+    events = c.head(f"/api/runs/{RUN}/events")
+    assert events.status_code == 200 and events.headers["content-type"].startswith("text/event-stream")
 
 
 def test_every_api_route_is_tested() -> None:

@@ -12,12 +12,12 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
-from starlette.routing import Match
 from starlette.types import Scope
 
 from computerops.core.problems import problems_of
 from computerops.server import api, pages
 from computerops.server.auth import TokenRequired
+from computerops.server.head import HeadAsGet, serves
 from computerops.server.origin import SameOrigin
 from computerops.server.settings import ServerSettings, is_loopback
 from computerops.server.state import ServerState
@@ -52,7 +52,8 @@ def create_server_app(settings: ServerSettings, state: ServerState | None = None
     app.openapi = openapi  # type: ignore[method-assign]
     if settings.token is not None:
         app.add_middleware(TokenRequired, token=settings.token)
-    app.add_middleware(SameOrigin, loopback=is_loopback(settings.host))  # outermost: before the token is looked at
+    app.add_middleware(SameOrigin, loopback=is_loopback(settings.host))  # before the token is looked at
+    app.add_middleware(HeadAsGet, routes=lambda: app.router.routes)  # outermost: a HEAD is guarded as its GET
     app.include_router(api.router)
     app.include_router(pages.router)
 
@@ -87,10 +88,9 @@ def create_server_app(settings: ServerSettings, state: ServerState | None = None
 
 
 def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
-    """The methods some route takes at the request's path, with OPTIONS, sorted."""
-    methods = {"OPTIONS"}
-    for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"):
-        asked = {**scope, "method": method}
-        if any(route.matches(asked)[0] == Match.FULL for route in app.router.routes):
-            methods.add(method)
+    """The methods some route takes at the request's path, with OPTIONS, and HEAD where GET is (head.py), sorted."""
+    methods = {"OPTIONS"} | {m for m in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+                             if serves(app.router.routes, scope, m)}
+    if "GET" in methods:
+        methods.add("HEAD")
     return sorted(methods)
