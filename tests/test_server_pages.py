@@ -284,3 +284,33 @@ async def test_a_live_run_updates_the_pages_in_place_and_keeps_what_the_operator
         await context.close()
         await run_context.close()
     wait_for_end(server.origin, LIVE_RUN)
+
+
+FOCUSED_RUN = "watched-focused"
+
+
+async def test_a_region_holding_the_focus_when_the_run_ends_is_refreshed_once_the_focus_leaves(
+        browser: Browser, launched: Launched) -> None:
+    """The operator tabbed to a link in the runs table while a run went on: the table is not replaced under the focus,
+    and when the focus leaves it the table is refreshed (the run's end, not the table as the focus found it)."""
+    from tasks import load_catalog
+    seeds = load_catalog().templates["helpdesk.solve-ticket"].seeds[:6]  # long enough to focus the row while it runs
+    tasks = ",".join(f"helpdesk.solve-ticket@{seed}" for seed in seeds)
+    server = launched.server
+    response = httpx.post(f"{server.origin}/api/runs", timeout=30,
+                          json={"run_id": FOCUSED_RUN, "tasks": tasks, "endpoint": "scripted:oracle"})
+    assert response.status_code == 202, response.text
+    context, page = await new_page(browser)
+    try:
+        await page.goto(f"{server.origin}/")
+        row = page.locator(f'#runs tr[data-run="{FOCUSED_RUN}"]')
+        await row.locator("a").first.focus()
+        assert await row.locator("td").nth(1).inner_text() != "complete", "the run ended before the test focused it"
+        wait_for_end(server.origin, FOCUSED_RUN)
+        await page.wait_for_timeout(3000)  # the end's refresh came (at most one copy every 2 s) and left the table
+        assert await row.locator("td").nth(1).inner_text() != "complete"
+        await page.focus("#model")  # the focus leaves the table
+        await expect(row.locator("td").nth(1)).to_have_text("complete", timeout=WAIT_MS)
+        assert await row.locator(".count").inner_text() == f"{len(seeds)}/{len(seeds)}"
+    finally:
+        await context.close()
