@@ -279,6 +279,19 @@ def _append_line(path: Path, line: str, lock: threading.Lock) -> None:
         os.fsync(handle.fileno())
 
 
+def _read_lines(path: Path, model: type[M], what: str) -> list[M]:
+    """Each line of an append-only JSON-lines log as `model` (none where the file is absent)."""
+    if not path.is_file():
+        return []
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            entries += [model.model_validate_json(line)] if line else []
+        except ValueError as exc:
+            raise BundleError(f"{path}:{number}: not a valid {what}: {exc}") from exc
+    return entries
+
+
 class RunDirectory:
     """One run's evidence bundle on disk."""
 
@@ -429,28 +442,10 @@ class RunDirectory:
         _append_line(self.root / WORKER_EVENTS, event.model_dump_json(), self._admit_lock)
 
     def worker_events(self) -> list[WorkerEvent]:
-        path = self.root / WORKER_EVENTS
-        if not path.is_file():
-            return []
-        events = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            try:
-                events += [WorkerEvent.model_validate_json(line)] if line else []
-            except ValueError as exc:
-                raise BundleError(f"{path}:{number}: not a valid worker event: {exc}") from exc
-        return events
+        return _read_lines(self.root / WORKER_EVENTS, WorkerEvent, "worker event")
 
     def resumes(self) -> list[ResumeEntry]:
-        path = self.root / RESUMES
-        if not path.is_file():
-            return []
-        entries = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            try:
-                entries += [ResumeEntry.model_validate_json(line)] if line else []
-            except ValueError as exc:
-                raise BundleError(f"{path}:{number}: not a valid resume entry: {exc}") from exc
-        return entries
+        return _read_lines(self.root / RESUMES, ResumeEntry, "resume entry")
 
     def files(self) -> list[str]:
         """Every file of the bundle that the checksum list covers, as sorted relative paths."""
