@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -24,7 +25,9 @@ MANIFEST = Path(__file__).parent / "doc_commands.yaml"
 DOCUMENTS = ("README.md", "docs/*.md")
 """Where the commands are read from (globs relative to the repository root)."""
 
-_FENCE = re.compile(r"^```(?P<lang>[A-Za-z0-9_-]*)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[A-Za-z0-9_-]*)[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+                    re.S | re.M)
+"""A fenced block, also one indented inside a list item (its lines then lose that indent)."""
 SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console"})
 
 
@@ -71,7 +74,7 @@ def doc_commands(root: Path = ROOT) -> list[DocCommand]:
     documents = sorted({p for pattern in DOCUMENTS for p in root.glob(pattern)})
     for path in documents:
         text = path.read_text(encoding="utf-8")
-        shell_blocks = [m["body"] for m in _FENCE.finditer(text) if m["lang"] in SHELL_LANGUAGES]
+        shell_blocks = [textwrap.dedent(m["body"]) for m in _FENCE.finditer(text) if m["lang"] in SHELL_LANGUAGES]
         for block, body in enumerate(shell_blocks, 1):
             for unit, command in enumerate(_units(body), 1):
                 found.append(DocCommand(path.relative_to(root).as_posix(), block, unit, command))

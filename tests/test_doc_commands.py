@@ -71,10 +71,12 @@ def test_a_block_is_cut_into_commands_with_their_continuations() -> None:
 def test_every_shell_fence_is_read_and_other_languages_are_not(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "README.md").write_text("```bash\nbash one.sh\n```\n\n```yaml\nkey: value\n```\n", encoding="utf-8")
-    (tmp_path / "docs" / "a.md").write_text("text\n```sh\nsh two\n```\n```console\nthree\n```\n```\nplain\n```\n",
+    (tmp_path / "docs" / "a.md").write_text("text\n```sh\nsh two\n```\n```console\nthree\n```\n```\nplain\n```\n"
+                                            "1. a step\n\n   ```bash\n   four \\\n     --five\n   ```\n",
                                             encoding="utf-8")
     found = [(c.document, c.block, c.unit, c.text) for c in doc_commands(tmp_path)]
-    assert found == [("README.md", 1, 1, "bash one.sh"), ("docs/a.md", 1, 1, "sh two"), ("docs/a.md", 2, 1, "three")]
+    assert found == [("README.md", 1, 1, "bash one.sh"), ("docs/a.md", 1, 1, "sh two"), ("docs/a.md", 2, 1, "three"),
+                     ("docs/a.md", 3, 1, "four \\\n  --five")]
 
 
 # --- the slow tier runs them --------------------------------------------------------------------------------------
