@@ -120,3 +120,22 @@ def test_no_lifeline_passed_is_nothing_to_hold_and_a_closed_descriptor_is_refuse
     lifeline.release()  # twice is once
     with pytest.raises(OSError):
         hold_lifeline({LIFELINE_VARIABLE: str(fd)})
+
+
+def test_releasing_a_lifeline_never_closes_a_descriptor_its_number_now_names() -> None:
+    """`started()` closes this process's read end; a file opened after may get that number; `release()` must not
+    close it (it closed another episode's lifeline or a socket of the run, and a long-running run hung)."""
+    lifeline = Lifeline()
+    [handed] = lifeline.pass_fds
+    lifeline.started()
+    other_read, other_write = os.pipe()  # the lowest free numbers: the read end's number among them
+    try:
+        assert handed in (other_read, other_write)
+        lifeline.release()
+        os.fstat(other_read)
+        os.fstat(other_write)  # both still open
+    finally:
+        os.close(other_read)
+        os.close(other_write)
+    with pytest.raises(RuntimeError, match="handed over"):
+        _ = lifeline.pass_fds

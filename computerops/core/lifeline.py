@@ -28,23 +28,31 @@ class Lifeline:
 
     @property
     def pass_fds(self) -> tuple[int]:
+        if self._read < 0:
+            raise RuntimeError("the lifeline's read end was handed over already")
         return (self._read,)
 
     def env(self) -> dict[str, str]:
-        return {LIFELINE_VARIABLE: str(self._read)}
+        return {LIFELINE_VARIABLE: str(self.pass_fds[0])}
 
     def started(self) -> None:
         """The child has its copy of the read end: this process's copy is closed (never read here)."""
-        with contextlib.suppress(OSError):
-            os.close(self._read)
+        self._close_read()
 
     def release(self) -> None:
+        """Close what this process still holds of the lifeline, each descriptor once: a number closed before may
+        already name another file of this process (another episode's lifeline, a socket)."""
         if self._released:
             return
         self._released = True
-        for fd in (self._read, self._write):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        self._close_read()
+        write, self._write = self._write, -1
+        os.close(write)
+
+    def _close_read(self) -> None:
+        read, self._read = self._read, -1
+        if read >= 0:
+            os.close(read)
 
 
 def lifeline_fd(environ: Mapping[str, str] | None = None) -> int | None:
