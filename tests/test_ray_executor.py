@@ -211,10 +211,11 @@ def _in_group(pgid: int) -> list[str]:
 
 
 def admitted_and_in_flight(out: Path) -> tuple[list[str], list[str]]:
-    """The episodes a run has admitted (its episodes.jsonl's lines) and those started but not admitted."""
+    """The episodes a run has admitted (its episodes.jsonl's lines) and those started but not admitted: an episode
+    directory, as a resume sets apart (one killed between its directory and its started.json counts too)."""
     lines = (out / "episodes.jsonl").read_text().splitlines() if (out / "episodes.jsonl").is_file() else []
     admitted = [json.loads(line)["episode_id"] for line in lines if line.strip()]
-    started = [p.parent.name for p in (out / "episodes").glob("*/started.json")] if (out / "episodes").is_dir() else []
+    started = [p.name for p in (out / "episodes").iterdir() if p.is_dir()] if (out / "episodes").is_dir() else []
     return admitted, sorted(set(started) - set(admitted))
 
 
