@@ -356,25 +356,17 @@ async def test_an_episode_that_keeps_losing_its_worker_fails_after_the_bound_and
         tmp_path: Path) -> None:
     pytest.importorskip("ray")
     from computerops.runs.ray_executor import _Worker
-    planned = plan_run(RunRequest(tasks=TASKS, endpoint=ENDPOINT), tmp_path / "run")
-    setup = WorkerSetup(config=planned.config, tasks=planned.tasks, extra_steps=None, base_url="", api_key="",
-                        bounds=None, token_scale=1.0, trace=False)
-    lines: list[str] = []
-    executor = RayExecutor(setup, workers=1, progress=lines.append)
+    executor, episode, task, lines = _fake_executor(tmp_path)
     actors = [DyingActor()]
 
     async def replacement() -> _Worker:
         actors.append(DyingActor())
         executor.replaced += 1
-        return _Worker(actors[-1], WorkerHello(index=len(actors) - 1, host="h", node="n" * 40, pid=99 + len(actors),
-                                               identity=identity({})))
+        return _Worker(actors[-1], _hello(len(actors) - 1))
 
     executor._replacement = replacement  # type: ignore[method-assign]
-    executor._idle.put_nowait(_Worker(actors[0], WorkerHello(index=0, host="h", node="n" * 40, pid=100,
-                                                             identity=identity({}))))
+    executor._idle.put_nowait(_Worker(actors[0], _hello(0)))
     bundle = Bundle()
-    episode = planned.config.episodes[0]
-    task = next(t for t in planned.tasks if t.id == episode.task_id)
     with pytest.raises(RuntimeError, match=f"lost its worker {MAX_WORKER_LOSSES + 1} times"):
         await executor.run(bundle, task, episode, 0.0)  # type: ignore[arg-type]
     assert [a.calls for a in actors] == [1] * (MAX_WORKER_LOSSES + 1)  # each try on a live (new) worker
