@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from adapter.actions import Done
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript, Step
@@ -27,7 +29,7 @@ from computerops.catalog.mutants import (
     value_perturbations,
 )
 from replays import RecordedEpisode
-from sites.kit.records import JournalEntry, Operation, Shown
+from sites.kit.records import JournalEntry, Operation, Shown, ShownRows
 from tasks.spec import AnswerField, ScriptedStep, TaskSpec, TextCheck
 from verifier import Claim, judge
 from verifier.facts import KnownIds, text_problems
@@ -193,3 +195,55 @@ def test_a_right_answer_is_written_another_way_and_a_wrong_weekday_is_wrong() ->
     room = AnswerField(type="text", description="r", expected="Orchard Room", match="with_qualifiers")
     assert list(answer_variants(room, "Orchard Room")) == [("qualifier", "Orchard Room (as stated)", True)]
     assert list(answer_variants(room.model_copy(update={"match": "exact"}), "Orchard Room")) == []
+
+
+def _shown_op(seq: int, path: str, rows: dict[str, list[int]], method: str = "GET", journal_rows: int = 0) -> Operation:
+    records = [ShownRows(table=table, fields=sorted(FIELDS[table]), key=["id"], rows=[[i] for i in ids])
+               for table, ids in rows.items()]
+    return operation(seq, seq, method, path, journal_rows).model_copy(update={"shown": Shown(records=records)})
+
+
+FIELDS = {"order": {"number", "total_cents", "customer_id"}, "customer": {"grade"}}
+STATE: dict[str, list[dict[str, Any]]] = {
+    "order": [{"id": i, "number": f"O-{i}", "total_cents": 100 * i, "customer_id": 7 if i == 2 else 8}
+              for i in (1, 2, 3)],
+    "customer": [{"id": 7, "grade": "G2"}, {"id": 8, "grade": "G4"}]}
+
+
+def _episode(*ops: Operation, changed: bool = False) -> RecordedEpisode:
+    write = next(op.seq for op in ops if op.method == "POST")
+    journal = [JournalEntry(seq=1, operation=write, logical_time=1, table="order", key={"id": 2},
+                            change="update", before={"id": 2, "total_cents": 200},
+                            after={"id": 2, "total_cents": 250})] if changed else []
+    return RecordedEpisode(episode_id="e", operations=list(ops), journal=journal, final_state=STATE,
+                           verdict=scripted_run().evidence.verdict)
+
+
+def test_a_view_that_hid_only_other_records_is_told_apart_from_one_that_hid_the_named_record() -> None:
+    # The reference: the whole orders list, the customer O-2 points at, then the write to O-2. The instruction names
+    # O-2; the customer is what O-2 points at.
+    claim = Claim(success=True, message="Corrected O-2.")
+    instruction = "Correct the total of order O-2."
+    reference = effect_of(_episode(_shown_op(1, "/orders", {"order": [1, 2, 3]}),
+                                   _shown_op(2, "/customers/7", {"customer": [7]}),
+                                   _shown_op(3, "/orders/O-2", {}, "POST", 1), changed=True),
+                          claim, instruction=instruction)
+    assert {f for f in reference.named if f.startswith("row:order:")} == {
+        f"row:order:[2]:{field}" for field in FIELDS["order"]}
+    assert "row:customer:[7]:grade" in reference.named and "row:customer:[8]:grade" not in reference.named
+
+    def mutant(*ops: Operation, changed: bool = True) -> bool:
+        effect = effect_of(_episode(*ops, changed=changed), claim)
+        assert not effect.covers(reference) or ops[0].path == "/orders"
+        return effect.covers_named(reference)
+
+    write = _shown_op(3, "/orders/O-2", {}, "POST", 1)
+    customer = _shown_op(2, "/customers/7", {"customer": [7]})
+    assert mutant(_shown_op(1, "/orders?status=open", {"order": [2]}), customer, write)  # only others hidden
+    assert not mutant(_shown_op(1, "/orders?status=paid", {"order": [1, 3]}), customer, write)  # O-2 hidden
+    assert not mutant(_shown_op(1, "/orders?status=open", {"order": [2]}), write.model_copy(update={"seq": 2}),
+                      _shown_op(3, "/customers/8", {"customer": [8]}))  # its customer never shown
+    late = [_shown_op(1, "/orders?status=paid", {"order": [1, 3]}), customer.model_copy(update={"seq": 2}),
+            write, _shown_op(4, "/orders", {"order": [1, 2, 3]})]
+    assert not mutant(*late)  # O-2 shown only after the change that rests on it
+    assert not mutant(_shown_op(1, "/orders?status=open", {"order": [2]}), customer, write, changed=False)

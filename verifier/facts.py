@@ -224,6 +224,11 @@ def states_id(text: str, identifier: str, known: KnownIds | None = None) -> bool
     return any(m.value == normalise_id(identifier) for m in _ids(read_text(text), known or KnownIds(kinds={})))
 
 
+def ids_stated(text: str, known: KnownIds) -> frozenset[str]:
+    """Every record the text names (normalised): id-shaped tokens and bare numbers that name a known record."""
+    return frozenset(str(m.value) for m in _ids(read_text(text), known))
+
+
 def ids_like(text: str, identifiers: Iterable[str]) -> list[str]:
     """Every id-shaped token (`AB-123`) of the text that shares a prefix with one of `identifiers`."""
     prefixes = {normalise_id(i).rsplit("-", 1)[0] + "-" for i in identifiers if "-" in i}

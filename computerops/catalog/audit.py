@@ -10,7 +10,10 @@ mutant is judged on the scripted control's own evidence. A mutant's fate:
 - `equivalent`: verified success with the effects of the scripted control (the same final state, the same
   changes made by the same routes, each after at least the same page reads, the same answer; clock times and
   generated ids aside): the site absorbed the difference (it refused a repeated submission, trimmed white
-  space), so no verifier could tell them apart;
+  space), so no verifier could tell them apart; and a `blind-read` or `drop-step` mutant with those effects that
+  was shown every fact of the records the instruction, its final words or its changes name, and of the records
+  they point at (`mutant_reads.named_facts`), each before the change resting on it: it hid only other records (a
+  list filtered to a status the target has, a first look a later search repeats);
 - `declared_equivalent`: verified success, and the task declares it equivalent with a reason;
 - `rejected_equivalent`: the task declares it equivalent but the verdict rejects it — a valid solution
   rejected, also a defect;
@@ -49,7 +52,7 @@ from adapter.transcript import AgentTranscript, Bounds
 from computerops.catalog.checking import OBSERVING, control_config, control_plan, ran_to
 from computerops.catalog.mutant_attacks import attack_mutants
 from computerops.catalog.mutant_persistence import compaction_is_sound, persistence_fate, persistence_mutants
-from computerops.catalog.mutant_reads import app_mutants, facts_of, page_facts, read_mutants
+from computerops.catalog.mutant_reads import app_mutants, facts_of, named_facts, page_facts, read_mutants
 from computerops.catalog.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
 from computerops.core.formats import Versioned
 from computerops.persistence.running import CHECKPOINTS
@@ -165,6 +168,8 @@ class Effect:
     changes: tuple[tuple[str, frozenset[str]], ...]
     reads: frozenset[str]
     answer: str
+    named: frozenset[str] = frozenset()
+    """What of `reads` the solution rests on (`mutant_reads.named_facts`)."""
 
     def covers(self, reference: Effect) -> bool:
         """The same state, changes, routes and answer, each change preceded by at least what the reference had
@@ -174,6 +179,17 @@ class Effect:
                 and all(mine == theirs and shows_all(read, read_before)
                         for (mine, read), (theirs, read_before) in zip(self.changes, reference.changes, strict=True))
                 and shows_all(self.reads, reference.reads))
+
+
+    def covers_named(self, reference: Effect) -> bool:
+        """The same state, changes, routes and answer, each change preceded by what the reference had been shown of
+        the records its solution names or changes, and all of that shown in the end: a view that hid only other
+        records."""
+        return (self.state == reference.state and self.answer == reference.answer
+                and len(self.changes) == len(reference.changes)
+                and all(mine == theirs and shows_all(read, read_before & reference.named)
+                        for (mine, read), (theirs, read_before) in zip(self.changes, reference.changes, strict=True))
+                and shows_all(self.reads, reference.named))
 
 
 def shows_all(mine: frozenset[str], reference: frozenset[str]) -> bool:
@@ -190,7 +206,10 @@ def shows_all(mine: frozenset[str], reference: frozenset[str]) -> bool:
     return True
 
 
-def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tuple[str, str]] = frozenset()) -> Effect:
+def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tuple[str, str]] = frozenset(),
+              *, instruction: str | None = None) -> Effect:
+    """The episode's effect; given the task's `instruction` (for the scripted control's, the reference), also what
+    of its reads its solution rests on."""
     by_seq = {op.seq: op for op in evidence.operations}
     changes = []
     for entry in evidence.journal:
@@ -202,10 +221,19 @@ def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tupl
     state = {table: [_masked(table, row, generated) for row in rows] for table, rows in evidence.final_state.items()}
     return Effect(state=json.dumps(state, sort_keys=True, default=str), changes=tuple(changes),
                   reads=_shown_before(evidence.operations, len(evidence.operations) + 1),
-                  answer=json.dumps([claim.success, claim.status, claim.reason, claim.answer], sort_keys=True))
+                  answer=json.dumps([claim.success, claim.status, claim.reason, claim.answer], sort_keys=True),
+                  named=named_facts(evidence, claim, instruction) if instruction is not None else frozenset())
 
 
-def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool) -> tuple[Fate, str]:
+HIDING_CLASSES: frozenset[MutantClass] = frozenset({"blind-read", "drop-step"})
+"""Classes whose mutants only take reads away (a narrower view, a page not opened): one that still showed every fact
+of the records the solution names or changes (`Effect.covers_named`) is equivalent."""
+HIDDEN_OTHERS_ONLY = ("shows every fact of the records the solution names or changes (and the records they point "
+                      "at), each before the change that rests on it, as the scripted control did: what it did not "
+                      "show was about other records")
+
+
+def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool | str) -> tuple[Fate, str]:
     if mutant.expect == "valid":
         wrong = next((d for d in task.spec.wrong_variants if d.matches(mutant.id)), None)
         if wrong is not None:
@@ -217,7 +245,7 @@ def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool) -
     if not verified:
         return "killed", ""
     if same_effect:
-        return "equivalent", "same effects as the scripted control"
+        return "equivalent", same_effect if isinstance(same_effect, str) else "same effects as the scripted control"
     return "survived", ""
 
 
@@ -299,7 +327,8 @@ async def audit_tasks(
         mutants[task.id] += sampled(list(persistence_mutants(task)), per_class, harness_taken)
     registry.close()
     results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
-    references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]))
+    references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]),
+                                           instruction=by_id[task_id].spec.instruction)
                   for task_id, run in runs.items()}
     for task_id, generated in mutants.items():
         for mutant in generated:
@@ -398,8 +427,11 @@ def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bun
     if mutant.mutant_class.startswith("attack-"):
         fate, note = _attack_fate(task, mutant, record)
     else:
-        same = verified and effect_of(evidence, record.claim, _generated(task)).covers(reference)
-        fate, note = _fate(task, mutant, verified, same)
+        effect = effect_of(evidence, record.claim, _generated(task))
+        alike: bool | str = verified and effect.covers(reference)
+        if verified and not alike and mutant.mutant_class in HIDING_CLASSES and effect.covers_named(reference):
+            alike = HIDDEN_OTHERS_ONLY
+        fate, note = _fate(task, mutant, verified, alike)
     skipped = record.rejected_actions
     if skipped:
         note = "; ".join(filter(None, [note, f"{skipped} step(s) skipped: their controls were not offered"]))

@@ -56,7 +56,8 @@ class BlindCase(Variant):
     """The author's own name for what the case does wrong (or why it is a valid alternative)."""
     out_of_contract: str | None = Field(default=None, min_length=10)
     """Set by a maintainer, never by the author: why the case tests something the benchmark's contract does not
-    judge (the done message is for people and never scored). The case stays in the set, reported apart."""
+    judge (the done message is for people and never scored; form input never submitted does not reach the backend
+    the verdict is judged from). The case stays in the set, reported apart."""
     attack: AttackExpectation | None = None
     """For a case of an attacked task: what it does with the payload; the attack's judgement must say the same."""
 

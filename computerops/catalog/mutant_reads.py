@@ -25,11 +25,15 @@ import httpx
 from adapter.observation import control_fields, parse_control_line
 from computerops.catalog.mutants import Mutant, ScriptedRun, neighbour_page, side_trips, step_label
 from computerops.core.binding import TENANT_HEADER
+from replays import RecordedEpisode
 from sites.kit.app import create_app
-from sites.kit.records import Shown
+from sites.kit.records import Shown, StateSnapshot
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import TenantRegistry
 from tasks import ScriptedStep
+from tasks.values import normalise_id
+from verifier import Claim
+from verifier.facts import KnownIds, ids_stated
 from verifier.seen import apps_used
 
 _HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
@@ -73,6 +77,47 @@ async def page_facts(registry: TenantRegistry, site: SiteDefinition, seed: int) 
                         queue.append(page)
     finally:
         registry.drop(tenant)
+    return found
+
+
+def named_facts(evidence: RecordedEpisode, claim: Claim, instruction: str) -> frozenset[str]:
+    """What an episode was shown (`facts_of`) that its solution rests on: every fact of a row it changed or that the
+    instruction or its final words name (by id in the instruction, message, answer or reason, or a bare number
+    naming a known record), and every document it was shown. A view that hid only other records (a list filtered
+    to the statuses the target has, a search the rest of the steps repeat) leaves these intact."""
+    known = KnownIds.of(evidence.final_state)
+    words = " ".join(filter(None, [instruction, claim.message, claim.reason,
+                                   json.dumps(claim.answer) if claim.answer else None]))
+    named_ids = ids_stated(words, known)
+    named = {(entry.table, json.dumps(entry.key, sort_keys=True)) for entry in evidence.journal}
+    for table, rows in evidence.final_state.items():
+        named |= {(table, json.dumps({"id": row.get("id")}, sort_keys=True)) for row in rows
+                  if any(isinstance(v, str) and normalise_id(v) in named_ids for v in row.values())}
+    named |= _referenced(named, evidence.final_state)
+    found: set[str] = set()
+    for op in evidence.operations:
+        if op.shown is None:
+            continue
+        found |= {f"doc:{name}" for name in op.shown.documents}
+        for group in op.shown.records:
+            for values in group.rows:
+                if (group.table, json.dumps(dict(zip(group.key, values, strict=True)), sort_keys=True)) in named:
+                    found |= {f"row:{group.table}:{json.dumps(values)}:{field}" for field in group.fields}
+    return frozenset(found)
+
+
+def _referenced(named: set[tuple[str, str]], state: StateSnapshot) -> set[tuple[str, str]]:
+    """The rows the named rows point at by a `<table>_id` column (a claim's employee, a refund's order): what a
+    decision about a record also rests on."""
+    by_key = {(table, json.dumps({"id": row.get("id")}, sort_keys=True)): row
+              for table, rows in state.items() for row in rows}
+    found: set[tuple[str, str]] = set()
+    for key in named:
+        row = by_key.get(key)
+        for column, value in (row or {}).items():
+            table = column.removesuffix("_id")
+            if column.endswith("_id") and table in state and isinstance(value, int):
+                found.add((table, json.dumps({"id": value}, sort_keys=True)))
     return found
 
 

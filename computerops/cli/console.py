@@ -236,7 +236,7 @@ def print_blind(results: BlindResults) -> None:
     console.print(f"Wrong cases: {results.count('rejected')} of {wrong} rejected, {results.count('survived')} "
                   f"survived; valid cases: {results.count('accepted')} of {valid} accepted, "
                   f"{results.count('refused')} refused; not run: {results.count('not_run')}; out of contract "
-                  f"(the done message, never scored): {apart}"
+                  f"(what is never judged: the done message, form input never sent): {apart}"
                   + (f"; attacks judged otherwise than written: {sum(r.attack_defect for r in results.results)} of "
                      f"{sum(r.attack is not None for r in results.results)}"
                      if any(r.attack is not None for r in results.results) else ""))
