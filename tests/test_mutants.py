@@ -247,3 +247,12 @@ def test_a_view_that_hid_only_other_records_is_told_apart_from_one_that_hid_the_
             write, _shown_op(4, "/orders", {"order": [1, 2, 3]})]
     assert not mutant(*late)  # O-2 shown only after the change that rests on it
     assert not mutant(_shown_op(1, "/orders?status=open", {"order": [2]}), customer, write, changed=False)
+
+    # A reference that reads O-2 back after writing it: a mutant without that read-back hid something of O-2 (facts
+    # carry no values, so only when it was shown tells a read-back apart).
+    back = _shown_op(4, "/orders/O-2", {"order": [2]})
+    read_back = effect_of(_episode(_shown_op(1, "/orders", {"order": [1, 2, 3]}), customer, write, back,
+                                   changed=True), claim, instruction=instruction)
+    filtered = _shown_op(1, "/orders?status=open", {"order": [2]})
+    assert not effect_of(_episode(filtered, customer, write, changed=True), claim).covers_named(read_back)
+    assert effect_of(_episode(filtered, customer, write, back, changed=True), claim).covers_named(read_back)

@@ -12,8 +12,9 @@ mutant is judged on the scripted control's own evidence. A mutant's fate:
   generated ids aside): the site absorbed the difference (it refused a repeated submission, trimmed white
   space), so no verifier could tell them apart; and a `blind-read` or `drop-step` mutant with those effects that
   was shown every fact of the records the instruction, its final words or its changes name, and of the records
-  they point at (`mutant_reads.named_facts`), each before the change resting on it: it hid only other records (a
-  list filtered to a status the target has, a first look a later search repeats);
+  they point at (`mutant_reads.named_facts`), each before the change resting on it and read back after the last
+  change where the scripted control read it back: it hid only other records (a list filtered to a status the
+  target has, a first look a later search repeats);
 - `declared_equivalent`: verified success, and the task declares it equivalent with a reason;
 - `rejected_equivalent`: the task declares it equivalent but the verdict rejects it — a valid solution
   rejected, also a defect;
@@ -149,6 +150,11 @@ def _shown_before(operations: list[Operation], seq: int) -> frozenset[str]:
     return frozenset().union(*(facts_of(op.shown) for op in operations if op.seq < seq))
 
 
+def _shown_after(operations: list[Operation], seq: int) -> frozenset[str]:
+    """Everything the responses after operation `seq` showed."""
+    return frozenset().union(*(facts_of(op.shown) for op in operations if op.seq > seq))
+
+
 def _masked(table: str, row: Row | None, generated: frozenset[tuple[str, str]]) -> Row | None:
     """A row without what depends only on when it was written: clock times and values the site drew from the
     operation's random generator (an extra page load shifts both, and nothing else)."""
@@ -170,6 +176,9 @@ class Effect:
     answer: str
     named: frozenset[str] = frozenset()
     """What of `reads` the solution rests on (`mutant_reads.named_facts`)."""
+    read_after: frozenset[str] = frozenset()
+    """What was shown after the last change (reading the state back): facts carry no values, so a record shown
+    before a change and one read back after it are told apart only by when."""
 
     def covers(self, reference: Effect) -> bool:
         """The same state, changes, routes and answer, each change preceded by at least what the reference had
@@ -183,13 +192,14 @@ class Effect:
 
     def covers_named(self, reference: Effect) -> bool:
         """The same state, changes, routes and answer, each change preceded by what the reference had been shown of
-        the records its solution names or changes, and all of that shown in the end: a view that hid only other
-        records."""
+        the records its solution names or changes, all of that shown in the end, and what the reference read back
+        of them after its last change read back too: a view that hid only other records."""
         return (self.state == reference.state and self.answer == reference.answer
                 and len(self.changes) == len(reference.changes)
                 and all(mine == theirs and shows_all(read, read_before & reference.named)
                         for (mine, read), (theirs, read_before) in zip(self.changes, reference.changes, strict=True))
-                and shows_all(self.reads, reference.named))
+                and shows_all(self.reads, reference.named)
+                and shows_all(self.read_after, reference.read_after & reference.named))
 
 
 def shows_all(mine: frozenset[str], reference: frozenset[str]) -> bool:
@@ -221,6 +231,7 @@ def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tupl
     state = {table: [_masked(table, row, generated) for row in rows] for table, rows in evidence.final_state.items()}
     return Effect(state=json.dumps(state, sort_keys=True, default=str), changes=tuple(changes),
                   reads=_shown_before(evidence.operations, len(evidence.operations) + 1),
+                  read_after=_shown_after(evidence.operations, max((e.operation for e in evidence.journal), default=0)),
                   answer=json.dumps([claim.success, claim.status, claim.reason, claim.answer], sort_keys=True),
                   named=named_facts(evidence, claim, instruction) if instruction is not None else frozenset())
 
