@@ -13,8 +13,9 @@ mutant is judged on the scripted control's own evidence. A mutant's fate:
   space), so no verifier could tell them apart; and a `blind-read` or `drop-step` mutant with those effects that
   was shown every fact of the records the instruction, its final words or its changes name, and of the records
   they point at (`mutant_reads.named_facts`), each before the change resting on it and read back after the last
-  change where the scripted control read it back: it hid only other records (a list filtered to a status the
-  target has, a first look a later search repeats);
+  change where the scripted control read it back (what only the pages of steps the task declares droppable
+  showed is not required): it hid only other records (a list filtered to a status the target has, a first look a
+  later search repeats);
 - `declared_equivalent`: verified success, and the task declares it equivalent with a reason;
 - `rejected_equivalent`: the task declares it equivalent but the verdict rejects it — a valid solution
   rejected, also a defect;
@@ -54,7 +55,15 @@ from computerops.catalog.checking import OBSERVING, control_config, control_plan
 from computerops.catalog.mutant_attacks import attack_mutants
 from computerops.catalog.mutant_persistence import compaction_is_sound, persistence_fate, persistence_mutants
 from computerops.catalog.mutant_reads import app_mutants, facts_of, named_facts, page_facts, read_mutants
-from computerops.catalog.mutants import MUTANT_CLASSES, Mutant, MutantClass, ScriptedRun, browser_mutants, claim_mutants
+from computerops.catalog.mutants import (
+    MUTANT_CLASSES,
+    Mutant,
+    MutantClass,
+    ScriptedRun,
+    browser_mutants,
+    claim_mutants,
+    step_label,
+)
 from computerops.core.formats import Versioned
 from computerops.persistence.running import CHECKPOINTS
 from computerops.runs.bundle import RunDirectory
@@ -217,9 +226,9 @@ def shows_all(mine: frozenset[str], reference: frozenset[str]) -> bool:
 
 
 def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tuple[str, str]] = frozenset(),
-              *, instruction: str | None = None) -> Effect:
+              *, instruction: str | None = None, spare_steps: frozenset[int] = frozenset()) -> Effect:
     """The episode's effect; given the task's `instruction` (for the scripted control's, the reference), also what
-    of its reads its solution rests on."""
+    of its reads its solution rests on (less what only the `spare_steps` showed: `mutant_reads.named_facts`)."""
     by_seq = {op.seq: op for op in evidence.operations}
     changes = []
     for entry in evidence.journal:
@@ -231,9 +240,12 @@ def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tupl
     state = {table: [_masked(table, row, generated) for row in rows] for table, rows in evidence.final_state.items()}
     return Effect(state=json.dumps(state, sort_keys=True, default=str), changes=tuple(changes),
                   reads=_shown_before(evidence.operations, len(evidence.operations) + 1),
-                  read_after=_shown_after(evidence.operations, max((e.operation for e in evidence.journal), default=0)),
+                  read_after=_shown_after([op for op in evidence.operations
+                                           if op.action is None or op.action - 1 not in spare_steps],
+                                          max((e.operation for e in evidence.journal), default=0)),
                   answer=json.dumps([claim.success, claim.status, claim.reason, claim.answer], sort_keys=True),
-                  named=named_facts(evidence, claim, instruction) if instruction is not None else frozenset())
+                  named=frozenset() if instruction is None else named_facts(evidence, claim, instruction,
+                                                                              spare_steps))
 
 
 HIDING_CLASSES: frozenset[MutantClass] = frozenset({"blind-read", "drop-step"})
@@ -258,6 +270,13 @@ def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool | 
     if same_effect:
         return "equivalent", same_effect if isinstance(same_effect, str) else "same effects as the scripted control"
     return "survived", ""
+
+
+def spare_steps(task: LoadedTask) -> frozenset[int]:
+    """The scripted control's steps the task declares may be left out (a `drop:<step>` equivalent mutant)."""
+    steps = task.spec.scripted_control
+    return frozenset(i for i in range(len(steps))
+                     if any(d.matches(f"drop:{step_label(steps[i], i)}") for d in task.spec.equivalent_mutants))
 
 
 def _load(bundle: RunDirectory, record: EpisodeRecord) -> tuple[RecordedEpisode, AgentTranscript]:
@@ -339,7 +358,8 @@ async def audit_tasks(
     registry.close()
     results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
     references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]),
-                                           instruction=by_id[task_id].spec.instruction)
+                                     instruction=by_id[task_id].spec.instruction,
+                                     spare_steps=spare_steps(by_id[task_id]))
                   for task_id, run in runs.items()}
     for task_id, generated in mutants.items():
         for mutant in generated:

@@ -80,11 +80,14 @@ async def page_facts(registry: TenantRegistry, site: SiteDefinition, seed: int) 
     return found
 
 
-def named_facts(evidence: RecordedEpisode, claim: Claim, instruction: str) -> frozenset[str]:
+def named_facts(evidence: RecordedEpisode, claim: Claim, instruction: str,
+                spare_steps: frozenset[int] = frozenset()) -> frozenset[str]:
     """What an episode was shown (`facts_of`) that its solution rests on: every fact of a row it changed or that the
     instruction or its final words name (by id in the instruction, message, answer or reason, or a bare number
     naming a known record), and every document it was shown. A view that hid only other records (a list filtered
-    to the statuses the target has, a search the rest of the steps repeat) leaves these intact."""
+    to the statuses the target has, a search the rest of the steps repeat) leaves these intact. What only the pages
+    of `spare_steps` (0-based step indices the task declares may be dropped: `drop:<step>` equivalent mutants)
+    showed is not counted: the task says the solution does not rest on it."""
     known = KnownIds.of(evidence.final_state)
     words = " ".join(filter(None, [instruction, claim.message, claim.reason,
                                    json.dumps(claim.answer) if claim.answer else None]))
@@ -96,7 +99,7 @@ def named_facts(evidence: RecordedEpisode, claim: Claim, instruction: str) -> fr
     named |= _referenced(named, evidence.final_state)
     found: set[str] = set()
     for op in evidence.operations:
-        if op.shown is None:
+        if op.shown is None or (op.action is not None and op.action - 1 in spare_steps):
             continue
         found |= {f"doc:{name}" for name in op.shown.documents}
         for group in op.shown.records:
