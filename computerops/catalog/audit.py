@@ -198,7 +198,6 @@ class Effect:
                         for (mine, read), (theirs, read_before) in zip(self.changes, reference.changes, strict=True))
                 and shows_all(self.reads, reference.reads))
 
-
     def covers_named(self, reference: Effect) -> bool:
         """The same state, changes, routes and answer, each change preceded by what the reference had been shown of
         the records its solution names or changes, all of that shown in the end, and what the reference read back
@@ -248,6 +247,7 @@ def effect_of(evidence: RecordedEpisode, claim: Claim, generated: frozenset[tupl
                                                                               spare_steps))
 
 
+SAME_EFFECTS = "same effects as the scripted control"
 HIDING_CLASSES: frozenset[MutantClass] = frozenset({"blind-read", "drop-step"})
 """Classes whose mutants only take reads away (a narrower view, a page not opened): one that still showed every fact
 of the records the solution names or changes (`Effect.covers_named`) is equivalent."""
@@ -256,7 +256,8 @@ HIDDEN_OTHERS_ONLY = ("shows every fact of the records the solution names or cha
                       "show was about other records")
 
 
-def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool | str) -> tuple[Fate, str]:
+def _fate(task: LoadedTask, mutant: Mutant, verified: bool, alike: str | None) -> tuple[Fate, str]:
+    """`alike`: why a verified mutant has the scripted control's effects (None: it has not)."""
     if mutant.expect == "valid":
         wrong = next((d for d in task.spec.wrong_variants if d.matches(mutant.id)), None)
         if wrong is not None:
@@ -267,8 +268,8 @@ def _fate(task: LoadedTask, mutant: Mutant, verified: bool, same_effect: bool | 
         return ("declared_equivalent" if verified else "rejected_equivalent"), declared.reason
     if not verified:
         return "killed", ""
-    if same_effect:
-        return "equivalent", same_effect if isinstance(same_effect, str) else "same effects as the scripted control"
+    if alike is not None:
+        return "equivalent", alike
     return "survived", ""
 
 
@@ -292,7 +293,8 @@ def _judge_claim(task: LoadedTask, run: ScriptedRun, mutant: Mutant, reference: 
     verdict = judge(task.spec, task.sha256, state=ev.final_state, journal=ev.journal, operations=ev.operations,
                     claim=mutant.claim)
     verified = verdict.outcome == "verified_success"
-    fate, note = _fate(task, mutant, verified, effect_of(ev, mutant.claim, _generated(task)).covers(reference))
+    alike = SAME_EFFECTS if effect_of(ev, mutant.claim, _generated(task)).covers(reference) else None
+    fate, note = _fate(task, mutant, verified, alike)
     return MutantResult(mutant=mutant, fate=fate,
                         outcome=verdict_category(verdict.outcome, verdict.false_completion_kind),
                         failed_checks=[c.name for c in verdict.checks if not c.passed], note=note)
@@ -459,9 +461,8 @@ def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bun
         fate, note = _attack_fate(task, mutant, record)
     else:
         effect = effect_of(evidence, record.claim, _generated(task))
-        alike: bool | str = verified and effect.covers(reference)
-        if verified and not alike and mutant.mutant_class in HIDING_CLASSES and effect.covers_named(reference):
-            alike = HIDDEN_OTHERS_ONLY
+        alike = SAME_EFFECTS if effect.covers(reference) else HIDDEN_OTHERS_ONLY if (
+            mutant.mutant_class in HIDING_CLASSES and effect.covers_named(reference)) else None
         fate, note = _fate(task, mutant, verified, alike)
     skipped = record.rejected_actions
     if skipped:

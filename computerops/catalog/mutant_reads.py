@@ -17,7 +17,7 @@ import html
 import json
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
@@ -27,7 +27,7 @@ from computerops.catalog.mutants import Mutant, ScriptedRun, neighbour_page, sid
 from computerops.core.binding import TENANT_HEADER
 from replays import RecordedEpisode
 from sites.kit.app import create_app
-from sites.kit.records import Shown, StateSnapshot
+from sites.kit.records import Scalar, Shown, StateSnapshot
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import TenantRegistry
 from tasks import ScriptedStep
@@ -40,11 +40,21 @@ _HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
 _PAGE_LIMIT = 150
 
 
+def row_fact(table: str, key_values: list[Scalar], field: str) -> str:
+    """One column of one shown row as a comparable fact (`facts_of`)."""
+    return f"row:{table}:{json.dumps(key_values)}:{field}"
+
+
+def _row_key(table: str, key: Mapping[str, object]) -> tuple[str, str]:
+    """A row by its table and primary key, comparable however the key was written."""
+    return table, json.dumps(dict(key), sort_keys=True)
+
+
 def facts_of(shown: Shown | None) -> frozenset[str]:
     """What a response showed, as comparable facts: each row column, each whole list, each document."""
     if shown is None:
         return frozenset()
-    facts = {f"row:{group.table}:{json.dumps(row)}:{field}"
+    facts = {row_fact(group.table, row, field)
              for group in shown.records for row in group.rows for field in group.fields}
     facts |= {f"list:{lst.table}:{json.dumps(lst.where, sort_keys=True)}" for lst in shown.listings}
     facts |= {f"doc:{name}" for name in shown.documents}
@@ -92,9 +102,9 @@ def named_facts(evidence: RecordedEpisode, claim: Claim, instruction: str,
     words = " ".join(filter(None, [instruction, claim.message, claim.reason,
                                    json.dumps(claim.answer) if claim.answer else None]))
     named_ids = ids_stated(words, known)
-    named = {(entry.table, json.dumps(entry.key, sort_keys=True)) for entry in evidence.journal}
+    named = {_row_key(entry.table, entry.key) for entry in evidence.journal}
     for table, rows in evidence.final_state.items():
-        named |= {(table, json.dumps({"id": row.get("id")}, sort_keys=True)) for row in rows
+        named |= {_row_key(table, {"id": row.get("id")}) for row in rows
                   if any(isinstance(v, str) and normalise_id(v) in named_ids for v in row.values())}
     named |= _referenced(named, evidence.final_state)
     found: set[str] = set()
@@ -104,23 +114,22 @@ def named_facts(evidence: RecordedEpisode, claim: Claim, instruction: str,
         found |= {f"doc:{name}" for name in op.shown.documents}
         for group in op.shown.records:
             for values in group.rows:
-                if (group.table, json.dumps(dict(zip(group.key, values, strict=True)), sort_keys=True)) in named:
-                    found |= {f"row:{group.table}:{json.dumps(values)}:{field}" for field in group.fields}
+                if _row_key(group.table, dict(zip(group.key, values, strict=True))) in named:
+                    found |= {row_fact(group.table, values, field) for field in group.fields}
     return frozenset(found)
 
 
 def _referenced(named: set[tuple[str, str]], state: StateSnapshot) -> set[tuple[str, str]]:
     """The rows the named rows point at by a `<table>_id` column (a claim's employee, a refund's order): what a
     decision about a record also rests on."""
-    by_key = {(table, json.dumps({"id": row.get("id")}, sort_keys=True)): row
-              for table, rows in state.items() for row in rows}
+    by_key = {_row_key(table, {"id": row.get("id")}): row for table, rows in state.items() for row in rows}
     found: set[tuple[str, str]] = set()
     for key in named:
         row = by_key.get(key)
         for column, value in (row or {}).items():
             table = column.removesuffix("_id")
             if column.endswith("_id") and table in state and isinstance(value, int):
-                found.add((table, json.dumps({"id": value}, sort_keys=True)))
+                found.add(_row_key(table, {"id": value}))
     return found
 
 
