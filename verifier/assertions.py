@@ -15,9 +15,17 @@ marks where a statement is taken back:
   sender`) takes back the whole text (the notice that something was sent and then returned does not say it
   arrived); other failures (`failed`, `rejected`, `declined`, `reversed`, `voided`) take back their sentence.
 
+- **reported speech**: words inside quotation marks, and what follows a frame that reports someone else's words
+  (`you wrote`, `the customer says`, `according to`, ...) in its sentence, are not the writer's own statement.
+
 An `outcome` reading (the default: a notice that something was done) applies all of them; a `circumstance` reading
-(a reason describing a situation, where "suspected account takeover" is exactly what is meant) applies negation
-only. Numbers written in words are read as digits first (`text_to_num`), so "forty-nine euros ninety" is an amount.
+(a reason describing a situation, where "suspected account takeover" or "the customer reports a double charge" is
+exactly what is meant) applies negation only. Each clause also carries every marker in its scope, concessions
+(`although`, `even though`, `despite`) and progressive verbs (`is processing`) included, for
+`verifier.settling`, which decides whether the text as a whole says anything the reader cannot account for.
+A word right before its noun in the subject of a clause whose verb follows ("the *queued* events were processed")
+describes which things the clause is about, not their state: it is no marker, and `attributive` says so. Numbers
+written in words are read as digits first (`text_to_num`), so "forty-nine euros ninety" is an amount.
 """
 
 from __future__ import annotations
@@ -57,6 +65,26 @@ _DELIVERY_FAILURES = (
     "didn't arrive", "never arrived", "delivery failure", "could not be delivered",
 )
 _FAILURES = ("failed", "failure", "rejected", "declined", "reversed", "voided", "unsuccessful", "error")
+_CONCESSIONS = ("although", "even though", "though", "despite", "in spite of", "albeit", "even if", "notwithstanding",
+                "whereas", "nevertheless", "nonetheless", "even so")
+_REVERSALS = (
+    "declined", "decline", "declines", "refused", "refuse", "refuses", "blocked", "block", "blocks", "stopped", "stop",
+    "prevented", "prevent", "halted", "cancelled", "canceled", "cancel", "undone", "undo", "rolled back", "withdrawn",
+    "withdrew", "revoked", "revoke", "denied", "deny", "denies", "reverse", "void", "reject", "fail", "fails",
+    "wrong", "incorrect", "incorrectly", "mistake", "mistakenly", "erroneous", "erroneously", "by error",
+)
+"""Verbs and words that reverse what they govern; with `_FAILURES`, two in one clause ("declined to block") are a
+double negation the reader cannot settle."""
+_FUTURE_TIMES = ("to follow", "to come", "will follow", "follows later", "shortly", "eventually", "still", "yet",
+                 "on the way", "underway", "under way", "in transit", "in the pipeline", "later today", "afterwards",
+                 "outstanding")
+_REPORTERS = ("you", "they", "he", "she", "customer", "client", "sender", "vendor", "caller", "user", "requester",
+              "supplier", "employee", "manager", "approver")
+_REPORTING_VERBS = ("wrote", "write", "writes", "said", "say", "says", "mentioned", "mention", "mentions", "claimed",
+                    "claim", "claims", "stated", "state", "states", "reported", "report", "reports", "told", "tell",
+                    "tells", "asked", "ask", "asks", "alleged", "allege", "alleges", "complained", "complain",
+                    "complains", "suggested", "suggests", "believe", "believes", "believed", "think", "thinks",
+                    "thought", "insisted", "insists", "quoted", "quotes", "noted", "notes")
 _CLAUSE_BREAKS = (
     "and", "but", "however", "although", "though", "whereas", "while", "so", "which", "who", "because",
     "since", "then",
@@ -80,12 +108,60 @@ _NOT_BEFORE = re.compile(r"(?:\bnot|\bno longer|n['’]t)\s+(?:\w+\s+)?$", re.IG
 _DELIVERY_FAILURE = _phrase(_DELIVERY_FAILURES)
 _FAILURE = _phrase(_FAILURES)
 _BREAK = re.compile(r"\s*;\s*|,?\s+(?:" + "|".join(_CLAUSE_BREAKS) + r")(?![\w'’-])\s*", re.IGNORECASE)
+_CONCESSION = _phrase(_CONCESSIONS)
+_REVERSAL = re.compile(_phrase(_REVERSALS).pattern + "|" + _phrase(_FAILURES).pattern, re.IGNORECASE)
+_FUTURE_TIME = _phrase(_FUTURE_TIMES)
+_REPORTED = re.compile(
+    r"(?<![\w'’-])(?:(?:" + "|".join(_REPORTERS) + r")(?:['’]s\s+\w+)?\s+(?:\w+\s+)?(?:" + "|".join(_REPORTING_VERBS)
+    + r")|according\s+to|in\s+(?:your|their|his|her)\s+(?:own\s+)?(?:message|email|e-mail|mail|words|note|letter|"
+      r"ticket|reply)|as\s+you\s+(?:said|wrote|put\s+it|mentioned|stated|reported|claimed?)|quote|quoting)"
+    r"(?![\w'’-])", re.IGNORECASE)
+"""A frame that reports someone else's words: what follows it in the sentence is theirs."""
+_NAMED_REPORTER = re.compile(r"\b[A-Z][a-z]+\s+(?:" + "|".join(_REPORTING_VERBS[:30]) + r")\b")
+_QUOTED = re.compile(r"[\"“”„«»]([^\"“”„«»]{1,600})[\"“”„«»]|(?<![\w])['‘]([^'‘’\n]*\s[^'‘’\n]*?)['’](?![\w])")
+_PROGRESSIVE = re.compile(r"(?<![\w'’-])(?:is|are|am|was|were|be|being|been|['’]re|['’]s)\s+"
+                          r"(?:now\s+|currently\s+|still\s+)?"
+                          r"(?!(?:nothing|something|anything|everything|thing|morning|evening|during|pending|outstanding|"
+                          r"remaining|missing|according|following|interesting|amazing|king|ring|string)\b)"
+                          r"([a-z]{2,}ing)\b", re.IGNORECASE)
+_NOT_A_NOUN = frozenset({
+    "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "will", "would", "shall", "should",
+    "can", "could", "may", "might", "must", "to", "for", "until", "till", "by", "at", "in", "on", "and", "or", "but",
+    "so", "as", "with", "from", "of", "than", "since", "because", "while", "when", "if", "now", "still", "yet",
+    "again", "today", "tomorrow", "soon", "later", "already", "not", "never", "no", "then", "there", "here", "too",
+    "also", "only", "after", "before", "pending", "awaiting", "remains", "remain", "stays", "stay",
+})
+_FINITE = re.compile(r"(?<![\w'’-])(?:is|are|was|were|has|have|had|got|gets|went|\w{2,}ed)(?![\w'’-])", re.IGNORECASE)
+_PREDICATING = re.compile(r"(?<![\w'’-])(?:is|are|was|were|be|been|being|am|remain|remains|remained|stay|stays|"
+                          r"stayed|still|left|kept|keep|keeps)(?![\w'’-])", re.IGNORECASE)
+_ADVERB_ONCE = re.compile(r"(?:only|just|at|than|exactly|all|for|charged|paid|billed)\s+$", re.IGNORECASE)
+"""Before `once`, a word that makes it the adverb ("charged only once"), not the condition ("once approved")."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?:[\"'’”)\]]*)\s+|\n+|\s*[;•]\s*")
+
+
+MarkerKind = Literal["negation", "modality", "pending", "future", "progressive", "condition", "question", "failure",
+                     "reversal", "concession", "reported", "quoted"]
+_LABELS: dict[str, str] = {"pending": "pending state", "failure": "reported failure", "future": "futurity",
+                           "progressive": "progressive", "reported": "reported speech", "quoted": "quoted speech"}
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A word or sign that makes a statement something other than the writer's plain assertion."""
+
+    kind: MarkerKind
+    words: str
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        label = _LABELS.get(self.kind, self.kind)
+        return label if self.kind == "question" else f"{label} {self.words!r}"
 
 
 @dataclass(frozen=True)
 class Clause:
-    """A clause of a text: its span, and what takes back statements in it."""
+    """A clause of a text: its span, its sentence's, what takes back statements in it, and every marker in scope."""
 
     start: int
     end: int
@@ -94,11 +170,20 @@ class Clause:
     None."""
     taken_back_after: tuple[tuple[int, str], ...]
     """(position, marker) of each negation or modal in the clause: what follows it is taken back."""
+    taken_back_within: tuple[tuple[int, int, str], ...] = ()
+    """(start, end, marker) of spans taken back wherever they stand (quoted words, in an outcome reading)."""
+    sentence: tuple[int, int] = (0, 0)
+    markers: tuple[Marker, ...] = ()
+    """Every marker of the clause, its sentence's (a condition, a question, a concession, a reported failure, a
+    quotation) and the text's (a delivery that came back), in any reading."""
 
     def why_not_asserted(self, start: int, end: int) -> str | None:
         """Why the words at [start, end) are not asserted here, or None when they are."""
         if self.whole_clause_taken_back is not None:
             return self.whole_clause_taken_back
+        within = [marker for a, b, marker in self.taken_back_within if a <= start < b]
+        if within:
+            return within[0]
         before = [marker for position, marker in self.taken_back_after if position < start]
         return before[-1] if before else None
 
@@ -128,54 +213,122 @@ def digits(text: str) -> str:
     return str(alpha2digit(text, "en"))
 
 
+def attributive(clause_text: str, start: int, end: int) -> bool:
+    """Whether the words at [start, end) of a clause stand right before their noun in the clause's subject, its
+    verb after them and no verb before ("All three *queued* events were processed"): they say which things the
+    clause is about, not what state those are in ("EV-508 is queued", "two events remaining" do)."""
+    following = re.match(r"\s+([A-Za-z][\w-]*)", clause_text[end:])
+    if following is None or following.group(1).lower() in _NOT_A_NOUN or following.group(1).lower().endswith("ly"):
+        return False
+    return (_FINITE.search(clause_text, end + following.end()) is not None
+            and _PREDICATING.search(clause_text[:start]) is None and _FINITE.search(clause_text[:start]) is None)
+
+
+def quotations(text: str) -> list[tuple[int, int]]:
+    """The spans of the text inside quotation marks (double, typographic, guillemets, or single ones around more
+    than one word, so that an apostrophe is none)."""
+    return [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+
+
+def _markers(kind: MarkerKind, pattern: re.Pattern[str], text: str, offset: int,
+             spans: list[tuple[int, int]]) -> list[Marker]:
+    return [Marker(kind, m.group(0), offset + m.start(), offset + m.end()) for m in _outside(pattern.finditer(text),
+                                                                                          spans)]
+
+
+def _sentence_markers(text: str, s_start: int, s_end: int, spans: list[tuple[int, int]]) -> list[Marker]:
+    """The markers whose scope is a whole sentence: a condition, a reported failure, a concession, a question, a
+    sentence negation, a report of someone's words and the quotations."""
+    sentence = text[s_start:s_end]
+    local = [(a - s_start, b - s_start) for a, b in spans]
+    found = [*(m for m in _markers("condition", _CONDITION, sentence, s_start, local)
+               if not _ADVERB_ONCE.search(text[s_start:m.start]) or m.words.lower() != "once"),
+             *_markers("failure", _FAILURE, sentence, s_start, local),
+             *_markers("concession", _CONCESSION, sentence, s_start, local),
+             *_markers("reported", _REPORTED, sentence, s_start, local),
+             *_markers("reported", _NAMED_REPORTER, sentence, s_start, local)]
+    if (negated := _SENTENCE_NEGATION.search(sentence)) is not None:
+        found.append(Marker("negation", negated.group(0), s_start + negated.start(), s_start + negated.end()))
+    if sentence.rstrip().endswith("?"):
+        found.append(Marker("question", "?", s_end - 1, s_end))
+    found += [Marker("quoted", text[a:b], a, b) for a, b in quotations(text) if s_start <= a < s_end]
+    return found
+
+
+def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) -> list[Marker]:
+    local = [(x - start, y - start) for x, y in spans]
+    found = [*_markers("negation", _NEGATOR, clause_text, start, local),
+             *_markers("modality", _MODAL, clause_text, start, local),
+             *_markers("reversal", _REVERSAL, clause_text, start, local),
+             *_markers("progressive", _PROGRESSIVE, clause_text, start, local)]
+    for kind, pattern in (("pending", _PENDING_STATE), ("future", _FUTURE_TIME)):
+        found += [Marker(kind, m.group(0), start + m.start(), start + m.end())  # type: ignore[arg-type]
+                  for m in _outside(pattern.finditer(clause_text), local)
+                  if not _NOT_BEFORE.search(clause_text[: m.start()]) and not attributive(clause_text, m.start(),
+                                                                                          m.end())]
+    return found
+
+
+def _clause_spans(sentence: str) -> list[tuple[int, int]]:
+    c_start, pieces = 0, []
+    for match in _BREAK.finditer(sentence):
+        pieces.append((c_start, match.start()))
+        c_start = match.end()
+    pieces.append((c_start, len(sentence)))
+    return [(a, b) for a, b in pieces if a < b]
+
+
+def _taking_back_whole(markers: list[Marker], reading: Reading, sentence_negated: str | None) -> str | None:
+    """What takes back a whole clause: the text's or its sentence's marker, or the clause's own pending state."""
+    if sentence_negated is not None:
+        return sentence_negated
+    if reading != "outcome":
+        return None
+    for kind in ("question", "condition", "failure", "pending"):
+        chosen = next((m for m in markers if m.kind == kind), None)
+        if chosen is not None:
+            return str(chosen)
+    return None
+
+
 def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int], ...] = ()) -> list[Clause]:
     """The text's clauses with their markers, for the given reading; `facts` are the spans of the words being
     read, which never count as markers themselves."""
     spans = list(facts)
-    whole_text = None
-    if reading == "outcome":
-        failures = _outside(_DELIVERY_FAILURE.finditer(text), spans)
-        whole_text = f"reported failure {failures[0].group(0)!r}" if failures else None
+    failures = _outside(_DELIVERY_FAILURE.finditer(text), spans)
+    text_marker = (Marker("failure", failures[0].group(0), failures[0].start(), failures[0].end())
+                   if failures else None)
     found: list[Clause] = []
     for s_start, s_end in _sentences(text):
-        sentence = text[s_start:s_end]
-        whole_sentence = whole_text
-        if whole_sentence is None and (negated := _SENTENCE_NEGATION.search(sentence)) is not None:
-            whole_sentence = f"negation {negated.group(0)!r}"
-        if reading == "outcome" and whole_sentence is None:
-            local = [(a - s_start, b - s_start) for a, b in spans]
-            condition = _outside(_CONDITION.finditer(sentence), local)
-            failure = _outside(_FAILURE.finditer(sentence), local)
-            if sentence.rstrip().endswith("?"):
-                whole_sentence = "question"
-            elif condition:
-                whole_sentence = f"condition {condition[0].group(0)!r}"
-            elif failure:
-                whole_sentence = f"reported failure {failure[0].group(0)!r}"
-        c_start = 0
-        pieces = []
-        for match in _BREAK.finditer(sentence):
-            pieces.append((c_start, match.start()))
-            c_start = match.end()
-        pieces.append((c_start, len(sentence)))
-        for a, b in pieces:
-            if a >= b:
-                continue
+        sentence_markers = _sentence_markers(text, s_start, s_end, spans)
+        negated = _SENTENCE_NEGATION.search(text[s_start:s_end])
+        sentence_negated = f"negation {negated.group(0)!r}" if negated is not None else None
+        reports = [m.start for m in sentence_markers if m.kind == "reported"]
+        quotes = [m for m in sentence_markers if m.kind == "quoted"]
+        for a, b in _clause_spans(text[s_start:s_end]):
             start, end = s_start + a, s_start + b
-            clause_text = text[start:end]
-            local = [(x - start, y - start) for x, y in spans]
-            markers = [(start + m.start(), f"negation {m.group(0)!r}")
-                       for m in _outside(_NEGATOR.finditer(clause_text), local)]
-            whole = whole_sentence
+            own = _clause_markers(text[start:end], start, spans)
+            scope = [*([text_marker] if text_marker else []),
+                     *[m for m in sentence_markers if m.kind not in ("quoted", "reported", "negation")
+                       or start <= m.start < end or (m.kind == "reported" and m.start < end)
+                       or (m.kind == "quoted" and m.start < end and start < m.end)],
+                     *own]
+            whole = _taking_back_whole(
+                [*([text_marker] if text_marker else []), *(m for m in sentence_markers if m.kind != "quoted"),
+                 *(m for m in own if m.kind == "pending")], reading, sentence_negated)
+            after = [(m.start, str(m)) for m in own if m.kind == "negation"]
+            within: list[tuple[int, int, str]] = []
             if reading == "outcome":
-                markers += [(start + m.start(), f"modality {m.group(0)!r}")
-                            for m in _outside(_MODAL.finditer(clause_text), local)]
-                pending = [m for m in _outside(_PENDING_STATE.finditer(clause_text), local)
-                           if not _NOT_BEFORE.search(clause_text[: m.start()])]
-                if whole is None and pending:
-                    whole = f"pending state {pending[0].group(0)!r}"
+                after += [(m.start, str(m)) for m in own if m.kind == "modality"]
+                earlier_report = [r for r in reports if r < start]
+                if whole is None and earlier_report:
+                    whole = str(next(m for m in sentence_markers if m.kind == "reported"))
+                after += [(m.start, str(m)) for m in sentence_markers
+                          if m.kind == "reported" and start <= m.start < end]
+                within = [(m.start, m.end, str(Marker("quoted", "…", m.start, m.end))) for m in quotes]
             found.append(Clause(start=start, end=end, whole_clause_taken_back=whole,
-                                taken_back_after=tuple(sorted(markers))))
+                                taken_back_after=tuple(sorted(after)), taken_back_within=tuple(within),
+                                sentence=(s_start, s_end), markers=tuple(sorted(scope, key=lambda m: m.start))))
     return found
 
 

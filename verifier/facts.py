@@ -34,7 +34,8 @@ from tasks.values import (
     parse_date,
     parse_money,
 )
-from verifier.assertions import Clause, clause_of, clauses, digits
+from verifier.assertions import Clause, attributive, clause_of, clauses, digits
+from verifier.settling import Unsettled, unsettled
 
 _NUMBER = re.compile(r"(?<![\w.,/\-#])(\d[\d.,\u00a0\u202f'’]*\d|\d)(?![\w/\-]|[.,]\d)")
 _CURRENCY_BEFORE = re.compile(rf"(?:^|(?<=[\s(]))({CURRENCY_PATTERN})\s?$", re.IGNORECASE)
@@ -238,7 +239,8 @@ def ids_like(text: str, identifiers: Iterable[str]) -> list[str]:
 
 def _words_pattern(words: str) -> re.Pattern[str]:
     parts = [re.escape(part) for part in words.split()]
-    return re.compile(r"(?<![^\W_])" + r"\s+".join(parts) + r"(?![^\W_])", re.IGNORECASE)
+    # A hyphen joins words into one: "mailed" is not found in "e-mailed", nor "approved" in "non-approved".
+    return re.compile(r"(?<![^\W_])(?<![^\W_]-)" + r"\s+".join(parts) + r"(?![^\W_])(?!-[^\W_])", re.IGNORECASE)
 
 
 def states_words(text: str, words: str) -> bool:
@@ -285,11 +287,18 @@ class Reading:
         return [(m.start, m.end) for m in self.mentions
                 if _mention_is(m, fact) and not (fact.type == "money" and self.currency_written and m.currency is None)]
 
-    def asserted(self, fact: Fact) -> tuple[bool, str | None]:
+    def asserted(self, fact: Fact, forbidden: bool = False) -> tuple[bool, str | None]:
         """Whether some occurrence of the fact is asserted (for `denies`: taken back, by a negation or, in an outcome
-        reading, by modality, a condition, a pending state or a reported failure); else why not, for the first."""
-        reasons = []
+        reading, by modality, a condition, a pending state or a reported failure); else why not, for the first.
+        A `forbidden` words fact (a `never_states` one) standing right before its noun in a clause's subject
+        ("the *queued* events were processed") says which things, not their state: it is not asserted there."""
+        reasons: list[str | None] = []
         for start, end in self.occurrences(fact):
+            clause = clause_of(self.clauses, start)
+            if forbidden and fact.type == "words" and clause is not None and attributive(
+                    self.text[clause.start:clause.end], start - clause.start, end - clause.start):
+                reasons.append("attributive")
+                continue
             why = self.why_not(start, end)
             if fact.type == "denies":
                 if why is not None and why != "outside any clause":
@@ -298,6 +307,15 @@ class Reading:
                 return True, None
             reasons.append(why)
         return False, (reasons[0] if reasons else None)
+
+    def unsettled(self, check: TextCheck) -> list[Unsettled]:
+        """What the text says about its check that the reader cannot account for (`verifier.settling`)."""
+        kinds = {f.type for f in [*check.states, *check.never_states, *check.may_state]} | {"id"}
+        bearing = sorted({*(span for f in [*check.states, *check.never_states, *check.may_state]
+                            for span in self.occurrences(f)),
+                          *((m.start, m.end) for m in self.mentions if m.kind in kinds)})
+        stated = sorted(span for f in check.states if f.type != "denies" for span in self.occurrences(f))
+        return unsettled(self.text, self.clauses, check.reading, bearing, stated)
 
     def asserted_together(self, facts: list[Fact]) -> tuple[bool, str | None]:
         """Whether one clause asserts every one of these words facts (they describe one event)."""
@@ -357,7 +375,7 @@ def text_problems(text: object, check: TextCheck, known: KnownIds | None = None)
         if not ok:
             problems.append(f"does not assert {_describe(fact)}" + (f" ({why})" if why else ""))
     for fact in check.never_states:
-        if reading.asserted(fact)[0]:
+        if reading.asserted(fact, forbidden=True)[0]:
             problems.append(f"asserts {_describe(fact)}")
     problems += [f"states a weekday that contradicts its date: {d}" for d in reading.contradicted_dates]
     for kind in check.no_other:
@@ -368,7 +386,8 @@ def text_problems(text: object, check: TextCheck, known: KnownIds | None = None)
         rest = _without(reading.text, [*check.states, *check.may_state], check.nothing_else)
         if rest:
             problems.append(f"states more than its facts: {rest!r}")
-    return problems
+    said = " ".join(problems)
+    return problems + [str(u) for u in reading.unsettled(check) if f"({u.what})" not in said]
 
 
 def _others(reading: Reading, kind: str, stated: list[Fact], known: KnownIds | None) -> list[str]:

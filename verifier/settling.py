@@ -1,0 +1,153 @@
+"""Whether a free text is settled: the reader can account for everything it says about what its check is about.
+
+A text check passes only when the reader establishes what the check requires *and* finds nothing it cannot
+account for (fail-closed). `verifier.assertions` reads the text into clauses and marks every word or sign that
+makes a statement something other than the writer's plain assertion; here a clause **bears on the check** when it
+holds one of the check's facts (any of its `states`, `never_states` or `may_state` values, words included), names a
+record (an id), or refers to part of a whole ("the rest", "the remaining ones", "another"); and a marker in a clause
+that bears on the check leaves the text **unsettled**:
+
+- in both readings: a concession (`although`, `even though`, `despite`: the sentence grants what it then takes
+  back), a double negation (a negation or reversal governing another: "declined to block", "did not fail to");
+- in an outcome reading also: futurity, modality or a pending state of any wording (`will`, `to follow`, `later`,
+  `still`, `is processing`), a condition, a question, a reported failure or reversal (`declined`, `wrong`), a
+  quotation that holds a fact, a report of someone else's words (`you wrote`, `the customer says`), a negation with
+  a required fact after it.
+
+A negation whose clause holds no required fact after it ("issued, not delayed", "nothing left") agrees with the
+check and is accounted for; so is any clause that bears on nothing the check is about ("it should reach your card
+within 3 days", "kind regards"). In a `circumstance` reading (a reason describing a situation) reported speech,
+modality and single negations are what is meant. A text the reader cannot read as English (letters of another
+script, or fewer than `_ENGLISH_SHARE` of its words in an English lexicon) is unsettled as a whole.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from verifier.assertions import Clause, Marker, Reading
+
+_PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|remaining|the\s+others|another|"
+                        r"one\s+more|two\s+more|the\s+last\s+ones?|leftovers?|the\s+balance\s+of)(?![\w'’-])",
+                        re.IGNORECASE)
+"""Words that refer to part of a whole the text is about ("the rest later today")."""
+_SENTENCE_KINDS = frozenset({"condition", "question", "concession", "failure"})
+"""Markers whose scope is their sentence: they bear on the check when the sentence does."""
+_GOVERNING_GAP = re.compile(r"^(?:\s+|\s*(?:to|be|been|have|has|had|being|the|your|its|this|that|a|an)\s+){1,4}$",
+                            re.IGNORECASE)
+"""What may stand between a negation and the reversal it governs ("declined *to* block", "not rejected")."""
+_ENGLISH_SHARE = 0.7
+_WORD = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*")
+_SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""),
+             ("s", ""), ("ly", ""), ("'s", ""), ("’s", ""), ("er", ""), ("est", ""))
+_COMMON = frozenset({"email", "emailed", "emails", "e-mail", "e-mailed", "login", "logins", "logged", "ok", "okay",
+                     "hi", "thanks", "regards", "online", "cheers", "chargeback", "chargebacks", "checkpoint",
+                     "checkpoints", "todo", "via", "re", "fyi", "asap", "eur", "usd", "gbp", "chf", "iban", "euro",
+                     "euros", "cent", "cents", "pence", "dollars", "pounds", "francs", "kronor", "zloty"})
+"""Words of this benchmark's sites that an older dictionary lacks."""
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> frozenset[str]:
+    from english_words import get_english_words_set
+
+    return frozenset(get_english_words_set(["web2", "gcide"], lower=True)) | _COMMON
+
+
+def _english_word(word: str) -> bool:
+    lexicon = _lexicon()
+    word = word.lower()
+    if word in lexicon or all(part in lexicon for part in re.split(r"[-'’]", word) if part):
+        return True
+    return any(word.endswith(suffix) and word[: -len(suffix)] + instead in lexicon for suffix, instead in _SUFFIXES)
+
+
+def not_english(text: str, exempt: Sequence[tuple[int, int]] = ()) -> str | None:
+    """Why the text cannot be read as English (None when it can): letters of another script, or too few of its
+    words in an English lexicon (the check's own facts and capitalised names inside a sentence aside)."""
+    for char in text:
+        if char.isalpha() and "LATIN" not in unicodedata.name(char, ""):
+            return f"written in another script ({char!r})"
+    words = [m for m in _WORD.finditer(text) if len(m.group(0)) > 1
+             and not any(a <= m.start() < b for a, b in exempt)
+             and not (m.group(0)[0].isupper() and m.start() > 0 and not re.search(r"(?:^|[.!?:\n]\s*)$",
+                                                                                   text[: m.start()]))]
+    strange = [m.group(0) for m in words if not _english_word(m.group(0))]
+    if len(strange) >= 2 and len(words) - len(strange) < _ENGLISH_SHARE * len(words):
+        return (f"not read as English ({len(words) - len(strange)} of {len(words)} words known; not: "
+                f"{', '.join(strange[:4])})")
+    return None
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """One thing the reader cannot account for: what (a marker, or the text's language) and in which words."""
+
+    what: str
+    words: str
+
+    def __str__(self) -> str:
+        return f"unsettled: {self.what}" + (f" in {self.words!r}" if self.words else "")
+
+
+def _double_negations(clause: Clause, text: str) -> list[Marker]:
+    """A negation or reversal of the clause that governs the next one ("declined to block")."""
+    own = sorted((m for m in clause.markers if m.kind in ("negation", "reversal") and clause.start <= m.start
+                  < clause.end), key=lambda m: m.start)
+    distinct = [m for k, m in enumerate(own) if k == 0 or m.start >= own[k - 1].end]
+    return [second for first, second in itertools.pairwise(distinct)
+            if _GOVERNING_GAP.match(text[first.end:second.start]) or first.end == second.start]
+
+
+def _bears(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    return any(start <= a < end for a, _ in spans)
+
+
+def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Sequence[tuple[int, int]],
+              stated: Sequence[tuple[int, int]]) -> list[Unsettled]:
+    """Why the text is unsettled for its check, one reason per marker (empty: it is settled). `bearing` are the
+    spans of everything the check is about (its facts' occurrences, every record id), `stated` those of the facts it
+    requires (a negation before one of these in its clause takes the requirement back)."""
+    reasons: list[Unsettled] = []
+    foreign = not_english(text, bearing)
+    if foreign is not None:
+        reasons.append(Unsettled(foreign, ""))
+    about = [*bearing, *((m.start(), m.end()) for m in _PARTITIVE.finditer(text))]
+    seen: set[int] = set()
+    for clause in found:
+        words = text[clause.start:clause.end].strip()
+        clause_bears = _bears(about, clause.start, clause.end)
+        sentence_bears = _bears(about, *clause.sentence)
+        doubles = _double_negations(clause, text) if clause_bears else []
+        for marker in clause.markers:
+            if marker.kind in _SENTENCE_KINDS:
+                bears = sentence_bears
+            elif marker.kind == "quoted":
+                bears = _bears(about, marker.start, marker.end)
+            elif marker.kind == "reported":
+                bears = _bears(about, marker.end, clause.sentence[1])
+            else:
+                bears = clause_bears
+            if not bears or marker.start in seen or not _unsettles(marker, clause, reading, stated, doubles):
+                continue
+            seen.add(marker.start)
+            double = "double negation " if marker in doubles else ""
+            scope = text[slice(*clause.sentence)].strip() if marker.kind in _SENTENCE_KINDS else words
+            reasons.append(Unsettled(f"{double}{marker}", scope))
+    return reasons
+
+
+def _unsettles(marker: Marker, clause: Clause, reading: Reading, stated: Sequence[tuple[int, int]],
+               doubles: list[Marker]) -> bool:
+    if marker.kind == "concession" or marker in doubles:
+        return True
+    if reading != "outcome":
+        return False
+    if marker.kind == "negation":
+        return any(marker.start < a < clause.end for a, _ in stated)
+    return True
