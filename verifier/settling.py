@@ -41,6 +41,9 @@ _SENTENCE_KINDS = frozenset({"condition", "question", "concession", "failure"})
 _GOVERNING_GAP = re.compile(r"^(?:\s+|\s*(?:to|be|been|have|has|had|being|the|your|its|this|that|a|an)\s+){1,4}$",
                             re.IGNORECASE)
 """What may stand between a negation and the reversal it governs ("declined *to* block", "not rejected")."""
+_ADJUNCT = re.compile(
+    r"(?<![\w'’-])(?:after|before|at|on|since|until|during|while|when|in|because|due\s+to)(?![\w'’-])", re.IGNORECASE)
+"""A preposition that starts an adjunct (when, where, why) rather than the object of what precedes it."""
 _ENGLISH_SHARE = 0.7
 _WORD = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*")
 _SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("d", ""), ("es", ""),
@@ -108,6 +111,18 @@ def _bears(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return any(start <= a < end for a, _ in spans)
 
 
+def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause], marker: Marker) -> bool:
+    """Whether a reversal or failure is said of what the check is about: its subject (the words of its clause
+    before it) or its object (the words after it, up to a preposition that starts an adjunct) holds something the
+    check is about. "The first batch action failed after EV-506" says nothing failed of EV-506; "the refund for
+    O-1042 failed" and "declined to block your refund" do."""
+    own = next((c for c in found if c.start <= marker.start < c.end), None)
+    if own is None:
+        return False
+    adjunct = _ADJUNCT.search(text, marker.end, own.end)
+    return _bears(spans, own.start, marker.start) or _bears(spans, marker.end, adjunct.start() if adjunct else own.end)
+
+
 def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Sequence[tuple[int, int]],
               stated: Sequence[tuple[int, int]]) -> list[Unsettled]:
     """Why the text is unsettled for its check, one reason per marker (empty: it is settled). `bearing` are the
@@ -125,7 +140,9 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
         sentence_bears = _bears(about, *clause.sentence)
         doubles = _double_negations(clause, text) if clause_bears else []
         for marker in clause.markers:
-            if marker.kind in _SENTENCE_KINDS:
+            if marker.kind in ("reversal", "failure"):
+                bears = _governs(about, text, found, marker)
+            elif marker.kind in _SENTENCE_KINDS:
                 bears = sentence_bears
             elif marker.kind == "quoted":
                 bears = _bears(about, marker.start, marker.end)
@@ -150,4 +167,6 @@ def _unsettles(marker: Marker, clause: Clause, reading: Reading, stated: Sequenc
         return False
     if marker.kind == "negation":
         return any(marker.start < a < clause.end for a, _ in stated)
-    return True
+    # "request" names a thing ("your refund request for O-1528"): it takes a required fact back (a request is no
+    # refund) but leaves nothing open by itself.
+    return not (marker.kind == "pending" and marker.words.lower() in ("request", "requests"))
