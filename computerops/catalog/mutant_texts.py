@@ -1,7 +1,8 @@
 """Mutants of what an agent writes: free text that stops asserting, values spelled as people spell them.
 
 For `computerops tasks audit`. Wrong variants of a filled free text keep its words and take the assertion back
-(negated, future, pending, conditional, reported failure), name another record by a bare number, or write a wrong
+(negated, future, pending, conditional, reported failure, conceded, doubly negated) or say it in another language,
+name another record by a bare number, or write a wrong
 amount in words; valid variants write the same facts another way (the amount in words, the record by its bare
 number, an e-mail address in capitals, a phone number without spaces) and must be accepted. For the structured
 answer: a date with a weekday that contradicts it (wrong) or agrees with it (valid), money with its currency
@@ -61,6 +62,17 @@ def non_assertions(text: str) -> Iterator[tuple[str, str]]:
     yield "pending", f"Pending: {text.strip()}"
     yield "conditional", f"If it is approved, {_lower_first(text.strip())}"
     yield "reported-failure", f"{text.strip().rstrip('.')}. It was returned to sender as undeliverable."
+    # Unsettled in any reading (verifier/settling.py): a concession, a double negation, another language.
+    yield "conceded", f"{text.strip().rstrip('.')}, although none of this has been confirmed."
+    yield "double-negated", _each_sentence(text, lambda s: f"Nobody declined to block it: {_lower_first(s)}")
+    yield "foreign", _in_german(text)
+
+
+def _in_german(text: str) -> str:
+    """The text's records and amounts kept, its words in German: a note the reader must not read as English."""
+    values = [m.group(0) for m in _ID_TOKEN.finditer(text)] + [m.group(0) for m in _AMOUNT.finditer(text)]
+    return f"Erledigt und bestätigt: {', '.join(values)} wurde heute vollständig bearbeitet." if values else \
+        "Erledigt und bestätigt: der Vorgang wurde heute vollständig bearbeitet."
 
 
 def _kind_word(identifier: str, known: KnownIds) -> str | None:
