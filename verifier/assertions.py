@@ -192,7 +192,8 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         piece = text[start:match.start()].rstrip()
-        if any(piece.lower().endswith(abbreviation) for abbreviation in _ABBREVIATIONS):
+        if any(piece.lower().endswith(abbreviation) and not piece[-len(abbreviation) - 1:-len(abbreviation)].isalpha()
+               for abbreviation in _ABBREVIATIONS):  # "by post." ends a sentence; "St." does not
             continue
         if piece.strip():
             yield start, match.start()
@@ -269,6 +270,19 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
     return found
 
 
+def _naming_a_request(marker: Marker) -> bool:
+    return marker.kind == "pending" and marker.words.lower() in ("request", "requests")
+
+
+def _request_phrase(text: str, start: int, end: int, marker: Marker) -> tuple[int, int]:
+    """The noun phrase a request names, which only asks for what it holds: up to three words before `request` and
+    what follows it up to the clause's next verb ("your *refund request for O-1042* was declined" asks for the refund,
+    and asserts that the request was declined)."""
+    before = re.search(r"(?:[\w'’-]+\s+){0,3}$", text[start:marker.start])
+    verb = _FINITE.search(text, marker.end, end)
+    return (start + before.start() if before else marker.start), (verb.start() if verb else end)
+
+
 def _clause_spans(sentence: str) -> list[tuple[int, int]]:
     c_start, pieces = 0, []
     for match in _BREAK.finditer(sentence):
@@ -315,7 +329,7 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
                      *own]
             whole = _taking_back_whole(
                 [*([text_marker] if text_marker else []), *(m for m in sentence_markers if m.kind != "quoted"),
-                 *(m for m in own if m.kind == "pending")], reading, sentence_negated)
+                 *(m for m in own if m.kind == "pending" and not _naming_a_request(m))], reading, sentence_negated)
             after = [(m.start, str(m)) for m in own if m.kind == "negation"]
             within: list[tuple[int, int, str]] = []
             if reading == "outcome":
@@ -326,6 +340,7 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
                 after += [(m.start, str(m)) for m in sentence_markers
                           if m.kind == "reported" and start <= m.start < end]
                 within = [(m.start, m.end, str(Marker("quoted", "…", m.start, m.end))) for m in quotes]
+                within += [(*_request_phrase(text, start, end, m), str(m)) for m in own if _naming_a_request(m)]
             found.append(Clause(start=start, end=end, whole_clause_taken_back=whole,
                                 taken_back_after=tuple(sorted(after)), taken_back_within=tuple(within),
                                 sentence=(s_start, s_end), markers=tuple(sorted(scope, key=lambda m: m.start))))
