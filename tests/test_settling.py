@@ -65,6 +65,8 @@ UNSETTLING = [  # (operator, what the reason names)
     ("{note} The refund for O-1042 was issued to the wrong card.", "reversal"),
     ("{note} The approver declined to block the refund for O-1042.", "double negation"),
     ("{note} The refund for O-1042 is still being processed.", "unsettled"),
+    ("{bare}, and another refund of 49.90 EUR for the duplicate.", "further instance"),
+    ("{note} We refunded O-1042 a second time.", "further instance"),
 ]
 
 

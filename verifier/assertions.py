@@ -78,6 +78,9 @@ double negation the reader cannot settle."""
 _FUTURE_TIMES = ("to follow", "to come", "will follow", "follows later", "shortly", "eventually", "still", "yet",
                  "on the way", "underway", "under way", "in transit", "in the pipeline", "later today", "afterwards",
                  "outstanding")
+_ADDITIVES = ("another", "a second", "a further", "additional", "an additional", "extra", "again", "twice", "once more",
+              "one more", "a repeat", "repeated")
+"""Words that add a further instance of what a clause says ("and another refund of 59.00 EUR")."""
 _REPORTERS = ("you", "they", "he", "she", "customer", "client", "sender", "vendor", "caller", "user", "requester",
               "supplier", "employee", "manager", "approver")
 _REPORTING_VERBS = ("wrote", "write", "writes", "said", "say", "says", "mentioned", "mention", "mentions", "claimed",
@@ -109,6 +112,7 @@ _DELIVERY_FAILURE = _phrase(_DELIVERY_FAILURES)
 _FAILURE = _phrase(_FAILURES)
 _BREAK = re.compile(r"\s*;\s*|,?\s+(?:" + "|".join(_CLAUSE_BREAKS) + r")(?![\w'’-])\s*", re.IGNORECASE)
 _CONCESSION = _phrase(_CONCESSIONS)
+_ADDITIVE = _phrase(_ADDITIVES)
 _REVERSAL = re.compile(_phrase(_REVERSALS).pattern + "|" + _phrase(_FAILURES).pattern, re.IGNORECASE)
 _FUTURE_TIME = _phrase(_FUTURE_TIMES)
 _REPORTED = re.compile(
@@ -140,8 +144,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?:[\"'’”)\]]*)\s+|\n+|\s*[;•]\s*")
 
 
 MarkerKind = Literal["negation", "modality", "pending", "future", "progressive", "condition", "question", "failure",
-                     "reversal", "concession", "reported", "quoted"]
-_LABELS: dict[str, str] = {"pending": "pending state", "failure": "reported failure", "future": "futurity",
+                     "reversal", "concession", "reported", "quoted", "additive"]
+_LABELS: dict[str, str] = {"additive": "a further instance",
+                           "pending": "pending state", "failure": "reported failure", "future": "futurity",
                            "progressive": "progressive", "reported": "reported speech", "quoted": "quoted speech"}
 
 
@@ -261,7 +266,8 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
     found = [*_markers("negation", _NEGATOR, clause_text, start, local),
              *_markers("modality", _MODAL, clause_text, start, local),
              *_markers("reversal", _REVERSAL, clause_text, start, local),
-             *_markers("progressive", _PROGRESSIVE, clause_text, start, local)]
+             *_markers("progressive", _PROGRESSIVE, clause_text, start, local),
+             *_markers("additive", _ADDITIVE, clause_text, start, local)]
     for kind, pattern in (("pending", _PENDING_STATE), ("future", _FUTURE_TIME)):
         found += [Marker(kind, m.group(0), start + m.start(), start + m.end())  # type: ignore[arg-type]
                   for m in _outside(pattern.finditer(clause_text), local)

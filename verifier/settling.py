@@ -12,7 +12,8 @@ that bears on the check leaves the text **unsettled**:
 - in an outcome reading also: futurity, modality or a pending state of any wording (`will`, `to follow`, `later`,
   `still`, `is processing`), a condition, a question, a reported failure or reversal (`declined`, `wrong`), a
   quotation that holds a fact, a report of someone else's words (`you wrote`, `the customer says`), a negation with
-  a required fact after it.
+  a required fact after it, a further instance of what it says (`another`, `a second`, `again`: a notice of one
+  refund "and another refund of 59.00 EUR" says two were made).
 
 A negation whose clause holds no required fact after it ("issued, not delayed", "nothing left") agrees with the
 check and is accounted for; so is any clause that bears on nothing the check is about ("it should reach your card
