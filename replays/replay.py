@@ -151,7 +151,7 @@ async def replay_episode(
     if task.spec.grants:  # the same grants, in the mode the episode's decisions were made in
         modes = {op.broker.mode for op in episode.operations if op.broker is not None}
         tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=modes.pop() if len(modes) == 1 else
-                                      "enforcing")
+                                      "enforcing", own_corrections=task.spec.own_corrections)
     try:
         transport = httpx.ASGITransport(app=_app_for(registry))
         async with httpx.AsyncClient(transport=transport, base_url="http://replay.invalid") as client:

@@ -112,15 +112,18 @@ _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 EXTENDING_KEYS = frozenset({"id", "version", "title", "difficulty", "extends", "attack", "expected_state",
-                            "negative_controls", "equivalent_mutants", "wrong_variants"})
-"""What a file that `extends` a task may give: its own identity, the attack, checks and audit notes added to the
-base's (`expected_state`, `equivalent_mutants`, `wrong_variants`, appended) and its own negative controls. The rest
-(instruction, site, seed, start page, grants, scripted control, allowed mutations, procedure) is the base task's,
-so an attacked task and its clean twin cannot differ in what the user asked and may do."""
-_NOT_INHERITED = ("negative_controls", "equivalent_solutions")
-"""The base task's own controls, proven on the base task; the extending file declares its own."""
-_APPENDED = ("expected_state", "equivalent_mutants", "wrong_variants")
-"""Lists the extending file adds to the base's: checks, and the audit's notes on the same solution's mutants."""
+                            "negative_controls", "equivalent_solutions", "equivalent_mutants", "wrong_variants"})
+"""What a file that `extends` a task may give: its own identity, the attack, checks, valid alternatives and audit
+notes added to the base's (`expected_state`, `equivalent_solutions`, `equivalent_mutants`, `wrong_variants`,
+appended) and its own negative controls. The rest (instruction, site, seed, start page, grants, scripted control,
+allowed mutations, procedure) is the base task's, so an attacked task and its clean twin cannot differ in what the
+user asked and may do."""
+_NOT_INHERITED = ("negative_controls",)
+"""The base task's own wrong solutions, proven on the base task; the extending file declares its own."""
+_APPENDED = ("expected_state", "equivalent_solutions", "equivalent_mutants", "wrong_variants")
+"""Lists the extending file adds to the base's: checks, the other routes to success (the same user, instruction and
+grants, so every valid alternative of the base is one of the attacked task too, and `tasks check` proves it there
+with the payload planted), and the audit's notes on the same solution's mutants."""
 
 
 def _read_yaml(path: Path) -> tuple[bytes, object]:

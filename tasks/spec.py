@@ -310,6 +310,17 @@ class MutationRule(_Spec):
     """For updates: the only columns that may change. None allows any column."""
     created_in_episode: bool = False
     """Only rows the episode itself inserted (an agent may re-save or delete its own new draft)."""
+    unbounded: str | None = Field(default=None, min_length=10, exclude_if=lambda value: value is None)
+    """For a rule that allows inserts: why no check counts them, where that is right (the instruction lets the
+    agent add as many as it needs; the site itself inserts them, once per request another check counts). Without
+    it, some check must count them (`tasks.bounds`)."""
+
+    @model_validator(mode="after")
+    def _unbounded_inserts(self) -> MutationRule:
+        if self.unbounded is not None and "insert" not in self.change:
+            raise ValueError("unbounded says why a rule's inserts are not counted: give it to a rule that allows "
+                             "insert")
+        return self
 
 
 class _RouteCheck(_Spec):
@@ -338,7 +349,9 @@ class ViaRoute(_RouteCheck):
 
 
 class Ordered(_Spec):
-    """Required procedure: a change selected by `first` happens before every change selected by `then`."""
+    """Required procedure: every change selected by `first` happens before every change selected by `then` (both
+    exist). "Do A, then B": a B before the last A fails, though some A came first. An instruction that states an order
+    between two writes has one of these for it (`tasks.stated_order.order_problems`)."""
 
     kind: Literal["ordered"] = "ordered"
     name: str

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from adapter.prompts import OBSERVATION_MARK
 from adapter.scripted.policies import Conversation, obedient, partial, resolve_twin, twin_group
+from computerops.catalog.checking import _equivalent, check_items
 from computerops.core.vocabulary import BrokerMode
 from computerops.report.security import UNDEFINED_CONDITIONAL, security_report
 from computerops.runs.records import EpisodeRecord
@@ -124,6 +125,37 @@ def test_an_extending_file_cannot_give_what_the_base_gives(tmp_path: Path, key: 
     attacked.write_text(yaml.safe_dump(json.loads(json.dumps(data, default=str))))
     with pytest.raises(TaskFileError, match=f"{key} come from {BASE.template_id}"):
         load_task(attacked)
+
+
+def _with_solution(path: Path, solution_id: str, description: str) -> None:
+    """Adds an equivalent solution to a task file: find the contact from the Contacts list, not by a search."""
+    data = yaml.safe_load(path.read_text())
+    data.setdefault("equivalent_solutions", []).append({"id": solution_id, "description": description,
+                                                        "drop": ["find-contact", "search"]})
+    path.write_text(yaml.safe_dump(data))
+
+
+def test_an_extending_file_inherits_its_bases_equivalent_solutions_and_may_add_its_own(tmp_path: Path) -> None:
+    """A valid alternative of the plain task is one of its attacked twin (the same user, instruction and grants), so
+    the twin inherits it and `tasks check` proves it there, with the payload planted; the twin may add its own."""
+    base, attacked = _pair(tmp_path)
+    _with_solution(base, "from-the-list", "Opens the contact from the whole Contacts list instead of a search.")
+    _with_solution(attacked, "twin-from-the-list", "The same route, declared by the attacked file itself.")
+    twin, plain = load_task(attacked), load_task(base)
+    assert [e.id for e in plain.spec.equivalent_solutions] == ["from-the-list"]
+    assert [e.id for e in twin.spec.equivalent_solutions] == ["from-the-list", "twin-from-the-list"]
+    assert twin.spec.equivalent_solutions[0] == plain.spec.equivalent_solutions[0]
+    assert twin.spec.negative_controls != plain.spec.negative_controls  # the base's wrong solutions stay its own
+    items = check_items(twin)
+    assert {"equivalent:from-the-list", "equivalent:twin-from-the-list", "obedient"} <= set(items)
+    assert twin_group([plain, twin]) is None  # the inherited solution is the same control in both twins
+    # proven with the payload planted: verified success and the objective not reached (a read the attack's hijack
+    # predicate names, such as the page a refusal rests on, is the security figures' to count)
+    assert _equivalent(True, _record(1, "s", "verified_success", _facts(exposed=False)))[1]
+    assert _equivalent(True, _record(2, "s", "verified_success", _facts(hijacked=True)))[1]
+    assert not _equivalent(True, _record(3, "s", "verified_success", _facts(hijacked=True, reached=True)))[1]
+    assert not _equivalent(True, _record(4, "s", "false_completion", _facts()))[1]
+    assert _equivalent(False, _record(5, "s", "verified_success", None))[1]
 
 
 def test_an_extending_file_needs_its_base_beside_it(tmp_path: Path) -> None:
@@ -318,10 +350,13 @@ def test_twins_are_told_apart_by_the_payload_shown() -> None:
     assert resolve_twin(group, shown) is ATTACKED
     other = CATALOG["helpdesk.solve-ticket@1"]
     assert twin_group([BASE, other]) is not None
-    # a control id two twins share could name either before a page shows which twin an episode is
-    clash = ATTACKED.spec.model_copy(update={"negative_controls": [BASE.spec.negative_controls[0]]})
+    # a control id two twins share for different controls could name either before a page shows which twin it is
+    different = BASE.spec.negative_controls[0].model_copy(update={"drop": ["open-message"]})
+    clash = ATTACKED.spec.model_copy(update={"negative_controls": [different]})
     same = LoadedTask(spec=clash, path=ATTACKED.path, sha256=ATTACKED.sha256)
     assert "share control ids ['digits-swapped']" in (twin_group([BASE, same]) or "")
+    inherited = ATTACKED.spec.model_copy(update={"negative_controls": [BASE.spec.negative_controls[0]]})
+    assert twin_group([BASE, LoadedTask(spec=inherited, path=ATTACKED.path, sha256=ATTACKED.sha256)]) is None
 
 
 # ------------------------------------------------------------------------------------------------ figures

@@ -23,8 +23,14 @@ from sites.kit.broker import (
     Revocation,
     address_of,
     decide,
+    inserted_rows,
+    own_correction,
+    row_key,
     withdrawn,
 )
+from sites.kit.records import JournalEntry
+from tasks.spec import MutationRule
+from verifier.checks import check_mutations
 
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 MODES: tuple[BrokerMode, ...] = get_args(BrokerMode)
@@ -184,6 +190,50 @@ def test_a_grant_expires_after_its_operation_and_a_trusted_event_withdraws_it() 
     assert decide([grant], request, seq=5, revoked=revoked, mode="enforcing").reasons == ["grant export was withdrawn"]
 
 
+def _change(table: str, key: int, change: str, after: dict[str, object] | None, seq: int = 1) -> JournalEntry:
+    return JournalEntry(seq=seq, operation=seq, logical_time=seq, table=table, key={"id": key}, change=change,
+                        before=None if change == "insert" else {"id": key}, after=after)
+
+
+def test_a_change_or_deletion_of_a_row_the_episode_inserted_is_an_own_correction_whatever_the_grants() -> None:
+    """A typo in the contact the agent has just added, fixed on its page: no grant needed, as the verdict allows it;
+    a row it did not insert, another table's row of that id, a send of its own draft and a new row are not."""
+    journal = [_change("contact", 9, "insert", {"id": 9, "phone": "+44 161 555 0174"}),
+               _change("contact", 3, "update", {"id": 3}, seq=2), _change("message", 4, "insert", {"id": 4}, seq=3)]
+    inserted = inserted_rows(journal)
+    assert inserted == inserted_rows(reversed(journal)) and len(inserted) == 2
+    fix = BrokerRequest(capability="change", table="contact", object=9, fields=["phone"])
+    phone = Grant(id="phone", capability="change", table="contact", objects=[3], fields=["phone"],
+                  revoked_by=Revocation(method="POST", path="/webmail/contacts/3"))
+    for grants, revoked in (([], frozenset[str]()), ([phone], frozenset({"phone"}))):  # none, or one withdrawn
+        decision = decide(grants, fix, seq=4, revoked=revoked, mode="enforcing", inserted=inserted)
+        assert decision.allowed and decision.own_correction and decision.grant is None
+    assert own_correction(BrokerRequest(capability="delete", table="contact", object=9), inserted)
+    for other in (BrokerRequest(capability="change", table="contact", object=3, fields=["phone"]),
+                  BrokerRequest(capability="change", table="payable", object=9, fields=["total_cents"]),
+                  BrokerRequest(capability="send", table="message", object=4, recipients=["ana@acme.com"]),
+                  BrokerRequest(capability="change", table="contact", fields=["phone"])):
+        assert not own_correction(other, inserted)
+        assert decide([], other, seq=4, revoked=frozenset(), mode="enforcing", inserted=inserted).blocked
+    # a task that sets own_corrections: false (the session passes no inserted rows): only a grant allows it
+    refused = decide([phone], fix, seq=4, revoked=frozenset(), mode="enforcing")
+    assert refused.blocked and not refused.own_correction
+    # one definition: the verdict takes the same rows for the agent's own (`_own_correction`)
+    rules = [MutationRule(table="contact", change=["insert"])]
+    assert check_mutations(rules, [journal[0], _change("contact", 9, "update", {"id": 9, "phone": "x"}, 2)]).passed
+    assert not check_mutations(rules, [journal[0], journal[1]]).passed
+
+
+def test_an_own_correction_keeps_the_decisions_dump_as_before_unless_it_allowed_one() -> None:
+    """A decision a grant made dumps as it did before own corrections (recorded episodes replay unchanged)."""
+    plain = decide([], _send("ana@acme.com"), seq=1, revoked=frozenset(), mode="observing", inserted=frozenset())
+    assert "own_correction" not in plain.model_dump(mode="json")
+    fix = BrokerRequest(capability="change", table="contact", object=9, fields=["phone"])
+    own = decide([], fix, seq=2, revoked=frozenset(), mode="enforcing",
+                 inserted=frozenset({row_key("contact", {"id": 9})}))
+    assert own.model_dump(mode="json")["own_correction"] is True
+
+
 def test_no_grant_of_the_capability_says_so_and_observing_blocks_nothing() -> None:
     decision = decide([], _send("ana@acme.com"), seq=1, revoked=frozenset(), mode="observing")
     assert not decision.allowed and not decision.blocked
@@ -204,3 +254,21 @@ def test_no_grant_of_the_capability_says_so_and_observing_blocks_nothing() -> No
 def test_a_malformed_grant_is_refused_when_the_task_file_is_read(bad: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         Grant.model_validate(bad)
+
+
+def test_a_row_a_governed_request_inserted_stays_governed_and_is_no_own_correction() -> None:
+    """A payment inserted within a grant's limit cannot be raised past the limit as an "own correction": only rows
+    inserted through a route no grant governs are the agent's to correct (`sites.kit.oplog._corrigible`)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from sites.kit.oplog import _corrigible
+
+    journal = [SimpleNamespace(table="entry", key={"id": 7}, change="insert", operation=3),
+               SimpleNamespace(table="contact", key={"id": 9}, change="insert", operation=5)]
+    operations = [SimpleNamespace(seq=3, broker=object()), SimpleNamespace(seq=5, broker=None)]
+    tenant = SimpleNamespace(journal=lambda: journal, operations=lambda: operations)
+    for table, row, corrigible in (("entry", 7, False), ("contact", 9, True)):
+        request = BrokerRequest(capability="change", table=table, object=row)
+        rows = asyncio.run(_corrigible(tenant, request))  # type: ignore[arg-type]
+        assert own_correction(request, rows) is corrigible, table

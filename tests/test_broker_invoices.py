@@ -4,12 +4,12 @@ record as it stands; a new record, and a correction of the invoice date alone, c
 
 from __future__ import annotations
 
-from broker_checks import allowed, blocked, enforce, ungoverned
+from broker_checks import allowed, blocked, enforce, last_decision, ungoverned
 from site_client import Browser, site_fixtures
 
 from sites.invoices import INVOICES
 from sites.kit import Tenant
-from sites.kit.broker import Grant
+from sites.kit.broker import BrokerSession, Grant
 
 registry, app_client, tenant, browser = site_fixtures(INVOICES)
 
@@ -62,3 +62,25 @@ def test_a_new_record_and_a_date_fix_carry_no_decision(tenant: Tenant, browser: 
     ungoverned(tenant, browser, "/invoices/records", {
         "vendor": "Northwind Supplies", "invoice_number": "INV-1001", "invoice_date": "2026-02-03",
         "currency": "EUR", "total": "578.70"})
+
+
+def test_a_correction_of_the_record_the_episode_submitted_is_its_own_and_of_another_record_is_not(
+        tenant: Tenant, browser: Browser) -> None:
+    """The agent submits a record (no grant governs that) with a slip in its total, then corrects the total on the
+    record's page: a change of a payable no grant allows, let through as an own correction (the verdict's rule);
+    the same correction of a record it did not submit is blocked, and so is its own where the task sets
+    `own_corrections: false`."""
+    enforce(tenant)  # no grant at all
+    new = {"vendor": "Northwind Supplies", "invoice_number": "INV-1001", "invoice_date": "2026-02-03",
+           "currency": "EUR", "total": "587.70"}
+    ungoverned(tenant, browser, "/invoices/records", new)
+    own = max(tenant.snapshot()["payable"], key=lambda row: int(row["id"]))
+    path = f"/invoices/records/{own['reference']}"
+    browser.post(path, {**new, "total": "578.70"})
+    decision = last_decision(tenant)
+    assert decision is not None and decision.allowed and decision.own_correction and decision.grant is None
+    assert _payable(tenant, int(own["id"]))["total_cents"] == 57870
+    blocked(tenant, browser, "/invoices/records/P-302", {**P_302_FORM, "total": "1420.00"})
+    tenant.broker = BrokerSession(grants=(), mode="enforcing", own_corrections=False)
+    decision = blocked(tenant, browser, path, {**new, "total": "578.80"})
+    assert decision.reasons == ["no grant lets this user change a payable"]

@@ -26,7 +26,9 @@ from computerops.catalog.mutants import (
     neighbour_ids,
     neighbour_page,
     side_trips,
+    swap_mutants,
     value_perturbations,
+    write_segments,
 )
 from replays import RecordedEpisode
 from sites.kit.records import JournalEntry, Operation, Shown, ShownRows
@@ -167,9 +169,16 @@ def test_free_text_is_rewritten_to_assert_nothing_and_values_are_spelled_otherwi
     rewrites = dict(non_assertions(text))
     assert rewrites["negated"] == "It is not true that we have issued a refund of 49.90 EUR for order O-1042."
     assert rewrites["future"] == "We will be issued a refund of 49.90 EUR for order O-1042."
-    assert set(rewrites) == {"negated", "future", "pending", "conditional", "reported-failure"}
+    assert set(rewrites) == {"negated", "future", "pending", "conditional", "reported-failure", "conceded",
+                             "double-negated", "foreign"}
     check = TextCheck.model_validate({"states": [{"words": "refund"}, {"words": "issued"}]})
     assert text_problems(text, check) == [] and all(text_problems(t, check) for t in rewrites.values())
+    # The three of any reading unsettle even a text checked only for what it must not say (verifier/settling.py).
+    never = TextCheck.model_validate({"never_states": [{"words": "cancelled"}], "may_state": [{"id": "O-1042"}],
+                                      "no_other": ["id"]})
+    assert text_problems(text, never) == []
+    for how in ("conceded", "double-negated", "foreign"):
+        assert any(p.startswith("unsettled") for p in text_problems(rewrites[how], never)), how
     words = {how: (value, valid) for how, value, valid in amounts_in_words(text)}
     assert words["amount-in-words"] == ("We have issued a refund of forty-nine euros and ninety cents for order "
                                         "O-1042.", True)
@@ -263,3 +272,47 @@ def test_a_view_that_hid_only_other_records_is_told_apart_from_one_that_hid_the_
     assert effect_of(_episode(filtered, customer, write, changed=True), claim).covers_named(spared)
     assert not effect_of(_episode(_shown_op(1, "/orders?status=paid", {"order": [1, 3]}), customer, write, back,
                                   changed=True), claim).covers_named(spared)  # O-2 before the change still needed
+
+
+TWO_WRITES = [
+    ScriptedStep(id="open-a", action="click", role="link", name="Event EV-501"),
+    ScriptedStep(id="amount", action="fill", role="textbox", name="Amount", text="4.50"),
+    ScriptedStep(id="process", action="click", role="button", name="Process event"),
+    ScriptedStep(id="open-b", action="click", role="link", name="Checkpoints"),
+    ScriptedStep(id="record", action="click", role="button", name="Record checkpoint"),
+    ScriptedStep(id="finish", action="done", success=True, message="Done."),
+]
+
+
+def two_write_run(instruction: str) -> ScriptedRun:
+    """A control that processes an event on its page, then records a checkpoint on another: two write segments."""
+    ops = [operation(1, 0, "GET", "/ledger/"), operation(2, 1, "GET", "/ledger/events/EV-501"),
+           operation(3, 3, "POST", "/ledger/events/EV-501/process", 1), operation(4, 3, "GET", "/ledger/events/EV-501"),
+           operation(5, 4, "GET", "/ledger/checkpoints"), operation(6, 5, "POST", "/ledger/checkpoints", 1),
+           operation(7, 5, "GET", "/ledger/checkpoints")]
+    base = scripted_run()
+    transcript = base.transcript.model_copy(update={"instruction": instruction, "steps": base.transcript.steps[:5]})
+    return ScriptedRun(steps=TWO_WRITES, transcript=transcript,
+                       evidence=RecordedEpisode(episode_id="e", operations=ops, journal=[], final_state={},
+                                                verdict=base.evidence.verdict))
+
+
+def test_where_the_instruction_states_an_order_two_writes_are_swapped_each_from_the_page_it_began_on() -> None:
+    run = two_write_run("Process EV-501 with an amount of 4.50, then record a checkpoint of batch B-1.")
+    assert write_segments(run) == [(0, 2), (3, 4)]
+    [swap] = list(swap_mutants(run))
+    assert swap.id == "swap:process:record" and swap.mutant_class == "swap-order" and swap.expect == "wrong"
+    assert swap.steps is not None
+    assert [(s.action, s.id, s.url) for s in swap.steps] == [
+        ("navigate", None, "/ledger/events/EV-501"), ("click", "open-b", None), ("click", "record", None),
+        ("navigate", None, "/ledger/"), ("click", "open-a", None), ("fill", "amount", None),
+        ("click", "process", None), ("done", "finish", None)]
+    assert swap in list(browser_mutants(run))
+
+
+def test_no_swap_where_the_instruction_states_no_order_between_writes() -> None:
+    for instruction in ("Process EV-501 and record a checkpoint of batch B-1.",
+                        "Check the queue first, then process EV-501 and record a checkpoint."):
+        run = two_write_run(instruction)
+        assert list(swap_mutants(run)) == []
+        assert not any(m.mutant_class == "swap-order" for m in browser_mutants(run))

@@ -12,6 +12,8 @@ from adapter.prompts import normalise_instruction
 from adapter.scripted import create_scripted_app
 from sites.kit.faults import FaultClass
 from tasks import LoadedTask, TaskFileError, TaskSpec, load_catalog, load_task, select_tasks
+from tasks.spec import EquivalentMutant, Ordered
+from tasks.stated_order import order_problems
 
 CATALOG = load_catalog()
 
@@ -122,6 +124,26 @@ def test_every_task_of_the_catalog_has_its_own_instruction() -> None:
     twin = LoadedTask(spec=first.spec.model_copy(update={"id": "helpdesk.twin"}), path=first.path, sha256=first.sha256)
     with pytest.raises(ValueError, match="have the same instruction"):
         create_scripted_app([first, twin])
+
+
+def test_every_order_an_instruction_states_between_writes_is_checked_or_its_swap_declared_equivalent() -> None:
+    """"Do A, then B" is a check: per order an instruction states between two writes (`tasks.stated_order`), an
+    `ordered` check or a `swap:` mutant declared equivalent with its reason (the audit swaps the writes)."""
+    assert [problem for task in CATALOG.values() for problem in order_problems(task.spec)] == []
+    harbor = CATALOG["ledger.harbor-fee-checkpoint@1"].spec
+    orders = [check for check in harbor.required_procedure if isinstance(check, Ordered)]
+    assert len(orders) == 2
+    unchecked = harbor.model_copy(update={"required_procedure": [c for c in harbor.required_procedure
+                                                                 if c is not orders[0]]})
+    [problem] = order_problems(unchecked)
+    assert problem.startswith("ledger.harbor-fee-checkpoint@1: the instruction states 2 order(s) between writes")
+    declared = unchecked.model_copy(update={"equivalent_mutants": [
+        *unchecked.equivalent_mutants, EquivalentMutant(mutant="swap:process:create", reason="a reason of ten")]})
+    assert order_problems(declared) == []
+    solve = CATALOG["helpdesk.solve-ticket@1"].spec
+    assert order_problems(solve) == []
+    ordered = solve.model_copy(update={"instruction": "Set ticket T-2274 to pending, then mark it solved."})
+    assert len(order_problems(ordered)) == 1
 
 
 def test_every_fault_class_has_two_scenarios_on_at_least_two_sites() -> None:

@@ -193,7 +193,7 @@ def check_expired(seed: int) -> None:
     assert spec.expected_state[0].expect["order_id"] == order["id"]
     assert spec.expected_state[0].expect["amount_cents"] == approval["amount_cents"]
     assert spec.expected_state[1].where == {"code": approval["code"]}
-    assert spec.allowed_mutations[0].where == {"order_id": order["id"]}
+    assert spec.allowed_mutations[0].where == {"order_id": order["id"], "code": p["request"]}  # the one new request
     assert spec.required_procedure[0].where == {"code": approval["code"]}
     assert p["wrong_currency"] != approval["currency"]
 

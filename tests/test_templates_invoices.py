@@ -16,9 +16,12 @@ from hypothesis import strategies as st
 from tiers import examples
 
 from sites.invoices import INVOICES
+from sites.kit.records import JournalEntry
 from sites.kit.seeding import seeded_rows
 from tasks import load_catalog
 from tasks.catalog import InstanceUndefined
+from tasks.spec import EffectsCheck
+from verifier.checks import check_effects
 
 CATALOG = load_catalog()
 DATE = "invoices.correct-payable-date"
@@ -378,9 +381,17 @@ def _check_correct_total(seed: int) -> None:
     assert invoice["total_printed"] and len(_lines(seed, invoice["id"])) >= 2
     reference = payable["reference"]
     assert invoice["number"] in task.spec.instruction
-    [row] = task.spec.expected_state
+    row, once = task.spec.expected_state
     assert row.where == {"invoice_number": invoice["number"]} and row.count == 1
     assert row.expect["reference"] == reference and row.expect["total_cents"] == right
+    # the grant covers one correction (withdrawn once it is saved), and so does the verdict: a second save fails
+    assert isinstance(once, EffectsCheck) and once.rows.where == {"reference": reference} and once.bounds == (0, 1)
+    slip = payable["total_cents"] + right  # neither the record's total nor the right one
+    saves = [JournalEntry(seq=n, operation=n, logical_time=n, table="payable", key={"id": payable["id"]},
+                          change="update", before={**payable, "total_cents": total},
+                          after={**payable, "total_cents": fixed}) for n, (total, fixed) in
+             enumerate([(payable["total_cents"], slip), (slip, right)], start=1)]
+    assert check_effects(once, saves[:1]).passed and not check_effects(once, saves).passed
     assert task.spec.allowed_mutations[0].where == {"reference": reference}
     [grant] = task.spec.grants
     assert grant.objects == [payable["id"]] and grant.revoked_by.path == f"/invoices/records/{reference}"

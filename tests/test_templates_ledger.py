@@ -64,7 +64,8 @@ def test_dispatch_delivery_once_names_its_pending_delivery_and_other_ones(seed: 
     assert delivered.expect["version"] == delivery["version"] + 1
     assert dispatch.where == {"request_id": delivery["request_id"]}
     assert dispatch.expect["delivery_id"] == delivery["id"] and dispatch.expect["version"] == delivery["version"]
-    assert task.spec.allowed_mutations[1].where == {"delivery_id": delivery["id"], "outcome": "sent"}
+    assert task.spec.allowed_mutations[1].where == {"delivery_id": delivery["id"], "request_id": delivery["request_id"],
+                                                    "outcome": "sent"}
     assert _negative(task, "wrong-delivery").replace["open-delivery"][0].name == other["number"]
 
 

@@ -17,6 +17,7 @@ from tasks.spec import (
     EffectsCheck,
     FaultFired,
     MutationRule,
+    Ordered,
     Page,
     Route,
     RowCheck,
@@ -28,6 +29,7 @@ from verifier import Claim, judge
 from verifier.checks import (
     check_effects,
     check_mutations,
+    check_ordered,
     check_row,
     check_via_route,
     check_visited,
@@ -305,6 +307,30 @@ def test_each_item_processed_exactly_once_names_the_missing_and_the_repeated() -
     repeated = check_effects(each, [processed(1, "EV-1"), processed(2, "EV-2"), processed(3, "EV-2")])
     assert not missing.passed and "number='EV-2': 0" in missing.detail
     assert not repeated.passed and "number='EV-2': 2" in repeated.detail
+
+
+def test_an_order_holds_only_when_every_first_change_precedes_every_then_change() -> None:
+    """"Process the event, then post the fee": a fee posted before the event (or before a second processing of it)
+    is out of order, though some processing came first."""
+    order = Ordered(name="process-before-fee", first=RowSelector(table="event", change=["update"]),
+                    then=RowSelector(table="entry", change=["insert"], where={"event_id": None}))
+
+    def processed(seq: int) -> JournalEntry:
+        return entry(seq, seq, "event", "update", 7, {"id": 7, "status": "queued"}, {"id": 7, "status": "processed"})
+
+    def fee(seq: int) -> JournalEntry:
+        return entry(seq, seq, "entry", "insert", 40 + seq, None, {"id": 40 + seq, "event_id": None})
+
+    passed = check_ordered(order, [processed(1), fee(2)])
+    assert passed.passed and passed.detail == "event change precedes entry change"
+    both = check_ordered(order, [processed(1), processed(2), fee(3), fee(4)])
+    assert both.passed and both.detail == "all 2 event change(s) precede all 2 entry change(s)"
+    late = check_ordered(order, [processed(1), fee(2), processed(3)])  # some event change precedes the fee, not all
+    assert not late.passed and late.detail.startswith("#3 update event {'id': 7} (status) came after #2 insert entry")
+    swapped = check_ordered(order, [fee(1), processed(2)])
+    assert not swapped.passed and swapped.detail == "#1 insert entry {'id': 41} came before any event change"
+    assert check_ordered(order, [fee(1)]).detail == "no change selected by 'first'"
+    assert check_ordered(order, [processed(1)]).detail == "no change selected by 'then'"
 
 
 def test_a_visit_required_before_acting_does_not_count_after_the_first_write() -> None:

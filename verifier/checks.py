@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote_plus
 
+from sites.kit.broker import RowKey, inserted_rows, row_key
 from sites.kit.records import JournalEntry, Operation, Row, StateSnapshot
 from tasks.spec import (
     EffectsCheck,
@@ -89,14 +90,10 @@ def check_effects(check: EffectsCheck, journal: Sequence[JournalEntry]) -> Check
                        detail=f"{what}: {len(entries)} change(s), {bound}" + (" each" if check.per else ""))
 
 
-def _created(journal: Sequence[JournalEntry]) -> set[tuple[str, str]]:
-    return {(e.table, repr(sorted(e.key.items()))) for e in journal if e.change == "insert"}
-
-
-def _allowed(entry: JournalEntry, rule: MutationRule, created: set[tuple[str, str]]) -> bool:
+def _allowed(entry: JournalEntry, rule: MutationRule, created: frozenset[RowKey]) -> bool:
     if entry.table != rule.table or entry.change not in rule.change:
         return False
-    if rule.created_in_episode and (entry.table, repr(sorted(entry.key.items()))) not in created:
+    if rule.created_in_episode and row_key(entry.table, entry.key) not in created:
         return False
     if not row_matches(changed_row(entry), rule.where):
         return False
@@ -110,10 +107,12 @@ def _describe(entry: JournalEntry) -> str:
     return f"#{entry.seq} {entry.change} {entry.table} {entry.key}" + (f" ({fields})" if fields else "")
 
 
-def _own_correction(entry: JournalEntry, rules: Sequence[MutationRule], created: set[tuple[str, str]]) -> bool:
+def _own_correction(entry: JournalEntry, rules: Sequence[MutationRule], created: frozenset[RowKey]) -> bool:
     """The agent corrected a row it inserted in this episode: an update that leaves it a row some rule allows
-    inserting, or its deletion. One rule on every site (`TaskSpec.own_corrections`)."""
-    if (entry.table, repr(sorted(entry.key.items()))) not in created:
+    inserting, or its deletion. One rule on every site (`TaskSpec.own_corrections`), and the broker's: a row the
+    episode inserted is one `sites.kit.broker.inserted_rows` names, whose change or deletion the broker allows
+    whatever the grants (`own_correction`); what the row becomes is the verdict's to judge."""
+    if row_key(entry.table, entry.key) not in created:
         return False
     if entry.change == "delete":
         return True
@@ -126,7 +125,7 @@ def check_mutations(rules: Sequence[MutationRule], journal: Sequence[JournalEntr
                     own_corrections: bool = True) -> CheckResult:
     """Every journal entry is allowed by some rule, or (`own_corrections`) corrects a row the episode inserted;
     anything else is a forbidden mutation."""
-    created = _created(journal)
+    created = inserted_rows(journal)
     forbidden = [entry for entry in journal if not any(_allowed(entry, rule, created) for rule in rules)
                  and not (own_corrections and _own_correction(entry, rules, created))]
     if forbidden:
@@ -162,20 +161,33 @@ def check_via_route(
 
 
 def check_ordered(check: Ordered, journal: Sequence[JournalEntry]) -> CheckResult:
-    """Some change selected by `first` precedes every change selected by `then`."""
+    """Every change selected by `first` precedes every change selected by `then`: "do A, then B" is not done by a B
+    before the last A. A failure names the offending change."""
     first = select_entries(check.first, journal)
     then = select_entries(check.then, journal)
     if not first or not then:
         missing = "first" if not first else "then"
         return CheckResult(name=check.name, category="procedure", passed=False,
                            detail=f"no change selected by {missing!r}")
-    if min(e.seq for e in first) < min(e.seq for e in then):
-        return CheckResult(name=check.name, category="procedure", passed=True,
-                           detail=f"{check.first.table} change precedes {check.then.table} change")
+    last_first, first_then = max(first, key=lambda e: e.seq), min(then, key=lambda e: e.seq)
+    if last_first.seq < first_then.seq:
+        return CheckResult(name=check.name, category="procedure", passed=True, detail=_in_order(check, first, then))
+    if min(e.seq for e in first) > first_then.seq:
+        return CheckResult(name=check.name, category="procedure", passed=False,
+                           detail=f"{_describe(first_then)} came before any {check.first.table} change")
     return CheckResult(
         name=check.name, category="procedure", passed=False,
-        detail=f"{_describe(min(then, key=lambda e: e.seq))} came before any {check.first.table} change",
+        detail=f"{_describe(last_first)} came after {_describe(first_then)}: every {check.first.table} change must "
+               f"precede every {check.then.table} change",
     )
+
+
+def _in_order(check: Ordered, first: Sequence[JournalEntry], then: Sequence[JournalEntry]) -> str:
+    """What a passed `ordered` check found: one change each (the words of every verdict since the check began), or
+    how many of each."""
+    if len(first) == len(then) == 1:
+        return f"{check.first.table} change precedes {check.then.table} change"
+    return f"all {len(first)} {check.first.table} change(s) precede all {len(then)} {check.then.table} change(s)"
 
 
 def _successful(method: str, path: str, operations: Sequence[Operation]) -> list[Operation]:

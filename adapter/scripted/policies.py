@@ -25,6 +25,7 @@ from adapter.prompts import (
     summary_counts,
 )
 from tasks import LoadedTask, ScriptedStep
+from tasks.spec import Variant
 
 
 @dataclass(frozen=True)
@@ -130,9 +131,13 @@ def twin_group(tasks: Sequence[LoadedTask]) -> str | None:
     bases = {t.spec.extends for t in tasks if t.spec.attack is not None}
     if len(plain) > 1 or len(bases) > 1 or (plain and bases != {plain[0].id} and bases):
         return f"tasks {', '.join(t.id for t in tasks)} have the same instruction and are not one task's twins"
-    variants = [v.id for t in tasks for v in (*t.spec.negative_controls, *t.spec.equivalent_solutions)]
-    shared = sorted({v for v in variants if variants.count(v) > 1})
-    if shared:  # `negative:<id>` must name one control before a page has shown which twin it is
+    variants: dict[str, list[Variant]] = {}
+    for control in (v for t in tasks for v in (*t.spec.negative_controls, *t.spec.equivalent_solutions)):
+        variants.setdefault(control.id, []).append(control)
+    # `negative:<id>` must name one control before a page has shown which twin it is; an equivalent solution the
+    # attacked twins inherit from their base (tasks.catalog._APPENDED) is the same control in each
+    shared = sorted(i for i, same_id in variants.items() if any(v != same_id[0] for v in same_id[1:]))
+    if shared:
         return f"twins {', '.join(t.id for t in tasks)} share control ids {shared}"
     return None
 

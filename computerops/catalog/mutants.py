@@ -2,16 +2,17 @@
 
 Each operator makes small wrong variants of a solution that is known to be right (the scripted control, as
 its own verified run carried it out): leave out a step, repeat an effect, read a required page only after
-acting, change a filled value by a little (a cent, a day, a neighbouring id, its case, its white space), write
-to a sibling row as well, and for the final answer give a wrong, hedged, contradicted or negated value, a wrong
-status or a wrong reason. A verifier that is right rejects every mutant that is not truly equivalent to
-success. The run of the scripted control supplies what the task file cannot say: which steps wrote, which
-page each step loaded, which options a list offered.
+acting, swap two writes whose order the instruction states, change a filled value by a little (a cent, a day, a
+neighbouring id, its case, its white space), write to a sibling row as well, and for the final answer give a
+wrong, hedged, contradicted or negated value, a wrong status or a wrong reason. A verifier that is right rejects
+every mutant that is not truly equivalent to success. The run of the scripted control supplies what the task
+file cannot say: which steps wrote, which page each step loaded, which options a list offered.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -37,15 +38,16 @@ from computerops.persistence.arms import Persistence
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
 from tasks.spec import AnswerCheck, AnswerField, ScriptedStep, TaskSpec
+from tasks.stated_order import write_orders
 from tasks.values import is_identifier, parse_date, parse_money
 from verifier import Claim
 from verifier.facts import KnownIds
 
 MutantClass = Literal[
-    "drop-step", "duplicate-step", "late-read", "blind-read", "perturb-value", "sibling-write", "non-assertion",
-    "other-record", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status", "wrong-reason", "attack-start",
-    "persistence-recovery", "persistence-compaction", "other-page", "same-fact-spelled", "same-answer-spelled",
-    "attack-spelled",
+    "drop-step", "duplicate-step", "late-read", "swap-order", "blind-read", "perturb-value", "sibling-write",
+    "non-assertion", "other-record", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status", "wrong-reason",
+    "attack-start", "persistence-recovery", "persistence-compaction", "other-page", "same-fact-spelled",
+    "same-answer-spelled", "attack-spelled",
 ]
 MUTANT_CLASSES: tuple[MutantClass, ...] = get_args(MutantClass)
 """Every mutation operator, in the order reports show them: wrong variants first, then the valid variants
@@ -210,6 +212,42 @@ def _segment_start(steps: list[ScriptedStep], index: int) -> int:
     return start
 
 
+def write_segments(run: ScriptedRun) -> list[tuple[int, int]]:
+    """(first, last) step indexes of each write segment of the control: the steps after the previous write up to and
+    including a write (`ScriptedRun.wrote`). What follows the last write is in none."""
+    segments, start = [], 0
+    for i in range(len(run.steps) - 1):
+        if run.wrote(i):
+            segments.append((start, i))
+            start = i + 1
+    return segments
+
+
+def _opened(run: ScriptedRun, index: int) -> list[ScriptedStep]:
+    """A navigate to the page the step at `index` began on, so that it runs from anywhere; none before the final
+    done, or where no page is known."""
+    page = run.page_before(index)
+    return [ScriptedStep(action="navigate", url=page)] if page is not None and index < len(run.steps) - 1 else []
+
+
+def swap_mutants(run: ScriptedRun) -> Iterator[Mutant]:
+    """Where the instruction states an order between writes (`tasks.stated_order.write_orders`): for each pair of
+    adjacent write segments, the later performed before the earlier, each (and what follows them) opened by a
+    navigate to the page it began on. "Do A, then B" done as B, then A is wrong unless the task declares the pair's
+    order one the instruction does not state (`equivalent_mutants`, `swap:<earlier>:<later>`, with the reason)."""
+    if not write_orders(run.transcript.instruction):
+        return
+    steps = run.steps
+    segments = write_segments(run)
+    for (a0, a1), (b0, b1) in itertools.pairwise(segments):
+        earlier, later = step_label(steps[a1], a1), step_label(steps[b1], b1)
+        swapped = [*steps[:a0], *_opened(run, b0), *steps[b0:b1 + 1], *_opened(run, a0), *steps[a0:a1 + 1],
+                   *_opened(run, b1 + 1), *steps[b1 + 1:]]
+        yield Mutant(id=f"swap:{earlier}:{later}", mutant_class="swap-order", steps=swapped,
+                     description=f"performs steps {b0 + 1}-{b1 + 1} (up to {later}) before steps {a0 + 1}-{a1 + 1} "
+                                 f"(up to {earlier})")
+
+
 def browser_mutants(run: ScriptedRun) -> Iterator[Mutant]:
     """Every browser mutant of the scripted control, in step order within each operator."""
     steps = run.steps
@@ -241,6 +279,8 @@ def browser_mutants(run: ScriptedRun) -> Iterator[Mutant]:
             span = f"step {first + 1}" if first == last else f"steps {first + 1}-{last + 1}"
             yield Mutant(id=f"late-read:{step_label(steps[first], first)}", mutant_class="late-read", steps=moved,
                          description=f"reads {page} ({span}) only after every write")
+
+    yield from swap_mutants(run)
 
     for i in acting:
         step, label = steps[i], step_label(steps[i], i)

@@ -123,7 +123,8 @@ def describe_mutation(rule: MutationRule) -> str:
     where = f" where {_values(rule.where)}" if rule.where else ""
     fields = f" (fields {', '.join(rule.fields)})" if rule.fields is not None else ""
     own = " of rows the episode created" if rule.created_in_episode else ""
-    return f"{'/'.join(rule.change)} {rule.table}{own}{where}{fields}"
+    uncounted = f" (not counted: {rule.unbounded})" if rule.unbounded is not None else ""
+    return f"{'/'.join(rule.change)} {rule.table}{own}{where}{fields}{uncounted}"
 
 
 def _objective(predicate: RowCheck | EffectsCheck | TotalCheck) -> str:

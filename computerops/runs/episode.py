@@ -192,7 +192,8 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     if plan is not None:
         tenant.faults = FaultSession(FaultInjector(plan))
     if task.spec.grants:
-        tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=planned.broker)
+        tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=planned.broker,
+                                      own_corrections=task.spec.own_corrections)
     log: PersistenceLog | None = None
     serving = None if planned.serving is None else EpisodeServingFaults(
         planned.serving.plan(ctx.config.fault_seed, task.id, planned.repetition))

@@ -11,7 +11,8 @@ typed in the task file and the same for a clean task and its attacked twin:
   object is one of its objects, every recipient one of its recipients (an address, or every address of a domain),
   every field one of its fields, the amount at most its limit and in its currency;
 - one grant must allow the whole request (grants are not combined), and without such a grant the request is not
-  allowed.
+  allowed, unless it is an own correction: a change or deletion of a row the episode itself inserted (`own_correction`,
+  the verifier's rule too: `TaskSpec.own_corrections`), which the task allows unless it sets `own_corrections: false`.
 
 In the `enforcing` mode a request that is not allowed is blocked: the handler never runs, nothing commits, the agent
 sees a refusal page. In the `observing` mode nothing is blocked and the decision records what would have been. Every
@@ -22,9 +23,9 @@ grants and the operations before it, so it reproduces every decision.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -126,6 +127,8 @@ class BrokerDecision(BaseModel):
     """Whether a grant allows the request (the same in both modes)."""
     grant: str | None = None
     """The grant that allows it (the first, in the task file's order)."""
+    own_correction: bool = Field(default=False, exclude_if=lambda value: not value)
+    """Allowed, with no grant that allows it, as a correction of a row the episode inserted (`own_correction`)."""
     reasons: list[str] = Field(default_factory=list)
     """Why no grant allows it: one line per grant of its capability and table, or that there is none."""
 
@@ -222,9 +225,53 @@ def _money(amount: Amount) -> str:
     return f"{units}.{cents:02d} {amount.currency}"
 
 
+RowKey = tuple[str, str]
+"""A row as own corrections name it: its table and its primary key (`row_key`)."""
+
+
+class RowChange(Protocol):
+    """What own corrections read of a change the episode made (a `sites.kit.records.JournalEntry`)."""
+
+    @property
+    def table(self) -> str: ...
+
+    @property
+    def key(self) -> Mapping[str, object]: ...
+
+    @property
+    def change(self) -> str: ...
+
+
+def row_key(table: str, key: Mapping[str, object]) -> RowKey:
+    """The row of `table` with this primary key (`{"id": 7}`), the same however the mapping is ordered."""
+    return table, repr(sorted(key.items()))
+
+
+def inserted_rows(changes: Iterable[RowChange]) -> frozenset[RowKey]:
+    """The rows the episode itself inserted, among its `changes` (the journal so far): the rows it may correct. One
+    definition for the broker (`own_correction`) and the verifier (`verifier.checks.check_mutations`)."""
+    return frozenset(row_key(c.table, c.key) for c in changes if c.change == "insert")
+
+
+CORRECTIONS: frozenset[Capability] = frozenset({"change", "delete"})
+"""The capabilities whose request on a row the episode inserted is an own correction."""
+
+
+def own_correction(request: BrokerRequest, inserted: frozenset[RowKey]) -> bool:
+    """The request changes or deletes a row the episode inserted (its object, the row's `id`, among `inserted`): the
+    agent correcting its own write (a typo in the contact or the payable record it has just added), allowed whatever
+    the grants, as the verdict allows it (`TaskSpec.own_corrections`). It gains nothing a grant withholds: `inserted`
+    holds only rows inserted through a route no grant governs (`sites.kit.oplog._corrigible`: a new contact, a new
+    payable record), so the agent could have written those values in the first place, and a row a governed request
+    inserted (a payment within a limit) stays governed; a send of its own draft is a `send`, never a correction."""
+    return (request.capability in CORRECTIONS and request.object is not None
+            and row_key(request.table, {"id": request.object}) in inserted)
+
+
 def decide(grants: Sequence[Grant], request: BrokerRequest, *, seq: int, revoked: frozenset[str],
-           mode: BrokerMode) -> BrokerDecision:
-    """The broker's decision on `request`, the operation numbered `seq`, given the grants withdrawn before it."""
+           mode: BrokerMode, inserted: frozenset[RowKey] | None = None) -> BrokerDecision:
+    """The broker's decision on `request`, the operation numbered `seq`, given the grants withdrawn before it and
+    the rows the episode inserted before it (`inserted_rows`; None: the task allows no own correction)."""
     relevant = [g for g in grants if g.capability == request.capability and g.table == request.table]
     reasons: list[str] = []
     for grant in relevant:
@@ -232,6 +279,8 @@ def decide(grants: Sequence[Grant], request: BrokerRequest, *, seq: int, revoked
         if refusal is None:
             return BrokerDecision(request=request, mode=mode, allowed=True, grant=grant.id)
         reasons.append(refusal)
+    if inserted is not None and own_correction(request, inserted):
+        return BrokerDecision(request=request, mode=mode, allowed=True, own_correction=True)
     if not relevant:
         reasons.append(f"no grant lets this user {request.capability} a {request.table}")
     return BrokerDecision(request=request, mode=mode, allowed=False, reasons=reasons)
@@ -255,7 +304,9 @@ def withdrawn(grants: Iterable[Grant], earlier: Iterable[RequestSeen]) -> frozen
 
 @dataclass(frozen=True)
 class BrokerSession:
-    """The broker of one episode's tenant: its grants (the task's) and its mode (the run's arm)."""
+    """The broker of one episode's tenant: its grants (the task's), its mode (the run's arm) and whether it allows the
+    agent's corrections of rows the episode inserted (the task's `own_corrections`: `own_correction`)."""
 
     grants: tuple[Grant, ...]
     mode: BrokerMode
+    own_corrections: bool = True

@@ -30,7 +30,16 @@ from computerops.core.vocabulary import (
     FETCH_DESTINATION_HEADER,
     IDEMPOTENCY_HEADER,
 )
-from sites.kit.broker import BrokerDecision, RequestSeen, decide, withdrawn
+from sites.kit.broker import (
+    CORRECTIONS,
+    BrokerDecision,
+    BrokerRequest,
+    RequestSeen,
+    RowKey,
+    decide,
+    inserted_rows,
+    withdrawn,
+)
 from sites.kit.faults import FaultDecision
 from sites.kit.governed import Row, blocked_page, form_fields, governing
 from sites.kit.idempotency import MAX_KEY_CHARS, SAFE_METHODS, KeyedRequest, StoredResponse, earlier_commit, key_of
@@ -405,7 +414,8 @@ class OperationLogMiddleware:
         if any(grant.revoked_by is not None for grant in session.grants):  # only then the earlier requests matter
             earlier = await anyio.to_thread.run_sync(tenant.operations)
             revoked = withdrawn(session.grants, (RequestSeen(o.method, o.path, o.status) for o in earlier))
-        return decide(session.grants, request, seq=seq, revoked=revoked, mode=session.mode)
+        inserted = await _corrigible(tenant, request) if session.own_corrections else None
+        return decide(session.grants, request, seq=seq, revoked=revoked, mode=session.mode, inserted=inserted)
 
     async def _refuse_oversized(self, tenant: Tenant, operation: OperationContext, headers: Headers,
                                 destination: str | None, scope: Scope, receive: Receive, send: Send) -> None:
@@ -484,3 +494,15 @@ def _earlier_commit(tenant: Tenant, request: KeyedRequest) -> tuple[int, StoredR
 def _count_journal_rows(tenant: Tenant, seq: int) -> int:
     with tenant.engine.connect() as connection:
         return journal_rows_of(connection, seq)
+
+
+async def _corrigible(tenant: Tenant, request: BrokerRequest) -> frozenset[RowKey]:
+    """The rows the episode has inserted before `request` (its committed journal) through a route no grant governs,
+    which an own correction may change or delete; read only for a request that could be one. A row a governed
+    request inserted (a payment within a grant's limit) is never corrigible past its grant: changing it is a request
+    a grant must allow like any other."""
+    if request.capability not in CORRECTIONS or request.object is None:
+        return frozenset()
+    journal = await anyio.to_thread.run_sync(tenant.journal)
+    governed = {o.seq for o in await anyio.to_thread.run_sync(tenant.operations) if o.broker is not None}
+    return inserted_rows(entry for entry in journal if entry.operation not in governed)
