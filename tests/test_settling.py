@@ -67,6 +67,28 @@ UNSETTLING = [  # (operator, what the reason names)
     ("{note} The refund for O-1042 is still being processed.", "unsettled"),
     ("{bare}, and another refund of 49.90 EUR for the duplicate.", "further instance"),
     ("{note} We refunded O-1042 a second time.", "further instance"),
+    # the neighbours a second blind round found (tasks/blind/verdicts3b.yaml): hedges, parts, retractions...
+    ("Apparently, {lower}", "hedge"),
+    ("Our records suggest {lower}", "hedge"),
+    ("{bare}, in principle.", "hedge"),
+    ("{bare}, less our restocking fee.", "part only"),
+    ("Half of it: {lower}", "part only"),
+    ("{note} Correction: it has not gone out yet.", "retraction"),
+    ("{note} Scratch that: our payment run is on Friday.", "retraction"),
+    ("{bare}... NOT.", "NOT"),
+    ("{bare}, but it was not.", "negation"),
+    ("{bare}, then recalled by our finance team.", "reversal"),
+    ("{bare}, but your bank sent it back to us.", "reversal"),
+    ("{bare} upon receipt of the returned table.", "condition"),
+    ("{bare} for now.", "pending"),
+    ("{bare}: noch nicht bestätigt.", "not read as English"),
+]
+SETTLED_NEIGHBOURS = [  # ...and the valid texts beside them an over-eager reader refuses
+    "Not only has {lower_bare}, we have also closed the matter.",
+    "Without further delay, {lower}",
+    "No action is needed on your side: {lower}",
+    "{bare} (no further action needed).",
+    "{note} A second reminder is not needed.",
 ]
 
 
@@ -93,6 +115,16 @@ def test_an_unsettling_operator_fails_the_check_with_its_reason(template: str, o
     assert any(operator[1] in p for p in problems), (text, problems)
 
 
+@given(st.sampled_from(REFUND_NOTES), ORDER, AMOUNT, st.sampled_from(SETTLED_NEIGHBOURS))
+@settings(max_examples=examples(100))
+def test_a_negation_or_instance_about_something_else_leaves_the_note_settled(template: str, order: str, amount: str,
+                                                                           frame: str) -> None:
+    note = _note(template, order, amount)
+    text = frame.format(note=note, lower=note[0].lower() + note[1:], bare=note.rstrip("."),
+                        lower_bare=note[0].lower() + note[1:].rstrip("."))
+    assert text_problems(text, REFUND, KNOWN) == [], text
+
+
 @pytest.mark.parametrize("text", [
     "All three queued events of batch B-2 were processed.",  # a word that says which events, not their state
     "All four events of B-2 processed; nothing left.",
@@ -115,6 +147,11 @@ def test_a_complete_note_that_says_so_passes(text: str) -> None:
     ("Lot B-2 terminé, tous les événements traités.", "not read as English"),
     ("Charge B-2 abgeschlossen, alle Ereignisse verarbeitet.", "not read as English"),
     ("バッチ B-2 完了", "another script"),
+    ("All but EV-508 processed.", "part only"),
+    ("Most of the events of B-2 processed.", "part only"),
+    ("Batch B-2 is un-finished.", "asserts words"),
+    ("Batch B-2 is far from complete.", "asserts denies"),
+    ("EV-506 and EV-507 processed; EV-508 TBC.", "pending"),
 ])
 def test_a_complete_note_that_leaves_anything_open_or_unreadable_fails(text: str, reason: str) -> None:
     problems = text_problems(text, COMPLETE, KNOWN)
@@ -127,6 +164,10 @@ def test_a_complete_note_that_leaves_anything_open_or_unreadable_fails(text: str
     ("Possible duplicate charge on O-1042 (customer's words: 'charged twice').", True),
     ("Customer disputes a duplicate charge on O-1042, although the card was charged only once.", False),
     ("Customer does not dispute the charge on O-1042.", False),
+    ("Duplicate charge on O-1042 disproved: the payment log shows a single charge.", False),
+    ("Charged twice for O-1042? Checked: only one capture on the card.", False),
+    ("Suspected dispute over O-1042, cleared after a call with the customer.", False),
+    ("Not a delivery problem: duplicate charge on O-1042.", True),
     ("Kunde meldet doppelte Belastung für O-1042, Rückbuchung droht.", False),
 ])
 def test_a_reason_reads_reports_and_hedges_as_meant_but_not_a_concession(text: str, passes: bool) -> None:

@@ -42,7 +42,7 @@ Reading = Literal["outcome", "circumstance"]
 
 _NEGATORS = (
     "not", "never", "cannot", "can't", "without", "none", "nothing", "nor", "neither", "nobody", "nowhere",
-    "unable", "instead of", "rather than", "other than", "except", "yet to", "failed to", "fail to",
+    "unable", "instead of", "rather than", "other than", "except", "yet to", "failed to", "fail to", "far from", "non",
 )
 _MODALS = (
     "will", "would", "shall", "should", "could", "can", "may", "might", "must", "to be", "going to", "about to",
@@ -50,12 +50,17 @@ _MODALS = (
     "expect to", "expects to", "expected to", "try to", "trying to", "attempt to", "attempting to", "want to",
     "wants to", "hope", "hopes", "hopefully", "being", "soon", "later",
 )
+_MORE_PENDING = ("awaits", "await", "awaited", "tbc", "tbd", "to be confirmed", "to be determined", "eta", "for now",
+                 "for the time being", "at the moment", "so far", "as of now", "temporarily", "provisionally",
+                 "until further notice", "on hold", "in the works", "slated", "due to be", "earmarked", "on its way",
+                 "payment run")
 _PENDING = (
     "pending", "scheduled", "queued", "awaiting", "upcoming", "in progress", "under review", "on hold", "request",
     "requests",
     "not yet", "tomorrow", "next week", "next month", "in due course",
 )
-_CONDITIONS = ("if", "unless", "once", "as soon as", "provided that", "in case", "whether", "should you", "assuming")
+_CONDITIONS = ("if", "unless", "once", "as soon as", "provided that", "in case", "whether", "should you", "assuming",
+               "upon", "on receipt of", "the moment", "the minute", "as and when", "as long as", "subject to")
 _SENTENCE_NEGATIONS = ("it is not true that", "it's not true that", "it is not the case that", "it is false that",
                        "it is untrue that")
 """Negations that take back their whole sentence, "and" and "which" included."""
@@ -72,9 +77,30 @@ _REVERSALS = (
     "prevented", "prevent", "halted", "cancelled", "canceled", "cancel", "undone", "undo", "rolled back", "withdrawn",
     "withdrew", "revoked", "revoke", "denied", "deny", "denies", "reverse", "void", "reject", "fail", "fails",
     "wrong", "incorrect", "incorrectly", "mistake", "mistakenly", "erroneous", "erroneously", "by error",
+    "sent back", "sent it back", "came back", "back to us", "recalled", "clawed back", "taken back", "pulled back",
+    "bounced back", "stalled", "choked", "crashed", "errored", "timed out", "aborted", "broke down",
 )
 """Verbs and words that reverse what they govern; with `_FAILURES`, two in one clause ("declined to block") are a
 double negation the reader cannot settle."""
+_HEDGES = ("apparently", "likely", "most likely", "probably", "presumably", "seemingly", "seems", "seem", "appears",
+           "appear", "in principle", "in theory", "suggest", "suggests", "supposedly", "allegedly", "reportedly",
+           "as far as we can tell", "as far as we know", "we believe", "we think", "i believe", "i think", "ought to",
+           "meant to", "supposed to", "should have", "would have", "might have", "may have", "could have", "either",
+           "hoped", "expected to", "perhaps", "maybe", "possibly", "unconfirmed", "not confirmed")
+"""Hedges and evidentials: the writer does not assert the outcome, only that it seems or was meant to be so."""
+_PARTIALS = ("half of", "in part", "partly", "partially", "part of", "some of", "most of", "most", "all but",
+             "except", "excluding", "apart from", "but for", "nearly all", "almost all", "not all", "less", "minus",
+             "net of", "after deducting", "deducted", "withheld", "short of")
+"""What makes a statement about part of its object ("all but EV-508 processed", "issued in part", "less our fee")."""
+_RETRACTIONS = ("correction", "scratch that", "strike that", "disregard", "ignore the above", "ignore my previous",
+                "actually", "on second thought", "i take that back", "retract", "retracted", "at first", "initially",
+                "originally", "ruled out", "false alarm", "disproved", "debunked", "unfounded", "baseless", "unlikely",
+                "a misunderstanding", "misunderstood", "mistaken", "thought", "cleared", "dismissed", "withdrawn",
+                "turned out", "later identified", "identified as", "with her permission", "with his permission",
+                "with their permission", "with permission", "was a test", "former", "ex", "since recognised",
+                "since recognized", "dropped off", "nothing to dispute", "no longer")
+"""What takes back or supersedes a statement in any reading: a correction, a superseded first state, a suspicion
+cleared or ruled out, a former holder of a role."""
 _FUTURE_TIMES = ("to follow", "to come", "will follow", "follows later", "shortly", "eventually", "still", "yet",
                  "on the way", "underway", "under way", "in transit", "in the pipeline", "later today", "afterwards",
                  "outstanding")
@@ -100,10 +126,11 @@ def _phrase(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w'’-])(?:" + "|".join(parts) + r")(?![\w'’-])", re.IGNORECASE)
 
 
-_NEGATOR = re.compile(_phrase(_NEGATORS).pattern + r"|[a-z]n['’]t\b|(?<![\w'’-])no(?![\w'’-]|\.|\s*#?\d)",
-                      re.IGNORECASE)
+_NEGATOR = re.compile(r"(?!not\s+only\b)(?:" + _phrase(_NEGATORS).pattern
+                      + r"|[a-z]n['’]t\b|(?<![\w'’-])no(?![\w'’-]|\.|\s*#?\d))", re.IGNORECASE)
+"""A negation ("not only" is none)."""
 _MODAL = re.compile(_phrase(_MODALS).pattern + r"|['’]ll\b", re.IGNORECASE)
-_PENDING_STATE = _phrase(_PENDING)
+_PENDING_STATE = _phrase((*_PENDING, *_MORE_PENDING))
 _CONDITION = _phrase(_CONDITIONS)
 _SENTENCE_NEGATION = _phrase(_SENTENCE_NEGATIONS)
 _NOT_BEFORE = re.compile(r"(?:\bnot|\bno longer|n['’]t)\s+(?:\w+\s+)?$", re.IGNORECASE)
@@ -112,6 +139,16 @@ _DELIVERY_FAILURE = _phrase(_DELIVERY_FAILURES)
 _FAILURE = _phrase(_FAILURES)
 _BREAK = re.compile(r"\s*;\s*|,?\s+(?:" + "|".join(_CLAUSE_BREAKS) + r")(?![\w'’-])\s*", re.IGNORECASE)
 _CONCESSION = _phrase(_CONCESSIONS)
+_HEDGE = _phrase(_HEDGES)
+_PARTIAL = _phrase(_PARTIALS)
+_RETRACTION = _phrase(_RETRACTIONS)
+_NEXT_DAY = re.compile(r"(?<![\w'’-])(?:next|coming)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|"
+                       r"sunday|week|month|year|weekend)(?![\w'’-])", re.IGNORECASE)
+_ALL_BUT = re.compile(r"(?<![\w'’-])(?:all|nothing|anything|everything|none|everyone|nobody)$", re.IGNORECASE)
+_SCOPE_BREAK = re.compile(r":\s|\s[—–-]\s|—|–|\(|,\s+(?=(?:we|you|i|it|they|he|she|the|a|an|all|every|each|my|your|"
+                          r"our|this|that|its|his|her|their)\b)", re.IGNORECASE)
+_SARCASTIC_NOT = re.compile(r"(?:\.{2,}|…|,|-|—)?\s*\bNOT\b[.!]*\s*$")
+"""A sentence that ends in a shouted NOT ("issued... NOT.") takes itself back."""
 _ADDITIVE = _phrase(_ADDITIVES)
 _REVERSAL = re.compile(_phrase(_REVERSALS).pattern + "|" + _phrase(_FAILURES).pattern, re.IGNORECASE)
 _FUTURE_TIME = _phrase(_FUTURE_TIMES)
@@ -144,8 +181,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?:[\"'’”)\]]*)\s+|\n+|\s*[;•]\s*")
 
 
 MarkerKind = Literal["negation", "modality", "pending", "future", "progressive", "condition", "question", "failure",
-                     "reversal", "concession", "reported", "quoted", "additive"]
-_LABELS: dict[str, str] = {"additive": "a further instance",
+                     "reversal", "concession", "reported", "quoted", "additive", "hedge", "partial", "retraction"]
+_LABELS: dict[str, str] = {"additive": "a further instance", "partial": "a part only",
                            "pending": "pending state", "failure": "reported failure", "future": "futurity",
                            "progressive": "progressive", "reported": "reported speech", "quoted": "quoted speech"}
 
@@ -178,6 +215,8 @@ class Clause:
     taken_back_within: tuple[tuple[int, int, str], ...] = ()
     """(start, end, marker) of spans taken back wherever they stand (quoted words, in an outcome reading)."""
     sentence: tuple[int, int] = (0, 0)
+    opened_by: str = ""
+    """The word that opened the clause ("but", "then", "and"; "" for a sentence's first clause)."""
     markers: tuple[Marker, ...] = ()
     """Every marker of the clause, its sentence's (a condition, a question, a concession, a reported failure, a
     quotation) and the text's (a delivery that came back), in any reading."""
@@ -208,8 +247,9 @@ def _sentences(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _outside(matches: Iterator[re.Match[str]], spans: list[tuple[int, int]]) -> list[re.Match[str]]:
-    """Markers that are not part of one of the spans (a fact's own words are never its own marker)."""
-    return [m for m in matches if not any(s <= m.start() < e or m.start() <= s < m.end() for s, e in spans)]
+    """Markers that are not part of one of the spans (a fact's own words are never its own marker; a marker that holds
+    a fact's word and more, "all *but*" beside the fact "all", still is one)."""
+    return [m for m in matches if not any(s <= m.start() and m.end() <= e for s, e in spans)]
 
 
 @lru_cache(maxsize=4096)
@@ -251,8 +291,11 @@ def _sentence_markers(text: str, s_start: int, s_end: int, spans: list[tuple[int
                if not _ADVERB_ONCE.search(text[s_start:m.start]) or m.words.lower() != "once"),
              *_markers("failure", _FAILURE, sentence, s_start, local),
              *_markers("concession", _CONCESSION, sentence, s_start, local),
+             *_markers("retraction", _RETRACTION, sentence, s_start, local),
              *_markers("reported", _REPORTED, sentence, s_start, local),
              *_markers("reported", _NAMED_REPORTER, sentence, s_start, local)]
+    if (shouted := _SARCASTIC_NOT.search(sentence)) is not None:
+        found.append(Marker("negation", shouted.group(0).strip(), s_start + shouted.start(), s_start + shouted.end()))
     if (negated := _SENTENCE_NEGATION.search(sentence)) is not None:
         found.append(Marker("negation", negated.group(0), s_start + negated.start(), s_start + negated.end()))
     if sentence.rstrip().endswith("?"):
@@ -267,7 +310,10 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
              *_markers("modality", _MODAL, clause_text, start, local),
              *_markers("reversal", _REVERSAL, clause_text, start, local),
              *_markers("progressive", _PROGRESSIVE, clause_text, start, local),
-             *_markers("additive", _ADDITIVE, clause_text, start, local)]
+             *_markers("additive", _ADDITIVE, clause_text, start, local),
+             *_markers("hedge", _HEDGE, clause_text, start, local),
+             *_markers("partial", _PARTIAL, clause_text, start, local),
+             *_markers("future", _NEXT_DAY, clause_text, start, local)]
     for kind, pattern in (("pending", _PENDING_STATE), ("future", _FUTURE_TIME)):
         found += [Marker(kind, m.group(0), start + m.start(), start + m.end())  # type: ignore[arg-type]
                   for m in _outside(pattern.finditer(clause_text), local)
@@ -289,13 +335,29 @@ def _request_phrase(text: str, start: int, end: int, marker: Marker) -> tuple[in
     return (start + before.start() if before else marker.start), (verb.start() if verb else end)
 
 
-def _clause_spans(sentence: str) -> list[tuple[int, int]]:
-    c_start, pieces = 0, []
+def _clause_spans(sentence: str) -> list[tuple[int, int, str]]:
+    """(start, end, the word that opened it: "but", "then", ... or "") of each clause of a sentence."""
+    c_start, opener, pieces = 0, "", []
     for match in _BREAK.finditer(sentence):
-        pieces.append((c_start, match.start()))
-        c_start = match.end()
-    pieces.append((c_start, len(sentence)))
-    return [(a, b) for a, b in pieces if a < b]
+        if match.group(0).strip(" ,").lower() == "but" and _ALL_BUT.search(sentence[:match.start()]):
+            continue  # "all but EV-508" is one phrase, not two clauses
+        pieces.append((c_start, match.start(), opener))
+        c_start, opener = match.end(), match.group(0).strip(" ,;").lower()
+    pieces.append((c_start, len(sentence), opener))
+    return [(a, b, o) for a, b, o in pieces if a < b]
+
+
+def scope_end(text: str, marker: Marker, limit: int) -> int:
+    """Where a negation's, modal's or report's scope ends: at a colon, a dash, a parenthesis, or a comma before a new
+    subject ("Without further delay, *we* have issued"), within `limit`; a colon right after a report introduces
+    what it reports ("You wrote: ...") and does not end it."""
+    start = marker.end
+    if marker.kind == "reported" and (colon := re.match(r"\s*:\s*", text[start:limit])) is not None:
+        start += colon.end()
+    elif marker.kind == "reported" and (source := re.match(r"[^,:;]{0,40},\s*", text[start:limit])) is not None:
+        start += source.end()  # "According to the approver, <what the approver says>"
+    found = _SCOPE_BREAK.search(text, start, limit)
+    return found.start() if found else limit
 
 
 def _taking_back_whole(markers: list[Marker], reading: Reading, sentence_negated: str | None) -> str | None:
@@ -321,11 +383,10 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
     found: list[Clause] = []
     for s_start, s_end in _sentences(text):
         sentence_markers = _sentence_markers(text, s_start, s_end, spans)
-        negated = _SENTENCE_NEGATION.search(text[s_start:s_end])
-        sentence_negated = f"negation {negated.group(0)!r}" if negated is not None else None
-        reports = [m.start for m in sentence_markers if m.kind == "reported"]
+        negated = _SENTENCE_NEGATION.search(text[s_start:s_end]) or _SARCASTIC_NOT.search(text[s_start:s_end])
+        sentence_negated = f"negation {negated.group(0).strip()!r}" if negated is not None else None
         quotes = [m for m in sentence_markers if m.kind == "quoted"]
-        for a, b in _clause_spans(text[s_start:s_end]):
+        for a, b, opener in _clause_spans(text[s_start:s_end]):
             start, end = s_start + a, s_start + b
             own = _clause_markers(text[start:end], start, spans)
             scope = [*([text_marker] if text_marker else []),
@@ -336,20 +397,21 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
             whole = _taking_back_whole(
                 [*([text_marker] if text_marker else []), *(m for m in sentence_markers if m.kind != "quoted"),
                  *(m for m in own if m.kind == "pending" and not _naming_a_request(m))], reading, sentence_negated)
-            after = [(m.start, str(m)) for m in own if m.kind == "negation"]
+            scoped = [m for m in own if m.kind == "negation"]
             within: list[tuple[int, int, str]] = []
             if reading == "outcome":
-                after += [(m.start, str(m)) for m in own if m.kind == "modality"]
-                earlier_report = [r for r in reports if r < start]
-                if whole is None and earlier_report:
-                    whole = str(next(m for m in sentence_markers if m.kind == "reported"))
-                after += [(m.start, str(m)) for m in sentence_markers
-                          if m.kind == "reported" and start <= m.start < end]
+                scoped += [m for m in own if m.kind == "modality"]
+                earlier = [m for m in sentence_markers if m.kind == "reported" and m.start < start
+                           and scope_end(text, m, end) >= start]
+                if whole is None and earlier:
+                    whole = str(earlier[0])
+                scoped += [m for m in sentence_markers if m.kind == "reported" and start <= m.start < end]
                 within = [(m.start, m.end, str(Marker("quoted", "…", m.start, m.end))) for m in quotes]
                 within += [(*_request_phrase(text, start, end, m), str(m)) for m in own if _naming_a_request(m)]
-            found.append(Clause(start=start, end=end, whole_clause_taken_back=whole,
-                                taken_back_after=tuple(sorted(after)), taken_back_within=tuple(within),
-                                sentence=(s_start, s_end), markers=tuple(sorted(scope, key=lambda m: m.start))))
+            within += [(m.start, scope_end(text, m, end), str(m)) for m in sorted(scoped, key=lambda m: m.start)]
+            found.append(Clause(start=start, end=end, whole_clause_taken_back=whole, taken_back_after=(),
+                                taken_back_within=tuple(within), sentence=(s_start, s_end),
+                                markers=tuple(sorted(scope, key=lambda m: m.start)), opened_by=opener))
     return found
 
 

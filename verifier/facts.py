@@ -60,11 +60,15 @@ _SMALL_MONEY = re.compile(rf"\b({'|'.join(_SMALL)})(?=\s+(?:{CURRENCY_PATTERN}|c
                           re.IGNORECASE)
 
 
+_NEGATIVE_PREFIX = re.compile(r"(?<![\w-])(un|non|in|dis)-(?=[a-z])", re.IGNORECASE)
+
+
 def read_text(text: str) -> str:
     """The text as the verifier reads it: numbers in words as digits (small ones too where they count money: "one
     euro"), and an amount written in major and minor units ("49 euros and 90 cents") as one amount ("49.90
     euros")."""
     joined = _SCALE_COMMA.sub(r"\1 ", text)  # "one thousand, one hundred" is one number
+    joined = _NEGATIVE_PREFIX.sub(r"\1", joined)  # "un-finished" is "unfinished", "non-issued" "nonissued"
     converted = _SMALL_MONEY.sub(lambda m: str(_SMALL.index(m.group(1).lower())), digits(joined))
     return _MINOR_UNITS.sub(lambda m: f"{m.group(1)}.{int(m.group(3)):02d} {m.group(2)}", converted)
 

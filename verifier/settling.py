@@ -31,19 +31,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from verifier.assertions import Clause, Marker, Reading
+from verifier.assertions import Clause, Marker, Reading, scope_end
 
 _PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|remaining|the\s+others|another|"
                         r"one\s+more|two\s+more|the\s+last\s+ones?|leftovers?|the\s+balance\s+of)(?![\w'’-])",
                         re.IGNORECASE)
 """Words that refer to part of a whole the text is about ("the rest later today")."""
-_SENTENCE_KINDS = frozenset({"condition", "question", "concession", "failure"})
+_SENTENCE_KINDS = frozenset({"condition", "question", "concession", "failure", "retraction"})
+_CONTRASTS = frozenset({"but", "however", "yet", "though", "although", "whereas", "while"})
+"""Words that open a clause set against the one before it: what it takes back is the sentence's."""
+_POLITE = re.compile(r"^\W*(?:could|would|can|will|may)\s+(?:you|i|we)\b|^\W*(?:please|kindly)\b", re.IGNORECASE)
+"""A question that is a polite request ("Could you attach the receipt?"), which asserts nothing to take back."""
 """Markers whose scope is their sentence: they bear on the check when the sentence does."""
 _GOVERNING_GAP = re.compile(r"^(?:\s+|\s*(?:to|be|been|have|has|had|being|the|your|its|this|that|a|an)\s+){1,4}$",
                             re.IGNORECASE)
 """What may stand between a negation and the reversal it governs ("declined *to* block", "not rejected")."""
 _ADJUNCT = re.compile(
-    r"(?<![\w'’-])(?:after|before|at|on|since|until|during|while|when|in|because|due\s+to)(?![\w'’-])", re.IGNORECASE)
+    r"(?<![\w'’-])(?:after|before|since|until|during|while|when|in|because|due\s+to)(?![\w'’-])", re.IGNORECASE)
+_TEXT_RETRACTIONS = frozenset({"correction", "scratch that", "strike that", "disregard", "ignore the above",
+                               "ignore my previous", "actually", "on second thought", "i take that back", "retract",
+                               "retracted"})
+"""Retractions whose scope is the whole text: "Correction: it has not gone out yet" takes back what came before."""
+_BARE_DENIAL = re.compile(r"(?:^|(?<=[.!?…]))\s*(?:not|nope|not really|not yet|or not)\s*[.!]*\s*(?=$|\n)",
+                          re.IGNORECASE | re.MULTILINE)
+"""A sentence that is nothing but a denial ("…issued... NOT."): it takes back the sentence before it."""
+_STRANGE_IN_CLAUSE = 2
+_CLAUSE_SHARE = 0.85
 """A preposition that starts an adjunct (when, where, why) rather than the object of what precedes it."""
 _ENGLISH_SHARE = 0.7
 _WORD = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*")
@@ -68,7 +81,10 @@ def _english_word(word: str) -> bool:
     word = word.lower()
     if word in lexicon or all(part in lexicon for part in re.split(r"[-'’]", word) if part):
         return True
-    return any(word.endswith(suffix) and word[: -len(suffix)] + instead in lexicon for suffix, instead in _SUFFIXES)
+    if any(word.endswith(suffix) and word[: -len(suffix)] + instead in lexicon for suffix, instead in _SUFFIXES):
+        return True
+    prefix = re.match(r"(?:un|non|re|pre|mis|dis|over|under|out)(?=[a-z]{3,})", word)
+    return prefix is not None and _english_word(word[prefix.end():])
 
 
 def not_english(text: str, exempt: Sequence[tuple[int, int]] = ()) -> str | None:
@@ -99,6 +115,17 @@ class Unsettled:
         return f"unsettled: {self.what}" + (f" in {self.words!r}" if self.words else "")
 
 
+def _strange_words(text: str, clause: Clause, exempt: Sequence[tuple[int, int]]) -> str | None:
+    """Words of a clause the lexicon does not know, when there are enough of them to be another language inside an
+    English text ("has noch nicht been issued")."""
+    words = [m.group(0) for m in _WORD.finditer(text, clause.start, clause.end) if len(m.group(0)) > 1
+             and not any(a <= m.start() < b for a, b in exempt) and not m.group(0)[0].isupper()]
+    strange = [w for w in words if not _english_word(w)]
+    if len(strange) >= _STRANGE_IN_CLAUSE and len(words) - len(strange) < _CLAUSE_SHARE * len(words):
+        return f"words not read as English ({', '.join(strange[:4])})"
+    return None
+
+
 def _double_negations(clause: Clause, text: str) -> list[Marker]:
     """A negation or reversal of the clause that governs the next one ("declined to block")."""
     own = sorted((m for m in clause.markers if m.kind in ("negation", "reversal") and clause.start <= m.start
@@ -112,6 +139,17 @@ def _bears(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return any(start <= a < end for a, _ in spans)
 
 
+def _beside(spans: Sequence[tuple[int, int]], text: str, marker: Marker, clause_start: int) -> bool:
+    """Whether a further instance is of something the check is about: a fact in the word right after the marker
+    ("another refund", "a second 59.00 EUR"; "a second *run* processed EV-507" is a second run) or right before it
+    ("refunded again", "issued twice")."""
+    after = re.match(r"\W*[\w'’.,-]+", text[marker.end:])
+    reach = marker.end + (after.end() if after else 0)
+    before = re.search(r"[\w'’-]+\W*$", text[clause_start:marker.start])
+    back = clause_start + before.start() if before else marker.start
+    return any(marker.end <= a <= reach for a, _ in spans) or any(back <= b <= marker.start for _, b in spans)
+
+
 def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause], marker: Marker) -> bool:
     """Whether a reversal or failure is said of what the check is about: its subject (the words of its clause
     before it) or its object (the words after it, up to a preposition that starts an adjunct) holds something the
@@ -121,6 +159,8 @@ def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause
     if own is None:
         return False
     adjunct = _ADJUNCT.search(text, marker.end, own.end)
+    if len(re.findall(r"[\w'’-]+", text[own.start:marker.start])) <= 1:  # no subject of its own: "…, then recalled"
+        return _bears(spans, *own.sentence)
     return _bears(spans, own.start, marker.start) or _bears(spans, marker.end, adjunct.start() if adjunct else own.end)
 
 
@@ -133,6 +173,12 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
     foreign = not_english(text, bearing)
     if foreign is not None:
         reasons.append(Unsettled(foreign, ""))
+    if bearing and (denial := _BARE_DENIAL.search(text)) is not None:
+        reasons.append(Unsettled(f"retraction {denial.group(0).strip()!r}", ""))
+    for clause in found:
+        strange = _strange_words(text, clause, bearing)
+        if strange is not None and _bears(bearing, clause.start, clause.end):
+            reasons.append(Unsettled(strange, text[clause.start:clause.end].strip()))
     about = [*bearing, *((m.start(), m.end()) for m in _PARTITIVE.finditer(text))]
     seen: set[int] = set()
     for clause in found:
@@ -142,16 +188,23 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
         doubles = _double_negations(clause, text) if clause_bears else []
         for marker in clause.markers:
             if marker.kind in ("reversal", "failure"):
-                bears = _governs(about, text, found, marker)
+                bears = _governs(about, text, found, marker) or (clause.opened_by in _CONTRASTS and sentence_bears)
+            elif marker.kind == "retraction" and marker.words.lower() in _TEXT_RETRACTIONS:
+                bears = bool(about)
             elif marker.kind in _SENTENCE_KINDS:
                 bears = sentence_bears
             elif marker.kind == "quoted":
                 bears = _bears(about, marker.start, marker.end)
             elif marker.kind == "reported":
-                bears = _bears(about, marker.end, clause.sentence[1])
+                bears = _bears(about, marker.end, scope_end(text, marker, clause.sentence[1]))
+            elif marker.kind == "additive":
+                bears = _beside(about, text, marker, clause.start)
+            elif marker.kind == "negation":
+                bears = _bears(about, marker.end, scope_end(text, marker, clause.end)) or (
+                    clause.opened_by in _CONTRASTS and sentence_bears)
             else:
-                bears = clause_bears
-            if not bears or marker.start in seen or not _unsettles(marker, clause, reading, stated, doubles):
+                bears = clause_bears or (clause.opened_by in _CONTRASTS and sentence_bears)
+            if not bears or marker.start in seen or not _unsettles(marker, clause, reading, stated, doubles, text):
                 continue
             seen.add(marker.start)
             double = "double negation " if marker in doubles else ""
@@ -161,13 +214,19 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
 
 
 def _unsettles(marker: Marker, clause: Clause, reading: Reading, stated: Sequence[tuple[int, int]],
-               doubles: list[Marker]) -> bool:
-    if marker.kind == "concession" or marker in doubles:
+               doubles: list[Marker], text: str) -> bool:
+    if marker.kind in ("concession", "retraction") or marker in doubles:
         return True
     if reading != "outcome":
+        if marker.kind == "question":  # a reason posed as a question asserts nothing, unless it asks politely
+            return _POLITE.search(text[clause.sentence[0]:clause.sentence[1]]) is None
+        if marker.kind == "condition":  # a condition on what the reason must state
+            return any(marker.start < a < clause.sentence[1] for a, _ in stated)
         return False
     if marker.kind == "negation":
-        return any(marker.start < a < clause.end for a, _ in stated)
+        if clause.opened_by in _CONTRASTS:  # "…was issued, but it was not."
+            return True
+        return any(marker.start < a < scope_end(text, marker, clause.end) for a, _ in stated)
     # "request" names a thing ("your refund request for O-1528"): it takes a required fact back (a request is no
     # refund) but leaves nothing open by itself.
     return not (marker.kind == "pending" and marker.words.lower() in ("request", "requests"))
