@@ -243,8 +243,9 @@ def ids_like(text: str, identifiers: Iterable[str]) -> list[str]:
 
 def _words_pattern(words: str) -> re.Pattern[str]:
     parts = [re.escape(part) for part in words.split()]
-    # A hyphen joins words into one: "mailed" is not found in "e-mailed", nor "approved" in "non-approved".
-    return re.compile(r"(?<![^\W_])(?<![^\W_]-)" + r"\s+".join(parts) + r"(?![^\W_])(?!-[^\W_])", re.IGNORECASE)
+    # A prefix joined by a hyphen makes another word: "mailed" is not found in "e-mailed", nor "approved" in
+    # "non-approved"; the head of a compound still is the word ("short" in "short-staffed").
+    return re.compile(r"(?<![^\W_])(?<![^\W_]-)" + r"\s+".join(parts) + r"(?![^\W_])", re.IGNORECASE)
 
 
 def states_words(text: str, words: str) -> bool:
