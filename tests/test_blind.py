@@ -85,6 +85,20 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("helpdesk.fault-missing-resource-ticket-credit@1", "via-orders-list"):
         "OVER-STRICT, open in issue 44: as helpdesk.answer-latest-order@1 from-orders-list (the Orders list searched "
         "for the customer shows her only order; the credit itself is right)",
+    ("helpdesk.refund-with-approval@1", "v3b-rwa-you-wrote-context"):
+        "OVER-STRICT, open in issue 44: \"Thank you for what you wrote about order O-1259: we have issued your "
+        "refund\" — the report frame's words after it are its topic (\"about order O-1259\"), not what was written, "
+        "but the reader takes what follows a report up to the colon as reported, and it names the order",
+    ("ledger.checkpoint-batch@1", "v3b-cp-left-undispatched"):
+        "OVER-STRICT, open in issue 44: \"the delivery an event opened was left undispatched, as instructed\" uses "
+        "the verb 'left'; the complete checkpoint's note forbids the remainder 'left' (\"two events left\"), and "
+        "the reader cannot tell the verb from the remainder",
+    ("hrdesk.leave-message-latest-wins@1", "v3b-leave-wrong-week"):
+        "OPEN in issue 44 (survived): the manager's reason words are found (\"short\"), but the week they name "
+        "(\"the following week\" for \"that week\") is not compared",
+    ("hrdesk.reject-claim-to-manager@1", "v3b-mgr-already-submitted"):
+        "OPEN in issue 44 (survived): \"Fatima Haddad has already submitted it through your manager\" names the "
+        "manager and the route, but makes her the one who submitted: who does what to whom is not read",
 }
 """Blind cases whose fate (or attack judgement) differs from their author's expectation, each with why the verdict
 stands (or, marked OVER-STRICT, why it does not and which issue takes the mechanism)."""
