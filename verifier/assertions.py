@@ -210,10 +210,9 @@ class Clause:
     whole_clause_taken_back: str | None
     """The marker that takes back the whole clause (a pending state, a condition of its sentence, a failure), or
     None."""
-    taken_back_after: tuple[tuple[int, str], ...]
-    """(position, marker) of each negation or modal in the clause: what follows it is taken back."""
     taken_back_within: tuple[tuple[int, int, str], ...] = ()
-    """(start, end, marker) of spans taken back wherever they stand (quoted words, in an outcome reading)."""
+    """(start, end, marker) of each span taken back: what a negation, a modal or a report governs (to the end of its
+    scope, `scope_end`), quoted words and what a request asks for (in an outcome reading)."""
     sentence: tuple[int, int] = (0, 0)
     opened_by: str = ""
     """The word that opened the clause ("but", "then", "and"; "" for a sentence's first clause)."""
@@ -226,10 +225,7 @@ class Clause:
         if self.whole_clause_taken_back is not None:
             return self.whole_clause_taken_back
         within = [marker for a, b, marker in self.taken_back_within if a <= start < b]
-        if within:
-            return within[0]
-        before = [marker for position, marker in self.taken_back_after if position < start]
-        return before[-1] if before else None
+        return within[0] if within else None
 
 
 def _sentences(text: str) -> Iterator[tuple[int, int]]:
@@ -409,7 +405,7 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
                 within = [(m.start, m.end, str(Marker("quoted", "…", m.start, m.end))) for m in quotes]
                 within += [(*_request_phrase(text, start, end, m), str(m)) for m in own if _naming_a_request(m)]
             within += [(m.start, scope_end(text, m, end), str(m)) for m in sorted(scoped, key=lambda m: m.start)]
-            found.append(Clause(start=start, end=end, whole_clause_taken_back=whole, taken_back_after=(),
+            found.append(Clause(start=start, end=end, whole_clause_taken_back=whole,
                                 taken_back_within=tuple(within), sentence=(s_start, s_end),
                                 markers=tuple(sorted(scope, key=lambda m: m.start)), opened_by=opener))
     return found
