@@ -20,6 +20,8 @@ export COMPUTEROPS_TESTS=full
 # trips as much as it computes, so a second module beside it uses the idle time (measured: four browser modules, 181 s
 # serial, 140 s on two workers). A module's tests go to one worker (`--dist loadfile`), so its module fixtures are
 # built once: the groups tests/conftest.py marks (`--dist loadgroup`) do not reach the node ids with pytest 9.2 and
-# pytest-xdist 3.8 (xdist sets `item._nodeid`, which pytest 9 no longer reads). COMPUTEROPS_TEST_WORKERS=0 runs
-# serially, N on a larger machine.
-echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadfile "${tier[@]}" "$@"
+# pytest-xdist 3.8 (xdist sets `item._nodeid`, which pytest 9 no longer reads). Modules are handed out slowest first
+# (tests/module_seconds.json; `--no-loadscope-reorder` keeps that order instead of xdist's most-tests-first), so no
+# long module starts last on one worker while the other idles. COMPUTEROPS_TEST_WORKERS=0 runs serially, N on a
+# larger machine.
+echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "${tier[@]}" "$@"

@@ -3,7 +3,10 @@ tests/tiers.py applied."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +27,23 @@ settings.load_profile("computerops")
 
 BROWSER_FIXTURE = "browser"
 REAL_MODEL_FIXTURE = "real_model"
+MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
+"""Seconds per module measured in a CI run, for the order in which test runners are handed modules (below)."""
+MODULE_SECONDS_OUT = "COMPUTEROPS_MODULE_SECONDS_OUT"
+"""Where a run writes its own seconds per module in that file's format (refresh the file with it)."""
+MODULE_SECONDS_FORMAT = 1
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _measured_seconds() -> dict[str, float]:
+    data = json.loads(MODULE_SECONDS.read_text(encoding="utf-8"))
+    if data.get("format_version") != MODULE_SECONDS_FORMAT:
+        raise pytest.UsageError(f"{MODULE_SECONDS}: format_version {data.get('format_version')!r}, "
+                                f"expected {MODULE_SECONDS_FORMAT}")
+    return {str(module): float(seconds) for module, seconds in data["seconds"].items()}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -31,7 +51,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     test, and every
     test that uses the real_model fixture (tests/test_real_model.py) a real_model test. Under
     pytest-xdist (`--dist loadgroup`) a module's tests stay on one worker, so its module fixtures are built once,
-    unless a test is marked `spread`: its cases go to whichever worker is free."""
+    unless a test is marked `spread`: its cases go to whichever worker is free.
+
+    Modules are then ordered slowest first by tests/module_seconds.json (a module it does not list counts as quick;
+    order within a module and among quick modules is kept): pytest-xdist hands each worker the next module in this
+    order (`--no-loadscope-reorder`, scripts/test.sh), so the slow modules start early and the quick ones even out
+    the end, instead of a 5-minute module starting last on one worker while the other idles (longest first).
+    Only the order changes, never which tests run."""
     for item in items:
         uses_browser = BROWSER_FIXTURE in getattr(item, "fixturenames", ())
         # The slow tier is whole-catalog work in Chromium: a slow test is a browser test too, so the inner loop
@@ -41,7 +67,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if REAL_MODEL_FIXTURE in getattr(item, "fixturenames", ()) and item.get_closest_marker("real_model") is None:
             item.add_marker(pytest.mark.real_model)
         if item.get_closest_marker("spread") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+            item.add_marker(pytest.mark.xdist_group(_module(item.nodeid)))
+    seconds = _measured_seconds()
+    items.sort(key=lambda item: -seconds.get(_module(item.nodeid), 0.0))  # stable: modules stay whole
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -70,7 +98,7 @@ _MODULE_SECONDS: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    module = report.nodeid.split("::", 1)[0]
+    module = _module(report.nodeid)
     _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + report.duration
 
 
@@ -83,6 +111,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for module, seconds in sorted(_MODULE_SECONDS.items(), key=lambda item: -item[1])[:25]:
         terminalreporter.write_line(f"{seconds:8.1f}s {module}")
     terminalreporter.write_line(f"{sum(_MODULE_SECONDS.values()):8.1f}s in all ({len(_MODULE_SECONDS)} modules)")
+    out = os.environ.get(MODULE_SECONDS_OUT)
+    if out and not hasattr(terminalreporter.config, "workerinput"):  # the controller's totals, not a worker's share
+        measured = dict(sorted(((m, round(s, 1)) for m, s in _MODULE_SECONDS.items()), key=lambda item: -item[1]))
+        Path(out).write_text(json.dumps({"format_version": MODULE_SECONDS_FORMAT, "seconds": measured}, indent=1)
+                             + "\n", encoding="utf-8")
+        terminalreporter.write_line(f"seconds per module written to {out}")
 
 
 @pytest_asyncio.fixture(loop_scope="session", scope="session")

@@ -29,3 +29,15 @@ def test_not_browser_holds_no_slow_or_browser_test() -> None:
     assert any("test_report_words.py" in item for item in selected), selected
     assert not [item for item in selected if any(name in item for name in (
         "test_the_whole_blind_set", "test_dead_primary_at_start.py"))], selected
+
+
+def test_the_measured_seconds_per_module_name_only_modules_that_exist() -> None:
+    # The order test runners are handed modules in (tests/conftest.py): a renamed or removed module left in the file
+    # would leave its successor counted as quick and started last.
+    from conftest import _measured_seconds
+
+    tests = Path(__file__).parent
+    listed = _measured_seconds()
+    assert listed and all(seconds >= 0 for seconds in listed.values())
+    missing = [module for module in listed if not (tests.parent / module).is_file()]
+    assert not missing, f"tests/module_seconds.json names modules that no longer exist: {missing}"
