@@ -5,7 +5,6 @@ figure (a fresh tenant of a seed whose template exists) measured in the same run
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import itertools
 import time
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from pydantic import ConfigDict
 
 from computerops.bench.measure import Distribution, bench_reset, distribution
 from computerops.catalog.subsets import REDRAWS
+from computerops.core.clock import utc_stamp
 from computerops.core.formats import Versioned
 from sites.kit.tenancy import TenantRegistry
 from tasks.catalog import Catalog, InstanceUndefined, TaskTemplate
@@ -96,7 +96,7 @@ def bench_instances(catalog: Catalog, root: Path, *, fresh_seeds: int = 5, per_t
         registry.close()
     published_ms, fresh_ms = distribution(published, "ms"), distribution(fresh, "ms")
     return InstanceFigures(
-        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), templates=len(templates), reset_ms=reset,
+        created_at=utc_stamp(), templates=len(templates), reset_ms=reset,
         published_instance_ms=published_ms, fresh_instance_ms=fresh_ms, fresh_undefined=undefined,
         published_to_reset=round(published_ms.median / reset.median, 1),
         fresh_to_reset=round(fresh_ms.median / reset.median, 1))

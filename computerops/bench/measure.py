@@ -14,7 +14,6 @@ computerops/bench/scaling.py.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import platform
 import statistics
@@ -45,6 +44,7 @@ from computerops.bench.scaling import RAY_TARGET_RATIO, ExecutorFigures, bench_e
 from computerops.catalog.crawl import crawl_site_pages, crawl_targets
 from computerops.catalog.observing import accessibility_of, ai_snapshot
 from computerops.core import defaults
+from computerops.core.clock import utc_stamp
 from computerops.core.formats import Versioned
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
@@ -642,7 +642,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         replays = await bench_replays(bundle, tasks, root / "replay")
     expected = sum(p.accessibility_expected for p in pages)
     report = BenchReport(
-        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), options=options,
+        created_at=utc_stamp(), options=options,
         tasks=sorted({t.id for t in tasks}), machine=_machine(browser_version), reset_ms=reset, pages=pages,
         observation_chars_ratio=distribution([p.chars_ratio for p in pages], "x", digits=3),
         recall=round(sum(p.matched for p in pages) / expected, 4) if expected else 1.0,
@@ -677,7 +677,7 @@ async def run_executors_bench(tasks: Sequence[LoadedTask], options: BenchOptions
         figures = await _executors(tasks, options, Path(tmp), progress)
         assert figures is not None
         chromium = RunDirectory(Path(tmp) / "ray" / "executors").manifest().versions.get("chromium")
-    return ExecutorsReport(created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), options=options,
+    return ExecutorsReport(created_at=utc_stamp(), options=options,
                            tasks=sorted({t.id for t in tasks}), machine=_machine(chromium), executors=figures,
                            targets=[executor_check(figures)])
 

@@ -14,7 +14,6 @@ that differs.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import secrets
@@ -24,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from computerops.core.clock import utc_stamp
 from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
@@ -160,7 +160,7 @@ def reserve_subset(catalog: Catalog, count: int, seed: int, *, fresh: bool = Fal
         chosen = draw(sorted(catalog), count, seed)
         instances = [catalog[task_id] for task_id in chosen]
     subset = ReservedSubset(
-        reserved_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), count=count, seed=seed,
+        reserved_at=utc_stamp(), count=count, seed=seed,
         instances="fresh" if fresh else "published", method=FRESH_DRAW_METHOD if fresh else DRAW_METHOD,
         catalog_size=len(catalog), catalog_sha256=catalog_sha256(catalog),
         tasks=[SubsetTask(id=task.id, sha256=task.sha256, spec=task.spec.model_dump(mode="json"))

@@ -11,7 +11,6 @@ the first that differs (`computerops.core.difference.first_difference`), as `run
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import importlib.metadata
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from computerops.catalog.subsets import load_subset, subset_tasks
+from computerops.core.clock import utc_stamp
 from computerops.core.difference import first_difference, first_difference_of
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
@@ -243,7 +243,7 @@ def freeze(source: Path, catalog: Mapping[str, LoadedTask], endpoint: EndpointCo
     pairs = {p.pair for p in plan if p.pair is not None}
     counts = PlanCounts(cells=len(cells(spec)), tasks=len(entries), repetitions=spec.repetitions, arms=len(spec.arms),
                         episodes=len(plan), pairs=len(pairs))
-    lock = ExperimentLock(frozen_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    lock = ExperimentLock(frozen_at=utc_stamp(),
                           experiment_file=str(source), spec=spec, inputs=inputs, plan=plan, counts=counts)
     return lock.model_copy(update={"lock_sha256": lock.computed_lock()})
 

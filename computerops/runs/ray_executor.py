@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import datetime as dt
 import os
 import shutil
 import socket
@@ -203,13 +202,14 @@ def unreachable_cluster(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> s
                 f"--port {port}`, or drop --ray-address to start a local Ray instance")
 
 
-def _start_reaper(session: str) -> tuple[Lifeline, subprocess.Popen[bytes]]:
+def _start_reaper(session: str, ray_package: Path) -> tuple[Lifeline, subprocess.Popen[bytes]]:
     """The process that ends the local Ray instance `session` with this driver, however it ends
     (computerops/runs/ray_reaper.py), on this process's lifeline."""
     lifeline = Lifeline()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "computerops.runs.ray_reaper", session, str(os.getpid())], start_new_session=True,
+            [sys.executable, "-m", "computerops.runs.ray_reaper", session, str(os.getpid()), str(ray_package)],
+            start_new_session=True,
             pass_fds=lifeline.pass_fds, env={**os.environ, **lifeline.env()}, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL)
     except BaseException:
@@ -217,10 +217,6 @@ def _start_reaper(session: str) -> tuple[Lifeline, subprocess.Popen[bytes]]:
         raise
     lifeline.started()
     return lifeline, process
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def _cause(error: BaseException) -> str:
@@ -375,13 +371,14 @@ class RayExecutor:
                 # (ray.init() alone joins the latest one started here, or RAY_ADDRESS's, even one since gone).
                 ray.init(address="local", include_dashboard=False, log_to_driver=False,
                          runtime_env={"env_vars": {"PYTHONPATH": path}} if path else None)
-                self._started_ray = True
-                self._reaper = _start_reaper(ray.get_runtime_context().get_session_name())
+                self._started_ray = True  # before the reaper: Ray is shut down even if the reaper does not start
+                self._reaper = _start_reaper(ray.get_runtime_context().get_session_name(),
+                                             Path(ray.__file__).resolve().parent)
             else:
                 if (unreachable := unreachable_cluster(self.address)) is not None:
                     raise WorkerRefused(unreachable)
                 ray.init(address=self.address, log_to_driver=False)
-            self._started_ray = True
+                self._started_ray = True
         cpus = float(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
         if self.workers is None:
             self.workers = default_workers(cpus, len(self.setup.config.episodes))
@@ -473,13 +470,13 @@ class RayExecutor:
                 worker = await self._replacement()
             except Exception as error:  # named with the loss it followed
                 bundle.log_worker_event(WorkerEvent(
-                    at=_now(), event="replacement_failed", worker=f"replacement of worker {lost.index}",
+                    event="replacement_failed", worker=f"replacement of worker {lost.index}",
                     cause=str(error), in_place_of=lost.name))
                 self._failure = RuntimeError(f"{lost.name} lost ({loss}) on episode {episode_id}, and no worker "
                                              f"replaced it: {error}")
                 self._idle.put_nowait(None)
                 return
-            bundle.log_worker_event(WorkerEvent(at=_now(), event="replaced", worker=worker.hello.name,
+            bundle.log_worker_event(WorkerEvent(event="replaced", worker=worker.hello.name,
                                                 in_place_of=lost.name))
             self.progress(f"ray: {worker.hello.name} ready, in place of worker {lost.index}")
             self._idle.put_nowait(worker)
@@ -518,7 +515,7 @@ class RayExecutor:
                 final = losses > MAX_WORKER_LOSSES
                 attempt = None if final else bundle.set_apart(planned.episode_id).relative_to(bundle.root).as_posix()
                 bundle.log_worker_event(WorkerEvent(
-                    at=_now(), event="lost", worker=lost.name, cause=_cause(exc), episode_id=planned.episode_id,
+                    event="lost", worker=lost.name, cause=_cause(exc), episode_id=planned.episode_id,
                     set_apart=attempt))
                 if final:
                     raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}): episode {planned.episode_id} lost "

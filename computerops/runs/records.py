@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapter.claims import TextClaim
 from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
 from computerops.core import formats
+from computerops.core.clock import utc_stamp
 from computerops.core.formats import Versioned
 from computerops.core.vocabulary import ExecutorKind, StopReason
 from computerops.persistence.metrics import PersistenceRecord
@@ -231,7 +232,8 @@ class WorkerEvent(Versioned):
     model_config = ConfigDict(extra="forbid", frozen=True)
     format: Literal["computerops.worker_event/1"] = formats.WORKER_EVENT
 
-    at: str
+    at: str = Field(default_factory=lambda: utc_stamp("milliseconds"))
+    """When it happened (UTC; milliseconds: a loss and its replacement can fall in one second)."""
     event: Literal["lost", "replaced", "replacement_failed"]
     worker: str
     """The worker as it named itself (actor index, host, node id, pid); for `replacement_failed`, `replacement of

@@ -5,7 +5,6 @@ serially or several at once over the one browser; or, with the Ray executor, on 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -26,6 +25,7 @@ from adapter.serverinfo import (
     probe_tool_results,
     probe_tools,
 )
+from computerops.core.clock import utc_stamp
 from computerops.core.difference import first_difference_of
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.report import causes_text, infrastructure_causes, summarize
@@ -211,7 +211,7 @@ def build_manifest(
 ) -> RunManifest:
     """The manifest a run has under the current code, catalog and versions."""
     return RunManifest(
-        config=config, created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        config=config, created_at=utc_stamp(),
         scripted=config.endpoint.scripted,
         tasks=[TaskRef(id=t.id, sha256=t.sha256, path=t.path.name) for t in tasks],
         code_sha256=code_hashes(), protocol_sha256=protocol_hashes(), versions=versions(chromium),

@@ -10,7 +10,6 @@ reads first; every problem is kept.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from adapter.transcript import AgentTranscript
 from computerops.core import formats
+from computerops.core.clock import utc_stamp
 from computerops.core.difference import first_difference
 from computerops.core.formats import Versioned
 from computerops.core.hashing import file_sha256
@@ -115,7 +115,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         records = bundle.records()
     except (BundleError, ValueError) as exc:
         problems.append(f"the run cannot be read: {exc}")
-        return Verification(run_id=bundle.root.name, verified_at=_now(), passed=False,
+        return Verification(run_id=bundle.root.name, verified_at=utc_stamp(), passed=False,
                             files_checked=len(bundle.files()), episodes_replayed=0, checksums_sha256=None,
                             problems=problems)
     lost: list[str] = []
@@ -148,7 +148,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
     problems += _summary_problems(bundle, manifest, records)
     problems += _experiment_problems(bundle, manifest)
     verification = Verification(
-        run_id=manifest.config.run_id, verified_at=_now(), passed=not problems, files_checked=len(bundle.files()),
+        run_id=manifest.config.run_id, verified_at=utc_stamp(), passed=not problems, files_checked=len(bundle.files()),
         episodes_replayed=len(receipts), checksums_sha256=file_sha256(checksums) if checksums.is_file() else None,
         problems=problems,
     )
@@ -168,10 +168,6 @@ def _admission_problems(bundle: RunDirectory) -> list[str]:
             problems.append(f"{record.episode_id}: admitted twice in episodes.jsonl")
         latest[record.episode_id] = record
     return problems
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 async def _check_episode(
