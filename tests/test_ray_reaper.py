@@ -86,7 +86,7 @@ def test_reap_ends_the_sessions_ray_processes_and_their_descendants_only(tmp_pat
     # pager whose command line names the session's directory, a program of another package beside Ray's.
     tail = _holding(logs, name="tail")
     pager = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", str(logs / "raylet.out")])
-    beside, _ = _ray_like(SESSION, tmp_path / "site-packages" / "ray_tools")
+    beside, beside_child = _ray_like(SESSION, tmp_path / "site-packages" / "ray_tools")
     bystanders = (tail, pager, beside)
     try:
         assert {p.pid for p in session_processes(SESSION, besides=set(), ray_package=package)} == {
@@ -102,12 +102,9 @@ def test_reap_ends_the_sessions_ray_processes_and_their_descendants_only(tmp_pat
         for process in (ours, other, agent, other_agent, *bystanders):
             process.kill()
             process.wait()
-        for pid in (child, other_child):
+        for pid in (child, other_child, beside_child):
             with contextlib.suppress(psutil.Error):
                 psutil.Process(pid).kill()
-        for process in psutil.Process().children(recursive=True):  # the bystander's own child
-            with contextlib.suppress(psutil.Error):
-                process.kill()
 
 
 def test_the_reaper_waits_for_its_lifeline_and_refuses_to_run_without_one(tmp_path: Path) -> None:
