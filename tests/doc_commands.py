@@ -28,7 +28,12 @@ DOCUMENTS = ("README.md", "docs/*.md")
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[A-Za-z0-9_-]*)[ \t]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
                     re.S | re.M)
 """A fenced block, also one indented inside a list item (its lines then lose that indent)."""
-SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console"})
+SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session", "sh-session", "bash-session"})
+"""Fences whose lines are commands (GitHub's names for shells and shell sessions)."""
+_COMMAND_LINE = re.compile(r"^\s*(\$\s|(sudo\s+)?(\.venv/bin/|\./)?(computerops|bash|sh|pip|pip3|python|python3|pytest|"
+                           r"git|apt|apt-get|curl|docker|ray|uv|export|cd|source)\b)")
+"""A line that reads as a command a reader would paste (a `$ ` prompt, or a shell's, Python's, this project's
+programs first)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,20 @@ def doc_commands(root: Path = ROOT) -> list[DocCommand]:
         for block, body in enumerate(shell_blocks, 1):
             for unit, command in enumerate(_units(body), 1):
                 found.append(DocCommand(path.relative_to(root).as_posix(), block, unit, command))
+    return found
+
+
+def commands_outside_shell_fences(root: Path = ROOT) -> list[str]:
+    """Lines that read as commands in fences no test reads as a shell's (another language, or none): where they are,
+    as `document: line`. Such a command would be published untested. A `$ ` prompt inside a shell fence counts too:
+    pasted, it runs `$`."""
+    found: list[str] = []
+    for path in sorted({p for pattern in DOCUMENTS for p in root.glob(pattern)}):
+        for match in _FENCE.finditer(path.read_text(encoding="utf-8")):
+            shell = match["lang"] in SHELL_LANGUAGES
+            for line in textwrap.dedent(match["body"]).splitlines():
+                if (hit := _COMMAND_LINE.match(line)) and (not shell or hit.group(0).lstrip().startswith("$")):
+                    found.append(f"{path.relative_to(root).as_posix()}: {line.strip()}")
     return found
 
 

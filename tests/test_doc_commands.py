@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from doc_commands import ROOT, DocCommand, ManifestEntry, _units, doc_commands, manifest
+from doc_commands import ROOT, DocCommand, ManifestEntry, _units, commands_outside_shell_fences, doc_commands, manifest
 
 COMMANDS = doc_commands()
 MANIFEST = manifest()
@@ -74,9 +74,21 @@ def test_every_shell_fence_is_read_and_other_languages_are_not(tmp_path: Path) -
     (tmp_path / "docs" / "a.md").write_text("text\n```sh\nsh two\n```\n```console\nthree\n```\n```\nplain\n```\n"
                                             "1. a step\n\n   ```bash\n   four \\\n     --five\n   ```\n",
                                             encoding="utf-8")
+    (tmp_path / "docs" / "b.md").write_text("```zsh\nsix\n```\n", encoding="utf-8")
     found = [(c.document, c.block, c.unit, c.text) for c in doc_commands(tmp_path)]
     assert found == [("README.md", 1, 1, "bash one.sh"), ("docs/a.md", 1, 1, "sh two"), ("docs/a.md", 2, 1, "three"),
-                     ("docs/a.md", 3, 1, "four \\\n  --five")]
+                     ("docs/a.md", 3, 1, "four \\\n  --five"), ("docs/b.md", 1, 1, "six")]
+
+
+def test_no_document_writes_a_command_where_no_test_reads_it(tmp_path: Path) -> None:
+    assert commands_outside_shell_fences() == [], "put these commands in a ```bash fence (then classify them)"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("```\n.venv/bin/computerops demo\n```\n```text\nDIR/manifest.json  a file\n"
+                                        "```\n```yaml\nkey: value\n```\n```bash\n$ pip install x\nbash ok.sh\n```\n"
+                                        "```python\nimport os\n```\n```\n   computerops run --tasks x\n```\n",
+                                        encoding="utf-8")
+    assert commands_outside_shell_fences(tmp_path) == [
+        "README.md: .venv/bin/computerops demo", "README.md: $ pip install x", "README.md: computerops run --tasks x"]
 
 
 # --- the slow tier runs them --------------------------------------------------------------------------------------
