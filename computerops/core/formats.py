@@ -37,6 +37,8 @@ RESUME: Final = "computerops.resume/1"
 WORKER_EVENT: Final = "computerops.worker_event/1"
 VERIFICATION: Final = "computerops.verification/1"
 JOB: Final = "computerops.job/1"
+JOB_PROCESS: Final = "computerops.job_process/1"
+LAUNCHED: Final = "computerops.launched/1"
 
 
 class UnknownFormat(ValueError):

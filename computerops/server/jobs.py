@@ -1,12 +1,18 @@
 """Runs the server launched: each in a worker process of its own (computerops/server/worker.py) through the same
 service functions as the CLI, so a run launched here leaves the same evidence as `computerops run`.
 
-A job is its spec (jobs/<run>.json: what to run), its log (jobs/<run>.log: the worker's progress lines) and, while
-this server lives, its process. The run directory stays the record of what happened: a job's status is its
-process's (running, or its exit code), a run's is the run directory's."""
+A job is its spec (jobs/<run>.json: what to run), its log (jobs/<run>.log: the worker's progress lines) and its
+process (jobs/processes/<run>.json: the worker's pid and start time). The run directory stays the record of what
+happened: a job's status is its process's (running, or its exit code), a run's is the run directory's.
+
+Workers run in sessions of their own, so a server that stops without ending them (killed, or crashed) leaves them
+running: the next server started on the same runs folder adopts every worker still alive (the same pid AND start
+time: a pid the kernel has since given to another process is not adopted), so it shows that job as running, refuses
+a second job of the run, and cancels it as its own."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import psutil
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from computerops.core import formats
+from computerops.core.durable import write_durably
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.core.formats import Versioned
 from computerops.service.errors import ServiceError
@@ -48,6 +56,21 @@ class JobSpec(Versioned):
     """How the worker carries the run out (kinds run, resume, experiment)."""
 
 
+class JobProcess(Versioned):
+    """Which process is a job's worker: written when it starts (jobs/processes/<run>.json), read by a server started
+    later on the same runs folder."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["computerops.job_process/1"] = formats.JOB_PROCESS
+    run_id: str
+    pid: int
+    created: float
+    """The process's start time (seconds since the epoch, as the kernel keeps it): with the pid, one process ever."""
+    started: float
+    """When the server started the job (its wall clock)."""
+
+
 class JobState(BaseModel):
     """A job as the API shows it."""
 
@@ -70,22 +93,85 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
+class _Adopted:
+    """A worker a server before this one started: not this process's child, so signalled and waited on through
+    psutil (which checks the start time too), its exit code unknown (only a parent learns it)."""
+
+    def __init__(self, process: psutil.Process) -> None:
+        self._process = process
+        self.pid = process.pid
+
+    def poll(self) -> int | None:
+        """None while it runs; once it has ended, -1 (its code went to its parent, the server before this one)."""
+        with contextlib.suppress(psutil.Error):
+            if self._process.is_running() and self._process.status() != psutil.STATUS_ZOMBIE:
+                return None
+        return -1
+
+    def send_signal(self, sig: int) -> None:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            self._process.send_signal(sig)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            self._process.wait(timeout)
+        except psutil.TimeoutExpired:
+            raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0.0) from None
+        except psutil.NoSuchProcess:
+            pass
+        return self.poll()
+
+
 @dataclass
 class _Job:
     spec: JobSpec
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | _Adopted
     log: Path
     started: float = field(default_factory=time.time)
     cancelled: bool = False
+
+    def exit_code(self) -> int | None:
+        """Its worker's exit code once ended (None while it runs, and for an adopted worker: unknown)."""
+        code = self.process.poll()
+        return None if isinstance(self.process, _Adopted) else code
 
 
 class Jobs:
     """The worker processes of this server, by run id; at most one live job per run."""
 
+    worker: tuple[str, ...] = (sys.executable, "-m", "computerops.server.worker")
+    """The worker's command; the spec's path is its last argument."""
+
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+
+    @property
+    def processes(self) -> Path:
+        return self.folder / "processes"
+
+    def adopt(self) -> list[str]:
+        """Take on the workers a server before this one started and left running (its process files whose process
+        is alive: the same pid and start time); the run ids adopted. A process file of a worker that has ended is
+        removed."""
+        adopted: list[str] = []
+        for path in sorted(self.processes.glob("*.json")):
+            try:
+                known = JobProcess.model_validate_json(path.read_text(encoding="utf-8"))
+                spec = JobSpec.model_validate_json((self.folder / f"{known.run_id}.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError, ValidationError):
+                continue  # not a job this server can read: left as it is
+            process = _alive(known)
+            if process is None:
+                path.unlink(missing_ok=True)
+                continue
+            with self._lock:
+                if known.run_id not in self._jobs:
+                    self._jobs[known.run_id] = _Job(spec=spec, process=_Adopted(process),
+                                                    log=self.folder / f"{known.run_id}.log", started=known.started)
+                    adopted.append(known.run_id)
+        return adopted
 
     def start(self, spec: JobSpec) -> JobState:
         """Write the spec and start its worker; ServiceError (conflict) while a job of that run is alive."""
@@ -100,11 +186,22 @@ class Jobs:
             log = self.folder / f"{spec.run_id}.log"
             with log.open("ab") as handle:
                 process = subprocess.Popen(
-                    [sys.executable, "-m", "computerops.server.worker", str(spec_path)], stdout=handle,
+                    [*self.worker, str(spec_path)], stdout=handle,
                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                     env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=interruptible)
-            self._jobs[spec.run_id] = _Job(spec=spec, process=process, log=log)
-            return self._state(self._jobs[spec.run_id])
+            job = self._jobs[spec.run_id] = _Job(spec=spec, process=process, log=log)
+            self._write_process(job)
+            return self._state(job)
+
+    def _write_process(self, job: _Job) -> None:
+        """The worker's process file; a worker already gone has none (nothing to adopt)."""
+        try:
+            created = psutil.Process(job.process.pid).create_time()
+        except psutil.Error:
+            return
+        self.processes.mkdir(parents=True, exist_ok=True)
+        known = JobProcess(run_id=job.spec.run_id, pid=job.process.pid, created=created, started=job.started)
+        write_durably(self.processes / f"{job.spec.run_id}.json", known.model_dump_json(indent=2))
 
     def state(self, run_id: str) -> JobState | None:
         with self._lock:
@@ -144,11 +241,22 @@ class Jobs:
             self.cancel(job.spec.run_id, grace_s=10.0)
 
     def _state(self, job: _Job) -> JobState:
-        code = job.process.poll()
+        running = job.process.poll() is None
         state: Literal["running", "exited", "cancelled"] = (
-            "running" if code is None else "cancelled" if job.cancelled else "exited")
-        return JobState(run_id=job.spec.run_id, kind=job.spec.kind, state=state, exit_code=code, started=job.started,
-                        log_tail=_tail(job.log))
+            "running" if running else "cancelled" if job.cancelled else "exited")
+        return JobState(run_id=job.spec.run_id, kind=job.spec.kind, state=state, exit_code=job.exit_code(),
+                        started=job.started, log_tail=_tail(job.log))
+
+
+def _alive(known: JobProcess) -> psutil.Process | None:
+    """The process `known` names if it still runs: the same pid and the same start time."""
+    try:
+        process = psutil.Process(known.pid)
+        if abs(process.create_time() - known.created) > 0.01 or process.status() == psutil.STATUS_ZOMBIE:
+            return None
+    except psutil.Error:
+        return None
+    return process
 
 
 def _tail(path: Path, lines: int = 20) -> list[str]:

@@ -8,7 +8,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from pydantic import ConfigDict, ValidationError
+
+from computerops.core import formats
+from computerops.core.durable import write_durably
+from computerops.core.formats import Versioned
 from computerops.runs.bundle import MANIFEST, RunDirectory
 from computerops.server.index import IndexedRun, RunIndex
 from computerops.server.jobs import Jobs
@@ -20,6 +26,16 @@ from computerops.service.reading import open_run
 
 REFRESH_S = 1.0
 """The index is rebuilt from the runs folder at most once a second however many clients list runs."""
+
+
+class Launched(Versioned):
+    """A run a server launched, as it stood at its launch (jobs/launched/<run>.json) until its worker writes the run's
+    manifest."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["computerops.launched/1"] = formats.LAUNCHED
+    run: IndexedRun
 
 
 @dataclass
@@ -37,11 +53,32 @@ class ServerState:
 
     @classmethod
     def start(cls, settings: ServerSettings) -> ServerState:
-        """Create the server's folders, open the index and rebuild it from the runs folder."""
+        """Create the server's folders, open the index and rebuild it from the runs folder; take on the jobs a server
+        before this one left running, and the runs it launched whose manifest is still to come (`recall`)."""
         settings.create_folders()
         state = cls(settings=settings, index=RunIndex(settings.database_url), jobs=Jobs(settings.jobs))
+        state.jobs.adopt()
+        state.recall()
         state.fresh_index()
         return state
+
+    @property
+    def _launched_folder(self) -> Path:
+        return self.settings.jobs / "launched"
+
+    def recall(self) -> None:
+        """The runs a server on this runs folder launched whose worker has not written the manifest: as `launched`
+        remembered them (a run whose worker is gone then says so, never a 404). A file of a run now written is
+        removed."""
+        for path in sorted(self._launched_folder.glob("*.json")):
+            try:
+                remembered = Launched.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, ValidationError):
+                continue
+            if (self.run_path(remembered.run.run_id) / MANIFEST).is_file():
+                path.unlink(missing_ok=True)
+            else:
+                self._launched.setdefault(remembered.run.run_id, remembered.run)
 
     def close(self) -> None:
         self.jobs.close()
@@ -77,8 +114,11 @@ class ServerState:
         return [*waiting, *listed]
 
     def launched(self, run: IndexedRun) -> IndexedRun:
-        """Remember a run this server just launched (see `_launched`); returns it."""
+        """Remember a run this server just launched (see `_launched`), on disk too (a server started after this one
+        stops recalls it); returns it."""
         self._launched[run.run_id] = run
+        self._launched_folder.mkdir(parents=True, exist_ok=True)
+        write_durably(self._launched_folder / f"{run.run_id}.json", Launched(run=run).model_dump_json(indent=2))
         return run
 
     def indexed(self, run_id: str) -> IndexedRun:
@@ -89,6 +129,7 @@ class ServerState:
         pending = self._launched.get(run_id)
         if pending is not None and (path / MANIFEST).is_file():
             self._launched.pop(run_id, None)  # the run speaks for itself now
+            (self._launched_folder / f"{run_id}.json").unlink(missing_ok=True)
         elif pending is not None:
             job = self.jobs.state(run_id)
             if job is not None and job.state == "running":
