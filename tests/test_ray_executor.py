@@ -19,6 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -564,3 +565,33 @@ async def test_a_replacement_that_cannot_start_stops_the_run_at_the_next_hand_ou
     assert bundle.done[-1] == "replacement_failed replacement of worker 0"
     with pytest.raises(RuntimeError, match="no worker replaced it"):  # every later hand-out too
         await asyncio.wait_for(executor.run(bundle, task, episode, 0.0), 10)  # type: ignore[arg-type]
+
+
+class _Step:
+    """One remote method of a starting fake actor: records how many calls of it were in flight at once."""
+
+    def __init__(self, answer: Any, flight: list[int]) -> None:
+        self.answer, self.flight = answer, flight
+
+    async def remote(self, *_: Any) -> Any:
+        self.flight[0] += 1
+        self.flight[1] = max(self.flight[1], self.flight[0])
+        await asyncio.sleep(0.05)
+        self.flight[0] -= 1
+        return self.answer
+
+
+async def test_the_runs_workers_are_asked_and_started_all_at_once(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    executor, _, _, lines = _fake_executor(tmp_path)
+    hellos, starts = [0, 0], [0, 0]  # [in flight, most at once]
+    actors = []
+    for index in range(3):
+        actor = SimpleNamespace(hello=_Step(WorkerHello(index=index, host="h", node="n" * 40, pid=100 + index,
+                                                        identity=executor._driver), hellos),
+                                start=_Step("chromium 1", starts))
+        actors.append(actor)
+    await executor._start_workers(actors, 3.0)
+    assert (hellos[1], starts[1]) == (3, 3), "one worker's start waited for another's"
+    assert executor.chromium == "chromium 1" and len(executor.names) == 3 and executor._idle.qsize() == 3
+    assert [line for line in lines if line.endswith(" ready")] == [f"ray: {name} ready" for name in executor.names]

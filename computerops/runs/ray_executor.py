@@ -390,11 +390,16 @@ class RayExecutor:
         self._actor_class = ray.remote(num_cpus=CPUS_PER_WORKER, max_restarts=0)(EpisodeWorker)
         actors = [self._actor_class.remote(index) for index in range(self.workers)]
         self._actors.extend(actors)
+        await self._start_workers(actors, cpus)
+
+    async def _start_workers(self, actors: list[Any], cpus: float) -> None:
+        """Ask the new actors who they are, refuse any that would not run what the driver would, then start them:
+        all at once at each step (each start, a sites server and Chromium, takes seconds, and they share nothing)."""
         try:
             hellos = await asyncio.wait_for(asyncio.gather(*(a.hello.remote(self._files) for a in actors)),
                                             REPLACEMENT_START_S)
         except TimeoutError:
-            raise WorkerRefused(f"the {self.workers} workers did not all start within {REPLACEMENT_START_S:g} s: the "
+            raise WorkerRefused(f"the {len(actors)} workers did not all start within {REPLACEMENT_START_S:g} s: the "
                                 f"cluster's {cpus:g} CPUs are taken by other work; give fewer workers or add nodes"
                                 ) from None
         self._started = [_Worker(actor, hello) for actor, hello in zip(actors, hellos, strict=True)]
@@ -403,7 +408,6 @@ class RayExecutor:
             raise WorkerRefused("; ".join(refusals))
         self.names = [w.hello.name for w in self._started]
         self.nodes = list(dict.fromkeys(w.hello.node_name for w in self._started))
-        # Together: each worker's start (a sites server, Chromium) takes seconds, and they share nothing.
         chromiums: list[str] = list(await asyncio.gather(*(w.actor.start.remote(self.setup) for w in self._started)))
         if len(set(chromiums)) > 1:
             raise WorkerRefused("the workers run different Chromium builds: " + "; ".join(
