@@ -5,7 +5,9 @@ driver cannot or may not do comes back as a `Rejection` with a reason the model 
 an exception.
 
 One module (over 400 lines) because it is one class, `PageDriver`: every action's check, execution and settle
-share its state (the latest observation, the in-flight requests, the isolated world).
+share its state (the latest observation, the in-flight requests, the isolated world). What an action may do to a
+control and the wordings of its outcomes are adapter/acting.py's; the functions it evaluates in the page,
+adapter/page_functions.py's.
 """
 
 from __future__ import annotations
@@ -14,16 +16,27 @@ import asyncio
 import json
 import math
 from contextlib import suppress
-from dataclasses import dataclass
 from functools import cache, partial
 from importlib.resources import files
 from urllib.parse import urlsplit
 
 from playwright.async_api import ElementHandle, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
-from pydantic import BaseModel, ConfigDict
 
 from adapter import guard
+from adapter.acting import (
+    ActionOutcome,
+    at_point,
+    bad_point,
+    changed_control,
+    check_applicable,
+    check_state,
+    described,
+    pixels,
+    reject,
+    short_error,
+    stale,
+)
 from adapter.actions import (
     Action,
     AnswerDialog,
@@ -37,13 +50,23 @@ from adapter.actions import (
     More,
     Navigate,
     Press,
-    Rejection,
     Select,
 )
 from adapter.containment import containment_of
 from adapter.dialogs import DIALOG_WAIT_S, DialogEvent, Dialogs
 from adapter.inputs import CONSTRAINED_TYPES, Probe, describe_type, fill_problem
-from adapter.observation import Control, Observation, PagePart, format_control
+from adapter.observation import Control, Observation, PagePart
+from adapter.page_functions import (
+    CHECKED,
+    CLICK_POINT,
+    FIELD_VALUE,
+    FILL_INTO,
+    FILL_PROBE,
+    FILL_PROBLEM,
+    LOOKUP,
+    SELECT_LABEL,
+    ClickPoint,
+)
 from adapter.reading import DEFAULT_LIMITS, ReadLimits, within_time
 from adapter.render import render_observation
 from adapter.scope import BadURL, SiteScope
@@ -61,373 +84,10 @@ SETTLE_TIMEOUT_S = 5.0
 RENDER_IN_LOOP_CHARS = 8_000
 """Annotated HTML up to this size is rendered on the event loop (a few milliseconds at most); larger, in a thread, so
 that a page taking seconds to render does not hold up the other episodes the loop drives."""
-FILLABLE_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "slider", "combobox"})
-SELECTABLE_ROLES = frozenset({"combobox", "listbox"})
-CHECKABLE_ROLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
-
-# In the isolated world of the top frame (adapter/world.py), where the ids live: the element of a control id of
-# the latest observation, in whichever same-origin frame; null when the id no longer names a connected element.
-_LOOKUP = """([id, token]) => {
-  const co = window.__computerops;
-  const el = co && co.token === token ? co.byId.get(id) : null;
-  return el && el.isConnected ? el : null;
-}"""
-
-
-# Whether a checkable control is checked now (native or ARIA); null when the id no longer resolves.
-_CHECKED = """([id, token]) => {
-  const co = window.__computerops;
-  const e = co && co.token === token ? co.byId.get(id) : null;
-  if (!e || !e.isConnected) return null;
-  if (e instanceof e.ownerDocument.defaultView.HTMLInputElement && (e.type === "checkbox" || e.type === "radio")) {
-    return e.checked;
-  }
-  return ["true", "mixed"].includes(e.getAttribute("aria-checked"));
-}"""
-# Why Playwright's fill cannot work on an element (null when it can): fill types into an <input> of a
-# text-like type, sets the value of the other fillable input types, and types into a <textarea> or an
-# editing host; anything else (a div with role=slider, say) it cannot fill.
-FILL_PROBLEM = """e => {
-  if (!e) return "no longer on the page";
-  const view = e.ownerDocument.defaultView;
-  if (e.isContentEditable || e instanceof view.HTMLTextAreaElement) return null;
-  const types = ["text", "email", "number", "password", "search", "tel", "url", "color", "date", "time",
-                 "datetime-local", "month", "range", "week"];
-  if (e instanceof view.HTMLInputElement) return types.includes(e.type) ? null : `an input of type ${e.type}`;
-  return `a <${e.localName}>, not a text field`;
-}"""
-# For an <input> about to be filled: what a detached input of the same type and bounds makes of the value, so
-# a value the browser would sanitise away is refused before anything is typed (the page sees nothing of the
-# probe, made in the isolated world); null for other elements.
-_FILL_PROBE = """(e, text) => {
-  const view = e && e.ownerDocument.defaultView;
-  if (!e || !(e instanceof view.HTMLInputElement)) return null;
-  const asked = text.trim();
-  const probe = e.ownerDocument.createElement("input");
-  for (const name of ["type", "min", "max", "step"]) {
-    const value = e.getAttribute(name);
-    if (value !== null) probe.setAttribute(name, value);
-  }
-  probe.value = asked;
-  const bounds = ["min", "max", "step"].map((name) => e.getAttribute(name) || "");
-  return { type: e.type, asked, kept: probe.value, colour: view.CSS.supports("color", asked), bounds };
-}"""
-# Playwright's fill, in the isolated world on the control's element (no Playwright handle to find first): an input
-# of a type whose value is set (date, colour, range, ...) gets it and the input and change events, "done"; a text
-# field or editing host gets focus and its content selected, "needsinput" (the driver then types over the
-# selection with the keyboard, as Playwright does); else why it cannot be filled now.
-_FILL_INTO = """(e, text) => {
-  if (!e) return "gone";
-  const view = e.ownerDocument.defaultView;
-  if (e.disabled || e.readOnly) return "not editable now";
-  if (e instanceof view.HTMLInputElement && ["color", "date", "time", "datetime-local", "month", "range",
-                                             "week"].includes(e.type)) {
-    e.focus();
-    e.value = text.trim();
-    e.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
-    e.dispatchEvent(new Event("change", { bubbles: true }));
-    return "done";
-  }
-  if (e instanceof view.HTMLInputElement) {
-    e.select();
-    e.focus();
-  } else if (e instanceof view.HTMLTextAreaElement) {
-    e.selectionStart = 0;
-    e.selectionEnd = e.value.length;
-    e.focus();
-  } else {
-    let host = e;
-    const editable = (n) => Boolean(n && n.isContentEditable);
-    while (editable(host) && editable(host.parentElement)) host = host.parentElement;
-    host.focus();
-    const range = e.ownerDocument.createRange();
-    range.selectNodeContents(e);
-    const selection = view.getSelection();
-    selection.removeAllRanges();
-    selection.addRange(range);
-  }
-  return "needsinput";
-}"""
-# Playwright's selectOption by label, in the isolated world on the control's element: the option whose label is the
-# one asked for (white space normalised) is selected, with the input and change events; the value selected, or
-# {problem}.
-_SELECT_LABEL = r"""(e, label) => {
-  if (!e) return { problem: "gone" };
-  const view = e.ownerDocument.defaultView;
-  if (!(e instanceof view.HTMLSelectElement)) return { problem: `a <${e.localName}>, not a drop-down list` };
-  if (e.disabled) return { problem: "disabled now" };
-  // as the observation shows a label (adapter/lines.py flat): control characters and line separators as spaces
-  const normal = (t) => t.replace(/[\s\x00-\x1f\x7f-\x9f\u2028\u2029]+/g, " ").trim();
-  const option = [...e.options].find((o) => o.label === label || normal(o.label) === normal(label));
-  if (!option) return { problem: `it has no option ${JSON.stringify(label)} now` };
-  if (option.disabled || (option.parentElement && option.parentElement.localName === "optgroup"
-                          && option.parentElement.disabled)) return { problem: "that option is disabled" };
-  e.value = undefined;
-  option.selected = true;
-  e.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
-  e.dispatchEvent(new Event("change", { bubbles: true }));
-  return { value: option.value };
-}"""
-# The value a text field holds and its maxlength (-1 when none); null for an editing host.
-_FIELD_VALUE = """e => {
-  const view = e && e.ownerDocument.defaultView;
-  const field = Boolean(e) && (e instanceof view.HTMLInputElement || e instanceof view.HTMLTextAreaElement);
-  return field ? [e.value, e.maxLength] : null;
-}"""
-
-# The part of an element's border box that shows (JS function expression, shared with adapter/fidelity.py): cut by
-# every ancestor whose overflow clips it (along its containing-block chain, so a fixed or absolute box escapes
-# the boxes that do not contain it), by its window, then by each same-origin frame it sits in and that frame's
-# own clipping ancestors. Returns {rect: [left, top, right, bottom] in top-level viewport coordinates, ox, oy}
-# (ox, oy: the element's frame origin in top-level coordinates), or {cutBy} when nothing shows: the element that
-# clipped it away, null for a window.
-VISIBLE_PART = """(el) => {
-  const parentOf = (n) => n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
-  const containsFixed = (s) => s.transform !== "none" || s.perspective !== "none" || s.filter !== "none"
-    || /paint|layout|strict|content/.test(s.contain) || /transform|perspective|filter/.test(s.willChange);
-  const cut = (r, box, x, y) => [x ? Math.max(r[0], box[0]) : r[0], y ? Math.max(r[1], box[1]) : r[1],
-                                 x ? Math.min(r[2], box[2]) : r[2], y ? Math.min(r[3], box[3]) : r[3]];
-  const empty = (r) => r[2] <= r[0] || r[3] <= r[1];
-  const b = el.getBoundingClientRect();
-  let rect = [b.left, b.top, b.right, b.bottom], ox = 0, oy = 0, node = el;
-  for (let view = el.ownerDocument.defaultView; ; view = view.parent) {
-    const doc = view.document, root = doc.documentElement;
-    const rootStyle = view.getComputedStyle(root);
-    const bodyClipsViewport = rootStyle.overflowX === "visible" && rootStyle.overflowY === "visible";
-    let position = view.getComputedStyle(node).position;
-    for (let n = parentOf(node); n && n !== root; n = parentOf(n)) {
-      const s = view.getComputedStyle(n);
-      const contains = position === "fixed" ? containsFixed(s)
-        : position === "absolute" ? s.position !== "static" || containsFixed(s) : true;
-      if (!contains) continue;
-      position = s.position;
-      const x = s.overflowX !== "visible", y = s.overflowY !== "visible";
-      if (!(x || y) || (n === doc.body && bodyClipsViewport)) continue;  // a body's overflow is the window's
-      const r = n.getBoundingClientRect(), left = r.left + n.clientLeft, top = r.top + n.clientTop;
-      rect = cut(rect, [left, top, left + n.clientWidth, top + n.clientHeight], x, y);
-      if (empty(rect)) return { cutBy: n };
-    }
-    const width = Math.min(view.innerWidth, root.clientWidth || view.innerWidth);
-    const height = Math.min(view.innerHeight, root.clientHeight || view.innerHeight);
-    rect = cut(rect, [0, 0, width, height], true, true);
-    if (empty(rect)) return { cutBy: null };
-    const frame = view.frameElement;  // null at the top, and below a cross-origin parent
-    if (view === view.top || !frame) break;
-    const f = frame.getBoundingClientRect(), fx = f.left + frame.clientLeft, fy = f.top + frame.clientTop;
-    rect = [rect[0] + fx, rect[1] + fy, rect[2] + fx, rect[3] + fy];
-    ox += fx;
-    oy += fy;
-    rect = cut(rect, [fx, fy, fx + frame.clientWidth, fy + frame.clientHeight], true, true);
-    if (empty(rect)) return { cutBy: frame };
-    node = frame;
-  }
-  return { rect, ox, oy };
-}"""
-
-# In the top frame, for a control id of the latest observation: where a click on it lands, in top-level viewport
-# coordinates. The candidate points are the centre of each of the element's client rects (a link wrapping onto two
-# lines has one a line: the centre of its whole box lies between them), then the centre of its box; with `at`
-# ([x, y], fractions of its box from the top-left) the one point there. A target (the element, else one of its
-# labels) is scrolled into view within every scrolling ancestor and frame when no candidate shows (VISIBLE_PART),
-# unless `scroll` is false; the click point is the first candidate that shows and whose hit test (through open
-# shadow roots, and at each enclosing frame) lands on the target, else the centre of the part that shows. Returns
-# {x, y, label: null} for the element itself, {x, y, label: i} for its i-th label (a checkbox hidden under its
-# label; never for a point given by `at`), else {problem} with the element's own reason: no size, clipped away by
-# a container that scrolling does not move, outside the window, hidden by its own CSS clip, or covered by which
-# element. {stale} when the id no longer names a connected element. One round trip, in the isolated world
-# (adapter/world.py).
-_CLICK_POINT = """([id, token, at = null, scroll = true]) => {
-  const co = window.__computerops;
-  const e = co && co.token === token ? co.byId.get(id) : null;
-  if (!e || !e.isConnected) return { stale: true };
-  const visiblePart = """ + VISIBLE_PART + """;
-  const describe = (n) => {
-    const ident = n.id ? "#" + n.id : "";
-    const cls = typeof n.className === "string" && n.className.trim()
-      ? "." + n.className.trim().split(/\\s+/).join(".") : "";
-    return `<${n.localName}${ident}${cls}>`;
-  };
-  const hitAt = (doc, x, y) => {
-    let hit = doc.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  };
-  const within = (hit, target) => {
-    for (let n = hit; n; n = n.parentNode || n.host) if (n === target) return true;
-    return false;
-  };
-  const shows = (part, x, y) => Boolean(part.rect) && x + part.ox >= part.rect[0] && x + part.ox < part.rect[2]
-    && y + part.oy >= part.rect[1] && y + part.oy < part.rect[3];
-  const inset = (start, size, fraction) => {  // a fraction of a box, kept a pixel inside its edges (an event's
-    const margin = Math.min(1, size / 2);  // position is a whole pixel: half a pixel in could land outside)
-    return start + Math.min(Math.max(fraction * size, margin), size - margin);
-  };
-  const candidates = (target, point) => {
-    const box = target.getBoundingClientRect();
-    if (point) return [[inset(box.left, box.width, point[0]), inset(box.top, box.height, point[1])]];
-    const rects = [...target.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
-    return [...rects.map((r) => [r.left + r.width / 2, r.top + r.height / 2]),
-            [box.left + box.width / 2, box.top + box.height / 2]];
-  };
-  const clickAt = (target, point) => {  // {x, y} in top-level coordinates, or {problem}
-    const box = target.getBoundingClientRect();
-    if (box.width === 0 || box.height === 0) {
-      return { problem: `it has no size on the page (${Math.round(box.width)} x ${Math.round(box.height)} px)` };
-    }
-    let part = visiblePart(target), points = candidates(target, point);
-    if (scroll && !points.some(([x, y]) => shows(part, x, y))) {
-      target.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-      part = visiblePart(target);
-      points = candidates(target, point);
-    }
-    if (!part.rect) {
-      const where = part.cutBy ? `outside the visible part of ${describe(part.cutBy)}` : "outside the window";
-      return { problem: scroll ? `it lies ${where}, and scrolling does not bring it into view` : `it lies ${where}` };
-    }
-    let showing = points.filter(([x, y]) => shows(part, x, y));
-    if (point && !showing.length) return { problem: "that point of it lies outside the window or the box it shows in" };
-    if (!showing.length) {  // the middle of the part that shows, in the target's own frame
-      showing = [[(part.rect[0] + part.rect[2]) / 2 - part.ox, (part.rect[1] + part.rect[3]) / 2 - part.oy]];
-    }
-    const hits = [];
-    for (const [px, py] of showing) {
-      const hit = hitAt(target.ownerDocument, px, py);
-      if (hit && within(hit, target)) return inFrames(target, px, py);
-      hits.push(hit);
-    }
-    const first = hits[0];  // what a click at the first point would land on
-    if (!first) return { problem: "it lies outside the window" };
-    const style = target.ownerDocument.defaultView.getComputedStyle(target);
-    const clipped = style.clip !== "auto" || style.clipPath !== "none";  // a visually hidden control
-    return { problem: clipped ? `it is clipped out of sight by its CSS clip; a click there lands on ${describe(first)}`
-      : `it is covered by ${describe(first)}` };
-  };
-  const inFrames = (target, x, y) => {  // a point of the target's frame in top-level coordinates, or {problem}
-    for (let view = target.ownerDocument.defaultView; view !== view.top && view.frameElement; view = view.parent) {
-      const frame = view.frameElement, f = frame.getBoundingClientRect();
-      x += f.left + frame.clientLeft;
-      y += f.top + frame.clientTop;
-      const over = hitAt(view.parent.document, x, y);  // the frame itself may be covered in its parent
-      if (!over || !within(over, frame)) return { problem: `it is covered by ${over ? describe(over) : "nothing"}` };
-    }
-    return { x, y };
-  };
-  // A listening element offered beside the controls it holds is clicked at a point of its own (annotate.js ownPoint),
-  // not on one of them; where no point of it is its own any more, it is not clicked at all.
-  const ownAt = !at && co.ownPoint ? co.ownPoint(e) : null;
-  if (!at && co.ownPoints && co.ownPoints.has(e) && !ownAt) {
-    return { problem: "every point of it now lies on a control it holds" };
-  }
-  const own = clickAt(e, at || ownAt);
-  if (!own.problem || at || ownAt) return own.problem ? own : { ...own, label: null };
-  const labels = [...(e.labels || [])];
-  for (let i = 0; i < labels.length; i++) {
-    const through = clickAt(labels[i], null);
-    if (!through.problem) return { ...through, label: i };
-  }
-  return { problem: own.problem };
-}"""
-
-
-@dataclass(frozen=True)
-class ClickPoint:
-    """Where a click on a control lands, in top-level viewport coordinates."""
-
-    x: float
-    y: float
-    label: int | None
-    """None: on the control itself; else the index of the label of it that takes the click."""
-
-
-class ActionOutcome(BaseModel):
-    """What happened to one action: carried out, or rejected with a reason."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    ok: bool
-    rejection: Rejection | None = None
-    note: str = ""
-    navigated: bool = False
-    """The action loaded a new document in the page (a link, a form submission, a navigation)."""
-
-
-@cache
 @cache
 def annotate_script() -> str:
     """The page-side annotation function (adapter/annotate.js), read once."""
     return files("adapter").joinpath("annotate.js").read_text(encoding="utf-8")
-
-
-def _reject(cause: str, reason: str) -> ActionOutcome:
-    return ActionOutcome(ok=False, rejection=Rejection.model_validate({"cause": cause, "reason": reason}))
-
-
-def _state(checked: bool) -> str:
-    return "checked" if checked else "unchecked"
-
-
-def _stale(control_id: str) -> ActionOutcome:
-    return _reject(
-        "stale_control",
-        f"Control [{control_id}] is no longer on the page; the page changed. Use an id from the latest observation.",
-    )
-
-
-def _changed(control_id: str, how: str) -> ActionOutcome:
-    return _reject("changed_control", f"Control [{control_id}] was not acted on: {how}. Look at the latest "
-                                      "observation again before acting.")
-
-
-def _short(error: Exception) -> str:
-    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return first[:200]
-
-
-def _describe(control: Control) -> str:
-    return format_control(control).split(" value=")[0].split(" options=")[0]
-
-
-def _at(at: tuple[float, float] | None) -> str:
-    """A point of a control's box as the model gave it (" at x 0.25, y 0.5"), or nothing for none."""
-    return "" if at is None else f" at x {at[0]:g}, y {at[1]:g}"
-
-
-def _bad_point(at: tuple[float, float] | None) -> str | None:
-    """Why a point of a control's box is not one (the parser refuses these; an action built otherwise may hold them)."""
-    if at is None or all(math.isfinite(v) and 0 <= v <= 1 for v in at):
-        return None
-    return "a point of a control is given by x and y, fractions of its box from 0 to 1"
-
-
-def _pixels(action: Drag) -> str:
-    return f"dx {action.dx or 0:g}, dy {action.dy or 0:g} px"
-
-
-def check_applicable(action: Action, control: Control) -> str | None:
-    """Why this action does not fit this control, or None when it does."""
-    if control.disabled and not isinstance(action, Hover):  # the pointer over a disabled control activates nothing
-        return f"Control [{control.id}] is disabled."
-    if isinstance(action, Fill):
-        if control.role not in FILLABLE_ROLES or control.options:
-            return f"Cannot fill [{control.id}], a {control.role}; fill works on text boxes."
-        if control.readonly:
-            return f"Control [{control.id}] is read-only."
-    if isinstance(action, Select):
-        if control.role not in SELECTABLE_ROLES or not control.options:
-            return f"Cannot select on [{control.id}], a {control.role}; select works on drop-down lists."
-        if action.option not in control.options:
-            listed = json.dumps(control.options, ensure_ascii=False)
-            return f"[{control.id}] has no option {action.option!r}. Its options are {listed}."
-    if isinstance(action, Check):
-        if control.role not in CHECKABLE_ROLES:
-            return f"Cannot check [{control.id}], a {control.role}; check works on checkboxes and radio buttons."
-        if control.role == "radio" and not action.checked:
-            return f"Radio button [{control.id}] cannot be unchecked; check another option of its group."
-    return None
 
 
 def site_path(url: str, origin: str) -> str:
@@ -586,14 +246,14 @@ class PageDriver:
     async def act(self, action: Action, number: int) -> ActionOutcome:
         """Check and carry out one action; requests it causes carry `X-ComputerOps-Action: number`."""
         if isinstance(action, Done):
-            return _reject("not_applicable", "done is handled by the episode loop, not the page.")
+            return reject("not_applicable", "done is handled by the episode loop, not the page.")
         if isinstance(action, AnswerDialog):
             return await self._answer(action, number)
         if self.dialogs.open is not None:
-            return _reject("dialog_open", self.dialogs.waiting())
+            return reject("dialog_open", self.dialogs.waiting())
         if self._blocked is not None:  # an action whose dialog was dismissed unanswered: it finishes first
             if not await self.dialogs.until_done_or_open(self._blocked):
-                return _reject("dialog_open", self.dialogs.waiting())
+                return reject("dialog_open", self.dialogs.waiting())
             self._blocked = None
         if isinstance(action, More):
             return self._more()
@@ -608,7 +268,7 @@ class PageDriver:
     async def _answer(self, action: AnswerDialog, number: int) -> ActionOutcome:
         """Answer the open dialog; the action it stopped then goes on (and its own outcome is in the note)."""
         if problem := self.dialogs.problem(action.accept, action.text):
-            return _reject("not_applicable", problem)
+            return reject("not_applicable", problem)
         note = self.dialogs.answer_note(action.accept, action.text)
         navigations_before = self._navigations
         await self.dialogs.close(accept=action.accept, text=action.text)
@@ -651,9 +311,9 @@ class PageDriver:
             else:
                 outcome = await self._on_control(action)
         except PlaywrightError as error:
-            return _reject("execution_error", f"The browser could not do it: {_short(error)}")
+            return reject("execution_error", f"The browser could not do it: {short_error(error)}")
         except (ValueError, TypeError, OverflowError) as error:  # a value of the model's that Python code refused
-            return _reject("execution_error", f"The action could not be carried out: {_short(error)}")
+            return reject("execution_error", f"The action could not be carried out: {short_error(error)}")
         if outcome.ok and self._navigations != navigations_before:
             outcome = outcome.model_copy(update={"navigated": True})
         return outcome
@@ -661,20 +321,20 @@ class PageDriver:
     def _more(self) -> ActionOutcome:
         following = self.latest.next_part if self.latest else None
         if following is None:
-            return _reject("not_applicable", "The whole page is already shown; there is no further part.")
+            return reject("not_applicable", "The whole page is already shown; there is no further part.")
         self._part = following
         return ActionOutcome(ok=True, note="showing the next part of the page")
 
     async def _on_control(self, action: Click | Fill | Select | Check | Press | Hover | Drag) -> ActionOutcome:
         control = self.latest.control(action.id) if self.latest else None
         if control is None:
-            return _reject(
+            return reject(
                 "unknown_control",
                 f"There is no control [{action.id}] on this page. Use an id from the latest observation.",
             )
         problem = check_applicable(action, control)
         if problem:
-            return _reject("not_applicable", problem)
+            return reject("not_applicable", problem)
         if isinstance(action, Click | Check):
             return await self._click(action, control)
         if isinstance(action, Hover):
@@ -683,9 +343,9 @@ class PageDriver:
             return await self._drag(action, control)
         identity = await guard.identity_now(self.world, action.id, self._token)
         if identity is None:
-            return _stale(action.id)
+            return stale(action.id)
         if changed := guard.changed(control, identity):
-            return _changed(action.id, changed)
+            return changed_control(action.id, changed)
         if isinstance(action, Press):
             return await self._press(action, control)
         if isinstance(action, Fill):
@@ -698,9 +358,9 @@ class PageDriver:
         keydown must then be seen to reach it."""
         focus = await guard.focus_for_keys(self.world, action.id, self._token)
         if focus is None:
-            return _stale(action.id)
+            return stale(action.id)
         if focus is not True:
-            return _reject("not_applicable", f"Cannot press keys on [{action.id}]: it cannot take the keyboard focus, "
+            return reject("not_applicable", f"Cannot press keys on [{action.id}]: it cannot take the keyboard focus, "
                                              f"so a key would go to {focus}. Click or drag it instead, or press on a "
                                              "control inside it that takes the focus.")
         try:
@@ -711,21 +371,21 @@ class PageDriver:
                 seen = await guard.keys_seen(self.world)
         await self._settle()
         if seen is not None and not seen:
-            return _reject("execution_error", f"The key {action.key} was not seen to reach [{action.id}]: the page "
+            return reject("execution_error", f"The key {action.key} was not seen to reach [{action.id}]: the page "
                                               "kept its events from the driver's check, or moved the focus. What the "
                                               "page did is in the next observation.")
-        return ActionOutcome(ok=True, note=f"pressed {action.key} on {_describe(control)}")
+        return ActionOutcome(ok=True, note=f"pressed {action.key} on {described(control)}")
 
     async def _select(self, action: Select, control: Control) -> ActionOutcome:
         """Select an option by its label, as Playwright's select_option does, on the control's element in the
         isolated world (no Playwright handle to find first)."""
-        found = await self.evaluate_on(action.id, _SELECT_LABEL, action.option)
+        found = await self.evaluate_on(action.id, SELECT_LABEL, action.option)
         if not isinstance(found, dict) or found.get("problem") == "gone":
-            return _stale(action.id)
+            return stale(action.id)
         if "problem" in found:
-            return _reject("not_applicable", f"Cannot select {action.option!r} in [{action.id}]: {found['problem']}.")
+            return reject("not_applicable", f"Cannot select {action.option!r} in [{action.id}]: {found['problem']}.")
         await self._settle()
-        return ActionOutcome(ok=True, note=f"selected {action.option!r} in {_describe(control)}")
+        return ActionOutcome(ok=True, note=f"selected {action.option!r} in {described(control)}")
 
     async def _fill(self, action: Fill, control: Control) -> ActionOutcome:
         """Fill a text field with Playwright's fill, and say what it holds afterwards.
@@ -740,14 +400,14 @@ class PageDriver:
 
         The fill itself is Playwright's, without a Playwright handle on the element (finding one costs a marker and
         a query in every frame): the element is focused and its content selected in the isolated world
-        (_FILL_INTO), then the text is typed over the selection with `keyboard.insert_text` (Delete for none);
+        (FILL_INTO), then the text is typed over the selection with `keyboard.insert_text` (Delete for none);
         an input whose type takes a set value gets it there, with its input and change events.
         """
         unfillable = await self.evaluate_on(action.id, FILL_PROBLEM)  # in the isolated world: the page cannot forge it
         if unfillable:
-            return _reject("not_applicable", f"Cannot fill [{action.id}]: it is {unfillable}. Use press with "
+            return reject("not_applicable", f"Cannot fill [{action.id}]: it is {unfillable}. Use press with "
                                              "keys (ArrowUp, ArrowDown, Enter, letters) or click it.")
-        found = await self.evaluate_on(action.id, _FILL_PROBE, action.text)
+        found = await self.evaluate_on(action.id, FILL_PROBE, action.text)
         probe = None
         text = action.text
         if isinstance(found, dict) and found["type"] in CONSTRAINED_TYPES:
@@ -756,26 +416,26 @@ class PageDriver:
                           is_colour=bool(found["colour"]),
                           bounds=(str(low), str(high), str(step)))
             if problem := fill_problem(probe):
-                return _reject("not_applicable", f"Cannot fill [{action.id}] with {json.dumps(action.text)}: "
+                return reject("not_applicable", f"Cannot fill [{action.id}] with {json.dumps(action.text)}: "
                                                  f"{problem}. Nothing was changed.")
             text = probe.kept if probe.asked else ""
-        how = await self.evaluate_on(action.id, _FILL_INTO, text)
+        how = await self.evaluate_on(action.id, FILL_INTO, text)
         if how == "gone":
-            return _stale(action.id)
+            return stale(action.id)
         if how == "needsinput":
             if text:
                 await self.page.keyboard.insert_text(text)
             else:
                 await self.page.keyboard.press("Delete")
         elif how != "done":
-            return _reject("not_applicable", f"Cannot fill [{action.id}]: it is {how}.")
+            return reject("not_applicable", f"Cannot fill [{action.id}]: it is {how}.")
         await self._settle()
-        note = f"filled {_describe(control)}"
+        note = f"filled {described(control)}"
         if text != action.text:
             note += f" with {json.dumps(text)}, the field's form of {json.dumps(action.text)}"
         held: object = None
         with suppress(PlaywrightError):  # the fill may have submitted a form: the document is gone
-            held = await self.evaluate_on(action.id, _FIELD_VALUE)
+            held = await self.evaluate_on(action.id, FIELD_VALUE)
         if not isinstance(held, list):  # an editing host, or gone
             return ActionOutcome(ok=True, note=note)
         value, max_length = str(held[0]), int(held[1])
@@ -783,7 +443,7 @@ class PageDriver:
         if value == expected:
             return ActionOutcome(ok=True, note=note)
         if probe is not None:
-            return _reject("execution_error", f"[{action.id}] holds {json.dumps(value)} after the fill, not "
+            return reject("execution_error", f"[{action.id}] holds {json.dumps(value)} after the fill, not "
                                               f"{json.dumps(text)}: it is {describe_type(probe.input_type)}.")
         if 0 <= max_length < len(expected) and value == expected[:max_length]:
             return ActionOutcome(ok=True, note=f"{note}; it keeps at most {max_length} characters and holds "
@@ -794,21 +454,21 @@ class PageDriver:
         """A click with real mouse events where the control (or the label it hides under) is hit;
         `check` clicks only when the state differs, then verifies the state it asked for."""
         if isinstance(action, Check) and await self._checked(action.id) == action.checked:
-            return ActionOutcome(ok=True, note=f"{_describe(control)} was already {_state(action.checked)}")
+            return ActionOutcome(ok=True, note=f"{described(control)} was already {check_state(action.checked)}")
         at = action.point if isinstance(action, Click) else None
-        if bad := _bad_point(at):
-            return _reject("malformed_arguments", f"Cannot click [{action.id}]{_at(at)}: {bad}.")
+        if bad := bad_point(at):
+            return reject("malformed_arguments", f"Cannot click [{action.id}]{at_point(at)}: {bad}.")
         point = await self.click_point(action.id, at=at)
         if point is None:
-            return _stale(action.id)
+            return stale(action.id)
         if isinstance(point, str):
-            return _reject("not_applicable", f"Control [{action.id}] cannot be clicked{_at(at)} now: {point}.")
+            return reject("not_applicable", f"Control [{action.id}] cannot be clicked{at_point(at)} now: {point}.")
         identity = await guard.arm(self.world, action.id, self._token, point.label)
         if identity is None:
-            return _stale(action.id)
+            return stale(action.id)
         if changed := guard.changed(control, identity):
             await guard.disarm(self.world, control)
-            return _changed(action.id, changed)
+            return changed_control(action.id, changed)
         await self.page.mouse.click(point.x, point.y)
         self._pointer = (point.x, point.y)
         report = None
@@ -816,21 +476,21 @@ class PageDriver:
             report = await guard.disarm(self.world, control)
         if report is not None and report.stopped is not None:
             await self._settle()  # what the page did as the pointer came is over before it is observed
-            return _changed(action.id, f"{report.stopped}. The click was stopped there and reached nothing")
+            return changed_control(action.id, f"{report.stopped}. The click was stopped there and reached nothing")
         await self._settle()
         if report is not None and "click" not in report.seen:
-            return _reject("execution_error", f"The click on [{action.id}] was not seen to reach it: the page kept "
+            return reject("execution_error", f"The click on [{action.id}] was not seen to reach it: the page kept "
                                               "its events from the driver's check. What the page did is in the next "
                                               "observation.")
         if isinstance(action, Click):
-            return ActionOutcome(ok=True, note=f"clicked {_describe(control)}{_at(at)}")
+            return ActionOutcome(ok=True, note=f"clicked {described(control)}{at_point(at)}")
         if await self._checked(action.id) != action.checked:
-            return _reject("execution_error", f"Clicking [{action.id}] did not make it {_state(action.checked)}.")
-        return ActionOutcome(ok=True, note=f"{_state(action.checked)} {_describe(control)}")
+            return reject("execution_error", f"Clicking [{action.id}] did not make it {check_state(action.checked)}.")
+        return ActionOutcome(ok=True, note=f"{check_state(action.checked)} {described(control)}")
 
     async def click_point(self, control_id: str, at: tuple[float, float] | None = None,
                           scroll: bool = True) -> ClickPoint | str | None:
-        """Where a click on the control lands (see _CLICK_POINT): at the point `at` of its box (fractions across and
+        """Where a click on the control lands (see CLICK_POINT): at the point `at` of its box (fractions across and
         down) when given; a reason when nothing of it (or not that point) can be clicked; None when the id no
         longer names an element on the page. With scroll false, nothing is scrolled: a control out of view is a
         reason.
@@ -840,9 +500,9 @@ class PageDriver:
         """
         if self._token is None:
             return None
-        if bad := _bad_point(at):
+        if bad := bad_point(at):
             return bad
-        found = await self.world.evaluate(_CLICK_POINT, [control_id, self._token, at and list(at), scroll])
+        found = await self.world.evaluate(CLICK_POINT, [control_id, self._token, at and list(at), scroll])
         if found.get("stale"):
             return None
         if "problem" in found:
@@ -855,15 +515,15 @@ class PageDriver:
         and those events held back."""
         point = await self.click_point(action.id)
         if point is None:
-            return _stale(action.id)
+            return stale(action.id)
         if isinstance(point, str):
-            return _reject("not_applicable", f"The pointer cannot be put over [{action.id}] now: {point}.")
+            return reject("not_applicable", f"The pointer cannot be put over [{action.id}] now: {point}.")
         identity = await guard.arm(self.world, action.id, self._token, point.label, guard.HOVER_EVENTS)
         if identity is None:
-            return _stale(action.id)
+            return stale(action.id)
         if changed := guard.changed(control, identity):
             await guard.disarm(self.world, control, "hover")
-            return _changed(action.id, changed)
+            return changed_control(action.id, changed)
         already = self._pointer == (point.x, point.y)
         await self.page.mouse.move(point.x, point.y)
         self._pointer = (point.x, point.y)
@@ -872,12 +532,12 @@ class PageDriver:
             report = await guard.disarm(self.world, control, "hover")
         await self._settle()
         if report is not None and report.stopped is not None:
-            return _changed(action.id, f"{report.stopped}. The pointer's events were stopped there")
+            return changed_control(action.id, f"{report.stopped}. The pointer's events were stopped there")
         if report is not None and not report.seen and not already:
-            return _reject("execution_error", f"The pointer was not seen to reach [{action.id}]: the page kept its "
+            return reject("execution_error", f"The pointer was not seen to reach [{action.id}]: the page kept its "
                                               "events from the driver's check. What the page did is in the next "
                                               "observation.")
-        return ActionOutcome(ok=True, note=f"the pointer is over {_describe(control)}")
+        return ActionOutcome(ok=True, note=f"the pointer is over {described(control)}")
 
     async def _drag(self, action: Drag, control: Control) -> ActionOutcome:
         """Press the mouse where a click on the control would land, move it in DRAG_STEPS real moves and release
@@ -885,57 +545,57 @@ class PageDriver:
         control's own box, or dx, dy pixels away. The release point is found (and hit-tested on its control)
         before the press, with both points in the window at once; the press is guarded like a click's
         (adapter/guard.py), and the drag goes on only when it reached the control."""
-        if bad := _bad_point(action.point):
-            return _reject("malformed_arguments", f"Cannot drag [{action.id}]{_at(action.point)}: {bad}.")
+        if bad := bad_point(action.point):
+            return reject("malformed_arguments", f"Cannot drag [{action.id}]{at_point(action.point)}: {bad}.")
         target = control
         if action.to_id is not None:
             found = self.latest.control(action.to_id) if self.latest else None
             if found is None:
-                return _reject("unknown_control", f"There is no control [{action.to_id}] on this page to drag to. "
+                return reject("unknown_control", f"There is no control [{action.to_id}] on this page to drag to. "
                                                   "Use an id from the latest observation.")
             target = found
         start = await self.click_point(action.id)
         if start is None:
-            return _stale(action.id)
+            return stale(action.id)
         if isinstance(start, str):
-            return _reject("not_applicable", f"Control [{action.id}] cannot be dragged now: {start}.")
+            return reject("not_applicable", f"Control [{action.id}] cannot be dragged now: {start}.")
         if action.dx is not None or action.dy is not None:
             end = (start.x + (action.dx or 0.0), start.y + (action.dy or 0.0))
             if not all(math.isfinite(v) for v in end):
-                return _reject("malformed_arguments", "A drag's dx and dy are numbers of pixels.")
+                return reject("malformed_arguments", "A drag's dx and dy are numbers of pixels.")
             width, height = await self.world.evaluate("() => [window.innerWidth, window.innerHeight]")
             if not (0 <= end[0] < width and 0 <= end[1] < height):
-                return _reject("not_applicable", f"A drag of [{action.id}] by {_pixels(action)} would end outside "
+                return reject("not_applicable", f"A drag of [{action.id}] by {pixels(action)} would end outside "
                                                  f"the window ({width} x {height} px); nothing was dragged.")
         else:
             release = await self.click_point(target.id, at=action.point)
             if release is None:
-                return _stale(target.id)
+                return stale(target.id)
             if isinstance(release, str):
-                return _reject("not_applicable", f"A drag cannot end over [{target.id}]{_at(action.point)} now: "
+                return reject("not_applicable", f"A drag cannot end over [{target.id}]{at_point(action.point)} now: "
                                                  f"{release}.")
             start = await self.click_point(action.id, scroll=False)  # bringing the target into view may hide it
             if start is None:
-                return _stale(action.id)
+                return stale(action.id)
             if isinstance(start, str):
-                return _reject("not_applicable", f"[{action.id}] and where the drag ends do not show in the window "
+                return reject("not_applicable", f"[{action.id}] and where the drag ends do not show in the window "
                                                  f"together ([{action.id}]: {start}); nothing was dragged.")
             end = (release.x, release.y)
         if math.dist((start.x, start.y), end) < 1:
-            return _reject("not_applicable", f"The drag would end where it begins, on [{action.id}]; click it instead, "
+            return reject("not_applicable", f"The drag would end where it begins, on [{action.id}]; click it instead, "
                                              "or give another place to drag it to.")
         if target is not control:
             now = await guard.identity_now(self.world, target.id, self._token)
             if now is None:
-                return _stale(target.id)
+                return stale(target.id)
             if changed := guard.changed(target, now):
-                return _changed(target.id, changed)
+                return changed_control(target.id, changed)
         identity = await guard.arm(self.world, action.id, self._token, start.label)
         if identity is None:
-            return _stale(action.id)
+            return stale(action.id)
         if changed := guard.changed(control, identity):
             await guard.disarm(self.world, control, "drag")
-            return _changed(action.id, changed)
+            return changed_control(action.id, changed)
         mouse = self.page.mouse
         await mouse.move(start.x, start.y)
         await mouse.down()
@@ -949,11 +609,11 @@ class PageDriver:
                 await guard.disarm(self.world, control, "drag")
             await self._settle()
             if pressed is not None and pressed.stopped is not None:
-                return _changed(action.id, f"{pressed.stopped}. The drag was stopped there and moved nothing")
+                return changed_control(action.id, f"{pressed.stopped}. The drag was stopped there and moved nothing")
             if pressed is None:
-                return _reject("execution_error", f"Pressing the mouse on [{action.id}] loaded another page; "
+                return reject("execution_error", f"Pressing the mouse on [{action.id}] loaded another page; "
                                                   "nothing was dragged.")
-            return _reject("execution_error", f"The press on [{action.id}] was not seen to reach it: the page kept "
+            return reject("execution_error", f"The press on [{action.id}] was not seen to reach it: the page kept "
                                               "its events from the driver's check; nothing was dragged.")
         await guard.disarm(self.world, control, "drag")
         await mouse.move(end[0], end[1], steps=DRAG_STEPS)
@@ -961,15 +621,15 @@ class PageDriver:
         self._pointer = end
         await self._settle()
         if action.dx is not None or action.dy is not None:
-            onto = f"by {_pixels(action)}"
+            onto = f"by {pixels(action)}"
         elif target is control:
-            onto = f"to a point of its own box{_at(action.point)}"
+            onto = f"to a point of its own box{at_point(action.point)}"
         else:
-            onto = f"onto {_describe(target)}{_at(action.point)}"
-        return ActionOutcome(ok=True, note=f"dragged {_describe(control)} {onto}")
+            onto = f"onto {described(target)}{at_point(action.point)}"
+        return ActionOutcome(ok=True, note=f"dragged {described(control)} {onto}")
 
     async def _checked(self, control_id: str) -> bool | None:
-        return await self.world.evaluate(_CHECKED, [control_id, self._token])  # type: ignore[no-any-return]
+        return await self.world.evaluate(CHECKED, [control_id, self._token])  # type: ignore[no-any-return]
 
     @property
     def world(self) -> IsolatedWorld:
@@ -981,13 +641,13 @@ class PageDriver:
         None when the id no longer resolves (or the page moved the marker the handle is found by)."""
         if self._token is None:
             return None
-        return await self.world.element(_LOOKUP, [control_id, self._token])
+        return await self.world.element(LOOKUP, [control_id, self._token])
 
     async def evaluate_on(self, control_id: str, function: str, arg: object = None) -> object:
         """`function(element, arg)` (JavaScript source) on a control's element, in the isolated world, by value;
         the function gets null when the id no longer resolves. For reading a control's state where page script
         cannot forge the answer."""
-        call = f"([id, token, arg]) => ({function})(({_LOOKUP})([id, token]), arg)"
+        call = f"([id, token, arg]) => ({function})(({LOOKUP})([id, token]), arg)"
         return await self.world.evaluate(call, [control_id, self._token, arg])
 
     @property
@@ -1001,11 +661,11 @@ class PageDriver:
         try:
             target = scope.navigation_target(action.url, self.page.url)
         except BadURL as bad:
-            return _reject("malformed_arguments", f"Cannot navigate: {bad}. Give a path such as {self.site_prefix}")
+            return reject("malformed_arguments", f"Cannot navigate: {bad}. Give a path such as {self.site_prefix}")
         problem = scope.problem(target)
         if problem is not None:
             asked = action.url if len(action.url) <= 100 else action.url[:99] + "…"
-            return _reject("off_site", f"{asked} is not a page of this site: {problem}. "
+            return reject("off_site", f"{asked} is not a page of this site: {problem}. "
                                        f"Only paths under {self.site_prefix} on this origin are allowed.")
         await self.page.goto(target, wait_until="domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
         await self._settle()
@@ -1020,7 +680,7 @@ class PageDriver:
     async def _back(self) -> ActionOutcome:
         can_go_back = await self.world.evaluate("() => Boolean(window.navigation?.canGoBack)")
         if not can_go_back:
-            return _reject("not_applicable", "There is no previous page to go back to.")
+            return reject("not_applicable", "There is no previous page to go back to.")
         await self.page.go_back(wait_until="domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
         await self._settle()
         return ActionOutcome(ok=True, note=f"went back to {site_path(self.page.url, self.origin)}")

@@ -54,17 +54,12 @@ from playwright.async_api import CDPSession, ElementHandle, JSHandle, Page
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 
+from adapter.acting import CHECKABLE_ROLES, FILLABLE_ROLES, check_applicable
 from adapter.actions import Action, Check, Click, Fill, Select
-from adapter.driver import (
-    CHECKABLE_ROLES,
-    FILL_PROBLEM,
-    FILLABLE_ROLES,
-    VISIBLE_PART,
-    PageDriver,
-    check_applicable,
-)
+from adapter.driver import PageDriver
 from adapter.lines import flat
 from adapter.observation import Control, Observation
+from adapter.page_functions import FILL_PROBLEM, VISIBLE_PART
 from adapter.world import offered_node_ids
 
 # Roles of Chromium's accessibility tree (as `Accessibility.getFullAXTree` names them) that a user

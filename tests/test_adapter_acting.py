@@ -15,8 +15,9 @@ import pytest_asyncio
 from fixture_site import FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 
+from adapter.acting import ActionOutcome
 from adapter.actions import Action, AnswerDialog, Check, Click, Fill, Navigate, parse_action, text_protocol
-from adapter.driver import ActionOutcome, PageDriver
+from adapter.driver import PageDriver
 from adapter.observation import Observation
 from adapter.scripted.policies import resolve_step
 from tasks.spec import ScriptedStep

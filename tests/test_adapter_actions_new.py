@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from playwright.async_api import Browser
 from tiers import examples
 
+from adapter.acting import ActionOutcome
 from adapter.actions import (
     Action,
     Click,
@@ -35,7 +36,7 @@ from adapter.actions import (
     text_protocol,
     tool_schemas,
 )
-from adapter.driver import ActionOutcome, PageDriver
+from adapter.driver import PageDriver
 
 browser_test = pytest.mark.browser
 

@@ -19,9 +19,10 @@ import pytest_asyncio
 from fixture_site import FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 
+from adapter.acting import ActionOutcome
 from adapter.actions import Action, AnswerDialog, Back, Check, Click, Done, Fill, Navigate, Press, Select
 from adapter.browser import ChromiumNotFound, find_chromium
-from adapter.driver import ActionOutcome, PageDriver, annotate_script
+from adapter.driver import PageDriver, annotate_script
 from adapter.observation import Control, Observation, controls_in_text, format_control
 
 FIXTURES = Path(__file__).parent / "fixtures"

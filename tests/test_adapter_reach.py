@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from playwright.async_api import Browser
 from tiers import examples
 
+from adapter.acting import ActionOutcome
 from adapter.actions import Action, Check, Click, Fill
-from adapter.driver import ActionOutcome, PageDriver
+from adapter.driver import PageDriver
 from adapter.fidelity import audit_page
 from adapter.inputs import CONSTRAINED_TYPES
 from adapter.stability import wait_for_visual_stability

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tiers import examples
 
+from adapter.acting import ActionOutcome
 from adapter.actions import Action
-from adapter.driver import ActionOutcome
 from adapter.failover import Fallback, ServingProtocol
 from adapter.loop import ModelLoop
 from adapter.modelclient import model_client

@@ -14,10 +14,10 @@ import httpx2
 import openai
 from fastapi import FastAPI, Request
 
+from adapter.acting import ActionOutcome
 from adapter.actions import Action
 from adapter.context import estimate_tokens
 from adapter.delivery import DROPPED_STEPS, NOT_DELIVERED_CAUSE, DeliveryWatch
-from adapter.driver import ActionOutcome
 from adapter.loop import ModelLoop
 from adapter.observation import Control, Observation, format_control
 from adapter.prompts import RESULT_FOLLOWS
