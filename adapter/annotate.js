@@ -1,5 +1,7 @@
 // ComputerOps page annotation, run by adapter/driver.py in ComputerOps' own isolated JavaScript world
 // (adapter/world.py): page script cannot see or replace the functions and prototypes used here.
+// One file (over 400 lines): it is evaluated as one function expression in that world, where there are no modules
+// and no bundler, and its helpers are closures over one walk's state (the limits, the cut, the ids, the listeners).
 //
 // Walks the LIVE DOM (same-origin iframes and open shadow roots included) and returns the HTML of
 // a CLONE that holds only visible content, with each visible interactive control marked by
