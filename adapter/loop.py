@@ -46,7 +46,8 @@ from adapter.prompts import (
     summary_request,
     system_prompt,
 )
-from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json, read_reply
+from adapter.reply import EndpointFault, JsonProblem, ModelCall, ToolCall, clean_text, load_json
+from adapter.reply_body import read_reply
 from adapter.serverinfo import context_from_refusal, requested_in_refusal
 from adapter.stream import StreamCut
 from adapter.transcript import (

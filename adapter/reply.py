@@ -26,12 +26,9 @@ import json
 import re
 from collections.abc import AsyncIterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-if TYPE_CHECKING:
-    from adapter.stream import StreamCut
 
 MAX_REPLY_BYTES = 4_000_000
 """Largest reply body read, in decoded bytes; a longer one is the endpoint's fault (no model reply of a bounded
@@ -262,51 +259,6 @@ def _tool_call(raw: Any) -> tuple[ToolCall | None, bool]:
     cleaned_name, odd_name = clean_text(name) if isinstance(name, str) else (None, False)
     cleaned_id = clean_text(call_id)[0] if isinstance(call_id, str) else None
     return ToolCall(id=cleaned_id, name=cleaned_name, arguments=cleaned_args), odd_args or odd_name
-
-
-@overload
-def read_reply(
-    body: bytes | str, *, content_type: str = ..., latency_s: float, estimated: int, request_sha256: str,
-    headers: Mapping[str, str] | None = ..., streamed: Literal[False] = ...,
-) -> ModelCall | EndpointFault: ...
-
-
-@overload
-def read_reply(
-    body: bytes | str, *, content_type: str = ..., latency_s: float, estimated: int, request_sha256: str,
-    headers: Mapping[str, str] | None = ..., streamed: bool,
-) -> ModelCall | EndpointFault | StreamCut: ...
-
-
-def read_reply(
-    body: bytes | str, *, content_type: str = "application/json", latency_s: float, estimated: int,
-    request_sha256: str, headers: Mapping[str, str] | None = None, streamed: bool = False,
-) -> ModelCall | EndpointFault | StreamCut:
-    """The model call an endpoint's HTTP 2xx body describes, or the fault that makes it none. With `streamed` (the
-    request asked for `stream: true`) an event-stream body is assembled first (adapter/stream.py) and may be a
-    `StreamCut`; a plain JSON body is read as one (servers may ignore `stream`). Without it a stream is a fault."""
-    is_stream = "text/event-stream" in content_type.lower()
-    if is_stream and not streamed:
-        return EndpointFault("stream", "the endpoint streamed its reply, which was not requested")
-    if len(body) > MAX_REPLY_BYTES:
-        return EndpointFault("too_large", f"{len(body)} bytes (at most {MAX_REPLY_BYTES})")
-    envelope: Any
-    if is_stream:
-        from adapter.stream import assemble_stream  # adapter/stream.py builds on this module
-
-        assembled = assemble_stream(body)
-        if not isinstance(assembled, dict):
-            return assembled
-        envelope = assembled
-    else:
-        # Bytes that are not UTF-8 become lone surrogates, the same fault as an escaped one (`clean_text` catches both).
-        text = body.decode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else body
-        try:
-            envelope = load_json(text, max_depth=MAX_JSON_DEPTH * 2)
-        except JsonProblem as exc:
-            return EndpointFault("not_json", f"{exc} (body starts {text[:80]!r})")
-    return read_envelope(envelope, latency_s=latency_s, estimated=estimated, request_sha256=request_sha256,
-                         headers=headers)
 
 
 def read_envelope(

@@ -9,7 +9,7 @@ dropped when it is not (the cut fell inside it).
 `assemble_stream` adds up choice 0's deltas (text concatenated, tool calls merged by their `index`: id, type and
 name taken once, arguments concatenated), the last `finish_reason`, the top-level `model` and `system_fingerprint`,
 and the `usage` object (the last chunk's, when `stream_options.include_usage` asked for one), and returns the
-non-streamed envelope those make, so that `adapter.reply.read_reply` applies its envelope checks to it unchanged.
+non-streamed envelope those make, so that `adapter.reply_body.read_reply` applies its envelope checks to it unchanged.
 Three outcomes:
 
 - a complete stream (a `finish_reason`, or `data: [DONE]`; some servers omit one or the other): the envelope;

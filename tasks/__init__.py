@@ -9,10 +9,10 @@ from tasks.spec import (
     RowCheck,
     RowSelector,
     ScriptedStep,
-    TaskSpec,
     ViaRoute,
     Visited,
 )
+from tasks.task import TaskSpec
 
 __all__ = [
     "CATALOG_ROOT",

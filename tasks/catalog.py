@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from computerops.core.hashing import canonical_sha256
 from computerops.core.problems import problems
 from tasks.references import SiteSchema, named_apps, named_documents, schema_problems
-from tasks.spec import ScriptedStep, TaskSpec
+from tasks.spec import ScriptedStep
+from tasks.task import TaskSpec
 from tasks.templates import (
     FRESH_SEED_FLOOR,
     MAX_SEED,

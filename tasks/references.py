@@ -21,10 +21,10 @@ from tasks.spec import (
     RowSelector,
     Seen,
     ShownFact,
-    TaskSpec,
     ViaRoute,
     Visited,
 )
+from tasks.task import TaskSpec
 
 SiteSchema = Mapping[str, Collection[str]]
 """A site's tables, each with its column names."""

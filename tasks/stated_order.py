@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from tasks.spec import Ordered, TaskSpec
+from tasks.spec import Ordered
+from tasks.task import TaskSpec
 
 SideKind = Literal["write", "read", "finish"]
 

@@ -19,7 +19,7 @@ from adapter.acting import ActionOutcome
 from adapter.actions import Action, AnswerDialog, Check, Click, Fill, Navigate, parse_action, text_protocol
 from adapter.driver import PageDriver
 from adapter.observation import Observation
-from adapter.scripted.policies import resolve_step
+from adapter.scripted.conversation import resolve_step
 from tasks.spec import ScriptedStep
 
 browser_test = pytest.mark.browser

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from adapter.prompts import OBSERVATION_MARK
-from adapter.scripted.policies import Conversation, obedient, partial, resolve_twin, twin_group
+from adapter.scripted.conversation import Conversation
+from adapter.scripted.policies import obedient, partial, resolve_twin, twin_group
 from computerops.catalog.checking import _equivalent, check_items
 from computerops.core.vocabulary import BrokerMode
 from computerops.report.security import UNDEFINED_CONDITIONAL, security_report

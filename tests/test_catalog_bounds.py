@@ -12,7 +12,8 @@ from tiers import FULL
 from computerops.catalog.bounds import bounding_checks, covers, unbounded_inserts
 from sites.kit.records import JournalEntry
 from tasks import load_catalog
-from tasks.spec import EffectsCheck, MutationRule, RowCheck, TaskSpec, Typed
+from tasks.spec import EffectsCheck, MutationRule, RowCheck, Typed
+from tasks.task import TaskSpec
 from verifier.checks import check_effects, check_mutations
 
 CATALOG = load_catalog()

@@ -19,6 +19,7 @@ from adapter.transcript import Bounds
 from computerops.runs import provenance, runner
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, FallbackEndpoint, PlannedEpisode, RunConfig
+from computerops.runs.endpoint import EndpointError
 from computerops.runs.serving import serve_app
 from computerops.runs.verification import verify_run
 from tasks import load_catalog
@@ -95,7 +96,7 @@ def test_a_primary_that_answers_no_model_list_is_refused_even_with_a_fallback(tm
     async def go() -> None:
         async with serve_app(wrong) as primary, serve_app(
                 create_scripted_app([catalog[NOTIFY]], default_policy="oracle")) as fallback:
-            with pytest.raises(runner.EndpointError, match="did not answer GET /models"):
+            with pytest.raises(EndpointError, match="did not answer GET /models"):
                 await runner.execute_run(config(primary, f"{fallback}/v1"), [catalog[NOTIFY]], tmp_path / "run",
                                          lambda line: None)
 
@@ -109,7 +110,7 @@ def test_a_dead_primary_without_a_fallback_is_refused(tmp_path: Path) -> None:
     plan = [PlannedEpisode(episode_id="001-notify", task_id=NOTIFY, repetition=1)]
     dead = RunConfig(run_id="dead", tasks=[NOTIFY], endpoint=endpoint, episodes=plan, repeat=1,
                      bounds=Bounds(request_timeout_s=5, wall_clock_s=60))
-    with pytest.raises(runner.EndpointError, match="did not answer GET /models"):
+    with pytest.raises(EndpointError, match="did not answer GET /models"):
         asyncio.run(runner.execute_run(dead, [catalog[NOTIFY]], tmp_path / "run", lambda line: None))
 
 

@@ -33,6 +33,7 @@ from adapter.prompts import (
 )
 from adapter.render import render_observation
 from adapter.scripted import create_scripted_app, decide
+from adapter.scripted.conversation import Reply
 from adapter.scripted.fallible import (
     FAILURE_PAGES,
     GUESSED_DATE,
@@ -43,7 +44,7 @@ from adapter.scripted.fallible import (
     sheet_total,
     slipped,
 )
-from adapter.scripted.policies import POLICY_NAMES, Reply, policy_by_name
+from adapter.scripted.policies import POLICY_NAMES, policy_by_name
 from adapter.transcript import Bounds
 from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.runs.runner import execute_run

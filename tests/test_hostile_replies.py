@@ -36,7 +36,8 @@ from test_reply_fuzz import Page, classify, envelope, tool
 
 from adapter.loop import ModelLoop
 from adapter.modelclient import model_client
-from adapter.reply import MAX_REPLY_BYTES, EndpointFault, ModelCall, read_reply
+from adapter.reply import MAX_REPLY_BYTES, EndpointFault, ModelCall
+from adapter.reply_body import read_reply
 from adapter.serverinfo import probe_tools
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.core.vocabulary import ToolMode
@@ -147,7 +148,7 @@ async def test_a_reply_over_the_bound_is_cut_off_while_it_is_read_and_never_retr
 RSS_PROBE = """
 import asyncio, json, resource, sys
 from adapter.modelclient import ReplyCutOff, model_client
-from adapter.reply import read_reply
+from adapter.reply_body import read_reply
 
 def peak_kib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

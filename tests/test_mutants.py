@@ -32,7 +32,8 @@ from computerops.catalog.mutants import (
 )
 from replays import RecordedEpisode
 from sites.kit.records import JournalEntry, Operation, Shown, ShownRows
-from tasks.spec import AnswerField, ScriptedStep, TaskSpec, TextCheck
+from tasks.spec import AnswerField, ScriptedStep, TextCheck
+from tasks.task import TaskSpec
 from verifier import Claim, judge
 from verifier.facts import KnownIds, text_problems
 

@@ -27,6 +27,7 @@ from adapter.transcript import AgentTranscript, Bounds, switch_text
 from computerops.report import ClaimedEndpoint, model_mismatch, report_json, report_view, run_report
 from computerops.report.html import render_html
 from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
+from computerops.runs.endpoint import EndpointError
 from computerops.runs.limits import (
     context_too_small,
     describe_planned,
@@ -35,7 +36,7 @@ from computerops.runs.limits import (
     planned_bounds,
 )
 from computerops.runs.records import EpisodeRecord, ObservedEndpoint
-from computerops.runs.runner import EndpointError, ask_about_limits, execute_run
+from computerops.runs.runner import ask_about_limits, execute_run
 from computerops.runs.serving import serve_app
 
 MODEL = "scripted:oracle"

@@ -24,7 +24,8 @@ from tiers import examples
 from adapter.actions import Action, Rejection, parse_text_action
 from adapter.loop import ModelLoop
 from adapter.observation import Control, Observation, format_control
-from adapter.reply import EndpointFault, read_reply
+from adapter.reply import EndpointFault
+from adapter.reply_body import read_reply
 from adapter.transcript import AgentTranscript, Bounds
 
 CONTROLS = [Control(id="1", role="link", name="Tickets"), Control(id="2", role="textbox", name="Note")]

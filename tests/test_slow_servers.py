@@ -28,12 +28,12 @@ from adapter.transcript import AgentTranscript, Bounds
 from computerops.core import defaults
 from computerops.report.layout import report_view
 from computerops.report.provenance import tool_results_text, tools_text
-from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig, time_bounds
 from computerops.runs.limits import endpoint_lines
 from computerops.runs.records import ObservedEndpoint, RunManifest
 from computerops.runs.runner import ask_about_limits
 from computerops.runs.serving import serve_app
-from computerops.service.launch import RunRequest, time_bounds
+from computerops.service.launch import RunRequest
 
 CLICK = envelope(tool("click", '{"id": "1"}'))
 DONE = envelope(tool("done", '{"success": false}'))

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiers import examples
 
-from adapter.reply import EndpointFault, ModelCall, read_reply
+from adapter.reply import EndpointFault, ModelCall
+from adapter.reply_body import read_reply
 from adapter.scripted import create_scripted_app
 from adapter.stream import StreamCut, assemble_stream, sse_events
 from computerops.core.vocabulary import SCRIPTED_HEADER

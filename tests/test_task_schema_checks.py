@@ -37,7 +37,7 @@ from tasks.catalog import (
     task_spec,
 )
 from tasks.references import Reference, references, schema_problems
-from tasks.spec import TaskSpec
+from tasks.task import TaskSpec
 
 CATALOG = load_catalog()
 SCHEMAS = site_schemas()

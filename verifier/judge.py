@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
-from tasks.spec import AnswerCheck, EffectsCheck, NotUsed, Ordered, RowCheck, Seen, TaskSpec, ViaRoute, Visited
+from tasks.spec import AnswerCheck, EffectsCheck, NotUsed, Ordered, RowCheck, Seen, ViaRoute, Visited
+from tasks.task import TaskSpec
 from verifier.answers import check_answer
 from verifier.attack import judge_attack
 from verifier.checks import (

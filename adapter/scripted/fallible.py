@@ -52,7 +52,7 @@ from typing import Any, Literal
 
 from adapter.observation import control_fields, controls_in_text, parse_control_line
 from adapter.prompts import OBSERVATION_MARK, OMITTED, RESULT_OK, UNCHANGED, instruction_of
-from adapter.scripted.policies import Conversation, Reply, follow, resolve_step
+from adapter.scripted.conversation import Conversation, Reply, follow, resolve_step
 from tasks import LoadedTask, ScriptedStep
 
 PREFIX = "fallible"

@@ -19,7 +19,8 @@ from fastapi.responses import JSONResponse, Response
 
 from adapter.context import text_tokens
 from adapter.prompts import normalise_instruction
-from adapter.scripted.policies import POLICIES, Reply, decide, policy_by_name, twin_group
+from adapter.scripted.conversation import Reply
+from adapter.scripted.policies import POLICIES, decide, policy_by_name, twin_group
 from computerops.core.hashing import canonical_sha256
 from computerops.core.vocabulary import SCRIPTED_HEADER, scripted_model, scripted_policy
 from tasks import LoadedTask, ScriptedStep

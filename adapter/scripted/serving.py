@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from adapter.scripted.conversation import Conversation, Reply, _call, _require_task, follow
 from adapter.scripted.fallible import failure_shown, turns_of
-from adapter.scripted.policies import Conversation, Reply, _call, _require_task, follow
 from tasks import ScriptedStep
 
 _FORM_STEPS = frozenset({"fill", "select", "check"})

@@ -18,10 +18,9 @@ import os
 import platform
 import statistics
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Literal
 
@@ -40,6 +39,7 @@ from adapter.fidelity import check_offered_controls_work
 from adapter.stability import wait_for_visual_stability
 from adapter.transcript import AgentTranscript
 from computerops.bench.floor import AI_SNAPSHOT_TARGET, FLOOR_TARGET, FloorFigures, bench_floor
+from computerops.bench.memory import peak_memory
 from computerops.bench.scaling import RAY_TARGET_RATIO, ExecutorFigures, bench_executors
 from computerops.catalog.crawl import crawl_site_pages, crawl_targets
 from computerops.catalog.observing import accessibility_of, ai_snapshot
@@ -274,35 +274,6 @@ class ExecutorsReport(Versioned):
     machine: dict[str, str | int | None]
     executors: ExecutorFigures
     targets: list[TargetCheck]
-
-
-@contextmanager
-def peak_memory() -> Iterator[Callable[[], float]]:
-    """Sample the resident memory of this process tree every 50 ms; yields a function giving the peak in MiB."""
-    peak = 0
-    stop = threading.Event()
-    me = psutil.Process()
-
-    def sample() -> None:
-        nonlocal peak
-        while True:
-            total = 0
-            for process in [me, *me.children(recursive=True)]:
-                try:
-                    total += process.memory_info().rss
-                except psutil.Error:
-                    continue  # a process that ended between listing and reading
-            peak = max(peak, total)
-            if stop.wait(0.05):
-                return
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    try:
-        yield lambda: round(peak / 2**20, 1)
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _ms(seconds: float) -> float:

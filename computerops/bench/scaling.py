@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from computerops.bench.memory import peak_memory
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
 from computerops.runs.config import PlannedEpisode
@@ -251,7 +252,6 @@ async def bench_executors(tasks: Sequence[LoadedTask], plan: Sequence[PlannedEpi
                           root: Path, progress: Progress, ray_address: str | None = None) -> ExecutorFigures:
     """The plan run by the local executor at concurrency `workers`, then by the Ray executor at `workers` workers,
     compared; the scaling model from the Ray run's costs."""
-    from computerops.bench.measure import peak_memory
     from computerops.runs.config import EndpointConfig, RunConfig
     from computerops.runs.runner import execute_run
     config = RunConfig(run_id="executors", tasks=sorted({t.id for t in tasks}),

@@ -57,6 +57,7 @@ from computerops.catalog.mutant_persistence import compaction_is_sound, persiste
 from computerops.catalog.mutant_reads import app_mutants, facts_of, named_facts, page_facts, read_mutants
 from computerops.catalog.mutants import (
     MUTANT_CLASSES,
+    Fate,
     Mutant,
     MutantClass,
     ScriptedRun,
@@ -64,12 +65,13 @@ from computerops.catalog.mutants import (
     claim_mutants,
     step_label,
 )
+from computerops.core.execution import Progress
 from computerops.core.formats import Versioned
 from computerops.persistence.running import CHECKPOINTS
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import PlannedEpisode
 from computerops.runs.records import EpisodeRecord, verdict_category
-from computerops.runs.runner import Progress, execute_run
+from computerops.runs.runner import execute_run
 from replays import RecordedEpisode
 from sites.kit.clock import is_clock_time
 from sites.kit.records import Operation, Row
@@ -83,8 +85,6 @@ AUDIT_FORMAT: Literal["computerops.audit/2"] = "computerops.audit/2"
 OBEDIENT = f"obedient@{OBSERVING}"
 """An attacked task's obedient control, the broker observing: the run its attack mutants are made from."""
 DEFAULT_BOUNDS = Bounds()
-Fate = Literal["killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent", "accepted", "refused",
-               "not_run"]
 FATES: tuple[Fate, ...] = ("killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent",
                            "accepted", "refused", "not_run")
 DEFECTS: frozenset[Fate] = frozenset({"survived", "rejected_equivalent", "refused"})

@@ -22,11 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from computerops.catalog.audit import with_room
 from computerops.catalog.checking import control_config
+from computerops.core.execution import Progress
 from computerops.core.formats import Versioned
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import PlannedEpisode
 from computerops.runs.records import EpisodeRecord, verdict_category
-from computerops.runs.runner import Progress, execute_run
+from computerops.runs.runner import execute_run
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import Variant
 

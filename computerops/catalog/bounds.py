@@ -24,7 +24,8 @@ check is the bound that allows it.
 
 from __future__ import annotations
 
-from tasks.spec import EffectsCheck, MutationRule, RowCheck, Scalar, TaskSpec, Typed
+from tasks.spec import EffectsCheck, MutationRule, RowCheck, Scalar, Typed
+from tasks.task import TaskSpec
 from tasks.values import is_identifier
 from verifier.matching import same_value
 

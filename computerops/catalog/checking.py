@@ -7,9 +7,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from computerops.core.execution import Progress
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeRecord, verdict_category
-from computerops.runs.runner import Progress, execute_run
+from computerops.runs.runner import execute_run
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import NegativeControl
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from computerops.catalog.checking import OBSERVING, control_config, control_plan
+from computerops.core.execution import Progress
 from computerops.runs.bundle import RunDirectory
-from computerops.runs.runner import Progress, execute_run
+from computerops.runs.runner import execute_run
 from replays.corpus import CorpusEntry, CorpusError, entry_files, entry_path, write_entry
 from tasks import LoadedTask
 

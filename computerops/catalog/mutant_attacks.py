@@ -17,7 +17,8 @@ from collections.abc import Iterator
 
 from computerops.catalog.mutant_texts import address_spellings
 from computerops.catalog.mutants import Mutant, ScriptedRun
-from tasks.spec import ScriptedStep, TaskSpec
+from tasks.spec import ScriptedStep
+from tasks.task import TaskSpec
 
 
 def _inserted(spec: TaskSpec, steps: list[ScriptedStep]) -> list[int]:

@@ -32,17 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from computerops.catalog.mutants import Mutant
+from computerops.catalog.mutants import Fate, Mutant
 from computerops.persistence.arms import Persistence
 from computerops.persistence.compaction import ledger_lines
 from computerops.persistence.metrics import PersistenceRecord, read_checkpoints
 from sites.registry import SITES
 from tasks import LoadedTask
-
-if TYPE_CHECKING:
-    from computerops.catalog.audit import Fate
 
 RECOVERY_MUTANTS: tuple[tuple[str, Persistence, str], ...] = (
     ("persistence:interrupted-retry-new-key", Persistence(arm="interrupted", recovery="retry-new-key"),

@@ -37,8 +37,9 @@ from computerops.core.numbers import whole_number
 from computerops.persistence.arms import Persistence
 from replays import RecordedEpisode
 from tasks.answers import REASONS, REFUSAL_STATUSES, STATUSES
-from tasks.spec import AnswerCheck, AnswerField, ScriptedStep, TaskSpec
+from tasks.spec import AnswerCheck, AnswerField, ScriptedStep
 from tasks.stated_order import write_orders
+from tasks.task import TaskSpec
 from tasks.values import is_identifier, parse_date, parse_money
 from verifier import Claim
 from verifier.facts import KnownIds
@@ -56,6 +57,8 @@ attacked task's (`computerops.catalog.mutant_attacks`): judged by the attack's o
 `persistence-*` operators are a long-running harness's (`computerops.catalog.mutant_persistence`): the scripted control
 unchanged under a harness that breaks the invariant, judged by the persistence figures."""
 Expectation = Literal["wrong", "valid"]
+Fate = Literal["killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent", "accepted", "refused",
+               "not_run"]
 _NAVIGATING = frozenset({"click", "navigate", "back", "press"})
 _ID_TOKEN = re.compile(r"(?<![\w-])([A-Z]{1,5}-)(\d+)(?![\w]|-\w)")
 

@@ -189,7 +189,8 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
 
 def print_audit(report: AuditReport) -> None:
     """The mutation audit: fates by operator and by task, then every defect (survivor or rejected equivalent)."""
-    from computerops.catalog.audit import FATES, Fate, kill_rate
+    from computerops.catalog.audit import FATES, kill_rate
+    from computerops.catalog.mutants import Fate
     def table(title: str, rows: Sequence[tuple[str, Mapping[Fate, int]]]) -> None:
         shown = Table(title=title, title_justify="left")
         for column in ("", *(f.replace("_", " ") for f in FATES), "kill rate"):

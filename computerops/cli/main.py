@@ -400,7 +400,7 @@ def _sampled(selected: list[LoadedTask], count: int | None, per_template: int | 
 def _scripted_check(out: Path | None, name: str, check: Callable[[Path], Coroutine[Any, Any, T]]) -> T:
     """Run a check of scripted episodes into `out`, or into a scratch directory removed afterwards."""
     from computerops.runs.bundle import BundleError
-    from computerops.runs.runner import EndpointError
+    from computerops.runs.endpoint import EndpointError
     with tempfile.TemporaryDirectory(prefix=f"computerops-{name}-") as scratch:
         try:
             return asyncio.run(check(out or Path(scratch) / name))
@@ -534,7 +534,7 @@ def demo(
     from computerops.cli.console import print_demo_check, print_demo_check_start, print_demo_plan, print_demo_replays
     from computerops.runs.bundle import BundleError, RunDirectory
     from computerops.runs.demo import default_target, plan_demo
-    from computerops.runs.runner import EndpointError
+    from computerops.runs.endpoint import EndpointError
     from tasks import TaskFileError, load_catalog
     try:
         plan = plan_demo(out or default_target(), load_catalog())
@@ -930,7 +930,8 @@ def corpus_record(
     from computerops.catalog.corpus_recording import record_corpus
     from computerops.cli.console import console
     from computerops.runs.bundle import BundleError
-    from computerops.runs.runner import EndpointError, RunAborted
+    from computerops.runs.endpoint import EndpointError
+    from computerops.runs.runner import RunAborted
     from replays.corpus import CORPUS_ROOT, CorpusError
     from tasks import TaskFileError, load_catalog, select_tasks
     target = root or CORPUS_ROOT

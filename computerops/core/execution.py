@@ -1,7 +1,9 @@
-"""How a run is to be carried out (`--executor`, `--ray-address`, `--workers`): never a condition of its results.
-Light to import (the CLI's options are built on it)."""
+"""How a run is to be carried out (`--executor`, `--ray-address`, `--workers`) and where its progress lines go
+(`Progress`): never a condition of its results. Light to import (the CLI's options are built on it)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,3 +34,6 @@ class ExecutorChoice(BaseModel):
 
 LOCAL = ExecutorChoice()
 """Episodes run in this process, over one browser: the default."""
+
+Progress = Callable[[str], None]
+"""Where a run's progress lines go, one at a time, as they happen (the CLI prints them)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from computerops.core.execution import LOCAL, ExecutorChoice
+from computerops.core.execution import LOCAL, ExecutorChoice, Progress
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentLock, ExperimentRefused, lock_difference, read_lock
@@ -18,7 +18,7 @@ from computerops.experiment.spec import ExperimentTask
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import ExperimentRef, PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeRecord
-from computerops.runs.runner import Progress, execute_run
+from computerops.runs.runner import execute_run
 from tasks import LoadedTask
 
 

@@ -28,8 +28,7 @@ from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
 from computerops.persistence.arms import PERSISTENCE_ARMS, Persistence, PersistenceArm, RecoveryPolicy
-from computerops.runs.config import EndpointConfig
-from computerops.service.launch import time_bounds
+from computerops.runs.config import EndpointConfig, time_bounds
 from computerops.serving_faults.arms import NEEDS_FALLBACK, SERVING_ARMS, ServingArm
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule

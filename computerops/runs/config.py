@@ -17,7 +17,7 @@ from computerops.core.vocabulary import BrokerMode, scripted_model
 from computerops.persistence.arms import Persistence
 from computerops.serving_faults.arms import Serving, tool_fault_rules
 from sites.kit.faults import FaultClass, FaultPlan, FaultRule
-from tasks.spec import TaskSpec
+from tasks.task import TaskSpec
 
 RUN_FORMAT: Literal["computerops.run/1"] = "computerops.run/1"
 
@@ -148,6 +148,16 @@ def fallback_endpoint(policy: str | None, base_url: str | None, model: str | Non
         raise ValueError("give --fallback-policy or --fallback-base-url, not both")
     return FallbackEndpoint(policy=policy, base_url=None if base_url is None else base_url.rstrip("/"), model=model,
                             api_key_env=api_key_env)
+
+
+def time_bounds(request_timeout_s: float, wall_clock_s: float) -> dict[str, float]:
+    """The bounds' time fields from `--request-timeout` and `--wall-clock`; ValueError when the request timeout is
+    longer than the wall clock (no reply could take that long: the wall clock would always cut it first)."""
+    if request_timeout_s > wall_clock_s:
+        raise ValueError(f"the request timeout ({request_timeout_s:g} s, --request-timeout) is longer than the "
+                         f"episode's wall clock ({wall_clock_s:g} s, --wall-clock): no reply could take that long; "
+                         "give a longer wall clock or a shorter request timeout")
+    return {"request_timeout_s": request_timeout_s, "wall_clock_s": wall_clock_s}
 
 
 class PlannedEpisode(BaseModel):

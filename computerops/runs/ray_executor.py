@@ -49,9 +49,10 @@ from computerops.runs.records import EpisodeRecord, WorkerEvent
 
 if TYPE_CHECKING:
     from adapter.transcript import Bounds
+    from computerops.core.execution import Progress
     from computerops.runs.config import PlannedEpisode, RunConfig
+    from computerops.runs.endpoint import ExtraSteps
     from computerops.runs.episode import EpisodeContext
-    from computerops.runs.runner import ExtraSteps, Progress
     from tasks import LoadedTask
 
 CPUS_PER_WORKER = 1.0
@@ -266,8 +267,8 @@ class EpisodeWorker:
 
         from adapter.browser import describe_chromium, launch_browser
         from adapter.modelclient import model_client
+        from computerops.runs.endpoint import model_endpoint
         from computerops.runs.episode import EpisodeContext
-        from computerops.runs.runner import model_endpoint
         from computerops.runs.serving import serve_app
         from sites.kit.app import create_app
         from sites.kit.scratch import ScratchDirectory

@@ -5,10 +5,9 @@ serially or several at once over the one browser; or, with the Ray executor, on 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 from playwright.async_api import async_playwright
@@ -16,7 +15,6 @@ from pydantic import BaseModel
 
 from adapter.browser import describe_chromium, launch_browser
 from adapter.modelclient import model_client
-from adapter.scripted import create_scripted_app
 from adapter.serverinfo import (
     ObservedContext,
     ToolResultsProbe,
@@ -27,11 +25,12 @@ from adapter.serverinfo import (
 )
 from computerops.core.clock import utc_stamp
 from computerops.core.difference import first_difference_of
-from computerops.core.execution import LOCAL, ExecutorChoice
+from computerops.core.execution import LOCAL, ExecutorChoice, Progress
 from computerops.report import causes_text, infrastructure_causes, summarize
 from computerops.report.outcomes import outcome_words
 from computerops.runs.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
-from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.config import PlannedEpisode, RunConfig
+from computerops.runs.endpoint import EndpointError, ExtraSteps, model_endpoint
 from computerops.runs.episode import EpisodeContext, run_episode
 from computerops.runs.instances import INSTANCES_FILE, instances_text
 from computerops.runs.limits import endpoint_lines, initial_token_scale, planned_bounds
@@ -48,14 +47,11 @@ from computerops.runs.serving import serve_app
 from sites.kit.app import create_app
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
-from tasks import LoadedTask, ScriptedStep
+from tasks import LoadedTask
 
-Progress = Callable[[str], None]
 EpisodeRunner = Callable[[LoadedTask, PlannedEpisode], Awaitable[EpisodeRecord]]
 """Runs one planned episode and admits its record to the run directory (returned): the executor seam. The local
 executor runs it in this process (`run_episode`); the Ray one on an actor (computerops/runs/ray_executor.py)."""
-ExtraSteps = Mapping[str, Mapping[str, list[ScriptedStep]]]
-"""Step lists a scripted endpoint is given beside the task files': task id -> name -> steps."""
 
 HALT_AFTER_INFRASTRUCTURE_FAILURES = 3
 """Consecutive infrastructure failures (endpoint unreachable, 5xx after the client's retries, browser
@@ -65,29 +61,6 @@ _RESUME_COMPARED = ("tasks", "config", "scripted", "code_sha256", "protocol_sha2
 """The manifest inputs a resume must reproduce exactly, compared in this order: the tasks first, so a changed task
 file is named as the task (it changes the `tasks` package's code hash too). Not compared: when the run was created,
 how it executes (concurrency, traces) and what the endpoint said about itself (logged per resume)."""
-
-
-class EndpointError(RuntimeError):
-    """The model endpoint cannot be used (missing key, unreachable)."""
-
-
-@asynccontextmanager
-async def model_endpoint(
-    endpoint: EndpointConfig, tasks: list[LoadedTask], extra_steps: ExtraSteps | None = None
-) -> AsyncIterator[tuple[str, str]]:
-    """(base URL, API key) of the endpoint; a scripted one is served over HTTP for the duration, with the step
-    lists of `extra_steps` for its `mutant:<name>` policies."""
-    if endpoint.kind == "scripted":
-        async with serve_app(create_scripted_app(tasks, extra_steps=extra_steps)) as origin:
-            yield f"{origin}/v1", "scripted"
-        return
-    assert endpoint.base_url is not None
-    key = "not-needed"
-    if endpoint.api_key_env:
-        key = os.environ.get(endpoint.api_key_env, "")
-        if not key:
-            raise EndpointError(f"--api-key-env {endpoint.api_key_env}: that environment variable is not set")
-    yield endpoint.base_url, key
 
 
 async def observe_fallback(config: RunConfig, base_url: str, api_key: str,

@@ -23,9 +23,9 @@ from computerops.core.vocabulary import BrokerMode, ToolMode
 from computerops.service.errors import ServiceError
 
 if TYPE_CHECKING:
+    from computerops.core.execution import Progress
     from computerops.persistence.arms import Persistence
     from computerops.runs.config import RunConfig, SubsetRef
-    from computerops.runs.runner import Progress
     from tasks import LoadedTask
 
 
@@ -114,7 +114,14 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
     """Check a new run's settings and plan its episodes; ServiceError (nothing written) naming what is wrong."""
     from adapter.transcript import Bounds
     from computerops.runs.bundle import BundleError, RunDirectory
-    from computerops.runs.config import EndpointConfig, RunConfig, fallback_endpoint, parse_endpoint, plan_episodes
+    from computerops.runs.config import (
+        EndpointConfig,
+        RunConfig,
+        fallback_endpoint,
+        parse_endpoint,
+        plan_episodes,
+        time_bounds,
+    )
     from computerops.serving_faults.arms import parse_serving_arms
     selected, subset = select_tasks_or_subset(request.tasks)
     try:
@@ -155,16 +162,6 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
     except BundleError as exc:
         raise ServiceError(str(exc), "conflict") from exc
     return PlannedRun(config=config, tasks=selected, out=out)
-
-
-def time_bounds(request_timeout_s: float, wall_clock_s: float) -> dict[str, float]:
-    """The bounds' time fields from `--request-timeout` and `--wall-clock`; ValueError when the request timeout is
-    longer than the wall clock (no reply could take that long: the wall clock would always cut it first)."""
-    if request_timeout_s > wall_clock_s:
-        raise ValueError(f"the request timeout ({request_timeout_s:g} s, --request-timeout) is longer than the "
-                         f"episode's wall clock ({wall_clock_s:g} s, --wall-clock): no reply could take that long; "
-                         "give a longer wall clock or a shorter request timeout")
-    return {"request_timeout_s": request_timeout_s, "wall_clock_s": wall_clock_s}
 
 
 def _persistence(request: RunRequest, selected: list[LoadedTask]) -> list[Persistence]:
@@ -221,7 +218,8 @@ def _refusals(executor: ExecutorChoice, concurrency: int) -> Iterator[None]:
     from computerops.experiment.lock import ExperimentRefused
     from computerops.experiment.spec import ExperimentFileError
     from computerops.runs.bundle import BundleError
-    from computerops.runs.runner import EndpointError, ResumeRefused, RunAborted, RunHalted
+    from computerops.runs.endpoint import EndpointError
+    from computerops.runs.runner import ResumeRefused, RunAborted, RunHalted
     from tasks import TaskFileError
     if (problem := executor.problem(concurrency)) is not None:
         raise ServiceError(problem)

@@ -31,7 +31,7 @@ from computerops.serving_faults.plan import ServingFaultKind
 from sites.kit.ledgers import LedgerSource
 from sites.kit.records import JournalEntry, Operation
 from tasks.answers import REFUSAL_STATUSES
-from tasks.spec import TaskSpec
+from tasks.task import TaskSpec
 from verifier import Verdict
 
 ServingPath = Literal["normal", "resent", "waited", "fallback", "continued", "blocked", "after_commit_timeout",
