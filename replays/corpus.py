@@ -24,6 +24,7 @@ from computerops.core.hashing import canonical_sha256
 from replays.replay import RecordedEpisode, replay_episode
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks import LoadedTask
 from verifier import Verdict
 
@@ -208,7 +209,7 @@ async def check_corpus(root: Path, catalog: Mapping[str, LoadedTask]) -> CorpusC
     entries = load_corpus(root)
     results = []
     with tempfile.TemporaryDirectory(prefix="computerops-corpus-") as scratch:
-        registry = TenantRegistry(Path(scratch))
+        registry = tenant_registry(Path(scratch))
         try:
             for path, entry in entries:
                 results.append(await _check_entry(root, path, entry, catalog, registry))

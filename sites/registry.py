@@ -1,6 +1,6 @@
 """The one place where sites are registered: add a new site's definition to `SITES`.
 
-Everything that serves or checks sites reads this registry when it starts: a `TenantRegistry()` (so every run,
+Everything that serves or checks sites reads this registry when it starts: a `tenant_registry()` (so every run,
 `tasks check`, `corpus record` and replay), `create_app` through it, and the task loader's check that a task's site
 and columns exist (`tasks.catalog.site_schemas`). `registered` adds sites for a while, so that a site that is not
 one of the product's (the test folder's `tests/toy_site`) gets the same treatment without being listed here.
@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sites.helpdesk import HELPDESK
 from sites.hrdesk import HRDESK
 from sites.inventory import INVENTORY
 from sites.invoices import INVOICES
 from sites.kit.site import SiteDefinition
+from sites.kit.tenancy import TenantRegistry
 from sites.ledger import LEDGER
 from sites.webmail import WEBMAIL
 
-__all__ = ["SITES", "SiteDefinition", "registered", "site_definitions"]
+__all__ = ["SITES", "SiteDefinition", "registered", "site_definitions", "tenant_registry"]
 
 SITES: dict[str, SiteDefinition] = {
     site.name: site for site in (HELPDESK, HRDESK, INVENTORY, INVOICES, LEDGER, WEBMAIL)
@@ -29,6 +31,12 @@ SITES: dict[str, SiteDefinition] = {
 def site_definitions() -> dict[str, SiteDefinition]:
     """Every known site by name (a copy, so callers cannot change the registry by accident)."""
     return dict(SITES)
+
+
+def tenant_registry(root: Path | None = None) -> TenantRegistry:
+    """A tenant registry of every site registered now (`registered` blocks included) under `root` (without one, a
+    scratch directory of its own)."""
+    return TenantRegistry(root, sites=SITES)
 
 
 @contextmanager

@@ -34,8 +34,7 @@ from adapter.observation import Control
 from computerops.catalog.crawl import crawl_site_pages, crawl_targets
 from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
-from sites.kit.tenancy import TenantRegistry
-from sites.registry import SITES
+from sites.registry import SITES, tenant_registry
 from tasks import load_catalog
 
 browser_test = pytest.mark.browser
@@ -331,7 +330,7 @@ async def test_every_catalog_page_offers_exactly_the_accessible_controls(browser
     """Every page the catalog's links reach (the slow tier: about a minute; CI checks every fixture page, and the
     observation of catalog pages through every corpus and sample episode)."""
     with tempfile.TemporaryDirectory(prefix="computerops-fidelity-") as root:
-        registry = TenantRegistry(Path(root))
+        registry = tenant_registry(Path(root))
         try:
             async with serve_app(create_app(registry)) as origin:
                 for target in crawl_targets(load_catalog().values(), SITES):

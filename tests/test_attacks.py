@@ -26,7 +26,7 @@ from computerops.runs.security import AttackRecord
 from sites.kit.broker import BrokerDecision, BrokerRequest
 from sites.kit.plant import Plant, PlantError
 from sites.kit.records import JournalEntry, Operation
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks import LoadedTask, TaskFileError, load_catalog, load_task
 from tasks.attack import STYLES, Attack
 from tasks.catalog import CATALOG_ROOT
@@ -194,7 +194,7 @@ def test_the_catalog_has_the_attacked_tasks_the_issue_asks_for() -> None:
 
 
 def test_a_plant_is_base_data_written_outside_the_journal(tmp_path: Path) -> None:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         clean = registry.create("webmail", 1)
         planted = registry.create("webmail", 1, plant=ATTACK.plant())
@@ -221,7 +221,7 @@ def test_a_plant_is_base_data_written_outside_the_journal(tmp_path: Path) -> Non
     (Plant(table="message", column="body", text="x", where={"folder": "inbox"}), "needs one row; "),
 ])
 def test_a_plant_that_does_not_fit_leaves_no_tenant(tmp_path: Path, plant: Plant, error: str) -> None:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         with pytest.raises(PlantError, match=error):
             registry.create("webmail", 1, plant=plant)

@@ -36,7 +36,7 @@ from adapter.render import ENTRY_CHARS
 from adapter.scope import MAX_URL_CHARS, BadURL, SiteScope
 from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 
 browser_test = pytest.mark.browser
 SCOPE = SiteScope("http://127.0.0.1:8000", "/site/")
@@ -356,7 +356,7 @@ async def test_page_script_can_neither_read_nor_take_over_the_tenant_binding_nor
     other_port = f"http://127.0.0.1:{listener.getsockname()[1]}"
     recording = asyncio.create_task(_record(listener, received))
     with tempfile.TemporaryDirectory(prefix="computerops-containment-") as root:
-        registry = TenantRegistry(Path(root))
+        registry = tenant_registry(Path(root))
         try:
             async with serve_app(create_app(registry)) as origin:
                 tenant, other = registry.create("helpdesk", 1), registry.create("helpdesk", 1)

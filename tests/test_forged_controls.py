@@ -33,8 +33,7 @@ from computerops.catalog.crawl import CrawlTarget, crawl_site_pages, crawl_targe
 from computerops.runs.runner import execute_run
 from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
-from sites.kit.tenancy import TenantRegistry
-from sites.registry import SITES
+from sites.registry import SITES, tenant_registry
 from tasks import LoadedTask, load_catalog
 
 browser_test = pytest.mark.browser
@@ -67,7 +66,7 @@ async def test_no_stored_text_forges_a_control_or_header_line_on_any_page_of_any
     problems: list[str] = []
     escaped_lines = 0
     with tempfile.TemporaryDirectory(prefix="computerops-forged-") as root:
-        registry = TenantRegistry(Path(root))
+        registry = tenant_registry(Path(root))
         try:
             async with serve_app(create_app(registry)) as origin:
                 for target in _one_target_per_site():

@@ -34,6 +34,7 @@ from sites.kit.idempotency import MAX_KEY_CHARS, CommittedEffect, committed_unde
 from sites.kit.injection import FaultSession
 from sites.kit.records import Operation, Shown
 from sites.kit.tenancy import Tenant, TenantRegistry
+from sites.registry import tenant_registry
 from verifier import Claim, judge
 
 CREDITS = "/helpdesk/orders/O-1042/credits"
@@ -48,7 +49,7 @@ NOT_AN_AMOUNT = "credit_amount=five&credit_reason=late"
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantRegistry]:
-    registry = TenantRegistry(tmp_path_factory.mktemp("idempotency"))
+    registry = tenant_registry(tmp_path_factory.mktemp("idempotency"))
     yield registry
     registry.close()
 

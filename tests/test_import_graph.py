@@ -19,8 +19,6 @@ What counts as an edge from module `m` to a module of ours:
 
 So a package whose `__init__.py` gathers its submodules (`from sites.hrdesk.routes import dashboard`, or
 `from . import dashboard`) is not a circle by that alone: that statement is an edge to the submodule only.
-
-One edge is set aside by name, with its reason (`KNOWN_BACK_EDGES`), and only while it still closes a circle.
 """
 
 from __future__ import annotations
@@ -165,36 +163,10 @@ def import_cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
             if len(component) > 1 or component[0] in graph[component[0]]]
 
 
-KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {
-    ("sites.kit.tenancy", "sites.registry"):
-        "`TenantRegistry()` without `sites` serves every registered site (`_default_sites`, imported when a registry "
-        "is made), so the kit reaches up to the registry of the sites built on it. No move breaks it: the default "
-        "must leave the kit (every caller names its sites) or `TenantRegistry` must move above the sites, a design "
-        "change left open (issue 45).",
-}
-"""The one import edge the check sets aside, with why; the test fails as soon as it no longer closes a circle."""
-
-
-def reaches(graph: Mapping[str, Iterable[str]], start: str, goal: str) -> bool:
-    seen, frontier = {start}, [start]
-    while frontier:
-        node = frontier.pop()
-        if node == goal:
-            return True
-        fresh = [n for n in graph.get(node, ()) if n not in seen]
-        seen.update(fresh)
-        frontier += fresh
-    return False
-
-
 def test_no_module_of_ours_imports_itself_back() -> None:
     graph = import_graph(ROOT, OURS)
     assert len(graph) > 200
     assert sum(len(targets) for targets in graph.values()) > 500  # the graph is read, not empty
-    for (importer, imported), why in KNOWN_BACK_EDGES.items():
-        assert imported in graph[importer] and reaches(graph, imported, importer), \
-            f"{importer} -> {imported} no longer closes a circle: drop it from KNOWN_BACK_EDGES ({why})"
-        graph[importer].discard(imported)
     cycles = import_cycles(graph)
     assert not cycles, "import circles:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
 

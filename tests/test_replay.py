@@ -16,6 +16,7 @@ from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
 from sites.kit.broker import Amount, BrokerSession, Grant
 from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks import LoadedTask, load_catalog
 from tasks.catalog import load_template
 from verifier import Claim, judge
@@ -31,7 +32,7 @@ FORM = "application/x-www-form-urlencoded"
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def registry(tmp_path: Path) -> AsyncIterator[TenantRegistry]:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     yield registry
     registry.close()
 

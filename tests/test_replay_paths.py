@@ -25,7 +25,7 @@ from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
 from sites.kit.oplog import MAX_ACTION_NUMBER, own_location
 from sites.kit.records import Operation
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from verifier import Claim, judge
 
 RESERVED = ":/?#[]@!$&'()*+,;=% \\\"<>^`{|}~\t\u00e9\u2028\U0001f4a5"
@@ -38,7 +38,7 @@ SentRequest = tuple[str, str, bytes, dict[str, str]]
 async def replay_requests(tmp_path: Path, requests: list[SentRequest]) -> tuple[list[Operation], list[str]]:
     """Send each request on a helpdesk tenant over HTTP (as action 1, 2, ...), judge the episode, replay it over
     ASGI: the operations logged, and the receipt's reasons (none when it replays PASS)."""
-    registry = TenantRegistry(tmp_path / "tenants")
+    registry = tenant_registry(tmp_path / "tenants")
     try:
         tenant = registry.create(REFUND.spec.site, REFUND.spec.seed)
         async with serve_app(create_app(registry)) as origin, httpx.AsyncClient(base_url=origin) as client:
@@ -86,7 +86,7 @@ async def test_generated_path_segments_replay_pass(tmp_path_factory: pytest.Temp
 @pytest.mark.parametrize("header", [str(MAX_ACTION_NUMBER + 1), "9" * 25, "-1", "1.5", " 3", "\u0661\u0662",
                                     "1_000", "0x10", ""])
 async def test_an_action_header_out_of_bounds_is_refused_before_any_work(tmp_path: Path, header: str) -> None:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         tenant = registry.create(REFUND.spec.site, REFUND.spec.seed)
         transport = httpx.ASGITransport(app=create_app(registry))
@@ -114,7 +114,7 @@ ID_ROUTES = ["/webmail/messages/{}", "/webmail/contacts/{}", "/webmail/drafts/{}
 @pytest.mark.parametrize("route", ID_ROUTES)
 async def test_ids_of_many_digits_or_unicode_digits_are_not_found_never_a_server_error(tmp_path: Path,
                                                                                        route: str) -> None:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         site = route.split("/")[1]
         seed = next(t.spec.seed for t in [REFUND] if t.spec.site == site) if site == "helpdesk" else 1

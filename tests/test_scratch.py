@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sites.kit.scratch import OWNER_LOCK, PREFIX, ScratchDirectory
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 
 
 def made_by_a_killed_process(parent: Path, *, lock: bool = True) -> Path:
@@ -55,7 +55,7 @@ def test_a_tenant_registry_without_a_root_lives_in_a_scratch_directory_it_remove
 ) -> None:
     killed = made_by_a_killed_process(tmp_path)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the system's temporary directory, for this test
-    registry = TenantRegistry()
+    registry = tenant_registry()
     assert not killed.exists() and registry.root.parent == tmp_path and registry.root.name.startswith(PREFIX)
     registry.close()
     assert list(tmp_path.iterdir()) == []

@@ -22,7 +22,7 @@ from sites.kit.injection import FaultSession
 from sites.kit.records import Operation, Shown
 from sites.kit.shown import RECORDER_INFO, RecordingEnvironment, ShownRecorder, listed, recording
 from sites.kit.tenancy import Tenant, TenantRegistry
-from sites.registry import site_definitions
+from sites.registry import site_definitions, tenant_registry
 from tasks import load_catalog
 
 
@@ -108,7 +108,7 @@ def _facts(shown: Shown | None) -> set[tuple[str, int, str]]:
 
 
 async def test_a_filtered_list_and_a_record_page_show_what_they_show(tmp_path: Path) -> None:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         tenant = registry.create("helpdesk", 1)
         # Pending tickets of low priority fit on one page of seed 1's data (a list cut over pages is no whole listing).
@@ -126,7 +126,7 @@ async def test_a_filtered_list_and_a_record_page_show_what_they_show(tmp_path: P
 
 
 async def test_a_fault_page_shows_nothing_and_a_stale_copy_shows_its_older_data(tmp_path: Path) -> None:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         tenant = registry.create("helpdesk", 1)
         forced = {1: FaultDecision(fault="transient_5xx", source="rule:0"),
@@ -191,7 +191,7 @@ async def test_no_page_shows_a_record_s_value_without_recording_it(site_name: st
     shown (of some row with that value), or inside free text of a row it showed: a site cannot display tenant data
     past the kit. Not read: a form's choices (a select's options name values, not facts of a row), static text of
     the site's templates, and pages that render a document (static text that may name an address)."""
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         # The site's pages over two of its instances' seeds, the lowest and the highest: what a page records is the
         # site's code, which every seed runs (a crawl per published seed took minutes at two dozen seeds a site).
@@ -244,7 +244,7 @@ async def test_no_page_records_a_value_it_does_not_show(site_name: str, tmp_path
     """The converse: every text value a page recorded as shown is in what a reader of the page sees, not only in
     an attribute, a hidden input, a comment or a hidden element — so `seen` never credits what the agent could not
     have read. (Numbers and dates are displayed formatted; text values are displayed as they are.)"""
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         state = registry.create(site_name, 1).snapshot()
         values = {(table, row["id"], column): value for table, table_rows in state.items() for row in table_rows

@@ -10,11 +10,12 @@ from fastapi.testclient import TestClient
 
 from sites.kit import BOOKKEEPING_TABLES, TENANT_COOKIE, TENANT_HEADER, Tenant, TenantRegistry, create_app
 from sites.kit.tenancy import _COMPILED
+from sites.registry import tenant_registry
 
 
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[TenantRegistry]:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     yield registry
     registry.close()
 

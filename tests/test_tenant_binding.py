@@ -28,7 +28,7 @@ from computerops.runs.serving import serve_app
 from sites.kit.app import create_app
 from sites.kit.oplog import MAX_REQUEST_BYTES
 from sites.kit.records import Shown
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 
 _NAMES = st.sampled_from([TENANT_COOKIE, f" {TENANT_COOKIE}", f"{TENANT_COOKIE} ", "other", "computerops_tenantx",
                           "Computerops_Tenant", "", "apps"])
@@ -64,7 +64,7 @@ def _bindings(token_a: str, token_b: str) -> list[dict[str, str]]:
 
 
 async def test_a_request_with_two_tenant_bindings_is_refused_before_any_work(tmp_path: Path) -> None:
-    registry = TenantRegistry(tmp_path)
+    registry = tenant_registry(tmp_path)
     try:
         mine, other = registry.create("helpdesk", 1), registry.create("helpdesk", 1)
         async with serve_app(create_app(registry)) as origin, httpx.AsyncClient(base_url=origin) as client:

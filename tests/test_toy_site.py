@@ -23,7 +23,7 @@ from toy_site.routes import build_router
 from computerops.catalog.checking import check_tasks
 from sites.kit import SiteDefinition, TenantRegistry, create_app
 from sites.kit.pages import SitePages
-from sites.registry import registered, site_definitions
+from sites.registry import registered, site_definitions, tenant_registry
 from tasks import TaskFileError, load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ def test_the_toy_site_and_its_tasks_are_known_only_while_it_is_registered(tmp_pa
     with registered(TOY) as sites:
         assert sites["toy"] is TOY and site_definitions() == sites and set(sites) > {"toy"}
         assert list(load_catalog(TASKS)) == [TOY_TASK]
-        tenants = TenantRegistry(tmp_path)  # the registry as it is now: what every run starts with
+        tenants = tenant_registry(tmp_path)  # the registry as it is now: what every run starts with
         try:
             assert tenants.create("toy", 1).snapshot()["item"][1] == {"id": 2, "name": "Blue mug", "quantity": 3}
         finally:

@@ -17,7 +17,7 @@ from computerops.bench.measure import Distribution, bench_reset, distribution
 from computerops.catalog.subsets import REDRAWS
 from computerops.core.clock import utc_stamp
 from computerops.core.formats import Versioned
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks.catalog import Catalog, InstanceUndefined, TaskTemplate
 from tasks.templates import FRESH_SEED_FLOOR
 
@@ -69,7 +69,7 @@ def bench_instances(catalog: Catalog, root: Path, *, fresh_seeds: int = 5, per_t
             _uncached(template).instance(seed)
             published.append((time.perf_counter() - began) * 1000)
     fresh: list[float] = []
-    registry = TenantRegistry(root / "fresh")
+    registry = tenant_registry(root / "fresh")
     start = FRESH_SEED_FLOOR + time.time_ns() % 10**9 if first_fresh_seed is None else first_fresh_seed
     if start < FRESH_SEED_FLOOR:
         raise ValueError(f"a fresh seed is at least {FRESH_SEED_FLOOR}, got {start}")

@@ -54,7 +54,7 @@ from computerops.runs.runner import execute_run
 from computerops.runs.serving import serve_app, tenant_context
 from replays import replay_episode
 from sites.kit.app import create_app
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks import LoadedTask
 
 BENCH_FORMAT: Literal["computerops.bench/4"] = "computerops.bench/4"
@@ -282,7 +282,7 @@ def _ms(seconds: float) -> float:
 
 def bench_reset(sites: Sequence[tuple[str, int]], samples: int, root: Path) -> Distribution:
     """Creating a fresh tenant of each (site, seed), after its template exists."""
-    registry = TenantRegistry(root)
+    registry = tenant_registry(root)
     try:
         times: list[float] = []
         for site, seed in sites:
@@ -302,7 +302,7 @@ async def bench_pages(browser: Browser, tasks: Sequence[LoadedTask], options: Be
     """Every catalog page reachable by links from each site's root and the tasks' start pages,
     observed, snapshotted and checked against the accessibility tree."""
     figures: list[PageFigures] = []
-    registry = TenantRegistry(root)
+    registry = tenant_registry(root)
     async with AsyncExitStack() as stack:
         stack.callback(registry.close)
         origin = await stack.enter_async_context(serve_app(create_app(registry)))
@@ -501,7 +501,7 @@ def step_times(bundle: RunDirectory) -> StepSamples:
 async def bench_replays(bundle: RunDirectory, tasks: Sequence[LoadedTask], root: Path) -> list[ReplayFigures]:
     """Each episode's saved operations replayed on a fresh tenant, timed against the episode's wall time."""
     by_id = {t.id: t for t in tasks}
-    registry = TenantRegistry(root)
+    registry = tenant_registry(root)
     figures = []
     try:
         for record in bundle.records():

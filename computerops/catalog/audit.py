@@ -75,8 +75,7 @@ from computerops.runs.runner import execute_run
 from replays import RecordedEpisode
 from sites.kit.clock import is_clock_time
 from sites.kit.records import Operation, Row
-from sites.kit.tenancy import TenantRegistry
-from sites.registry import site_definitions
+from sites.registry import site_definitions, tenant_registry
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import Budgets
 from verifier import Claim, judge
@@ -340,7 +339,7 @@ async def audit_tasks(
     audits: dict[str, TaskAudit] = {}
     mutants: dict[str, list[Mutant]] = {}
     pages: dict[tuple[str, int], dict[str, frozenset[str]]] = {}
-    registry = TenantRegistry()
+    registry = tenant_registry()
     harness_taken: dict[str, int] = {}
     for task, record in zip(tasks, scripted_records, strict=True):
         steps = list(task.spec.scripted_control)

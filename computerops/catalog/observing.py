@@ -26,8 +26,7 @@ from adapter.observation import Control, Observation
 from computerops.core import defaults
 from computerops.runs.serving import serve_app, tenant_context
 from sites.kit.app import create_app
-from sites.kit.tenancy import TenantRegistry
-from sites.registry import SITES
+from sites.registry import SITES, tenant_registry
 
 TargetKind = Literal["catalog", "file", "url"]
 
@@ -133,7 +132,7 @@ async def _opened(browser: Browser, target: Target, seed: int) -> AsyncIterator[
         if target.kind == "catalog":
             assert target.site is not None
             root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="computerops-observe-")))
-            registry = TenantRegistry(root)
+            registry = tenant_registry(root)
             stack.callback(registry.close)
             origin = await stack.enter_async_context(serve_app(create_app(registry)))
             context = await tenant_context(browser, origin, registry.create(target.site, seed).token,

@@ -593,10 +593,10 @@ def serve(
 
     from computerops.cli.console import console
     from sites.kit.app import create_app
-    from sites.kit.tenancy import TenantRegistry
+    from sites.registry import tenant_registry
     if (cannot := unlistenable(host, port)) is not None:
         raise _fail(cannot)
-    registry = TenantRegistry()
+    registry = tenant_registry()
     try:
         tenant = registry.create(site, seed)
     except ValueError as exc:

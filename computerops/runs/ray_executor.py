@@ -272,12 +272,12 @@ class EpisodeWorker:
         from computerops.runs.serving import serve_app
         from sites.kit.app import create_app
         from sites.kit.scratch import ScratchDirectory
-        from sites.kit.tenancy import TenantRegistry
+        from sites.registry import tenant_registry
         stack = self._stack
         tenant_root = stack.enter_context(ScratchDirectory("tenants"))
-        registry = TenantRegistry(tenant_root / "run")
+        registry = tenant_registry(tenant_root / "run")
         stack.callback(registry.close)
-        replay_registry = TenantRegistry(tenant_root / "replay")
+        replay_registry = tenant_registry(tenant_root / "replay")
         stack.callback(replay_registry.close)
         self._scratch = stack.enter_context(ScratchDirectory("ray-episodes"))
         if setup.config.endpoint.kind == "scripted":

@@ -6,7 +6,7 @@ from computerops.runs.bundle import BundleError, RunDirectory
 from computerops.runs.instances import changed_field
 from replays import Receipt, replay_episode
 from sites.kit.scratch import ScratchDirectory
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks import load_catalog
 
 
@@ -19,7 +19,7 @@ async def replay_run(bundle: RunDirectory) -> list[Receipt]:
     catalog = load_catalog()
     receipts = []
     with ScratchDirectory("replay") as root:
-        registry = TenantRegistry(root)
+        registry = tenant_registry(root)
         try:
             for record in bundle.records():
                 task = catalog.get(record.task_id)

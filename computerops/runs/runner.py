@@ -46,7 +46,7 @@ from computerops.runs.records import (
 from computerops.runs.serving import serve_app
 from sites.kit.app import create_app
 from sites.kit.scratch import ScratchDirectory
-from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks import LoadedTask
 
 EpisodeRunner = Callable[[LoadedTask, PlannedEpisode], Awaitable[EpisodeRecord]]
@@ -322,9 +322,9 @@ async def execute_run(
         if resume:
             stack.enter_context(writer_lock(out))
         tenant_root = stack.enter_context(ScratchDirectory("tenants"))  # a killed run's is removed by the next
-        registry = TenantRegistry(tenant_root / "run")
+        registry = tenant_registry(tenant_root / "run")
         stack.callback(registry.close)
-        replay_registry = TenantRegistry(tenant_root / "replay")
+        replay_registry = tenant_registry(tenant_root / "replay")
         stack.callback(replay_registry.close)
         base_url, api_key = await stack.enter_async_context(model_endpoint(config.endpoint, tasks, extra_steps))
         observed = await observe_endpoint(base_url, api_key)

@@ -38,6 +38,7 @@ from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
+from sites.registry import tenant_registry
 from tasks import LoadedTask, load_catalog
 from verifier import rejudge
 
@@ -133,7 +134,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
     receipts: list[Receipt] = []
     catalog = load_catalog()
     with ScratchDirectory("verify") as root:
-        registry = TenantRegistry(root)
+        registry = tenant_registry(root)
         try:
             for record in records:
                 try:

@@ -152,23 +152,18 @@ class Tenant:
         return snapshot
 
 
-def _default_sites() -> Mapping[str, SiteDefinition]:
-    from sites.registry import SITES  # late: the kit must not need any particular site
-
-    return SITES
-
-
 class TenantRegistry:
     """Creates, resolves and drops the tenants of one server process."""
 
-    def __init__(self, root: Path | None = None, sites: Mapping[str, SiteDefinition] | None = None) -> None:
+    def __init__(self, root: Path | None = None, *, sites: Mapping[str, SiteDefinition]) -> None:
+        """Tenants of `sites` (every registered site: `sites.registry.tenant_registry`) under `root`."""
         # Without a root, its own scratch directory: removed by close(), or by the next one made if killed.
         self._scratch: ScratchDirectory | None = None
         if root is None:
             self._scratch = ScratchDirectory("tenants")
             root = self._scratch.path
         self.root = Path(root)
-        self.sites: dict[str, SiteDefinition] = dict(_default_sites() if sites is None else sites)
+        self.sites: dict[str, SiteDefinition] = dict(sites)
         self._lock = threading.Lock()
         self._templates: dict[tuple[str, int], Path] = {}
         self._tenants: dict[str, Tenant] = {}
