@@ -53,6 +53,14 @@ def twin_group(tasks: Sequence[LoadedTask]) -> str | None:
     shared = sorted(i for i, same_id in variants.items() if any(v != same_id[0] for v in same_id[1:]))
     if shared:
         return f"twins {', '.join(t.id for t in tasks)} share control ids {shared}"
+    # An attacked twin is known by its payload's marker shown (`resolve_twin`): one whose marker another twin's
+    # payload shows could be taken for that one, and the scripted policies would follow the wrong twin.
+    attacked = [(t.id, t.spec.attack) for t in tasks if t.spec.attack is not None]
+    for task_id, attack in attacked:
+        for other_id, other in attacked:
+            if other_id != task_id and attack.exposed_in(other.payload):
+                return (f"twins {task_id} and {other_id} cannot be told apart: {other_id}'s payload shows "
+                        f"{task_id}'s marker {attack.marker!r} (each attacked twin needs a marker of its own)")
     return None
 
 
