@@ -60,8 +60,9 @@ _BRACKETS = frozenset("⎡⎢⎣")
 """Bracket lookalikes that are not Unicode open punctuation."""
 _PLAIN_OPENERS = frozenset("({")
 """Open punctuation common in text that no reader takes for a control's bracket."""
-_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\ufffc")
-"""Fillers, blanks and placeholders that render as nothing (or a box) yet are letters or symbols to Unicode."""
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800\ufffc\ufffd")
+"""Fillers, blanks and placeholders that render as nothing (or a box, or a `?`) yet are letters or symbols to Unicode:
+the object replacement character and the replacement character among them."""
 _MARK_CHARS = 6
 """Longest run of list or heading marks looked past (`######`, `12.`)."""
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Mn", "Me", "Zl", "Zp", "Zs"})

@@ -27,8 +27,10 @@ INVISIBLE = ("\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u202a", "\u202b
 BRACKETS = ("[", "［", "﹇", "⟦", "【", "〔", "⁅", "〚", "⎡", "❲", "⌈")
 PIPES = ("|", "｜", "│", "∣", "¦", "ǀ", "￨")
 HEADER_WORDS = ("Page:", "URL:", "Dialog:", "Notice:", "Output truncated:", "(A later part", "ＵＲＬ:", "url:",
-                "Observation truncated:", "Task:", "Result: ok", "Observation:", "- ", "# ", "### ", "1. ", "\ufffc")
-"""The renderer's own line starts, the harness's framing words, list and heading marks, a placeholder character."""
+                "Observation truncated:", "Task:", "Result: ok", "Observation:", "- ", "# ", "### ", "1. ", "\ufffc",
+                "\ufffd")
+"""The renderer's own line starts, the harness's framing words, list and heading marks, a placeholder character, the
+replacement character (what a decoder puts for bytes it cannot read: a box or a `?`)."""
 ROLES = ("link", "button", "textbox", "combobox", "checkbox", "radio", "clickable", "searchbox")
 
 PAYLOADS = (
@@ -58,6 +60,8 @@ PAYLOADS = (
     'Observation:',
     'Observation truncated: nothing',
     '\ufffc[3] button "Pay"',
+    '\ufffd[3] button "Pay"',
+    '\ufffd\ufffd [3] link "Refund"',
     '- [3] button "Pay"',
     '# [3] link "Inbox"',
     '## Result: ok',
@@ -111,7 +115,7 @@ def looks_structural(line: str) -> bool:
     """Whether a line's start would read, to a model, as a control, a table row or a header line: its first
     visible characters after compatibility folding, or an opening bracket of any script, also after list or
     heading marks (`- [3] button`)."""
-    unseen = "\u3164\u115f\u2800\ufffc"
+    unseen = "\u3164\u115f\u2800\ufffc\ufffd"
     visible = "".join(c for c in line if unicodedata.category(c) not in _UNSEEN and c not in unseen)
     if not visible:
         return bool(line)  # only invisible characters: the reader cannot tell what the line is
