@@ -67,6 +67,16 @@ def _killed_after(pid: int) -> Iterator[None]:
             os.killpg(pid, signal.SIGKILL)
 
 
+@contextlib.contextmanager
+def _restarted(settings: ServerSettings) -> Iterator[ServerState]:
+    """The next server started on the same runs folder, closed afterwards."""
+    second = ServerState.start(settings)
+    try:
+        yield second
+    finally:
+        second.close()
+
+
 def _ended(pid: int, within: float = 20) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -85,24 +95,20 @@ def test_a_restarted_server_adopts_a_live_worker_refuses_a_second_job_of_its_run
     pid = _launch(first, "launched")
     with _killed_after(pid):
         _crash(first)
-        second = ServerState.start(settings)
-        try:
-            with TestClient(create_server_app(settings, second)) as client:
-                detail = client.get("/api/runs/launched")
-                assert detail.status_code == 200, detail.text  # not a 404: the launch is recalled
-                assert (detail.json()["run"]["status"], detail.json()["run"]["planned"]) == ("running", 3)
-                assert detail.json()["job"]["state"] == "running"
-                assert [r["run_id"] for r in client.get("/api/runs").json()] == ["launched"]
-                again = client.post("/api/runs", json={"run_id": "launched", "tasks": "helpdesk.solve-ticket@1",
-                                                       "endpoint": "scripted:oracle"})
-                assert again.status_code == 409, again.text  # never two workers writing one run
-                cancelled = client.post("/api/runs/launched/cancel")
-                assert cancelled.status_code == 200, cancelled.text
-                assert cancelled.json()["state"] == "cancelled" and _ended(pid)
-                after = client.get("/api/runs/launched").json()["run"]
-                assert after["status"] == "incomplete" and "was cancelled" in after["problem"]
-        finally:
-            second.close()
+        with _restarted(settings) as second, TestClient(create_server_app(settings, second)) as client:
+            detail = client.get("/api/runs/launched")
+            assert detail.status_code == 200, detail.text  # not a 404: the launch is recalled
+            assert (detail.json()["run"]["status"], detail.json()["run"]["planned"]) == ("running", 3)
+            assert detail.json()["job"]["state"] == "running"
+            assert [r["run_id"] for r in client.get("/api/runs").json()] == ["launched"]
+            again = client.post("/api/runs", json={"run_id": "launched", "tasks": "helpdesk.solve-ticket@1",
+                                                   "endpoint": "scripted:oracle"})
+            assert again.status_code == 409, again.text  # never two workers writing one run
+            cancelled = client.post("/api/runs/launched/cancel")
+            assert cancelled.status_code == 200, cancelled.text
+            assert cancelled.json()["state"] == "cancelled" and _ended(pid)
+            after = client.get("/api/runs/launched").json()["run"]
+            assert after["status"] == "incomplete" and "was cancelled" in after["problem"]
 
 
 def test_a_worker_that_ended_while_no_server_ran_is_not_adopted_and_its_run_says_so(
@@ -112,14 +118,11 @@ def test_a_worker_that_ended_while_no_server_ran_is_not_adopted_and_its_run_says
     os.killpg(pid, signal.SIGKILL)
     assert _ended(pid)
     _crash(first)
-    second = ServerState.start(settings)
-    try:
+    with _restarted(settings) as second:
         assert not second.jobs.running("gone") and second.jobs.state("gone") is None
         run = second.indexed("gone")
         assert run.status == "incomplete" and run.problem is not None and "is gone" in run.problem
         assert not (settings.jobs / "processes" / "gone.json").exists()  # nothing left to adopt
-    finally:
-        second.close()
 
 
 def test_a_pid_given_to_another_process_since_is_not_adopted(settings: ServerSettings) -> None:
@@ -131,12 +134,9 @@ def test_a_pid_given_to_another_process_since_is_not_adopted(settings: ServerSet
         known = JobProcess.model_validate_json(record.read_text())
         # The same pid, another start time: the process the file names is not this one.
         record.write_text(known.model_copy(update={"created": known.created - 3600}).model_dump_json())
-        second = ServerState.start(settings)
-        try:
+        with _restarted(settings) as second:
             assert not second.jobs.running("reused")
             assert psutil.Process(pid).is_running()  # and never signalled
-        finally:
-            second.close()
 
 
 def test_a_recalled_launch_whose_run_was_written_since_is_forgotten(settings: ServerSettings) -> None:
@@ -146,9 +146,6 @@ def test_a_recalled_launch_whose_run_was_written_since_is_forgotten(settings: Se
         _crash(first)
         (settings.runs / "written").mkdir(parents=True)
         (settings.runs / "written" / "manifest.json").write_text("{}")  # the worker wrote it meanwhile
-        second = ServerState.start(settings)
-        try:
+        with _restarted(settings) as second:
             assert "written" not in second._launched
             assert not (settings.jobs / "launched" / "written.json").exists()
-        finally:
-            second.close()
