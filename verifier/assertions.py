@@ -86,7 +86,8 @@ _HEDGES = ("apparently", "likely", "most likely", "probably", "presumably", "see
            "appear", "in principle", "in theory", "suggest", "suggests", "supposedly", "allegedly", "reportedly",
            "as far as we can tell", "as far as we know", "we believe", "we think", "i believe", "i think", "ought to",
            "meant to", "supposed to", "should have", "would have", "might have", "may have", "could have", "either",
-           "hoped", "expected to", "perhaps", "maybe", "possibly", "unconfirmed", "not confirmed")
+           "hoped", "expected to", "perhaps", "maybe", "possibly", "unconfirmed", "not confirmed", "possible",
+           "potential", "suspected", "suspicious", "on paper", "technically", "nominally", "tried", "attempted")
 """Hedges and evidentials: the writer does not assert the outcome, only that it seems or was meant to be so."""
 _PARTIALS = ("half of", "in part", "partly", "partially", "part of", "some of", "most of", "most", "all but",
              "except", "excluding", "apart from", "but for", "nearly all", "almost all", "not all", "less", "minus",
@@ -118,6 +119,14 @@ _CLAUSE_BREAKS = (
     "and", "but", "however", "although", "though", "whereas", "while", "so", "which", "who", "because",
     "since", "then",
 )
+MARKER_WORDS: frozenset[str] = frozenset(
+    word for group in (_NEGATORS, _MODALS, _MORE_PENDING, _PENDING, _CONDITIONS, _SENTENCE_NEGATIONS,
+                       _DELIVERY_FAILURES, _FAILURES, _CONCESSIONS, _REVERSALS, _HEDGES, _PARTIALS, _RETRACTIONS,
+                       _FUTURE_TIMES, _ADDITIVES)
+    for word in group if " " not in word)
+"""Every one-word marker the reader reads: in a clause it either marks something or was ruled out as a marker by a
+rule of this module ("charged only *once*", "*not* pending"), so the reader accounts for it either way. The words of
+a longer marker ("clawed back") are accounted for only where the whole marker stands."""
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "no.", "nr.", "approx.", "vs.", "mr.", "ms.", "mrs.", "dr.", "st.")
 
 
@@ -150,6 +159,20 @@ _SCOPE_BREAK = re.compile(r":\s|\s[—–-]\s|—|–|\(|,\s+(?=(?:we|you|i|it|t
 _SARCASTIC_NOT = re.compile(r"(?:\.{2,}|…|,|-|—)?\s*\bNOT\b[.!]*\s*$")
 """A sentence that ends in a shouted NOT ("issued... NOT.") takes itself back."""
 _ADDITIVE = _phrase(_ADDITIVES)
+_NUMBER_WORD = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|some|several|a\s+few|few|many|most|half)"
+_DEGREE = re.compile(r"(?<![\w'’-])(?:(?:more|less|fewer)\s+than|at\s+(?:least|most)|up\s+to|over|under|above|"
+                     r"below|around|roughly|approximately|nearly|almost|close\s+to|about|just\s+(?:over|under)|"
+                     r"upwards\s+of|north\s+of|south\s+of)(?=\s+(?:[€$£]\s?|[A-Z]{3}\s)?\d)"
+                     rf"|(?<![\w'’-]){_NUMBER_WORD}\s+of\s+(?:the|these|those|them|our|your|its|all)(?![\w'’-])"
+                     r"|(?<![\w'’-])(?:nearly|almost|mostly|largely|virtually|practically|bar|barring|save\s+for)"
+                     r"(?![\w'’-])", re.IGNORECASE)
+"""What makes a statement about a degree or a part of its object: an amount qualified ("more than 30.50 USD"),
+a part of a whole ("two of the three events"), a state not quite reached ("nearly complete"), an exception
+("processed, bar EV-508")."""
+_DISTRIBUTIVE = re.compile(r"(?<![\w'’-])(?:each|every|per|apiece)(?![\w'’-])", re.IGNORECASE)
+_AMOUNT_SHAPE = re.compile(r"\d[.,]\d{2}(?!\d)")
+"""Beside an amount in its clause, a distributive word makes it an amount for each of several things ("*each*
+item of your order totals 30.50 USD"), not the total."""
 _REVERSAL = re.compile(_phrase(_REVERSALS).pattern + "|" + _phrase(_FAILURES).pattern, re.IGNORECASE)
 _FUTURE_TIME = _phrase(_FUTURE_TIMES)
 _REPORTED = re.compile(
@@ -309,6 +332,9 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
              *_markers("additive", _ADDITIVE, clause_text, start, local),
              *_markers("hedge", _HEDGE, clause_text, start, local),
              *_markers("partial", _PARTIAL, clause_text, start, local),
+             *_markers("partial", _DEGREE, clause_text, start, local),
+             *(_markers("partial", _DISTRIBUTIVE, clause_text, start, local)
+               if _AMOUNT_SHAPE.search(clause_text) else []),
              *_markers("future", _NEXT_DAY, clause_text, start, local)]
     for kind, pattern in (("pending", _PENDING_STATE), ("future", _FUTURE_TIME)):
         found += [Marker(kind, m.group(0), start + m.start(), start + m.end())  # type: ignore[arg-type]
@@ -327,8 +353,11 @@ def _request_phrase(text: str, start: int, end: int, marker: Marker) -> tuple[in
     what follows it up to the clause's next verb ("your *refund request for O-1042* was declined" asks for the refund,
     and asserts that the request was declined)."""
     before = re.search(r"(?:[\w'’-]+\s+){0,3}$", text[start:marker.start])
+    first = start + before.start() if before else marker.start
+    for verb_before in _FINITE.finditer(text, first, marker.start):  # "turned down *your request*": the verb is not
+        first = max(first, verb_before.end())                        # part of what is asked for
     verb = _FINITE.search(text, marker.end, end)
-    return (start + before.start() if before else marker.start), (verb.start() if verb else end)
+    return first, (verb.start() if verb else end)
 
 
 def _clause_spans(sentence: str) -> list[tuple[int, int, str]]:

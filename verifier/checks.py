@@ -38,8 +38,9 @@ def _text_columns(row: Row, check: RowCheck, known: KnownIds) -> list[str]:
             for problem in (text_problems(row[column], text_check, known) if column in row else ["no such column"])]
 
 
-def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
-    """Exactly `count` rows match `where`, and each has the expected values and states its text facts."""
+def check_row(check: RowCheck, state: StateSnapshot, known: KnownIds | None = None) -> CheckResult:
+    """Exactly `count` rows match `where`, and each has the expected values and states its text facts (read with
+    `known`, the tenant's ids and record words: `KnownIds.of`, from the state alone when not given)."""
     if check.table not in state:
         return CheckResult(name=check.name, category="state", passed=False,
                            detail=f"table {check.table!r} is not in the final state")
@@ -49,7 +50,7 @@ def check_row(check: RowCheck, state: StateSnapshot) -> CheckResult:
             name=check.name, category="state", passed=False,
             detail=f"{check.table} where {check.where}: expected {check.count} row(s), found {len(rows)}",
         )
-    known = KnownIds.of(state) if check.text else KnownIds(kinds={})
+    known = known or (KnownIds.of(state) if check.text else KnownIds(kinds={}))
     problems = [p for row in rows
                 for p in [*mismatched_columns(row, check.expect), *_text_columns(row, check, known)]]
     if problems:

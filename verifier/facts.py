@@ -12,11 +12,11 @@ fact, not a date with a word beside it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from sites.kit.records import StateSnapshot
+from sites.kit.records import JournalEntry, StateSnapshot
 from tasks.spec import Fact, TextCheck
 from tasks.values import (
     CURRENCY_PATTERN,
@@ -49,6 +49,8 @@ _BARE_NUMBER = re.compile(r"(?:(?<![\w.,/-])#\s?|(?<![\w.,/-])(?:(?:no|nr|number
                           r"(?![\w/-]|[.,]\d)", re.IGNORECASE)
 _KIND_WORD = re.compile(r"([A-Za-z][\w-]*)\s*(?:(?:no|nr|number)\.?\s*)?#?\s*$", re.IGNORECASE)
 _WEEKDAY_NEAR = re.compile(rf"\b({WEEKDAY_PATTERN})\.?,?\s*(?:the\s+)?$", re.IGNORECASE)
+_LABEL_WORD = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*")
+_LABEL_WORDS = 5
 _WEEKDAY_AFTER = re.compile(rf"^,?\s*\(?\s*({WEEKDAY_PATTERN})\b", re.IGNORECASE)
 
 
@@ -88,21 +90,37 @@ class Mention:
 @dataclass(frozen=True)
 class KnownIds:
     """Every identifier of the tenant's records (values like `O-1047` in any column), each with the words that name
-    its kind (its tables' and columns' names: `order`, `number`), so that "order 1047" reads as O-1047."""
+    its kind (its tables' and columns' names: `order`, `number`), so that "order 1047" reads as O-1047; and the words
+    of the records' labels, which the reader of free text accounts for (`verifier.settling`)."""
 
     kinds: Mapping[str, frozenset[str]]
+    record_words: frozenset[str] = frozenset()
+    """The lower-case words of the tenant's short values (a label of at most `_LABEL_WORDS` words: a product, a claim's
+    description, a customer's name) that the agent did not write, and of the task's instruction: "the *kettle*" and
+    "the team *dinner* after *stocktake*" name records the site holds."""
 
     @classmethod
-    def of(cls, state: StateSnapshot | None) -> KnownIds:
+    def of(cls, state: StateSnapshot | None, journal: Sequence[JournalEntry] = (), instruction: str = "") -> KnownIds:
         kinds: dict[str, set[str]] = {}
+        written = {(entry.table, column, value) for entry in journal
+                   for column, value in (entry.after or {}).items()
+                   if isinstance(value, str)
+                   and (entry.change == "insert" or (entry.before or {}).get(column) != value)}
+        words: set[str] = {w.lower() for w in _LABEL_WORD.findall(instruction)}
         for table, rows in (state or {}).items():
             for row in rows:
                 for column, value in row.items():
-                    if isinstance(value, str) and _ID_SHAPE.fullmatch(value):
-                        words = kinds.setdefault(normalise_id(value), set())
-                        words.update(_words_of(table))
-                        words.update(_words_of(column))
-        return cls(kinds={k: frozenset(v) for k, v in kinds.items()})
+                    if not isinstance(value, str):
+                        continue
+                    if _ID_SHAPE.fullmatch(value):
+                        found = kinds.setdefault(normalise_id(value), set())
+                        found.update(_words_of(table))
+                        found.update(_words_of(column))
+                    elif (table, column, value) not in written:
+                        label = _LABEL_WORD.findall(value)
+                        if len(label) <= _LABEL_WORDS:
+                            words.update(w.lower() for w in label)
+        return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words))
 
     def by_number(self, number: str, kind_word: str | None) -> list[str]:
         """Known ids with this number, of the kind the word names (any kind when the number stands alone after #)."""
@@ -313,14 +331,20 @@ class Reading:
             reasons.append(why)
         return False, (reasons[0] if reasons else None)
 
-    def unsettled(self, check: TextCheck) -> list[Unsettled]:
+    def unsettled(self, check: TextCheck, known: KnownIds) -> list[Unsettled]:
         """What the text says about its check that the reader cannot account for (`verifier.settling`)."""
         kinds = {f.type for f in [*check.states, *check.never_states, *check.may_state]} | {"id"}
         bearing = sorted({*(span for f in [*check.states, *check.never_states, *check.may_state]
                             for span in self.occurrences(f)),
                           *((m.start, m.end) for m in self.mentions if m.kind in kinds)})
         stated = sorted(span for f in check.states if f.type != "denies" for span in self.occurrences(f))
-        return unsettled(self.text, self.clauses, check.reading, bearing, stated)
+        fact_words = frozenset(word.lower() for f in [*check.states, *check.never_states, *check.may_state]
+                               if f.type in ("words", "denies") for words in _alternatives(f) for word in words.split())
+        # Every word is read where the text says what happened (a fact it must state, or one it must not deny); a
+        # check that only forbids words (a qualifier that may not name another floor) reads those alone.
+        every_word = bool(check.states) or any(f.type == "denies" for f in check.never_states)
+        return unsettled(self.text, self.clauses, check.reading, bearing, stated, fact_words | known.record_words,
+                         every_word)
 
     def asserted_together(self, facts: list[Fact]) -> tuple[bool, str | None]:
         """Whether one clause asserts every one of these words facts (they describe one event)."""
@@ -365,7 +389,8 @@ def text_problems(text: object, check: TextCheck, known: KnownIds | None = None)
     dates whose weekday contradicts them."""
     if not isinstance(text, str):
         return [f"{text!r} is no text"]
-    reading = Reading.of(text, check, known or KnownIds(kinds={}))
+    known = known or KnownIds(kinds={})
+    reading = Reading.of(text, check, known)
     problems: list[str] = []
     together = [f for f in check.states if f.type == "words"]
     if together:
@@ -392,7 +417,7 @@ def text_problems(text: object, check: TextCheck, known: KnownIds | None = None)
         if rest:
             problems.append(f"states more than its facts: {rest!r}")
     said = " ".join(problems)
-    return problems + [str(u) for u in reading.unsettled(check) if f"({u.what})" not in said]
+    return problems + [str(u) for u in reading.unsettled(check, known) if f"({u.what})" not in said]
 
 
 def _others(reading: Reading, kind: str, stated: list[Fact], known: KnownIds | None) -> list[str]:

@@ -17,6 +17,7 @@ from verifier.checks import (
     check_via_route,
     check_visited,
 )
+from verifier.facts import KnownIds
 from verifier.seen import check_not_used, check_seen
 from verifier.verdict import (
     VERIFIER_VERSION,
@@ -37,9 +38,10 @@ def run_checks(
 ) -> list[CheckResult]:
     """Every check of the task, in declaration order, then the allowed-mutation check."""
     results: list[CheckResult] = []
+    known = KnownIds.of(state, journal, task.instruction)
     for check in task.expected_state:
         if isinstance(check, RowCheck):
-            results.append(check_row(check, state))
+            results.append(check_row(check, state, known))
         elif isinstance(check, AnswerCheck):
             results.append(check_answer(check, claim))
         elif isinstance(check, EffectsCheck):

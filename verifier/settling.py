@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from verifier.assertions import Clause, Marker, Reading, scope_end
+from verifier.assertions import MARKER_WORDS, Clause, Marker, Reading, scope_end
+from verifier.vocabulary import known_word
 
 _PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|remaining|the\s+others|another|"
                         r"one\s+more|two\s+more|the\s+last\s+ones?|leftovers?|the\s+balance\s+of)(?![\w'’-])",
@@ -40,7 +41,8 @@ _PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|
 _SENTENCE_KINDS = frozenset({"condition", "question", "concession", "failure", "retraction"})
 _CONTRASTS = frozenset({"but", "however", "yet", "though", "although", "whereas", "while"})
 """Words that open a clause set against the one before it: what it takes back is the sentence's."""
-_POLITE = re.compile(r"^\W*(?:could|would|can|will|may)\s+(?:you|i|we)\b|^\W*(?:please|kindly)\b", re.IGNORECASE)
+_POLITE = re.compile(r"^\W*(?:(?:hi|hello|hey|dear|good\s+(?:morning|afternoon|evening))\b[^,.!?:]{0,40}[,!:]\s*)?"
+                     r"(?:(?:could|would|can|will|may)\s+(?:you|i|we)\b|(?:please|kindly)\b)", re.IGNORECASE)
 """A question that is a polite request ("Could you attach the receipt?"), which asserts nothing to take back."""
 """Markers whose scope is their sentence: they bear on the check when the sentence does."""
 _GOVERNING_GAP = re.compile(r"^(?:\s+|\s*(?:to|be|been|have|has|had|being|the|your|its|this|that|a|an)\s+){1,4}$",
@@ -126,6 +128,74 @@ def _strange_words(text: str, clause: Clause, exempt: Sequence[tuple[int, int]])
     return None
 
 
+_CONTRACTION = re.compile(r"['’](?:ve|re|ll|d|s|m)$|n['’]t$", re.IGNORECASE)
+_ANAPHOR = re.compile(r"(?<![\w'’-])(?:it|its|they|them|their|this|that|these|those|which)(?![\w'’-])", re.IGNORECASE)
+"""Words that refer back: a clause holding one says something of what an earlier clause named ("…issued, and our
+bank has since clawed *it* back")."""
+_STEM_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ed", "es", "s", "d", "e")
+
+
+def _accounted(word: str, fact_words: frozenset[str]) -> bool:
+    """Whether the reader knows the role of a word (any letter case; a plural or past form, or a contraction of a
+    known one, too)."""
+    word = _CONTRACTION.sub("", word.lower().replace("’", "'"))
+    forms = {word, *(word[: -len(suffix)] + instead for suffix, instead in _SUFFIXES if word.endswith(suffix))}
+    return any(form in fact_words or form in MARKER_WORDS or known_word(form) for form in forms)
+
+
+def stem(word: str) -> str:
+    """A word without its inflection or derivation ("attachment", "attached" -> "attach"), for relatedness only."""
+    word = word.lower()
+    for suffix in _STEM_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def related(text: str, fact_words: frozenset[str]) -> list[tuple[int, int]]:
+    """The spans of words that share a stem with a word of the check's facts ("the *attachment*" beside the fact
+    "attached"): such a word is about what the check is about."""
+    stems = {stem(w) for w in fact_words if len(w) >= 4}
+    return [(m.start(), m.end()) for m in _WORD.finditer(text) if len(m.group(0)) >= 4 and stem(m.group(0)) in stems]
+
+
+def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fact_words: frozenset[str]) -> list[str]:
+    """The words of a clause the reader cannot account for: not a fact of the check, a record id, a number, a name
+    (a capitalised word inside a sentence), a marker or inside one's span, a word a negation takes back ("*not a
+    delivery problem*": what is denied need not be understood, only that it is denied), or a word of
+    `verifier.vocabulary` or of the tenant's record labels."""
+    negated = [(m.start, scope_end(text, m, clause.end)) for m in clause.markers if m.kind == "negation"
+               and clause.start <= m.start < clause.end]
+    covered = [*exempt, *((m.start, m.end) for m in clause.markers), *negated]
+    found = []
+    for match in _WORD.finditer(text, clause.start, clause.end):
+        word = match.group(0)
+        after_digit = text[match.start() - 1:match.start()].isdigit()  # a suffix or unit: "2nd", "3x", "5kg"
+        if any(a <= match.start() < b for a, b in covered) or len(word) < 2 or after_digit:
+            continue
+        if word[0].isupper() and re.search(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$", text[: match.start()]) is None:
+            continue  # a name inside a sentence
+        if not _accounted(word, fact_words):
+            found.append(word)
+    return found
+
+
+def _bearing_clauses(text: str, found: Sequence[Clause], about: Sequence[tuple[int, int]]) -> list[Clause]:
+    """The clauses that bear on the check: those holding something it is about, a clause set against one that
+    does ("…, *but* the bank statement shows a single charge"), and a clause that refers back to one in its
+    sentence or the one before ("…; it came straight back")."""
+    bearing: list[Clause] = []
+    sentences = list(dict.fromkeys(clause.sentence for clause in found))
+    for clause in found:
+        here = sentences.index(clause.sentence)
+        if (_bears(about, clause.start, clause.end)
+                or (clause.opened_by in _CONTRASTS and _bears(about, *clause.sentence))
+                or (bearing and sentences.index(bearing[-1].sentence) >= here - 1
+                    and _ANAPHOR.search(text, clause.start, clause.end))):
+            bearing.append(clause)
+    return bearing
+
+
 def _double_negations(clause: Clause, text: str) -> list[Marker]:
     """A negation or reversal of the clause that governs the next one ("declined to block")."""
     own = sorted((m for m in clause.markers if m.kind in ("negation", "reversal") and clause.start <= m.start
@@ -165,7 +235,8 @@ def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause
 
 
 def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Sequence[tuple[int, int]],
-              stated: Sequence[tuple[int, int]]) -> list[Unsettled]:
+              stated: Sequence[tuple[int, int]], fact_words: frozenset[str] = frozenset(),
+              every_word: bool = False) -> list[Unsettled]:
     """Why the text is unsettled for its check, one reason per marker (empty: it is settled). `bearing` are the
     spans of everything the check is about (its facts' occurrences, every record id), `stated` those of the facts it
     requires (a negation before one of these in its clause takes the requirement back)."""
@@ -180,6 +251,13 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
         if strange is not None and _bears(bearing, clause.start, clause.end):
             reasons.append(Unsettled(strange, text[clause.start:clause.end].strip()))
     about = [*bearing, *((m.start(), m.end()) for m in _PARTITIVE.finditer(text))]
+    for start, end in stated:
+        if re.match(r"['’]s(?![\w'’-])", text[end:end + 3]):
+            reasons.append(Unsettled("possessive: it names whose, not who or what", text[start:end + 2]))
+    for clause in _bearing_clauses(text, found, [*about, *related(text, fact_words)]) if every_word else ():
+        if strangers := unaccounted(text, clause, bearing, fact_words):
+            reasons.append(Unsettled(f"words not accounted for ({', '.join(dict.fromkeys(strangers))})",
+                                     text[clause.start:clause.end].strip()))
     seen: set[int] = set()
     for clause in found:
         words = text[clause.start:clause.end].strip()
@@ -220,8 +298,8 @@ def _unsettles(marker: Marker, clause: Clause, reading: Reading, stated: Sequenc
     if reading != "outcome":
         if marker.kind == "question":  # a reason posed as a question asserts nothing, unless it asks politely
             return _POLITE.search(text[clause.sentence[0]:clause.sentence[1]]) is None
-        if marker.kind == "condition":  # a condition on what the reason must state
-            return any(marker.start < a < clause.sentence[1] for a, _ in stated)
+        if marker.kind == "condition":  # a condition in a sentence that states what the reason must
+            return any(clause.sentence[0] <= a < clause.sentence[1] for a, _ in stated)
         return False
     if marker.kind == "negation":
         if clause.opened_by in _CONTRASTS:  # "…was issued, but it was not."
