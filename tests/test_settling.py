@@ -11,6 +11,8 @@ must leave it accepted.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -179,3 +181,117 @@ def test_a_reason_reads_reports_and_hedges_as_meant_but_not_a_concession(text: s
                                   "Hi Zoë, refund sent to Müller GmbH for O-1042."])
 def test_english_with_names_and_ids_is_english(text: str) -> None:
     assert not_english(text) is None, text
+
+
+# Round 4 (tasks/blind/verdicts4.yaml): a wrong note need not use any word the reader looks for ("our bank has since
+# clawed it back", "the paperwork for your refund", "a false positive"). The reader therefore reads every word of a
+# clause that bears on the check and refuses one it cannot account for (verifier/vocabulary.py). The strangers are
+# drawn from an English lexicon by program, so the property is about every word the reader does not know, not a list.
+def _strangers() -> list[str]:
+    from english_words import get_english_words_set
+
+    from verifier.settling import _accounted, related
+
+    facts = frozenset(w for f in REFUND.states for v in (f.value if isinstance(f.value, list) else [f.value])
+                      for w in str(v).split())
+    words = sorted(w for w in get_english_words_set(["web2"], lower=True)
+                   if w.isalpha() and 5 <= len(w) <= 10 and not _accounted(w, facts) and not related(w, facts))
+    return words[::97]  # a spread over the alphabet, the same on every run
+
+
+STRANGERS = _strangers()
+STRANGE_FRAMES = [  # where a stranger bears on the check: inside the note, beside it, or referring back to it
+    "Your {word} refund of {amount} for {order} has been issued.",
+    "We have issued a refund of {amount} for {order}, {word}.",
+    "We have issued a refund of {amount} for {order}; it was {word} afterwards.",
+    "A refund of {amount} was credited for {order}, but the bank {word} it.",
+    "We refunded {amount} for {order}. That refund was {word}.",
+]
+UNRELATED_FRAMES = [  # where it bears on nothing the check is about
+    "We have issued a refund of {amount} for {order}. Thank you for your {word}!",
+    "Hello {Word} team,\nWe have issued a refund of {amount} for {order}.",
+]
+
+
+@given(st.sampled_from(STRANGERS), st.sampled_from(STRANGE_FRAMES), ORDER, AMOUNT)
+@settings(max_examples=examples(300))
+def test_a_word_the_reader_cannot_account_for_unsettles_a_clause_that_bears(word: str, frame: str, order: str,
+                                                                            amount: str) -> None:
+    text = frame.format(word=word, order=order, amount=amount)
+    problems = text_problems(text, REFUND, KNOWN)
+    assert any("not accounted for" in p and word in p for p in problems), (text, problems)
+
+
+@given(st.sampled_from(STRANGERS), st.sampled_from(UNRELATED_FRAMES), ORDER, AMOUNT)
+@settings(max_examples=examples(100))
+def test_a_word_the_reader_cannot_account_for_is_no_matter_where_nothing_bears(word: str, frame: str, order: str,
+                                                                              amount: str) -> None:
+    text = frame.format(word=word, Word=word.capitalize(), order=order, amount=amount)
+    assert not any("not accounted for" in p for p in text_problems(text, REFUND, KNOWN)), text
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("We have issued a refund of more than 49.90 EUR for O-1042.", "part only 'more than'"),
+    ("We have issued a refund of about 49.90 EUR for O-1042.", "part only 'about'"),
+    ("Each item of O-1042 was refunded: 49.90 EUR.", "part only 'Each'"),
+    ("Two of the three refunds for O-1042 have been issued.", "part only 'Two of the'"),
+    ("The refund for O-1042 is nearly issued.", "part only 'nearly'"),
+    ("On paper we have issued a refund of 49.90 EUR for O-1042.", "hedge 'On paper'"),
+    ("We tried to issue the refund of 49.90 EUR for O-1042.", "hedge 'tried'"),
+])
+def test_a_degree_a_part_or_an_attempt_is_no_outcome(text: str, reason: str) -> None:
+    problems = text_problems(text, REFUND, KNOWN)
+    assert any(reason in p for p in problems), (text, problems)
+
+
+MANAGER = TextCheck.model_validate({"states": [{"words": ["Fatima Haddad"]}, {"words": ["manager"]}]})
+
+
+@pytest.mark.parametrize(("text", "passes"), [
+    ("Team expense: please submit it through your manager, Fatima Haddad.", True),
+    ("Please re-submit this team expense through Fatima Haddad (your manager).", True),
+    ("Team expense: please submit it through Fatima Haddad's manager.", False),
+    ("Team expense: please submit it through your previous manager, Fatima Haddad.", False),
+])
+def test_a_name_in_the_possessive_names_whose_not_who(text: str, passes: bool) -> None:
+    problems = text_problems(text, MANAGER, KNOWN)
+    assert (problems == []) == passes, (text, problems)
+
+
+DENIED = TextCheck.model_validate({"states": [{"words": ["declined", "denied", "turned down"]}],
+                                  "may_state": [{"id": "O-1042"}], "no_other": ["id"]})
+RECEIPT = TextCheck.model_validate({"reading": "circumstance",
+                                   "states": [{"words": ["receipt"]}, {"words": ["attach", "upload", "add"]}]})
+
+
+@pytest.mark.parametrize(("check", "text"), [
+    (DENIED, "Hello Olga, I am sorry: the approver turned down your request for a refund on order O-1042."),
+    (RECEIPT, "Hi Tomasz, could you please upload the receipt for the team dinner? Thanks!"),
+    (RECEIPT, "Dear Tomasz: would you attach the receipt?"),
+])
+def test_a_request_and_a_polite_question_after_a_greeting_are_read_as_meant(check: TextCheck, text: str) -> None:
+    labels = KnownIds(kinds=KNOWN.kinds, record_words=frozenset({"dinner"}))  # the claim's label, "Team dinner"
+    assert text_problems(text, check, labels) == [], text
+
+
+def test_the_readers_vocabularies_are_each_defined_once() -> None:
+    from verifier.assertions import MARKER_WORDS
+    from verifier.vocabulary import COURTESY, GRAMMAR, RECORDS
+
+    named = {"grammar": GRAMMAR, "courtesy": COURTESY, "records": RECORDS, "markers": MARKER_WORDS}
+    for (a, first), (b, second) in itertools.combinations(named.items(), 2):
+        assert not first & second, (a, b, sorted(first & second))
+
+
+def test_the_record_words_are_the_sites_labels_and_the_instruction_never_what_the_agent_wrote() -> None:
+    from sites.kit.records import JournalEntry
+
+    state = {"product": [{"id": 1, "name": "Enamel kettle", "notes": " ".join(["word"] * 12)}],
+             "notification": [{"id": 1, "body": "clawed back"}], "claim": [{"id": 2, "note": "fixed typo"}]}
+    journal = [JournalEntry(seq=1, operation=1, logical_time=1, table="notification", key={"id": 1}, change="insert",
+                            before=None, after={"id": 1, "body": "clawed back"}),
+               JournalEntry(seq=2, operation=2, logical_time=2, table="claim", key={"id": 2}, change="update",
+                            before={"id": 2, "note": ""}, after={"id": 2, "note": "fixed typo"})]
+    words = KnownIds.of(state, journal, "Refund the stocktake dinner.").record_words
+    assert {"enamel", "kettle", "stocktake", "dinner"} <= words
+    assert not {"clawed", "back", "fixed", "typo", "word"} & words  # the agent's own, and a long text's words

@@ -132,13 +132,17 @@ _CONTRACTION = re.compile(r"['’](?:ve|re|ll|d|s|m)$|n['’]t$", re.IGNORECASE)
 _ANAPHOR = re.compile(r"(?<![\w'’-])(?:it|its|they|them|their|this|that|these|those|which)(?![\w'’-])", re.IGNORECASE)
 """Words that refer back: a clause holding one says something of what an earlier clause named ("…issued, and our
 bank has since clawed *it* back")."""
+_HOLDING_WORDS = frozenset({"progressive", "quoted"})
+"""Markers whose span holds words of any kind ("was *bumming*", a quotation): each of those words is read too."""
 _STEM_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ed", "es", "s", "d", "e")
 
 
 def _accounted(word: str, fact_words: frozenset[str]) -> bool:
     """Whether the reader knows the role of a word (any letter case; a plural or past form, or a contraction of a
-    known one, too)."""
+    known one, too; a compound when it knows each part: "short-*staffed*" but not "short-*tempered*")."""
     word = _CONTRACTION.sub("", word.lower().replace("’", "'"))
+    if "-" in word.strip("-") and word not in fact_words and not known_word(word):  # a compound: "short-staffed"
+        return all(_accounted(part, fact_words) for part in word.split("-") if part)
     forms = {word, *(word[: -len(suffix)] + instead for suffix, instead in _SUFFIXES if word.endswith(suffix))}
     return any(form in fact_words or form in MARKER_WORDS or known_word(form) for form in forms)
 
@@ -166,12 +170,12 @@ def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fa
     `verifier.vocabulary` or of the tenant's record labels."""
     negated = [(m.start, scope_end(text, m, clause.end)) for m in clause.markers if m.kind == "negation"
                and clause.start <= m.start < clause.end]
-    covered = [*exempt, *((m.start, m.end) for m in clause.markers), *negated]
+    covered = [*exempt, *((m.start, m.end) for m in clause.markers if m.kind not in _HOLDING_WORDS), *negated]
     found = []
     for match in _WORD.finditer(text, clause.start, clause.end):
         word = match.group(0)
         after_digit = text[match.start() - 1:match.start()].isdigit()  # a suffix or unit: "2nd", "3x", "5kg"
-        if any(a <= match.start() < b for a, b in covered) or len(word) < 2 or after_digit:
+        if any(a <= match.start() and match.end() <= b for a, b in covered) or len(word) < 2 or after_digit:
             continue
         if word[0].isupper() and re.search(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$", text[: match.start()]) is None:
             continue  # a name inside a sentence

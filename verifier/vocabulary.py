@@ -36,7 +36,7 @@ is are was were be been am has have had having do does did done get got gets get
 of to for from in on at by with into onto via per about as than like through across along within among
 between
 and or both also too as well so then but however while because since who which
-now today yesterday already just currently recently meanwhile herewith hereby last latest first next after
+now today yesterday already just currently recently meanwhile herewith hereby latest first next after during until
 before within few see show shows shown
 zero one two three four five six seven eight nine ten eleven twelve second third fourth fifth
 all both each every any some such own same other
@@ -69,12 +69,12 @@ attach enclosed upload uploaded number numbers reference references id code code
 month months time times working business
 sent send sends sending issued issue issues processed process processing posted post made make placed received
 receive reaches reached confirmed confirm confirmation submit submitted resubmit re-submit filed took selected
-select went gone go goes closed close approve instructed want wants wanted treat matter risk
+select went gone go goes closed close approve instructed want wants wanted treat matter risk fall falls
 manager managers approver approvers approval approvals employee employees staff person expired lapsed fresh earlier
 login logins log logged logging sign signed sign-in password device devices phone phones laptop computer tablet
 browser unknown unrecognised unrecognized new recognise recognize recognised recognized alert alerts compromise
 compromised
-report reports reported says said wrote writes asks asked mentioned words
+reason reasons given give report reports reported says said wrote writes asks asked mentioned words
 """)
 """The nouns of the sites' records and the verbs of their ordinary handling: what a statement is about, never whether
 it holds."""
