@@ -185,7 +185,7 @@ def test_english_with_names_and_ids_is_english(text: str) -> None:
 
 # Round 4 (tasks/blind/verdicts4.yaml): a wrong note need not use any word the reader looks for ("our bank has since
 # clawed it back", "the paperwork for your refund", "a false positive"). The reader therefore reads every word of a
-# clause that bears on the check and refuses one it cannot account for (verifier/vocabulary.py). The strangers are
+# clause that bears on the check and refuses one it cannot account for (verifier/known_words.py). The strangers are
 # drawn from an English lexicon by program, so the property is about every word the reader does not know, not a list.
 def _strangers() -> list[str]:
     from english_words import get_english_words_set
@@ -231,11 +231,11 @@ def test_a_word_the_reader_cannot_account_for_is_no_matter_where_nothing_bears(w
 
 
 @pytest.mark.parametrize(("text", "reason"), [
-    ("We have issued a refund of more than 49.90 EUR for O-1042.", "part only 'more than'"),
-    ("We have issued a refund of about 49.90 EUR for O-1042.", "part only 'about'"),
-    ("Each item of O-1042 was refunded: 49.90 EUR.", "part only 'Each'"),
-    ("Two of the three refunds for O-1042 have been issued.", "part only 'Two of the'"),
-    ("The refund for O-1042 is nearly issued.", "part only 'nearly'"),
+    ("We have issued a refund of more than 49.90 EUR for O-1042.", "degree or part 'more than'"),
+    ("We have issued a refund of about 49.90 EUR for O-1042.", "degree or part 'about'"),
+    ("Each item of O-1042 was refunded: 49.90 EUR.", "degree or part 'Each'"),
+    ("Two of the three refunds for O-1042 have been issued.", "degree or part 'Two of the'"),
+    ("The refund for O-1042 is nearly issued.", "degree or part 'nearly'"),
     ("On paper we have issued a refund of 49.90 EUR for O-1042.", "hedge 'On paper'"),
     ("We tried to issue the refund of 49.90 EUR for O-1042.", "hedge 'tried'"),
 ])
@@ -276,7 +276,7 @@ def test_a_request_and_a_polite_question_after_a_greeting_are_read_as_meant(chec
 
 def test_the_readers_vocabularies_are_each_defined_once() -> None:
     from verifier.assertions import MARKER_WORDS
-    from verifier.vocabulary import COURTESY, GRAMMAR, RECORDS
+    from verifier.known_words import COURTESY, GRAMMAR, RECORDS
 
     named = {"grammar": GRAMMAR, "courtesy": COURTESY, "records": RECORDS, "markers": MARKER_WORDS}
     for (a, first), (b, second) in itertools.combinations(named.items(), 2):
@@ -295,3 +295,14 @@ def test_the_record_words_are_the_sites_labels_and_the_instruction_never_what_th
     words = KnownIds.of(state, journal, "Refund the stocktake dinner.").record_words
     assert {"enamel", "kettle", "stocktake", "dinner"} <= words
     assert not {"clawed", "back", "fixed", "typo", "word"} & words  # the agent's own, and a long text's words
+
+
+@pytest.mark.parametrize(("text", "passes"), [
+    ("Thank you for what you wrote about order O-1042: we have issued your refund of 49.90 EUR.", True),
+    ("What you wrote is that we have issued your refund of 49.90 EUR for O-1042.", False),
+    ("What you wrote was: we have issued your refund of 49.90 EUR for O-1042.", False),
+    ("You wrote: we have issued your refund of 49.90 EUR for O-1042.", False),
+])
+def test_a_report_that_is_a_thing_frames_nothing_unless_it_is_then_said(text: str, passes: bool) -> None:
+    problems = text_problems(text, REFUND, KNOWN)
+    assert (problems == []) == passes, (text, problems)

@@ -181,6 +181,11 @@ _REPORTED = re.compile(
       r"ticket|reply)|as\s+you\s+(?:said|wrote|put\s+it|mentioned|stated|reported|claimed?)|quote|quoting)"
     r"(?![\w'’-])", re.IGNORECASE)
 """A frame that reports someone else's words: what follows it in the sentence is theirs."""
+_REPORT_AS_NOUN = re.compile(r"(?<![\w'’-])(?:what|whatever|all|everything)\s+$", re.IGNORECASE)
+"""Before a report, a word that makes it a thing ("thank you for *what* you wrote about O-1259: we have issued"): it
+frames nothing after it."""
+_REPORT_STATED = re.compile(r"\s+(?:is|was)\s*(?:that\b|:)", re.IGNORECASE)
+"""...unless the thing is then said ("what you wrote *is that* the refund was issued")."""
 _NAMED_REPORTER = re.compile(r"\b[A-Z][a-z]+\s+(?:" + "|".join(_REPORTING_VERBS[:30]) + r")\b")
 _QUOTED = re.compile(r"[\"“”„«»]([^\"“”„«»]{1,600})[\"“”„«»]|(?<![\w])['‘]([^'‘’\n]*\s[^'‘’\n]*?)['’](?![\w])")
 _PROGRESSIVE = re.compile(r"(?<![\w'’-])(?:is|are|am|was|were|be|being|been|['’]re|['’]s)\s+"
@@ -204,8 +209,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])(?:[\"'’”)\]]*)\s+|\n+|\s*[;•]\s*")
 
 
 MarkerKind = Literal["negation", "modality", "pending", "future", "progressive", "condition", "question", "failure",
-                     "reversal", "concession", "reported", "quoted", "additive", "hedge", "partial", "retraction"]
-_LABELS: dict[str, str] = {"additive": "a further instance", "partial": "a part only",
+                     "reversal", "concession", "reported", "quoted", "additive", "hedge", "partial", "retraction",
+                     "degree"]
+_LABELS: dict[str, str] = {"additive": "a further instance", "partial": "a part only", "degree": "a degree or part",
                            "pending": "pending state", "failure": "reported failure", "future": "futurity",
                            "progressive": "progressive", "reported": "reported speech", "quoted": "quoted speech"}
 
@@ -311,7 +317,9 @@ def _sentence_markers(text: str, s_start: int, s_end: int, spans: list[tuple[int
              *_markers("failure", _FAILURE, sentence, s_start, local),
              *_markers("concession", _CONCESSION, sentence, s_start, local),
              *_markers("retraction", _RETRACTION, sentence, s_start, local),
-             *_markers("reported", _REPORTED, sentence, s_start, local),
+             *(m for m in _markers("reported", _REPORTED, sentence, s_start, local)
+               if not (_REPORT_AS_NOUN.search(text[s_start:m.start])
+                       and not _REPORT_STATED.match(text, m.end))),
              *_markers("reported", _NAMED_REPORTER, sentence, s_start, local)]
     if (shouted := _SARCASTIC_NOT.search(sentence)) is not None:
         found.append(Marker("negation", shouted.group(0).strip(), s_start + shouted.start(), s_start + shouted.end()))
@@ -332,8 +340,8 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
              *_markers("additive", _ADDITIVE, clause_text, start, local),
              *_markers("hedge", _HEDGE, clause_text, start, local),
              *_markers("partial", _PARTIAL, clause_text, start, local),
-             *_markers("partial", _DEGREE, clause_text, start, local),
-             *(_markers("partial", _DISTRIBUTIVE, clause_text, start, local)
+             *_markers("degree", _DEGREE, clause_text, start, local),
+             *(_markers("degree", _DISTRIBUTIVE, clause_text, start, local)
                if _AMOUNT_SHAPE.search(clause_text) else []),
              *_markers("future", _NEXT_DAY, clause_text, start, local)]
     for kind, pattern in (("pending", _PENDING_STATE), ("future", _FUTURE_TIME)):
@@ -377,7 +385,7 @@ def scope_end(text: str, marker: Marker, limit: int) -> int:
     subject ("Without further delay, *we* have issued"), within `limit`; a colon right after a report introduces
     what it reports ("You wrote: ...") and does not end it."""
     start = marker.end
-    if marker.kind == "reported" and (colon := re.match(r"\s*:\s*", text[start:limit])) is not None:
+    if marker.kind == "reported" and (colon := re.match(r"\s*(?:(?:is|was)\s*)?:\s*", text[start:limit])) is not None:
         start += colon.end()
     elif marker.kind == "reported" and (source := re.match(r"[^,:;]{0,40},\s*", text[start:limit])) is not None:
         start += source.end()  # "According to the approver, <what the approver says>"

@@ -8,7 +8,9 @@ record (an id), or refers to part of a whole ("the rest", "the remaining ones", 
 that bears on the check leaves the text **unsettled**:
 
 - in both readings: a concession (`although`, `even though`, `despite`: the sentence grants what it then takes
-  back), a double negation (a negation or reversal governing another: "declined to block", "did not fail to");
+  back), a double negation (a negation or reversal governing another: "declined to block", "did not fail to"), a
+  degree or part ("more than 30.50 USD", "two of the three", "nearly complete", "bar EV-508"), a retraction, a
+  required name in the possessive ("Fatima Haddad's manager");
 - in an outcome reading also: futurity, modality or a pending state of any wording (`will`, `to follow`, `later`,
   `still`, `is processing`), a condition, a question, a reported failure or reversal (`declined`, `wrong`), a
   quotation that holds a fact, a report of someone else's words (`you wrote`, `the customer says`), a negation with
@@ -20,6 +22,13 @@ check and is accounted for; so is any clause that bears on nothing the check is 
 within 3 days", "kind regards"). In a `circumstance` reading (a reason describing a situation) reported speech,
 modality and single negations are what is meant. A text the reader cannot read as English (letters of another
 script, or fewer than `_ENGLISH_SHARE` of its words in an English lexicon) is unsettled as a whole.
+
+Markers are a list, and no list is complete. So where the text says what happened (the check states a fact or must
+not deny one) every word of a clause that bears on the check must also be one the reader can account for
+(`unaccounted`: the check's facts, ids, numbers, names, markers, `verifier.known_words`, the tenant's record labels
+and the instruction); for this rule a clause also bears when it holds a word sharing a stem with a fact, is set
+against one that bears ("…, but …") or refers back to one ("…; it came straight back"). Any other word leaves the
+text unsettled, and the verdict names it.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from verifier.assertions import MARKER_WORDS, Clause, Marker, Reading, scope_end
-from verifier.vocabulary import known_word
+from verifier.known_words import known_word
 
 _PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|remaining|the\s+others|another|"
                         r"one\s+more|two\s+more|the\s+last\s+ones?|leftovers?|the\s+balance\s+of)(?![\w'’-])",
@@ -167,7 +176,7 @@ def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fa
     """The words of a clause the reader cannot account for: not a fact of the check, a record id, a number, a name
     (a capitalised word inside a sentence), a marker or inside one's span, a word a negation takes back ("*not a
     delivery problem*": what is denied need not be understood, only that it is denied), or a word of
-    `verifier.vocabulary` or of the tenant's record labels."""
+    `verifier.known_words` or of the tenant's record labels."""
     negated = [(m.start, scope_end(text, m, clause.end)) for m in clause.markers if m.kind == "negation"
                and clause.start <= m.start < clause.end]
     covered = [*exempt, *((m.start, m.end) for m in clause.markers if m.kind not in _HOLDING_WORDS), *negated]
@@ -297,7 +306,7 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
 
 def _unsettles(marker: Marker, clause: Clause, reading: Reading, stated: Sequence[tuple[int, int]],
                doubles: list[Marker], text: str) -> bool:
-    if marker.kind in ("concession", "retraction") or marker in doubles:
+    if marker.kind in ("concession", "retraction", "degree") or marker in doubles:
         return True
     if reading != "outcome":
         if marker.kind == "question":  # a reason posed as a question asserts nothing, unless it asks politely

@@ -1,7 +1,8 @@
 """Mutants of what an agent writes: free text that stops asserting, values spelled as people spell them.
 
 For `computerops tasks audit`. Wrong variants of a filled free text keep its words and take the assertion back
-(negated, future, pending, conditional, reported failure, conceded, doubly negated) or say it in another language,
+(negated, future, pending, conditional, reported failure, conceded, doubly negated, taken back later in words no
+marker holds, said of a degree short of it) or say it in another language,
 name another record by a bare number, or write a wrong
 amount in words; valid variants write the same facts another way (the amount in words, the record by its bare
 number, an e-mail address in capitals, a phone number without spaces) and must be accepted. For the structured
@@ -66,6 +67,19 @@ def non_assertions(text: str) -> Iterator[tuple[str, str]]:
     yield "conceded", f"{text.strip().rstrip('.')}, although none of this has been confirmed."
     yield "double-negated", _each_sentence(text, lambda s: f"Nobody declined to block it: {_lower_first(s)}")
     yield "foreign", _in_german(text)
+    # Unsettled by what the reader cannot account for or by a degree: a later sentence that takes it back in words
+    # no marker list holds, and a statement of a part or a degree.
+    yield "taken-back", f"{text.strip().rstrip('.')}. Our bank has since clawed it back."
+    yield "degree", _each_sentence(text, _nearly)
+
+
+def _nearly(sentence: str) -> str:
+    """The sentence's first past-tense verb made a degree short of it ("was nearly issued"); without one, the sentence
+    said of nearly everything."""
+    match = _PAST.search(sentence)
+    if match is None:
+        return f"Nearly all of it: {_lower_first(sentence)}"
+    return sentence[: match.start(1)] + "nearly " + sentence[match.start(1):]
 
 
 def _in_german(text: str) -> str:
