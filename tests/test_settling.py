@@ -306,3 +306,15 @@ def test_the_record_words_are_the_sites_labels_and_the_instruction_never_what_th
 def test_a_report_that_is_a_thing_frames_nothing_unless_it_is_then_said(text: str, passes: bool) -> None:
     problems = text_problems(text, REFUND, KNOWN)
     assert (problems == []) == passes, (text, problems)
+
+
+DELIVERED = TextCheck.model_validate({"states": [{"id": "O-1042"}, {"words": ["delivered"]}]})
+
+
+@pytest.mark.parametrize("reporter", ["The carrier says", "The courier claimed", "Our warehouse team reports",
+                                      "Your bank told us", "Their tracking page states"])
+def test_any_noun_phrase_that_reports_makes_what_follows_its_words(reporter: str) -> None:
+    text = f"{reporter} that your order O-1042 was delivered."
+    problems = text_problems(text, DELIVERED, KNOWN)
+    assert any("reported speech" in p for p in problems), (text, problems)
+    assert text_problems("The carrier delivered your order O-1042.", DELIVERED, KNOWN) == []

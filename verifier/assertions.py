@@ -178,9 +178,12 @@ _FUTURE_TIME = _phrase(_FUTURE_TIMES)
 _REPORTED = re.compile(
     r"(?<![\w'’-])(?:(?:" + "|".join(_REPORTERS) + r")(?:['’]s\s+\w+)?\s+(?:\w+\s+)?(?:" + "|".join(_REPORTING_VERBS)
     + r")|according\s+to|in\s+(?:your|their|his|her)\s+(?:own\s+)?(?:message|email|e-mail|mail|words|note|letter|"
-      r"ticket|reply)|as\s+you\s+(?:said|wrote|put\s+it|mentioned|stated|reported|claimed?)|quote|quoting)"
+      r"ticket|reply)|as\s+you\s+(?:said|wrote|put\s+it|mentioned|stated|reported|claimed?)|quote|quoting"
+    r"|(?:the|a|an|our|your|their|its)\s+(?:[a-z][\w-]*\s+){1,2}(?:says|said|claims|claimed|reports|states|writes|"
+    r"wrote|tells|told|mentions|insists|insisted|alleges|alleged|maintains|maintained)(?!\s+(?:by|to\s+be)\b))"
     r"(?![\w'’-])", re.IGNORECASE)
-"""A frame that reports someone else's words: what follows it in the sentence is theirs."""
+"""A frame that reports someone else's words: what follows it in the sentence is theirs. The reporter is a word of
+`_REPORTERS`, a name, or any noun phrase with its determiner ("*the carrier says* it delivered your order")."""
 _REPORT_AS_NOUN = re.compile(r"(?<![\w'’-])(?:what|whatever|all|everything)\s+$", re.IGNORECASE)
 """Before a report, a word that makes it a thing ("thank you for *what* you wrote about O-1259: we have issued"): it
 frames nothing after it."""

@@ -63,7 +63,8 @@ totalling totaling totaled totalled sum charge charges charged card cards accoun
 fees price prices cost costs rate billed billing bill bills statement cents cent pence method original full
 claim claims expense expenses receipt receipts ticket tickets case cases message messages note notes record records
 entry entries event events batch batches checkpoint dependency step steps action actions run runs retry retried
-delivery deliveries shipment shipments parcel parcels package packages address addresses home regular
+delivery deliveries shipment shipments parcel parcels package packages address addresses home regular carrier
+courier
 email emails e-mail e-mails mail mailed reply replied copy copies document documents file files attachment attached
 attach enclosed upload uploaded number numbers reference references id code codes date dates day days week weeks
 month months time times working business
