@@ -318,3 +318,32 @@ def test_any_noun_phrase_that_reports_makes_what_follows_its_words(reporter: str
     problems = text_problems(text, DELIVERED, KNOWN)
     assert any("reported speech" in p for p in problems), (text, problems)
     assert text_problems("The carrier delivered your order O-1042.", DELIVERED, KNOWN) == []
+
+
+@pytest.mark.parametrize(("check", "text", "passes"), [
+    (REFUND, "Your refund of 49.90 EUR for O-1042 has been processed and the money sent back to your card.", True),
+    (REFUND, "We have issued a refund of 49.90 EUR for O-1042, but your bank sent it back to us.", False),
+    (REFUND, "O-1042 has been refunded: 49.90 EUR is on its way back to your account.", True),
+    (REFUND, "We have issued a refund of 49.90 EUR for O-1042. Well, almost.", False),
+    (REFUND, "We have issued a refund of 49.90 EUR for O-1042 two times.", False),
+    (REFUND, "We have issued a refund of 49.90 EUR for O-1042 and then the same amount on top.", False),
+    (REFUND, "We have issued a refund of 49.90 EUR for O-1042. Sam Patel stopped it.", False),
+    (REFUND, "You have been refunded 49.90 EUR for O-1042: the refund was issued today.", True),
+    (DENIED, "You declined the refund for order O-1042.", False),
+    (DENIED, "The refund you asked for on order O-1042 was declined.", True),
+])
+def test_direction_repetition_and_the_reader_as_actor(check: TextCheck, text: str, passes: bool) -> None:
+    problems = text_problems(text, check, KNOWN)
+    assert (problems == []) == passes, (text, problems)
+
+
+def test_a_remainder_is_still_left_when_a_run_failed() -> None:
+    problems = text_problems("EV-506 processed; the batch action failed after EV-506 and EV-508 is still queued.",
+                             COMPLETE, KNOWN)
+    assert any(p.startswith("asserts words") for p in problems), problems
+
+
+def test_a_label_is_a_capitalised_short_value_not_a_phrase() -> None:
+    state = {"carrier_update": [{"id": 1, "detail": "left in parcel locker 40B", "item": "Enamel kettle"}]}
+    words = KnownIds.of(state).record_words
+    assert {"enamel", "kettle"} <= words and not {"left", "parcel", "locker"} & words

@@ -87,7 +87,8 @@ _HEDGES = ("apparently", "likely", "most likely", "probably", "presumably", "see
            "as far as we can tell", "as far as we know", "we believe", "we think", "i believe", "i think", "ought to",
            "meant to", "supposed to", "should have", "would have", "might have", "may have", "could have", "either",
            "hoped", "expected to", "perhaps", "maybe", "possibly", "unconfirmed", "not confirmed", "possible",
-           "potential", "suspected", "suspicious", "on paper", "technically", "nominally", "tried", "attempted")
+           "potential", "suspected", "suspicious", "usually", "normally", "typically", "on paper", "technically",
+           "nominally", "tried", "attempted")
 """Hedges and evidentials: the writer does not assert the outcome, only that it seems or was meant to be so."""
 _PARTIALS = ("half of", "in part", "partly", "partially", "part of", "some of", "most of", "most", "all but",
              "except", "excluding", "apart from", "but for", "nearly all", "almost all", "not all", "less", "minus",
@@ -106,7 +107,8 @@ _FUTURE_TIMES = ("to follow", "to come", "will follow", "follows later", "shortl
                  "on the way", "underway", "under way", "in transit", "in the pipeline", "later today", "afterwards",
                  "outstanding")
 _ADDITIVES = ("another", "a second", "a further", "additional", "an additional", "extra", "again", "twice", "once more",
-              "one more", "a repeat", "repeated")
+              "one more", "a repeat", "repeated", "two times", "2 times", "three times", "3 times", "several times",
+              "on top", "on top of that", "the same amount", "as well as that", "double", "doubled")
 """Words that add a further instance of what a clause says ("and another refund of 59.00 EUR")."""
 _REPORTERS = ("you", "they", "he", "she", "customer", "client", "sender", "vendor", "caller", "user", "requester",
               "supplier", "employee", "manager", "approver")
@@ -173,6 +175,11 @@ _DISTRIBUTIVE = re.compile(r"(?<![\w'’-])(?:each|every|per|apiece)(?![\w'’-]
 _AMOUNT_SHAPE = re.compile(r"\d[.,]\d{2}(?!\d)")
 """Beside an amount in its clause, a distributive word makes it an amount for each of several things ("*each*
 item of your order totals 30.50 USD"), not the total."""
+_BACK_TO_THE_CUSTOMER = re.compile(r"\s+back\s+to\s+(?:you|your)\b", re.IGNORECASE)
+"""After "on its way", money going back to the customer: the refund made and in transit, nothing pending of it."""
+_TOWARD_THE_CUSTOMER = re.compile(r"\s+to\s+(?:you|your)\b", re.IGNORECASE)
+"""After "sent back" or "went back", the customer as where it went: the refund itself ("the money sent back to
+your card"), not a reversal ("your bank sent it back to us")."""
 _REVERSAL = re.compile(_phrase(_REVERSALS).pattern + "|" + _phrase(_FAILURES).pattern, re.IGNORECASE)
 _FUTURE_TIME = _phrase(_FUTURE_TIMES)
 _REPORTED = re.compile(
@@ -181,15 +188,18 @@ _REPORTED = re.compile(
       r"ticket|reply)|as\s+you\s+(?:said|wrote|put\s+it|mentioned|stated|reported|claimed?)|quote|quoting"
     r"|(?:the|a|an|our|your|their|its)\s+(?:[a-z][\w-]*\s+){1,2}(?:says|said|claims|claimed|reports|states|writes|"
     r"wrote|tells|told|mentions|insists|insisted|alleges|alleged|maintains|maintained)(?!\s+(?:by|to\s+be)\b))"
-    r"(?![\w'’-])", re.IGNORECASE)
+    r"(?![\w'’-])(?!\s+for\b)", re.IGNORECASE)
 """A frame that reports someone else's words: what follows it in the sentence is theirs. The reporter is a word of
-`_REPORTERS`, a name, or any noun phrase with its determiner ("*the carrier says* it delivered your order")."""
+`_REPORTERS`, a name, or any noun phrase with its determiner ("*the carrier says* it delivered your order"); "asked
+for" is a request, not a report ("the refund you asked for was not approved")."""
 _REPORT_AS_NOUN = re.compile(r"(?<![\w'’-])(?:what|whatever|all|everything)\s+$", re.IGNORECASE)
 """Before a report, a word that makes it a thing ("thank you for *what* you wrote about O-1259: we have issued"): it
 frames nothing after it."""
 _REPORT_STATED = re.compile(r"\s+(?:is|was)\s*(?:that\b|:)", re.IGNORECASE)
 """...unless the thing is then said ("what you wrote *is that* the refund was issued")."""
-_NAMED_REPORTER = re.compile(r"\b[A-Z][a-z]+\s+(?:" + "|".join(_REPORTING_VERBS[:30]) + r")\b")
+_NAMED_REPORTER = re.compile(r"\b(?!(?:As|It|We|I|You|They|He|She|This|That|The|A|An|Our|Your|If|When|So|And|But|"
+                             r"Just|Also|Then|Here|There)\b)[A-Z][a-z]+\s+(?:"
+                             + "|".join(_REPORTING_VERBS[:30]) + r")\b")
 _QUOTED = re.compile(r"[\"“”„«»]([^\"“”„«»]{1,600})[\"“”„«»]|(?<![\w])['‘]([^'‘’\n]*\s[^'‘’\n]*?)['’](?![\w])")
 _PROGRESSIVE = re.compile(r"(?<![\w'’-])(?:is|are|am|was|were|be|being|been|['’]re|['’]s)\s+"
                           r"(?:now\s+|currently\s+|still\s+)?"
@@ -338,7 +348,8 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
     local = [(x - start, y - start) for x, y in spans]
     found = [*_markers("negation", _NEGATOR, clause_text, start, local),
              *_markers("modality", _MODAL, clause_text, start, local),
-             *_markers("reversal", _REVERSAL, clause_text, start, local),
+             *(m for m in _markers("reversal", _REVERSAL, clause_text, start, local)
+               if not (m.words.lower().endswith("back") and _TOWARD_THE_CUSTOMER.match(clause_text, m.end - start))),
              *_markers("progressive", _PROGRESSIVE, clause_text, start, local),
              *_markers("additive", _ADDITIVE, clause_text, start, local),
              *_markers("hedge", _HEDGE, clause_text, start, local),
@@ -351,7 +362,8 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
         found += [Marker(kind, m.group(0), start + m.start(), start + m.end())  # type: ignore[arg-type]
                   for m in _outside(pattern.finditer(clause_text), local)
                   if not _NOT_BEFORE.search(clause_text[: m.start()]) and not attributive(clause_text, m.start(),
-                                                                                          m.end())]
+                                                                                          m.end())
+                  and not (m.group(0).lower() == "on its way" and _BACK_TO_THE_CUSTOMER.match(clause_text, m.end()))]
     return found
 
 

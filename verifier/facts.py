@@ -95,9 +95,10 @@ class KnownIds:
 
     kinds: Mapping[str, frozenset[str]]
     record_words: frozenset[str] = frozenset()
-    """The lower-case words of the tenant's short values (a label of at most `_LABEL_WORDS` words: a product, a claim's
-    description, a customer's name) that the agent did not write, and of the task's instruction: "the *kettle*" and
-    "the team *dinner* after *stocktake*" name records the site holds."""
+    """The lower-case words of the tenant's labels (a value that starts with a capital and has at most `_LABEL_WORDS`
+    words: a product, a claim's description, a customer's name; not a phrase such as a carrier's "left in parcel
+    locker 40B") that the agent did not write, and of the task's instruction: "the *kettle*" and "the team *dinner*
+    after *stocktake*" name records the site holds."""
 
     @classmethod
     def of(cls, state: StateSnapshot | None, journal: Sequence[JournalEntry] = (), instruction: str = "") -> KnownIds:
@@ -116,7 +117,7 @@ class KnownIds:
                         found = kinds.setdefault(normalise_id(value), set())
                         found.update(_words_of(table))
                         found.update(_words_of(column))
-                    elif (table, column, value) not in written:
+                    elif (table, column, value) not in written and value[:1].isupper():
                         label = _LABEL_WORD.findall(value)
                         if len(label) <= _LABEL_WORDS:
                             words.update(w.lower() for w in label)
@@ -323,6 +324,8 @@ class Reading:
                 reasons.append("attributive")
                 continue
             why = self.why_not(start, end)
+            if forbidden and why is not None and why.startswith("reported failure"):
+                why = None  # a remainder is no less left when a run failed ("…failed, and EV-508 is still queued")
             if fact.type == "denies":
                 if why is not None and why != "outside any clause":
                     return True, None

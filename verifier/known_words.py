@@ -41,7 +41,7 @@ before within few see show shows shown
 zero one two three four five six seven eight nine ten eleven twelve second third fourth fifth
 all both each every any some such own same other
 very much many more
-up out off over down
+up out off over down back alone way
 please
 """)
 """Closed-class words: they build a statement and never decide whether it holds (those that do — `not`, `will`,
@@ -61,8 +61,9 @@ order orders item items product products sku stock reorder quantity quantities u
 refund refunds refunded refunding invoice invoices invoiced payment payments paid pay amount amounts total totals
 totalling totaling totaled totalled sum charge charges charged card cards account accounts money funds balance fee
 fees price prices cost costs rate billed billing bill bills statement cents cent pence method original full
+arrive arrives arrival
 claim claims expense expenses receipt receipts ticket tickets case cases message messages note notes record records
-entry entries event events batch batches checkpoint dependency step steps action actions run runs retry retried
+entry entries event events batch batches checkpoint dependency step steps action actions run runs ran retry retried
 delivery deliveries shipment shipments parcel parcels package packages address addresses home regular carrier
 courier
 email emails e-mail e-mails mail mailed reply replied copy copies document documents file files attachment attached
@@ -73,7 +74,8 @@ receive reaches reached confirmed confirm confirmation submit submitted resubmit
 select went gone go goes closed close approve instructed want wants wanted treat matter risk fall falls
 manager managers approver approvers approval approvals employee employees staff person expired lapsed fresh earlier
 login logins log logged logging sign signed sign-in password device devices phone phones laptop computer tablet
-browser unknown unrecognised unrecognized new recognise recognize recognised recognized alert alerts compromise
+browser someone somebody looks
+unknown unrecognised unrecognized new recognise recognize recognised recognized alert alerts compromise
 compromised
 reason reasons given give report reports reported says said wrote writes asks asked mentioned words
 """)

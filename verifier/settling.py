@@ -63,9 +63,11 @@ _TEXT_RETRACTIONS = frozenset({"correction", "scratch that", "strike that", "dis
                                "ignore my previous", "actually", "on second thought", "i take that back", "retract",
                                "retracted"})
 """Retractions whose scope is the whole text: "Correction: it has not gone out yet" takes back what came before."""
-_BARE_DENIAL = re.compile(r"(?:^|(?<=[.!?…]))\s*(?:not|nope|not really|not yet|or not)\s*[.!]*\s*(?=$|\n)",
-                          re.IGNORECASE | re.MULTILINE)
-"""A sentence that is nothing but a denial ("…issued... NOT."): it takes back the sentence before it."""
+_BARE_DENIAL = re.compile(r"(?:^|(?<=[.!?…]))\s*(?:(?:well|ok|okay|so|er|um|or|and|but)\s*,?\s*)?"
+                          r"(?:not|nope|not really|not yet|not quite|almost|nearly|sort of|kind of|more or less|partly|in part|in theory|"
+                          r"on paper|just about|mostly|hardly)\s*[.!…]*\s*(?=$|\n)", re.IGNORECASE | re.MULTILINE)
+"""A sentence that is nothing but a denial or a degree ("…issued... NOT.", "Well, almost."): it takes back the
+sentence before it."""
 _STRANGE_IN_CLAUSE = 2
 _CLAUSE_SHARE = 0.85
 """A preposition that starts an adjunct (when, where, why) rather than the object of what precedes it."""
@@ -141,8 +143,16 @@ _CONTRACTION = re.compile(r"['’](?:ve|re|ll|d|s|m)$|n['’]t$", re.IGNORECASE)
 _ANAPHOR = re.compile(r"(?<![\w'’-])(?:it|its|they|them|their|this|that|these|those|which)(?![\w'’-])", re.IGNORECASE)
 """Words that refer back: a clause holding one says something of what an earlier clause named ("…issued, and our
 bank has since clawed *it* back")."""
+_REPEATS = frozenset({"two times", "2 times", "three times", "3 times", "several times", "on top", "on top of that",
+                      "the same amount", "double", "doubled"})
+"""Further instances that need no fact beside them: in a clause that bears on the check they repeat what it says
+("issued … and then the same amount on top")."""
 _HOLDING_WORDS = frozenset({"progressive", "quoted"})
 """Markers whose span holds words of any kind ("was *bumming*", a quotation): each of those words is read too."""
+_READER_ACTS = re.compile(r"(?<![\w'’-])(?:you|you['’]ve|you\s+have|you\s+had)\s+"
+                          r"(?:\w+ly\s+|just\s+|already\s+)?$", re.IGNORECASE)
+"""Right before a required fact, the reader as its subject in the active voice ("*You declined* the refund"): what
+the reader did, not what was done for them ("you have been refunded" is passive, and no subject of the fact)."""
 _STEM_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ed", "es", "s", "d", "e")
 
 
@@ -201,8 +211,7 @@ def _bearing_clauses(text: str, found: Sequence[Clause], about: Sequence[tuple[i
     sentences = list(dict.fromkeys(clause.sentence for clause in found))
     for clause in found:
         here = sentences.index(clause.sentence)
-        if (_bears(about, clause.start, clause.end)
-                or (clause.opened_by in _CONTRASTS and _bears(about, *clause.sentence))
+        if (_bears(about, *clause.sentence)
                 or (bearing and sentences.index(bearing[-1].sentence) >= here - 1
                     and _ANAPHOR.search(text, clause.start, clause.end))):
             bearing.append(clause)
@@ -267,11 +276,14 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
     for start, end in stated:
         if re.match(r"['’]s(?![\w'’-])", text[end:end + 3]):
             reasons.append(Unsettled("possessive: it names whose, not who or what", text[start:end + 2]))
+        if reading == "outcome" and (actor := _READER_ACTS.search(text[:start])) is not None:
+            reasons.append(Unsettled("the reader as the one who did it", text[actor.start():end].strip()))
     for clause in _bearing_clauses(text, found, [*about, *related(text, fact_words)]) if every_word else ():
         if strangers := unaccounted(text, clause, bearing, fact_words):
             reasons.append(Unsettled(f"words not accounted for ({', '.join(dict.fromkeys(strangers))})",
                                      text[clause.start:clause.end].strip()))
     seen: set[int] = set()
+    referring = {id(c) for c in _bearing_clauses(text, found, about)} if every_word else set()
     for clause in found:
         words = text[clause.start:clause.end].strip()
         clause_bears = _bears(about, clause.start, clause.end)
@@ -279,7 +291,8 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
         doubles = _double_negations(clause, text) if clause_bears else []
         for marker in clause.markers:
             if marker.kind in ("reversal", "failure"):
-                bears = _governs(about, text, found, marker) or (clause.opened_by in _CONTRASTS and sentence_bears)
+                bears = (_governs(about, text, found, marker) or (clause.opened_by in _CONTRASTS and sentence_bears)
+                         or (id(clause) in referring and not clause_bears))  # "…. Sam Patel stopped it."
             elif marker.kind == "retraction" and marker.words.lower() in _TEXT_RETRACTIONS:
                 bears = bool(about)
             elif marker.kind in _SENTENCE_KINDS:
@@ -289,7 +302,8 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
             elif marker.kind == "reported":
                 bears = _bears(about, marker.end, scope_end(text, marker, clause.sentence[1]))
             elif marker.kind == "additive":
-                bears = _beside(about, text, marker, clause.start)
+                bears = _beside(about, text, marker, clause.start) or (
+                    marker.words.lower() in _REPEATS and sentence_bears)
             elif marker.kind == "negation":
                 bears = _bears(about, marker.end, scope_end(text, marker, clause.end)) or (
                     clause.opened_by in _CONTRASTS and sentence_bears)
