@@ -65,7 +65,8 @@ _TEXT_RETRACTIONS = frozenset({"correction", "scratch that", "strike that", "dis
 """Retractions whose scope is the whole text: "Correction: it has not gone out yet" takes back what came before."""
 _BARE_DENIAL = re.compile(r"(?:^|(?<=[.!?…]))\s*(?:(?:well|ok|okay|so|er|um|or|and|but)\s*,?\s*)?"
                           r"(?:not|nope|not really|not yet|not quite|almost|nearly|sort of|kind of|more or less|partly|"
-                          r"in part|in theory|on paper|just about|mostly|hardly)\s*[.!…]*\s*(?=$|\n)", re.IGNORECASE | re.MULTILINE)
+                          r"in part|in theory|on paper|just about|mostly|hardly)\s*[.!…]*\s*(?=$|\n)",
+                          re.IGNORECASE | re.MULTILINE)
 """A sentence that is nothing but a denial or a degree ("…issued... NOT.", "Well, almost."): it takes back the
 sentence before it."""
 _STRANGE_IN_CLAUSE = 2
