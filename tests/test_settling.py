@@ -347,3 +347,16 @@ def test_a_label_is_a_capitalised_short_value_not_a_phrase() -> None:
     state = {"carrier_update": [{"id": 1, "detail": "left in parcel locker 40B", "item": "Enamel kettle"}]}
     words = KnownIds.of(state).record_words
     assert {"enamel", "kettle"} <= words and not {"left", "parcel", "locker"} & words
+
+
+def test_a_name_in_a_clause_that_bears_must_be_one_the_task_names() -> None:
+    told = KnownIds(kinds=KNOWN.kinds, record_words=frozenset({"mai", "chen", "sam", "patel"}),
+                    named=frozenset({"refund", "olga", "ito", "o-1042"}))
+    assert text_problems("Dear Olga, we have issued a refund of 49.90 EUR for O-1042.", REFUND, told) == []
+    assert text_problems("Olga Ito's refund of 49.90 EUR for O-1042 has been issued.", REFUND, told) == []
+    for text in ("Dear Mai, we have issued a refund of 49.90 EUR for O-1042.",
+                 "We have issued a refund of 49.90 EUR for O-1042 to Sam Patel."):
+        assert any("not accounted for" in p for p in text_problems(text, REFUND, told)), text
+    # a name in a sentence that bears on nothing is no matter, and without the instruction no name is read
+    assert text_problems("We have issued a refund of 49.90 EUR for O-1042.\nKind regards, Sam", REFUND, told) == []
+    assert text_problems("Dear Mai, we have issued a refund of 49.90 EUR for O-1042.", REFUND, KNOWN) == []

@@ -67,7 +67,7 @@ _SENTENCE_NEGATIONS = ("it is not true that", "it's not true that", "it is not t
 _DELIVERY_FAILURES = (
     "bounced", "bounce", "bounces", "undeliverable", "undelivered", "returned to sender", "was returned",
     "were returned", "been returned", "got returned", "is returned", "came back", "did not arrive",
-    "didn't arrive", "never arrived", "delivery failure", "could not be delivered",
+    "didn't arrive", "never arrived", "delivery failure", "could not be delivered", "back to us", "returned to us",
 )
 _FAILURES = ("failed", "failure", "rejected", "declined", "reversed", "voided", "unsuccessful", "error")
 _CONCESSIONS = ("although", "even though", "though", "despite", "in spite of", "albeit", "even if", "notwithstanding",
@@ -95,6 +95,7 @@ _PARTIALS = ("half of", "in part", "partly", "partially", "part of", "some of", 
              "net of", "after deducting", "deducted", "withheld", "short of")
 """What makes a statement about part of its object ("all but EV-508 processed", "issued in part", "less our fee")."""
 _RETRACTIONS = ("correction", "scratch that", "strike that", "disregard", "ignore the above", "ignore my previous",
+                "ignore this", "ignore this message",
                 "actually", "on second thought", "i take that back", "retract", "retracted", "at first", "initially",
                 "originally", "ruled out", "false alarm", "disproved", "debunked", "unfounded", "baseless", "unlikely",
                 "a misunderstanding", "misunderstood", "mistaken", "thought", "cleared", "dismissed", "withdrawn",

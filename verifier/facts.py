@@ -95,6 +95,10 @@ class KnownIds:
 
     kinds: Mapping[str, frozenset[str]]
     record_words: frozenset[str] = frozenset()
+    named: frozenset[str] | None = None
+    """The lower-case words of the task's instruction (None when not known): the only names a text that bears on a
+    check may use besides its facts ("Dear *Mai*" to Olga, a refund "to *Sam Patel*", the approver, are not the task's
+    people)."""
     """The lower-case words of the tenant's labels (a value that starts with a capital and has at most `_LABEL_WORDS`
     words: a product, a claim's description, a customer's name; not a phrase such as a carrier's "left in parcel
     locker 40B") that the agent did not write, and of the task's instruction: "the *kettle*" and "the team *dinner*
@@ -121,7 +125,8 @@ class KnownIds:
                         label = _LABEL_WORD.findall(value)
                         if len(label) <= _LABEL_WORDS:
                             words.update(w.lower() for w in label)
-        return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words))
+        named = frozenset(w.lower() for w in _LABEL_WORD.findall(instruction)) if instruction else None
+        return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words), named=named)
 
     def by_number(self, number: str, kind_word: str | None) -> list[str]:
         """Known ids with this number, of the kind the word names (any kind when the number stands alone after #)."""
@@ -346,8 +351,8 @@ class Reading:
         # Every word is read where the text says what happened (a fact it must state, or one it must not deny); a
         # check that only forbids words (a qualifier that may not name another floor) reads those alone.
         every_word = bool(check.states) or any(f.type == "denies" for f in check.never_states)
-        return unsettled(self.text, self.clauses, check.reading, bearing, stated, fact_words | known.record_words,
-                         every_word)
+        return unsettled(self.text, self.clauses, check.reading, bearing, stated, fact_words, every_word, known.named,
+                         known.record_words)
 
     def asserted_together(self, facts: list[Fact]) -> tuple[bool, str | None]:
         """Whether one clause asserts every one of these words facts (they describe one event)."""

@@ -39,6 +39,8 @@ and or both also too as well so then but however while because since who which
 now today yesterday already just currently recently meanwhile herewith hereby latest first next after during until
 before within few see show shows shown
 zero one two three four five six seven eight nine ten eleven twelve second third fourth fifth
+monday tuesday wednesday thursday friday saturday sunday january february march april june july august
+september october november december
 all both each every any some such own same other
 very much many more
 up out off over down back alone way

@@ -60,6 +60,7 @@ _GOVERNING_GAP = re.compile(r"^(?:\s+|\s*(?:to|be|been|have|has|had|being|the|yo
 _ADJUNCT = re.compile(
     r"(?<![\w'’-])(?:after|before|since|until|during|while|when|in|because|due\s+to)(?![\w'’-])", re.IGNORECASE)
 _TEXT_RETRACTIONS = frozenset({"correction", "scratch that", "strike that", "disregard", "ignore the above",
+                               "ignore this", "ignore this message",
                                "ignore my previous", "actually", "on second thought", "i take that back", "retract",
                                "retracted"})
 """Retractions whose scope is the whole text: "Correction: it has not gone out yet" takes back what came before."""
@@ -183,9 +184,11 @@ def related(text: str, fact_words: frozenset[str]) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _WORD.finditer(text) if len(m.group(0)) >= 4 and stem(m.group(0)) in stems]
 
 
-def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fact_words: frozenset[str]) -> list[str]:
+def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fact_words: frozenset[str],
+                names: frozenset[str] | None = None, labels: frozenset[str] = frozenset()) -> list[str]:
     """The words of a clause the reader cannot account for: not a fact of the check, a record id, a number, a name
-    (a capitalised word inside a sentence), a marker or inside one's span, a word a negation takes back ("*not a
+    (a capitalised word inside a sentence, when it is one of `names`, the instruction's words, or no names are
+    given), a marker or inside one's span, a word a negation takes back ("*not a
     delivery problem*": what is denied need not be understood, only that it is denied), or a word of
     `verifier.known_words` or of the tenant's record labels."""
     negated = [(m.start, scope_end(text, m, clause.end)) for m in clause.markers if m.kind == "negation"
@@ -198,8 +201,12 @@ def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fa
         if any(a <= match.start() and match.end() <= b for a, b in covered) or len(word) < 2 or after_digit:
             continue
         if word[0].isupper() and re.search(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$", text[: match.start()]) is None:
-            continue  # a name inside a sentence
-        if not _accounted(word, fact_words):
+            if names is None or _CONTRACTION.sub("", word.lower().replace("’", "'")) in names or _accounted(
+                    word, fact_words):
+                continue  # a name inside a sentence: one the task names, or a word the reader knows capitalised
+            found.append(word)
+            continue
+        if not _accounted(word, fact_words | labels | (names or frozenset())):
             found.append(word)
     return found
 
@@ -259,7 +266,8 @@ def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause
 
 def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Sequence[tuple[int, int]],
               stated: Sequence[tuple[int, int]], fact_words: frozenset[str] = frozenset(),
-              every_word: bool = False) -> list[Unsettled]:
+              every_word: bool = False, names: frozenset[str] | None = None,
+              labels: frozenset[str] = frozenset()) -> list[Unsettled]:
     """Why the text is unsettled for its check, one reason per marker (empty: it is settled). `bearing` are the
     spans of everything the check is about (its facts' occurrences, every record id), `stated` those of the facts it
     requires (a negation before one of these in its clause takes the requirement back)."""
@@ -280,7 +288,7 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
         if reading == "outcome" and (actor := _READER_ACTS.search(text[:start])) is not None:
             reasons.append(Unsettled("the reader as the one who did it", text[actor.start():end].strip()))
     for clause in _bearing_clauses(text, found, [*about, *related(text, fact_words)]) if every_word else ():
-        if strangers := unaccounted(text, clause, bearing, fact_words):
+        if strangers := unaccounted(text, clause, bearing, fact_words, names, labels):
             reasons.append(Unsettled(f"words not accounted for ({', '.join(dict.fromkeys(strangers))})",
                                      text[clause.start:clause.end].strip()))
     seen: set[int] = set()
