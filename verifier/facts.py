@@ -111,7 +111,7 @@ class KnownIds:
                    for column, value in (entry.after or {}).items()
                    if isinstance(value, str)
                    and (entry.change == "insert" or (entry.before or {}).get(column) != value)}
-        words: set[str] = {w.lower() for w in _LABEL_WORD.findall(instruction)}
+        words: set[str] = {re.sub(r"['’]s$", "", w.lower()) for w in _LABEL_WORD.findall(instruction)}
         for table, rows in (state or {}).items():
             for row in rows:
                 for column, value in row.items():
@@ -125,7 +125,8 @@ class KnownIds:
                         label = _LABEL_WORD.findall(value)
                         if len(label) <= _LABEL_WORDS:
                             words.update(w.lower() for w in label)
-        named = frozenset(w.lower() for w in _LABEL_WORD.findall(instruction)) if instruction else None
+        named = frozenset(re.sub(r"['’]s$", "", w.lower()) for w in _LABEL_WORD.findall(instruction)) \
+            if instruction else None
         return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words), named=named)
 
     def by_number(self, number: str, kind_word: str | None) -> list[str]:
