@@ -261,8 +261,12 @@ def test_the_carrier_event_is_a_new_delivery_of_an_order_with_one_open_ticket(se
     spec = task.spec
     assert update["code"] in spec.instruction
     assert update["detail"] not in spec.instruction and order["number"] not in spec.instruction
-    body = spec.expected_state[2].expect["body"]
-    assert update["detail"] in body and update["happened_at"] in body
+    message = spec.expected_state[2].text["body"]  # the message is read: the update's moment, details and order
+    stated = [f.value for f in message.states]
+    assert update["detail"] in stated and update["happened_at"][:10] in stated and order["number"] in stated
+    assert update["happened_at"][11:16] in next(v for v in stated if isinstance(v, list) and "delivered" not in v)
+    body = next(s.text for s in spec.scripted_control if s.id == "message")
+    assert body is not None and update["detail"] in body and update["happened_at"] in body
     assert spec.allowed_mutations[0].where == {"code": update["code"]}
     assert spec.required_procedure[0].where == {"code": update["code"]}
     stale_text = _negative(spec, "quotes-the-stale-update").replace["message"][0].text

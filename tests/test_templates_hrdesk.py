@@ -242,7 +242,8 @@ def test_the_latest_message_asks_to_reject_the_drawn_request_the_desk_could_appr
                     if b["employee_id"] == employee["id"] and b["leave_type"] == request["leave_type"])
         assert left >= request["days"]
     assert other["id"] % 3 == 0 and other["status"] == "submitted" and other["employee_id"] != employee["id"]
-    assert p["keyword"] in p["reason"] and p["retraction_key"] == f"M-{request['id']}-2"
+    assert p["keyword"][0] in p["reason"] and p["subject"][0] in p["reason"]  # the reason's situation and subject
+    assert p["retraction_key"] == f"M-{request['id']}-2"
     spec = task.spec
     assert employee["name"] in spec.instruction and manager["name"] in spec.instruction
     assert request["start_date"] in spec.instruction and request["number"] not in spec.instruction
