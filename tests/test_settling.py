@@ -194,8 +194,11 @@ def _strangers() -> list[str]:
 
     facts = frozenset(w for f in REFUND.states for v in (f.value if isinstance(f.value, list) else [f.value])
                       for w in str(v).split())
+    from verifier.assertions import digits
+
     words = sorted(w for w in get_english_words_set(["web2"], lower=True)
-                   if w.isalpha() and 5 <= len(w) <= 10 and not _accounted(w, facts) and not related(w, facts))
+                   if w.isalpha() and 5 <= len(w) <= 10 and not _accounted(w, facts) and not related(w, facts)
+                   and digits(w) == w)  # a number word ("seventh") is read as its number ("7th")
     return words[::97]  # a spread over the alphabet, the same on every run
 
 

@@ -74,6 +74,7 @@ month months time times working business
 sent send sends sending issued issue issues processed process processing posted post made make placed received
 receive reaches reached confirmed confirm confirmation submit submitted resubmit re-submit filed took selected
 select went gone go goes closed close approve instructed want wants wanted treat matter risk fall falls
+check checked checking review reviewed verify verified
 manager managers approver approvers approval approvals employee employees staff person expired lapsed fresh earlier
 login logins log logged logging sign signed sign-in password device devices phone phones laptop computer tablet
 browser someone somebody looks
