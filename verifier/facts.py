@@ -95,14 +95,14 @@ class KnownIds:
 
     kinds: Mapping[str, frozenset[str]]
     record_words: frozenset[str] = frozenset()
-    named: frozenset[str] | None = None
-    """The lower-case words of the task's instruction (None when not known): the only names a text that bears on a
-    check may use besides its facts ("Dear *Mai*" to Olga, a refund "to *Sam Patel*", the approver, are not the task's
-    people)."""
     """The lower-case words of the tenant's labels (a value that starts with a capital and has at most `_LABEL_WORDS`
     words: a product, a claim's description, a customer's name; not a phrase such as a carrier's "left in parcel
     locker 40B") that the agent did not write, and of the task's instruction: "the *kettle*" and "the team *dinner*
     after *stocktake*" name records the site holds."""
+    named: frozenset[str] | None = None
+    """The lower-case words of the task's instruction (None when not known): the only names a text that bears on a
+    check may use besides its facts ("Dear *Mai*" to Olga, a refund "to *Sam Patel*", the approver, are not the task's
+    people)."""
 
     @classmethod
     def of(cls, state: StateSnapshot | None, journal: Sequence[JournalEntry] = (), instruction: str = "") -> KnownIds:
@@ -111,7 +111,8 @@ class KnownIds:
                    for column, value in (entry.after or {}).items()
                    if isinstance(value, str)
                    and (entry.change == "insert" or (entry.before or {}).get(column) != value)}
-        words: set[str] = {re.sub(r"['’]s$", "", w.lower()) for w in _LABEL_WORD.findall(instruction)}
+        told = frozenset(re.sub(r"['’]s$", "", w.lower()) for w in _LABEL_WORD.findall(instruction))
+        words: set[str] = set(told)
         for table, rows in (state or {}).items():
             for row in rows:
                 for column, value in row.items():
@@ -125,9 +126,8 @@ class KnownIds:
                         label = _LABEL_WORD.findall(value)
                         if len(label) <= _LABEL_WORDS:
                             words.update(w.lower() for w in label)
-        named = frozenset(re.sub(r"['’]s$", "", w.lower()) for w in _LABEL_WORD.findall(instruction)) \
-            if instruction else None
-        return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words), named=named)
+        return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words),
+                   named=told if instruction else None)
 
     def by_number(self, number: str, kind_word: str | None) -> list[str]:
         """Known ids with this number, of the kind the word names (any kind when the number stands alone after #)."""

@@ -158,10 +158,15 @@ the reader did, not what was done for them ("you have been refunded" is passive,
 _STEM_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ed", "es", "s", "d", "e")
 
 
+def _bare(word: str) -> str:
+    """The word in lower case without a contraction or possessive ("We've" -> "we", "Larsen's" -> "larsen")."""
+    return _CONTRACTION.sub("", word.lower().replace("’", "'"))
+
+
 def _accounted(word: str, fact_words: frozenset[str]) -> bool:
     """Whether the reader knows the role of a word (any letter case; a plural or past form, or a contraction of a
     known one, too; a compound when it knows each part: "short-*staffed*" but not "short-*tempered*")."""
-    word = _CONTRACTION.sub("", word.lower().replace("’", "'"))
+    word = _bare(word)
     if "-" in word.strip("-") and word not in fact_words and not known_word(word):  # a compound: "short-staffed"
         return all(_accounted(part, fact_words) for part in word.split("-") if part)
     forms = {word, *(word[: -len(suffix)] + instead for suffix, instead in _SUFFIXES if word.endswith(suffix))}
@@ -201,8 +206,7 @@ def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fa
         if any(a <= match.start() and match.end() <= b for a, b in covered) or len(word) < 2 or after_digit:
             continue
         if word[0].isupper() and re.search(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$", text[: match.start()]) is None:
-            if names is None or _CONTRACTION.sub("", word.lower().replace("’", "'")) in names or _accounted(
-                    word, fact_words):
+            if names is None or _bare(word) in names or _accounted(word, fact_words):
                 continue  # a name inside a sentence: one the task names, or a word the reader knows capitalised
             found.append(word)
             continue
