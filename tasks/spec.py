@@ -9,7 +9,16 @@ import fnmatch
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from computerops.core.vocabulary import ActionName
 from sites.kit.fault_params import fault_params
@@ -152,6 +161,10 @@ class TextCheck(_Spec):
     """When given, the text holds nothing but its stated (and may_state) id and words facts and these label
     words, punctuation and white space aside: `Approval code: APR-7731` is the code "and nothing else"."""
     reading: Literal["outcome", "circumstance"] = "outcome"
+    apposed: bool = False
+    """The `words` facts name one thing and stand side by side, in apposition ("your manager, Fatima Haddad",
+    "Fatima Haddad (your manager)", "your manager is Fatima Haddad"): one clause holding both is not enough where
+    they may name two people ("Fatima Haddad is to submit it through your manager")."""
     currency: Literal["optional", "required"] = "optional"
     """`required`: a `money` fact is stated only with its currency written next to the amount (where the instruction
     asks for the amount and its currency); `optional` also reads a bare amount with two decimals as the fact's."""
@@ -171,7 +184,18 @@ class TextCheck(_Spec):
             raise ValueError("may_state only matters with no_other")
         if any(f.type == "denies" for f in self.may_state):
             raise ValueError("denies facts go in states or never_states")
+        if self.apposed and sum(f.type == "words" for f in self.states) < 2:
+            raise ValueError("apposed needs two or more words facts in states: it says they stand side by side")
         return self
+
+    @model_serializer(mode="wrap")
+    def _added_later_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`apposed` came after instances were hash-locked: it is written only when set, so the hash of every
+        instance that does not use it (`tasks.catalog.instance_sha256`) stays what it was."""
+        data: dict[str, Any] = handler(self)
+        if not self.apposed:
+            data.pop("apposed", None)
+        return data
 
 
 class RowCheck(_Spec):

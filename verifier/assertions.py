@@ -172,6 +172,11 @@ _DEGREE = re.compile(r"(?<![\w'’-])(?:(?:more|less|fewer)\s+than|at\s+(?:least
 """What makes a statement about a degree or a part of its object: an amount qualified ("more than 30.50 USD"),
 a part of a whole ("two of the three events"), a state not quite reached ("nearly complete"), an exception
 ("processed, bar EV-508")."""
+_SUPERLATIVE = re.compile(r"\s+recent(?![\w'’-])", re.IGNORECASE)
+"""After "most", a word that makes it a superlative ("your *most recent* invoice"), not a part."""
+_RELATIVE_BEFORE = re.compile(r"(?<![\w'’-])(?:that|which|whom)\s+$", re.IGNORECASE)
+"""Before a part of a whole, a relative pronoun: the part is the subject of a clause that describes something else
+("the delivery *that one of them* opened"), not a part of what is done."""
 _DISTRIBUTIVE = re.compile(r"(?<![\w'’-])(?:each|every|per|apiece)(?![\w'’-])", re.IGNORECASE)
 _AMOUNT_SHAPE = re.compile(r"\d[.,]\d{2}(?!\d)")
 """Beside an amount in its clause, a distributive word makes it an amount for each of several things ("*each*
@@ -354,8 +359,10 @@ def _clause_markers(clause_text: str, start: int, spans: list[tuple[int, int]]) 
              *_markers("progressive", _PROGRESSIVE, clause_text, start, local),
              *_markers("additive", _ADDITIVE, clause_text, start, local),
              *_markers("hedge", _HEDGE, clause_text, start, local),
-             *_markers("partial", _PARTIAL, clause_text, start, local),
-             *_markers("degree", _DEGREE, clause_text, start, local),
+             *(m for m in _markers("partial", _PARTIAL, clause_text, start, local)
+               if not _SUPERLATIVE.match(clause_text, m.end - start)),
+             *(m for m in _markers("degree", _DEGREE, clause_text, start, local)
+               if not _RELATIVE_BEFORE.search(clause_text[: m.start - start])),
              *(_markers("degree", _DISTRIBUTIVE, clause_text, start, local)
                if _AMOUNT_SHAPE.search(clause_text) else []),
              *_markers("future", _NEXT_DAY, clause_text, start, local)]

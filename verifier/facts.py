@@ -11,6 +11,7 @@ fact, not a date with a word beside it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from tasks.values import (
     parse_money,
 )
 from verifier.assertions import Clause, attributive, clause_of, clauses, digits
+from verifier.prohibitions import Prohibition, forms, prohibitions, words_of
+from verifier.roles import askers
 from verifier.settling import Unsettled, unsettled
 
 _NUMBER = re.compile(r"(?<![\w.,/\-#])(\d[\d.,\u00a0\u202f'’]*\d|\d)(?![\w/\-]|[.,]\d)")
@@ -51,6 +54,13 @@ _KIND_WORD = re.compile(r"([A-Za-z][\w-]*)\s*(?:(?:no|nr|number)\.?\s*)?#?\s*$",
 _WEEKDAY_NEAR = re.compile(rf"\b({WEEKDAY_PATTERN})\.?,?\s*(?:the\s+)?$", re.IGNORECASE)
 _LABEL_WORD = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*")
 _LABEL_WORDS = 5
+_APPOSITION = re.compile(r"\s*[,:(–—-]?\s*(?:(?:who|which)\s+(?:is|was)\s+|(?:is|was|=)\s+|namely\s+|i\.e\.\s*)?"
+                         r"(?:(?:your|their|his|her|the|our|my)\s+)?(?:(?:own|current|direct)\s+)?\)?\s*",
+                         re.IGNORECASE)
+"""What may stand between two words facts that name one thing: a comma, a colon, a bracket or a dash, a copula
+("Fatima Haddad *is your* manager") and a possessive or article ("your manager*, * Fatima Haddad")."""
+_VERB = re.compile(r"(?<![\w'’-])(?:is|are|was|were|has|have|had|[a-z]{2,}ed)(?![\w'’-])", re.IGNORECASE)
+"""A finite verb: a clause without one is a part of the next clause's subject ("EV-508 | and the delivery are")."""
 _WEEKDAY_AFTER = re.compile(rf"^,?\s*\(?\s*({WEEKDAY_PATTERN})\b", re.IGNORECASE)
 
 
@@ -103,6 +113,13 @@ class KnownIds:
     """The lower-case words of the task's instruction (None when not known): the only names a text that bears on a
     check may use besides its facts ("Dear *Mai*" to Olga, a refund "to *Sam Patel*", the approver, are not the task's
     people)."""
+    prohibited: tuple[Prohibition, ...] = ()
+    """What the instruction forbids of named things ("Do not dispatch the delivery"): a text may not say it was done,
+    and what it says to leave is no unfinished work (`verifier.prohibitions`)."""
+    askers: frozenset[str] | None = None
+    """The lower-case names the instruction makes the ones who asked (`verifier.roles`; None: it names none)."""
+    tables: frozenset[str] = frozenset()
+    """The words of the tenant's table names ("event", "delivery"): the kinds of record a clause may name."""
 
     @classmethod
     def of(cls, state: StateSnapshot | None, journal: Sequence[JournalEntry] = (), instruction: str = "") -> KnownIds:
@@ -127,7 +144,30 @@ class KnownIds:
                         if len(label) <= _LABEL_WORDS:
                             words.update(w.lower() for w in label)
         return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words),
-                   named=told if instruction else None)
+                   named=told if instruction else None, prohibited=prohibitions(instruction),
+                   askers=askers(instruction),
+                   tables=frozenset(w for table in (state or {}) for w in _words_of(table) if " " not in w))
+
+    def protects(self, clause_text: str, ids: Sequence[str]) -> bool:
+        """Whether a clause names only what the instruction says to leave alone (the things of a prohibition, or
+        records of that kind: "I left *the delivery* alone", "*D-508* is still pending"), and names it."""
+        protected = frozenset(f for rule in self.prohibited for thing in rule.things for f in forms(thing))
+        if not protected:
+            return False
+        described = frozenset(f for rule in self.prohibited for word in rule.described for f in forms(word))
+        kept = [i for i in ids if self.kinds.get(i, frozenset()) & protected]
+        if len(kept) < len(ids):
+            return False
+        seen_protected = bool(kept)
+        describing = False  # right after a protected thing, words may describe it: "the delivery an *event* opened"
+        for word in words_of(clause_text):
+            if forms(word) & protected:
+                seen_protected = describing = True
+            elif word.lower() in ("and", "or", "&", "plus", "as", "with"):
+                describing = False
+            elif forms(word) & self.tables and not (describing and forms(word) & described):
+                return False
+        return seen_protected
 
     def by_number(self, number: str, kind_word: str | None) -> list[str]:
         """Known ids with this number, of the kind the word names (any kind when the number stands alone after #)."""
@@ -292,6 +332,8 @@ class Reading:
     clauses: list[Clause]
     currency_written: bool = False
     """Whether a stated amount counts only with its currency next to it (the check's `currency: required`)."""
+    known: KnownIds | None = None
+    """The tenant's records and the instruction the text is read against."""
 
     @classmethod
     def of(cls, raw: str, check: TextCheck, known: KnownIds) -> Reading:
@@ -303,7 +345,8 @@ class Reading:
                       if fact.type in ("words", "denies") for words in _alternatives(fact)
                       for m in _words_pattern(words).finditer(text))
         return cls(text=text, mentions=mentions, contradicted_dates=contradicted,
-                   clauses=clauses(text, check.reading, spans), currency_written=check.currency == "required")
+                   clauses=clauses(text, check.reading, spans), currency_written=check.currency == "required",
+                   known=known)
 
     def why_not(self, start: int, end: int) -> str | None:
         """Why the words at [start, end) are not asserted (None: they are)."""
@@ -329,6 +372,9 @@ class Reading:
                     self.text[clause.start:clause.end], start - clause.start, end - clause.start):
                 reasons.append("attributive")
                 continue
+            if forbidden and fact.type == "words" and clause is not None and self._left_alone(clause):
+                reasons.append("of what the instruction says to leave alone")
+                continue
             why = self.why_not(start, end)
             if forbidden and why is not None and why.startswith("reported failure"):
                 why = None  # a remainder is no less left when a run failed ("…failed, and EV-508 is still queued")
@@ -340,12 +386,28 @@ class Reading:
             reasons.append(why)
         return False, (reasons[0] if reasons else None)
 
+    def _left_alone(self, clause: Clause) -> bool:
+        """Whether the clause names only what the instruction says to leave alone ("I left the delivery alone"),
+        with the subjects it shares ("EV-508 *and* the delivery are still pending" is one clause's subject)."""
+        if self.known is None:
+            return False
+        start, here = clause.start, self.clauses.index(clause)
+        while here > 0 and self.clauses[here].opened_by in ("and", "or") and (
+                self.clauses[here - 1].sentence == clause.sentence
+                and not _VERB.search(self.text, self.clauses[here - 1].start, self.clauses[here - 1].end)):
+            here -= 1
+            start = self.clauses[here].start
+        ids = [str(m.value) for m in self.mentions if m.kind == "id" and start <= m.start < clause.end]
+        return self.known.protects(self.text[start:clause.end], ids)
+
     def unsettled(self, check: TextCheck, known: KnownIds) -> list[Unsettled]:
         """What the text says about its check that the reader cannot account for (`verifier.settling`)."""
         kinds = {f.type for f in [*check.states, *check.never_states, *check.may_state]} | {"id"}
-        bearing = sorted({*(span for f in [*check.states, *check.never_states, *check.may_state]
-                            for span in self.occurrences(f)),
-                          *((m.start, m.end) for m in self.mentions if m.kind in kinds)})
+        left_alone = [c for c in self.clauses if self._left_alone(c)]  # no matter of the check: the instruction's
+        bearing = sorted(span for span in {*(span for f in [*check.states, *check.never_states, *check.may_state]
+                                             for span in self.occurrences(f)),
+                                           *((m.start, m.end) for m in self.mentions if m.kind in kinds)}
+                         if not any(c.start <= span[0] < c.end for c in left_alone))
         stated = sorted(span for f in check.states if f.type != "denies" for span in self.occurrences(f))
         fact_words = frozenset(word.lower() for f in [*check.states, *check.never_states, *check.may_state]
                                if f.type in ("words", "denies") for words in _alternatives(f) for word in words.split())
@@ -353,10 +415,11 @@ class Reading:
         # check that only forbids words (a qualifier that may not name another floor) reads those alone.
         every_word = bool(check.states) or any(f.type == "denies" for f in check.never_states)
         return unsettled(self.text, self.clauses, check.reading, bearing, stated, fact_words, every_word, known.named,
-                         known.record_words)
+                         known.record_words, known.prohibited, known.tables, known.askers)
 
-    def asserted_together(self, facts: list[Fact]) -> tuple[bool, str | None]:
-        """Whether one clause asserts every one of these words facts (they describe one event)."""
+    def asserted_together(self, facts: list[Fact], apposed: bool = False) -> tuple[bool, str | None]:
+        """Whether one clause asserts every one of these words facts (they describe one event); `apposed`: with
+        each standing beside the next, in apposition (they name one thing)."""
         occurrences = [self.occurrences(f) for f in facts]
         reasons = []
         for clause in self.clauses:
@@ -365,15 +428,23 @@ class Reading:
                 inside = [(a, b) for a, b in spans if clause.start <= a < clause.end]
                 good = [span for span in inside if clause.why_not_asserted(*span) is None]
                 if good:
-                    chosen.append(good[0])
+                    chosen.append(good)
                 elif inside:
                     reasons.append(clause.why_not_asserted(*inside[0]) or "")
                     break
                 else:
                     break
-            if len(chosen) == len(facts):
+            if len(chosen) < len(facts):
+                continue
+            if not apposed or any(self._side_by_side(spans) for spans in itertools.product(*chosen)):
                 return True, None
+            reasons.append("not side by side: they may name two things")
         return False, (reasons[0] if reasons else None)
+
+    def _side_by_side(self, spans: Sequence[tuple[int, int]]) -> bool:
+        ordered = sorted(spans)
+        return all(_APPOSITION.fullmatch(self.text[a_end:b_start]) is not None
+                   for (_, a_end), (b_start, _) in itertools.pairwise(ordered))
 
 
 def _mention_is(mention: Mention, fact: Fact) -> bool:
@@ -403,7 +474,7 @@ def text_problems(text: object, check: TextCheck, known: KnownIds | None = None)
     problems: list[str] = []
     together = [f for f in check.states if f.type == "words"]
     if together:
-        ok, why = reading.asserted_together(together)
+        ok, why = reading.asserted_together(together, check.apposed)
         if not ok:
             what = " with ".join(_describe(f) for f in together)
             problems.append(f"does not assert {what}" + (f" ({why})" if why else ""))

@@ -70,7 +70,7 @@ delivery deliveries shipment shipments parcel parcels package packages address a
 courier
 email emails e-mail e-mails mail mailed reply replied copy copies document documents file files attachment attached
 attach enclosed upload uploaded number numbers reference references id code codes date dates day days week weeks
-month months time times working business
+month months time times working business recent
 sent send sends sending issued issue issues processed process processing posted post made make placed received
 receive reaches reached confirmed confirm confirmation submit submitted resubmit re-submit filed took selected
 select went gone go goes closed close approve instructed want wants wanted treat matter risk fall falls

@@ -42,6 +42,8 @@ from functools import lru_cache
 
 from verifier.assertions import MARKER_WORDS, Clause, Marker, Reading, scope_end
 from verifier.known_words import known_word
+from verifier.prohibitions import Prohibition, done_anyway, forms, words_of
+from verifier.roles import other_asker
 
 _PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|remaining|the\s+others|another|"
                         r"one\s+more|two\s+more|the\s+last\s+ones?|leftovers?|the\s+balance\s+of)(?![\w'’-])",
@@ -170,7 +172,10 @@ def _accounted(word: str, fact_words: frozenset[str]) -> bool:
     if "-" in word.strip("-") and word not in fact_words and not known_word(word):  # a compound: "short-staffed"
         return all(_accounted(part, fact_words) for part in word.split("-") if part)
     forms = {word, *(word[: -len(suffix)] + instead for suffix, instead in _SUFFIXES if word.endswith(suffix))}
-    return any(form in fact_words or form in MARKER_WORDS or known_word(form) for form in forms)
+    if any(form in fact_words or form in MARKER_WORDS or known_word(form) for form in forms):
+        return True
+    negative = re.match(r"(?:un|non)-?(?=[a-z]{4,})", word)  # "undispatched": a known word, denied
+    return negative is not None and _accounted(word[negative.end():], fact_words)
 
 
 def stem(word: str) -> str:
@@ -230,6 +235,118 @@ def _bearing_clauses(text: str, found: Sequence[Clause], about: Sequence[tuple[i
     return bearing
 
 
+_PLACES = (("first", "1st", "earliest", "oldest"),
+           ("last", "latest", "newest", "most recent", "final"),
+           ("previous", "prior", "earlier", "preceding", "former"),
+           ("second", "2nd"), ("third", "3rd"), ("next", "following", "subsequent"))
+"""Words that pick a record by its place in a series, with the words that pick the same place."""
+_AFTER_A_NOUN = frozenset({"is", "was", "are", "were", "has", "had", "have", "said", "says", "asked", "asks", "wrote",
+                           "writes", "went", "came", "got", "of", "for", "to", "from", "by", "on", "in", "at", "with",
+                           "and", "or", "but", "which", "that", "who", "as", "about", "you", "we", "he", "she",
+                           "they", "it", "so", "then", "also", "still", "now", "again", "too", "will", "would",
+                           "can", "could", "should", "may", "might", "must"})
+"""Words that may follow the head of a noun phrase (a verb, a preposition, a conjunction): the word before them is
+the head ("your first *invoice* was sent")."""
+_PLACE = re.compile(r"(?<![\w'’-])(?:the|your|her|his|their|its|our|my|this|that|a|[A-Za-z]+['’]s)\s+("
+                    + "|".join(w.replace(" ", r"\s+") for group in _PLACES for w in group)
+                    + r"|\d+(?:st|nd|rd|th))\s+(?!(?:of|time|times|thing|things|and|or|to|by|in|on|at|for|with|from|as|"
+                      r"than|is|was|are|were|be|been|week|weeks|day|days|month|year)(?![\w'’-]))([a-z][a-z-]*)",
+                    re.IGNORECASE)
+_OWNER = re.compile(r"(?<![\w'’-])(?:it|this|that|these|those|they|the\s+(?:[a-z]+\s+)?[a-z]+)"
+                    r"(?:\s*['’]s|\s+(?:is|was|are|were|turned\s+out\s+to\s+be|belongs\s+to|belonged\s+to))\s+"
+                    r"(?:(?:in\s+fact|actually|just|simply|really|only|all|clearly)\s+)?"
+                    r"(?:hers|his|theirs|ours|mine|yours|her|him|them|their|our|my|your|us|we|me|"
+                    r"the\s+customer(?:['’]s)?|[A-Z][a-z]+['’]s)(?![\w'’-])", re.IGNORECASE)
+"""In a reason describing a situation, a clause that says whose the thing is ("it is *her* new phone", "the device
+is *hers*", "it was *our* own support team"): it explains the situation away (an unknown device, someone else)."""
+_TOWARD_THE_WRITER = re.compile(r"(?<![\w'’-])(?:to|into|in|for)\s+our\s+(?:own\s+)?(?:account|accounts|bank|"
+                                r"books|balance|company|business|shop|store|till|favou?r)(?![\w'’-])"
+                                r"|(?<![\w'’-])from\s+your\s+[a-z]+\s+(?:to|into)\s+(?:us|our)(?![\w'’-])",
+                                re.IGNORECASE)
+"""Money that moves toward the writer ("a refund … from your card *to our account*"): the opposite of a refund."""
+
+
+def _place_group(word: str) -> str:
+    word = re.sub(r"\s+", " ", word.lower())
+    found = next((group[0] for group in _PLACES if word in group), None)
+    return found or word
+
+
+def _other_place(text: str, clause: Clause, allowed: frozenset[str], records: frozenset[str]) -> str | None:
+    """A word that picks a record by its place ("your *first* invoice", "her *earlier* message") other than every
+    place the task's instruction and facts pick (its "last invoice", "the latest message"): it names another record.
+    Only a place after a determiner and right before the head of a noun the task names (`records`: its kinds of
+    record and the instruction's words) picks a record: "the first *batch action* failed", "the first *Process
+    selected*", "was first sent" pick none."""
+    told = {_place_group(w) for w in allowed}
+    nouns = frozenset(f for word in records for f in forms(word))
+    for match in _PLACE.finditer(text, clause.start, clause.end):
+        noun = match.group(2)
+        after = re.match(r"\s+([A-Za-z][\w-]*)", text[match.end():clause.end])
+        head = after is None or after.group(1).lower() in _AFTER_A_NOUN or after.group(1).lower().endswith("ed")
+        if noun[0].isupper() or not forms(_bare(noun)) & nouns or not head:
+            continue
+        if _place_group(match.group(1)) not in told:
+            return match.group(1)
+    return None
+
+
+def _forbidden_done(text: str, found: Sequence[Clause], prohibited: Sequence[Prohibition]) -> list[Unsettled]:
+    """A clause that asserts what the instruction forbids ("… and the delivery dispatched"), neither denied nor
+    taken back."""
+    reasons = []
+    for clause in found:
+        taken_back = clause.whole_clause_taken_back is not None or any(
+            m.kind in ("condition", "question") or (m.kind in ("negation", "modality", "hedge")
+                                                    and clause.start <= m.start < clause.end)
+            for m in clause.markers)
+        words = words_of(text[clause.start:clause.end])
+        for rule in () if taken_back else prohibited:
+            if done_anyway(words, rule) is not None:
+                reasons.append(Unsettled(f"says done what the instruction forbids ({rule})",
+                                         text[clause.start:clause.end].strip()))
+    return reasons
+
+
+def _toward_the_writer(text: str, found: Sequence[Clause], about: Sequence[tuple[int, int]]) -> list[Unsettled]:
+    """Clauses that bear on the check and move money toward the writer ("… from your card to our account")."""
+    return [Unsettled(f"money toward the writer ({toward.group(0)!r})", text[clause.start:clause.end].strip())
+            for clause in found if _bears(about, clause.start, clause.end)
+            and (toward := _TOWARD_THE_WRITER.search(text, clause.start, clause.end)) is not None]
+
+
+def _relative_reversals(text: str, found: Sequence[Clause], bearing: Sequence[tuple[int, int]]) -> list[Unsettled]:
+    """A reversal or failure, not denied, in a `which` or `who` clause right after something the check names
+    ("Duplicate of X-5005, which we also rejected"): said of that record."""
+    reasons = []
+    for previous, clause in itertools.pairwise(found):
+        if (clause.opened_by not in ("which", "who") or clause.sentence != previous.sentence
+                or not any(not text[b:previous.end].strip(" ,") for _, b in bearing)):
+            continue
+        own = [m for m in clause.markers if clause.start <= m.start < clause.end]
+        reversal = next((m for m in own if m.kind in ("reversal", "failure")), None)
+        if reversal is not None and not any(m.kind == "negation" and m.start < reversal.start for m in own):
+            reasons.append(Unsettled(f"a reversal of the record it names ({reversal.words!r})",
+                                     text[previous.start:clause.end].strip()))
+    return reasons
+
+
+def _owners(text: str, found: Sequence[Clause], about: Sequence[tuple[int, int]]) -> list[Unsettled]:
+    """Clauses that say whose the thing is ("it is her new phone"), not denied, where their sentence or the one
+    before bears on the check (their subject refers back)."""
+    reasons = []
+    sentences = list(dict.fromkeys(clause.sentence for clause in found))
+    for clause in found if about else ():
+        here = sentences.index(clause.sentence)
+        owner = _OWNER.search(text, clause.start, clause.end)
+        if owner is None or not any(_bears(about, *sentence) for sentence in sentences[max(here - 1, 0):here + 1]):
+            continue
+        if not any(m.kind == "negation" and clause.start <= m.start < owner.end() for m in clause.markers):
+            reasons.append(Unsettled(f"says whose it is, which explains the circumstance away ({owner.group(0)!r})",
+                                     text[clause.start:clause.end].strip()))
+    return reasons
+
+
 def _double_negations(clause: Clause, text: str) -> list[Marker]:
     """A negation or reversal of the clause that governs the next one ("declined to block")."""
     own = sorted((m for m in clause.markers if m.kind in ("negation", "reversal") and clause.start <= m.start
@@ -271,7 +388,8 @@ def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause
 def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Sequence[tuple[int, int]],
               stated: Sequence[tuple[int, int]], fact_words: frozenset[str] = frozenset(),
               every_word: bool = False, names: frozenset[str] | None = None,
-              labels: frozenset[str] = frozenset()) -> list[Unsettled]:
+              labels: frozenset[str] = frozenset(), prohibited: Sequence[Prohibition] = (),
+              records: frozenset[str] = frozenset(), askers: frozenset[str] | None = None) -> list[Unsettled]:
     """Why the text is unsettled for its check, one reason per marker (empty: it is settled). `bearing` are the
     spans of everything the check is about (its facts' occurrences, every record id), `stated` those of the facts it
     requires (a negation before one of these in its clause takes the requirement back)."""
@@ -291,10 +409,21 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
             reasons.append(Unsettled("possessive: it names whose, not who or what", text[start:end + 2]))
         if reading == "outcome" and (actor := _READER_ACTS.search(text[:start])) is not None:
             reasons.append(Unsettled("the reader as the one who did it", text[actor.start():end].strip()))
+    reasons += _forbidden_done(text, found, prohibited)
     for clause in _bearing_clauses(text, found, [*about, *related(text, fact_words)]) if every_word else ():
         if strangers := unaccounted(text, clause, bearing, fact_words, names, labels):
             reasons.append(Unsettled(f"words not accounted for ({', '.join(dict.fromkeys(strangers))})",
                                      text[clause.start:clause.end].strip()))
+        if names is not None and (place := _other_place(text, clause, fact_words | names, records | names)):
+            reasons.append(Unsettled(f"names which record by a place the task does not ({place!r})",
+                                     text[clause.start:clause.end].strip()))
+    for clause in found if names is not None and askers is not None else ():
+        if (asker := other_asker(text, clause.start, clause.end, names or frozenset(), askers or frozenset())):
+            reasons.append(Unsettled(f"gives the asking to {asker}, whom the instruction does not make the one who "
+                                     f"asked", text[clause.start:clause.end].strip()))
+    reasons += _owners(text, found, about) if reading == "circumstance" else []
+    reasons += _relative_reversals(text, found, bearing) if reading == "circumstance" else []
+    reasons += _toward_the_writer(text, found, about) if reading == "outcome" else []
     seen: set[int] = set()
     referring = {id(c) for c in _bearing_clauses(text, found, about)} if every_word else set()
     for clause in found:

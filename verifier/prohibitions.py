@@ -1,0 +1,86 @@
+"""What the task's instruction forbids, and a free text that says it was done anyway.
+
+An instruction that says "Do not dispatch the delivery that an event opens" forbids an act (`dispatch`) on a thing
+(`delivery`). A note that then says "EV-506, EV-507 and EV-508 processed and the delivery dispatched" asserts the
+forbidden act: whether or not the site holds it, the note is false or reports a breach, and a careful reviewer
+refuses it. The same prohibition says what is *meant* to stay undone: "I left the delivery alone" or "the delivery
+is still pending" describe the instruction followed, not unfinished work (`leaves_alone`).
+
+Only a prohibition of a named thing is read ("do not contact *the vendor*", "do not change *its subject or
+text*"); one about anything else ("do not decide *any other* claim", "do not change *anything else*") is what the
+checks of other records and `no_other` already judge. A sentence that says the customer does not own a device is no
+prohibition: only an imperative (the sentence's first words, or after "and" or a semicolon) is one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_IMPERATIVE = re.compile(r"(?:^|(?<=[.!?:;])\s*|,?\s+and\s+|,?\s+but\s+)(?:please\s+)?(?:do\s+not|don['’]t|never)\s+"
+                         r"([a-z]+)\s+([^.;,:!?]*)", re.IGNORECASE)
+_OBJECT_END = re.compile(r"\s+(?:that|which|who|whose|until|unless|if|by|through|with|from|in|on|at|for|before|"
+                         r"after|when|while|because|to|as)\b", re.IGNORECASE)
+_DETERMINERS = frozenset({"the", "a", "an", "its", "their", "his", "her", "your", "our", "my", "this", "that",
+                          "these", "those", "each", "every", "all", "both", "or", "and", "any", "only"})
+_ABOUT_OTHERS = frozenset({"other", "others", "else", "anything", "nothing", "everything", "something", "any",
+                           "another", "further", "more"})
+"""In a prohibition's object, words that make it about other records ("any *other* claim"): not read here."""
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+
+
+@dataclass(frozen=True)
+class Prohibition:
+    """An act the instruction forbids on named things: its verb and the nouns of its object."""
+
+    verb: str
+    things: frozenset[str]
+    described: frozenset[str] = frozenset()
+    """The words that describe the things further ("the delivery *that an event opens*")."""
+
+    def __str__(self) -> str:
+        return f"{self.verb} the {' or '.join(sorted(self.things))}"
+
+
+def prohibitions(instruction: str) -> tuple[Prohibition, ...]:
+    """The instruction's prohibitions of named things ("Do not dispatch the delivery that an event opens" ->
+    dispatch / delivery)."""
+    found = []
+    for match in _IMPERATIVE.finditer(instruction):
+        verb, rest = match.group(1).lower(), match.group(2)
+        end = _OBJECT_END.search(rest)
+        words = [w.lower() for w in _WORD.findall(rest[: end.start() if end else len(rest)])]
+        if not words or any(w in _ABOUT_OTHERS for w in words):
+            continue
+        things = frozenset(w for w in words if w not in _DETERMINERS)
+        if things:
+            found.append(Prohibition(verb, things, frozenset(w.lower() for w in _WORD.findall(rest))))
+    return tuple(found)
+
+
+def forms(word: str) -> frozenset[str]:
+    """A word and what it may be inflected from ("deliveries" -> delivery, "dispatched" -> dispatch)."""
+    word = word.lower()
+    found = {word}
+    for suffix, instead in (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("d", ""),
+                            ("ing", ""), ("ing", "e")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            found.add(word[: -len(suffix)] + instead)
+    return frozenset(found)
+
+
+def _names(words: Sequence[str], wanted: frozenset[str]) -> str | None:
+    return next((w for w in words if forms(w) & wanted), None)
+
+
+def done_anyway(clause_words: Sequence[str], rule: Prohibition) -> str | None:
+    """The words of a clause that say the forbidden act was done (its verb in any form and one of its things), or
+    None."""
+    verb = _names(clause_words, frozenset({rule.verb}))
+    thing = _names(clause_words, frozenset(t for w in rule.things for t in forms(w)))
+    return f"{verb} … {thing}" if verb and thing else None
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(text)
