@@ -85,29 +85,11 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("helpdesk.fault-missing-resource-ticket-credit@1", "via-orders-list"):
         "OVER-STRICT, open in issue 44: as helpdesk.answer-latest-order@1 from-orders-list (the Orders list searched "
         "for the customer shows her only order; the credit itself is right)",
-    ("ledger.checkpoint-batch@1", "v3b-cp-left-undispatched"):
-        "OVER-STRICT, open in issue 44: \"the delivery an event opened was left undispatched, as instructed\" uses "
-        "the verb 'left'; the complete checkpoint's note forbids the remainder 'left' (\"two events left\"), and "
-        "the reader cannot tell the verb from the remainder",
-    ("hrdesk.leave-message-latest-wins@1", "v3b-leave-wrong-week"):
-        "OPEN in issue 44 (survived): the manager's reason words are found (\"short\"), but the week they name "
-        "(\"the following week\" for \"that week\") is not compared",
-    ("ledger.checkpoint-batch@1", "v4-cb-valid-left-undispatched"):
-        "OVER-STRICT, as v3b-cp-left-undispatched: \"The delivery that one of them opened was left undispatched, as "
-        "instructed\" uses the verb 'left' of the delivery, which the complete checkpoint's note forbids as a "
-        "remainder; telling a verb of another record from a remainder of the batch needs roles the reader lacks",
-    ("hrdesk.leave-message-latest-wins@1", "v4-lm-earlier-message"):
-        "OPEN in issue 44 (survived): \"Ingrid Larsen's earlier message said the team is short that week; her latest "
-        "asks to approve\" gives the manager's reason as reported (a reason may report it) and then contradicts the "
-        "rejection it records in words the reader accounts for: a contradiction between the note and the decision "
-        "is meaning, not wording",
-    ("hrdesk.reject-claim-to-manager@1", "v4-rm-wrong-actor"):
-        "OPEN in issue 44 (survived): as v3b-mgr-already-submitted: \"Fatima Haddad submits these through her "
-        "manager\" names the manager and the route with her as the one who submits; who does what to whom is not "
-        "read",
-    ("hrdesk.reject-claim-to-manager@1", "v3b-mgr-already-submitted"):
-        "OPEN in issue 44 (survived): \"Fatima Haddad has already submitted it through your manager\" names the "
-        "manager and the route, but makes her the one who submitted: who does what to whom is not read",
+    ("helpdesk.escalate-chargeback@1", "v5-cb-shown-two-times"):
+        "OPEN in issue 44 (survived): \"Duplicate charge on O-1422: the same charge was shown two times on the order "
+        "page\" explains the duplicate as a display on a page of ours; the reader reads the repetition, not where it "
+        "was seen, and \"the charge appears twice on her bank statement\" (the same words of display) is how a valid "
+        "reason describes a double charge",
 }
 """Blind cases whose fate (or attack judgement) differs from their author's expectation, each with why the verdict
 stands (or, marked OVER-STRICT, why it does not and which issue takes the mechanism)."""

@@ -51,7 +51,9 @@ def test_a_prohibition_is_an_imperative_about_a_named_thing(instruction: str, ru
 
 
 DISPATCHED = ["the delivery dispatched", "the delivery was dispatched", "we dispatched the delivery",
-              "D-508's delivery has been dispatched", "I also dispatched the deliveries"]
+              "D-508's delivery has been dispatched", "I also dispatched the deliveries",
+              "the delivery has been sent out", "the delivery went out with the second run",  # in other words
+              "we did not hold back the delivery"]
 NOT_DISPATCHED = ["the delivery not dispatched", "the delivery was not dispatched, as asked",
                   "we did not dispatch the delivery", "no delivery was dispatched"]
 LEFT_AS_TOLD = ["I left the delivery alone", "the delivery is still pending, as instructed",
@@ -101,9 +103,9 @@ TAKEOVER = TextCheck.model_validate({
     "reading": "circumstance",
     "states": [{"words": ["takeover", "does not own", "unknown device", "someone else", "unrecognised"]}]})
 SITUATION = ["Login from a device the customer does not own", "Suspected takeover: a login from an unknown device"]
-OWNERS = ["it is her new phone", "the device is hers", "it was our own support team", "it's her laptop",
+OWNERS = ["the customer's own phone logged in", "it is her new phone", "the device is hers", "it was our own support team", "it's her laptop",
           "the login was the customer's", "that was us", "it turned out to be her tablet"]
-NOT_OWNERS = ["it is not hers", "the device is in Lagos", "it was at 03:12", "the phone is an unknown model"]
+NOT_OWNERS = ["someone else's device logged in", "it is not hers", "the device is in Lagos", "it was at 03:12", "the phone is an unknown model"]
 
 
 @pytest.mark.parametrize(("situation", "after"), itertools.product(SITUATION, OWNERS + NOT_OWNERS))
@@ -139,7 +141,7 @@ CLAIMS = KnownIds(kinds={"X-5005": frozenset({"claim", "number"}), "X-5006": fro
 
 @pytest.mark.parametrize(("relative", "passes"), [
     ("which we also rejected", False), ("which was declined", False), ("which we cancelled as well", False),
-    ("which failed", False),
+    ("which failed", False), ("the claim we declined", False), ("that we rejected as well", False),
     ("which was filed earlier", True), ("which has the same receipt", True), ("which was not rejected", True),
 ])
 def test_a_relative_clause_that_reverses_the_named_record_is_a_claim_about_it(relative: str, passes: bool) -> None:
@@ -151,7 +153,7 @@ def test_a_relative_clause_that_reverses_the_named_record_is_a_claim_about_it(re
 MANAGER = TextCheck.model_validate({
     "reading": "circumstance", "apposed": True,
     "states": [{"words": "Fatima Haddad"}, {"words": ["manager", "line manager", "supervisor"]}]})
-APPOSED = ["your manager, Fatima Haddad", "Fatima Haddad (your manager)", "Fatima Haddad, your line manager",
+APPOSED = ["your manager, who is Fatima Haddad", "your manager, Fatima Haddad", "Fatima Haddad (your manager)", "Fatima Haddad, your line manager",
            "your supervisor Fatima Haddad", "your manager: Fatima Haddad", "Fatima Haddad = your manager"]
 TWO_ROLES = ["Fatima Haddad is to submit it through your manager", "Fatima Haddad submits these through her manager",
              "your manager and Fatima Haddad", "Fatima Haddad's team, not your manager"]
@@ -193,3 +195,48 @@ def test_a_person_who_asked_for_something_else_is_no_asker_slot() -> None:
     assert text_problems(text, SHORT, LEAVE) == []
     assert text_problems("Rejected at the request of Chen Kowalski: the team is short that week.", SHORT,
                          KnownIds.of({}, (), "Reject leave L-3106: the team is short.")) != []  # no asker: names
+
+
+@pytest.mark.parametrize(("text", "passes"), [
+    ("Duplicate of X-5005 (also rejected).", False), ("Duplicate of X-5005 - rejected too.", False),
+    ("Duplicate of X-5005 (same amount, same date).", True),
+])
+def test_a_parenthesis_after_a_named_record_is_said_of_it(text: str, passes: bool) -> None:
+    problems = text_problems(text, DUPLICATE, CLAIMS)
+    assert (problems == []) == passes, (text, problems)
+
+
+@pytest.mark.parametrize(("place", "passes"), [("latest", True), ("last", True), ("most recent", True),
+                                               ("first", False), ("original", False), ("earlier", False)])
+@pytest.mark.parametrize("frame", ["Per {p} message from Ingrid Larsen: the team is short that week.",
+                                   "Rejected as Ingrid Larsen's {p} message asks: the team is short that week."])
+def test_a_place_after_a_preposition_or_a_name_picks_a_record_too(place: str, passes: bool, frame: str) -> None:
+    text = frame.format(p=place)
+    problems = text_problems(text, SHORT, LEAVE)
+    assert (problems == []) == passes, (text, problems)
+
+
+def test_a_denied_or_customer_bound_return_is_no_failed_delivery() -> None:
+    toward = "We have issued a refund of 59.00 EUR for order O-1093: it has been returned to your card."
+    assert not any("failure" in p for p in text_problems(toward, REFUND, O_1093))  # ("returned" itself is unread)
+    denied = "We have issued a refund of 59.00 EUR for order O-1093; nothing was returned to us."
+    assert text_problems(denied, REFUND, O_1093) == []
+    assert text_problems("We have issued a refund of 59.00 EUR for order O-1093. It was returned to us.", REFUND,
+                         O_1093) != []
+
+
+def test_a_retraction_of_a_fact_said_in_other_words_unsettles() -> None:
+    text = "Login from a device the customer did not recognise at first; possible takeover."
+    assert any("retraction" in p for p in text_problems(text, TAKEOVER)), text_problems(text, TAKEOVER)
+    assert text_problems("Login from a device the customer does not recognise; possible takeover.", TAKEOVER) == []
+
+
+@pytest.mark.parametrize(("after", "passes"), [
+    ("the one after them did not go through", False), ("the last of them wasn't run", False),
+    ("they did not all go through", False),
+    ("nothing is left", True), ("none of them is pending", True), ("the delivery was not dispatched", True),
+])
+def test_a_complete_note_may_not_deny_an_event_in_words_it_does_not_forbid(after: str, passes: bool) -> None:
+    text = f"EV-506, EV-507 and EV-508 processed; {after}."
+    problems = text_problems(text, COMPLETE, LEDGER)
+    assert (problems == []) == passes, (text, problems)

@@ -174,6 +174,8 @@ a part of a whole ("two of the three events"), a state not quite reached ("nearl
 ("processed, bar EV-508")."""
 _SUPERLATIVE = re.compile(r"\s+recent(?![\w'’-])", re.IGNORECASE)
 """After "most", a word that makes it a superlative ("your *most recent* invoice"), not a part."""
+_DENIED_BEFORE = re.compile(r"(?:(?<![\w'’-])(?:not|no|never|nothing)|n['’]t)(?:\s+[\w'’-]+){0,3}\s+$", re.IGNORECASE)
+"""Before a delivery failure, a negation in reach ("no money *has been returned*", "it was not returned"): none."""
 _RELATIVE_BEFORE = re.compile(r"(?<![\w'’-])(?:that|which|whom)\s+$", re.IGNORECASE)
 """Before a part of a whole, a relative pronoun: the part is the subject of a clause that describes something else
 ("the delivery *that one of them* opened"), not a part of what is done."""
@@ -433,7 +435,9 @@ def clauses(text: str, reading: Reading = "outcome", facts: tuple[tuple[int, int
     """The text's clauses with their markers, for the given reading; `facts` are the spans of the words being
     read, which never count as markers themselves."""
     spans = list(facts)
-    failures = _outside(_DELIVERY_FAILURE.finditer(text), spans)
+    failures = [m for m in _outside(_DELIVERY_FAILURE.finditer(text), spans)
+                if not _DENIED_BEFORE.search(text[max(0, m.start() - 40):m.start()])
+                and not _TOWARD_THE_CUSTOMER.match(text, m.end())]
     text_marker = (Marker("failure", failures[0].group(0), failures[0].start(), failures[0].end())
                    if failures else None)
     found: list[Clause] = []

@@ -36,7 +36,7 @@ from tasks.values import (
     parse_money,
 )
 from verifier.assertions import Clause, attributive, clause_of, clauses, digits
-from verifier.prohibitions import Prohibition, forms, prohibitions, words_of
+from verifier.prohibitions import Prohibition, forms, prohibitions, unplaced, words_of
 from verifier.roles import askers
 from verifier.settling import Unsettled, unsettled
 
@@ -414,23 +414,33 @@ class Reading:
         # Every word is read where the text says what happened (a fact it must state, or one it must not deny); a
         # check that only forbids words (a qualifier that may not name another floor) reads those alone.
         every_word = bool(check.states) or any(f.type == "denies" for f in check.never_states)
-        return unsettled(self.text, self.clauses, check.reading, bearing, stated, fact_words, every_word, known.named,
-                         known.record_words, known.prohibited, known.tables, known.askers)
+        said_of_the_protected = [
+            Unsettled(f"says of what the instruction says to leave what the reader cannot place ({', '.join(words)})",
+                      self.text[c.start:c.end].strip())
+            for c in left_alone if (words := unplaced(words_of(self.text[c.start:c.end]), known.prohibited))]
+        return said_of_the_protected + unsettled(
+            self.text, self.clauses, check.reading, bearing, stated, fact_words, every_word, known.named,
+            known.record_words, known.prohibited, known.tables, known.askers,
+            denying=check.reading == "outcome" and any(f.type == "denies" for f in check.never_states))
 
     def asserted_together(self, facts: list[Fact], apposed: bool = False) -> tuple[bool, str | None]:
         """Whether one clause asserts every one of these words facts (they describe one event); `apposed`: with
         each standing beside the next, in apposition (they name one thing)."""
         occurrences = [self.occurrences(f) for f in facts]
         reasons = []
-        for clause in self.clauses:
+        units = [(c.start, c.end) for c in self.clauses]
+        if apposed:  # "your manager, who is Fatima Haddad": a relative clause may hold the apposition
+            units += [(a.start, b.end) for a, b in itertools.pairwise(self.clauses)
+                      if b.opened_by in ("who", "which") and a.sentence == b.sentence]
+        for start, end in units:
             chosen = []
             for spans in occurrences:
-                inside = [(a, b) for a, b in spans if clause.start <= a < clause.end]
-                good = [span for span in inside if clause.why_not_asserted(*span) is None]
+                inside = [(a, b) for a, b in spans if start <= a < end]
+                good = [span for span in inside if self.why_not(*span) is None]
                 if good:
                     chosen.append(good)
                 elif inside:
-                    reasons.append(clause.why_not_asserted(*inside[0]) or "")
+                    reasons.append(self.why_not(*inside[0]) or "")
                     break
                 else:
                     break

@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from verifier.known_words import GRAMMAR
+
 _IMPERATIVE = re.compile(r"(?:^|(?<=[.!?:;])\s*|,?\s+and\s+|,?\s+but\s+)(?:please\s+)?(?:do\s+not|don['’]t|never)\s+"
                          r"([a-z]+)\s+([^.;,:!?]*)", re.IGNORECASE)
 _OBJECT_END = re.compile(r"\s+(?:that|which|who|whose|until|unless|if|by|through|with|from|in|on|at|for|before|"
@@ -28,6 +30,13 @@ _ABOUT_OTHERS = frozenset({"other", "others", "else", "anything", "nothing", "ev
                            "another", "further", "more"})
 """In a prohibition's object, words that make it about other records ("any *other* claim"): not read here."""
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
+_LEAVING = frozenset({"left", "leave", "leaves", "leaving", "alone", "untouched", "unchanged", "pending", "kept",
+                      "keep", "remains", "remain", "remained", "stays", "stay", "stayed", "asked", "instructed",
+                      "told", "required", "instruction", "instructions", "still", "not", "never", "no", "nothing",
+                      "didn't", "wasn't", "isn't", "hasn't", "haven't"})
+"""What a text may say of a thing the instruction protects: that it was left, kept, not done."""
+_SAYING_DONE = frozenset({"done", "get", "got", "gets", "getting", "out", "off", "over", "back", "up", "down"})
+"""Grammar words that, said of a thing, can say something was done to it ("sent *out*", "*got* it *off*")."""
 
 
 @dataclass(frozen=True)
@@ -84,3 +93,20 @@ def done_anyway(clause_words: Sequence[str], rule: Prohibition) -> str | None:
 
 def words_of(text: str) -> list[str]:
     return _WORD.findall(text)
+
+
+def unplaced(clause_words: Sequence[str], rules: Sequence[Prohibition]) -> list[str]:
+    """The words of a clause that names only protected things which say something of them other than that they
+    were left, kept, not done or not dispatched ("the delivery has been *sent* out", "it *went* out"): the
+    instruction's verb (denied or in its negative form, "undispatched"), the things and their description, and the
+    words of leaving are all a text may say there."""
+    allowed = {f for rule in rules for word in (rule.verb, *rule.things, *rule.described) for f in forms(word)}
+    allowed |= {"un" + f for rule in rules for f in forms(rule.verb)}
+    found = []
+    for word in clause_words:
+        low = word.lower().replace("’", "'")
+        if (any(c.isdigit() for c in low) or low in _LEAVING or forms(low) & allowed  # an id names the thing
+                or (low in GRAMMAR and low not in _SAYING_DONE)):
+            continue
+        found.append(word)
+    return found

@@ -189,8 +189,9 @@ def stem(word: str) -> str:
 
 def related(text: str, fact_words: frozenset[str]) -> list[tuple[int, int]]:
     """The spans of words that share a stem with a word of the check's facts ("the *attachment*" beside the fact
-    "attached"): such a word is about what the check is about."""
-    stems = {stem(w) for w in fact_words if len(w) >= 4}
+    "attached"; "did not *recognise*" beside "unrecognised"): such a word is about what the check is about."""
+    stems = {stem(re.sub(r"^(?:un|non)-?(?=[a-z]{4,})", "", w)) for w in fact_words if len(w) >= 4}  # "unrecognised"
+    stems |= {stem(w) for w in fact_words if len(w) >= 4}                                               # "recognise"
     return [(m.start(), m.end()) for m in _WORD.finditer(text) if len(m.group(0)) >= 4 and stem(m.group(0)) in stems]
 
 
@@ -235,7 +236,7 @@ def _bearing_clauses(text: str, found: Sequence[Clause], about: Sequence[tuple[i
     return bearing
 
 
-_PLACES = (("first", "1st", "earliest", "oldest"),
+_PLACES = (("first", "1st", "earliest", "oldest", "original", "initial"),
            ("last", "latest", "newest", "most recent", "final"),
            ("previous", "prior", "earlier", "preceding", "former"),
            ("second", "2nd"), ("third", "3rd"), ("next", "following", "subsequent"))
@@ -247,18 +248,27 @@ _AFTER_A_NOUN = frozenset({"is", "was", "are", "were", "has", "had", "have", "sa
                            "can", "could", "should", "may", "might", "must"})
 """Words that may follow the head of a noun phrase (a verb, a preposition, a conjunction): the word before them is
 the head ("your first *invoice* was sent")."""
-_PLACE = re.compile(r"(?<![\w'’-])(?:the|your|her|his|their|its|our|my|this|that|a|[A-Za-z]+['’]s)\s+("
+_PLACE = re.compile(r"(?<![\w'’-])(?:the|your|her|his|their|its|our|my|this|that|a|[A-Za-z]+['’]s|per|in|from|on|"
+                    r"by|at|under|with)\s+("
                     + "|".join(w.replace(" ", r"\s+") for group in _PLACES for w in group)
                     + r"|\d+(?:st|nd|rd|th))\s+(?!(?:of|time|times|thing|things|and|or|to|by|in|on|at|for|with|from|as|"
                       r"than|is|was|are|were|be|been|week|weeks|day|days|month|year)(?![\w'’-]))([a-z][a-z-]*)",
                     re.IGNORECASE)
-_OWNER = re.compile(r"(?<![\w'’-])(?:it|this|that|these|those|they|the\s+(?:[a-z]+\s+)?[a-z]+)"
-                    r"(?:\s*['’]s|\s+(?:is|was|are|were|turned\s+out\s+to\s+be|belongs\s+to|belonged\s+to))\s+"
-                    r"(?:(?:in\s+fact|actually|just|simply|really|only|all|clearly)\s+)?"
+_OWNER = re.compile(r"(?:(?<=[Ii]t)['’]s|(?<=[Tt]hat)['’]s|(?<![\w'’-])(?:is|was|are|were|turned\s+out\s+to\s+be|belongs\s+to|"
+                    r"belonged\s+to))\s+(?:(?:in\s+fact|actually|just|simply|really|only|all|clearly)\s+)?"
                     r"(?:hers|his|theirs|ours|mine|yours|her|him|them|their|our|my|your|us|we|me|"
-                    r"the\s+customer(?:['’]s)?|[A-Z][a-z]+['’]s)(?![\w'’-])", re.IGNORECASE)
+                    r"the\s+customer(?:['’]s)?|[A-Z][a-z]+['’]s)(?![\w'’-])"
+                    r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|[A-Z][a-z]+['’]s)\s+own(?![\w'’-])",
+                    re.IGNORECASE)
 """In a reason describing a situation, a clause that says whose the thing is ("it is *her* new phone", "the device
 is *hers*", "it was *our* own support team"): it explains the situation away (an unknown device, someone else)."""
+_VERBAL_NEGATION = re.compile(r"(?<![\w'’-])(?:did|does|do|was|were|is|are|has|have|had|could|would)\s+not\b"
+                              r"|(?:didn|doesn|don|wasn|weren|isn|aren|hasn|haven|hadn|couldn|wouldn)['’]t\b",
+                              re.IGNORECASE)
+"""A negated verb ("did *not* go through", "wasn't run"): in a note that must not deny completion, an event of the
+batch denied in words the check does not forbid is one the reader cannot place."""
+_APPOSED_AFTER = re.compile(r"\s*(?:,|\(|—|–|\s-\s)")
+"""Right after a record's id, what opens words said of it: an apposition, a parenthesis, a dash."""
 _TOWARD_THE_WRITER = re.compile(r"(?<![\w'’-])(?:to|into|in|for)\s+our\s+(?:own\s+)?(?:account|accounts|bank|"
                                 r"books|balance|company|business|shop|store|till|favou?r)(?![\w'’-])"
                                 r"|(?<![\w'’-])from\s+your\s+[a-z]+\s+(?:to|into)\s+(?:us|our)(?![\w'’-])",
@@ -272,14 +282,17 @@ def _place_group(word: str) -> str:
     return found or word
 
 
-def _other_place(text: str, clause: Clause, allowed: frozenset[str], records: frozenset[str]) -> str | None:
+def _places(text: str, clause: Clause, allowed: frozenset[str],
+            records: frozenset[str]) -> tuple[str | None, list[tuple[int, int]]]:
     """A word that picks a record by its place ("your *first* invoice", "her *earlier* message") other than every
     place the task's instruction and facts pick (its "last invoice", "the latest message"): it names another record.
     Only a place after a determiner and right before the head of a noun the task names (`records`: its kinds of
     record and the instruction's words) picks a record: "the first *batch action* failed", "the first *Process
-    selected*", "was first sent" pick none."""
+    selected*", "was first sent" pick none. Returns the first such other place, and the spans of the places that
+    pick the instruction's record (accounted for: "per *last* message from Ingrid Larsen")."""
     told = {_place_group(w) for w in allowed}
     nouns = frozenset(f for word in records for f in forms(word))
+    right: list[tuple[int, int]] = []
     for match in _PLACE.finditer(text, clause.start, clause.end):
         noun = match.group(2)
         after = re.match(r"\s+([A-Za-z][\w-]*)", text[match.end():clause.end])
@@ -287,8 +300,9 @@ def _other_place(text: str, clause: Clause, allowed: frozenset[str], records: fr
         if noun[0].isupper() or not forms(_bare(noun)) & nouns or not head:
             continue
         if _place_group(match.group(1)) not in told:
-            return match.group(1)
-    return None
+            return match.group(1), right
+        right.append(match.span(1))
+    return None, right
 
 
 def _forbidden_done(text: str, found: Sequence[Clause], prohibited: Sequence[Prohibition]) -> list[Unsettled]:
@@ -316,30 +330,34 @@ def _toward_the_writer(text: str, found: Sequence[Clause], about: Sequence[tuple
 
 
 def _relative_reversals(text: str, found: Sequence[Clause], bearing: Sequence[tuple[int, int]]) -> list[Unsettled]:
-    """A reversal or failure, not denied, in a `which` or `who` clause right after something the check names
-    ("Duplicate of X-5005, which we also rejected"): said of that record."""
+    """A reversal or failure, not denied, in a `which` or `who` clause right after something the check names, or in
+    an apposition or a parenthesis right after it ("Duplicate of X-5005, which we also rejected", "X-5005, the claim
+    we declined", "X-5005 (also rejected)"): said of that record."""
     reasons = []
-    for previous, clause in itertools.pairwise(found):
-        if (clause.opened_by not in ("which", "who") or clause.sentence != previous.sentence
-                or not any(not text[b:previous.end].strip(" ,") for _, b in bearing)):
-            continue
-        own = [m for m in clause.markers if clause.start <= m.start < clause.end]
+    for previous, clause in itertools.pairwise([None, *found]):
+        own = [m for m in clause.markers if clause.start <= m.start < clause.end] if clause else []
         reversal = next((m for m in own if m.kind in ("reversal", "failure")), None)
-        if reversal is not None and not any(m.kind == "negation" and m.start < reversal.start for m in own):
+        if clause is None or reversal is None or any(m.kind == "negation" and m.start < reversal.start for m in own):
+            continue
+        if previous is not None and clause.opened_by in ("which", "who") and clause.sentence == previous.sentence:
+            named = any(not text[b:previous.end].strip(" ,") for _, b in bearing)  # "X-5005, which we rejected"
+        else:  # "X-5005, the claim we declined", "X-5005 (also rejected)", "X-5005, that we rejected as well"
+            named = any(clause.start <= a and b <= reversal.start and _APPOSED_AFTER.match(text, b) for a, b in bearing)
+        if named:
             reasons.append(Unsettled(f"a reversal of the record it names ({reversal.words!r})",
-                                     text[previous.start:clause.end].strip()))
+                                     text[(previous or clause).start:clause.end].strip()))
     return reasons
 
 
 def _owners(text: str, found: Sequence[Clause], about: Sequence[tuple[int, int]]) -> list[Unsettled]:
-    """Clauses that say whose the thing is ("it is her new phone"), not denied, where their sentence or the one
-    before bears on the check (their subject refers back)."""
+    """Clauses that say whose the thing is ("it is her new phone", "the customer's own phone logged in"), not
+    denied, where their sentence or one beside it bears on the check."""
     reasons = []
     sentences = list(dict.fromkeys(clause.sentence for clause in found))
     for clause in found if about else ():
         here = sentences.index(clause.sentence)
         owner = _OWNER.search(text, clause.start, clause.end)
-        if owner is None or not any(_bears(about, *sentence) for sentence in sentences[max(here - 1, 0):here + 1]):
+        if owner is None or not any(_bears(about, *sentence) for sentence in sentences[max(here - 1, 0):here + 2]):
             continue
         if not any(m.kind == "negation" and clause.start <= m.start < owner.end() for m in clause.markers):
             reasons.append(Unsettled(f"says whose it is, which explains the circumstance away ({owner.group(0)!r})",
@@ -380,16 +398,19 @@ def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause
     if own is None:
         return False
     adjunct = _ADJUNCT.search(text, marker.end, own.end)
-    if len(re.findall(r"[\w'’-]+", text[own.start:marker.start])) <= 1:  # no subject of its own: "…, then recalled"
+    colon = text.rfind(": ", own.start, marker.start)  # "all processed: the first run stopped": the subject is after
+    subject = colon + 2 if colon >= 0 else own.start
+    if len(re.findall(r"[\w'’-]+", text[subject:marker.start])) <= 1:  # no subject of its own: "…, then recalled"
         return _bears(spans, *own.sentence)
-    return _bears(spans, own.start, marker.start) or _bears(spans, marker.end, adjunct.start() if adjunct else own.end)
+    return _bears(spans, subject, marker.start) or _bears(spans, marker.end, adjunct.start() if adjunct else own.end)
 
 
 def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Sequence[tuple[int, int]],
               stated: Sequence[tuple[int, int]], fact_words: frozenset[str] = frozenset(),
               every_word: bool = False, names: frozenset[str] | None = None,
               labels: frozenset[str] = frozenset(), prohibited: Sequence[Prohibition] = (),
-              records: frozenset[str] = frozenset(), askers: frozenset[str] | None = None) -> list[Unsettled]:
+              records: frozenset[str] = frozenset(), askers: frozenset[str] | None = None,
+              denying: bool = False) -> list[Unsettled]:
     """Why the text is unsettled for its check, one reason per marker (empty: it is settled). `bearing` are the
     spans of everything the check is about (its facts' occurrences, every record id), `stated` those of the facts it
     requires (a negation before one of these in its clause takes the requirement back)."""
@@ -405,16 +426,19 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
             reasons.append(Unsettled(strange, text[clause.start:clause.end].strip()))
     about = [*bearing, *((m.start(), m.end()) for m in _PARTITIVE.finditer(text))]
     for start, end in stated:
-        if re.match(r"['’]s(?![\w'’-])", text[end:end + 3]):
+        name = all(w[:1].isupper() for w in text[start:end].split()) and (
+            " " in text[start:end].strip() or re.search(r"(?:^|[.!?:;\n]\s*)$", text[:start]) is None)
+        if name and re.match(r"['’]s(?![\w'’-])", text[end:end + 3]):  # "Fatima Haddad's", not "someone else's"
             reasons.append(Unsettled("possessive: it names whose, not who or what", text[start:end + 2]))
         if reading == "outcome" and (actor := _READER_ACTS.search(text[:start])) is not None:
             reasons.append(Unsettled("the reader as the one who did it", text[actor.start():end].strip()))
     reasons += _forbidden_done(text, found, prohibited)
     for clause in _bearing_clauses(text, found, [*about, *related(text, fact_words)]) if every_word else ():
-        if strangers := unaccounted(text, clause, bearing, fact_words, names, labels):
+        place, right = _places(text, clause, fact_words | names, records | names) if names is not None else (None, [])
+        if strangers := unaccounted(text, clause, [*bearing, *right], fact_words, names, labels):
             reasons.append(Unsettled(f"words not accounted for ({', '.join(dict.fromkeys(strangers))})",
                                      text[clause.start:clause.end].strip()))
-        if names is not None and (place := _other_place(text, clause, fact_words | names, records | names)):
+        if place is not None:
             reasons.append(Unsettled(f"names which record by a place the task does not ({place!r})",
                                      text[clause.start:clause.end].strip()))
     for clause in found if names is not None and askers is not None else ():
@@ -424,6 +448,7 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
     reasons += _owners(text, found, about) if reading == "circumstance" else []
     reasons += _relative_reversals(text, found, bearing) if reading == "circumstance" else []
     reasons += _toward_the_writer(text, found, about) if reading == "outcome" else []
+    kin = related(text, fact_words)
     seen: set[int] = set()
     referring = {id(c) for c in _bearing_clauses(text, found, about)} if every_word else set()
     for clause in found:
@@ -437,8 +462,8 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
                          or (id(clause) in referring and not clause_bears))  # "…. Sam Patel stopped it."
             elif marker.kind == "retraction" and marker.words.lower() in _TEXT_RETRACTIONS:
                 bears = bool(about)
-            elif marker.kind in _SENTENCE_KINDS:
-                bears = sentence_bears
+            elif marker.kind in _SENTENCE_KINDS:  # a retraction of a sentence about a fact in other words too
+                bears = sentence_bears or (marker.kind == "retraction" and _bears(kin, *clause.sentence))
             elif marker.kind == "quoted":
                 bears = _bears(about, marker.start, marker.end)
             elif marker.kind == "reported":
@@ -447,8 +472,15 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
                 bears = _beside(about, text, marker, clause.start) or (
                     marker.words.lower() in _REPEATS and sentence_bears)
             elif marker.kind == "negation":
-                bears = _bears(about, marker.end, scope_end(text, marker, clause.end)) or (
-                    clause.opened_by in _CONTRASTS and sentence_bears)
+                scope = scope_end(text, marker, clause.end)
+                bears = _bears(about, marker.end, scope) or (clause.opened_by in _CONTRASTS and sentence_bears)
+                as_told = any(forms(w) & {rule.verb for rule in prohibited} for w in words_of(text[marker.end:scope]))
+                if (denying and (clause_bears or id(clause) in referring) and not _bears(bearing, marker.end, scope)
+                        and not as_told  # "the delivery was not dispatched": the instruction followed
+                        and _VERBAL_NEGATION.search(text, max(clause.start, marker.start - 12), marker.end)):
+                    seen.add(marker.start)  # "…; the one after them did not go through": an event denied
+                    reasons.append(Unsettled(f"a denied event the reader cannot place ({marker.words!r})", words))
+                    continue
             else:
                 bears = clause_bears or (clause.opened_by in _CONTRASTS and sentence_bears)
             if not bears or marker.start in seen or not _unsettles(marker, clause, reading, stated, doubles, text):
