@@ -103,9 +103,10 @@ TAKEOVER = TextCheck.model_validate({
     "reading": "circumstance",
     "states": [{"words": ["takeover", "does not own", "unknown device", "someone else", "unrecognised"]}]})
 SITUATION = ["Login from a device the customer does not own", "Suspected takeover: a login from an unknown device"]
-OWNERS = ["the customer's own phone logged in", "it is her new phone", "the device is hers", "it was our own support team", "it's her laptop",
-          "the login was the customer's", "that was us", "it turned out to be her tablet"]
-NOT_OWNERS = ["someone else's device logged in", "it is not hers", "the device is in Lagos", "it was at 03:12", "the phone is an unknown model"]
+OWNERS = ["the customer's own phone logged in", "it is her new phone", "the device is hers",
+          "it was our own support team", "it's her laptop", "the login was the customer's", "that was us", "it turned out to be her tablet"]
+NOT_OWNERS = ["someone else's device logged in", "it is not hers", "the device is in Lagos", "it was at 03:12",
+              "the phone is an unknown model"]
 
 
 @pytest.mark.parametrize(("situation", "after"), itertools.product(SITUATION, OWNERS + NOT_OWNERS))
@@ -153,8 +154,9 @@ def test_a_relative_clause_that_reverses_the_named_record_is_a_claim_about_it(re
 MANAGER = TextCheck.model_validate({
     "reading": "circumstance", "apposed": True,
     "states": [{"words": "Fatima Haddad"}, {"words": ["manager", "line manager", "supervisor"]}]})
-APPOSED = ["your manager, who is Fatima Haddad", "your manager, Fatima Haddad", "Fatima Haddad (your manager)", "Fatima Haddad, your line manager",
-           "your supervisor Fatima Haddad", "your manager: Fatima Haddad", "Fatima Haddad = your manager"]
+APPOSED = ["your manager, who is Fatima Haddad", "your manager, Fatima Haddad", "Fatima Haddad (your manager)",
+           "Fatima Haddad, your line manager", "your supervisor Fatima Haddad", "your manager: Fatima Haddad",
+           "Fatima Haddad = your manager"]
 TWO_ROLES = ["Fatima Haddad is to submit it through your manager", "Fatima Haddad submits these through her manager",
              "your manager and Fatima Haddad", "Fatima Haddad's team, not your manager"]
 

@@ -254,8 +254,8 @@ _PLACE = re.compile(r"(?<![\w'’-])(?:the|your|her|his|their|its|our|my|this|th
                     + r"|\d+(?:st|nd|rd|th))\s+(?!(?:of|time|times|thing|things|and|or|to|by|in|on|at|for|with|from|as|"
                       r"than|is|was|are|were|be|been|week|weeks|day|days|month|year)(?![\w'’-]))([a-z][a-z-]*)",
                     re.IGNORECASE)
-_OWNER = re.compile(r"(?:(?<=[Ii]t)['’]s|(?<=[Tt]hat)['’]s|(?<![\w'’-])(?:is|was|are|were|turned\s+out\s+to\s+be|belongs\s+to|"
-                    r"belonged\s+to))\s+(?:(?:in\s+fact|actually|just|simply|really|only|all|clearly)\s+)?"
+_OWNER = re.compile(r"(?:(?<=[Ii]t)['’]s|(?<=[Tt]hat)['’]s|(?<![\w'’-])(?:is|was|are|were|turned\s+out\s+to\s+be|"
+                    r"belongs\s+to|belonged\s+to))\s+(?:(?:in\s+fact|actually|just|simply|really|only|all|clearly)\s+)?"
                     r"(?:hers|his|theirs|ours|mine|yours|her|him|them|their|our|my|your|us|we|me|"
                     r"the\s+customer(?:['’]s)?|[A-Z][a-z]+['’]s)(?![\w'’-])"
                     r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|[A-Z][a-z]+['’]s)\s+own(?![\w'’-])",
@@ -472,13 +472,11 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
                 bears = _beside(about, text, marker, clause.start) or (
                     marker.words.lower() in _REPEATS and sentence_bears)
             elif marker.kind == "negation":
-                scope = scope_end(text, marker, clause.end)
-                bears = _bears(about, marker.end, scope) or (clause.opened_by in _CONTRASTS and sentence_bears)
-                as_told = any(forms(w) & {rule.verb for rule in prohibited} for w in words_of(text[marker.end:scope]))
-                if (denying and (clause_bears or id(clause) in referring) and not _bears(bearing, marker.end, scope)
-                        and not as_told  # "the delivery was not dispatched": the instruction followed
-                        and _VERBAL_NEGATION.search(text, max(clause.start, marker.start - 12), marker.end)):
-                    seen.add(marker.start)  # "…; the one after them did not go through": an event denied
+                reach = scope_end(text, marker, clause.end)
+                bears = _bears(about, marker.end, reach) or (clause.opened_by in _CONTRASTS and sentence_bears)
+                if (denying and (clause_bears or id(clause) in referring) and marker.start not in seen
+                        and _denied_event(text, clause, marker, reach, bearing, prohibited)):
+                    seen.add(marker.start)  # "…; the one after them did not go through"
                     reasons.append(Unsettled(f"a denied event the reader cannot place ({marker.words!r})", words))
                     continue
             else:
@@ -490,6 +488,15 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
             scope = text[slice(*clause.sentence)].strip() if marker.kind in _SENTENCE_KINDS else words
             reasons.append(Unsettled(f"{double}{marker}", scope))
     return reasons
+
+
+def _denied_event(text: str, clause: Clause, marker: Marker, reach: int, bearing: Sequence[tuple[int, int]],
+                  prohibited: Sequence[Prohibition]) -> bool:
+    """A negated verb in a note that must not deny completion, whose scope holds nothing the check forbids ("is not
+    *pending*" agrees) and not the instruction's own prohibition ("was not *dispatched*" follows it)."""
+    as_told = any(forms(w) & {rule.verb for rule in prohibited} for w in words_of(text[marker.end:reach]))
+    return (not as_told and not _bears(bearing, marker.end, reach)
+            and _VERBAL_NEGATION.search(text, max(clause.start, marker.start - 12), marker.end) is not None)
 
 
 def _unsettles(marker: Marker, clause: Clause, reading: Reading, stated: Sequence[tuple[int, int]],
