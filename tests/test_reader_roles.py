@@ -104,7 +104,8 @@ TAKEOVER = TextCheck.model_validate({
     "states": [{"words": ["takeover", "does not own", "unknown device", "someone else", "unrecognised"]}]})
 SITUATION = ["Login from a device the customer does not own", "Suspected takeover: a login from an unknown device"]
 OWNERS = ["the customer's own phone logged in", "it is her new phone", "the device is hers",
-          "it was our own support team", "it's her laptop", "the login was the customer's", "that was us", "it turned out to be her tablet"]
+          "it was our own support team", "it's her laptop", "the login was the customer's", "that was us",
+          "it turned out to be her tablet"]
 NOT_OWNERS = ["someone else's device logged in", "it is not hers", "the device is in Lagos", "it was at 03:12",
               "the phone is an unknown model"]
 
