@@ -13,6 +13,7 @@ from computerops.catalog.mutant_texts import (
     address_spellings,
     amounts_in_words,
     answer_variants,
+    forbidden_acts,
     is_free_text,
     non_assertions,
     other_records,
@@ -318,3 +319,10 @@ def test_no_swap_where_the_instruction_states_no_order_between_writes() -> None:
         run = two_write_run(instruction)
         assert list(swap_mutants(run)) == []
         assert not any(m.mutant_class == "swap-order" for m in browser_mutants(run))
+
+
+def test_a_forbidden_act_is_said_done_for_each_prohibition_of_a_named_thing() -> None:
+    instruction = "Finish batch B-2. Do not dispatch the delivery that an event opens, and do not touch other batches."
+    assert list(forbidden_acts("EV-506 processed.", instruction)) == [
+        ("forbidden-dispatch", "EV-506 processed. Also dispatched the delivery.")]
+    assert list(forbidden_acts("EV-506 processed.", "Process EV-506. Change nothing else.")) == []

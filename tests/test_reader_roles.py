@@ -243,3 +243,10 @@ def test_a_complete_note_may_not_deny_an_event_in_words_it_does_not_forbid(after
     text = f"EV-506, EV-507 and EV-508 processed; {after}."
     problems = text_problems(text, COMPLETE, LEDGER)
     assert (problems == []) == passes, (text, problems)
+
+
+@pytest.mark.parametrize("text", ["A copy of the invoice before your last one was sent to you by post.",
+                                  "We posted the invoice prior to your latest invoice.",
+                                  "A copy of your invoice other than the last one went out by post."])
+def test_a_place_shifted_by_a_relation_picks_another_record(text: str) -> None:
+    assert any("by a place" in p for p in text_problems(text, POST, MEI)), text_problems(text, POST, MEI)

@@ -22,12 +22,14 @@ from verifier.known_words import GRAMMAR
 
 _IMPERATIVE = re.compile(r"(?:^|(?<=[.!?:;])\s*|,?\s+and\s+|,?\s+but\s+)(?:please\s+)?(?:do\s+not|don['’]t|never)\s+"
                          r"([a-z]+)\s+([^.;,:!?]*)", re.IGNORECASE)
-_OBJECT_END = re.compile(r"\s+(?:that|which|who|whose|until|unless|if|by|through|with|from|in|on|at|for|before|"
-                         r"after|when|while|because|to|as)\b", re.IGNORECASE)
+_OBJECT_END = re.compile(r"\s+(?:that|which|who|whose|until|unless|if|by|through|with|without|except|from|in|on|at|"
+                         r"for|before|after|when|while|because|to|as|what|how|where)\b", re.IGNORECASE)
 _DETERMINERS = frozenset({"the", "a", "an", "its", "their", "his", "her", "your", "our", "my", "this", "that",
-                          "these", "those", "each", "every", "all", "both", "or", "and", "any", "only"})
+                          "these", "those", "each", "every", "all", "both", "or", "and", "any", "only", "it", "them",
+                          "him", "one", "ones", "yet", "again", "now"})
+"""Words of a prohibition's object that name no thing (a pronoun names none the text could be matched by)."""
 _ABOUT_OTHERS = frozenset({"other", "others", "else", "anything", "nothing", "everything", "something", "any",
-                           "another", "further", "more"})
+                           "another", "further", "more", "anyone", "anybody", "everyone", "someone", "nobody"})
 """In a prohibition's object, words that make it about other records ("any *other* claim"): not read here."""
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _LEAVING = frozenset({"left", "leave", "leaves", "leaving", "alone", "untouched", "unchanged", "pending", "kept",
@@ -59,7 +61,7 @@ def prohibitions(instruction: str) -> tuple[Prohibition, ...]:
     for match in _IMPERATIVE.finditer(instruction):
         verb, rest = match.group(1).lower(), match.group(2)
         end = _OBJECT_END.search(rest)
-        words = [w.lower() for w in _WORD.findall(rest[: end.start() if end else len(rest)])]
+        words = [re.sub(r"['’]s$", "", w.lower()) for w in _WORD.findall(rest[: end.start() if end else len(rest)])]
         if not words or any(w in _ABOUT_OTHERS for w in words):
             continue
         things = frozenset(w for w in words if w not in _DETERMINERS)

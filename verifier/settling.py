@@ -226,11 +226,10 @@ def _bearing_clauses(text: str, found: Sequence[Clause], about: Sequence[tuple[i
     does ("…, *but* the bank statement shows a single charge"), and a clause that refers back to one in its
     sentence or the one before ("…; it came straight back")."""
     bearing: list[Clause] = []
-    sentences = list(dict.fromkeys(clause.sentence for clause in found))
+    order = {sentence: k for k, sentence in enumerate(dict.fromkeys(clause.sentence for clause in found))}
     for clause in found:
-        here = sentences.index(clause.sentence)
         if (_bears(about, *clause.sentence)
-                or (bearing and sentences.index(bearing[-1].sentence) >= here - 1
+                or (bearing and order[bearing[-1].sentence] >= order[clause.sentence] - 1
                     and _ANAPHOR.search(text, clause.start, clause.end))):
             bearing.append(clause)
     return bearing
@@ -254,6 +253,10 @@ _PLACE = re.compile(r"(?<![\w'’-])(?:the|your|her|his|their|its|our|my|this|th
                     + r"|\d+(?:st|nd|rd|th))\s+(?!(?:of|time|times|thing|things|and|or|to|by|in|on|at|for|with|from|as|"
                       r"than|is|was|are|were|be|been|week|weeks|day|days|month|year)(?![\w'’-]))([a-z][a-z-]*)",
                     re.IGNORECASE)
+_SHIFTED = re.compile(r"(?<![\w'’-])(?:[Bb]efore|[Aa]fter|[Pp]rior\s+to|[Pp]receding|[Pp]revious\s+to|other\s+than|"
+                      r"instead\s+of)\s+(?:[A-Z][a-z]+\s+)?$")
+"""Right before a place, a relation that picks the record beside it ("the message *before* Ingrid Larsen's latest
+one"), not the one it names."""
 _OWNER = re.compile(r"(?:(?<=[Ii]t)['’]s|(?<=[Tt]hat)['’]s|(?<![\w'’-])(?:is|was|are|were|turned\s+out\s+to\s+be|"
                     r"belongs\s+to|belonged\s+to))\s+(?:(?:in\s+fact|actually|just|simply|really|only|all|clearly)\s+)?"
                     r"(?:hers|his|theirs|ours|mine|yours|her|him|them|their|our|my|your|us|we|me|"
@@ -297,10 +300,12 @@ def _places(text: str, clause: Clause, allowed: frozenset[str],
         noun = match.group(2)
         after = re.match(r"\s+([A-Za-z][\w-]*)", text[match.end():clause.end])
         head = after is None or after.group(1).lower() in _AFTER_A_NOUN or after.group(1).lower().endswith("ed")
-        if noun[0].isupper() or not forms(_bare(noun)) & nouns or not head:
+        one = noun.lower() in ("one", "ones")  # "your last *one*": the record the clause names
+        if noun[0].isupper() or not (one or forms(_bare(noun)) & nouns) or not head:
             continue
-        if _place_group(match.group(1)) not in told:
-            return match.group(1), right
+        shifted = _SHIFTED.search(text, max(clause.start, match.start() - 24), match.start())
+        if _place_group(match.group(1)) not in told or shifted is not None:  # "the invoice *before* your last one"
+            return (f"{shifted.group(0).strip()} … {match.group(1)}" if shifted else match.group(1)), right
         right.append(match.span(1))
     return None, right
 
@@ -354,8 +359,9 @@ def _owners(text: str, found: Sequence[Clause], about: Sequence[tuple[int, int]]
     denied, where their sentence or one beside it bears on the check."""
     reasons = []
     sentences = list(dict.fromkeys(clause.sentence for clause in found))
+    order = {sentence: k for k, sentence in enumerate(sentences)}
     for clause in found if about else ():
-        here = sentences.index(clause.sentence)
+        here = order[clause.sentence]
         owner = _OWNER.search(text, clause.start, clause.end)
         if owner is None or not any(_bears(about, *sentence) for sentence in sentences[max(here - 1, 0):here + 2]):
             continue

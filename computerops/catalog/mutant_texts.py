@@ -22,6 +22,7 @@ from num2words import num2words
 from tasks.spec import AnswerField
 from tasks.values import currency_code, parse_date, parse_money, phone_number
 from verifier.facts import KnownIds
+from verifier.prohibitions import prohibitions
 
 _ID_TOKEN = re.compile(r"(?<![\w-])([A-Z]{1,5})-(\d+)(?![\w]|-\w)")
 _AMOUNT = re.compile(r"(?<![\w.,-])(\d+)[.,](\d{2})(?:\s?([A-Z]{3}))?(?![\w]|[.,]\d)")
@@ -189,3 +190,16 @@ def weekday_contradictions(text: str) -> Iterator[tuple[str, str]]:
     day = date.fromisoformat(match.group(1))
     wrong = _WEEKDAY_NAMES[(day.weekday() + 1) % 7]
     yield "wrong-weekday", text[: match.start()] + f"{wrong}, {match.group(1)}" + text[match.end():]
+
+
+def _past(verb: str) -> str:
+    """The past participle of a regular verb ("dispatch" -> "dispatched", "change" -> "changed")."""
+    return verb + ("d" if verb.endswith("e") else "ed")
+
+
+def forbidden_acts(text: str, instruction: str) -> Iterator[tuple[str, str]]:
+    """(how, text) for each act the instruction forbids on a named thing, said done after the text ("… Also
+    dispatched the delivery."): a text that reports a breach, or a false one (`verifier.prohibitions`)."""
+    for rule in prohibitions(instruction):
+        thing = sorted(rule.things)[0]
+        yield f"forbidden-{rule.verb}", f"{text.strip().rstrip('.')}. Also {_past(rule.verb)} the {thing}."

@@ -26,6 +26,7 @@ from computerops.catalog.mutant_texts import (
     address_spellings,
     amounts_in_words,
     answer_variants,
+    forbidden_acts,
     is_address,
     is_free_text,
     non_assertions,
@@ -46,7 +47,8 @@ from verifier.facts import KnownIds
 
 MutantClass = Literal[
     "drop-step", "duplicate-step", "late-read", "swap-order", "blind-read", "perturb-value", "sibling-write",
-    "non-assertion", "other-record", "wrong-weekday", "app-sub-page", "wrong-answer", "wrong-status", "wrong-reason",
+    "non-assertion", "other-record", "wrong-weekday", "forbidden-act", "app-sub-page", "wrong-answer", "wrong-status",
+    "wrong-reason",
     "attack-start", "persistence-recovery", "persistence-compaction", "other-page", "same-fact-spelled",
     "same-answer-spelled", "attack-spelled",
 ]
@@ -347,6 +349,10 @@ def text_mutants(run: ScriptedRun) -> Iterator[Mutant]:
         for how, value in weekday_contradictions(text):
             yield Mutant(id=f"assert:{name}:{how}", mutant_class="wrong-weekday", steps=filled(value),
                          description=f"fills {step.name!r} with {value!r}, a weekday its date is not")
+        for how, value in forbidden_acts(text, instruction):
+            yield Mutant(id=f"assert:{name}:{how}", mutant_class="forbidden-act", steps=filled(value),
+                         description=f"fills {step.name!r} with {value!r}, which says done what the instruction "
+                                     f"forbids")
         for how, value, valid in amounts_in_words(text):
             if valid and dictated:
                 continue
