@@ -18,7 +18,7 @@ from sites.kit.broker import BrokerSession
 from sites.kit.faults import FaultInjector, FaultPlan
 from sites.kit.injection import FaultSession
 from sites.kit.oplog import MAX_REQUEST_BYTES
-from sites.kit.records import JournalEntry, Operation, StateSnapshot
+from sites.kit.records import JournalEntry, Operation, Shown, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
 from verifier import Verdict, rejudge
@@ -48,9 +48,19 @@ _RECORDED_SINCE = frozenset({"app", "shown"})
 """Operation fields evidence recorded before they existed lacks (None): replay compares them where recorded."""
 
 
+def _searched_since(recorded: Shown | None, replayed: Shown | None) -> Shown | None:
+    """The replayed record without its searched listings where the recorded one has none: evidence recorded before
+    searched listings were recorded lacks them (`ShownListing.searched`), and is compared on the rest."""
+    if recorded is None or replayed is None or any(lst.searched for lst in recorded.listings):
+        return replayed
+    return replayed.model_copy(update={"listings": [lst for lst in replayed.listings if not lst.searched]})
+
+
 def _first_operation_difference(recorded: Operation, replayed: Operation) -> str | None:
     for field in Operation.model_fields:
         a, b = getattr(recorded, field), getattr(replayed, field)
+        if field == "shown":
+            b = _searched_since(a, b)
         if a is None and field in _RECORDED_SINCE and recorded.shown is None:
             continue
         if a != b:

@@ -138,7 +138,15 @@ def reader_fixture(site: SiteDefinition, seed: int = 1) -> object:
 
 
 def last_listings(tenant: Tenant) -> list[tuple[str, dict[str, object]]]:
-    """The whole listings the tenant's latest page showed: (table, filter) each."""
+    """The whole listings with their filter the tenant's latest page showed: (table, filter) each (a searched list,
+    its filter unstated, is `last_searched`'s)."""
     shown = tenant.operations()[-1].shown
     assert shown is not None
-    return [(listing.table, dict(listing.where)) for listing in shown.listings]
+    return [(listing.table, dict(listing.where)) for listing in shown.listings if not listing.searched]
+
+
+def last_searched(tenant: Tenant) -> list[str]:
+    """The tables of the searched listings the tenant's latest page showed (a search held every row it showed)."""
+    shown = tenant.operations()[-1].shown
+    assert shown is not None
+    return [listing.table for listing in shown.listings if listing.searched]

@@ -75,16 +75,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "its author expected marking the update processed before acting on it to be valid, but the Carrier updates "
         "page says \"Process an update once: act on what it says, then mark it processed\": the order the site "
         "states is a check, so the verdict refuses it (helper re-fit, session 8)",
-    ("helpdesk.answer-latest-order@1", "from-orders-list"):
-        "OVER-STRICT, open in issue 44: at volume the Orders list is reached for one customer only by searching her "
-        "name, and a searched page is not recorded as a whole listing (only a filtered one is), although a search "
-        "for her full name shows every one of her orders; the answer itself is accepted. The mechanism (a searched "
-        "listing's predicate checked against the rows the fact must cover) is issue 44's",
-    ("helpdesk.answer-latest-order@1", "from-orders-list-plain-answer"):
-        "OVER-STRICT, open in issue 44: as from-orders-list",
-    ("helpdesk.fault-missing-resource-ticket-credit@1", "via-orders-list"):
-        "OVER-STRICT, open in issue 44: as helpdesk.answer-latest-order@1 from-orders-list (the Orders list searched "
-        "for the customer shows her only order; the credit itself is right)",
     ("helpdesk.escalate-chargeback@1", "v5-cb-shown-two-times"):
         "OPEN in issue 44 (survived): \"Duplicate charge on O-1422: the same charge was shown two times on the order "
         "page\" explains the duplicate as a display on a page of ours; the reader reads the repetition, not where it "

@@ -187,3 +187,15 @@ async def test_replay_reproduces_decisions_that_read_the_state(registry: TenantR
                        ("/helpdesk/orders/O-1043/credits", None, True)]
     receipt = await replay_episode(REFUND_GRANTED, episode, registry)
     assert receipt.result == "PASS", receipt.mismatches
+
+
+def test_a_searched_listing_is_compared_where_recorded_and_forgiven_where_evidence_predates_it() -> None:
+    from replays.replay import _searched_since
+    from sites.kit.records import Shown, ShownListing
+
+    plain = ShownListing(table="order", where={"customer_id": 2})
+    searched = ShownListing(table="order", where={}, searched=True)
+    older, replayed = Shown(listings=[plain]), Shown(listings=[plain, searched])
+    assert _searched_since(older, replayed) == older  # recorded before searched listings were recorded
+    assert _searched_since(replayed, replayed) == replayed
+    assert _searched_since(replayed, older) == older != replayed  # a searched listing lost on replay is a difference

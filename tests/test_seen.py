@@ -81,6 +81,31 @@ def test_a_whole_list_shows_the_absence_of_a_row_and_a_narrower_one_does_not() -
     assert not check_seen(credits, [op(1, shown=listing("invoice"))], [], STATE).passed
 
 
+def test_a_searched_list_shows_a_set_of_rows_whole_only_when_each_of_them_was_on_it() -> None:
+    open_ones = seen(table="invoice", where={"status": "open"}, listing=True, fields=["total"])
+    searched = [ShownListing(table="invoice", where={}, searched=True)]
+
+    def page(*keys: int) -> Operation:
+        return op(3, shown=Shown(records=[ShownRows(table="invoice", fields=["number", "total"], key=["id"],
+                                                    rows=[[k] for k in keys])], listings=searched))
+
+    assert check_seen(open_ones, [page(1)], [], STATE).passed          # "INV-1" searched: every open invoice
+    assert check_seen(open_ones, [page(1, 2)], [], STATE).passed       # "INV" searched: more than them
+    assert not check_seen(open_ones, [page(2)], [], STATE).passed      # "INV-2" searched: not the open one
+    assert not check_seen(seen(table="credit", where={}, listing=True), [page(1)], [], STATE).passed
+    # a row that was open when the page rendered and changed later must have been on it too
+    journal = [JournalEntry(seq=1, operation=5, logical_time=5, table="invoice", key={"id": 2}, change="update",
+                            before={"id": 2, "number": "INV-2", "status": "open", "total": 20},
+                            after=STATE["invoice"][1])]
+    assert not check_seen(open_ones, [page(1)], journal, STATE).passed
+    assert check_seen(open_ones, [page(1, 2)], journal, STATE).passed
+    # a row inserted after the page rendered was no row of it
+    inserted = [JournalEntry(seq=1, operation=5, logical_time=5, table="invoice", key={"id": 3}, change="insert",
+                             before=None, after={"id": 3, "number": "INV-3", "status": "open", "total": 1})]
+    later = {"invoice": [*STATE["invoice"], {"id": 3, "number": "INV-3", "status": "open", "total": 1}]}
+    assert check_seen(open_ones, [page(1)], inserted, later).passed
+
+
 def test_a_list_with_fields_must_show_its_rows_with_them() -> None:
     totals = seen(table="invoice", where={}, listing=True, fields=["total"])
     whole = Shown(records=[ShownRows(table="invoice", fields=["number", "total"], key=["id"], rows=[[1], [2]])],

@@ -211,7 +211,7 @@ def listings(browser: Browser, path: str) -> list[tuple[str, dict[str, object]]]
 def test_a_filtered_list_on_one_page_is_a_whole_listing_and_a_cut_page_is_not(browser: Browser) -> None:
     assert listings(browser, "/inventory/products?category=Paint") == [("product", {"category": "Paint"})]
     assert listings(browser, "/inventory/products?category=Tools") == []  # several pages: each is cut
-    assert listings(browser, "/inventory/products?q=paint") == []  # a search is no equality: not a listing
+    assert listings(browser, "/inventory/products?q=paint") == []  # a search is no equality: no filter stated
     [(table, where)] = listings(browser, "/inventory/purchase-orders?status=open&supplier=Northbolt+Fasteners")
     assert table == "purchase_order" and where == {"status": "open", "supplier": "Northbolt Fasteners"}
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from site_client import Browser, last_listings, reader_fixture, seeded_fixture, site_fixtures
+from site_client import Browser, last_listings, last_searched, reader_fixture, seeded_fixture, site_fixtures
 
 from sites.kit import StateSnapshot, TenantRegistry
 from sites.kit.paging import PAGE_SIZE
@@ -213,6 +213,8 @@ def test_a_filtered_list_on_one_page_is_a_whole_listing_and_a_cut_page_or_a_sear
                 "/webmail/?q=Carlos"):
         reader.get(cut)
         assert last_listings(reader.tenant) == [], cut
+    reader.get("/webmail/contacts?q=Lena+Fischer")  # one page of hits: a searched listing
+    assert last_searched(reader.tenant) == ["contact"]
 
 
 def test_a_list_page_loads_change_nothing(reader: Browser) -> None:

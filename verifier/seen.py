@@ -48,6 +48,16 @@ class History:
                      if all(same_value(row.get(column), value) for column, value in key.items())), None)
 
 
+    def rows_at(self, table: str, key: Sequence[str], moment: int) -> list[Row]:
+        """Every row of the table once operation `moment` was done (`key`: its primary key's columns)."""
+        candidates = [*self.final.get(table, []),
+                      *(entry.before for (name, _), entries in self.changes.items() if name == table
+                        for entry in entries if entry.before is not None)]
+        keys = {tuple(row.get(column) for column in key) for row in candidates}
+        found = (self.row_at(table, dict(zip(key, values, strict=True)), moment) for values in sorted(keys, key=repr))
+        return [row for row in found if row is not None]
+
+
 def _fails(check: Seen | NotUsed, detail: str) -> CheckResult:
     return CheckResult(name=check.name, category="procedure", passed=False, detail=detail)
 
@@ -87,6 +97,19 @@ def _all_with_fields(fact: ShownFact, op: Operation, history: History) -> bool:
     return True
 
 
+def _every_row_on_it(fact: ShownFact, op: Operation, history: History) -> bool:
+    """A searched list (its filter unstated) holds every row matching the fact's `where` then: each of them was
+    among the rows the response showed ("Tara Nowak" searched shows each of her orders, whatever else it shows)."""
+    assert op.shown is not None and fact.table is not None
+    groups = [group for group in op.shown.records if group.table == fact.table]
+    if not groups:
+        return False
+    key = groups[0].key
+    on_it = {tuple(values) for group in groups for values in group.rows}
+    wanted = [row for row in history.rows_at(fact.table, key, _data_time(op)) if row_matches(row, fact.where)]
+    return all(tuple(row.get(column) for column in key) in on_it for row in wanted)
+
+
 def _covers(listing_where: dict[str, Scalar], where: dict[str, Scalar | Typed]) -> bool:
     """A list filtered by `listing_where` holds every row matching `where`: each of its conditions is one of
     `where`'s."""
@@ -112,7 +135,9 @@ def shown_by(fact: ShownFact, ops: Sequence[Operation], history: History) -> Ope
         return next((op for op in ops if op.shown is not None and fact.document in op.shown.documents), None)
     if fact.listing:
         return next((op for op in ops if op.shown is not None
-                     and any(lst.table == fact.table and _covers(lst.where, fact.where) for lst in op.shown.listings)
+                     and any(lst.table == fact.table and (_every_row_on_it(fact, op, history) if lst.searched
+                                                          else _covers(lst.where, fact.where))
+                             for lst in op.shown.listings)
                      and _all_with_fields(fact, op, history)), None)
     if fact.per is None:
         return next((op for op in ops if _rows_shown(fact, op, history)), None)

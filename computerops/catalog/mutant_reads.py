@@ -56,7 +56,8 @@ def facts_of(shown: Shown | None) -> frozenset[str]:
         return frozenset()
     facts = {row_fact(group.table, row, field)
              for group in shown.records for row in group.rows for field in group.fields}
-    facts |= {f"list:{lst.table}:{json.dumps(lst.where, sort_keys=True)}" for lst in shown.listings}
+    facts |= {f"list:{lst.table}:{json.dumps(lst.where, sort_keys=True)}{':searched' if lst.searched else ''}"
+              for lst in shown.listings}
     facts |= {f"doc:{name}" for name in shown.documents}
     return frozenset(facts)
 

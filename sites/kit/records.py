@@ -68,12 +68,17 @@ class ShownRows(BaseModel):
 
 class ShownListing(BaseModel):
     """A list a response displayed whole: every row of `table` whose columns equal `where` was on it (with nothing
-    left out by another filter, a limit or the template), so the page showed those rows or their absence."""
+    left out by another filter, a limit or the template), so the page showed those rows or their absence.
+
+    A `searched` list is one whose filter is no set of equalities (a search: "number or customer's name contains
+    Tara Nowak"): it showed every row its filter held, but the filter cannot be stated, so it shows the absence of
+    a set of rows only where each of them was on it (`verifier.seen`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     table: str
     where: dict[str, Scalar]
+    searched: bool = Field(default=False, exclude_if=lambda value: not value)
 
 
 class Shown(BaseModel):

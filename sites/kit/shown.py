@@ -8,9 +8,10 @@ column a page only tests (`{% if g.id != 2 %}`) is not counted as shown; a true/
 is read, since pages show it by what they print for it; a key a template follows to another row
 (`orders[follow_up.order_id]`) is counted, since the page shows that relation. A list shows
 the *absence* of rows only when the site read it with `listed(session, statement)`: the kit takes the list's filter
-from the statement itself (equality conditions only, no limit cut it short), and keeps the listing only if the
-page went on to show every row the statement returned. A static text the page renders (a policy, the escalation
-rules) is a document: `{{ shows("mail-policy") }}` in the template. A handler that states a column in text it
+from the statement itself (equality conditions; any other filter, a search, makes it a *searched* listing, which
+shows the absence of rows only where each row of a set was on it), no limit cut it short, and keeps the listing
+only if the page went on to show every row the statement returned. A static text the page renders (a policy, the
+escalation rules) is a document: `{{ shows("mail-policy") }}` in the template. A handler that states a column in text it
 builds in Python (a refusal naming an approval's policy version) says so with `operation.shown.row(obj, field)`, and
 one that looks a related row up in Python reads it with `related(session, obj, column, Model)`, so that the
 relation counts as shown once the page shows the related row.
@@ -81,6 +82,7 @@ class _Listing:
     table: str
     where: dict[str, Scalar]
     keys: list[tuple[Scalar, ...]]
+    searched: bool = False
 
 
 @dataclass
@@ -115,8 +117,9 @@ class ShownRecorder:
         """`obj.column` leads to the row `target`: shown if the page shows anything of `target`."""
         self._relations.append((obj, column, target))
 
-    def listing(self, table: str, where: dict[str, Scalar], keys: list[tuple[Scalar, ...]]) -> None:
-        self._listings.append(_Listing(table=table, where=where, keys=keys))
+    def listing(self, table: str, where: dict[str, Scalar], keys: list[tuple[Scalar, ...]],
+                searched: bool = False) -> None:
+        self._listings.append(_Listing(table=table, where=where, keys=keys, searched=searched))
 
     def shown(self) -> Shown:
         """The record: rows grouped by table and columns shown, the listings whose every row the page showed, and
@@ -132,10 +135,11 @@ class ShownRecorder:
         records = [ShownRows(table=table, fields=list(names), key=list(self._keys[table]),
                              rows=sorted(rows, key=_order))
                    for (table, names), rows in sorted(groups.items())]
-        listings = {(lst.table, tuple(sorted(lst.where.items(), key=lambda item: item[0]))): lst
+        listings = {(lst.table, tuple(sorted(lst.where.items(), key=lambda item: item[0])), lst.searched): lst
                     for lst in self._listings if all((lst.table, key) in self._fields for key in lst.keys)}
         return Shown(records=records,
-                     listings=[ShownListing(table=lst.table, where=dict(sorted(lst.where.items())))
+                     listings=[ShownListing(table=lst.table, where=dict(sorted(lst.where.items())),
+                                            searched=lst.searched)
                                for _, lst in sorted(listings.items(), key=lambda item: repr(item[0]))],
                      documents=sorted(self._documents))
 
@@ -271,8 +275,9 @@ def _equalities(statement: SelectOfScalar[Any], table: Table) -> dict[str, Scala
 
 
 def listed(session: Session, statement: SelectOfScalar[T]) -> list[T]:
-    """The rows of a select of one mapped class, recorded as a listing of their table when the statement's filter
-    is a conjunction of equalities and no limit or offset cut it (the page must still show every row it got)."""
+    """The rows of a select of one mapped class, recorded as a listing of their table when no limit or offset cut
+    it (the page must still show every row it got): with its filter when that is a conjunction of equalities, else
+    as a searched listing (it holds the rows it showed, its filter unstated)."""
     rows = list(session.exec(statement))
     recorder = session.info.get(RECORDER_INFO)
     if not isinstance(recorder, ShownRecorder):
@@ -287,10 +292,8 @@ def listed(session: Session, statement: SelectOfScalar[T]) -> list[T]:
     if limit is not None and len(rows) >= int(getattr(limit, "effective_value", 0) or 0):
         return rows
     where = _equalities(statement, table)
-    if where is None:
-        return rows
     keys = [key for row in rows if (key := _key_of(row, mapped)) is not None]
-    recorder.listing(mapped.table, where, keys)
+    recorder.listing(mapped.table, where or {}, keys, searched=where is None)
     return rows
 
 
