@@ -34,8 +34,9 @@ def changed_row(entry: JournalEntry) -> Row:
 
 
 def _text_columns(row: Row, check: RowCheck, known: KnownIds) -> list[str]:
+    on_row = known.on(row)
     return [f"{column}: {problem}" for column, text_check in check.text.items()
-            for problem in (text_problems(row[column], text_check, known) if column in row else ["no such column"])]
+            for problem in (text_problems(row[column], text_check, on_row) if column in row else ["no such column"])]
 
 
 def check_row(check: RowCheck, state: StateSnapshot, known: KnownIds | None = None) -> CheckResult:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from sites.kit.records import JournalEntry, StateSnapshot
@@ -36,7 +36,8 @@ from tasks.values import (
     parse_money,
 )
 from verifier.assertions import Clause, attributive, clause_of, clauses, digits
-from verifier.prohibitions import Prohibition, forms, prohibitions, unplaced, words_of
+from verifier.prohibitions import Prohibition, conditional_acts, forms, makes, prohibitions, unplaced, words_of
+from verifier.record_states import RecordState, record_states, states_said
 from verifier.roles import askers
 from verifier.settling import Unsettled, unsettled
 
@@ -115,14 +116,25 @@ class KnownIds:
     people)."""
     prohibited: tuple[Prohibition, ...] = ()
     """What the instruction forbids of named things ("Do not dispatch the delivery"): a text may not say it was done,
-    and what it says to leave is no unfinished work (`verifier.prohibitions`)."""
+    and what it says to leave is no unfinished work (`verifier.prohibitions`); and what it allows only on a
+    condition ("Escalate it only if …") where the episode made no record of that act (no escalation inserted)."""
     askers: frozenset[str] | None = None
     """The lower-case names the instruction makes the ones who asked (`verifier.roles`; None: it names none)."""
     tables: frozenset[str] = frozenset()
     """The words of the tenant's table names ("event", "delivery"): the kinds of record a clause may name."""
+    states: Mapping[str, RecordState] = field(default_factory=dict)
+    """Each record's status, by its id (`verifier.record_states`): what a text says of a record's state is
+    compared with it."""
+    ranked: tuple[str, ...] = ()
+    """The ids of the records the task's checks select, lowest number first: "your *second* claim" names the second
+    of them of that kind (`ordinal_ids`)."""
+    own: str | None = None
+    """The id of the record the text is written on (its note, its reason), when it has one: "*this claim* was
+    rejected" is said of it."""
 
     @classmethod
-    def of(cls, state: StateSnapshot | None, journal: Sequence[JournalEntry] = (), instruction: str = "") -> KnownIds:
+    def of(cls, state: StateSnapshot | None, journal: Sequence[JournalEntry] = (), instruction: str = "",
+           selected: Iterable[str] = ()) -> KnownIds:
         kinds: dict[str, set[str]] = {}
         written = {(entry.table, column, value) for entry in journal
                    for column, value in (entry.after or {}).items()
@@ -143,10 +155,21 @@ class KnownIds:
                         label = _LABEL_WORD.findall(value)
                         if len(label) <= _LABEL_WORDS:
                             words.update(w.lower() for w in label)
+        tables = frozenset(w for table in (state or {}) for w in _words_of(table) if " " not in w)
+        made = {w for entry in journal if entry.change == "insert" for w in _words_of(entry.table)}
+        undone = tuple(Prohibition(verb, frozenset(), conditional=True) for verb in conditional_acts(instruction)
+                       if any(makes(verb, table) for table in tables) and not any(makes(verb, w) for w in made))
         return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words),
-                   named=told if instruction else None, prohibited=prohibitions(instruction),
-                   askers=askers(instruction),
-                   tables=frozenset(w for table in (state or {}) for w in _words_of(table) if " " not in w))
+                   named=told if instruction else None, prohibited=(*prohibitions(instruction), *undone),
+                   askers=askers(instruction), tables=tables, states=record_states(state or {}, _ID_SHAPE),
+                   ranked=tuple(sorted({normalise_id(i) for i in selected if _ID_SHAPE.fullmatch(i)},
+                                       key=lambda i: (i.rsplit("-", 1)[0], int(i.rsplit("-", 1)[1])))))
+
+    def on(self, row: Mapping[str, object]) -> KnownIds:
+        """These known ids, read for a text written on this row (its own id, when it has one the reader knows)."""
+        own = next((str(row[c]).upper() for c in ("number", "code") if str(row.get(c, "")).upper() in self.states),
+                   None)
+        return replace(self, own=own)
 
     def protects(self, clause_text: str, ids: Sequence[str]) -> bool:
         """Whether a clause names only what the instruction says to leave alone (the things of a prohibition, or
@@ -271,9 +294,32 @@ def _id_pattern(identifier: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){spelled}(?![\w]|-\w)", re.IGNORECASE)
 
 
+_ORDINAL = re.compile(r"(?<![\w'’-])(?:your|the|his|her|their|this|that|my|our)\s+(first|1st|earlier|earliest|original|"
+                      r"older|oldest|second|2nd|third|3rd|later|latest|last|newer|newest|most\s+recent)\s+([a-z]+)",
+                      re.IGNORECASE)
+_PLACE_OF = {"first": 0, "1st": 0, "earlier": 0, "earliest": 0, "original": 0, "older": 0, "oldest": 0, "second": 1,
+             "2nd": 1, "third": 2, "3rd": 2}
+"""Where an ordinal puts a record among the task's records of its kind (any other: the last)."""
+
+
+def ordinal_ids(text: str, known: KnownIds) -> list[Mention]:
+    """Records named by their place among the task's records of one kind ("your second claim" is X-5006 when the
+    task's checks select X-5005 and X-5006), where the task's checks select two or more of that kind."""
+    found = []
+    for match in _ORDINAL.finditer(text):
+        noun = forms(match.group(2))
+        ranked = [i for i in known.ranked if known.kinds.get(i, frozenset()) & noun]
+        place = _PLACE_OF.get(re.sub(r"\s+", " ", match.group(1).lower()), len(ranked) - 1)
+        if len(ranked) >= 2 and place < len(ranked):
+            found.append(Mention("id", ranked[place], match.start(1), match.end(2)))
+    return found
+
+
 def _ids(text: str, known: KnownIds) -> list[Mention]:
-    """Id-shaped tokens, and bare numbers that name a known record ("order 1047", "#1047")."""
+    """Id-shaped tokens, bare numbers that name a known record ("order 1047", "#1047") and records named by their
+    place among the task's ("your second claim")."""
     found = [Mention("id", normalise_id(m.group(1)), m.start(1), m.end(1)) for m in _ID_SHAPE.finditer(text)]
+    found += ordinal_ids(text, known)
     taken = [(m.start, m.end) for m in found]
     for match in _BARE_NUMBER.finditer(text):
         start, end = match.start(1), match.end(1)
@@ -414,14 +460,20 @@ class Reading:
         # Every word is read where the text says what happened (a fact it must state, or one it must not deny); a
         # check that only forbids words (a qualifier that may not name another floor) reads those alone.
         every_word = bool(check.states) or any(f.type == "denies" for f in check.never_states)
+        named = [(m.start, m.end, str(m.value)) for m in self.mentions if m.kind == "id"]
+        own_nouns = frozenset(known.kinds.get(known.own, frozenset()) & known.tables) if known.own else frozenset()
+        said = states_said(self.text, named, known.own, own_nouns, known.states)
+        false_states = [Unsettled(f"says {s.record} is {s.words}, which the site does not hold (it is {s.status})",
+                                  s.words) for s in said if s.true is False]
         said_of_the_protected = [
             Unsettled(f"says of what the instruction says to leave what the reader cannot place ({', '.join(words)})",
                       self.text[c.start:c.end].strip())
             for c in left_alone if (words := unplaced(words_of(self.text[c.start:c.end]), known.prohibited))]
-        return said_of_the_protected + unsettled(
+        return false_states + said_of_the_protected + unsettled(
             self.text, self.clauses, check.reading, bearing, stated, fact_words, every_word, known.named,
             known.record_words, known.prohibited, known.tables, known.askers,
-            denying=check.reading == "outcome" and any(f.type == "denies" for f in check.never_states))
+            denying=check.reading == "outcome" and any(f.type == "denies" for f in check.never_states),
+            true_states=[(s.start, s.end) for s in said if s.true])
 
     def asserted_together(self, facts: list[Fact], apposed: bool = False) -> tuple[bool, str | None]:
         """Whether one clause asserts every one of these words facts (they describe one event); `apposed`: with

@@ -38,7 +38,8 @@ def run_checks(
 ) -> list[CheckResult]:
     """Every check of the task, in declaration order, then the allowed-mutation check."""
     results: list[CheckResult] = []
-    known = KnownIds.of(state, journal, task.instruction)
+    selected = [str(v) for c in task.expected_state if isinstance(c, RowCheck) for v in c.where.values()]
+    known = KnownIds.of(state, journal, task.instruction, selected)
     for check in task.expected_state:
         if isinstance(check, RowCheck):
             results.append(check_row(check, state, known))

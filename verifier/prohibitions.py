@@ -49,8 +49,14 @@ class Prohibition:
     things: frozenset[str]
     described: frozenset[str] = frozenset()
     """The words that describe the things further ("the delivery *that an event opens*")."""
+    conditional: bool = False
+    """An act the instruction allows only on a condition ("Escalate it only if the rules require it", "if it is
+    not, refund nothing now") and the episode did not do (`verifier.facts.KnownIds.of`): a text may not say it was
+    done, of anything (it has no things)."""
 
     def __str__(self) -> str:
+        if self.conditional:
+            return self.verb
         return f"{self.verb} the {' or '.join(sorted(self.things))}"
 
 
@@ -70,6 +76,28 @@ def prohibitions(instruction: str) -> tuple[Prohibition, ...]:
     return tuple(found)
 
 
+_CONDITIONAL = re.compile(r"(?:^|(?<=[.!?:;,])\s*|\s+and\s+)([a-z]+)\s+(?:(?:it|them|this|that|one)\s+)?only\s+"
+                          r"(?:if|when|where)\b"
+                          r"|(?:^|(?<=[.!?:;,])\s*)([a-z]+)\s+nothing(?!\s+(?:else|more|other)\b)", re.IGNORECASE)
+"""An act the instruction makes conditional: "*Escalate* it only if …", "If it is not, *refund* nothing now" (not
+"change nothing else", which is about other records)."""
+
+
+def conditional_acts(instruction: str) -> tuple[str, ...]:
+    """The verbs of the acts the instruction allows only on a condition ("Escalate it only if the escalation rules
+    require it" -> escalate; "If it is denied, refund nothing" -> refund)."""
+    return tuple(dict.fromkeys((m.group(1) or m.group(2)).lower() for m in _CONDITIONAL.finditer(instruction)))
+
+
+def makes(verb: str, table_word: str) -> bool:
+    """Whether an act makes records of a table its verb shares a stem with ("escalate" an escalation, "refund" a
+    refund, "approve" an approval; not "issue", which makes none by its name)."""
+    verb, table_word = verb.lower(), table_word.lower()
+    pairs = enumerate(zip(verb, table_word, strict=False))
+    shared = next((k for k, (a, b) in pairs if a != b), min(len(verb), len(table_word)))
+    return shared >= max(5, len(verb) - 2)
+
+
 def forms(word: str) -> frozenset[str]:
     """A word and what it may be inflected from ("deliveries" -> delivery, "dispatched" -> dispatch)."""
     word = word.lower()
@@ -86,8 +114,11 @@ def _names(words: Sequence[str], wanted: frozenset[str]) -> str | None:
 
 
 def done_anyway(clause_words: Sequence[str], rule: Prohibition) -> str | None:
-    """The words of a clause that say the forbidden act was done (its verb in any form and one of its things), or
-    None."""
+    """The words of a clause that say the forbidden act was done (its verb in any form and one of its things; a
+    conditional act, of no things: its verb in a form that says it was done, "escalated"), or None."""
+    if rule.conditional:
+        return next((w for w in clause_words if w.lower().endswith("ed")
+                     and rule.verb in forms(w)), None)
     verb = _names(clause_words, frozenset({rule.verb}))
     thing = _names(clause_words, frozenset(t for w in rule.things for t in forms(w)))
     return f"{verb} … {thing}" if verb and thing else None

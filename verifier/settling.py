@@ -279,6 +279,16 @@ _TOWARD_THE_WRITER = re.compile(r"(?<![\w'’-])(?:to|into|in|for)\s+our\s+(?:ow
 """Money that moves toward the writer ("a refund … from your card *to our account*"): the opposite of a refund."""
 
 
+_PAYING = r"(?:paid|paid\s+out|repaid|overpaid|refunded|credited|reimbursed|transferred|wired|compensated)"
+_FROM_THE_WRITER = re.compile(
+    r"(?<![\w'’-])(?:we|i|our\s+(?:shop|store|team|company|side|bank))\s+(?:(?:have|has|had|already|then|also|"
+    r"accidentally|mistakenly|wrongly|just)\s+){0,3}" + _PAYING + r"(?![\w'’-])"
+    r"|(?<![\w'’-])(?:the\s+customer|the\s+employee|you|they|he|she)\s+(?:was|were|has\s+been|have\s+been|got)\s+"
+    r"(?:(?:already|also|then|accidentally|mistakenly|wrongly)\s+){0,2}" + _PAYING + r"(?![\w'’-])", re.IGNORECASE)
+"""In a circumstance, money the writer's side paid out ("we paid the customer twice", "you were refunded"): the
+opposite of a charge, or a reason that explains the situation away."""
+
+
 def _place_group(word: str) -> str:
     word = re.sub(r"\s+", " ", word.lower())
     found = next((group[0] for group in _PLACES if word in group), None)
@@ -322,7 +332,9 @@ def _forbidden_done(text: str, found: Sequence[Clause], prohibited: Sequence[Pro
         words = words_of(text[clause.start:clause.end])
         for rule in () if taken_back else prohibited:
             if done_anyway(words, rule) is not None:
-                reasons.append(Unsettled(f"says done what the instruction forbids ({rule})",
+                what = ("what the instruction allows only on a condition and this episode did not do"
+                        if rule.conditional else "what the instruction forbids")
+                reasons.append(Unsettled(f"says done {what} ({rule})",
                                          text[clause.start:clause.end].strip()))
     return reasons
 
@@ -332,6 +344,14 @@ def _toward_the_writer(text: str, found: Sequence[Clause], about: Sequence[tuple
     return [Unsettled(f"money toward the writer ({toward.group(0)!r})", text[clause.start:clause.end].strip())
             for clause in found if _bears(about, clause.start, clause.end)
             and (toward := _TOWARD_THE_WRITER.search(text, clause.start, clause.end)) is not None]
+
+
+def _from_the_writer(text: str, found: Sequence[Clause], about: Sequence[tuple[int, int]]) -> list[Unsettled]:
+    """Clauses whose sentence bears on the check and that say the writer's side paid the other (a circumstance)."""
+    return [Unsettled(f"money from the writer's side ({paid.group(0)!r})", text[clause.start:clause.end].strip())
+            for clause in found if _bears(about, *clause.sentence)
+            and (paid := _FROM_THE_WRITER.search(text, clause.start, clause.end)) is not None
+            and not any(m.kind == "negation" and clause.start <= m.start < paid.end() for m in clause.markers)]
 
 
 def _relative_reversals(text: str, found: Sequence[Clause], bearing: Sequence[tuple[int, int]]) -> list[Unsettled]:
@@ -416,10 +436,11 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
               every_word: bool = False, names: frozenset[str] | None = None,
               labels: frozenset[str] = frozenset(), prohibited: Sequence[Prohibition] = (),
               records: frozenset[str] = frozenset(), askers: frozenset[str] | None = None,
-              denying: bool = False) -> list[Unsettled]:
+              denying: bool = False, true_states: Sequence[tuple[int, int]] = ()) -> list[Unsettled]:
     """Why the text is unsettled for its check, one reason per marker (empty: it is settled). `bearing` are the
     spans of everything the check is about (its facts' occurrences, every record id), `stated` those of the facts it
-    requires (a negation before one of these in its clause takes the requirement back)."""
+    requires (a negation before one of these in its clause takes the requirement back); `true_states` those of the
+    state words said truly of a record (`verifier.record_states`), which are accounted for."""
     reasons: list[Unsettled] = []
     foreign = not_english(text, bearing)
     if foreign is not None:
@@ -441,7 +462,7 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
     reasons += _forbidden_done(text, found, prohibited)
     for clause in _bearing_clauses(text, found, [*about, *related(text, fact_words)]) if every_word else ():
         place, right = _places(text, clause, fact_words | names, records | names) if names is not None else (None, [])
-        if strangers := unaccounted(text, clause, [*bearing, *right], fact_words, names, labels):
+        if strangers := unaccounted(text, clause, [*bearing, *right, *true_states], fact_words, names, labels):
             reasons.append(Unsettled(f"words not accounted for ({', '.join(dict.fromkeys(strangers))})",
                                      text[clause.start:clause.end].strip()))
         if place is not None:
@@ -452,6 +473,7 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
             reasons.append(Unsettled(f"gives the asking to {asker}, whom the instruction does not make the one who "
                                      f"asked", text[clause.start:clause.end].strip()))
     reasons += _owners(text, found, about) if reading == "circumstance" else []
+    reasons += _from_the_writer(text, found, about) if reading == "circumstance" else []
     reasons += _relative_reversals(text, found, bearing) if reading == "circumstance" else []
     reasons += _toward_the_writer(text, found, about) if reading == "outcome" else []
     kin = related(text, fact_words)
