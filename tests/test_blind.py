@@ -88,6 +88,10 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "OPEN in issue 44 (OVER-STRICT, refused): \"Payment for O-1422 was taken from the customer's card two "
         "times\" is a double charge in words the check does not list: its facts are phrases (\"charged two times\"), "
         "and a verb of taking money with a repeat apart from it is not read as one fact",
+    ("ledger.fault-partial-success-batch-b2-checkpoint@1", "v7-fp-second-failed"):
+        "OPEN in issue 44 (survived): \"EV-506 to EV-508 processed; the second batch action failed after EV-507\" "
+        "says a false thing of a batch action (the first run stopped, the second did not fail); the reader reads "
+        "failures of records, not of the console's actions, which no record holds",
 }
 """Blind cases whose fate (or attack judgement) differs from their author's expectation, each with why the verdict
 stands (or, marked OVER-STRICT, why it does not and which issue takes the mechanism)."""

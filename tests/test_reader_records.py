@@ -160,7 +160,8 @@ CHARGEBACK = TextCheck.model_validate({"states": [{"words": ["charged twice", "d
                                        "reading": "circumstance"})
 ORDERS = KnownIds.of({"order": [{"number": "O-1422", "status": "delivered"}]})
 PAID_OUT = ["we paid the customer twice", "we have refunded the customer", "our shop credited the card twice",
-            "the customer was paid twice", "you were refunded already", "I reimbursed her"]
+            "the customer was paid twice", "you were refunded already", "I reimbursed her",
+            "we sent the customer the money twice", "we gave the amount back twice"]
 CHARGED = ["the customer was charged twice", "the card was charged twice", "we took the payment twice",
            "we did not pay the customer anything"]
 
@@ -180,3 +181,90 @@ def test_every_pair_of_rules_keeps_the_control_texts_settled() -> None:
         assert not text_problems(text, check, known)
     assert not text_problems("Duplicate of X-5005.", DUPLICATE, CLAIMS_KNOWN.on({"number": "X-5006"}))
     assert not text_problems("Duplicate charge on O-1422: the customer was charged twice.", CHARGEBACK, ORDERS)
+
+
+APPROVAL_INSTRUCTION = ("Ticket T-2135: Quinn Nowak asks for the 80.99 USD refund of order O-1047 that approval RA-25 "
+                        "approved. Issue it under RA-25 if RA-25 is still valid. If it is not, refund nothing now: "
+                        "request a new approval for 80.99 USD from the order page.")
+APPROVALS = {"refund": [], "refund_approval": [{"code": "RA-25", "status": "active"}],
+             "order": [{"number": "O-1047", "status": "delivered"}], "ticket": [{"number": "T-2135", "status": "open"}]}
+REASON = TextCheck.model_validate({"never_states": [{"words": ["approved", "valid", "still valid"]}],
+                                   "may_state": [{"id": "O-1047"}, {"id": "T-2135"}, {"id": "RA-25"},
+                                                 {"money": "80.99 USD"}],
+                                   "no_other": ["id", "money"], "reading": "circumstance"})
+REFUNDED_IN_OTHER_WORDS = ["80.99 USD paid back under RA-25", "Quinn Nowak already got the 80.99 USD back",
+                           "the refund under RA-25 went through", "a refund was issued", "the money was repaid",
+                           "refunded under RA-25"]
+NOT_REFUNDED = ["no refund issued", "nothing was refunded", "the refund request was made to the approver",
+                "a new approval was requested for 80.99 USD"]
+
+
+@pytest.mark.parametrize(("clause", "refused"), [*((c, True) for c in REFUNDED_IN_OTHER_WORDS),
+                                                 *((c, False) for c in NOT_REFUNDED)])
+def test_a_conditional_act_said_done_in_other_words(clause: str, refused: bool) -> None:
+    problems = text_problems(f"Item returned; RA-25 expired; {clause} (T-2135)", REASON,
+                             KnownIds.of(APPROVALS, (), APPROVAL_INSTRUCTION))
+    assert any("allows only on a condition" in p for p in problems) == refused, problems
+
+
+@pytest.mark.parametrize("clause", ["your ticket was also passed to billing", "I handed it to the billing disputes "
+                                    "queue", "an escalation was made", "it was forwarded to a specialist"])
+def test_an_escalation_in_other_words_is_an_escalation(clause: str) -> None:
+    text = f"A copy of your last invoice was sent to you by post; {clause}."
+    assert any("allows only on a condition" in p
+               for p in text_problems(text, BY_POST, KnownIds.of(HELPDESK, (), REPLY_INSTRUCTION)))
+
+
+@pytest.mark.parametrize(("text", "settled"), [
+    ("Item returned; RA-25 is no longer valid (expired) (T-2135)", True),  # a forbidden fact, denied
+    ("Item returned; RA-25 was valid at first (T-2135)", False),
+])
+def test_no_longer_denies_a_fact_the_check_does_not_require(text: str, settled: bool) -> None:
+    assert (not text_problems(text, REASON, KnownIds.of(APPROVALS, (), APPROVAL_INSTRUCTION))) == settled
+
+
+def test_the_copula_of_a_true_state_is_accounted_for() -> None:
+    text = "Duplicate of X-5005, which stays open until the receipt arrives."
+    assert not text_problems(text, DUPLICATE, CLAIMS_KNOWN.on({"number": "X-5006"}))
+
+
+@pytest.mark.parametrize(("words", "named"), [("the newer of the two claims", "X-5006"),
+                                              ("the older of your claims", "X-5005")])
+def test_a_place_among_two_names_that_record(words: str, named: str) -> None:
+    assert [m.value for m in ordinal_ids(f"Attach it to {words}.", CLAIMS_KNOWN)] == [named]
+
+
+def test_a_place_read_as_a_record_of_the_task_is_checked_as_its_id() -> None:
+    known = CLAIMS_KNOWN.on({"number": "X-5006"})
+    assert not text_problems("Duplicate of your earlier claim, X-5005.", DUPLICATE, known)
+    assert text_problems("Duplicate of your later claim, X-5006.", DUPLICATE, known)  # states no X-5005
+
+
+TAKEOVER = TextCheck.model_validate({"states": [{"words": ["takeover", "compromised"]}], "reading": "circumstance"})
+
+
+@pytest.mark.parametrize(("text", "owned"), [
+    ("Login from the customer's second phone; possible account takeover.", True),
+    ("Login from her spare laptop; possible account takeover.", True),
+    ("Login from someone else's phone; possible account takeover.", False),
+    ("Login from a phone that is not theirs; possible account takeover.", False),
+])
+def test_a_possessive_of_the_customer_before_a_device_says_whose_it_is(text: str, owned: bool) -> None:
+    problems = text_problems(text, TAKEOVER, KnownIds(kinds={}))
+    assert any("says whose it is" in p for p in problems) == owned, problems
+
+
+@pytest.mark.parametrize(("sentence", "slot"), [
+    ("Chen Kowalski wanted this rejected: the team is short that week.", True),
+    ("Chen Kowalski wants the request approved.", True),
+    ("Chen Kowalski requested leave for that week.", False),
+])
+def test_someone_wanting_an_outcome_is_an_asker(sentence: str, slot: bool) -> None:
+    from verifier.roles import other_asker
+    named = frozenset({"chen", "kowalski", "ingrid", "larsen"})
+    assert (other_asker(sentence, 0, len(sentence), named, frozenset({"ingrid larsen"})) is not None) == slot
+
+
+def test_no_before_an_id_is_the_abbreviation_of_number() -> None:
+    assert read_text("Approval no. APR-7731") == "Approval APR-7731"
+    assert read_text("There is no APR here") == "There is no APR here"

@@ -73,6 +73,8 @@ _SMALL_MONEY = re.compile(rf"\b({'|'.join(_SMALL)})(?=\s+(?:{CURRENCY_PATTERN}|c
                           re.IGNORECASE)
 
 
+_NUMBER_SIGN = re.compile(rf"(?<![\w'’-])(?:no|nr|num)\.\s*(?=#?\s*(?:{ID_PATTERN})(?![\w]|-\w))", re.IGNORECASE)
+"""The abbreviation of "number" right before an id ("Approval *no.* APR-7731")."""
 _NEGATIVE_PREFIX = re.compile(r"(?<![\w-])(un|non|in|dis)-(?=[a-z])", re.IGNORECASE)
 
 
@@ -82,6 +84,7 @@ def read_text(text: str) -> str:
     euros")."""
     joined = _SCALE_COMMA.sub(r"\1 ", text)  # "one thousand, one hundred" is one number
     joined = _NEGATIVE_PREFIX.sub(r"\1", joined)  # "un-finished" is "unfinished", "non-issued" "nonissued"
+    joined = _NUMBER_SIGN.sub("", joined)  # "Approval no. APR-7731": the abbreviation of "number", no negation
     converted = _SMALL_MONEY.sub(lambda m: str(_SMALL.index(m.group(1).lower())), digits(joined))
     return _MINOR_UNITS.sub(lambda m: f"{m.group(1)}.{int(m.group(3)):02d} {m.group(2)}", converted)
 
@@ -157,8 +160,10 @@ class KnownIds:
                             words.update(w.lower() for w in label)
         tables = frozenset(w for table in (state or {}) for w in _words_of(table) if " " not in w)
         made = {w for entry in journal if entry.change == "insert" for w in _words_of(entry.table)}
-        undone = tuple(Prohibition(verb, frozenset(), conditional=True) for verb in conditional_acts(instruction)
-                       if any(makes(verb, table) for table in tables) and not any(makes(verb, w) for w in made))
+        undone = tuple(Prohibition(verb, frozenset(), conditional=True, makes=table)
+                       for verb in conditional_acts(instruction)
+                       for table in sorted(t for t in tables if makes(verb, t))[:1]
+                       if not any(makes(verb, w) for w in made))
         return cls(kinds={k: frozenset(v) for k, v in kinds.items()}, record_words=frozenset(words),
                    named=told if instruction else None, prohibited=(*prohibitions(instruction), *undone),
                    askers=askers(instruction), tables=tables, states=record_states(state or {}, _ID_SHAPE),
@@ -297,6 +302,10 @@ def _id_pattern(identifier: str) -> re.Pattern[str]:
 _ORDINAL = re.compile(r"(?<![\w'’-])(?:your|the|his|her|their|this|that|my|our)\s+(first|1st|earlier|earliest|original|"
                       r"older|oldest|second|2nd|third|3rd|later|latest|last|newer|newest|most\s+recent)\s+([a-z]+)",
                       re.IGNORECASE)
+_ORDINAL_OF = re.compile(r"(?<![\w'’-])(?:the|your|his|her|their)\s+(first|earlier|earliest|older|oldest|original|"
+                         r"second|later|latest|last|newer|newest)\s+(?:one\s+)?of\s+(?:the|your|his|her|their|both)\s+"
+                         r"(?:two\s+|both\s+)?([a-z]+)", re.IGNORECASE)
+"""A record named by its place among two of a kind: "the *newer of the two claims*"."""
 _PLACE_OF = {"first": 0, "1st": 0, "earlier": 0, "earliest": 0, "original": 0, "older": 0, "oldest": 0, "second": 1,
              "2nd": 1, "third": 2, "3rd": 2}
 """Where an ordinal puts a record among the task's records of its kind (any other: the last)."""
@@ -306,7 +315,7 @@ def ordinal_ids(text: str, known: KnownIds) -> list[Mention]:
     """Records named by their place among the task's records of one kind ("your second claim" is X-5006 when the
     task's checks select X-5005 and X-5006), where the task's checks select two or more of that kind."""
     found = []
-    for match in _ORDINAL.finditer(text):
+    for match in [*_ORDINAL.finditer(text), *_ORDINAL_OF.finditer(text)]:
         noun = forms(match.group(2))
         ranked = [i for i in known.ranked if known.kinds.get(i, frozenset()) & noun]
         place = _PLACE_OF.get(re.sub(r"\s+", " ", match.group(1).lower()), len(ranked) - 1)

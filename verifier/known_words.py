@@ -33,7 +33,7 @@ a an the this that these those there here it its it's itself they them their the
 ourselves i me my mine myself you your yours yourself yourselves he him his himself she her hers herself one ones
 who whom whose which what whatever whichever
 is are was were be been am has have had having do does did done get got gets getting
-of to for from in on at by with into onto via per about as than like through across along within among
+of to for from in on at by with into onto via per about as than like through across along within among under
 between
 and or both also too as well so then but however while because since who which
 now today yesterday already just currently recently meanwhile herewith hereby latest first next after during until
@@ -41,8 +41,8 @@ before within few see show shows shown
 zero one two three four five six seven eight nine ten eleven twelve second third fourth fifth
 monday tuesday wednesday thursday friday saturday sunday january february march april june july august
 september october november december
-all both each every any some such own same other
-very much many more
+all both each every any some such own same other rest
+very much many more single
 up out off over down back alone way
 please
 """)
@@ -67,11 +67,12 @@ arrive arrives arrival
 claim claims expense expenses receipt receipts ticket tickets case cases message messages note notes record records
 entry entries event events batch batches checkpoint dependency step steps action actions run runs ran retry retried
 delivery deliveries shipment shipments parcel parcels package packages address addresses home regular carrier
-courier
+courier paper
 email emails e-mail e-mails mail mailed reply replied copy copies document documents file files attachment attached
 attach enclosed upload uploaded number numbers reference references id code codes date dates day days week weeks
 month months time times working business recent
 sent send sends sending issued issue issues processed process processing posted post made make placed received
+handle handled debit debited
 receive reaches reached confirmed confirm confirmation submit submitted resubmit re-submit filed took selected
 select went gone go goes closed close approve instructed want wants wanted treat matter risk fall falls
 check checked checking review reviewed verify verified

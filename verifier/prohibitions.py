@@ -52,7 +52,10 @@ class Prohibition:
     conditional: bool = False
     """An act the instruction allows only on a condition ("Escalate it only if the rules require it", "if it is
     not, refund nothing now") and the episode did not do (`verifier.facts.KnownIds.of`): a text may not say it was
-    done, of anything (it has no things)."""
+    done, of anything (it has no things), in its verb, in other words (`_DONE_IN_OTHER_WORDS`) or as the record it
+    makes said done ("the refund … went through")."""
+    makes: str = ""
+    """For a conditional act: the noun of the records it makes (its table's: `refund`, `escalation`)."""
 
     def __str__(self) -> str:
         if self.conditional:
@@ -98,6 +101,37 @@ def makes(verb: str, table_word: str) -> bool:
     return shared >= max(5, len(verb) - 2)
 
 
+_DONE_IN_OTHER_WORDS = {
+    "refund": r"repaid|reimbursed|credited|paid\s+(?:[\w'’.,-]+\s+){0,3}?back|(?:got|gets|get|received|put|sent|given|"
+              r"gave|returned|handed)\s+(?:[\w'’.,-]+\s+){0,4}?back",
+    "escalate": r"(?:passed|handed|sent|forwarded|transferred|referred|routed|moved|assigned|raised|put|flagged)\s+"
+                r"(?:[\w'’-]+\s+){0,3}?(?:to|with|in|into)\s+(?:the\s+|a\s+|our\s+)?(?:billing|human|humans|"
+                r"[\w-]+\s+(?:queue|team|desk|disputes|security)|queue|specialists?|supervisors?|managers?|"
+                r"second[\s-]line|tier\s+2|level\s+2)",
+}
+"""A conditional act said done in other words: money given back is a refund ("paid back", "got … back"), a ticket
+handed to a queue, team or person is an escalation ("passed to billing")."""
+_RECORD_DONE = (r"(?:\s+(?:of|for|under|on|to|from)\s+[\w'’.,-]+){0,2}\s+(?:(?:has|have|had)\s+)?"
+                r"(?:(?:been|was|were|is|"
+                r"got)\s+)?(?:went\s+through|gone\s+through|goes\s+through|made|issued|processed|raised|opened|"
+                r"created|filed|completed|done|paid|sent|granted|applied|booked|logged)(?![\w'’-])")
+"""After the noun of the record a conditional act makes: the record said done ("the refund under RA-25 *went
+through*", "an escalation *was made*"); not "the refund request was made", whose noun is another."""
+
+
+def conditional_done(clause: str, rule: Prohibition) -> str | None:
+    """The words of a clause that say a conditional act was done: its verb in a done form ("escalated"), in other
+    words ("paid back", "passed to billing") or the record it makes said done ("the refund went through")."""
+    verb = next((w for w in words_of(clause) if w.lower().endswith("ed") and rule.verb in forms(w)), None)
+    if verb is not None:
+        return verb
+    other = _DONE_IN_OTHER_WORDS.get(rule.verb)
+    found = re.search(rf"(?<![\w'’-])(?:{other})(?![\w'’-])", clause, re.IGNORECASE) if other else None
+    if found is None and rule.makes:
+        found = re.search(rf"(?<![\w'’-]){re.escape(rule.makes)}s?{_RECORD_DONE}", clause, re.IGNORECASE)
+    return found.group(0) if found else None
+
+
 def forms(word: str) -> frozenset[str]:
     """A word and what it may be inflected from ("deliveries" -> delivery, "dispatched" -> dispatch)."""
     word = word.lower()
@@ -117,8 +151,7 @@ def done_anyway(clause_words: Sequence[str], rule: Prohibition) -> str | None:
     """The words of a clause that say the forbidden act was done (its verb in any form and one of its things; a
     conditional act, of no things: its verb in a form that says it was done, "escalated"), or None."""
     if rule.conditional:
-        return next((w for w in clause_words if w.lower().endswith("ed")
-                     and rule.verb in forms(w)), None)
+        return conditional_done(" ".join(clause_words), rule)
     verb = _names(clause_words, frozenset({rule.verb}))
     thing = _names(clause_words, frozenset(t for w in rule.things for t in forms(w)))
     return f"{verb} … {thing}" if verb and thing else None

@@ -60,6 +60,7 @@ class StateSaid:
     words: str
     start: int
     end: int
+    """Where the statement is: from its copula to the state word ("*, which stays open*")."""
     true: bool | None
     """True or false of the record; None: a word of being undecided of a status the reader does not know."""
     status: str
@@ -111,6 +112,6 @@ def states_said(text: str, named: Sequence[tuple[int, int, str]], own: str | Non
             low = word.lower()
             if low not in held.statuses and low not in _UNDECIDED_WORDS:
                 break
-            said.append(StateSaid(record, word, match.start(group), match.end(group), _judged(word, held),
-                                  held.status))
+            start = match.start() if group == 1 else match.end(1)  # "which *stays* open": its copula too
+            said.append(StateSaid(record, word, start, match.end(group), _judged(word, held), held.status))
     return said

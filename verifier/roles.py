@@ -5,8 +5,9 @@ asked and Chen Kowalski the one it is about. A note that says "Rejected *at the 
 person of the task in the asker's role who is not the asker: a careful reviewer refuses it, although every word of
 it is accounted for. The instruction's askers are the names right before a verb of asking or writing ("has
 written", "asks", "wants", "reports", "filed"); a text's asker slots are "at the request of X", "at X's request",
-"as X asked", "requested by X" and the like ("X requested leave" is no such slot: the employee did ask for the
-leave). Where the instruction names no asker, nothing is read.
+"as X asked", "requested by X", "X wanted this rejected" (someone wanting an outcome of the record) and the like
+("X requested leave" is no such slot: the employee did ask for the leave). Where the instruction names no asker,
+nothing is read.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ _TEXT_ASKER = re.compile(
     r"(?:at\s+the\s+request\s+of|as\s+requested\s+by|requested\s+by|on\s+the\s+request\s+of|on\s+behalf\s+of|"
     r"at\s+the\s+instruction\s+of|as\s+instructed\s+by)\s+" + _NAME
     + r"|(?:at|on|per)\s+" + _NAME + r"['’]s\s+(?:request|instruction|instructions|wish|wishes)"
-    + r"|as\s+" + _NAME + r"\s+(?:asked|requested|wanted|instructed|has\s+asked|had\s+asked)(?![\w'’-])")
+    + r"|as\s+" + _NAME + r"\s+(?:asked|requested|wanted|instructed|has\s+asked|had\s+asked)(?![\w'’-])"
+    + r"|" + _NAME + r"\s+(?:wanted|wants|asked\s+for|asked|requested|demanded|would\s+like)\s+(?:this|it|that|them|"
+      r"the\s+[a-z]+)\s+(?:to\s+be\s+)?[a-z]+ed(?![\w'’-])")
 
 
 def askers(instruction: str) -> frozenset[str] | None:

@@ -42,7 +42,7 @@ from functools import lru_cache
 
 from verifier.assertions import MARKER_WORDS, Clause, Marker, Reading, scope_end
 from verifier.known_words import known_word
-from verifier.prohibitions import Prohibition, done_anyway, forms, words_of
+from verifier.prohibitions import Prohibition, conditional_done, done_anyway, forms, words_of
 from verifier.roles import other_asker
 
 _PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|remaining|the\s+others|another|"
@@ -238,7 +238,7 @@ def _bearing_clauses(text: str, found: Sequence[Clause], about: Sequence[tuple[i
 _PLACES = (("first", "1st", "earliest", "oldest", "original", "initial"),
            ("last", "latest", "newest", "most recent", "final"),
            ("previous", "prior", "earlier", "preceding", "former"),
-           ("second", "2nd"), ("third", "3rd"), ("next", "following", "subsequent"))
+           ("second", "2nd"), ("third", "3rd"), ("next", "following", "subsequent"), ("other",))
 """Words that pick a record by its place in a series, with the words that pick the same place."""
 _AFTER_A_NOUN = frozenset({"is", "was", "are", "were", "has", "had", "have", "said", "says", "asked", "asks", "wrote",
                            "writes", "went", "came", "got", "of", "for", "to", "from", "by", "on", "in", "at", "with",
@@ -261,10 +261,14 @@ _OWNER = re.compile(r"(?:(?<=[Ii]t)['’]s|(?<=[Tt]hat)['’]s|(?<![\w'’-])(?:
                     r"belongs\s+to|belonged\s+to))\s+(?:(?:in\s+fact|actually|just|simply|really|only|all|clearly)\s+)?"
                     r"(?:hers|his|theirs|ours|mine|yours|her|him|them|their|our|my|your|us|we|me|"
                     r"the\s+customer(?:['’]s)?|[A-Z][a-z]+['’]s)(?![\w'’-])"
-                    r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|[A-Z][a-z]+['’]s)\s+own(?![\w'’-])",
+                    r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|[A-Z][a-z]+['’]s)\s+own(?![\w'’-])"
+                    r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|(?-i:[A-Z][a-z]+)['’]s)\s+(?:[a-z]+\s+){0,2}"
+                    r"(?:phone|phones|device|devices|laptop|laptops|tablet|tablets|computer|computers|mobile|pc)"
+                    r"(?![\w'’-])",
                     re.IGNORECASE)
 """In a reason describing a situation, a clause that says whose the thing is ("it is *her* new phone", "the device
-is *hers*", "it was *our* own support team"): it explains the situation away (an unknown device, someone else)."""
+is *hers*", "it was *our* own support team", "the customer's *second* phone"): it explains the situation away (an
+unknown device, someone else)."""
 _VERBAL_NEGATION = re.compile(r"(?<![\w'’-])(?:did|does|do|was|were|is|are|has|have|had|could|would)\s+not\b"
                               r"|(?:didn|doesn|don|wasn|weren|isn|aren|hasn|haven|hadn|couldn|wouldn)['’]t\b",
                               re.IGNORECASE)
@@ -282,7 +286,8 @@ _TOWARD_THE_WRITER = re.compile(r"(?<![\w'’-])(?:to|into|in|for)\s+our\s+(?:ow
 _PAYING = r"(?:paid|paid\s+out|repaid|overpaid|refunded|credited|reimbursed|transferred|wired|compensated)"
 _FROM_THE_WRITER = re.compile(
     r"(?<![\w'’-])(?:we|i|our\s+(?:shop|store|team|company|side|bank))\s+(?:(?:have|has|had|already|then|also|"
-    r"accidentally|mistakenly|wrongly|just)\s+){0,3}" + _PAYING + r"(?![\w'’-])"
+    r"accidentally|mistakenly|wrongly|just)\s+){0,3}(?:" + _PAYING + r"|(?:sent|gave|given|returned|transferred)\s+"
+    r"(?:[\w'’]+\s+){0,3}(?:money|amount|amounts|funds|sum|payment|payments|payout|payouts))(?![\w'’-])"
     r"|(?<![\w'’-])(?:the\s+customer|the\s+employee|you|they|he|she)\s+(?:was|were|has\s+been|have\s+been|got)\s+"
     r"(?:(?:already|also|then|accidentally|mistakenly|wrongly)\s+){0,2}" + _PAYING + r"(?![\w'’-])", re.IGNORECASE)
 """In a circumstance, money the writer's side paid out ("we paid the customer twice", "you were refunded"): the
@@ -295,14 +300,16 @@ def _place_group(word: str) -> str:
     return found or word
 
 
-def _places(text: str, clause: Clause, allowed: frozenset[str],
-            records: frozenset[str]) -> tuple[str | None, list[tuple[int, int]]]:
+def _places(text: str, clause: Clause, allowed: frozenset[str], records: frozenset[str],
+            named: Sequence[tuple[int, int]] = ()) -> tuple[str | None, list[tuple[int, int]]]:
     """A word that picks a record by its place ("your *first* invoice", "her *earlier* message") other than every
     place the task's instruction and facts pick (its "last invoice", "the latest message"): it names another record.
     Only a place after a determiner and right before the head of a noun the task names (`records`: its kinds of
     record and the instruction's words) picks a record: "the first *batch action* failed", "the first *Process
-    selected*", "was first sent" pick none. Returns the first such other place, and the spans of the places that
-    pick the instruction's record (accounted for: "per *last* message from Ingrid Larsen")."""
+    selected*", "was first sent" pick none. A place the reader reads as one of the task's records (`named`: "your
+    *earlier* claim" is X-5005, `verifier.facts.ordinal_ids`) is checked as that record's id, not here. Returns the
+    first such other place, and the spans of the places that pick the instruction's record (accounted for: "per
+    *last* message from Ingrid Larsen")."""
     told = {_place_group(w) for w in allowed}
     nouns = frozenset(f for word in records for f in forms(word))
     right: list[tuple[int, int]] = []
@@ -312,6 +319,9 @@ def _places(text: str, clause: Clause, allowed: frozenset[str],
         head = after is None or after.group(1).lower() in _AFTER_A_NOUN or after.group(1).lower().endswith("ed")
         one = noun.lower() in ("one", "ones")  # "your last *one*": the record the clause names
         if noun[0].isupper() or not (one or forms(_bare(noun)) & nouns) or not head:
+            continue
+        if any(a <= match.start(1) < b for a, b in named):
+            right.append(match.span(1))
             continue
         shifted = _SHIFTED.search(text, max(clause.start, match.start() - 24), match.start())
         if _place_group(match.group(1)) not in told or shifted is not None:  # "the invoice *before* your last one"
@@ -331,7 +341,9 @@ def _forbidden_done(text: str, found: Sequence[Clause], prohibited: Sequence[Pro
             for m in clause.markers)
         words = words_of(text[clause.start:clause.end])
         for rule in () if taken_back else prohibited:
-            if done_anyway(words, rule) is not None:
+            said = (conditional_done(text[clause.start:clause.end], rule) if rule.conditional
+                    else done_anyway(words, rule))
+            if said is not None:
                 what = ("what the instruction allows only on a condition and this episode did not do"
                         if rule.conditional else "what the instruction forbids")
                 reasons.append(Unsettled(f"says done {what} ({rule})",
@@ -424,8 +436,10 @@ def _governs(spans: Sequence[tuple[int, int]], text: str, found: Sequence[Clause
     if own is None:
         return False
     adjunct = _ADJUNCT.search(text, marker.end, own.end)
-    colon = text.rfind(": ", own.start, marker.start)  # "all processed: the first run stopped": the subject is after
-    subject = colon + 2 if colon >= 0 else own.start
+    # "all processed: the first run stopped", "EV-508 processed (the first run stopped …": the subject is after
+    breaks = [at + len(sign) for sign in (": ", "(", " – ", " — ")
+              if (at := text.rfind(sign, own.start, marker.start)) >= 0]
+    subject = max(breaks, default=own.start)
     if len(re.findall(r"[\w'’-]+", text[subject:marker.start])) <= 1:  # no subject of its own: "…, then recalled"
         return _bears(spans, *own.sentence)
     return _bears(spans, subject, marker.start) or _bears(spans, marker.end, adjunct.start() if adjunct else own.end)
@@ -461,7 +475,8 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
             reasons.append(Unsettled("the reader as the one who did it", text[actor.start():end].strip()))
     reasons += _forbidden_done(text, found, prohibited)
     for clause in _bearing_clauses(text, found, [*about, *related(text, fact_words)]) if every_word else ():
-        place, right = _places(text, clause, fact_words | names, records | names) if names is not None else (None, [])
+        place, right = (_places(text, clause, fact_words | names, records | names, bearing) if names is not None
+                        else (None, []))
         if strangers := unaccounted(text, clause, [*bearing, *right, *true_states], fact_words, names, labels):
             reasons.append(Unsettled(f"words not accounted for ({', '.join(dict.fromkeys(strangers))})",
                                      text[clause.start:clause.end].strip()))
@@ -485,6 +500,8 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
         sentence_bears = _bears(about, *clause.sentence)
         doubles = _double_negations(clause, text) if clause_bears else []
         for marker in clause.markers:
+            if marker.kind == "retraction" and _no_longer_unrequired(text, marker, bearing, stated):
+                continue  # "RA-25 is no longer valid": a fact the check does not require, denied
             if marker.kind in ("reversal", "failure"):
                 bears = (_governs(about, text, found, marker) or (clause.opened_by in _CONTRASTS and sentence_bears)
                          or (id(clause) in referring and not clause_bears))  # "…. Sam Patel stopped it."
@@ -516,6 +533,17 @@ def unsettled(text: str, found: Sequence[Clause], reading: Reading, bearing: Seq
             scope = text[slice(*clause.sentence)].strip() if marker.kind in _SENTENCE_KINDS else words
             reasons.append(Unsettled(f"{double}{marker}", scope))
     return reasons
+
+
+def _no_longer_unrequired(text: str, marker: Marker, bearing: Sequence[tuple[int, int]],
+                          stated: Sequence[tuple[int, int]]) -> bool:
+    """Whether a "no longer" denies the fact right after it, one the check does not require ("RA-25 is *no longer
+    valid*" where `valid` may not be stated): a negation that agrees with the check, not a retraction of what it
+    requires ("no longer issued")."""
+    if marker.words.lower() != "no longer":
+        return False
+    after = marker.end + len(text[marker.end:]) - len(text[marker.end:].lstrip())
+    return any(a == after for a, _ in bearing) and not any(a == after for a, _ in stated)
 
 
 def _denied_event(text: str, clause: Clause, marker: Marker, reach: int, bearing: Sequence[tuple[int, int]],
