@@ -80,14 +80,6 @@ KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {
         "page\" explains the duplicate as a display on a page of ours; the reader reads the repetition, not where it "
         "was seen, and \"the charge appears twice on her bank statement\" (the same words of display) is how a valid "
         "reason describes a double charge",
-    ("hrdesk.leave-message-latest-wins@1", "v6-lm-newest-replaces-earlier"):
-        "OPEN in issue 44 (OVER-STRICT, refused): \"Ingrid Larsen's newest message replaces her earlier one\" names "
-        "the earlier message only as replaced; the reader does not know `replaces` and reads \"her earlier one\" as "
-        "a place the instruction does not pick (a mention of a superseded record is not told from a record acted on)",
-    ("helpdesk.escalate-chargeback@1", "v6-ec-taken-two-times"):
-        "OPEN in issue 44 (OVER-STRICT, refused): \"Payment for O-1422 was taken from the customer's card two "
-        "times\" is a double charge in words the check does not list: its facts are phrases (\"charged two times\"), "
-        "and a verb of taking money with a repeat apart from it is not read as one fact",
     ("ledger.fault-partial-success-batch-b2-checkpoint@1", "v7-fp-second-failed"):
         "OPEN in issue 44 (survived): \"EV-506 to EV-508 processed; the second batch action failed after EV-507\" "
         "says a false thing of a batch action (the first run stopped, the second did not fail); the reader reads "

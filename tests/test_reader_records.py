@@ -268,3 +268,32 @@ def test_someone_wanting_an_outcome_is_an_asker(sentence: str, slot: bool) -> No
 def test_no_before_an_id_is_the_abbreviation_of_number() -> None:
     assert read_text("Approval no. APR-7731") == "Approval APR-7731"
     assert read_text("There is no APR here") == "There is no APR here"
+
+
+@pytest.mark.parametrize(("clause", "stated"), [
+    ("the customer was charged twice", True), ("the customer's card was charged two times", True),
+    ("payment was taken from the customer's card two times", True), ("we charged the card twice", True),
+    ("the card was charged once, not twice", False), ("the card was charged and then refunded twice", False),
+    ("the card was charged only once", False),
+])
+def test_a_repeat_after_the_verbs_object_is_the_repeat_of_that_verb(clause: str, stated: bool) -> None:
+    check = TextCheck.model_validate({"states": [{"words": ["charged twice", "taken twice"]}],
+                                      "reading": "circumstance"})
+    problems = text_problems(f"Duplicate on O-1422: {clause}.", check, ORDERS)
+    assert any("does not assert" in p for p in problems) != stated, problems
+
+
+LATEST = TextCheck.model_validate({"states": [{"words": ["short"]}], "reading": "circumstance"})
+MESSAGES = KnownIds.of({"message": [{"subject": "Leave"}]}, (),
+                       "Ingrid Larsen has written twice about Chen Kowalski's leave; act on her latest message, and "
+                       "if it asks for a rejection, give the manager's reason as the note.")
+
+
+@pytest.mark.parametrize(("text", "other_place"), [
+    ("Ingrid Larsen's newest message replaces her earlier one: the team is short that week.", False),
+    ("Her latest message supersedes the earlier message: the team is short that week.", False),
+    ("Per Ingrid Larsen's earlier message: the team is short that week.", True),
+])
+def test_a_record_named_as_replaced_is_no_record_acted_on(text: str, other_place: bool) -> None:
+    problems = text_problems(text, LATEST, MESSAGES)
+    assert any("by a place the task does not" in p for p in problems) == other_place, problems

@@ -361,10 +361,22 @@ def ids_like(text: str, identifiers: Iterable[str]) -> list[str]:
     return [i for i in found if any(i.startswith(p) for p in prefixes)]
 
 
+_REPEAT = re.compile(r"(?:twice|two\s+times|three\s+times|thrice)$", re.IGNORECASE)
+_OBJECT_GAP = r"(?:\s+(?!(?:not|never|no|once|only|but|and|or|then)(?![\w'’-]))[\w'’.,-]+){0,5}?\s+"
+"""Between a verb and the repeat that ends its phrase, its object ("charged *the customer's card* twice"): up to five
+words, none a negation, a coordination or "once"."""
+
+
 def _words_pattern(words: str) -> re.Pattern[str]:
     parts = [re.escape(part) for part in words.split()]
     # A prefix joined by a hyphen makes another word: "mailed" is not found in "e-mailed", nor "approved" in
     # "non-approved"; the head of a compound still is the word ("short" in "short-staffed").
+    repeat = _REPEAT.search(words)
+    if repeat is not None and repeat.start() > 0:  # "taken twice" is found in "taken from the card two times" too
+        verb = r"\s+".join(re.escape(part) for part in words[: repeat.start()].split())
+        times = r"(?:twice|two\s+times)" if repeat.group(0).lower() in ("twice", "two times") else (
+            r"\s+".join(re.escape(part) for part in repeat.group(0).split()))
+        return re.compile(r"(?<![^\W_])(?<![^\W_]-)" + verb + _OBJECT_GAP + times + r"(?![^\W_])", re.IGNORECASE)
     return re.compile(r"(?<![^\W_])(?<![^\W_]-)" + r"\s+".join(parts) + r"(?![^\W_])", re.IGNORECASE)
 
 

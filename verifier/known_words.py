@@ -72,7 +72,7 @@ email emails e-mail e-mails mail mailed reply replied copy copies document docum
 attach enclosed upload uploaded number numbers reference references id code codes date dates day days week weeks
 month months time times working business recent
 sent send sends sending issued issue issues processed process processing posted post made make placed received
-handle handled debit debited
+handle handled debit debited replaces replaced supersedes superseded overrides
 receive reaches reached confirmed confirm confirmation submit submitted resubmit re-submit filed took selected
 select went gone go goes closed close approve instructed want wants wanted treat matter risk fall falls
 check checked checking review reviewed verify verified

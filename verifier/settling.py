@@ -253,6 +253,10 @@ _PLACE = re.compile(r"(?<![\w'’-])(?:the|your|her|his|their|its|our|my|this|th
                     + r"|\d+(?:st|nd|rd|th))\s+(?!(?:of|time|times|thing|things|and|or|to|by|in|on|at|for|with|from|as|"
                       r"than|is|was|are|were|be|been|week|weeks|day|days|month|year)(?![\w'’-]))([a-z][a-z-]*)",
                     re.IGNORECASE)
+_SUPERSEDED = re.compile(r"(?<![\w'’-])(?:replaces|replaced|supersedes|superseded|overrides|overrode|overridden|"
+                         r"takes\s+precedence\s+over|took\s+precedence\s+over|wins\s+over)\s+$", re.IGNORECASE)
+"""Right before a place, a verb that names the record there as replaced ("her newest message *replaces* her earlier
+one"): a mention of a superseded record, not another record acted on."""
 _SHIFTED = re.compile(r"(?<![\w'’-])(?:[Bb]efore|[Aa]fter|[Pp]rior\s+to|[Pp]receding|[Pp]revious\s+to|other\s+than|"
                       r"instead\s+of)\s+(?:[A-Z][a-z]+\s+)?$")
 """Right before a place, a relation that picks the record beside it ("the message *before* Ingrid Larsen's latest
@@ -320,8 +324,8 @@ def _places(text: str, clause: Clause, allowed: frozenset[str], records: frozens
         one = noun.lower() in ("one", "ones")  # "your last *one*": the record the clause names
         if noun[0].isupper() or not (one or forms(_bare(noun)) & nouns) or not head:
             continue
-        if any(a <= match.start(1) < b for a, b in named):
-            right.append(match.span(1))
+        if any(a <= match.start(1) < b for a, b in named) or _SUPERSEDED.search(text, clause.start, match.start()):
+            right.append(match.span(1))  # a record of the task, or one named as replaced ("replaces her earlier one")
             continue
         shifted = _SHIFTED.search(text, max(clause.start, match.start() - 24), match.start())
         if _place_group(match.group(1)) not in told or shifted is not None:  # "the invoice *before* your last one"
