@@ -297,3 +297,10 @@ MESSAGES = KnownIds.of({"message": [{"subject": "Leave"}]}, (),
 def test_a_record_named_as_replaced_is_no_record_acted_on(text: str, other_place: bool) -> None:
     problems = text_problems(text, LATEST, MESSAGES)
     assert any("by a place the task does not" in p for p in problems) == other_place, problems
+
+
+def test_a_place_among_records_of_two_tables_names_none() -> None:
+    known = KnownIds.of({"refund_approval": [{"code": "RA-25", "status": "active"}],
+                         "approval_request": [{"code": "AR-8", "status": "requested"}]}, (), "", ["RA-25", "AR-8"])
+    assert ordinal_ids("The earlier approval lapsed.", known) == []  # "approval" names both tables' records
+    assert [m.value for m in ordinal_ids("The earlier approval RA-25 lapsed.", known)] == ["RA-25"]  # its id names it

@@ -313,13 +313,19 @@ _PLACE_OF = {"first": 0, "1st": 0, "earlier": 0, "earliest": 0, "original": 0, "
 
 def ordinal_ids(text: str, known: KnownIds) -> list[Mention]:
     """Records named by their place among the task's records of one kind ("your second claim" is X-5006 when the
-    task's checks select X-5005 and X-5006), where the task's checks select two or more of that kind."""
+    task's checks select X-5005 and X-5006), where the task's checks select two or more of that kind, all of one
+    table (one id prefix: "the earlier approval" among RA-25 and AR-8 is not read). A place an id follows names that
+    id ("the earlier approval RA-25", "your earlier claim, X-5005")."""
     found = []
     for match in [*_ORDINAL.finditer(text), *_ORDINAL_OF.finditer(text)]:
         noun = forms(match.group(2))
         ranked = [i for i in known.ranked if known.kinds.get(i, frozenset()) & noun]
         place = _PLACE_OF.get(re.sub(r"\s+", " ", match.group(1).lower()), len(ranked) - 1)
-        if len(ranked) >= 2 and place < len(ranked):
+        of_one_kind = len({i.rsplit("-", 1)[0] for i in ranked}) == 1  # not RA-25 and AR-8, both "approvals"
+        gap = len(text[match.end():]) - len(text[match.end():].lstrip(" ,("))
+        if (named_after := _ID_SHAPE.match(text, match.end() + gap)) is not None:  # "the earlier approval RA-25"
+            found.append(Mention("id", normalise_id(named_after.group(1)), match.start(1), match.end(2)))
+        elif len(ranked) >= 2 and place < len(ranked) and of_one_kind:
             found.append(Mention("id", ranked[place], match.start(1), match.end(2)))
     return found
 
