@@ -304,3 +304,22 @@ def test_a_place_among_records_of_two_tables_names_none() -> None:
                          "approval_request": [{"code": "AR-8", "status": "requested"}]}, (), "", ["RA-25", "AR-8"])
     assert ordinal_ids("The earlier approval lapsed.", known) == []  # "approval" names both tables' records
     assert [m.value for m in ordinal_ids("The earlier approval RA-25 lapsed.", known)] == ["RA-25"]  # its id names it
+
+
+@pytest.mark.parametrize(("text", "false"), [
+    ("Duplicate of X-5005, approved by Dana.", False),  # a participle after a comma may name an event
+    ("Duplicate of X-5005, which is approved.", True),
+    ("Duplicate of X-5005 (approved).", True),
+])
+def test_a_decision_is_false_only_said_as_a_state(text: str, false: bool) -> None:
+    problems = text_problems(text, DUPLICATE, CLAIMS_KNOWN.on({"number": "X-5006"}))
+    assert any("which the site does not hold" in p for p in problems) == false, problems
+
+
+def test_an_event_status_of_another_record_is_not_called_false() -> None:
+    known = KnownIds.of({"order": [{"number": "O-1047", "status": "refunded"},
+                                   {"number": "O-1048", "status": "delivered"}]})
+    check = TextCheck.model_validate({"states": [{"words": ["refunded"]}], "may_state": [{"id": "O-1047"}],
+                                      "no_other": ["id"]})
+    problems = text_problems("Order O-1047, which was delivered on 2 February, has been refunded.", check, known)
+    assert not any("which the site does not hold" in p for p in problems), problems

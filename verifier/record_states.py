@@ -7,8 +7,9 @@ for a statement of state *said of a record*: the record named (an id, or "this c
 written on) followed by its copula ("is", "was", "has been", "which is", a comma or a bracket) and the state word.
 
 - A word that is the record's status is true. A decision that is another status of its table (`rejected`,
-  `approved` of a claim waiting for its receipt) is false; another status that also names an event (`submitted`,
-  `requested`: "X-5005 was submitted twice") is neither, and is read as any other word.
+  `approved` of a claim waiting for its receipt), said with a copula or in a bracket, is false; another status that
+  also names an event (`submitted`, `delivered`: "X-5005 was submitted twice") is neither, nor is a participle right
+  after a comma ("X-5005, approved by Dana"), and either is read as any other word.
 - A word of being undecided (`open`, `waiting`, `waits`, `outstanding`) is true only when the record's status
   decides nothing yet (`_UNDECIDED`: `submitted`, `receipt_requested`, `open`, …); of a decided record it is false;
   of a status this list does not know, it is not accounted for (the text stays unsettled: fail-closed).
@@ -33,6 +34,12 @@ _DECIDED = frozenset({"approved", "rejected", "cancelled", "canceled", "declined
                       "expired", "used", "revoked", "delivered", "issued", "void", "voided", "discontinued",
                       "archived", "sent", "forwarded"})
 """Statuses that decide a record: of one of these, a word of being undecided is false."""
+_DECISIONS = frozenset({"approved", "rejected", "cancelled", "canceled", "declined", "denied", "closed", "solved",
+                        "resolved", "withdrawn", "revoked", "expired", "void", "voided", "discontinued", "archived",
+                        "refunded"})
+"""Decided statuses that name a decision, not an event of ordinary handling (`paid`, `delivered`, `sent`, `issued`,
+`processed`: "O-1047, delivered on 2 February, has been refunded" is true of a refunded order): said of a record in
+another status, they are false."""
 _LINKS = (r"(?:(?:is|was|are|were|has\s+been|had\s+been|have\s+been|got|gets|stays|stayed|remains|remained|itself|"
           r"now|still|already|also|just|since|then|being|currently)\s+)")
 _COPULA = re.compile(
@@ -81,11 +88,13 @@ def record_states(state: Mapping[str, Sequence[Mapping[str, object]]],
     return found
 
 
-def _judged(word: str, held: RecordState) -> bool | None:
+def _judged(word: str, held: RecordState, linked: bool) -> bool | None:
     low = word.lower()
     if low == held.status:
         return True
-    if low in held.statuses and low in _DECIDED:  # "submitted", "requested": an event too ("was submitted twice")
+    if not linked:  # "X-5005, approved by Dana": a participle after a comma may name an event, not a state
+        return None
+    if low in held.statuses and low in _DECISIONS:  # "submitted", "delivered": events too ("was submitted twice")
         return False
     if low in _UNDECIDED_WORDS and held.status in _UNDECIDED | _DECIDED:
         return held.status in _UNDECIDED
@@ -113,5 +122,6 @@ def states_said(text: str, named: Sequence[tuple[int, int, str]], own: str | Non
             if low not in held.statuses and low not in _UNDECIDED_WORDS:
                 break
             start = match.start() if group == 1 else match.end(1)  # "which *stays* open": its copula too
-            said.append(StateSaid(record, word, start, match.end(group), _judged(word, held), held.status))
+            linked = re.search(r"[(]|[a-z]\s", text[match.start():match.start(1)], re.IGNORECASE) is not None
+            said.append(StateSaid(record, word, start, match.end(group), _judged(word, held, linked), held.status))
     return said
