@@ -147,11 +147,12 @@ def _names(words: Sequence[str], wanted: frozenset[str]) -> str | None:
     return next((w for w in words if forms(w) & wanted), None)
 
 
-def done_anyway(clause_words: Sequence[str], rule: Prohibition) -> str | None:
+def done_anyway(clause: str, rule: Prohibition) -> str | None:
     """The words of a clause that say the forbidden act was done (its verb in any form and one of its things; a
-    conditional act, of no things: its verb in a form that says it was done, "escalated"), or None."""
+    conditional act: `conditional_done`), or None."""
     if rule.conditional:
-        return conditional_done(" ".join(clause_words), rule)
+        return conditional_done(clause, rule)
+    clause_words = words_of(clause)
     verb = _names(clause_words, frozenset({rule.verb}))
     thing = _names(clause_words, frozenset(t for w in rule.things for t in forms(w)))
     return f"{verb} … {thing}" if verb and thing else None

@@ -42,7 +42,7 @@ from functools import lru_cache
 
 from verifier.assertions import MARKER_WORDS, Clause, Marker, Reading, scope_end
 from verifier.known_words import known_word
-from verifier.prohibitions import Prohibition, conditional_done, done_anyway, forms, words_of
+from verifier.prohibitions import Prohibition, done_anyway, forms, words_of
 from verifier.roles import other_asker
 
 _PARTITIVE = re.compile(r"(?<![\w'’-])(?:the\s+rest|the\s+remainder|remainder|remaining|the\s+others|another|"
@@ -266,9 +266,8 @@ _OWNER = re.compile(r"(?:(?<=[Ii]t)['’]s|(?<=[Tt]hat)['’]s|(?<![\w'’-])(?:
                     r"(?:hers|his|theirs|ours|mine|yours|her|him|them|their|our|my|your|us|we|me|"
                     r"the\s+customer(?:['’]s)?|[A-Z][a-z]+['’]s)(?![\w'’-])"
                     r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|[A-Z][a-z]+['’]s)\s+own(?![\w'’-])"
-                    r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|(?-i:[A-Z][a-z]+)['’]s)\s+(?:[a-z]+\s+){0,2}"
-                    r"(?:phone|phones|device|devices|laptop|laptops|tablet|tablets|computer|computers|mobile|pc)"
-                    r"(?![\w'’-])",
+                    r"|(?<![\w'’-])(?:her|his|their|our|my|the\s+customer['’]s|(?-i:[A-Z][a-z]+)['’]s)\s+"
+                    r"(?:[a-z]+\s+){0,2}(?:phones?|devices?|laptops?|tablets?|computers?|mobile|pc)(?![\w'’-])",
                     re.IGNORECASE)
 """In a reason describing a situation, a clause that says whose the thing is ("it is *her* new phone", "the device
 is *hers*", "it was *our* own support team", "the customer's *second* phone"): it explains the situation away (an
@@ -343,11 +342,8 @@ def _forbidden_done(text: str, found: Sequence[Clause], prohibited: Sequence[Pro
             m.kind in ("condition", "question") or (m.kind in ("negation", "modality", "hedge")
                                                     and clause.start <= m.start < clause.end)
             for m in clause.markers)
-        words = words_of(text[clause.start:clause.end])
         for rule in () if taken_back else prohibited:
-            said = (conditional_done(text[clause.start:clause.end], rule) if rule.conditional
-                    else done_anyway(words, rule))
-            if said is not None:
+            if done_anyway(text[clause.start:clause.end], rule) is not None:
                 what = ("what the instruction allows only on a condition and this episode did not do"
                         if rule.conditional else "what the instruction forbids")
                 reasons.append(Unsettled(f"says done {what} ({rule})",
