@@ -28,6 +28,8 @@ import httpx
 import pytest
 from tiers import FULL
 
+from computerops.core.numbers import whole_number
+
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_FILE = ROOT / ".cache" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL = "SmolLM2-135M-Instruct.Q4_1"
@@ -119,14 +121,25 @@ def _wait_until_up(server: LlamaServer) -> None:
                          f"{server.log_tail()}")
 
 
+def server_threads() -> int:
+    """The server's threads: the cores each pytest-xdist worker has to itself (at least one, at most four).
+
+    llama.cpp's threads wait for one another by spinning, so a thread that shares its core with a busy process holds
+    up the rest: with a busy process beside it on this 2-core machine, three 3,500-token requests took 256 s on two
+    threads and 136 s on one (on an idle machine, 90 s on two and 153 s on one). Under `scripts/test.sh` the other
+    worker keeps the second core busy, so there the server runs one thread; run alone, it runs two."""
+    workers = whole_number(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) or 1
+    return max(1, min(4, (os.cpu_count() or 1) // workers))
+
+
 @contextmanager
 def llama_server(model: RealModel, chat_format: str | None = None) -> Iterator[LlamaServer]:
-    """`python -m llama_cpp.server` serving `model` on a free loopback port with an 8,192-token context on two
-    threads (the prompt speed of two cores: tests/../shared/wheels/README.md), with `chat_format` where given (else
-    the model's own chat template); stopped with its process group when the block ends, however it ends."""
-    port = free_port()
+    """`python -m llama_cpp.server` serving `model` on a free loopback port with an 8,192-token context on
+    `server_threads()` threads, with `chat_format` where given (else the model's own chat template); stopped with its
+    process group when the block ends, however it ends."""
+    port, threads = free_port(), str(server_threads())
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model.path), "--host", "127.0.0.1",
-               "--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--n_threads_batch", "2",
+               "--port", str(port), "--n_ctx", "8192", "--n_threads", threads, "--n_threads_batch", threads,
                *(["--chat_format", chat_format] if chat_format else [])]
     with tempfile.TemporaryDirectory(prefix="llama-server-") as folder:
         log = Path(folder) / "server.log"

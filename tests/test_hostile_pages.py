@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from fixture_site import FixtureSite
 from hypothesis import given, settings
@@ -123,6 +125,14 @@ async def test_cookies_piled_up_by_page_script_never_lock_the_agent_out(browser:
         await driver.act(Navigate(url="/site/links.html"), 1)
         await driver.page.evaluate("for (let i = 0; i < 20; i++) document.cookie = `c${i}=${'v'.repeat(4000)}; "
                                    "path=/site/`")
+        # document.cookie hands each cookie to the browser's cookie store asynchronously (Chrome's network service):
+        # a navigation at once can leave before they are all stored, and then go out small enough to pass
+        for _ in range(100):
+            if len([c for c in await driver.page.context.cookies() if c["name"].startswith("c")]) == 20:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the page's 20 cookies never reached the cookie store")
         refused = await driver.act(Navigate(url="/site/forms.html"), 2)
         told = await driver.observe()
         guard = containment_of(driver.page.context)
