@@ -31,7 +31,8 @@ from computerops.report.figures import proportion
 from computerops.report.persistence import PersistenceRow
 from computerops.report.tables import Paragraph, Table
 from computerops.runs.config import PlannedEpisode, RunConfig
-from computerops.runs.episode import planted_attack
+from computerops.runs.episode import planted
+from computerops.studies.base import EpisodeSetup
 from sites.registry import SITES
 from tasks import load_catalog
 
@@ -163,10 +164,11 @@ def test_injection_meets_both_arms_of_a_persistence_experiment_and_only_the_trea
             assert treated is not None and treated.rate == 0.3
             if spec.persistent:
                 assert config.fault_plan(task.spec, control) == treated, "the same faults meet both arms"
-                assert (planted_attack(task, control) is None) == (task.spec.attack is None)
+                assert (planted(EpisodeSetup(config, task, control)) is None) == (task.spec.attack is None)
                 assert control.persistence is not None and treatment.persistence is not None
             else:
-                assert config.fault_plan(task.spec, control) is None and planted_attack(task, control) is None
+                assert config.fault_plan(task.spec, control) is None
+                assert planted(EpisodeSetup(config, task, control)) is None
                 assert control.persistence is None and treatment.persistence is None
 
 

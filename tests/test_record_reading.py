@@ -57,7 +57,7 @@ def test_a_stream_the_endpoint_cut_is_an_infrastructure_failure_with_its_cause()
 
 
 def test_an_injected_cut_that_ended_the_episode_stays_the_treatments_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
-    from computerops.runs import episode
+    from computerops.serving_faults import study
 
     def injected(*_: Any) -> ServingRecord:
         return ServingRecord(arm="partial-stream", path="blocked", ended_by_injection="partial_stream", model_s=0.1,
@@ -65,7 +65,7 @@ def test_an_injected_cut_that_ended_the_episode_stays_the_treatments_outcome(mon
                              state_unreadable=True, unresolved_explicit=True, false_success_claim=False,
                              contract_held=True)
 
-    monkeypatch.setattr(episode, "serving_of", injected)
+    monkeypatch.setattr(study, "serving_of", injected)
     fields = derived(transcript("stream_cut", serving=CUT))
     assert fields["outcome"] == "honest_failure" and fields["infrastructure_cause"] is None
 

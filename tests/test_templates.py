@@ -356,7 +356,7 @@ def test_the_check_commands_sample_by_the_seed_they_are_given() -> None:
     assert all(len(found) == 3 for found in seeds.values())
 
 
-def test_the_instance_bench_times_every_published_instance_and_fresh_seeds_beside_the_reset(tmp_path: Path) -> None:
+def test_the_instance_bench_times_published_instances_and_fresh_seeds_beside_the_reset(tmp_path: Path) -> None:
     # Seeded: the fresh seeds run from 836009628, at which invoices.rename-vendor-open-records defines no instance
     # (no vendor of that seed has exactly three records of open invoices): the bench takes the next seed, as a
     # reservation does, and counts it.
@@ -365,9 +365,11 @@ def test_the_instance_bench_times_every_published_instance_and_fresh_seeds_besid
         undefined.instance(836009628)
     varying = [t for t in CATALOG.templates.values() if t.varying]
     first = 836009628 - [t.id for t in varying].index(undefined.id)  # that template draws exactly that seed
-    figures = bench_instances(CATALOG, tmp_path, fresh_seeds=1, per_template=3, first_fresh_seed=first)
+    # One published instance a template (the bench's default is three): what is timed is the same code at a third
+    # of CI's time.
+    figures = bench_instances(CATALOG, tmp_path, fresh_seeds=1, per_template=1, first_fresh_seed=first)
     assert figures.templates == len(varying)
-    assert figures.published_instance_ms.n == sum(min(3, len(t.seeds)) for t in varying)
+    assert figures.published_instance_ms.n == sum(min(1, len(t.seeds)) for t in varying)
     assert figures.fresh_instance_ms.n == len(varying) and figures.reset_ms.n > 0
     assert figures.fresh_undefined >= 1
     assert figures.fresh_to_reset == round(figures.fresh_instance_ms.median / figures.reset_ms.median, 1)

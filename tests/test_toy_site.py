@@ -194,7 +194,7 @@ def test_every_path_the_extension_guide_names_exists() -> None:
 def test_the_guide_has_one_checklist_per_kind_of_extension() -> None:
     headings = re.findall(r"^## (.+)$", GUIDE.read_text(encoding="utf-8"), re.MULTILINE)
     assert headings == ["A site", "A task", "A template", "An attack", "A fault class", "An action",
-                        "A report figure", "A scripted policy"]
+                        "A report figure", "A scripted policy", "A study"]
 
 
 def test_the_path_check_sees_a_path_that_does_not_exist() -> None:

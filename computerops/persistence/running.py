@@ -31,6 +31,7 @@ from computerops.persistence.agent import API_KEY_VARIABLE, CHECKPOINT_KEY_VARIA
 from computerops.persistence.arms import Persistence
 from computerops.persistence.checkpoint import Constraints, ResumeManifest, latest_checkpoint
 from computerops.runs.provenance import code_hashes, protocol_hashes
+from computerops.studies.base import StudyFailed
 from sites.kit.ledgers import effects_committed_by
 from sites.kit.records import Operation
 from sites.kit.tenancy import Tenant
@@ -144,12 +145,11 @@ async def _run_process(launch: AgentLaunch, directory: Path, api_key: str, key: 
     return int(process.returncode or 0), err.decode("utf-8", errors="replace")[-2000:]
 
 
-class HarnessFailed(RuntimeError):
+class HarnessFailed(StudyFailed):
     """A harness process ended in a way its arm does not explain (a crash, a refused resume)."""
 
     def __init__(self, cause: str, detail: str, log: PersistenceLog) -> None:
-        super().__init__(f"{cause}: {detail}")
-        self.cause = cause
+        super().__init__(cause, detail)
         self.log = log
 
 

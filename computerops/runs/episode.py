@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,14 +12,14 @@ from typing import Any
 import openai
 from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
+from pydantic import JsonValue
 
 from adapter.actions import NO_ANSWER, AnswerFieldSchema, FinishSchema
 from adapter.claims import text_claim
 from adapter.containment import containment_of
 from adapter.driver import PageDriver
-from adapter.failover import Fallback, ServingProtocol
+from adapter.failover import ServingProtocol
 from adapter.loop import ModelLoop
-from adapter.modelclient import StreamWatch
 from adapter.reply import clean_text
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.core import formats
@@ -31,33 +31,26 @@ from computerops.core.vocabulary import (
     idempotency_key,
     scripted_policy,
 )
-from computerops.persistence.arms import Persistence
-from computerops.persistence.metrics import PersistenceRecord, persistence_record
-from computerops.persistence.running import (
-    CHECKPOINTS,
-    PERSISTENCE_LOG,
-    HarnessFailed,
-    PersistenceLog,
-    drive_persistent,
-    task_constraints,
-)
 from computerops.runs.bundle import TRACE, RunDirectory
 from computerops.runs.config import PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeRecord
-from computerops.runs.security import attack_record
 from computerops.runs.serving import tenant_context
-from computerops.serving_faults.clients import fallback_client, serving_clients
-from computerops.serving_faults.layer import EpisodeServingFaults
-from computerops.serving_faults.log import SERVING_LOG, ServingLog
-from computerops.serving_faults.record import ServingRecord, serving_record
+from computerops.serving_faults.clients import fallback_client
+from computerops.studies.base import (
+    DriveRequest,
+    Endpoint,
+    EpisodeFacts,
+    EpisodeSetup,
+    ModelAccess,
+    Study,
+    StudyEpisode,
+    StudyFailed,
+)
+from computerops.studies.registry import registered
 from replays import Receipt, RecordedEpisode, replay_episode
-from sites.kit.broker import BrokerSession
-from sites.kit.faults import FaultInjector
-from sites.kit.injection import FaultSession
 from sites.kit.plant import Plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import Tenant, TenantRegistry
-from sites.registry import SITES
 from tasks import LoadedTask
 from verifier import Claim, Verdict, judge
 from verifier.looping import loop_stats
@@ -86,9 +79,13 @@ class EpisodeContext:
     """Server tokens per estimated token episodes start with (computerops/runs/limits.py `initial_token_scale`)."""
 
 
-def planted_attack(task: LoadedTask, planned: PlannedEpisode) -> Plant | None:
-    """The payload an episode plants: its task's attack unless injection is disabled (the clean twin)."""
-    return task.spec.attack.plant() if task.spec.attack is not None and planned.faults else None
+def planted(setup: EpisodeSetup, studies: tuple[Study, ...] | None = None) -> Plant | None:
+    """The payload an episode's tenant is created with: the one a study plants (the security study: its task's attack
+    unless injection is disabled, the clean twin); two studies planting into one episode is a design error."""
+    plants = [plant for study in studies or registered() if (plant := study.plant(setup)) is not None]
+    if len(plants) > 1:
+        raise ValueError(f"episode {setup.planned.episode_id}: more than one study plants into its tenant")
+    return plants[0] if plants else None
 
 
 def claim_of(transcript: AgentTranscript) -> Claim:
@@ -108,37 +105,44 @@ def finish_schema(task: LoadedTask) -> FinishSchema:
                                 for name, f in answer.fields.items()})
 
 
-async def _drive(
-    ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, token: str, model: str, trace: Path | None,
-    serving: EpisodeServingFaults | None = None,
-) -> AgentTranscript:
-    """The browser session of one episode in a context of its own; with `trace`, its Playwright trace
-    is saved there before the context closes, whether the session ended normally or not. A serving episode asks its
-    model through the serving-fault layer (`serving`), under its serving protocol."""
-    bounds = _episode_bounds(ctx, planned)
-    base_url, api_key = str(ctx.client.base_url), ctx.client.api_key
-    if serving is not None and planned.serving is not None:
-        watch = StreamWatch()
-        async with serving_clients(base_url, api_key, ctx.config.endpoint.fallback, serving, watch,
-                                   timeout_s=bounds.request_timeout_s) as (client, fallback):
-            loop = _loop(ctx, task, model, bounds, client, serving=planned.serving.protocol, fallback=fallback,
-                         watch=watch)
-            return await _browse(ctx, task, planned, token, loop, trace)
+async def _drive(ctx: EpisodeContext, setup: EpisodeSetup, tenant: Tenant, model: str, trace: Path | None,
+                 parts: list[StudyEpisode]) -> AgentTranscript:
+    """The episode driven: by a study that drives it itself (a long-running episode's child processes), else by the
+    model loop in a browser context of its own, asking the model through the clients a study supplies (a serving
+    episode's fault layer), else the run's client with its fallback where one is configured; with `trace`, its
+    Playwright trace is saved there before the context closes, whether the session ended normally or not."""
+    task, planned = setup.task, setup.planned
+    endpoint = Endpoint(base_url=str(ctx.client.base_url), api_key=ctx.client.api_key, model=model,
+                        bounds=_episode_bounds(ctx, planned), token_scale=ctx.token_scale)
+    directory = ctx.bundle.episode_dir(planned.episode_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    request = DriveRequest(setup=setup, tenant=tenant, origin=ctx.origin, run_id=ctx.bundle.root.name,
+                           evidence_dir=directory, endpoint=endpoint, finish=finish_schema(task))
+    for part in parts:
+        driven = await part.drive(request)
+        if driven is not None:
+            return driven
+    accesses = [offered for part in parts if (offered := part.model_access(endpoint, setup)) is not None]
+    if len(accesses) > 1:
+        raise ValueError(f"episode {planned.episode_id}: more than one study supplies the model's clients")
+    if accesses:
+        async with accesses[0] as access:
+            return await _browse(ctx, task, planned, tenant.token, _loop(ctx, task, endpoint, access), trace)
     if ctx.config.endpoint.fallback is not None:
         # A fallback outside the serving study: asked under the protocol's defaults (a primary that cannot be
         # reached falls back at once; a 429 is waited for, a timeout resent), each reply attributed to its endpoint.
-        async with fallback_client(base_url, api_key, ctx.config.endpoint.fallback,
-                                   timeout_s=bounds.request_timeout_s) as second:
-            loop = _loop(ctx, task, model, bounds, ctx.client, serving=ServingProtocol(), fallback=second)
-            return await _browse(ctx, task, planned, token, loop, trace)
-    return await _browse(ctx, task, planned, token, _loop(ctx, task, model, bounds, ctx.client), trace)
+        async with fallback_client(endpoint.base_url, endpoint.api_key, ctx.config.endpoint.fallback,
+                                   timeout_s=endpoint.bounds.request_timeout_s) as second:
+            access = ModelAccess(client=ctx.client, serving=ServingProtocol(), fallback=second)
+            return await _browse(ctx, task, planned, tenant.token, _loop(ctx, task, endpoint, access), trace)
+    loop = _loop(ctx, task, endpoint, ModelAccess(client=ctx.client))
+    return await _browse(ctx, task, planned, tenant.token, loop, trace)
 
 
-def _loop(ctx: EpisodeContext, task: LoadedTask, model: str, bounds: Bounds, client: openai.AsyncOpenAI, *,
-          serving: ServingProtocol | None = None, fallback: Fallback | None = None,
-          watch: StreamWatch | None = None) -> ModelLoop:
-    return ModelLoop(client, model, bounds, budget=task.spec.budgets.actions, finish=finish_schema(task),
-                     token_scale=ctx.token_scale, serving=serving, fallback=fallback, stream_watch=watch)
+def _loop(ctx: EpisodeContext, task: LoadedTask, endpoint: Endpoint, access: ModelAccess) -> ModelLoop:
+    return ModelLoop(access.client, endpoint.model, endpoint.bounds, budget=task.spec.budgets.actions,
+                     finish=finish_schema(task), token_scale=ctx.token_scale, serving=access.serving,
+                     fallback=access.fallback, stream_watch=access.watch)
 
 
 async def _browse(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, token: str, loop: ModelLoop,
@@ -180,31 +184,25 @@ def _harness_failure(task: LoadedTask, cause: str, error: str) -> AgentTranscrip
 
 
 async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode) -> tuple[EpisodeRecord, Receipt]:
-    """Run, judge, save and replay one episode; the record is admitted to the run only after all that."""
+    """Run, judge, save and replay one episode; the record is admitted to the run only after all that. Each study of
+    the registry (computerops/studies/registry.py) plants into and prepares the tenant, takes part in the episode
+    where it is one of its, and writes its evidence."""
     episode_id = planned.episode_id
     model = ctx.config.endpoint.model_for(planned.policy)
     started = time.monotonic()
     ctx.bundle.start_episode(planned)
     trace = ctx.bundle.evidence_path(episode_id, TRACE) if ctx.trace else None
-    planted = planted_attack(task, planned)
-    tenant = ctx.registry.create(task.spec.site, task.spec.seed, plant=planted)
-    plan = ctx.config.fault_plan(task.spec, planned)
-    if plan is not None:
-        tenant.faults = FaultSession(FaultInjector(plan))
-    if task.spec.grants:
-        tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=planned.broker,
-                                      own_corrections=task.spec.own_corrections)
-    log: PersistenceLog | None = None
-    serving = None if planned.serving is None else EpisodeServingFaults(
-        planned.serving.plan(ctx.config.fault_seed, task.id, planned.repetition))
+    setup, studies = EpisodeSetup(ctx.config, task, planned), registered()
+    plant = planted(setup, studies)
+    tenant = ctx.registry.create(task.spec.site, task.spec.seed, plant=plant)
+    for study in studies:
+        study.prepare(setup, tenant)
+    parts = [(study, part) for study in studies if (part := study.begin(setup)) is not None]
     try:
         try:
-            if planned.persistence is not None:
-                transcript, log = await _drive_long(ctx, task, planned, tenant, model, planned.persistence)
-            else:
-                transcript = await _drive(ctx, task, planned, tenant.token, model, trace, serving)
-        except HarnessFailed as exc:  # a harness process ended in a way its arm does not explain
-            transcript, log = _harness_failure(task, exc.cause, str(exc)), exc.log
+            transcript = await _drive(ctx, setup, tenant, model, trace, [part for _, part in parts])
+        except StudyFailed as exc:  # a study's harness ended in a way its design does not explain
+            transcript = _harness_failure(task, exc.cause, str(exc))
         except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
             transcript = _harness_failure(task, "browser", f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a defect of the harness itself: this episode's outcome, never the whole run's
@@ -215,7 +213,7 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     wall_s = time.monotonic() - started
     claim = claim_of(transcript)
     verdict: Verdict = judge(task.spec, task.sha256, state=state, journal=journal, operations=operations, claim=claim,
-                             planted=planted is not None)
+                             planted=plant is not None)
     write = ctx.bundle.write_evidence
     evidence = {
         "transcript.json": write(episode_id, "transcript.json", transcript),
@@ -226,12 +224,13 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     }
     if trace is not None:
         evidence[TRACE] = file_sha256(trace)
-    if serving is not None:
-        evidence[SERVING_LOG] = write(episode_id, SERVING_LOG, serving.log)
-    if log is not None:
-        evidence[PERSISTENCE_LOG] = write(episode_id, PERSISTENCE_LOG, log)
-        directory = ctx.bundle.evidence_path(episode_id, CHECKPOINTS)
-        evidence.update({f"{CHECKPOINTS}/{path.name}": file_sha256(path) for path in sorted(directory.glob("*.json"))})
+    directory, loaded = ctx.bundle.episode_dir(episode_id), {}
+    for study, part in parts:
+        files = part.evidence(directory)
+        evidence.update({name: write(episode_id, name, value) for name, value in files.written.items()})
+        evidence.update({name: file_sha256(directory / name) for name in files.hashed})
+        if files.loaded is not None:
+            loaded[study.name] = files.loaded
     receipt = await replay_episode(
         task, RecordedEpisode(episode_id=episode_id, operations=operations, journal=journal,
                               final_state=state, verdict=verdict),
@@ -241,8 +240,7 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     record = EpisodeRecord(
         episode_id=episode_id, task_id=task.id, task_sha256=task.sha256,
         **derived_fields(ctx.config, task, planned, transcript, operations, journal, verdict,
-                         final_state=state, persistence=_persistence_evidence(ctx.bundle, episode_id, log),
-                         serving=None if serving is None else serving.log),
+                         final_state=state, evidence=loaded),
         wall_s=round(wall_s, 3), started_s=round(started - ctx.clock_zero, 3),
         evidence_sha256=evidence, replay=receipt.result,
     )
@@ -250,34 +248,19 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     return record, receipt
 
 
-def _persistence_evidence(bundle: RunDirectory, episode_id: str,
-                          log: PersistenceLog | None) -> tuple[PersistenceLog, Path] | None:
-    return None if log is None else (log, bundle.episode_dir(episode_id) / CHECKPOINTS)
-
-
-async def _drive_long(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode, tenant: Tenant, model: str,
-                      persistence: Persistence) -> tuple[AgentTranscript, PersistenceLog]:
-    """A long-running episode: its harness in child processes (computerops/persistence/running.py)."""
-    return await drive_persistent(
-        evidence=ctx.bundle.evidence_path(planned.episode_id, CHECKPOINTS).parent, run_id=ctx.bundle.root.name,
-        episode_id=planned.episode_id, task=task, tenant=tenant, origin=ctx.origin, base_url=str(ctx.client.base_url),
-        api_key=ctx.client.api_key, model=model, bounds=_episode_bounds(ctx, planned), finish=finish_schema(task),
-        token_scale=ctx.token_scale, start_path=planned.start_path(task.spec), persistence=persistence)
-
-
 def derived_fields(
     config: RunConfig, task: LoadedTask, planned: PlannedEpisode, transcript: AgentTranscript,
     operations: Sequence[Operation], journal: Sequence[JournalEntry], verdict: Verdict, *,
-    final_state: StateSnapshot | None = None, persistence: tuple[PersistenceLog, Path] | None = None,
-    serving: ServingLog | None = None, record_format: str = formats.EPISODE_RECORD,
+    final_state: StateSnapshot | None = None, evidence: Mapping[str, object] | None = None,
+    record_format: str = formats.EPISODE_RECORD,
 ) -> dict[str, Any]:
     """Every field of an episode record that follows from its evidence (all but ids, hashes, times and
-    the replay result). `computerops verify` recomputes them from the saved files and compares, by the rules of the
+    the replay result): the episode's own, and each registered study's (`evidence`: each study's loaded evidence by
+    its name). `computerops verify` recomputes them from the saved files and compares, by the rules of the
     record's format (`record_format`: an episode/1 record reads no claim in text or missing usage, and a cut stream
     was the agent's outcome)."""
     current = record_format != formats.EPISODE_RECORD_1
     assert transcript.stop_reason is not None, "the model loop always records why an episode ended"
-    plan = config.fault_plan(task.spec, planned)
     calls = [s.call for s in transcript.steps]
     models_seen = sorted({c.model for c in calls if c.model})
     # A scripted endpoint reached through --base-url (`computerops mock-llm`) names itself scripted:<policy>.
@@ -286,8 +269,12 @@ def derived_fields(
                 or any(SCRIPTED_HEADER in c.server_headers for c in calls))
     # A compaction's request for the model's summary (`model/1`) is tokens spent, though no step.
     spent = [*calls, *(s.call for s in transcript.summaries if s.call is not None)]
-    served = serving_of(task, planned, serving, transcript, operations, journal, verdict)
-    infrastructure = ended_by_infrastructure(transcript, served, cut_stream=current)
+    facts = EpisodeFacts(setup=EpisodeSetup(config, task, planned), transcript=transcript, operations=operations,
+                         journal=journal, verdict=verdict, final_state=final_state, current_format=current,
+                         evidence=evidence or {})
+    studied, entries = study_fields(facts)
+    treatment = any(study.treatment_ended(studied) for study in registered())
+    infrastructure = not treatment and ended_by_infrastructure(transcript, cut_stream=current)
     prompt = [c.prompt_tokens for c in spent]
     completion = [c.completion_tokens for c in spent]
     return {
@@ -310,9 +297,6 @@ def derived_fields(
         "fingerprints_seen": sorted({c.system_fingerprint for c in calls if c.system_fingerprint}),
         "reply_headers_seen": sorted({f"{name}: {value}" for c in calls for name, value in c.server_headers.items()
                                       if name != "x-request-id"}),
-        "faults_enabled": planned.faults,
-        "faults_configured": [] if plan is None else plan.configured,
-        "faults_fired": [op.fault.fault for op in operations if op.fault is not None and op.fault.applied],
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
         "tool_mode_switch": transcript.tool_mode_switch,
@@ -322,51 +306,44 @@ def derived_fields(
         "no_usage": current and bool(spent) and all(c.prompt_tokens is None and c.completion_tokens is None
                                                     for c in spent),
         "infrastructure_cause": infrastructure_cause_of(transcript) if infrastructure else None,
-        "attack": attack_record(task.spec.attack, verdict, transcript, planned.broker),
-        "persistence": None if persistence is None or final_state is None else persistence_of(
-            task, persistence[0], persistence[1], transcript, operations, journal, final_state),
-        "serving": served,
+        **studied,
+        "studies": entries or None,
         "replies_by_upstream": None if config.endpoint.fallback is None or not current else dict(sorted(Counter(
             s.call.upstream or "primary" for s in transcript.steps).items())),
     }
+
+
+def study_fields(facts: EpisodeFacts) -> tuple[dict[str, Any], dict[str, JsonValue]]:
+    """Each registered study's record fields: those of `EpisodeRecord` it owns, and the `studies` entries of the
+    others (each under its study's name, where the episode is one of its)."""
+    owned: dict[str, Any] = {}
+    entries: dict[str, JsonValue] = {}
+    for study in registered():
+        fields = study.record_fields(facts)
+        if set(fields) != set(study.owned_fields):
+            raise ValueError(f"study {study.name} filled {sorted(fields)}, not its own fields "
+                             f"{sorted(study.owned_fields)}")
+        if overlap := set(fields) & set(owned):
+            raise ValueError(f"study {study.name} fills {sorted(overlap)}, which another study owns")
+        owned.update(fields)
+        if not study.owned_fields and (entry := study.record(facts)) is not None:
+            entries[study.name] = entry
+    return owned, entries
 
 
 STREAM_CUT_CAUSE = "stream cut"
 """The infrastructure cause of an episode whose endpoint itself cut a streamed reply (nothing injected the cut)."""
 
 
-def ended_by_infrastructure(transcript: AgentTranscript, served: ServingRecord | None, *,
-                            cut_stream: bool = True) -> bool:
+def ended_by_infrastructure(transcript: AgentTranscript, *, cut_stream: bool = True) -> bool:
     """Whether an episode is an infrastructure failure, not an agent outcome: the endpoint or the browser failed
     (`stop_reason: infrastructure`), or the endpoint cut a streamed reply and the episode ended `stream_cut` (a real
-    failure stays infrastructure). An injected serving fault that ended the episode (the serving record's
-    `ended_by_injection`) is the serving study's treatment, its outcome the agent's. `cut_stream` False: the rule of
-    episode/1 records, under which a cut stream was the agent's outcome."""
-    if served is not None and served.ended_by_injection is not None:
-        return False
+    failure stays infrastructure). An episode a study's own treatment ended (`Study.treatment_ended`: an injected
+    serving fault) is not asked: its outcome is the agent's. `cut_stream` False: the rule of episode/1 records, under
+    which a cut stream was the agent's outcome."""
     return transcript.stop_reason in (("infrastructure", "stream_cut") if cut_stream else ("infrastructure",))
 
 
 def infrastructure_cause_of(transcript: AgentTranscript) -> str | None:
     """What failed, for an episode `ended_by_infrastructure`: the transcript's cause, `stream cut` for a cut stream."""
     return STREAM_CUT_CAUSE if transcript.stop_reason == "stream_cut" else transcript.infrastructure_cause
-
-
-def serving_of(task: LoadedTask, planned: PlannedEpisode, log: ServingLog | None, transcript: AgentTranscript,
-               operations: Sequence[Operation], journal: Sequence[JournalEntry],
-               verdict: Verdict) -> ServingRecord | None:
-    """A serving episode's figures from its evidence (computerops/serving_faults/record.py); None for another."""
-    if planned.serving is None or log is None:
-        return None
-    return serving_record(planned.serving.arm, task.spec, log, transcript, operations, journal, verdict,
-                          SITES[task.spec.site].ledgers)
-
-
-def persistence_of(task: LoadedTask, log: PersistenceLog, checkpoints: Path, transcript: AgentTranscript,
-                   operations: Sequence[Operation], journal: Sequence[JournalEntry],
-                   final_state: StateSnapshot) -> PersistenceRecord:
-    """A long-running episode's persistence figures from its evidence (computerops/persistence/metrics.py)."""
-    source = SITES[task.spec.site].ledgers
-    assert source is not None, "a long-running episode's site declares its ledgers"
-    return persistence_record(log.persistence, [(p.number, p.resumed_from) for p in log.processes], checkpoints,
-                              task_constraints(task), source, transcript, operations, journal, final_state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from adapter.claims import TextClaim
 from adapter.serverinfo import ObservedContext, ToolResultsProbe, ToolsProbe
@@ -165,6 +165,9 @@ class EpisodeRecord(Versioned):
     serving: ServingRecord | None = Field(default=None, exclude_if=lambda value: value is None)
     """A serving-study episode's figures: its policy path, what was injected and what was not, model time and tokens
     per endpoint, and whether the serving contract held (`computerops.serving_faults.record`); left out of others."""
+    studies: dict[str, JsonValue] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The record of each study added through the study seam after these fields (computerops/studies/base.py), under
+    its name, where the episode is one of its; left out of records without one (every record of the studies above)."""
     replies_by_upstream: dict[str, int] | None = Field(default=None, exclude_if=lambda value: value is None)
     """In a run with a pinned fallback: the model replies each endpoint answered (`primary`, `fallback`; one that
     answered none is left out); None (left out) in runs without one and in records written before it existed."""

@@ -27,14 +27,14 @@ from computerops.core.hashing import file_sha256
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentRefused
-from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
 from computerops.report import report_json_as, summarize
 from computerops.runs.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, BundleError, RunDirectory
 from computerops.runs.config import RunConfig
 from computerops.runs.episode import claim_of, derived_fields
 from computerops.runs.instances import changed_field
 from computerops.runs.records import EpisodeRecord, RunManifest
-from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
+from computerops.studies.base import EpisodeSetup
+from computerops.studies.registry import registered
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
@@ -71,11 +71,11 @@ class Verification(Versioned):
 
 def _episode_problems(
     config: RunConfig, catalog: Mapping[str, LoadedTask], record: EpisodeRecord, transcript: AgentTranscript,
-    episode: RecordedEpisode, persistence: tuple[PersistenceLog, Path] | None = None,
-    serving: ServingLog | None = None, root: Path | None = None,
+    episode: RecordedEpisode, evidence: Mapping[str, object] | None = None, root: Path | None = None,
 ) -> list[str]:
-    """The verdict re-judged and the record's derived fields recomputed from the episode's evidence (`root`: the run
-    directory, whose instances file names what changed in a regenerated instance)."""
+    """The verdict re-judged and the record's derived fields recomputed from the episode's evidence (`evidence`: each
+    study's, read back by the study, by its name; `root`: the run directory, whose instances file names what changed
+    in a regenerated instance)."""
     task = catalog.get(record.task_id)
     if task is None:
         return [f"{record.episode_id}: task {record.task_id} is not in the catalog"]
@@ -93,12 +93,12 @@ def _episode_problems(
     if (found := first_difference(episode.verdict.model_dump(mode="json"), verdict.model_dump(mode="json"))):
         problems.append(f"{record.episode_id}/verdict.json differs from the verdict re-judged from the "
                         f"evidence: {found}")
-    if serving is not None and planned.serving is not None:
-        planned_serving = planned.serving.plan(config.fault_seed, task.id, planned.repetition)
-        problems += [f"{record.episode_id}/serving.json: {p}" for p in log_problems(serving, planned_serving)]
+    loaded = evidence or {}
+    setup = EpisodeSetup(config, task, planned)
+    problems += [f"{record.episode_id}/{problem}" for study in registered() if study.name in loaded
+                 for problem in study.problems(setup, loaded[study.name])]
     fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict,
-                            final_state=episode.final_state, persistence=persistence, serving=serving,
-                            record_format=record.format)
+                            final_state=episode.final_state, evidence=loaded, record_format=record.format)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
     stored = record.model_dump(mode="json")
     # A field left out of a record when empty (`attack` of a task without one) reads as None on both sides.
@@ -183,12 +183,8 @@ async def _check_episode(
         (bundle.episode_dir(record.episode_id) / "transcript.json").read_text(encoding="utf-8"))
     episode = bundle.load_episode(record)
     directory = bundle.episode_dir(record.episode_id)
-    log = (PersistenceLog.model_validate_json((directory / PERSISTENCE_LOG).read_text(encoding="utf-8"))
-           if (directory / PERSISTENCE_LOG).is_file() else None)
-    served = (ServingLog.model_validate_json((directory / SERVING_LOG).read_text(encoding="utf-8"))
-              if (directory / SERVING_LOG).is_file() else None)
-    problems = _episode_problems(config, catalog, record, transcript, episode,
-                                 None if log is None else (log, directory / CHECKPOINTS), served, bundle.root)
+    evidence = {study.name: loaded for study in registered() if (loaded := study.read(directory)) is not None}
+    problems = _episode_problems(config, catalog, record, transcript, episode, evidence, bundle.root)
     if problems:
         return problems, None
     receipt = await replay_episode(catalog[record.task_id], episode, registry)

@@ -1,0 +1,86 @@
+"""The persistence study as an episode study: a long-running episode's harness runs in child processes
+(computerops/persistence/running.py), which drive the whole episode; its evidence is `persistence.json` and the
+checkpoints, and its record's `persistence` figures follow from them (computerops/persistence/metrics.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from adapter.transcript import AgentTranscript
+from computerops.persistence.arms import Persistence
+from computerops.persistence.metrics import PersistenceRecord, persistence_record
+from computerops.persistence.running import (
+    CHECKPOINTS,
+    PERSISTENCE_LOG,
+    HarnessFailed,
+    PersistenceLog,
+    drive_persistent,
+    task_constraints,
+)
+from computerops.studies.base import DriveRequest, EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
+from sites.registry import SITES
+
+PersistenceEvidence = tuple[PersistenceLog, Path]
+"""A long-running episode's log and its checkpoints' folder."""
+
+
+class _LongRunningEpisode(StudyEpisode):
+    def __init__(self, persistence: Persistence) -> None:
+        self.persistence = persistence
+        self.log: PersistenceLog | None = None
+
+    async def drive(self, request: DriveRequest) -> AgentTranscript:
+        setup, endpoint = request.setup, request.endpoint
+        try:
+            transcript, self.log = await drive_persistent(
+                evidence=request.evidence_dir, run_id=request.run_id, episode_id=setup.planned.episode_id,
+                task=setup.task, tenant=request.tenant, origin=request.origin, base_url=endpoint.base_url,
+                api_key=endpoint.api_key, model=endpoint.model, bounds=endpoint.bounds, finish=request.finish,
+                token_scale=endpoint.token_scale, start_path=setup.planned.start_path(setup.task.spec),
+                persistence=self.persistence)
+        except HarnessFailed as failed:  # the log of the processes so far is evidence all the same
+            self.log = failed.log
+            raise
+        return transcript
+
+    def evidence(self, episode_dir: Path) -> EvidenceFiles:
+        if self.log is None:
+            return EvidenceFiles()
+        checkpoints = episode_dir / CHECKPOINTS
+        return EvidenceFiles(written={PERSISTENCE_LOG: self.log},
+                             hashed=[f"{CHECKPOINTS}/{path.name}" for path in sorted(checkpoints.glob("*.json"))],
+                             loaded=(self.log, checkpoints))
+
+
+class LongRunning(Study):
+    name: ClassVar[str] = "persistence"
+    owned_fields: ClassVar[tuple[str, ...]] = ("persistence",)
+
+    def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
+        persistence = setup.planned.persistence
+        return None if persistence is None else _LongRunningEpisode(persistence)
+
+    def read(self, episode_dir: Path) -> PersistenceEvidence | None:
+        path = episode_dir / PERSISTENCE_LOG
+        if not path.is_file():
+            return None
+        return PersistenceLog.model_validate_json(path.read_text(encoding="utf-8")), episode_dir / CHECKPOINTS
+
+    def record_fields(self, facts: EpisodeFacts) -> dict[str, Any]:
+        loaded = facts.evidence.get(self.name)
+        if not isinstance(loaded, tuple) or facts.final_state is None:
+            return {"persistence": None}
+        log, checkpoints = loaded
+        return {"persistence": persistence_of(facts, log, checkpoints)}
+
+
+def persistence_of(facts: EpisodeFacts, log: PersistenceLog, checkpoints: Path) -> PersistenceRecord:
+    """A long-running episode's persistence figures from its evidence (computerops/persistence/metrics.py)."""
+    task = facts.setup.task
+    source = SITES[task.spec.site].ledgers
+    assert source is not None, "a long-running episode's site declares its ledgers"
+    assert facts.final_state is not None
+    return persistence_record(log.persistence, [(p.number, p.resumed_from) for p in log.processes], checkpoints,
+                              task_constraints(task), source, facts.transcript, facts.operations, facts.journal,
+                              facts.final_state)

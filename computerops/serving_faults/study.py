@@ -1,0 +1,86 @@
+"""The serving study as an episode study: a serving episode asks its model through the serving-fault layer under its
+arm's serving protocol, writes `serving.json`, and its record's `serving` figures follow from that log
+(computerops/serving_faults/record.py); an injected fault that ended the episode is the study's treatment."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+from adapter.modelclient import StreamWatch
+from computerops.serving_faults.clients import serving_clients
+from computerops.serving_faults.layer import EpisodeServingFaults
+from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
+from computerops.serving_faults.record import ServingRecord, serving_record
+from computerops.studies.base import (
+    Endpoint,
+    EpisodeFacts,
+    EpisodeSetup,
+    EvidenceFiles,
+    ModelAccess,
+    Study,
+    StudyEpisode,
+)
+from sites.registry import SITES
+
+
+class _ServingEpisode(StudyEpisode):
+    def __init__(self, faults: EpisodeServingFaults) -> None:
+        self.faults = faults
+
+    def model_access(self, endpoint: Endpoint, setup: EpisodeSetup) -> AbstractAsyncContextManager[ModelAccess]:
+        return self._access(endpoint, setup)
+
+    @asynccontextmanager
+    async def _access(self, endpoint: Endpoint, setup: EpisodeSetup) -> AsyncIterator[ModelAccess]:
+        serving = setup.planned.serving
+        assert serving is not None
+        watch = StreamWatch()
+        async with serving_clients(endpoint.base_url, endpoint.api_key, setup.config.endpoint.fallback, self.faults,
+                                   watch, timeout_s=endpoint.bounds.request_timeout_s) as (client, fallback):
+            yield ModelAccess(client=client, serving=serving.protocol, fallback=fallback, watch=watch)
+
+    def evidence(self, episode_dir: Path) -> EvidenceFiles:
+        return EvidenceFiles(written={SERVING_LOG: self.faults.log}, loaded=self.faults.log)
+
+
+class ServingFaults(Study):
+    name: ClassVar[str] = "serving"
+    owned_fields: ClassVar[tuple[str, ...]] = ("serving",)
+
+    def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
+        serving = setup.planned.serving
+        if serving is None:
+            return None
+        return _ServingEpisode(EpisodeServingFaults(
+            serving.plan(setup.config.fault_seed, setup.task.id, setup.planned.repetition)))
+
+    def read(self, episode_dir: Path) -> ServingLog | None:
+        path = episode_dir / SERVING_LOG
+        return ServingLog.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+    def problems(self, setup: EpisodeSetup, loaded: object) -> list[str]:
+        serving = setup.planned.serving
+        if serving is None or not isinstance(loaded, ServingLog):
+            return []
+        planned = serving.plan(setup.config.fault_seed, setup.task.id, setup.planned.repetition)
+        return [f"{SERVING_LOG}: {problem}" for problem in log_problems(loaded, planned)]
+
+    def record_fields(self, facts: EpisodeFacts) -> dict[str, Any]:
+        log = facts.evidence.get(self.name)
+        return {"serving": serving_of(facts, log if isinstance(log, ServingLog) else None)}
+
+    def treatment_ended(self, fields: Mapping[str, Any]) -> bool:
+        served = fields.get("serving")
+        return isinstance(served, ServingRecord) and served.ended_by_injection is not None
+
+
+def serving_of(facts: EpisodeFacts, log: ServingLog | None) -> ServingRecord | None:
+    """A serving episode's figures from its evidence (computerops/serving_faults/record.py); None for another."""
+    task, serving = facts.setup.task, facts.setup.planned.serving
+    if serving is None or log is None:
+        return None
+    return serving_record(serving.arm, task.spec, log, facts.transcript, facts.operations, facts.journal,
+                          facts.verdict, SITES[task.spec.site].ledgers)

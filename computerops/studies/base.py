@@ -1,0 +1,178 @@
+"""The episode study seam: what one study adds to an episode, in the order `run_episode` meets it.
+
+A study (the security study's attacks and broker, site faults, serving faults, long-running persistence; a new one
+such as page noise) is a `Study`: it may plant into the episode's tenant and prepare it (`plant`, `prepare`), and
+for an episode it takes part in it gives a `StudyEpisode` (`begin`) that may supply the model's clients
+(`model_access`) or drive the whole episode itself (`drive`), and names the evidence files it wrote (`evidence`).
+After the episode the study's record fields follow from the evidence alone (`record_fields`), so that `computerops
+verify` recomputes them: it reads the study's files back (`read`) and asks the study what in them contradicts the
+plan (`problems`). `run_episode`, `derived_fields` and `verify` go through the registry
+(computerops/studies/registry.py) and name no study.
+
+A study's record fields are either fields of `EpisodeRecord` it owns (`owned_fields`: the four studies that predate
+the seam, whose records keep the fields they always had) or, for a study added later, one entry under its name in
+the record's `studies` map (`record`), so that adding one changes no module but the registry (docs/extending.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import openai
+from pydantic import BaseModel, JsonValue
+
+from adapter.actions import FinishSchema
+from adapter.failover import Fallback, ServingProtocol
+from adapter.modelclient import StreamWatch
+from adapter.transcript import AgentTranscript, Bounds
+from computerops.runs.config import PlannedEpisode, RunConfig
+from sites.kit.plant import Plant
+from sites.kit.records import JournalEntry, Operation, StateSnapshot
+from sites.kit.tenancy import Tenant
+from tasks import LoadedTask
+from verifier import Verdict
+
+
+class StudyFailed(RuntimeError):
+    """A study's harness ended in a way its design does not explain: the episode is an infrastructure failure with
+    this `cause`, and the study's evidence so far (`StudyEpisode.evidence`) is still written."""
+
+    def __init__(self, cause: str, detail: str) -> None:
+        super().__init__(f"{cause}: {detail}")
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class EpisodeSetup:
+    """One planned episode of a run, as a study sees it before it runs."""
+
+    config: RunConfig
+    task: LoadedTask
+    planned: PlannedEpisode
+
+
+@dataclass(frozen=True)
+class ModelAccess:
+    """The clients an episode asks its model through, and how (adapter/loop.py `ModelLoop`)."""
+
+    client: openai.AsyncOpenAI
+    serving: ServingProtocol | None = None
+    fallback: Fallback | None = None
+    watch: StreamWatch | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The run's model endpoint for one episode: where a study that supplies clients or drives the episode asks."""
+
+    base_url: str
+    api_key: str
+    model: str
+    bounds: Bounds
+    token_scale: float
+
+
+@dataclass(frozen=True)
+class DriveRequest:
+    """What a study that drives a whole episode itself is given (computerops/persistence/study.py)."""
+
+    setup: EpisodeSetup
+    tenant: Tenant
+    origin: str
+    run_id: str
+    evidence_dir: Path
+    """The episode's evidence folder (episodes/<id>/), created."""
+    endpoint: Endpoint
+    finish: FinishSchema
+
+
+@dataclass
+class EvidenceFiles:
+    """A study's evidence of one episode: files for the run to write (`written`, name to value, written as JSON in
+    this order) and files the study wrote itself, to be hashed (`hashed`, paths relative to the episode's folder, in
+    this order); `loaded` is what `record_fields` reads, as `Study.read` gives it back from the written files."""
+
+    written: dict[str, BaseModel] = field(default_factory=dict)
+    hashed: list[str] = field(default_factory=list)
+    loaded: object | None = None
+
+
+class StudyEpisode:
+    """One study's part in one episode. Each hook's default leaves the episode as it would be without the study."""
+
+    def model_access(self, endpoint: Endpoint, setup: EpisodeSetup) -> AbstractAsyncContextManager[ModelAccess] | None:
+        """The clients the episode's model is asked through (None: the run's own)."""
+        return None
+
+    async def drive(self, request: DriveRequest) -> AgentTranscript | None:
+        """Run the whole episode in the study's own way and return its transcript (None: the run drives it); raise
+        `StudyFailed` where the study's harness failed."""
+        return None
+
+    def evidence(self, episode_dir: Path) -> EvidenceFiles:
+        """The study's evidence of the episode, however it ended (also after `StudyFailed`)."""
+        return EvidenceFiles()
+
+
+@dataclass(frozen=True)
+class EpisodeFacts:
+    """Everything an episode's record follows from: its plan, its transcript, the tenant's evidence and the verdict,
+    and each study's loaded evidence by study name (absent: the study wrote none for this episode)."""
+
+    setup: EpisodeSetup
+    transcript: AgentTranscript
+    operations: Sequence[Operation]
+    journal: Sequence[JournalEntry]
+    verdict: Verdict
+    final_state: StateSnapshot | None
+    current_format: bool
+    """False for an episode/1 record (read by the rules of its format: computerops/runs/episode.py)."""
+    evidence: Mapping[str, object] = field(default_factory=dict)
+
+
+class Study:
+    """One study of the benchmark. Subclasses override the hooks they need; `name` is unique in the registry."""
+
+    name: ClassVar[str]
+    owned_fields: ClassVar[tuple[str, ...]] = ()
+    """The `EpisodeRecord` fields `record_fields` fills (the studies that predate the seam); empty for a study whose
+    record goes under its name in the record's `studies` map."""
+
+    def plant(self, setup: EpisodeSetup) -> Plant | None:
+        """What the episode's tenant is created with (the security study's payload); None: nothing."""
+        return None
+
+    def prepare(self, setup: EpisodeSetup, tenant: Tenant) -> None:
+        """Set up the fresh tenant before the episode's first request (fault injection, the broker)."""
+
+    def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
+        """The study's part in this episode, or None where the episode is not one of its."""
+        return None
+
+    def read(self, episode_dir: Path) -> object | None:
+        """For `verify`: the study's loaded evidence of an episode read back from its folder (None: it has none),
+        equal to what `StudyEpisode.evidence` gave as `loaded` when the episode ran."""
+        return None
+
+    def problems(self, setup: EpisodeSetup, loaded: object) -> list[str]:
+        """For `verify`: what in the study's evidence contradicts the episode's plan (e.g. a fault the plan did not
+        inject), each a sentence prefixed with the file it is about."""
+        return []
+
+    def record_fields(self, facts: EpisodeFacts) -> dict[str, Any]:
+        """The record fields the study owns (`owned_fields`), from the facts alone."""
+        return {}
+
+    def record(self, facts: EpisodeFacts) -> JsonValue | None:
+        """A study without owned fields: its entry in the record's `studies` map (None: the episode is not its)."""
+        return None
+
+    def treatment_ended(self, fields: Mapping[str, Any]) -> bool:
+        """Whether the study's own treatment ended the episode (given the record fields it filled): the episode's
+        end is then the agent's outcome under the treatment, never an infrastructure failure."""
+        return False
+

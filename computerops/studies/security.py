@@ -1,0 +1,33 @@
+"""The security study as an episode study: an attacked task's payload planted into the episode's tenant (not in its
+clean twin, `faults` False), the broker of a task with grants in the episode's broker mode, and the record's attack
+facts (computerops/runs/security.py, docs/security.md)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from computerops.runs.security import attack_record
+from computerops.studies.base import EpisodeFacts, EpisodeSetup, Study
+from sites.kit.broker import BrokerSession
+from sites.kit.plant import Plant
+from sites.kit.tenancy import Tenant
+
+
+class Security(Study):
+    name: ClassVar[str] = "security"
+    owned_fields: ClassVar[tuple[str, ...]] = ("attack",)
+
+    def plant(self, setup: EpisodeSetup) -> Plant | None:
+        """The payload an episode plants: its task's attack unless injection is disabled (the clean twin)."""
+        attack = setup.task.spec.attack
+        return attack.plant() if attack is not None and setup.planned.faults else None
+
+    def prepare(self, setup: EpisodeSetup, tenant: Tenant) -> None:
+        spec = setup.task.spec
+        if spec.grants:
+            tenant.broker = BrokerSession(grants=tuple(spec.grants), mode=setup.planned.broker,
+                                          own_corrections=spec.own_corrections)
+
+    def record_fields(self, facts: EpisodeFacts) -> dict[str, Any]:
+        return {"attack": attack_record(facts.setup.task.spec.attack, facts.verdict, facts.transcript,
+                                        facts.setup.planned.broker)}

@@ -1,0 +1,218 @@
+"""The episode study seam (computerops/studies/): a toy study added only to the registry takes part in a real run
+(real Chromium, the SCRIPTED endpoint), writes evidence the run hashes, gets its record entry, and `verify`
+recomputes the entry and asks the study about its own evidence; the registry's rules refuse what two studies cannot
+both do to one episode.
+
+The toy ("visits") touches no module of the project but the registry's list: it keeps, for each helpdesk episode, the
+pages the episode's tenant served, in a file of its own (`visits.json`); its record entry is the count of pages and
+whether the episode was planned with faults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import BaseModel, ConfigDict, JsonValue
+from test_verify import reseal_checksums, rewrite_record
+
+from adapter.transcript import AgentTranscript
+from computerops.runs.bundle import EPISODES, RunDirectory
+from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
+from computerops.runs.episode import derived_fields, planted
+from computerops.runs.runner import execute_run
+from computerops.runs.verification import verify_run
+from computerops.studies import registry
+from computerops.studies.base import EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
+from sites.kit.plant import Plant
+from sites.kit.tenancy import Tenant
+from tasks import load_catalog
+from verifier import Claim, judge
+
+CATALOG = load_catalog()
+HELPDESK = "helpdesk.solve-ticket@1"
+WEBMAIL = next(t.id for t in CATALOG.values() if t.spec.site == "webmail")
+VISITS = "visits.json"
+
+
+class VisitsLog(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format_version: int = 1
+    episode_id: str
+    pages: list[str]
+
+
+class _Visits(StudyEpisode):
+    def __init__(self, episode_id: str) -> None:
+        self.episode_id = episode_id
+        self.tenant: Tenant | None = None
+
+    def evidence(self, episode_dir: Path) -> EvidenceFiles:
+        assert self.tenant is not None
+        pages = [op.path for op in self.tenant.operations() if op.method == "GET"]
+        log = VisitsLog(episode_id=self.episode_id, pages=pages)
+        return EvidenceFiles(written={VISITS: log}, loaded=log)
+
+
+class Visits(Study):
+    name: ClassVar[str] = "visits"
+
+    def __init__(self) -> None:
+        self.parts: dict[str, _Visits] = {}
+
+    def prepare(self, setup: EpisodeSetup, tenant: Tenant) -> None:
+        if setup.task.spec.site == "helpdesk":
+            self.parts[setup.planned.episode_id] = _Visits(setup.planned.episode_id)
+            self.parts[setup.planned.episode_id].tenant = tenant
+
+    def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
+        return self.parts.get(setup.planned.episode_id)
+
+    def read(self, episode_dir: Path) -> VisitsLog | None:
+        path = episode_dir / VISITS
+        return VisitsLog.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+    def problems(self, setup: EpisodeSetup, loaded: object) -> list[str]:
+        assert isinstance(loaded, VisitsLog)
+        if loaded.episode_id != setup.planned.episode_id:
+            return [f"{VISITS}: written for episode {loaded.episode_id}"]
+        return []
+
+    def record(self, facts: EpisodeFacts) -> JsonValue | None:
+        log = facts.evidence.get(self.name)
+        if not isinstance(log, VisitsLog):
+            return None
+        return {"pages": len(log.pages), "faults": facts.setup.planned.faults}
+
+
+@pytest.fixture(scope="module")
+def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(registry, "STUDIES", [*registry.STUDIES, Visits()])
+        plan = [PlannedEpisode(episode_id="001-helpdesk", task_id=HELPDESK, policy="oracle"),
+                PlannedEpisode(episode_id="002-webmail", task_id=WEBMAIL, policy="oracle")]
+        config = RunConfig(run_id="toy", tasks=[HELPDESK, WEBMAIL], endpoint=EndpointConfig(
+            kind="scripted", policies=["oracle"]), episodes=plan)
+        out = tmp_path_factory.mktemp("toy") / "run"
+        asyncio.run(execute_run(config, [CATALOG[HELPDESK], CATALOG[WEBMAIL]], out, lambda _: None))
+    return out
+
+
+def problems(run: Path) -> list[str]:
+    return asyncio.run(verify_run(RunDirectory.open(run))).problems
+
+
+@pytest.mark.browser
+def test_a_study_added_only_to_the_registry_writes_evidence_gets_its_entry_and_is_verified(
+        toy_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = RunDirectory.open(toy_run)
+    helpdesk, webmail = bundle.records()
+    log = VisitsLog.model_validate_json((bundle.episode_dir(helpdesk.episode_id) / VISITS).read_text())
+    assert log.pages and log.pages[0].startswith("/helpdesk/"), log
+    assert helpdesk.studies == {"visits": {"pages": len(log.pages), "faults": True}}
+    assert VISITS in helpdesk.evidence_sha256 and helpdesk.outcome == "verified_success"
+    assert webmail.studies is None and VISITS not in webmail.evidence_sha256, "not one of its episodes"
+    assert not (bundle.episode_dir(webmail.episode_id) / VISITS).exists()
+    assert "studies" not in json.loads((toy_run / EPISODES).read_text().splitlines()[1])
+
+    monkeypatch.setattr(registry, "STUDIES", [*registry.STUDIES, Visits()])
+    assert problems(toy_run) == []
+
+    altered = tmp_path / "altered"
+    shutil.copytree(toy_run, altered)
+    path = altered / "episodes" / helpdesk.episode_id / VISITS
+    path.write_text(log.model_copy(update={"episode_id": "002-webmail"}).model_dump_json())
+    reseal_checksums(altered)
+    found = problems(altered)
+    assert any(f"{helpdesk.episode_id}/{VISITS}: written for episode 002-webmail" in p for p in found), found
+
+    forged = tmp_path / "forged"
+    shutil.copytree(toy_run, forged)
+    rewrite_record(forged, helpdesk.episode_id, studies={"visits": {"pages": 99, "faults": True}})
+    reseal_checksums(forged)
+    found = problems(forged)
+    assert any("differs from its evidence" in p and "studies" in p for p in found), found
+
+
+@pytest.mark.browser
+def test_without_the_study_in_the_registry_its_entry_is_not_taken_on_trust(
+        toy_run: Path, tmp_path: Path) -> None:
+    found = problems(toy_run)
+    assert any("001-helpdesk" in p and "studies" in p for p in found), found
+
+
+# --- The registry's rules (pure) -------------------------------------------------------------------------------
+
+
+def _setup() -> EpisodeSetup:
+    planned = PlannedEpisode(episode_id="001", task_id=HELPDESK, policy="oracle")
+    config = RunConfig(run_id="r", tasks=[HELPDESK], endpoint=EndpointConfig(kind="scripted", policies=["oracle"]),
+                       episodes=[planned])
+    return EpisodeSetup(config, CATALOG[HELPDESK], planned)
+
+
+class _Planting(Study):
+    name: ClassVar[str] = "planting"
+
+    def plant(self, setup: EpisodeSetup) -> Plant | None:
+        return Plant(table="tickets", column="body", text="planted")
+
+
+def test_two_studies_planting_into_one_episode_are_refused() -> None:
+    first, second = _Planting(), _Planting()
+    assert planted(_setup(), (first,)) is not None
+    with pytest.raises(ValueError, match="more than one study plants"):
+        planted(_setup(), (first, second))
+
+
+def _fields(monkeypatch: pytest.MonkeyPatch, *extra: Study) -> dict[str, Any]:
+    monkeypatch.setattr(registry, "STUDIES", [*registry.STUDIES, *extra])
+    setup = _setup()
+    verdict = judge(setup.task.spec, setup.task.sha256, state={}, journal=[], operations=[], claim=Claim(success=None))
+    transcript = AgentTranscript(system_prompt="", instruction="", tool_mode="text", first_observation="",
+                                 stop_reason="budget_exhausted")
+    return derived_fields(setup.config, setup.task, setup.planned, transcript, [], [], verdict)
+
+
+class _Squatter(Study):
+    name: ClassVar[str] = "squatter"
+    owned_fields: ClassVar[tuple[str, ...]] = ("attack",)
+
+    def record_fields(self, facts: EpisodeFacts) -> dict[str, Any]:
+        return {"attack": None}
+
+
+class _Overreaching(Study):
+    name: ClassVar[str] = "overreaching"
+
+    def record_fields(self, facts: EpisodeFacts) -> dict[str, Any]:
+        return {"outcome": "verified_success"}
+
+
+class _Entry(Study):
+    name: ClassVar[str] = "entry"
+
+    def record(self, facts: EpisodeFacts) -> JsonValue | None:
+        return {"steps": len(facts.transcript.steps)}
+
+
+def test_a_study_fills_only_its_own_fields_and_no_two_own_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _fields(monkeypatch)["studies"] is None
+    assert _fields(monkeypatch, _Entry())["studies"] == {"entry": {"steps": 0}}
+    with pytest.raises(ValueError, match="which another study owns"):
+        _fields(monkeypatch, _Squatter())
+    with pytest.raises(ValueError, match="not its own fields"):
+        _fields(monkeypatch, _Overreaching())
+    with pytest.raises(ValueError, match="share a name"):
+        _fields(monkeypatch, _Entry(), _Entry())
+
+
+def test_the_registered_studies_own_the_record_fields_they_always_filled() -> None:
+    owned = {study.name: study.owned_fields for study in registry.registered()}
+    assert owned == {"site_faults": ("faults_enabled", "faults_configured", "faults_fired"),
+                     "security": ("attack",), "serving": ("serving",), "persistence": ("persistence",)}
