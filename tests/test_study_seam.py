@@ -170,8 +170,11 @@ def test_two_studies_planting_into_one_episode_are_refused() -> None:
         planted(_setup(), (first, second))
 
 
+REGISTERED = list(registry.STUDIES)
+
+
 def _fields(monkeypatch: pytest.MonkeyPatch, *extra: Study) -> dict[str, Any]:
-    monkeypatch.setattr(registry, "STUDIES", [*registry.STUDIES, *extra])
+    monkeypatch.setattr(registry, "STUDIES", [*REGISTERED, *extra])
     setup = _setup()
     verdict = judge(setup.task.spec, setup.task.sha256, state={}, journal=[], operations=[], claim=Claim(success=None))
     transcript = AgentTranscript(system_prompt="", instruction="", tool_mode="text", first_observation="",
