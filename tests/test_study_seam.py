@@ -11,6 +11,7 @@ whether the episode was planned with faults.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -27,9 +28,8 @@ from computerops.runs.episode import derived_fields, planted
 from computerops.runs.runner import execute_run
 from computerops.runs.verification import verify_run
 from computerops.studies import registry
-from computerops.studies.base import EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
+from computerops.studies.base import EpisodeEnd, EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
 from sites.kit.plant import Plant
-from sites.kit.tenancy import Tenant
 from tasks import load_catalog
 from verifier import Claim, judge
 
@@ -50,11 +50,9 @@ class VisitsLog(BaseModel):
 class _Visits(StudyEpisode):
     def __init__(self, episode_id: str) -> None:
         self.episode_id = episode_id
-        self.tenant: Tenant | None = None
 
-    def evidence(self, episode_dir: Path) -> EvidenceFiles:
-        assert self.tenant is not None
-        pages = [op.path for op in self.tenant.operations() if op.method == "GET"]
+    def evidence(self, episode_dir: Path, ended: EpisodeEnd) -> EvidenceFiles:
+        pages = [op.path for op in ended.operations if op.method == "GET"]
         log = VisitsLog(episode_id=self.episode_id, pages=pages)
         return EvidenceFiles(written={VISITS: log}, loaded=log)
 
@@ -62,16 +60,8 @@ class _Visits(StudyEpisode):
 class Visits(Study):
     name: ClassVar[str] = "visits"
 
-    def __init__(self) -> None:
-        self.parts: dict[str, _Visits] = {}
-
-    def prepare(self, setup: EpisodeSetup, tenant: Tenant) -> None:
-        if setup.task.spec.site == "helpdesk":
-            self.parts[setup.planned.episode_id] = _Visits(setup.planned.episode_id)
-            self.parts[setup.planned.episode_id].tenant = tenant
-
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
-        return self.parts.get(setup.planned.episode_id)
+        return _Visits(setup.planned.episode_id) if setup.task.spec.site == "helpdesk" else None
 
     def read(self, episode_dir: Path) -> VisitsLog | None:
         path = episode_dir / VISITS
@@ -127,6 +117,9 @@ def test_a_study_added_only_to_the_registry_writes_evidence_gets_its_entry_and_i
     shutil.copytree(toy_run, altered)
     path = altered / "episodes" / helpdesk.episode_id / VISITS
     path.write_text(log.model_copy(update={"episode_id": "002-webmail"}).model_dump_json())
+    # A careful forger: the record's hash of the file and the checksum list recomputed over it.
+    rewrite_record(altered, helpdesk.episode_id, evidence_sha256={
+        **helpdesk.evidence_sha256, VISITS: hashlib.sha256(path.read_bytes()).hexdigest()})
     reseal_checksums(altered)
     found = problems(altered)
     assert any(f"{helpdesk.episode_id}/{VISITS}: written for episode 002-webmail" in p for p in found), found

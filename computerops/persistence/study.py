@@ -18,7 +18,15 @@ from computerops.persistence.running import (
     drive_persistent,
     task_constraints,
 )
-from computerops.studies.base import DriveRequest, EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
+from computerops.studies.base import (
+    DriveRequest,
+    EpisodeEnd,
+    EpisodeFacts,
+    EpisodeSetup,
+    EvidenceFiles,
+    Study,
+    StudyEpisode,
+)
 from sites.registry import SITES
 
 PersistenceEvidence = tuple[PersistenceLog, Path]
@@ -44,7 +52,7 @@ class _LongRunningEpisode(StudyEpisode):
             raise
         return transcript
 
-    def evidence(self, episode_dir: Path) -> EvidenceFiles:
+    def evidence(self, episode_dir: Path, ended: EpisodeEnd) -> EvidenceFiles:
         if self.log is None:
             return EvidenceFiles()
         checkpoints = episode_dir / CHECKPOINTS

@@ -39,6 +39,7 @@ from computerops.serving_faults.clients import fallback_client
 from computerops.studies.base import (
     DriveRequest,
     Endpoint,
+    EpisodeEnd,
     EpisodeFacts,
     EpisodeSetup,
     ModelAccess,
@@ -225,8 +226,9 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     if trace is not None:
         evidence[TRACE] = file_sha256(trace)
     directory, loaded = ctx.bundle.episode_dir(episode_id), {}
+    ended = EpisodeEnd(transcript=transcript, operations=operations, journal=journal, final_state=state)
     for study, part in parts:
-        files = part.evidence(directory)
+        files = part.evidence(directory, ended)
         evidence.update({name: write(episode_id, name, value) for name, value in files.written.items()})
         evidence.update({name: file_sha256(directory / name) for name in files.hashed})
         if files.loaded is not None:

@@ -16,6 +16,7 @@ from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
 from computerops.serving_faults.record import ServingRecord, serving_record
 from computerops.studies.base import (
     Endpoint,
+    EpisodeEnd,
     EpisodeFacts,
     EpisodeSetup,
     EvidenceFiles,
@@ -42,7 +43,7 @@ class _ServingEpisode(StudyEpisode):
                                    watch, timeout_s=endpoint.bounds.request_timeout_s) as (client, fallback):
             yield ModelAccess(client=client, serving=serving.protocol, fallback=fallback, watch=watch)
 
-    def evidence(self, episode_dir: Path) -> EvidenceFiles:
+    def evidence(self, episode_dir: Path, ended: EpisodeEnd) -> EvidenceFiles:
         return EvidenceFiles(written={SERVING_LOG: self.faults.log}, loaded=self.faults.log)
 
 

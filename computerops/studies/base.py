@@ -101,6 +101,16 @@ class EvidenceFiles:
     loaded: object | None = None
 
 
+@dataclass(frozen=True)
+class EpisodeEnd:
+    """What an episode left, as the run holds it when the study's evidence is taken (the tenant is gone by then)."""
+
+    transcript: AgentTranscript
+    operations: Sequence[Operation]
+    journal: Sequence[JournalEntry]
+    final_state: StateSnapshot
+
+
 class StudyEpisode:
     """One study's part in one episode. Each hook's default leaves the episode as it would be without the study."""
 
@@ -113,7 +123,7 @@ class StudyEpisode:
         `StudyFailed` where the study's harness failed."""
         return None
 
-    def evidence(self, episode_dir: Path) -> EvidenceFiles:
+    def evidence(self, episode_dir: Path, ended: EpisodeEnd) -> EvidenceFiles:
         """The study's evidence of the episode, however it ended (also after `StudyFailed`)."""
         return EvidenceFiles()
 
