@@ -83,7 +83,8 @@ class EpisodeContext:
 def planted(setup: EpisodeSetup, studies: tuple[Study, ...] | None = None) -> Plant | None:
     """The payload an episode's tenant is created with: the one a study plants (the security study: its task's attack
     unless injection is disabled, the clean twin); two studies planting into one episode is a design error."""
-    plants = [plant for study in studies or registered() if (plant := study.plant(setup)) is not None]
+    plants = [plant for study in (registered() if studies is None else studies)
+              if (plant := study.plant(setup)) is not None]
     if len(plants) > 1:
         raise ValueError(f"episode {setup.planned.episode_id}: more than one study plants into its tenant")
     return plants[0] if plants else None
@@ -272,10 +273,11 @@ def derived_fields(
     # A compaction's request for the model's summary (`model/1`) is tokens spent, though no step.
     spent = [*calls, *(s.call for s in transcript.summaries if s.call is not None)]
     facts = EpisodeFacts(setup=EpisodeSetup(config, task, planned), transcript=transcript, operations=operations,
-                         journal=journal, verdict=verdict, final_state=final_state, current_format=current,
+                         journal=journal, verdict=verdict, final_state=final_state,
                          evidence=evidence or {})
-    studied, entries = study_fields(facts)
-    treatment = any(study.treatment_ended(studied) for study in registered())
+    studies = registered()
+    studied, entries = study_fields(facts, studies)
+    treatment = any(study.treatment_ended(studied) for study in studies)
     infrastructure = not treatment and ended_by_infrastructure(transcript, cut_stream=current)
     prompt = [c.prompt_tokens for c in spent]
     completion = [c.completion_tokens for c in spent]
@@ -315,12 +317,12 @@ def derived_fields(
     }
 
 
-def study_fields(facts: EpisodeFacts) -> tuple[dict[str, Any], dict[str, JsonValue]]:
+def study_fields(facts: EpisodeFacts, studies: tuple[Study, ...]) -> tuple[dict[str, Any], dict[str, JsonValue]]:
     """Each registered study's record fields: those of `EpisodeRecord` it owns, and the `studies` entries of the
     others (each under its study's name, where the episode is one of its)."""
     owned: dict[str, Any] = {}
     entries: dict[str, JsonValue] = {}
-    for study in registered():
+    for study in studies:
         fields = study.record_fields(facts)
         if set(fields) != set(study.owned_fields):
             raise ValueError(f"study {study.name} filled {sorted(fields)}, not its own fields "

@@ -139,8 +139,6 @@ class EpisodeFacts:
     journal: Sequence[JournalEntry]
     verdict: Verdict
     final_state: StateSnapshot | None
-    current_format: bool
-    """False for an episode/1 record (read by the rules of its format: computerops/runs/episode.py)."""
     evidence: Mapping[str, object] = field(default_factory=dict)
 
 
