@@ -191,7 +191,16 @@ def _invoice_total(seed: int, number: str) -> int:
 @settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_within_limit_draws_one_small_and_one_large_slip(seed: int) -> None:
-    task = CATALOG[f"{WITHIN_LIMIT}@{seed}"]
+    try:
+        task = CATALOG[f"{WITHIN_LIMIT}@{seed}"]
+    except InstanceUndefined:
+        # No payable record of this seed is its invoice's only one with a total off by at most the limit (found at
+        # seed 128921598678161); a fresh draw takes another seed.
+        recorded = [row["invoice_number"] for row in _rows(seed)["payable"]]
+        assert not any(recorded.count(row["invoice_number"]) == 1
+                       and 0 < abs(row["total_cents"] - _invoice_total(seed, row["invoice_number"])) <= LIMIT_CENTS
+                       for row in _rows(seed)["payable"])
+        return
     parameters = task.instance.parameters
     within, over = parameters["within"], parameters["over"]
     recorded = [row["invoice_number"] for row in _rows(seed)["payable"]]
