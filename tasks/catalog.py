@@ -7,15 +7,16 @@ import functools
 import hashlib
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from computerops.core.hashing import canonical_sha256
 from computerops.core.problems import problems
+from tasks import instance_cache
 from tasks.references import SiteSchema, named_apps, named_documents, schema_problems
 from tasks.spec import ScriptedStep
 from tasks.task import TaskSpec
@@ -45,7 +46,12 @@ class TaskFileError(ValueError):
 
 class InstanceUndefined(TaskFileError):
     """A template's seed whose data hold no record its story needs (`tasks.templates.NoRowFits`): no instance there.
-    `tasks check` refuses it like any failing seed; a fresh draw takes another seed (computerops/catalog/subsets.py)."""
+    `tasks check` refuses it like any failing seed; a fresh draw takes another seed (computerops/catalog/subsets.py).
+    `reason` is why, without the file's name."""
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 INSTANCE_FORMAT = "computerops.instance/1"
@@ -87,6 +93,10 @@ class Instance:
     @property
     def fresh(self) -> bool:
         return self.seed >= FRESH_SEED_FLOOR
+
+
+_INSTANCE = TypeAdapter(Instance)
+"""An `Instance` from its JSON form (as tasks/instance_cache.py keeps it)."""
 
 
 @dataclass(frozen=True)
@@ -248,10 +258,44 @@ class TaskTemplate:
         with self._lock:
             found = self._cache.get(seed)
         if found is None:
-            found = self._generate(seed)
+            found = self._kept_or_generated(seed)
             with self._lock:
                 self._cache[seed] = found
         return found
+
+    def _kept_or_generated(self, seed: int) -> LoadedTask:
+        """The instance another process generated and kept (tasks/instance_cache.py), else generated (and kept). A
+        kept instance is used only when its spec validates and hashes to the `instance_sha256` kept with it."""
+        if not instance_cache.shipped_site(self.site):
+            return self._generate(seed)
+        kept = instance_cache.read(self.id, self.sha256, seed)
+        if kept is not None and kept.outcome == "undefined" and kept.undefined is not None:
+            raise InstanceUndefined(f"{self._where(seed)}: the generator failed: {kept.undefined}",
+                                    reason=kept.undefined)
+        if kept is not None and kept.spec is not None and kept.instance is not None:
+            try:
+                spec = TaskSpec.model_validate(kept.spec)
+                instance = _INSTANCE.validate_python(kept.instance)
+            except ValidationError:
+                pass
+            else:
+                if kept.sha256 == instance_sha256(self.sha256, spec) and instance.template_sha256 == self.sha256:
+                    return LoadedTask(spec=spec, path=self.path, sha256=kept.sha256, instance=instance)
+        key = instance_cache.key(self.id, self.sha256, seed)
+        try:
+            found = self._generate(seed)
+        except InstanceUndefined as exc:
+            instance_cache.write(self.id, seed, instance_cache.CachedInstance(key=key, outcome="undefined",
+                                                                              undefined=exc.reason))
+            raise
+        if found.instance is not None:
+            instance_cache.write(self.id, seed, instance_cache.CachedInstance(
+                key=key, outcome="instance", spec=found.spec.model_dump(mode="json"), sha256=found.sha256,
+                instance=asdict(found.instance)))
+        return found
+
+    def _where(self, seed: int) -> str:
+        return str(self.path) if self.block is None else f"{self.path} ({instance_id(self.id, seed)})"
 
     def has_seed(self, seed: int) -> bool:
         """Whether the template has an instance at `seed`: any seed of a varying one, its own of a fixed task."""
@@ -290,13 +334,13 @@ class TaskTemplate:
 
     def _generate(self, seed: int) -> LoadedTask:
         name = instance_id(self.id, seed)
-        where = str(self.path) if self.block is None else f"{self.path} ({name})"
+        where = self._where(seed)
         try:
             data, context = self._drawn(seed)
             spec = task_spec(Path(where), _as_instance(data, name, seed))
             difficulty = _difficulty(spec, self.block, context, where)
         except NoRowFits as exc:
-            raise InstanceUndefined(f"{where}: the generator failed: {exc}") from exc
+            raise InstanceUndefined(f"{where}: the generator failed: {exc}", reason=str(exc)) from exc
         except TemplateSpecError as exc:
             raise TaskFileError(f"{where}: the generator failed: {exc}") from exc
         except TaskFileError:

@@ -72,6 +72,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: -seconds.get(_module(item.nodeid), 0.0))  # stable: modules stay whole
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under pytest-xdist, the controller generates the catalog's published instances once, on as many processes as
+    there are workers, before the workers start (computerops/catalog/warming.py): each worker's collection then reads
+    them (tasks/instance_cache.py) instead of every worker generating all of them at once."""
+    config = session.config
+    workers = getattr(config.option, "numprocesses", None)
+    if hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 1:
+        return
+    from computerops.catalog.warming import warm_published
+
+    warmed = warm_published(workers)
+    config.get_terminal_writer().line(f"published instances kept for the workers: {warmed.instances} "
+                                      f"({warmed.failed} failed) in {warmed.seconds:.1f}s on {workers} processes")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """A test outside the browser tier whose setup, call or teardown launches Chromium in this process fails, naming

@@ -190,9 +190,16 @@ def stem(word: str) -> str:
 def related(text: str, fact_words: frozenset[str]) -> list[tuple[int, int]]:
     """The spans of words that share a stem with a word of the check's facts ("the *attachment*" beside the fact
     "attached"; "did not *recognise*" beside "unrecognised"): such a word is about what the check is about."""
+    stems = _fact_stems(fact_words)
+    return [(m.start(), m.end()) for m in _WORD.finditer(text) if len(m.group(0)) >= 4 and stem(m.group(0)) in stems]
+
+
+@lru_cache(maxsize=256)
+def _fact_stems(fact_words: frozenset[str]) -> frozenset[str]:
+    """The stems of a check's fact words, with and without a negating prefix (a check's facts are read many times)."""
     stems = {stem(re.sub(r"^(?:un|non)-?(?=[a-z]{4,})", "", w)) for w in fact_words if len(w) >= 4}  # "unrecognised"
     stems |= {stem(w) for w in fact_words if len(w) >= 4}                                               # "recognise"
-    return [(m.start(), m.end()) for m in _WORD.finditer(text) if len(m.group(0)) >= 4 and stem(m.group(0)) in stems]
+    return frozenset(stems)
 
 
 def unaccounted(text: str, clause: Clause, exempt: Sequence[tuple[int, int]], fact_words: frozenset[str],
