@@ -29,6 +29,7 @@ from computerops.runs.runner import execute_run
 from computerops.runs.verification import verify_run
 from computerops.studies import registry
 from computerops.studies.base import EpisodeEnd, EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
+from computerops.studies.rules import evidence_problem, unclaimed
 from sites.kit.plant import Plant
 from tasks import load_catalog
 from verifier import Claim, judge
@@ -59,6 +60,7 @@ class _Visits(StudyEpisode):
 
 class Visits(Study):
     name: ClassVar[str] = "visits"
+    evidence_files: ClassVar[tuple[str, ...]] = (VISITS,)
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
         return _Visits(setup.planned.episode_id) if setup.task.spec.site == "helpdesk" else None
@@ -200,11 +202,11 @@ class _Entry(Study):
 def test_a_study_fills_only_its_own_fields_and_no_two_own_one(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _fields(monkeypatch)["studies"] is None
     assert _fields(monkeypatch, _Entry())["studies"] == {"entry": {"steps": 0}}
-    with pytest.raises(ValueError, match="which another study owns"):
+    with pytest.raises(ValueError, match="security and squatter both own the record field 'attack'"):
         _fields(monkeypatch, _Squatter())
     with pytest.raises(ValueError, match="not its own fields"):
         _fields(monkeypatch, _Overreaching())
-    with pytest.raises(ValueError, match="share a name"):
+    with pytest.raises(ValueError, match="two studies share the name .entry."):
         _fields(monkeypatch, _Entry(), _Entry())
 
 
@@ -212,3 +214,42 @@ def test_the_registered_studies_own_the_record_fields_they_always_filled() -> No
     owned = {study.name: study.owned_fields for study in registry.registered()}
     assert owned == {"site_faults": ("faults_enabled", "faults_configured", "faults_fired"),
                      "security": ("attack",), "serving": ("serving",), "persistence": ("persistence",)}
+
+
+class _Claims(Study):
+    name: ClassVar[str] = "claims"
+    evidence_files: ClassVar[tuple[str, ...]] = ("claims.json", "claims/*.json")
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("claims.json", None), ("claims/1.json", None),
+    ("verdict.json", "the run's own"), ("receipt.json", "the run's own"), ("admitted.json", "the run's own"),
+    ("../claims.json", "leaves the episode's folder"), ("/tmp/claims.json", "leaves the episode's folder"),
+    ("claims/../../x.json", "leaves the episode's folder"), ("claims\\1.json", "leaves the episode's folder"),
+    ("", "leaves the episode's folder"), ("other.json", "not among its evidence files"),
+    ("claims/1.txt", "not among its evidence files"), ("taken.json", "studies visits and claims both name"),
+])
+def test_a_studys_evidence_file_is_its_own_inside_the_episode_and_no_one_elses(name: str, said: str | None) -> None:
+    found = evidence_problem(_Claims(), name, {"transcript.json": "the run", "taken.json": "visits"})
+    assert (found is None) if said is None else (found is not None and said in found and "claims" in found), found
+
+
+@pytest.mark.parametrize(("pattern", "said"), [
+    ("verdict.json", "names the run's own"), ("*.json", "names the run's own"), ("../x.json", "leaves"),
+    ("/x.json", "leaves"),
+])
+def test_an_evidence_pattern_that_could_name_the_runs_files_or_leave_the_folder_is_refused(
+        monkeypatch: pytest.MonkeyPatch, pattern: str, said: str) -> None:
+    class Wide(Study):
+        name: ClassVar[str] = "wide"
+        evidence_files: ClassVar[tuple[str, ...]] = (pattern,)
+
+    monkeypatch.setattr(registry, "STUDIES", [*REGISTERED, Wide()])
+    with pytest.raises(ValueError, match=f"study wide: evidence pattern .* {said}"):
+        registry.registered()
+
+
+def test_hashed_files_no_registered_study_claims_are_named() -> None:
+    names = ["transcript.json", "trace.zip", "serving.json", "checkpoints/3.json", "visits.json", "notes/1.txt"]
+    assert unclaimed(names, registry.registered()) == ["visits.json", "notes/1.txt"]
+    assert unclaimed(names, (*registry.registered(), Visits())) == ["notes/1.txt"]

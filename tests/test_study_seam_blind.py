@@ -87,6 +87,7 @@ class TallyStudy(Study):
     record entry (under `studies`) follows from toy.json."""
 
     name: ClassVar[str] = "toy"
+    evidence_files: ClassVar[tuple[str, ...]] = (TALLY, NOTES)
     policies: ClassVar[tuple[str, ...]] = ("oracle", "false-finish")
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
@@ -143,6 +144,7 @@ class MarkStudy(Study):
     record entry)."""
 
     name: ClassVar[str] = "mark"
+    evidence_files: ClassVar[tuple[str, ...]] = (MARK,)
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
         return _MarkEpisode(setup.planned.episode_id) if setup.planned.policy == "oracle" else None
@@ -188,6 +190,7 @@ class FailingDrive(Study):
     """Drives repetition 1 and raises StudyFailed; drives repetition 3 and raises RuntimeError."""
 
     name: ClassVar[str] = "failing_drive"
+    evidence_files: ClassVar[tuple[str, ...]] = (FAILURE,)
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
         kind = {1: "study", 3: "other"}.get(setup.planned.repetition)
@@ -427,10 +430,6 @@ def test_two_studies_with_one_name_are_refused_naming_it() -> None:
         registry.registered()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "planted() (runs/episode.py) refuses two plants with 'more than one study plants into its tenant', "
-    'naming neither study'
-))
 def test_two_studies_planting_into_one_episode_are_refused_naming_both() -> None:
     planned = PlannedEpisode(episode_id=ORACLE, task_id=TASK_ID, policy="oracle")
     setup = EpisodeSetup(config_for("oracle", "blind-plant"), TASK, planned)
@@ -512,10 +511,6 @@ def test_a_truncated_study_evidence_file_fails_verify_naming_it(studied: Path, t
     failed_naming(verify(root, TallyStudy(), MarkStudy()), f"{ORACLE}/{name}")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a study's read() that cannot parse its file surfaces as '<episode>: <pydantic error>' (verify_run's "
-    'generic except), naming neither the file nor the study'
-))
 @pytest.mark.browser
 def test_a_truncated_study_evidence_file_with_every_hash_recomputed_fails_verify_naming_it(
     studied: Path, tmp_path: Path
@@ -582,10 +577,6 @@ def test_a_study_entry_forged_into_an_episode_not_the_studys_fails_verify(studie
     failed_naming(verify(root, TallyStudy(), MarkStudy()), GIVE_UP, "studies")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "verify never asks begin() which episodes are a study's: evidence deleted with its entry and hashes "
-    'dropped passes (problems() runs only for evidence that was read)'
-))
 @pytest.mark.browser
 def test_a_study_episodes_evidence_and_entry_removed_together_fail_verify(studied: Path, tmp_path: Path) -> None:
     """The plan says the oracle episode is the toy study's (its `begin` takes part): a forger who deletes its
@@ -608,10 +599,6 @@ def test_a_run_verified_without_its_study_registered_fails_naming_the_study(stud
     failed_naming(verify(studied, MarkStudy()), ORACLE, "toy")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'the run records no list of its studies and verify ignores evidence files no registered study reads: '
-    'without the study, its file goes unchecked and verify passes'
-))
 @pytest.mark.browser
 def test_a_run_verified_without_its_evidence_only_study_registered_fails_naming_it(studied: Path) -> None:
     failed_naming(verify(studied, TallyStudy()), ORACLE, "mark")
@@ -646,10 +633,7 @@ class ClaimsOutcome(Study):
 @pytest.mark.browser
 @pytest.mark.parametrize("study", [
     FillsUnowned(), ClaimsAttack(),
-    pytest.param(ClaimsOutcome(), marks=pytest.mark.xfail(strict=True, reason=(
-        "study_fields checks owned_fields only against what record_fields fills and other studies own, never against "
-        "the record's own fields; derived_fields spreads **studied after them, so a study owning `outcome` "
-        "silently overwrites it"))),
+    ClaimsOutcome(),
 ], ids=lambda s: s.name)
 def test_a_study_filling_a_record_field_not_its_own_is_refused_naming_it(studied: Path, study: Study) -> None:
     """A field it did not declare, one another study (security) owns, or one of the episode's own fields (the
@@ -669,17 +653,10 @@ class EndsByTreatment(Study):
     def record(self, facts: EpisodeFacts) -> JsonValue | None:
         return {"ended_by_treatment": True}
 
-    def treatment_ended(self, fields: Mapping[str, Any]) -> bool:
-        entry = fields.get(self.name)
-        if entry is None and isinstance(fields.get("studies"), Mapping):
-            entry = fields["studies"].get(self.name)
+    def treatment_ended(self, fields: Mapping[str, Any], entry: JsonValue | None) -> bool:
         return isinstance(entry, Mapping) and entry.get("ended_by_treatment") is True
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'derived_fields passes treatment_ended() only the owned fields (`studied`), never the `studies` '
-    'entries: a study added after the seam cannot say its treatment ended an episode'
-))
 @pytest.mark.browser
 def test_a_studies_map_study_sees_its_own_entry_when_asked_whether_its_treatment_ended(failing: Path) -> None:
     given = derivation(failing, DRIVE_STUDY_FAILED)
@@ -716,10 +693,6 @@ def test_a_drive_raising_another_exception_is_a_harness_failure_with_its_evidenc
     assert "RuntimeError: toy drive defect" in (transcript.infrastructure_error or "")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_drive refuses two model_access with 'more than one study supplies the model's clients', naming "
-    'neither study'
-))
 @pytest.mark.browser
 def test_two_studies_supplying_the_models_clients_are_refused_naming_both(failing: Path) -> None:
     record = records_of(failing)[DOUBLE_ACCESS]
@@ -745,10 +718,6 @@ def episode_problems(verification: Verification) -> list[str]:
     return [p for p in verification.problems if not p.startswith("the run is incomplete")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'run_episode calls study.prepare() outside its try: StudyFailed there aborts the whole run '
-    '(RunAborted), the episode gets no record and its tenant is never dropped'
-))
 @pytest.mark.browser
 def test_a_prepare_raising_study_failed_is_recorded_as_an_infrastructure_failure_with_its_cause(
     failing_prepare: Aborted
@@ -758,10 +727,6 @@ def test_a_prepare_raising_study_failed_is_recorded_as_an_infrastructure_failure
     assert (record.outcome, record.infrastructure_cause) == ("infrastructure_failure", STUDY_CAUSE)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'run_episode calls study.prepare() outside its try: the run aborts after the first failing prepare, '
-    'no record is written'
-))
 @pytest.mark.browser
 def test_a_prepare_raising_another_exception_is_this_episodes_harness_failure(failing_prepare: Aborted) -> None:
     records = records_of(failing_prepare.root)
@@ -770,7 +735,6 @@ def test_a_prepare_raising_another_exception_is_this_episodes_harness_failure(fa
         "infrastructure_failure", "harness")
 
 
-@pytest.mark.xfail(strict=True, reason='a raising prepare() aborts the run (RunAborted): later episodes never start')
 @pytest.mark.browser
 def test_a_prepare_raising_leaves_the_runs_other_episodes_run_and_verified(failing_prepare: Aborted) -> None:
     records = records_of(failing_prepare.root)
@@ -805,6 +769,7 @@ class WritesVerdict(Study):
 class WritesSharedOne(WritesVerdict):
     name: ClassVar[str] = "writes_shared_one"
     file: ClassVar[str] = "shared.json"
+    evidence_files: ClassVar[tuple[str, ...]] = ("shared.json",)
 
 
 class WritesSharedTwo(WritesSharedOne):
@@ -851,10 +816,6 @@ def refusal(outcome: Aborted) -> str:
     return AgentTranscript.model_validate_json(path.read_text(encoding="utf-8")).infrastructure_error or ""
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run_episode writes a study's EvidenceFiles.written over the run's own verdict.json (no check of "
-    'names) and admits the episode'
-))
 @pytest.mark.browser
 def test_a_study_naming_the_runs_own_evidence_file_is_refused_and_the_file_kept(
     naming_runs: dict[str, Aborted]
@@ -865,20 +826,12 @@ def test_a_study_naming_the_runs_own_evidence_file_is_refused_and_the_file_kept(
     assert "writes_verdict" in refusal(outcome)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run_episode lets a second study overwrite the first study's evidence file and hash; the run and "
-    'verify both pass'
-))
 @pytest.mark.browser
 def test_two_studies_naming_one_evidence_file_are_refused_naming_both(naming_runs: dict[str, Aborted]) -> None:
     said = refusal(naming_runs["another study's file"])
     assert "writes_shared_one" in said and "writes_shared_two" in said, said
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run_episode writes a study's '../name' outside episodes/<id>/ (write_evidence has no containment "
-    'check, unlike write_evidence_bytes); verify passes'
-))
 @pytest.mark.browser
 def test_a_study_evidence_file_outside_the_episodes_folder_is_refused(naming_runs: dict[str, Aborted]) -> None:
     outcome = naming_runs["outside the episode"]

@@ -64,6 +64,7 @@ class _LongRunningEpisode(StudyEpisode):
 class LongRunning(Study):
     name: ClassVar[str] = "persistence"
     owned_fields: ClassVar[tuple[str, ...]] = ("persistence",)
+    evidence_files: ClassVar[tuple[str, ...]] = (PERSISTENCE_LOG, f"{CHECKPOINTS}/*.json")
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
         persistence = setup.planned.persistence

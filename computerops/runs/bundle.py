@@ -44,6 +44,8 @@ STARTED = "started.json"
 ADMITTED = "admitted.json"
 """Written into episodes/<id>/ once the episode's record line is on disk (`AdmittedEpisode`): a marker whose record
 episodes.jsonl no longer holds means the file lost a finished episode after the fact, which no kill can cause."""
+RUN_EPISODE_FILES = (*EVIDENCE_FILES, RECEIPT, TRACE, STARTED, ADMITTED)
+"""The files of episodes/<id>/ the run itself writes: no study's evidence may name one."""
 INTERRUPTED = "interrupted"
 """Partial evidence of interrupted episodes, kept apart and never counted: interrupted/<id>/attempt-N/."""
 RESUMES = "resumes.jsonl"
@@ -333,10 +335,15 @@ class RunDirectory:
         return self.root / "episodes" / episode_id
 
     def evidence_path(self, episode_id: str, name: str) -> Path:
-        """Where an evidence file of the episode goes (its directory created); for files written by others."""
+        """Where an evidence file of the episode goes (its directory created); for files written by others. `name`
+        may name a subfolder (checkpoints/1.json); BundleError where it leaves the episode's folder."""
         directory = self.episode_dir(episode_id)
-        directory.mkdir(parents=True, exist_ok=True)
-        return directory / name
+        path = directory / name
+        if Path(name).is_absolute() or ".." in Path(name).parts or not path.resolve().is_relative_to(
+                directory.resolve()):
+            raise BundleError(f"{episode_id}: evidence name {name!r} leaves the episode's folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
 
     def write_evidence(self, episode_id: str, name: str, value: object) -> str:
         """Write one evidence file; returns its sha256."""
@@ -347,10 +354,7 @@ class RunDirectory:
     def write_evidence_bytes(self, episode_id: str, name: str, data: bytes) -> str:
         """Write one evidence file as the bytes another process wrote it (an episode run on a Ray worker,
         computerops/runs/ray_executor.py); `name` may name a subfolder (checkpoints/1.json). Returns its sha256."""
-        path = self.episode_dir(episode_id) / name
-        if not path.resolve().is_relative_to(self.episode_dir(episode_id).resolve()) or ".." in Path(name).parts:
-            raise BundleError(f"{episode_id}: evidence name {name!r} leaves the episode's folder")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = self.evidence_path(episode_id, name)
         write_durably(path, data)
         return file_sha256(path)
 

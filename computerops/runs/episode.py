@@ -48,6 +48,7 @@ from computerops.studies.base import (
     StudyFailed,
 )
 from computerops.studies.registry import registered
+from computerops.studies.rules import RUN_RECORD_FIELDS, evidence_problem
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.plant import Plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
@@ -83,11 +84,12 @@ class EpisodeContext:
 def planted(setup: EpisodeSetup, studies: tuple[Study, ...] | None = None) -> Plant | None:
     """The payload an episode's tenant is created with: the one a study plants (the security study: its task's attack
     unless injection is disabled, the clean twin); two studies planting into one episode is a design error."""
-    plants = [plant for study in (registered() if studies is None else studies)
+    plants = [(study.name, plant) for study in (registered() if studies is None else studies)
               if (plant := study.plant(setup)) is not None]
     if len(plants) > 1:
-        raise ValueError(f"episode {setup.planned.episode_id}: more than one study plants into its tenant")
-    return plants[0] if plants else None
+        raise ValueError(f"episode {setup.planned.episode_id}: more than one study plants into its tenant: "
+                         f"{', '.join(name for name, _ in plants)}")
+    return plants[0][1] if plants else None
 
 
 def claim_of(transcript: AgentTranscript) -> Claim:
@@ -108,7 +110,7 @@ def finish_schema(task: LoadedTask) -> FinishSchema:
 
 
 async def _drive(ctx: EpisodeContext, setup: EpisodeSetup, tenant: Tenant, model: str, trace: Path | None,
-                 parts: list[StudyEpisode]) -> AgentTranscript:
+                 parts: list[tuple[Study, StudyEpisode]]) -> AgentTranscript:
     """The episode driven: by a study that drives it itself (a long-running episode's child processes), else by the
     model loop in a browser context of its own, asking the model through the clients a study supplies (a serving
     episode's fault layer), else the run's client with its fallback where one is configured; with `trace`, its
@@ -120,15 +122,17 @@ async def _drive(ctx: EpisodeContext, setup: EpisodeSetup, tenant: Tenant, model
     directory.mkdir(parents=True, exist_ok=True)
     request = DriveRequest(setup=setup, tenant=tenant, origin=ctx.origin, run_id=ctx.bundle.root.name,
                            evidence_dir=directory, endpoint=endpoint, finish=finish_schema(task))
-    for part in parts:
+    for _, part in parts:
         driven = await part.drive(request)
         if driven is not None:
             return driven
-    accesses = [offered for part in parts if (offered := part.model_access(endpoint, setup)) is not None]
+    accesses = [(study.name, offered) for study, part in parts
+                if (offered := part.model_access(endpoint, setup)) is not None]
     if len(accesses) > 1:
-        raise ValueError(f"episode {planned.episode_id}: more than one study supplies the model's clients")
+        raise ValueError(f"episode {planned.episode_id}: more than one study supplies the model's clients: "
+                         f"{', '.join(name for name, _ in accesses)}")
     if accesses:
-        async with accesses[0] as access:
+        async with accesses[0][1] as access:
             return await _browse(ctx, task, planned, tenant.token, _loop(ctx, task, endpoint, access), trace)
     if ctx.config.endpoint.fallback is not None:
         # A fallback outside the serving study: asked under the protocol's defaults (a primary that cannot be
@@ -197,12 +201,13 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     setup, studies = EpisodeSetup(ctx.config, task, planned), registered()
     plant = planted(setup, studies)
     tenant = ctx.registry.create(task.spec.site, task.spec.seed, plant=plant)
-    for study in studies:
-        study.prepare(setup, tenant)
-    parts = [(study, part) for study in studies if (part := study.begin(setup)) is not None]
+    parts: list[tuple[Study, StudyEpisode]] = []
     try:
         try:
-            transcript = await _drive(ctx, setup, tenant, model, trace, [part for _, part in parts])
+            for study in studies:
+                study.prepare(setup, tenant)
+            parts = [(study, part) for study in studies if (part := study.begin(setup)) is not None]
+            transcript = await _drive(ctx, setup, tenant, model, trace, parts)
         except StudyFailed as exc:  # a study's harness ended in a way its design does not explain
             transcript = _harness_failure(task, exc.cause, str(exc))
         except PlaywrightError as exc:  # the browser went away: the harness's failure, not the agent's
@@ -228,10 +233,17 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
         evidence[TRACE] = file_sha256(trace)
     directory, loaded = ctx.bundle.episode_dir(episode_id), {}
     ended = EpisodeEnd(transcript=transcript, operations=operations, journal=journal, final_state=state)
+    writers = dict.fromkeys(evidence, "the run")
     for study, part in parts:
         files = part.evidence(directory, ended)
+        for name in [*files.written, *files.hashed]:
+            # A study that names the run's file, another study's or one outside the episode is a defect of the
+            # study (the same in every episode of it): the run stops, saying so, before it writes anything of it.
+            if (problem := evidence_problem(study, name, writers)) is not None:
+                raise ValueError(f"episode {episode_id}: {problem}")
+            writers[name] = study.name
         evidence.update({name: write(episode_id, name, value) for name, value in files.written.items()})
-        evidence.update({name: file_sha256(directory / name) for name in files.hashed})
+        evidence.update({name: file_sha256(ctx.bundle.evidence_path(episode_id, name)) for name in files.hashed})
         if files.loaded is not None:
             loaded[study.name] = files.loaded
     receipt = await replay_episode(
@@ -277,11 +289,11 @@ def derived_fields(
                          evidence=evidence or {})
     studies = registered()
     studied, entries = study_fields(facts, studies)
-    treatment = any(study.treatment_ended(studied) for study in studies)
+    treatment = any(study.treatment_ended(studied, entries.get(study.name)) for study in studies)
     infrastructure = not treatment and ended_by_infrastructure(transcript, cut_stream=current)
     prompt = [c.prompt_tokens for c in spent]
     completion = [c.completion_tokens for c in spent]
-    return {
+    core = {
         "endpoint": config.endpoint.model_for(planned.policy),
         "scripted": scripted,
         "outcome": "infrastructure_failure" if infrastructure else verdict.outcome,
@@ -310,11 +322,14 @@ def derived_fields(
         "no_usage": current and bool(spent) and all(c.prompt_tokens is None and c.completion_tokens is None
                                                     for c in spent),
         "infrastructure_cause": infrastructure_cause_of(transcript) if infrastructure else None,
-        **studied,
         "studies": entries or None,
         "replies_by_upstream": None if config.endpoint.fallback is None or not current else dict(sorted(Counter(
             s.call.upstream or "primary" for s in transcript.steps).items())),
     }
+    if clash := sorted(set(studied) & set(core)):
+        owners = sorted(study.name for study in studies if set(study.owned_fields) & set(clash))
+        raise ValueError(f"study {', '.join(owners)} fills {clash}, a field the run fills itself")
+    return {**core, **studied}
 
 
 def study_fields(facts: EpisodeFacts, studies: tuple[Study, ...]) -> tuple[dict[str, Any], dict[str, JsonValue]]:
@@ -329,6 +344,8 @@ def study_fields(facts: EpisodeFacts, studies: tuple[Study, ...]) -> tuple[dict[
                              f"{sorted(study.owned_fields)}")
         if overlap := set(fields) & set(owned):
             raise ValueError(f"study {study.name} fills {sorted(overlap)}, which another study owns")
+        if clash := set(fields) & RUN_RECORD_FIELDS:
+            raise ValueError(f"study {study.name} fills {sorted(clash)}, a field the run fills itself")
         owned.update(fields)
         if not study.owned_fields and (entry := study.record(facts)) is not None:
             entries[study.name] = entry

@@ -35,6 +35,7 @@ from computerops.runs.instances import changed_field
 from computerops.runs.records import EpisodeRecord, RunManifest
 from computerops.studies.base import EpisodeSetup
 from computerops.studies.registry import registered
+from computerops.studies.rules import unclaimed
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.scratch import ScratchDirectory
 from sites.kit.tenancy import TenantRegistry
@@ -97,6 +98,7 @@ def _episode_problems(
     setup = EpisodeSetup(config, task, planned)
     problems += [f"{record.episode_id}/{problem}" for study in registered() if study.name in loaded
                  for problem in study.problems(setup, loaded[study.name])]
+    problems += _participation_problems(record, setup, loaded)
     fields = derived_fields(config, task, planned, transcript, episode.operations, episode.journal, verdict,
                             final_state=episode.final_state, evidence=loaded, record_format=record.format)
     recomputed = EpisodeRecord.model_validate({**record.model_dump(), **fields}).model_dump(mode="json")
@@ -105,6 +107,39 @@ def _episode_problems(
     if (found := first_difference({k: stored.get(k) for k in fields}, {k: recomputed.get(k) for k in fields})):
         problems.append(f"{record.episode_id}: record in episodes.jsonl differs from its evidence: {found}")
     return problems
+
+
+def _participation_problems(record: EpisodeRecord, setup: EpisodeSetup, loaded: Mapping[str, object]) -> list[str]:
+    """Each study's evidence where its plan puts it: none for an episode that is not the study's (`begin`), and,
+    for one that is, the evidence of a study that declares evidence files, unless the episode ended in an
+    infrastructure failure (a harness that failed before it wrote any)."""
+    problems = []
+    for study in registered():
+        takes_part = study.begin(setup) is not None
+        if not takes_part and study.name in loaded:
+            problems.append(f"{record.episode_id}: study {study.name} has evidence of an episode that is not its")
+        elif (takes_part and study.evidence_files and study.name not in loaded
+              and record.outcome != "infrastructure_failure"):
+            problems.append(f"{record.episode_id}: study {study.name}'s evidence ({', '.join(study.evidence_files)}) "
+                            "is missing from an episode that is the study's and did not fail in its harness")
+    return problems
+
+
+def _study_evidence(record: EpisodeRecord, directory: Path) -> tuple[dict[str, object], list[str]]:
+    """Each registered study's evidence of the episode read back (by study name), and what a study could not read."""
+    evidence: dict[str, object] = {}
+    problems: list[str] = []
+    for study in registered():
+        try:
+            loaded = study.read(directory)
+        except (ValueError, OSError) as exc:
+            files = ", ".join(study.evidence_files) or "its evidence"
+            problems.append(f"{record.episode_id}/{files}: study {study.name} cannot read its evidence: "
+                            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            continue
+        if loaded is not None:
+            evidence[study.name] = loaded
+    return evidence, problems
 
 
 async def verify_run(bundle: RunDirectory) -> Verification:
@@ -183,8 +218,13 @@ async def _check_episode(
         (bundle.episode_dir(record.episode_id) / "transcript.json").read_text(encoding="utf-8"))
     episode = bundle.load_episode(record)
     directory = bundle.episode_dir(record.episode_id)
-    evidence = {study.name: loaded for study in registered() if (loaded := study.read(directory)) is not None}
-    problems = _episode_problems(config, catalog, record, transcript, episode, evidence, bundle.root)
+    evidence, problems = _study_evidence(record, directory)
+    if problems:
+        return problems, None
+    # A file no registered study claims: the run was made with a study this installation does not register.
+    problems = [f"{record.episode_id}/{name}: hashed evidence that neither the run nor a registered study claims"
+                for name in unclaimed(list(record.evidence_sha256), registered())]
+    problems += _episode_problems(config, catalog, record, transcript, episode, evidence, bundle.root)
     if problems:
         return problems, None
     receipt = await replay_episode(catalog[record.task_id], episode, registry)

@@ -9,6 +9,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import JsonValue
+
 from adapter.modelclient import StreamWatch
 from computerops.serving_faults.clients import serving_clients
 from computerops.serving_faults.layer import EpisodeServingFaults
@@ -50,6 +52,7 @@ class _ServingEpisode(StudyEpisode):
 class ServingFaults(Study):
     name: ClassVar[str] = "serving"
     owned_fields: ClassVar[tuple[str, ...]] = ("serving",)
+    evidence_files: ClassVar[tuple[str, ...]] = (SERVING_LOG,)
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
         serving = setup.planned.serving
@@ -73,7 +76,7 @@ class ServingFaults(Study):
         log = facts.evidence.get(self.name)
         return {"serving": serving_of(facts, log if isinstance(log, ServingLog) else None)}
 
-    def treatment_ended(self, fields: Mapping[str, Any]) -> bool:
+    def treatment_ended(self, fields: Mapping[str, Any], entry: JsonValue | None) -> bool:
         served = fields.get("serving")
         return isinstance(served, ServingRecord) and served.ended_by_injection is not None
 

@@ -148,7 +148,13 @@ class Study:
     name: ClassVar[str]
     owned_fields: ClassVar[tuple[str, ...]] = ()
     """The `EpisodeRecord` fields `record_fields` fills (the studies that predate the seam); empty for a study whose
-    record goes under its name in the record's `studies` map."""
+    record goes under its name in the record's `studies` map. Never a field the run fills itself (`outcome`...)."""
+    evidence_files: ClassVar[tuple[str, ...]] = ()
+    """The files its evidence of an episode may name (`fnmatch` patterns relative to the episode's folder:
+    `serving.json`, `checkpoints/*.json`). A file it writes or hashes outside them, or one the run or another study
+    wrote, is refused when the evidence is taken; `verify` names a hashed file that neither the run nor a registered
+    study claims (a run made with a study this installation does not register), and an episode that is the study's
+    (`begin`) without any of its evidence, unless it ended in an infrastructure failure."""
 
     def plant(self, setup: EpisodeSetup) -> Plant | None:
         """What the episode's tenant is created with (the security study's payload); None: nothing."""
@@ -158,7 +164,8 @@ class Study:
         """Set up the fresh tenant before the episode's first request (fault injection, the broker)."""
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
-        """The study's part in this episode, or None where the episode is not one of its."""
+        """The study's part in this episode, or None where the episode is not one of its. It must not act: `verify`
+        asks it too, to know which episodes are the study's."""
         return None
 
     def read(self, episode_dir: Path) -> object | None:
@@ -179,8 +186,9 @@ class Study:
         """A study without owned fields: its entry in the record's `studies` map (None: the episode is not its)."""
         return None
 
-    def treatment_ended(self, fields: Mapping[str, Any]) -> bool:
-        """Whether the study's own treatment ended the episode (given the record fields it filled): the episode's
-        end is then the agent's outcome under the treatment, never an infrastructure failure."""
+    def treatment_ended(self, fields: Mapping[str, Any], entry: JsonValue | None) -> bool:
+        """Whether the study's own treatment ended the episode (given the record fields it filled, or its entry in
+        the `studies` map): the episode's end is then the agent's outcome under the treatment, never an
+        infrastructure failure."""
         return False
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from computerops.persistence.study import LongRunning
 from computerops.serving_faults.study import ServingFaults
 from computerops.studies.base import Study
+from computerops.studies.rules import check_studies
 from computerops.studies.security import Security
 from computerops.studies.site_faults import SiteFaults
 
@@ -14,8 +15,8 @@ STUDIES: list[Study] = [SiteFaults(), Security(), ServingFaults(), LongRunning()
 
 
 def registered() -> tuple[Study, ...]:
-    """The studies in force, in order (read at each call: a test may add one to `STUDIES`)."""
-    names = [study.name for study in STUDIES]
-    if len(set(names)) != len(names):
-        raise ValueError(f"two studies share a name: {names}")
-    return tuple(STUDIES)
+    """The studies in force, in order (read at each call: a test may add one to `STUDIES`); ValueError where they
+    break a rule of computerops/studies/rules.py."""
+    studies = tuple(STUDIES)
+    check_studies(studies)
+    return studies

@@ -1,0 +1,67 @@
+"""The rules the registry's studies keep with one another and with the run, checked where they apply: names and owned
+fields unique (`check_studies`, when the registry is read), the files a study's evidence names (`evidence_problem`,
+when the run takes an episode's evidence; `unclaimed`, when `verify` reads it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
+from pathlib import PurePosixPath
+
+from computerops.runs.bundle import RUN_EPISODE_FILES
+from computerops.studies.base import Study
+
+RUN_RECORD_FIELDS = frozenset({"episode_id", "task_id", "task_sha256", "wall_s", "started_s", "evidence_sha256",
+                               "replay", "format", "studies"})
+"""Fields of an episode's record the run fills besides those `derived_fields` computes: no study may own one."""
+
+
+def check_studies(studies: Sequence[Study]) -> None:
+    """ValueError, naming the studies, where two share a name or an owned field, or a study's evidence patterns could
+    name a file outside the episode's folder or one the run writes itself."""
+    names: dict[str, Study] = {}
+    owners: dict[str, str] = {}
+    for study in studies:
+        if study.name in names:
+            raise ValueError(f"two studies share the name {study.name!r}: {type(names[study.name]).__name__} and "
+                             f"{type(study).__name__}")
+        names[study.name] = study
+        for field in study.owned_fields:
+            if field in RUN_RECORD_FIELDS:
+                raise ValueError(f"study {study.name} owns {field!r}, a field the run fills itself")
+            if field in owners:
+                raise ValueError(f"studies {owners[field]} and {study.name} both own the record field {field!r}")
+            owners[field] = study.name
+        for pattern in study.evidence_files:
+            path = PurePosixPath(pattern)
+            if path.is_absolute() or ".." in path.parts or "\\" in pattern or not path.parts:
+                raise ValueError(f"study {study.name}: evidence pattern {pattern!r} leaves the episode's folder")
+            if taken := [name for name in RUN_EPISODE_FILES if fnmatchcase(name, pattern)]:
+                raise ValueError(f"study {study.name}: evidence pattern {pattern!r} names the run's own {taken}")
+
+
+def claims(study: Study, name: str) -> bool:
+    """Whether `name` (relative to the episode's folder) is one of the study's evidence files."""
+    return any(fnmatchcase(name, pattern) for pattern in study.evidence_files)
+
+
+def evidence_problem(study: Study, name: str, writers: Mapping[str, str]) -> str | None:
+    """Why the study may not name `name` as its evidence of an episode (`writers`: the files named so far, by the run
+    ("the run") or a study's name), or None."""
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts or "\\" in name or not path.parts:
+        return f"study {study.name}: evidence file {name!r} leaves the episode's folder"
+    if name in RUN_EPISODE_FILES or writers.get(name) == "the run":
+        return f"study {study.name}: evidence file {name!r} is the run's own"
+    if name in writers:
+        return f"studies {writers[name]} and {study.name} both name the evidence file {name!r}"
+    if not claims(study, name):
+        return (f"study {study.name}: evidence file {name!r} is not among its evidence files "
+                f"{list(study.evidence_files)}")
+    return None
+
+
+def unclaimed(names: Sequence[str], studies: Sequence[Study]) -> list[str]:
+    """The hashed evidence files of an episode that neither the run nor a registered study claims."""
+    return [name for name in names
+            if name not in RUN_EPISODE_FILES and not any(claims(study, name) for study in studies)]
