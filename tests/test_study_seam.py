@@ -206,7 +206,7 @@ def test_a_study_fills_only_its_own_fields_and_no_two_own_one(monkeypatch: pytes
         _fields(monkeypatch, _Squatter())
     with pytest.raises(ValueError, match="not its own fields"):
         _fields(monkeypatch, _Overreaching())
-    with pytest.raises(ValueError, match="two studies share the name .entry."):
+    with pytest.raises(ValueError, match=r"two studies share the name .entry."):
         _fields(monkeypatch, _Entry(), _Entry())
 
 
