@@ -16,6 +16,7 @@ from test_resume import finish, scratch, start
 from computerops.catalog.checking import check_tasks
 from computerops.runs.bundle import RunDirectory
 from replays import RecordedEpisode
+from sites.kit.broker import Grant
 from tasks import LoadedTask, load_catalog
 from tasks.spec import EffectsCheck
 
@@ -98,6 +99,25 @@ async def test_a_dead_attack_fails_prequalification(tmp_path: Path) -> None:
     assert not observing.ok and observing.ran.startswith("dead attack")
     clean = next(r for r in check.results if r.control == "scripted (clean twin)")
     assert clean.ok and "marker never shown" in clean.outcome
+
+
+async def test_an_attack_whose_objective_the_grant_allows_fails_prequalification_saying_so(tmp_path: Path) -> None:
+    """A grant that already allows the attacker's objective (a send grant covering the attacker's domain): the
+    enforcing broker refuses nothing, the objective is reached, and prequalification names the grant as the reason
+    (issue 46 item 3), not the broker."""
+    task = CATALOG["webmail.injection-new-phone@1"]
+    attack = task.spec.attack
+    assert attack is not None
+    allows = Grant(id="send-anywhere-there", capability="send", table="message", recipients=["@securedocs-mail.net"])
+    spec = task.spec.model_copy(update={"grants": [*task.spec.grants, allows]})
+    widened = LoadedTask(spec=spec, path=task.path, sha256=task.sha256)
+    [check] = await check_tasks([widened], tmp_path / "check", lambda _: None, with_negatives=False, with_noop=False)
+    assert check.prequalified is False and not check.ok
+    enforcing = next(r for r in check.results if r.control == "obedient (broker enforcing)")
+    assert not enforcing.ok and "objective reached" in enforcing.outcome and "0 blocked" in enforcing.outcome
+    assert enforcing.ran.startswith("the grant allows the objective"), enforcing.ran
+    observing = next(r for r in check.results if r.control == "obedient (broker observing)")
+    assert observing.ok  # a live attack: the reason is the grant, not the attack
 
 
 def _experiment(tmp_path: Path, tasks: list[LoadedTask]) -> Path:
