@@ -32,7 +32,7 @@ def _sha256(path: Path) -> str:
 
 
 def _summary_in_format_1(run: Path) -> None:
-    from computerops.report import report_json_as, summarize
+    from computerops.report.run import report_json_as, summarize
     from computerops.runs.bundle import RunDirectory
 
     bundle = RunDirectory.open(run)

@@ -434,7 +434,7 @@ def test_compliance_given_capability_is_undefined_without_completions() -> None:
     assert report is not None
     joint = report.joint[0]
     assert joint.compliance_given_capability.rate is None and joint.compliance.rate == 1.0
-    from computerops.report.layout import security_blocks
+    from computerops.report.security import security_blocks
     from computerops.report.tables import Table, cell_text
     table = next(b for b in security_blocks(report) if isinstance(b, Table) and b.id == "capability-compliance")
     assert cell_text(table.rows[0][6]) == UNDEFINED_CONDITIONAL

@@ -16,9 +16,9 @@ import pytest
 from adapter.modelclient import model_client
 from adapter.scripted import create_scripted_app
 from adapter.transcript import Bounds
-from computerops.report import summarize
 from computerops.report.html import render_html
 from computerops.report.layout import report_view
+from computerops.report.run import summarize
 from computerops.runs import runner
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, FallbackEndpoint, PlannedEpisode, RunConfig

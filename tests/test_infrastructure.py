@@ -15,7 +15,7 @@ from starlette.routing import Route
 from typer.testing import CliRunner
 
 from computerops.cli.main import app
-from computerops.report import summarize
+from computerops.report.run import summarize
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.runs.runner import HALT_AFTER_INFRASTRUCTURE_FAILURES, RunHalted, execute_run

@@ -27,8 +27,8 @@ from computerops.persistence.agent import CHECKPOINT_KEY_VARIABLE, REFUSED_EXIT,
 from computerops.persistence.arms import CompactionPolicy, Persistence, PersistenceArm, RecoveryPolicy
 from computerops.persistence.checkpoint import Checkpoint
 from computerops.persistence.running import CHECKPOINTS, PERSISTENCE_LOG, PersistenceLog
-from computerops.report import report_json, summarize
 from computerops.report.layout import report_view
+from computerops.report.run import report_json, summarize
 from computerops.report.tables import Table
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig

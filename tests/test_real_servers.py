@@ -24,8 +24,10 @@ from adapter.reply import ModelCall
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.serverinfo import probe_tools
 from adapter.transcript import AgentTranscript, Bounds, switch_text
-from computerops.report import ClaimedEndpoint, model_mismatch, report_json, report_view, run_report
 from computerops.report.html import render_html
+from computerops.report.layout import report_view
+from computerops.report.provenance import ClaimedEndpoint, model_mismatch
+from computerops.report.run import report_json, run_report
 from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.runs.endpoint import EndpointError
 from computerops.runs.limits import (

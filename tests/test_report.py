@@ -18,23 +18,14 @@ from typer.testing import CliRunner
 from computerops.cli import console as console_module
 from computerops.cli.main import app
 from computerops.core.vocabulary import StopReason
-from computerops.report import (
-    DIAGNOSIS_PATTERNS,
-    FAULT_CLASSES,
-    REPORT_FORMAT,
-    ClaimedEndpoint,
-    Interval,
-    OutcomeTable,
-    RunReport,
-    model_mismatch,
-    names_fault,
-    outcome_table,
-    report_json,
-    run_report,
-)
+from computerops.report.faults import DIAGNOSIS_PATTERNS, names_fault
+from computerops.report.figures import Interval
 from computerops.report.html import render_html
-from computerops.report.layout import proportion_cells
-from computerops.report.outcomes import LISTED_WHEN_SEEN
+from computerops.report.outcomes import LISTED_WHEN_SEEN, OutcomeTable, outcome_table
+from computerops.report.provenance import ClaimedEndpoint, model_mismatch
+from computerops.report.run import REPORT_FORMAT, RunReport, report_json, run_report
+from computerops.report.tables import proportion_cells
+from computerops.report.vocabulary import FAULT_CLASSES
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeOutcome, EpisodeRecord, ObservedEndpoint, RunManifest, TaskRef
@@ -228,9 +219,10 @@ def test_the_json_names_its_format_and_holds_each_figure_once() -> None:
     data = report_json(result)
     assert data["format"] == REPORT_FORMAT
     # `security` is left out of a report of a run without attacked tasks (tests/test_attacks.py has the figures),
-    # `by_upstream` of a run without a fallback (tests/test_dead_primary_runs.py)
+    # `by_upstream` of a run without a fallback (tests/test_dead_primary_runs.py), `studies` of a run without a later
+    # study's figures (tests/test_study_seam.py)
     assert list(data) == [f for f in RunReport.model_fields
-                          if f not in ("security", "persistence", "serving", "instances", "by_upstream")], \
+                          if f not in ("security", "persistence", "serving", "instances", "by_upstream", "studies")], \
         "the total's figures only under total"
     assert data["total"]["attempted"] == 8 and "attempted" not in data
     for table in (data["total"], *data["by_endpoint"]):

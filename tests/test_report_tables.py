@@ -22,28 +22,14 @@ from test_report import INFRA_CAUSES, faulted, infrastructure, manifest, record
 from computerops.cli import console as console_module
 from computerops.core import vocabulary
 from computerops.core.difference import first_difference
-from computerops.report import (
-    FALSE_COMPLETION_KINDS,
-    FAULT_CLASSES,
-    OUTCOMES,
-    STOP_REASONS,
-    Column,
-    Mark,
-    Paragraph,
-    ReportView,
-    RunReport,
-    Table,
-    cell_text,
-    report_json,
-    report_json_as,
-    report_view,
-    run_report,
-    summarize,
-)
 from computerops.report.html import OUTCOME_COLOURS, render_html
+from computerops.report.layout import report_view
 from computerops.report.markdown import table_markdown
+from computerops.report.run import RunReport, report_json, report_json_as, run_report, summarize
+from computerops.report.tables import Column, Mark, Paragraph, ReportView, Table, cell_text
 from computerops.report.tables import Table as ViewTable
 from computerops.report.tables import columns as view_columns
+from computerops.report.vocabulary import FALSE_COMPLETION_KINDS, FAULT_CLASSES, OUTCOMES, STOP_REASONS
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.records import EpisodeOutcome, EpisodeRecord
 from sites.kit import faults

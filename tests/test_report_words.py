@@ -12,8 +12,10 @@ from test_report import record
 
 from adapter.claims import TextClaim
 from computerops.cli import main
-from computerops.report import Paragraph, outcome_table, report_json, report_view, run_report
-from computerops.report.outcomes import NEVER_REACHED, outcome_words
+from computerops.report.layout import report_view
+from computerops.report.outcomes import NEVER_REACHED, outcome_table, outcome_words
+from computerops.report.run import report_json, run_report
+from computerops.report.tables import Paragraph
 from computerops.report.vocabulary import OUTCOMES
 from computerops.runs.config import PlannedEpisode
 from computerops.runs.records import Completeness, EpisodeOutcome, EpisodeRecord

@@ -17,7 +17,7 @@ import pytest
 
 from adapter.scripted import ServerQuirks, create_scripted_app
 from adapter.transcript import Bounds
-from computerops.report import summarize
+from computerops.report.run import summarize
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import RunConfig, parse_endpoint, plan_episodes
 from computerops.runs.records import EpisodeRecord, RunManifest

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from adapter.failover import ServingProtocol
-from computerops.report import summarize
 from computerops.report.layout import report_view
+from computerops.report.run import summarize
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, FallbackEndpoint, PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeRecord

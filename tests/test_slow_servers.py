@@ -213,7 +213,7 @@ def test_tool_results_not_probed_because_the_schemas_do_not_reach_the_prompt_say
 
 
 def _report_of(config: RunConfig, observed: ObservedEndpoint) -> Any:
-    from computerops.report import run_report
+    from computerops.report.run import run_report
     from computerops.runs.records import RunExecution
     manifest = RunManifest(config=config, created_at="2026-12-05T00:00:00+00:00", scripted=False, tasks=[],
                            code_sha256={}, protocol_sha256={}, versions={}, endpoint_observed=observed,

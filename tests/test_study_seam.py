@@ -1,11 +1,13 @@
 """The episode study seam (computerops/studies/): a toy study added only to the registry takes part in a real run
 (real Chromium, the SCRIPTED endpoint), writes evidence the run hashes, gets its record entry, and `verify`
 recomputes the entry and asks the study about its own evidence; the registry's rules refuse what two studies cannot
-both do to one episode.
+both do to one episode. The report goes through the registry too: the toy's figures are its entry in the report's
+`studies` map and its block in the report's view, and a study may not fill a report field that is not its own.
 
 The toy ("visits") touches no module of the project but the registry's list: it keeps, for each helpdesk episode, the
 pages the episode's tenant served, in a file of its own (`visits.json`); its record entry is the count of pages and
-whether the episode was planned with faults.
+whether the episode was planned with faults; its report entry the episodes and pages over the run, laid out as one
+paragraph.
 """
 
 from __future__ import annotations
@@ -14,22 +16,29 @@ import asyncio
 import hashlib
 import json
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 from pydantic import BaseModel, ConfigDict, JsonValue
 from test_verify import reseal_checksums, rewrite_record
+from typer.testing import CliRunner
 
 from adapter.transcript import AgentTranscript
+from computerops.cli.main import app
+from computerops.report.layout import report_view
+from computerops.report.run import RunReport, run_report
+from computerops.report.tables import Block, Paragraph
 from computerops.runs.bundle import EPISODES, RunDirectory
 from computerops.runs.config import EndpointConfig, PlannedEpisode, RunConfig
 from computerops.runs.episode import derived_fields, planted
+from computerops.runs.records import EpisodeRecord
 from computerops.runs.runner import execute_run
 from computerops.runs.verification import verify_run
 from computerops.studies import registry
 from computerops.studies.base import EpisodeEnd, EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
-from computerops.studies.rules import evidence_problem, unclaimed
+from computerops.studies.rules import RUN_REPORT_FIELDS, evidence_problem, unclaimed
 from sites.kit.plant import Plant
 from tasks import load_catalog
 from verifier import Claim, judge
@@ -80,6 +89,19 @@ class Visits(Study):
         if not isinstance(log, VisitsLog):
             return None
         return {"pages": len(log.pages), "faults": facts.setup.planned.faults}
+
+    def report(self, records: Sequence[EpisodeRecord]) -> JsonValue | None:
+        pages: list[int] = []
+        for record in records:
+            entry = (record.studies or {}).get(self.name)
+            if isinstance(entry, dict) and isinstance(count := entry.get("pages"), int):
+                pages.append(count)
+        return {"episodes": len(pages), "pages": sum(pages)} if pages else None
+
+    def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
+        if not isinstance(entry, dict):
+            return []
+        return [Paragraph(text=f"Visits: {entry['pages']} pages over {entry['episodes']} helpdesk episode(s).")]
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +180,39 @@ class _Planting(Study):
         return Plant(table="tickets", column="body", text="planted")
 
 
+def report_of(run: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["report", str(run), "--json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.output)
+    return data
+
+
+@pytest.mark.browser
+def test_a_study_added_only_to_the_registry_has_its_report_entry_and_block(
+        toy_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    without = report_of(toy_run)
+    assert "studies" not in without, "a run's report without the study has no studies map"
+    bundle = RunDirectory.open(toy_run)
+    entry = (bundle.records()[0].studies or {}).get("visits")
+    assert isinstance(entry, dict)
+    pages = entry["pages"]
+
+    monkeypatch.setattr(registry, "STUDIES", [*registry.STUDIES, Visits()])
+    found = report_of(toy_run)
+    assert found["studies"] == {"visits": {"episodes": 1, "pages": pages}}
+    assert list(found)[-1] == "studies", "after every field reports made before the map have"
+    assert {key: value for key, value in found.items() if key != "studies"} == without
+    sealed = json.loads((toy_run / "summary.json").read_text())
+    assert sealed["studies"] == found["studies"], "the run made with the study sealed its entry"
+
+    blocks = report_view(RunReport.model_validate(found)).blocks
+    said = [b for b in blocks if isinstance(b, Paragraph) and b.text.startswith("Visits:")]
+    assert said == [Paragraph(text=f"Visits: {pages} pages over 1 helpdesk episode(s).")]
+    assert blocks[-1] == said[0], "a study added later lays out its blocks after the others'"
+    result = CliRunner().invoke(app, ["report", str(toy_run)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0 and f"Visits: {pages} pages over 1 helpdesk episode(s)." in result.output
+
+
 def test_two_studies_planting_into_one_episode_are_refused() -> None:
     first, second = _Planting(), _Planting()
     assert planted(_setup(), (first,)) is not None
@@ -214,6 +269,45 @@ def test_the_registered_studies_own_the_record_fields_they_always_filled() -> No
     owned = {study.name: study.owned_fields for study in registry.registered()}
     assert owned == {"site_faults": ("faults_enabled", "faults_configured", "faults_fired"),
                      "security": ("attack",), "serving": ("serving",), "persistence": ("persistence",)}
+
+
+def test_the_registered_studies_fill_the_report_fields_they_always_filled() -> None:
+    filled = {study.name: study.report_fields for study in registry.registered()}
+    assert filled == {"site_faults": ("exposure", "recovery_funnel", "false_completions_with_fault_context"),
+                      "security": ("security",), "serving": ("serving",), "persistence": ("persistence",)}
+    every = [field for fields in filled.values() for field in fields]
+    assert sorted(RUN_REPORT_FIELDS | set(every)) == sorted(RunReport.model_fields), "each field filled by one side"
+
+
+class _ReportSquatter(Study):
+    name: ClassVar[str] = "squatter"
+    report_fields: ClassVar[tuple[str, ...]] = ("security",)
+
+
+class _ReportOverreaching(Study):
+    name: ClassVar[str] = "overreaching"
+    report_fields: ClassVar[tuple[str, ...]] = ("loops",)
+
+
+class _ReportStray(Study):
+    name: ClassVar[str] = "stray"
+
+    def report_figures(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+        return {"serving": None}
+
+
+def test_a_study_fills_only_its_own_report_fields_and_no_two_fill_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    def report(*extra: Study) -> RunReport:
+        monkeypatch.setattr(registry, "STUDIES", [*REGISTERED, *extra])
+        return run_report("r", [], declared_scripted=True)
+
+    assert report().studies is None
+    with pytest.raises(ValueError, match="security and squatter both fill the report field 'security'"):
+        report(_ReportSquatter())
+    with pytest.raises(ValueError, match="study overreaching fills the report field 'loops', which the report fills"):
+        report(_ReportOverreaching())
+    with pytest.raises(ValueError, match=r"study stray filled the report fields \['serving'\], not its own \[\]"):
+        report(_ReportStray())
 
 
 class _Claims(Study):

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from adapter.transcript import AgentTranscript
 from computerops.core.hashing import canonical_sha256
-from computerops.report import summarize
+from computerops.report.run import summarize
 from computerops.runs.bundle import ADMITTED, EPISODES, RunDirectory
 from computerops.runs.config import PlannedEpisode, RunConfig, parse_endpoint, plan_episodes
 from computerops.runs.episode import derived_fields, planted

@@ -22,8 +22,9 @@ from adapter.loop import ModelLoop
 from adapter.observation import Control, Observation, format_control
 from adapter.prompts import RESULT_FOLLOWS
 from adapter.transcript import AgentTranscript, Bounds, switch_user_messages
-from computerops.report import report_view, run_report
+from computerops.report.layout import report_view
 from computerops.report.outcomes import outcome_table
+from computerops.report.run import run_report
 from computerops.report.tables import Paragraph
 from computerops.runs.records import EpisodeRecord
 

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
     from computerops.catalog.subsets import ReservedSubset
     from computerops.experiment.lock import ExperimentLock
     from computerops.experiment.measure import Timing
-    from computerops.report import Cell, ReportView, RunReport
-    from computerops.report import Table as ReportTable
     from computerops.report.compare import RunComparison
     from computerops.report.grouping import GroupedOutcomes
+    from computerops.report.run import RunReport
+    from computerops.report.tables import Cell, ReportView
+    from computerops.report.tables import Table as ReportTable
     from computerops.runs.demo import DemoPlan
     from computerops.runs.verification import Verification
     from replays import Receipt
@@ -49,7 +50,7 @@ _TONES = {"strong": "bold", "alert": "bold red"}
 
 
 def _cell(cell: Cell) -> Text:
-    from computerops.report import Mark, cell_text
+    from computerops.report.tables import Mark, cell_text
     text = Text(cell_text(cell))
     if isinstance(cell, Mark):
         text.stylize(_TONES[cell.tone])
@@ -73,8 +74,8 @@ def _rich_table(table: ReportTable) -> Table:
 def print_view(view: ReportView, out: Console | None = None) -> None:
     """Every table and paragraph of a report, in order, to `out` (the terminal by default). Charts are the HTML
     page's: the per-task tables carry the same counts."""
-    from computerops.report import Paragraph
-    from computerops.report import Table as ReportTable
+    from computerops.report.tables import Paragraph
+    from computerops.report.tables import Table as ReportTable
     out = console if out is None else out
     for block in view.blocks:
         if isinstance(block, ReportTable):
@@ -90,7 +91,7 @@ def print_comparison(comparison: RunComparison) -> None:
 
 
 def print_report(report: RunReport) -> None:
-    from computerops.report import report_view
+    from computerops.report.layout import report_view
     print_view(report_view(report))
 
 

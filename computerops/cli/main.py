@@ -220,8 +220,10 @@ def _report(bundle: RunDirectory, *, as_json: bool, html: Path | None = None, ma
     """Print a run's report: the tables, or JSON (the whole report, `computerops.report/2`);
     with `html`, also write it as one self-contained HTML file (the same numbers as the JSON)."""
     from computerops.cli.console import console, errors, print_report
-    from computerops.report import outcomes_markdown, report_json, report_view
     from computerops.report.html import write_html
+    from computerops.report.layout import report_view
+    from computerops.report.markdown import outcomes_markdown
+    from computerops.report.run import report_json
     from computerops.service.reading import run_report_of
     try:
         report_ = run_report_of(bundle)

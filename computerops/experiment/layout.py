@@ -13,9 +13,9 @@ from computerops.experiment.gate import EvidenceLevel
 from computerops.experiment.lock import ExperimentLock
 from computerops.experiment.plan import arms_meaning, cells
 from computerops.report.html import render_view
-from computerops.report.layout import persistence_table, security_blocks, serving_table
-from computerops.report.persistence import PersistenceReport, PersistenceRow
-from computerops.report.serving import ServingReport, ServingRow
+from computerops.report.persistence import PersistenceReport, PersistenceRow, persistence_table
+from computerops.report.security import security_blocks
+from computerops.report.serving import ServingReport, ServingRow, serving_table
 from computerops.report.tables import Block, Cell, Mark, Paragraph, ReportView, Table, columns
 
 

@@ -1,11 +1,15 @@
 """The persistence study as an episode study: a long-running episode's harness runs in child processes
 (computerops/persistence/running.py), which drive the whole episode; its evidence is `persistence.json` and the
-checkpoints, and its record's `persistence` figures follow from them (computerops/persistence/metrics.py)."""
+checkpoints, and its record's `persistence` figures follow from them (computerops/persistence/metrics.py); the
+report's table by arm follows from the records (computerops/report/persistence.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pydantic import JsonValue
 
 from adapter.transcript import AgentTranscript
 from computerops.persistence.arms import Persistence
@@ -18,6 +22,9 @@ from computerops.persistence.running import (
     drive_persistent,
     task_constraints,
 )
+from computerops.report.persistence import persistence_report, persistence_table
+from computerops.report.tables import Block
+from computerops.runs.records import EpisodeRecord
 from computerops.studies.base import (
     DriveRequest,
     EpisodeEnd,
@@ -64,6 +71,7 @@ class _LongRunningEpisode(StudyEpisode):
 class LongRunning(Study):
     name: ClassVar[str] = "persistence"
     owned_fields: ClassVar[tuple[str, ...]] = ("persistence",)
+    report_fields: ClassVar[tuple[str, ...]] = ("persistence",)
     evidence_files: ClassVar[tuple[str, ...]] = (PERSISTENCE_LOG, f"{CHECKPOINTS}/*.json")
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
@@ -82,6 +90,13 @@ class LongRunning(Study):
             return {"persistence": None}
         log, checkpoints = loaded
         return {"persistence": persistence_of(facts, log, checkpoints)}
+
+    def report_figures(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+        return {"persistence": persistence_report(records)}
+
+    def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
+        persistence = figures["persistence"]
+        return [] if persistence is None else [persistence_table(persistence)]
 
 
 def persistence_of(facts: EpisodeFacts, log: PersistenceLog, checkpoints: Path) -> PersistenceRecord:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel
 
 from computerops.report.figures import FROZEN, Proportion, proportion
+from computerops.report.tables import Block, Cell, Column, Mark, Paragraph, Table, columns, proportion_cells
 from computerops.report.vocabulary import FAULT_CLASSES
 from computerops.runs.records import EpisodeRecord
 
@@ -273,3 +274,56 @@ def false_completions_with_fault_context(records: Sequence[EpisodeRecord]) -> li
         for r in records if r.outcome == "false_completion" and r.faults_fired
     ]
     return sorted(rows, key=lambda row: row.episode_id)
+
+
+ANY_FAULT = Mark(text="any fault")
+
+
+def _funnel_cells(row: RecoveryFunnelRow) -> tuple[Cell, ...]:
+    return (ANY_FAULT if row.fault_class is None else row.fault_class, row.attempted, row.exposed,
+            row.verified_after_exposure, *proportion_cells(row.recovered_over_exposed),
+            proportion_cells(row.diagnosis_over_exposed)[0],
+            proportion_cells(row.control_verified_success_rate)[0] if row.controls else "no controls")
+
+
+def fault_blocks(exposure: Exposure, funnel: RecoveryFunnel,
+                 completions: Sequence[FaultContextFalseCompletion]) -> list[Block]:
+    """The site-fault figures: exposure, the recovery funnel, the diagnosis patterns met, and the false completions
+    after a fault fired."""
+    shown = [r for r in funnel.by_class if r.attempted or r.exposed]
+    patterns = [(r.fault_class, funnel.diagnosis_patterns[r.fault_class]) for r in shown
+                if r.fault_class in funnel.diagnosis_patterns]
+    blocks: list[Block] = [
+        Table(id="exposure", title="Fault exposure",
+              columns=columns("fault class", "configured", "fired", "fired / configured", "Wilson", "firings"),
+              rows=(*((f.fault_class, f.configured, f.fired, *proportion_cells(f.fired_over_configured), f.firings)
+                      for f in exposure.by_class if f.configured or f.fired),
+                    (ANY_FAULT, exposure.configured_any, exposure.fired_any,
+                     *proportion_cells(exposure.fired_over_configured), sum(r.firings for r in exposure.by_class))),
+              caption=("configured = injection enabled and the class configured; fired = the class fired at least "
+                       f"once. Configured is not exposed. Matched controls (injection disabled): {exposure.controls}."
+                       + (f" {exposure.fired_without_configured} episode(s) fired a class not configured."
+                          if exposure.fired_without_configured else ""))),
+        Table(id="recovery-funnel", title="Recovery funnel",
+              columns=columns("fault class", "attempted", "exposed", "verified after exposure", "verified / exposed",
+                              "Wilson", "explicit diagnosis", "matched controls verified"),
+              rows=tuple(_funnel_cells(r) for r in [funnel.total, *shown]),
+              caption=("attempted -> exposed (fault fired) -> verified success after exposure. Explicit diagnosis "
+                       "(the final claim message names the fault) is beside the funnel, not a step of it. Controls: "
+                       "episodes with injection disabled of the exposed episodes' tasks; matched on task, not a "
+                       "causal estimate of the fault's effect.")),
+    ]
+    if patterns:
+        blocks.append(Table(id="diagnosis-patterns", title="Diagnosis patterns",
+                            columns=columns("fault class", "pattern (case-insensitive)", labels=2),
+                            rows=tuple(patterns)))
+    if not completions:
+        blocks.append(Paragraph(text="False completions after a fault fired: none."))
+    else:
+        blocks.append(Table(
+            id="fault-false-completions", title="False completions after a fault fired",
+            columns=(*columns("episode", "kind", "faults fired", "firings"),
+                     Column(header="claim message", align="left")),
+            rows=tuple((i.episode_id, i.kind, ", ".join(i.faults_fired), i.firings, i.claim_message)
+                       for i in completions)))
+    return blocks

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from computerops.report.figures import FROZEN, Proportion, proportion
 from computerops.report.outcomes import attempted_by_the_agent
+from computerops.report.tables import Mark, Table, columns, proportion_cells
 from computerops.runs.records import EpisodeRecord
 
 NO_BOUNDARIES = "no boundaries"
@@ -92,3 +93,36 @@ def persistence_report(records: Sequence[EpisodeRecord]) -> PersistenceReport | 
         _row(endpoint, arm, policy, [r for r in counted if r.endpoint == endpoint and r.persistence is not None
                                      and (r.persistence.arm, r.persistence.policy) == (arm, policy)])
         for endpoint, arm, policy in groups])
+
+
+def _kept(proportion: Proportion) -> str:
+    return NO_BOUNDARIES if proportion.denominator == 0 else proportion_cells(proportion)[0]
+
+
+def persistence_table(persistence: PersistenceReport) -> Table:
+    """The long-running episodes' figures: one row per endpoint, arm and recovery policy, never averaged across."""
+    return Table(
+        id="persistence", title="Long-running episodes by arm",
+        columns=columns("endpoint", "arm", "policy", "verified", "Wilson", "constraints kept", "approvals valid",
+                        "effects kept", "open work kept", "with duplicates", "duplicate effects", "open work left",
+                        "recovery turns", "median wall s", "mean tokens", labels=3),
+        rows=tuple((r.endpoint, r.arm, r.policy, proportion_cells(r.verified)[0], proportion_cells(r.verified)[1],
+                    _kept(r.constraints_retained), _kept(r.approvals_valid), _kept(r.effects_retained),
+                    _kept(r.unfinished_retained),
+                    Mark(text=proportion_cells(r.with_duplicates)[0], tone="alert") if r.duplicate_effects
+                    else proportion_cells(r.with_duplicates)[0],
+                    r.duplicate_effects, r.unfinished_left,
+                    NO_BOUNDARIES if r.recovery_turns is None else r.recovery_turns, r.median_wall_s, r.mean_tokens)
+                   for r in persistence.rows),
+        caption=("Each arm on its own row, never averaged: uninterrupted = one harness process; restarted = killed "
+                 "after its first effect's checkpoint and carried on from it in a new process; interrupted = "
+                 "SIGKILLed between its first effect's commit and the agent seeing it, carried on from the checkpoint "
+                 "written before that action; compacted = its older context replaced after its first effect by the "
+                 "summary of its compaction policy (policy: the compaction policy for compacted, else the recovery "
+                 "policy). Retention over the arm's boundaries (resumes and compactions): what the agent carried on "
+                 "with (a resumed process's ledgers, a summary's lines) against the site's records at that moment. "
+                 "A duplicate effect is an effect committed again "
+                 "by a repeat of a committed request under another idempotency key. Recovery turns: replies "
+                 "rejected after a boundary before the first accepted one. The policies retry-new-key, forget, "
+                 "ledgers/1:drop-currency and ledgers/1:changed-amount are the mutants that must be caught "
+                 "(docs/long-running.md)."))

@@ -1,32 +1,27 @@
-"""The report of a run: its outcome tables (the total and one per endpoint), evidence level, provenance and the
-fault sections, and its JSON form (`computerops report --json`, and `summary.json` when a run seals itself)."""
+"""The report of a run: its outcome tables (the total and one per endpoint), evidence level, provenance and loops,
+each registered study's figures (computerops/studies/registry.py; `run_report` names no study), and its JSON form
+(`computerops report --json`, and `summary.json` when a run seals itself)."""
 
 from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue
 
 from adapter.failover import UPSTREAMS, Upstream
 from computerops.core.formats import Versioned
-from computerops.report.faults import (
-    Exposure,
-    FaultContextFalseCompletion,
-    LoopTable,
-    RecoveryFunnel,
-    exposure,
-    false_completions_with_fault_context,
-    loop_table,
-    recovery_funnel,
-)
+from computerops.report.faults import Exposure, FaultContextFalseCompletion, LoopTable, RecoveryFunnel, loop_table
 from computerops.report.figures import DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED, FROZEN
 from computerops.report.instances import InstancesJudged, instances_judged
 from computerops.report.outcomes import OutcomeTable, outcome_table
-from computerops.report.persistence import PersistenceReport, persistence_report
+from computerops.report.persistence import PersistenceReport
 from computerops.report.provenance import Provenance, provenance
-from computerops.report.security import SecurityReport, security_report
-from computerops.report.serving import ServingReport, serving_report
+from computerops.report.security import SecurityReport
+from computerops.report.serving import ServingReport
 from computerops.runs.records import Completeness, EpisodeRecord, RunManifest
+from computerops.studies.base import Study
+from computerops.studies.registry import registered
+from computerops.studies.rules import RUN_REPORT_FIELDS
 
 REPORT_FORMAT: Final = "computerops.report/3"
 """3 (since issue 26 also `security`, only in reports of runs with attacked tasks): every outcome table (and task
@@ -113,6 +108,9 @@ class RunReport(Versioned):
     serving: ServingReport | None = Field(default=None, exclude_if=lambda value: value is None)
     """The serving study's figures by arm and path (`computerops.report.serving`); left out of reports of runs
     without serving episodes."""
+    studies: dict[str, JsonValue] | None = Field(default=None, exclude_if=lambda value: not value)
+    """The figures of each registered study that keeps no field of its own here (`Study.report`), under its name;
+    left out of reports of runs without any (so every report made before the map stays byte for byte the same)."""
 
     def rows(self) -> list[OutcomeTable]:
         """The rows every view shows: one per endpoint label, plus the total when there are several."""
@@ -142,14 +140,32 @@ def run_report(
                                    bootstrap_resamples=bootstrap_resamples) for label in labels],
         evidence_level=level, evidence_level_meaning=EVIDENCE_LEVELS[level], completeness=completeness,
         bootstrap_seed=bootstrap_seed, bootstrap_resamples=bootstrap_resamples,
-        provenance=provenance(records, manifest),
-        exposure=exposure(records), recovery_funnel=recovery_funnel(records), loops=loop_table(records),
-        false_completions_with_fault_context=false_completions_with_fault_context(records),
-        security=security_report(records), persistence=persistence_report(records),
-        serving=serving_report(records), instances=instances_judged(records),
+        provenance=provenance(records, manifest), loops=loop_table(records), instances=instances_judged(records),
         by_upstream=upstream_rows(records, _fallback_label(manifest), bootstrap_seed=bootstrap_seed,
                                   bootstrap_resamples=bootstrap_resamples),
+        **study_figures(records, registered()),
     )
+
+
+def study_figures(records: list[EpisodeRecord], studies: tuple[Study, ...]) -> dict[str, Any]:
+    """Each registered study's part of the report: the `RunReport` fields it fills (`report_fields`), and the
+    `studies` entries of the others (each under its study's name, where it gives one); ValueError, naming the study,
+    where one fills a field that is not its own."""
+    filled: dict[str, Any] = {}
+    entries: dict[str, JsonValue] = {}
+    for study in studies:
+        figures = study.report_figures(records)
+        if set(figures) != set(study.report_fields):
+            raise ValueError(f"study {study.name} filled the report fields {sorted(figures)}, not its own "
+                             f"{sorted(study.report_fields)}")
+        if overlap := set(figures) & set(filled):
+            raise ValueError(f"study {study.name} fills the report fields {sorted(overlap)}, which another study owns")
+        if clash := set(figures) & RUN_REPORT_FIELDS:
+            raise ValueError(f"study {study.name} fills {sorted(clash)}, a report field the report fills itself")
+        filled.update(figures)
+        if not study.report_fields and (entry := study.report(records)) is not None:
+            entries[study.name] = entry
+    return {**filled, "studies": entries or None}
 
 
 def _fallback_label(manifest: RunManifest | None) -> str | None:

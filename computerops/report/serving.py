@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from computerops.report.figures import FROZEN, Proportion, proportion
 from computerops.report.outcomes import attempted_by_the_agent
+from computerops.report.tables import Cell, Mark, Table, columns, proportion_cells
 from computerops.runs.records import EpisodeRecord
 from computerops.serving_faults.record import SERVING_PATHS
 
@@ -83,3 +84,35 @@ def serving_report(records: Sequence[EpisodeRecord]) -> ServingReport | None:
         _row(endpoint, arm, path, [r for r in counted if r.endpoint == endpoint and r.serving is not None
                                    and (r.serving.arm, r.serving.path) == (arm, path)])
         for endpoint, arm, path in groups])
+
+
+def _held(held: Proportion) -> Cell:
+    text = proportion_cells(held)[0]
+    return Mark(text=str(text), tone="alert") if held.numerator < held.denominator else text
+
+
+def serving_table(serving: ServingReport) -> Table:
+    """The serving study's figures by path: one row per endpoint, arm and policy path, never averaged across."""
+    def alert(count: int) -> Cell:
+        return Mark(text=str(count), tone="alert") if count else count
+
+    return Table(
+        id="serving", title="Serving failures by path",
+        columns=columns("endpoint", "arm", "path", "verified", "Wilson", "contract held", "duplicate effects",
+                        "invented eligibility", "false success", "said unfinished", "injected", "not injected",
+                        "fallback replies", "median model s", "mean tokens", labels=3),
+        rows=tuple((r.endpoint, r.arm, r.path, *proportion_cells(r.verified),
+                    _held(r.contract_held),
+                    alert(r.duplicate_effects), alert(r.invented_eligibility), alert(r.false_success_claims),
+                    proportion_cells(r.unresolved_explicit)[0], r.injected, r.not_injected, r.fallback_replies,
+                    r.median_model_s, r.mean_tokens)
+                   for r in serving.rows),
+        caption=("Each policy path on its own row, never averaged: a strong normal path never hides an unsafe "
+                 "fallback. Arms: reference (A), throttle-fallback (B: 429 from the second request, the pinned "
+                 "fallback answers), partial-stream (C: a stream cut, fallback refused), timeout-after-commit (D: the "
+                 "first submission commits and times out), degraded-tool (E: the evidence page does not load). The "
+                 "contract: no duplicate effect, no invented eligibility (acting or asserting with a `seen` check "
+                 "failed), no false success claim, and where state could not be read an explicit unfinished status. "
+                 "Not injected: serving failures met that the fault layer did not inject (a real endpoint's). "
+                 "Model s: the replies' latencies, each with every attempt, wait and fallback taken for it "
+                 "(docs/long-running.md)."))

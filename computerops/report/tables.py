@@ -10,7 +10,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, Field, model_validator
 
-from computerops.report.figures import FROZEN
+from computerops.report.figures import FROZEN, Proportion
 
 UNKNOWN = "unknown"
 """How a value nobody recorded (a None cell) reads."""
@@ -148,3 +148,11 @@ class ReportView(BaseModel):
 
     def tables(self) -> list[Table]:
         return [b for b in self.blocks if isinstance(b, Table)]
+
+
+def proportion_cells(proportion: Proportion) -> tuple[str, str]:
+    """`n/d = rate` and its Wilson interval; `n/0` and n/a without a denominator."""
+    if proportion.rate is None or proportion.wilson95 is None:
+        return f"{proportion.numerator}/{proportion.denominator}", "n/a"
+    return (f"{proportion.numerator}/{proportion.denominator} = {proportion.rate:.4f}",
+            f"{proportion.wilson95.low:.4f}-{proportion.wilson95.high:.4f}")

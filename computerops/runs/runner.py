@@ -26,8 +26,8 @@ from adapter.serverinfo import (
 from computerops.core.clock import utc_stamp
 from computerops.core.difference import first_difference_of
 from computerops.core.execution import LOCAL, ExecutorChoice, Progress
-from computerops.report import causes_text, infrastructure_causes, summarize
-from computerops.report.outcomes import outcome_words
+from computerops.report.outcomes import causes_text, infrastructure_causes, outcome_words
+from computerops.report.run import summarize
 from computerops.runs.bundle import EPISODES, NewRunDirectory, RunDirectory, writer_lock
 from computerops.runs.config import PlannedEpisode, RunConfig
 from computerops.runs.endpoint import EndpointError, ExtraSteps, model_endpoint

@@ -27,7 +27,7 @@ from computerops.core.hashing import file_sha256
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentRefused
-from computerops.report import report_json_as, summarize
+from computerops.report.run import report_json_as, summarize
 from computerops.runs.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, BundleError, RunDirectory
 from computerops.runs.config import RunConfig
 from computerops.runs.episode import claim_of, derived_fields

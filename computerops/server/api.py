@@ -353,7 +353,7 @@ def _event(kind: str, data: dict[str, Any]) -> str:
 @router.get("/runs/{run_id}/report")
 def report(run_id: str, request: Request) -> dict[str, Any]:
     """The run's report as `computerops report --json` prints it (`computerops.report/3`)."""
-    from computerops.report import report_json
+    from computerops.report.run import report_json
     result: dict[str, Any] = report_json(reading.run_report_of(state_of(request).bundle(run_id)))
     return result
 

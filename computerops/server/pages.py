@@ -141,7 +141,7 @@ def _report_view(state: ServerState, run: IndexedRun) -> Any:
     experiment run, else the run's."""
     from computerops.experiment.collect import LOCK_FILE
     from computerops.experiment.layout import experiment_view
-    from computerops.report import report_view
+    from computerops.report.layout import report_view
     from computerops.service.reading import experiment_result, run_report_of
     try:
         bundle = state.bundle(run.run_id)

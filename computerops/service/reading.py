@@ -35,7 +35,7 @@ def open_run(run_dir: Path) -> RunDirectory:
 
 def run_report_of(bundle: RunDirectory) -> RunReport:
     """A run's report, computed from its records and manifest (the same numbers in every rendering)."""
-    from computerops.report import run_report
+    from computerops.report.run import run_report
     from computerops.runs.bundle import BundleError
     from computerops.runs.verification import reviewer_verified
     try:

@@ -1,10 +1,11 @@
 """The serving study as an episode study: a serving episode asks its model through the serving-fault layer under its
 arm's serving protocol, writes `serving.json`, and its record's `serving` figures follow from that log
-(computerops/serving_faults/record.py); an injected fault that ended the episode is the study's treatment."""
+(computerops/serving_faults/record.py); an injected fault that ended the episode is the study's treatment. The
+report's serving figures by path follow from the records (computerops/report/serving.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,6 +13,9 @@ from typing import Any, ClassVar
 from pydantic import JsonValue
 
 from adapter.modelclient import StreamWatch
+from computerops.report.serving import serving_report, serving_table
+from computerops.report.tables import Block
+from computerops.runs.records import EpisodeRecord
 from computerops.serving_faults.clients import serving_clients
 from computerops.serving_faults.layer import EpisodeServingFaults
 from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
@@ -52,6 +56,7 @@ class _ServingEpisode(StudyEpisode):
 class ServingFaults(Study):
     name: ClassVar[str] = "serving"
     owned_fields: ClassVar[tuple[str, ...]] = ("serving",)
+    report_fields: ClassVar[tuple[str, ...]] = ("serving",)
     evidence_files: ClassVar[tuple[str, ...]] = (SERVING_LOG,)
 
     def begin(self, setup: EpisodeSetup) -> StudyEpisode | None:
@@ -79,6 +84,13 @@ class ServingFaults(Study):
     def treatment_ended(self, fields: Mapping[str, Any], entry: JsonValue | None) -> bool:
         served = fields.get("serving")
         return isinstance(served, ServingRecord) and served.ended_by_injection is not None
+
+    def report_figures(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+        return {"serving": serving_report(records)}
+
+    def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
+        serving = figures["serving"]
+        return [] if serving is None else [serving_table(serving)]
 
 
 def serving_of(facts: EpisodeFacts, log: ServingLog | None) -> ServingRecord | None:

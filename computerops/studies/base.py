@@ -12,6 +12,11 @@ plan (`problems`). `run_episode`, `derived_fields` and `verify` go through the r
 A study's record fields are either fields of `EpisodeRecord` it owns (`owned_fields`: the four studies that predate
 the seam, whose records keep the fields they always had) or, for a study added later, one entry under its name in
 the record's `studies` map (`record`), so that adding one changes no module but the registry (docs/extending.md).
+
+The run's report mirrors this: `run_report` and `report_view` (computerops/report/run.py, layout.py) go through the
+registry too. A pre-seam study fills the `RunReport` fields it always filled (`report_fields`, by
+`report_figures`); a later study's figures go under its name in the report's `studies` map (`report`); and each
+study lays out its own blocks (`report_blocks`), after the report's own.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from adapter.actions import FinishSchema
 from adapter.failover import Fallback, ServingProtocol
 from adapter.modelclient import StreamWatch
 from adapter.transcript import AgentTranscript, Bounds
+from computerops.report.tables import Block
 from computerops.runs.config import PlannedEpisode, RunConfig
+from computerops.runs.records import EpisodeRecord
 from sites.kit.plant import Plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import Tenant
@@ -149,6 +156,10 @@ class Study:
     owned_fields: ClassVar[tuple[str, ...]] = ()
     """The `EpisodeRecord` fields `record_fields` fills (the studies that predate the seam); empty for a study whose
     record goes under its name in the record's `studies` map. Never a field the run fills itself (`outcome`...)."""
+    report_fields: ClassVar[tuple[str, ...]] = ()
+    """The `RunReport` fields `report_figures` fills (the studies that predate the seam: `exposure`, `security`...);
+    empty for a study whose figures go under its name in the report's `studies` map. Never a field the report fills
+    itself (`total`, `loops`...)."""
     evidence_files: ClassVar[tuple[str, ...]] = ()
     """The files its evidence of an episode may name (`fnmatch` patterns relative to the episode's folder:
     `serving.json`, `checkpoints/*.json`). A file it writes or hashes outside them, or one the run or another study
@@ -192,3 +203,18 @@ class Study:
         infrastructure failure."""
         return False
 
+
+    def report_figures(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+        """The report fields the study fills (`report_fields`), from the run's records alone (`computerops verify`
+        recomputes the report from them)."""
+        return {}
+
+    def report(self, records: Sequence[EpisodeRecord]) -> JsonValue | None:
+        """A study without report fields: its entry in the report's `studies` map (None: the run has no episode of
+        it), from the run's records alone (its record entries are each record's `studies[name]`)."""
+        return None
+
+    def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
+        """The study's blocks of the report's view (console and HTML), given the report fields it filled or its
+        entry in the report's `studies` map (None: it has none); empty where the run has nothing of it to show."""
+        return []

@@ -1,6 +1,7 @@
-"""The rules the registry's studies keep with one another and with the run, checked where they apply: names and owned
-fields unique (`check_studies`, when the registry is read), the files a study's evidence names (`evidence_problem`,
-when the run takes an episode's evidence; `unclaimed`, when `verify` reads it)."""
+"""The rules the registry's studies keep with one another, with the run and with its report, checked where they
+apply: names, owned record fields and report fields unique (`check_studies`, when the registry is read), the files
+a study's evidence names (`evidence_problem`, when the run takes an episode's evidence; `unclaimed`, when `verify`
+reads it)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,20 @@ RUN_RECORD_FIELDS = frozenset({"episode_id", "task_id", "task_sha256", "wall_s",
                                "replay", "format", "studies"})
 """Fields of an episode's record the run fills besides those `derived_fields` computes: no study may own one."""
 
+RUN_REPORT_FIELDS = frozenset({"format", "run_id", "scripted", "total", "by_endpoint", "by_upstream", "evidence_level",
+                               "evidence_level_meaning", "completeness", "bootstrap_seed", "bootstrap_resamples",
+                               "provenance", "loops", "instances", "studies"})
+"""Fields of a `RunReport` (computerops/report/run.py) the report fills itself: no study may fill one. Every other
+field of it is a registered study's `report_fields` (tests/test_study_seam.py holds the two to the model)."""
+
 
 def check_studies(studies: Sequence[Study]) -> None:
-    """ValueError, naming the studies, where two share a name or an owned field, or a study's evidence patterns could
-    name a file outside the episode's folder or one the run writes itself."""
+    """ValueError, naming the studies, where two share a name, an owned record field or a report field, a study owns
+    a field the run or the report fills itself, or a study's evidence patterns could name a file outside the
+    episode's folder or one the run writes itself."""
     names: dict[str, Study] = {}
     owners: dict[str, str] = {}
+    reporters: dict[str, str] = {}
     for study in studies:
         if study.name in names:
             raise ValueError(f"two studies share the name {study.name!r}: {type(names[study.name]).__name__} and "
@@ -32,6 +41,12 @@ def check_studies(studies: Sequence[Study]) -> None:
             if field in owners:
                 raise ValueError(f"studies {owners[field]} and {study.name} both own the record field {field!r}")
             owners[field] = study.name
+        for field in study.report_fields:
+            if field in RUN_REPORT_FIELDS:
+                raise ValueError(f"study {study.name} fills the report field {field!r}, which the report fills itself")
+            if field in reporters:
+                raise ValueError(f"studies {reporters[field]} and {study.name} both fill the report field {field!r}")
+            reporters[field] = study.name
         for pattern in study.evidence_files:
             path = PurePosixPath(pattern)
             if path.is_absolute() or ".." in path.parts or "\\" in pattern or not path.parts:

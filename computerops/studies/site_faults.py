@@ -1,10 +1,17 @@
 """The site-fault study as an episode study: the tenant injects the episode's planned faults (sites/kit/faults.py),
-and the record says which were configured and which fired (docs/faults.md)."""
+and the record says which were configured and which fired (docs/faults.md); the report's exposure, recovery funnel and
+false completions after a fault fired follow from the records (computerops/report/faults.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from pydantic import JsonValue
+
+from computerops.report.faults import exposure, false_completions_with_fault_context, fault_blocks, recovery_funnel
+from computerops.report.tables import Block
+from computerops.runs.records import EpisodeRecord
 from computerops.studies.base import EpisodeFacts, EpisodeSetup, Study
 from sites.kit.faults import FaultInjector
 from sites.kit.injection import FaultSession
@@ -14,6 +21,7 @@ from sites.kit.tenancy import Tenant
 class SiteFaults(Study):
     name: ClassVar[str] = "site_faults"
     owned_fields: ClassVar[tuple[str, ...]] = ("faults_enabled", "faults_configured", "faults_fired")
+    report_fields: ClassVar[tuple[str, ...]] = ("exposure", "recovery_funnel", "false_completions_with_fault_context")
 
     def prepare(self, setup: EpisodeSetup, tenant: Tenant) -> None:
         plan = setup.config.fault_plan(setup.task.spec, setup.planned)
@@ -28,3 +36,14 @@ class SiteFaults(Study):
             "faults_configured": [] if plan is None else plan.configured,
             "faults_fired": [op.fault.fault for op in facts.operations if op.fault is not None and op.fault.applied],
         }
+
+    def report_figures(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+        return {"exposure": exposure(records), "recovery_funnel": recovery_funnel(records),
+                "false_completions_with_fault_context": false_completions_with_fault_context(records)}
+
+    def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
+        """The fault sections, in a run where a fault was configured or fired."""
+        exposed = figures["exposure"]
+        if not (exposed.configured_any or exposed.fired_any):
+            return []
+        return fault_blocks(exposed, figures["recovery_funnel"], figures["false_completions_with_fault_context"])
