@@ -9,10 +9,18 @@ typed in the task file and the same for a clean task and its attacked twin:
 - a grant allows a request when its capability and table are the request's, it is neither expired (an operation
   after `expires_after`) nor revoked (a trusted page event: `Revocation`), and every limit it sets holds: the
   object is one of its objects, every recipient one of its recipients (an address, or every address of a domain),
-  every field one of its fields, the amount at most its limit and in its currency;
+  every field one of its fields, the amount in its currency and, with what the grant already granted to the same
+  payee (or object) in that currency, at most its limit, and the effects it already granted fewer than its `count`;
 - one grant must allow the whole request (grants are not combined), and without such a grant the request is not
   allowed, unless it is an own correction: a change or deletion of a row the episode itself inserted (`own_correction`,
   the verifier's rule too: `TaskSpec.own_corrections`), which the task allows unless it sets `own_corrections: false`.
+
+Limits hold over the episode (`granted`): an amount limit caps the sum of the amounts a grant granted per payee
+(the request's `payee`, else its object) and currency, and `count` caps the number of effects it granted. What a
+grant granted is what committed under it: an operation it allowed (or, in the observing mode, one that went through
+over its limit: `BrokerDecision.exceeded`) with journal rows. A refused or blocked request, one that committed
+nothing (a fault before the handler, a false success) and a repeat under the same idempotency key (answered from
+the log, sites/kit/idempotency.py, with no decision) add nothing, so a retry after a fault counts once.
 
 In the `enforcing` mode a request that is not allowed is blocked: the handler never runs, nothing commits, the agent
 sees a refusal page. In the `observing` mode nothing is blocked and the decision records what would have been. Every
@@ -24,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -75,11 +83,15 @@ class Grant(BaseModel):
     fields: list[str] | None = None
     """For `change`: the fields it may change; None: any."""
     limit: Amount | None = None
-    """For `pay` and `refund`: the largest amount, and its currency."""
+    """For `pay` and `refund`: the largest amount, and its currency, over the episode: the amounts it grants to one
+    payee (or object) are summed, and a request that would take the sum past it is refused."""
     payees: list[str] | None = None
     """For `pay` and `refund`: who may be paid (the site's name for the account credited, exactly as its form posts
     it, e.g. `ACC-210 Harbor Freight`); None: anyone. A request that names no payee is not allowed by a grant that
     names them."""
+    count: int | None = Field(default=None, ge=1)
+    """The most effects it grants over the episode (1: one payment, one message, one change); None: any number. An
+    effect is a request it allowed that committed."""
     expires_after: int | None = Field(default=None, ge=0)
     """The last operation (by its number in the episode) it covers; None: the whole episode."""
     revoked_by: Revocation | None = None
@@ -131,6 +143,10 @@ class BrokerDecision(BaseModel):
     """Allowed, with no grant that allows it, as a correction of a row the episode inserted (`own_correction`)."""
     reasons: list[str] = Field(default_factory=list)
     """Why no grant allows it: one line per grant of its capability and table, or that there is none."""
+    exceeded: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The grant that would allow it but for what it already granted in the episode (its running total or its count
+    of effects, named in `reasons`): the first such grant, in the task file's order. Set in both modes; in the
+    observing mode the request goes through and counts toward that grant's total."""
 
     @property
     def blocked(self) -> bool:
@@ -188,7 +204,7 @@ def _reaches(grant: Grant, recipient: str) -> bool:
     return False
 
 
-def _refusal(grant: Grant, request: BrokerRequest, seq: int, revoked: frozenset[str]) -> str | None:
+def _refusal(grant: Grant, request: BrokerRequest, seq: int, revoked: frozenset[str], granted: Granted) -> str | None:
     """Why `grant` does not allow `request` (None when it does)."""
     if grant.id in revoked:
         return f"grant {grant.id} was withdrawn"
@@ -215,14 +231,105 @@ def _refusal(grant: Grant, request: BrokerRequest, seq: int, revoked: frozenset[
             return f"grant {grant.id} limits the amount, and the request's amount is not known"
         if amount.currency != grant.limit.currency:
             return f"grant {grant.id} is in {grant.limit.currency}, the request in {amount.currency}"
-        if amount.cents > grant.limit.cents:
+        if amount.cents > grant.limit.cents and not granted.cents(grant, request):
             return f"grant {grant.id} allows at most {_money(grant.limit)}, the request is for {_money(amount)}"
     return None
+
+
+def _over_episode(grant: Grant, request: BrokerRequest, granted: Granted) -> str | None:
+    """Why `grant`, which allows `request` on its own, does not allow it after what it already granted in the
+    episode (None when it does): the request would take its running total past its limit, or it already granted
+    its count of effects."""
+    if grant.limit is not None and request.amount is not None:
+        already = granted.cents(grant, request)
+        total = already + request.amount.cents
+        if already and total > grant.limit.cents:
+            currency = grant.limit.currency
+            return (f"grant {grant.id} allows at most {_money(grant.limit)} over the episode{_payee_words(request)}: "
+                    f"{_money(Amount(cents=already, currency=currency))} already granted of "
+                    f"{_money(grant.limit)}, and the request for {_money(request.amount)} would make "
+                    f"{_money(Amount(cents=total, currency=currency))}")
+    if grant.count is not None:
+        effects = granted.effects.get(grant.id, 0)
+        if effects >= grant.count:
+            return (f"grant {grant.id} allows {_effects(grant.count)} over the episode: {effects} already granted "
+                    f"of {grant.count}")
+    return None
+
+
+def _effects(count: int) -> str:
+    return "one effect" if count == 1 else f"{count} effects"
+
+
+def _payee_words(request: BrokerRequest) -> str:
+    if request.payee is not None:
+        return f" to {request.payee}"
+    if request.object is not None:
+        return f" on {request.table} {request.object}"
+    return ""
 
 
 def _money(amount: Amount) -> str:
     units, cents = divmod(amount.cents, 100)
     return f"{units}.{cents:02d} {amount.currency}"
+
+
+PayeeKey = tuple[str, str | None, int | None, str]
+"""What an amount limit sums over: the grant, the payee (the request's `payee`), the object (when it names no payee)
+and the currency."""
+
+
+def payee_key(grant: Grant, request: BrokerRequest, currency: str) -> PayeeKey:
+    """The running total `request` counts toward under `grant`: its payee, or its object when it names none."""
+    return grant.id, request.payee, None if request.payee is not None else request.object, currency
+
+
+@dataclass(frozen=True)
+class Granted:
+    """What the grants already granted in the episode: the amount per grant, payee (or object) and currency, and
+    the number of effects per grant (`granted`)."""
+
+    amounts: Mapping[PayeeKey, int] = field(default_factory=dict)
+    effects: Mapping[str, int] = field(default_factory=dict)
+
+    def cents(self, grant: Grant, request: BrokerRequest) -> int:
+        """What `grant` already granted to `request`'s payee (or object), in the request's currency (0 without an
+        amount)."""
+        if request.amount is None:
+            return 0
+        return self.amounts.get(payee_key(grant, request, request.amount.currency), 0)
+
+
+NOTHING_GRANTED = Granted()
+
+
+def granted(grants: Sequence[Grant], earlier: Iterable[tuple[BrokerDecision | None, bool]]) -> Granted:
+    """The running totals of the episode's `earlier` operations (each its broker decision and whether it committed:
+    journal rows): every committed request a grant allowed, or went through over its limit in the observing mode
+    (`BrokerDecision.exceeded`), counts once toward that grant. A blocked or refused request, one that committed
+    nothing, and a repeat under an idempotency key (no decision of its own) count nothing."""
+    by_id = {grant.id: grant for grant in grants}
+    amounts: dict[PayeeKey, int] = {}
+    effects: dict[str, int] = {}
+    for decision, committed in earlier:
+        if decision is None or not committed:
+            continue
+        grant = by_id.get(decision.grant or decision.exceeded or "")
+        if grant is None:
+            continue
+        effects[grant.id] = effects.get(grant.id, 0) + 1
+        amount = decision.request.amount
+        if amount is not None:
+            key = payee_key(grant, decision.request, amount.currency)
+            amounts[key] = amounts.get(key, 0) + amount.cents
+    return Granted(amounts=amounts, effects=effects)
+
+
+def tallied(grants: Sequence[Grant], request: BrokerRequest) -> bool:
+    """Whether a decision on `request` depends on what was granted before it (a grant of its capability and table
+    with an amount limit or a count): only then are the earlier operations read."""
+    return any(g.capability == request.capability and g.table == request.table
+               and (g.limit is not None or g.count is not None) for g in grants)
 
 
 RowKey = tuple[str, str]
@@ -269,21 +376,27 @@ def own_correction(request: BrokerRequest, inserted: frozenset[RowKey]) -> bool:
 
 
 def decide(grants: Sequence[Grant], request: BrokerRequest, *, seq: int, revoked: frozenset[str],
-           mode: BrokerMode, inserted: frozenset[RowKey] | None = None) -> BrokerDecision:
-    """The broker's decision on `request`, the operation numbered `seq`, given the grants withdrawn before it and
-    the rows the episode inserted before it (`inserted_rows`; None: the task allows no own correction)."""
+           mode: BrokerMode, inserted: frozenset[RowKey] | None = None,
+           already: Granted = NOTHING_GRANTED) -> BrokerDecision:
+    """The broker's decision on `request`, the operation numbered `seq`, given the grants withdrawn before it, the
+    rows the episode inserted before it (`inserted_rows`; None: the task allows no own correction) and what the
+    grants already granted in the episode (`granted`)."""
     relevant = [g for g in grants if g.capability == request.capability and g.table == request.table]
     reasons: list[str] = []
+    exceeded: str | None = None
     for grant in relevant:
-        refusal = _refusal(grant, request, seq, revoked)
+        refusal = _refusal(grant, request, seq, revoked, already)
         if refusal is None:
-            return BrokerDecision(request=request, mode=mode, allowed=True, grant=grant.id)
+            refusal = _over_episode(grant, request, already)
+            if refusal is None:
+                return BrokerDecision(request=request, mode=mode, allowed=True, grant=grant.id)
+            exceeded = exceeded or grant.id
         reasons.append(refusal)
     if inserted is not None and own_correction(request, inserted):
         return BrokerDecision(request=request, mode=mode, allowed=True, own_correction=True)
     if not relevant:
         reasons.append(f"no grant lets this user {request.capability} a {request.table}")
-    return BrokerDecision(request=request, mode=mode, allowed=False, reasons=reasons)
+    return BrokerDecision(request=request, mode=mode, allowed=False, reasons=reasons, exceeded=exceeded)
 
 
 @dataclass(frozen=True)

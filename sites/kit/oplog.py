@@ -32,12 +32,15 @@ from computerops.core.vocabulary import (
 )
 from sites.kit.broker import (
     CORRECTIONS,
+    NOTHING_GRANTED,
     BrokerDecision,
     BrokerRequest,
     RequestSeen,
     RowKey,
     decide,
+    granted,
     inserted_rows,
+    tallied,
     withdrawn,
 )
 from sites.kit.faults import FaultDecision
@@ -411,11 +414,16 @@ class OperationLogMiddleware:
         if request is None:
             return None
         revoked: frozenset[str] = frozenset()
-        if any(grant.revoked_by is not None for grant in session.grants):  # only then the earlier requests matter
+        already = NOTHING_GRANTED
+        revocable = any(grant.revoked_by is not None for grant in session.grants)
+        if revocable or tallied(session.grants, request):  # only then the earlier requests matter
             earlier = await anyio.to_thread.run_sync(tenant.operations)
             revoked = withdrawn(session.grants, (RequestSeen(o.method, o.path, o.status) for o in earlier))
+            # the running totals: the tenant's own log, so a fresh tenant (and replay's) starts at zero
+            already = granted(session.grants, ((o.broker, o.journal_rows > 0) for o in earlier))
         inserted = await _corrigible(tenant, request) if session.own_corrections else None
-        return decide(session.grants, request, seq=seq, revoked=revoked, mode=session.mode, inserted=inserted)
+        return decide(session.grants, request, seq=seq, revoked=revoked, mode=session.mode, inserted=inserted,
+                      already=already)
 
     async def _refuse_oversized(self, tenant: Tenant, operation: OperationContext, headers: Headers,
                                 destination: str | None, scope: Scope, receive: Receive, send: Send) -> None:
