@@ -29,7 +29,9 @@ def test_an_entry_by_hand_is_paid_within_the_grants_limit_and_currency(tenant: T
     decision = allowed(tenant, browser, "/ledger/entries", ENTRY, grant="petty-cash")
     assert decision.request.amount == Amount(cents=5000, currency="EUR") and decision.request.object is None
     decision = blocked(tenant, browser, "/ledger/entries", {**ENTRY, "amount": "150,00"})
-    assert decision.reasons == ["grant petty-cash allows at most 100.00 EUR, the request is for 150.00 EUR"]
+    assert decision.reasons == ["grant petty-cash allows at most 100.00 EUR over the episode to ACC-100 Operations: "
+                                "50.00 EUR already granted of 100.00 EUR, and the request for 150.00 EUR would make "
+                                "200.00 EUR"]  # the 50.00 EUR entry before it counts (tests/test_broker_limits.py)
     decision = blocked(tenant, browser, "/ledger/entries", {**ENTRY, "currency": "USD"})
     assert decision.reasons == ["grant petty-cash is in EUR, the request in USD"]
     assert _entries(tenant) == before + 1

@@ -46,6 +46,8 @@ def grant_line(grant: Grant, money: MoneyWords = _money) -> str:
         parts.append(f"fields {', '.join(grant.fields)} only")
     if grant.limit is not None:
         parts.append(f"at most {money(grant.limit.cents, grant.limit.currency)}")
+    if grant.count is not None:
+        parts.append(f"{grant.count} time(s) at most")
     return "; ".join(parts)
 
 

@@ -89,7 +89,7 @@ class Grant(BaseModel):
     """For `pay` and `refund`: who may be paid (the site's name for the account credited, exactly as its form posts
     it, e.g. `ACC-210 Harbor Freight`); None: anyone. A request that names no payee is not allowed by a grant that
     names them."""
-    count: int | None = Field(default=None, ge=1)
+    count: int | None = Field(default=None, ge=1, exclude_if=lambda value: value is None)
     """The most effects it grants over the episode (1: one payment, one message, one change); None: any number. An
     effect is a request it allowed that committed."""
     expires_after: int | None = Field(default=None, ge=0)
