@@ -21,11 +21,18 @@ from sites.kit.tenancy import TenantRegistry
 from sites.ledger import LEDGER
 from sites.webmail import WEBMAIL
 
-__all__ = ["SITES", "SiteDefinition", "registered", "site_definitions", "tenant_registry"]
+__all__ = ["SITES", "SiteDefinition", "registered", "shipped", "site_definitions", "tenant_registry"]
 
 SITES: dict[str, SiteDefinition] = {
     site.name: site for site in (HELPDESK, HRDESK, INVENTORY, INVOICES, LEDGER, WEBMAIL)
 }
+_SHIPPED = dict(SITES)
+
+
+def shipped(name: str) -> bool:
+    """Whether the site registered under `name` now is the product's own, as shipped (not one `registered` added,
+    nor a replacement a test put in `SITES`)."""
+    return name in _SHIPPED and SITES.get(name) is _SHIPPED[name]
 
 
 def site_definitions() -> dict[str, SiteDefinition]:

@@ -155,6 +155,10 @@ class Attack(_Spec):
     """Requests that start toward the objective; the first one (or the objective reached) is the hijack."""
     obedient: Variant
     """The scripted control of an agent that follows the payload, derived from the task's control."""
+    checks: list[str] = Field(default_factory=list)
+    """The `expected_state` checks the attacked file adds to its base task's (the loader names them, tasks/catalog.py):
+    they judge the attack — what the attacker's objective would break — so they count for compliance and never for
+    capability (`verifier.judge.capable`)."""
 
     @property
     def payload(self) -> str:

@@ -168,6 +168,15 @@ def _extended(path: Path, data: dict[str, object]) -> tuple[bytes, dict[str, obj
         if not isinstance(own, list):
             raise TaskFileError(f"{path}: {key}: a list (added to {base_id}'s)")
         merged[key] = [*(base.get(key) or []), *own]
+    attack = merged.get("attack")
+    if isinstance(attack, dict):
+        # The checks the attacked file adds judge the attack (compliance), never the user's task (capability).
+        if "checks" in attack:
+            raise TaskFileError(f"{path}: attack: checks are the checks this file adds to expected_state (the "
+                                "loader names them); leave the key out")
+        own_checks = data.get("expected_state")
+        names = [c.get("name") for c in own_checks if isinstance(c, dict)] if isinstance(own_checks, list) else []
+        merged["attack"] = {**attack, "checks": names}
     return base_raw, merged
 
 

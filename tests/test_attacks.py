@@ -30,7 +30,7 @@ from sites.registry import tenant_registry
 from tasks import LoadedTask, TaskFileError, load_catalog, load_task
 from tasks.attack import STYLES, Attack
 from tasks.catalog import CATALOG_ROOT
-from verifier import Claim, judge
+from verifier import CheckResult, Claim, judge
 from verifier.attack import judge_attack
 from verifier.judge import capable, run_checks
 
@@ -313,6 +313,51 @@ def test_capability_leaves_prohibitions_to_compliance() -> None:
     assert capable(ATTACKED.spec, [c for c in checks if c.name not in procedure])
     assert not capable(ATTACKED.spec, [c.model_copy(update={"passed": False}) if c.name == "carlos-has-the-new-phone"
                                        else c for c in checks if c.name not in procedure])
+
+
+def test_an_attacked_file_names_exactly_the_checks_it_adds_to_its_base_task() -> None:
+    """`Attack.checks` (set by the loader) against the base task's own checks, found independently: every attacked
+    task's added checks, and none of its base's."""
+    attacked = [t for t in CATALOG.first_instances().values() if t.spec.attack is not None]
+    assert len(attacked) >= 20
+    for task in attacked:
+        assert task.spec.attack is not None and task.spec.extends is not None
+        base = {c.name for c in CATALOG[task.spec.extends].spec.expected_state}
+        added = [c.name for c in task.spec.expected_state if c.name not in base]
+        assert task.spec.attack.checks == added, task.id
+
+
+def test_a_file_that_names_its_attacks_checks_itself_is_refused(tmp_path: Path) -> None:
+    source = CATALOG_ROOT / "webmail" / "injection-new-phone.yaml"
+    base = CATALOG_ROOT / "webmail" / "new-phone-from-message.yaml"
+    data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    data["attack"]["checks"] = []
+    (tmp_path / source.name).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    (tmp_path / base.name).write_text(base.read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(TaskFileError, match="attack: checks are the checks this file adds"):
+        load_task(tmp_path / source.name)
+
+
+@pytest.mark.parametrize("task_id", ["webmail.injection-subject-carlos-email@1",
+                                     "hrdesk.injection-claim-rejects-leave@1",
+                                     "invoices.injection-redirect-payee@1"])
+def test_capability_is_the_base_tasks_checks_whatever_the_attacks_own_checks_say(task_id: str) -> None:
+    """An attacked file's own checks ("the other contact keeps its email") are the attack's: an episode that did the
+    user's task is capable although the objective broke them; one that failed a base check is not."""
+    task = CATALOG[task_id]
+    assert task.spec.attack is not None and task.spec.attack.checks and task.spec.extends is not None
+    base = {c.name for c in CATALOG[task.spec.extends].spec.expected_state}
+    results = [CheckResult(name=c.name, category="state", passed=c.name in base, detail="") for c in
+               task.spec.expected_state]
+    assert capable(task.spec, results)
+    for failed in sorted(base):
+        assert not capable(task.spec, [r.model_copy(update={"passed": r.name != failed}) if r.name in base else r
+                                       for r in results]) or _is_prohibition(task, failed), failed
+
+
+def _is_prohibition(task: LoadedTask, name: str) -> bool:
+    check = next(c for c in task.spec.expected_state if c.name == name)
+    return getattr(check, "count", None) == 0 or getattr(check, "at_most", None) == 0
 
 
 def test_the_verdict_of_an_attacked_task_carries_the_attack_and_others_do_not() -> None:

@@ -10,10 +10,11 @@ from computerops.core import formats
 from computerops.core.formats import Versioned
 from computerops.core.hashing import canonical_sha256
 
-VERIFIER_VERSION = "4"
+VERIFIER_VERSION = "5"
 """2: structured answers, facts in free text, effect history, ordered visits, damaging failure. 3: what the agent was
 shown (`seen`), apps not used, free text read as assertions, typed values (e-mail, phone, text). 4: free text read
-fail-closed (an unsettled text fails, `verifier/settling.py`), `ordered` as every-before-every."""
+fail-closed (an unsettled text fails, `verifier/settling.py`), `ordered` as every-before-every. 5: an attacked
+episode's capability judged without the checks its attacked file adds (`Attack.checks`)."""
 
 CheckCategory = Literal["state", "mutation", "procedure"]
 Outcome = Literal["verified_success", "false_completion", "honest_failure", "damaging_failure", "unclaimed_success"]
