@@ -1,132 +1,129 @@
 """An experiment's design turned into the episodes a run attempts: cells x tasks x repetitions x arms, each
 episode marked with its cell, arm, repetition and pair, in the frozen arm order.
 
-What an arm is depends on the design, and each planned episode says it in its fields: in a fault or attack
-experiment the control has injection disabled (`faults` False) and the treatment has it; in a persistence
-experiment both arms are long-running with the cell's recovery policy and checkpoint interval, the control
-uninterrupted and the treatment the cell's interrupting arm (`persistence`), and injection is enabled in both
-(`faults` True: the treatment is the interruption, so whatever faults or attacks the tasks configure meet both arms
-alike); in a serving experiment both arms stream their replies under the same serving protocol, the control the
-`reference` arm (A) and the treatment the cell's serving arm (`serving`: B to E), injection enabled in both (the
-treatment is the serving failure).
+A cell is one level of each factor: the model, the invoices portal's tool ladder (`tools` x `order`; neither is a
+study, so both stay here) and each registered study's level (computerops/studies/registry.py), which the study
+reads from the experiment's factors (`Study.design_levels`: site faults' fault rate x fault classes, the security
+study's broker mode, the serving arm, the persistence arm x recovery policy). The planner goes through the registry
+and names no study: each study says its cell-id parts (`Study.cell_parts`), the `PlannedEpisode` fields its level
+gives each arm (`Study.arm_fields`), whether the control has injection enabled (`Study.injects_control`), what the
+arms are where it defines them (`Study.arms_meaning`) and which of its factors a noise floor's cell may name
+(`Study.noise_factors`, `Study.factor_levels`). The experiment file's format is the same as ever, and its validation
+(a study's factors included) stays in computerops/experiment/spec.py.
 
-The plan is a pure function of the experiment file and its resolved task ids, so the lock can hold it and anyone
-can re-derive it; the noise floor's reruns are planned here too.
+What an arm is depends on the design, and each planned episode says it in its fields: by default the control has
+injection disabled (`faults` False) and the treatment has it, all else identical; a study whose treatment is its own
+(the persistence study's interruption, the serving study's failure) enables injection in both arms and gives each
+arm its own fields (computerops/persistence/study.py, computerops/serving_faults/study.py).
+
+The plan is a pure function of the experiment file, its resolved task ids and the registered studies, so the lock can
+hold it and anyone can re-derive it; the noise floor's reruns are planned here too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from computerops.core.vocabulary import BrokerMode
+from pydantic import JsonValue
+
 from computerops.experiment.rows import ARMS, Arm
-from computerops.experiment.spec import (
-    LADDER_SITE,
-    PERSISTENCE_CONTROL,
-    SERVING_CONTROL,
-    ExperimentSpec,
-    ExperimentTask,
-)
-from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.experiment.spec import LADDER_SITE, ExperimentSpec, ExperimentTask
 from computerops.runs.config import PlannedEpisode
-from computerops.serving_faults.arms import Serving, ServingArm, serving_arm
-from sites.kit.faults import FaultClass
+from computerops.studies.base import Study
+from computerops.studies.registry import registered
+
+PLANNER_FIELDS = frozenset({"episode_id", "task_id", "policy", "repetition", "faults", "cell", "arm", "pair", "apps",
+                            "fault_draw", "seed", "studies"})
+"""The `PlannedEpisode` fields the planner fills itself (ids, the model's policy and seed, the tool ladder's apps,
+whether injection is enabled, the noise floor's draw, the `studies` map that `Study.arm_entry` fills): no study's
+`arm_fields` may give one."""
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One level of each factor."""
+    """One level of each factor: the model, the tool ladder's rung and order, and each registered study's level.
+
+    A factor a noise floor's cell may name reads by name (`factor`, or as an attribute: `cell.fault_rate`,
+    `cell.persistence`, `cell.serving`)."""
 
     model: str
     """A scripted policy name, or the real endpoint's model name."""
-    fault_rate: float
-    fault_classes: tuple[FaultClass, ...]
     tools: int | None = None
     order: str | None = None
-    broker: BrokerMode = "enforcing"
-    persistence: PersistenceArm | None = None
-    """The interrupting arm this cell's treatment runs (a persistence experiment); None otherwise."""
-    recovery: RecoveryPolicy | None = None
-    """The recovery policy of both arms of a persistence experiment's cell; None otherwise."""
-    serving: ServingArm | None = None
-    """The serving arm this cell's treatment runs (a serving experiment); None otherwise."""
+    levels: tuple[tuple[Study, Any], ...] = ()
+    """Each registered study with its level of this cell (`Study.design_levels`), in the registry's order."""
 
     def key(self, spec: ExperimentSpec) -> str:
         """The cell's id: its levels, named, e.g. `tools=3,order=A,fault_rate=0.2,model=scripted:oracle`; a factor
         with a single level is named too (a cell id says everything that defines it), a persistence experiment's
-        `persistence=interrupted,recovery=reconcile` and a serving experiment's `serving=partial-stream` included."""
+        `persistence=interrupted,recovery=reconcile` and a serving experiment's `serving=partial-stream` included
+        (each study names its own level: `Study.cell_parts`)."""
         parts = []
         if self.tools is not None:
             parts += [f"tools={self.tools}", f"order={self.order}"]
-        parts.append(f"fault_rate={self.fault_rate:g}")
-        if len(spec.factors.fault_classes) > 1:
-            parts.append("fault_classes=" + "+".join(self.fault_classes))
-        if spec.factors.broker != ["enforcing"]:
-            parts.append(f"broker={self.broker}")
-        if self.persistence is not None:
-            parts += [f"persistence={self.persistence}", f"recovery={self.recovery}"]
-        if self.serving is not None:
-            parts.append(f"serving={self.serving}")
+        for study, level in self.levels:
+            parts += study.cell_parts(spec, level)
         parts.append(f"model={spec.endpoint.model_for(self.model)}")
         return ",".join(parts)
 
+    def factor(self, name: str) -> Any:
+        """The cell's level of the factor `name`: `model`, `tools`, `order` or a study's `noise_factors`; KeyError
+        for another name."""
+        if name in ("model", "tools", "order"):
+            return {"model": self.model, "tools": self.tools, "order": self.order}[name]
+        for study, level in self.__dict__.get("levels", ()):
+            if name in study.noise_factors:
+                return study.factor_levels(level)[name]
+        raise KeyError(name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.factor(name)
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no attribute or factor {name!r}") from None
+
+
+def factor_names(studies: Sequence[Study]) -> tuple[str, ...]:
+    """The factors a noise floor's cell may name, sorted: the model, the tool ladder's and the studies'."""
+    return tuple(sorted({"model", "order", "tools", *(f for study in studies for f in study.noise_factors)}))
+
 
 def cells(spec: ExperimentSpec) -> list[Cell]:
-    """Every combination of the factors' levels, in the file's order of levels (models outermost)."""
+    """Every combination of the factors' levels, in the file's order of levels: models outermost, then the tool
+    ladder, then each registered study's levels in the registry's order."""
+    studies = registered()
     ladder: list[tuple[int | None, str | None]] = [(None, None)]
     if spec.factors.tools is not None and spec.factors.order is not None:
         ladder = [(t, o) for o in spec.factors.order for t in spec.factors.tools]
-    persistence: list[tuple[PersistenceArm | None, RecoveryPolicy | None]] = [(None, None)]
-    if spec.factors.persistence is not None:
-        persistence = [(a, p) for a in spec.factors.persistence for p in spec.factors.recoveries]
-    serving: list[ServingArm | None] = [None] if spec.factors.serving is None else list(spec.factors.serving)
-    return [Cell(model=m, fault_rate=r, fault_classes=tuple(c), tools=t, order=o, broker=b, persistence=a, recovery=p,
-                 serving=v)
-            for m, (t, o), r, c, b, (a, p), v in itertools.product(spec.models, ladder, spec.factors.fault_rate,
-                                                                 spec.factors.fault_classes, spec.factors.broker,
-                                                                 persistence, serving)]
+    return [Cell(model=m, tools=t, order=o, levels=tuple(zip(studies, levels, strict=True)))
+            for m, (t, o), *levels in itertools.product(spec.models, ladder,
+                                                         *(study.design_levels(spec) for study in studies))]
 
 
 def injects(spec: ExperimentSpec, arm: Arm) -> bool:
     """Whether an arm's episodes have injection enabled (`PlannedEpisode.faults`): the treatment always; the control
-    only in a persistence experiment, whose treatment is the interruption, and in a serving experiment, whose
-    treatment is the serving failure (both arms meet the same faults and attacks)."""
-    return arm == "treatment" or spec.persistent or spec.serving_study
+    only where a registered study's treatment is its own (`Study.injects_control`: a persistence experiment's
+    interruption, a serving experiment's failure), so that both arms meet the same faults and attacks."""
+    return _injects(spec, arm, registered())
 
 
-def persistence_of(spec: ExperimentSpec, cell: Cell, arm: Arm) -> Persistence | None:
-    """How an arm's episodes persist: in a persistence experiment, long-running in both arms with the cell's
-    recovery policy and the experiment's checkpoint interval (matched costs), the control uninterrupted and the
-    treatment the cell's arm; None (in-process, as ever) otherwise."""
-    if cell.persistence is None or cell.recovery is None:
-        return None
-    return Persistence(arm=PERSISTENCE_CONTROL if arm == "control" else cell.persistence, recovery=cell.recovery,
-                       checkpoint_every=spec.checkpoint_interval)
-
-
-def serving_of(spec: ExperimentSpec, cell: Cell, arm: Arm) -> Serving | None:
-    """How an arm's episodes meet their endpoint: in a serving experiment, streamed under the same serving protocol
-    in both arms (a continuation design in both when the experiment declares one), the control the `reference` arm
-    and the treatment the cell's serving arm; None (the endpoint asked as ever) otherwise."""
-    if cell.serving is None:
-        return None
-    return serving_arm(SERVING_CONTROL if arm == "control" else cell.serving, continuation=spec.continuation)
+def _injects(spec: ExperimentSpec, arm: Arm, studies: Sequence[Study]) -> bool:
+    return arm == "treatment" or any(study.injects_control(spec) for study in studies)
 
 
 def arms_meaning(spec: ExperimentSpec) -> str:
-    """What the experiment's arms are, in words (the freeze prints it, the report shows it)."""
-    if spec.factors.persistence is not None:
-        return (f"control = the {PERSISTENCE_CONTROL} long-running episode; treatment = the cell's persistence arm "
-                f"({', '.join(spec.factors.persistence)}); both in child processes with the cell's recovery policy "
-                f"and a checkpoint every {spec.checkpoint_interval} replies; injection (faults, attacks) as configured "
-                "in both arms")
-    if spec.factors.serving is not None:
-        return (f"control = the {SERVING_CONTROL} serving arm (A: no serving failure); treatment = the cell's serving "
-                f"arm ({', '.join(spec.factors.serving)}); both streamed under the same serving protocol"
-                + (" with a continuation design" if spec.continuation else "")
-                + "; injection (faults, attacks) as configured in both arms")
+    """What the experiment's arms are, in words (the freeze prints it, the report shows it): the first registered
+    study's that defines them (`Study.arms_meaning`), else injection disabled against injection."""
+    for study in registered():
+        meaning = study.arms_meaning(spec)
+        if meaning is not None:
+            return meaning
     return "control = injection disabled (no fault, no attack's payload), all else identical; treatment = injection"
 
 
@@ -153,14 +150,27 @@ def _episode(
     apps = None
     if cell.tools is not None and cell.order is not None:
         apps = spec.tool_orders[cell.order][:cell.tools]
+    given: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    entries: dict[str, JsonValue] = {}
+    for study, level in cell.levels:
+        fields = study.arm_fields(spec, level, arm, task)
+        for name in fields:
+            if name in PLANNER_FIELDS:
+                raise ValueError(f"study {study.name} gives the planned field {name!r}, which the planner fills")
+            if name in owner:
+                raise ValueError(f"studies {owner[name]} and {study.name} both give the planned field {name!r}")
+            owner[name] = study.name
+        given.update(fields)
+        entry = study.arm_entry(spec, level, arm, task)
+        if entry is not None:
+            entries[study.name] = entry
     return PlannedEpisode(
         episode_id=f"{number:04d}-c{cell_index:02d}-{task.id}-{arm}-{tag}r{repetition}", task_id=task.id,
-        policy=cell.model if spec.endpoint.scripted else None, repetition=repetition, faults=injects(spec, arm),
-        cell=cell.key(spec), arm=arm, pair=pair, apps=apps, fault_rate=cell.fault_rate,
-        fault_classes=list(cell.fault_classes) if task.fault_classes is None else task.fault_classes,
-        fault_rules=task.faults, fault_draw=draw, seed=seed,
-        broker_mode=None if cell.broker == "enforcing" else cell.broker, persistence=persistence_of(spec, cell, arm),
-        serving=serving_of(spec, cell, arm),
+        policy=cell.model if spec.endpoint.scripted else None, repetition=repetition,
+        faults=_injects(spec, arm, [study for study, _ in cell.levels]), cell=cell.key(spec), arm=arm, pair=pair,
+        apps=apps, fault_draw=draw, seed=seed, **given,
+        **({"studies": entries} if entries else {}),
     )
 
 
@@ -200,14 +210,12 @@ def noise_cell(spec: ExperimentSpec) -> tuple[int, Cell]:
     if plan is None:
         raise ValueError(f"experiment {spec.id} plans no noise floor (analysis.noise_floor)")
     wanted = plan.cell
-    known = ("fault_rate", "model", "order", "persistence", "recovery", "serving", "tools")
+    known = factor_names(registered())
     unknown = sorted(set(wanted) - set(known))
     if unknown:
         raise ValueError(f"analysis.noise_floor.cell names factors {unknown}; known: {', '.join(known)}")
     for index, cell in enumerate(cells(spec), start=1):
-        levels = {"tools": cell.tools, "order": cell.order, "fault_rate": cell.fault_rate, "model": cell.model,
-                  "persistence": cell.persistence, "recovery": cell.recovery, "serving": cell.serving}
-        if all(levels[k] == v for k, v in wanted.items()):
+        if all(cell.factor(k) == v for k, v in wanted.items()):
             return index, cell
     raise ValueError(f"analysis.noise_floor.cell {wanted} is not a cell of experiment {spec.id}")
 

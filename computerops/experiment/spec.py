@@ -83,7 +83,10 @@ class ExperimentTask(_Strict):
 
 
 class Factors(_Strict):
-    """Each factor with its levels; a cell is one level of each."""
+    """Each factor with its levels; a cell is one level of each. The file's format is the study seam's input, not
+    behind it: each study reads its own factors' levels from here (`Study.design_levels`, computerops/studies/base.py;
+    the planner, computerops/experiment/plan.py, names no study), and their validation stays here and in
+    `ExperimentSpec` (`_check_persistence`, `_check_serving`)."""
 
     fault_rate: list[float] = Field(default_factory=lambda: [0.0], min_length=1)
     """Per-operation fault rates (0 to 1) of the treatment; 0 leaves only the faults the task files configure."""

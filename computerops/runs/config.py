@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from adapter.scripted.policies import policy_by_name
 from adapter.transcript import Bounds
@@ -206,6 +206,10 @@ class PlannedEpisode(BaseModel):
     persistence: Persistence | None = Field(default=None, exclude_if=lambda value: value is None)
     """A long-running episode: its harness runs in child processes, checkpointed, restarted or interrupted as its arm
     says (computerops/persistence/); None runs it in the run's own process, as ever."""
+    studies: dict[str, JsonValue] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """What an experiment's cell gives this episode of each study added through the study seam after the fields above
+    (`Study.arm_entry`, computerops/studies/base.py), under its name; the study reads it in `begin`. Left out of plans
+    without one (every plan of the studies above)."""
 
     @model_validator(mode="after")
     def _one_study(self) -> PlannedEpisode:
