@@ -12,7 +12,9 @@ from typing import Any, ClassVar
 from pydantic import JsonValue
 
 from adapter.transcript import AgentTranscript
-from computerops.persistence.arms import Persistence
+from computerops.experiment.rows import Arm
+from computerops.experiment.spec import PERSISTENCE_CONTROL, ExperimentSpec, ExperimentTask
+from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
 from computerops.persistence.metrics import PersistenceRecord, persistence_record
 from computerops.persistence.running import (
     CHECKPOINTS,
@@ -97,6 +99,46 @@ class LongRunning(Study):
     def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
         persistence = figures["persistence"]
         return [] if persistence is None else [persistence_table(persistence)]
+
+    # --- experiment design hooks ---
+    # The factors `persistence` and `recovery`: the interrupting arms tested, each against the uninterrupted episode
+    # of the same task, repetition and cell, and the recovery policy of both arms; the treatment is the interruption,
+    # so injection meets both arms.
+    noise_factors: ClassVar[tuple[str, ...]] = ("persistence", "recovery")
+
+    def design_levels(self, spec: ExperimentSpec) -> Sequence[tuple[PersistenceArm, RecoveryPolicy] | None]:
+        if spec.factors.persistence is None:
+            return [None]
+        return [(arm, policy) for arm in spec.factors.persistence for policy in spec.factors.recoveries]
+
+    def cell_parts(self, spec: ExperimentSpec, level: tuple[PersistenceArm, RecoveryPolicy] | None) -> list[str]:
+        return [] if level is None else [f"persistence={level[0]}", f"recovery={level[1]}"]
+
+    def arm_fields(self, spec: ExperimentSpec, level: tuple[PersistenceArm, RecoveryPolicy] | None, arm: Arm,
+                   task: ExperimentTask) -> dict[str, Any]:
+        """In a persistence experiment, long-running in both arms with the cell's recovery policy and the experiment's
+        checkpoint interval (matched costs), the control uninterrupted and the treatment the cell's arm; None
+        (in-process, as ever) otherwise."""
+        if level is None:
+            return {"persistence": None}
+        return {"persistence": Persistence(arm=PERSISTENCE_CONTROL if arm == "control" else level[0],
+                                           recovery=level[1], checkpoint_every=spec.checkpoint_interval)}
+
+    def injects_control(self, spec: ExperimentSpec) -> bool:
+        return spec.factors.persistence is not None
+
+    def arms_meaning(self, spec: ExperimentSpec) -> str | None:
+        if spec.factors.persistence is None:
+            return None
+        return (f"control = the {PERSISTENCE_CONTROL} long-running episode; treatment = the cell's persistence arm "
+                f"({', '.join(spec.factors.persistence)}); both in child processes with the cell's recovery policy "
+                f"and a checkpoint every {spec.checkpoint_interval} replies; injection (faults, attacks) as configured "
+                "in both arms")
+
+    def factor_levels(self, level: tuple[PersistenceArm, RecoveryPolicy] | None
+                      ) -> dict[str, float | int | str | None]:
+        return {"persistence": None, "recovery": None} if level is None else {"persistence": level[0],
+                                                                            "recovery": level[1]}
 
 
 def persistence_of(facts: EpisodeFacts, log: PersistenceLog, checkpoints: Path) -> PersistenceRecord:

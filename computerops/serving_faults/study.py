@@ -13,9 +13,12 @@ from typing import Any, ClassVar
 from pydantic import JsonValue
 
 from adapter.modelclient import StreamWatch
+from computerops.experiment.rows import Arm
+from computerops.experiment.spec import SERVING_CONTROL, ExperimentSpec, ExperimentTask
 from computerops.report.serving import serving_report, serving_table
 from computerops.report.tables import Block
 from computerops.runs.records import EpisodeRecord
+from computerops.serving_faults.arms import ServingArm, serving_arm
 from computerops.serving_faults.clients import serving_clients
 from computerops.serving_faults.layer import EpisodeServingFaults
 from computerops.serving_faults.log import SERVING_LOG, ServingLog, log_problems
@@ -91,6 +94,42 @@ class ServingFaults(Study):
     def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
         serving = figures["serving"]
         return [] if serving is None else [serving_table(serving)]
+
+    # --- experiment design hooks ---
+    # The factor `serving`: the serving arms tested, each against the `reference` arm (A) of the same task, repetition
+    # and cell, both streamed under the same serving protocol; the treatment is the serving failure, so injection
+    # meets both arms.
+    noise_factors: ClassVar[tuple[str, ...]] = ("serving",)
+
+    def design_levels(self, spec: ExperimentSpec) -> Sequence[ServingArm | None]:
+        return [None] if spec.factors.serving is None else list(spec.factors.serving)
+
+    def cell_parts(self, spec: ExperimentSpec, level: ServingArm | None) -> list[str]:
+        return [] if level is None else [f"serving={level}"]
+
+    def arm_fields(self, spec: ExperimentSpec, level: ServingArm | None, arm: Arm, task: ExperimentTask
+                   ) -> dict[str, Any]:
+        """In a serving experiment, streamed under the same serving protocol in both arms (a continuation design in
+        both when the experiment declares one), the control the `reference` arm and the treatment the cell's serving
+        arm; None (the endpoint asked as ever) otherwise."""
+        if level is None:
+            return {"serving": None}
+        return {"serving": serving_arm(SERVING_CONTROL if arm == "control" else level,
+                                       continuation=spec.continuation)}
+
+    def injects_control(self, spec: ExperimentSpec) -> bool:
+        return spec.factors.serving is not None
+
+    def arms_meaning(self, spec: ExperimentSpec) -> str | None:
+        if spec.factors.serving is None:
+            return None
+        return (f"control = the {SERVING_CONTROL} serving arm (A: no serving failure); treatment = the cell's serving "
+                f"arm ({', '.join(spec.factors.serving)}); both streamed under the same serving protocol"
+                + (" with a continuation design" if spec.continuation else "")
+                + "; injection (faults, attacks) as configured in both arms")
+
+    def factor_levels(self, level: ServingArm | None) -> dict[str, float | int | str | None]:
+        return {"serving": level}
 
 
 def serving_of(facts: EpisodeFacts, log: ServingLog | None) -> ServingRecord | None:

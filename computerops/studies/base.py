@@ -34,6 +34,8 @@ from adapter.actions import FinishSchema
 from adapter.failover import Fallback, ServingProtocol
 from adapter.modelclient import StreamWatch
 from adapter.transcript import AgentTranscript, Bounds
+from computerops.experiment.rows import Arm
+from computerops.experiment.spec import ExperimentSpec, ExperimentTask
 from computerops.report.tables import Block
 from computerops.runs.config import PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeRecord
@@ -218,3 +220,48 @@ class Study:
         """The study's blocks of the report's view (console and HTML), given the report fields it filled or its
         entry in the report's `studies` map (None: it has none); empty where the run has nothing of it to show."""
         return []
+
+    # --- experiment design hooks (computerops/experiment/plan.py) ---
+    # An experiment's cells are the product of the model, the tool ladder and each registered study's levels; the
+    # planner asks each study what its level of a cell means and names none. Each default leaves the experiment as it
+    # would be without the study (one level, None, naming nothing). The experiment file's format stays the same: a
+    # study reads its factors from `spec.factors` (computerops/experiment/spec.py, which also validates them).
+
+    noise_factors: ClassVar[tuple[str, ...]] = ()
+    """The factor names a noise floor's cell (`analysis.noise_floor.cell`) may name for this study, each read from a
+    cell's level by `factor_levels`."""
+
+    def design_levels(self, spec: ExperimentSpec) -> Sequence[Any]:
+        """The study's levels of the experiment's cells, in the file's order of levels (the product of its factors'
+        levels where it has several, the first factor outermost); (None,): the experiment does not vary the study."""
+        return (None,)
+
+    def cell_parts(self, spec: ExperimentSpec, level: Any) -> list[str]:
+        """The parts of a cell's id that name the study's level (`fault_rate=0.2`), in order; none by default."""
+        return []
+
+    def arm_fields(self, spec: ExperimentSpec, level: Any, arm: Arm, task: ExperimentTask) -> dict[str, Any]:
+        """The `PlannedEpisode` fields the study's level gives an arm's episodes of a task (each field given by one
+        study alone, never one the planner fills: ids, `faults`, the seed, the tool ladder's `apps`)."""
+        return {}
+
+    def arm_entry(self, spec: ExperimentSpec, level: Any, arm: Arm, task: ExperimentTask) -> JsonValue | None:
+        """A study that gives no `PlannedEpisode` fields (one added after the seam): what its level gives an arm's
+        episodes of a task, under its name in the planned episode's `studies` map (None: nothing)."""
+        return None
+
+    def injects_control(self, spec: ExperimentSpec) -> bool:
+        """Whether the experiment's control has injection enabled (`PlannedEpisode.faults`, which the treatment always
+        has): True where the study's treatment is its own (an interruption, a serving failure), not the injection, so
+        that whatever faults and attacks the tasks configure meet both arms alike."""
+        return False
+
+    def arms_meaning(self, spec: ExperimentSpec) -> str | None:
+        """What the experiment's arms are, in words, where the study defines them (None: it does not; the planner's
+        own meaning, control = injection disabled, stands)."""
+        return None
+
+    def factor_levels(self, level: Any) -> dict[str, float | int | str | None]:
+        """The study's level of a cell by factor name, one entry for each of `noise_factors` (None where the
+        experiment does not vary the study)."""
+        return {}

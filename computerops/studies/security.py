@@ -10,6 +10,9 @@ from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
+from computerops.core.vocabulary import BrokerMode
+from computerops.experiment.rows import Arm
+from computerops.experiment.spec import ExperimentSpec, ExperimentTask
 from computerops.report.security import security_blocks, security_report
 from computerops.report.tables import Block
 from computerops.runs.records import EpisodeRecord
@@ -46,3 +49,15 @@ class Security(Study):
     def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
         security = figures["security"]
         return [] if security is None else security_blocks(security)
+
+    # --- experiment design hooks ---
+    # The factor `broker`: how the broker treats what the tasks' grants do not allow, in both arms of a cell.
+    def design_levels(self, spec: ExperimentSpec) -> Sequence[BrokerMode]:
+        return list(spec.factors.broker)
+
+    def cell_parts(self, spec: ExperimentSpec, level: BrokerMode) -> list[str]:
+        """`broker=MODE`, unless the factor is the default (enforcing alone)."""
+        return [] if spec.factors.broker == ["enforcing"] else [f"broker={level}"]
+
+    def arm_fields(self, spec: ExperimentSpec, level: BrokerMode, arm: Arm, task: ExperimentTask) -> dict[str, Any]:
+        return {"broker_mode": None if level == "enforcing" else level}

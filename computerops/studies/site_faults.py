@@ -9,11 +9,13 @@ from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
+from computerops.experiment.rows import Arm
+from computerops.experiment.spec import ExperimentSpec, ExperimentTask
 from computerops.report.faults import exposure, false_completions_with_fault_context, fault_blocks, recovery_funnel
 from computerops.report.tables import Block
 from computerops.runs.records import EpisodeRecord
 from computerops.studies.base import EpisodeFacts, EpisodeSetup, Study
-from sites.kit.faults import FaultInjector
+from sites.kit.faults import FaultClass, FaultInjector
 from sites.kit.injection import FaultSession
 from sites.kit.tenancy import Tenant
 
@@ -47,3 +49,30 @@ class SiteFaults(Study):
         if not (exposed.configured_any or exposed.fired_any):
             return []
         return fault_blocks(exposed, figures["recovery_funnel"], figures["false_completions_with_fault_context"])
+
+    # --- experiment design hooks ---
+    # The factors `fault_rate` and `fault_classes`: the treatment's per-operation fault rate and the classes it draws
+    # for (an experiment task's own classes and fixed-place faults in place of, and besides, the level's).
+    noise_factors: ClassVar[tuple[str, ...]] = ("fault_rate",)
+
+    def design_levels(self, spec: ExperimentSpec) -> Sequence[tuple[float, tuple[FaultClass, ...]]]:
+        return [(rate, tuple(classes)) for rate in spec.factors.fault_rate for classes in spec.factors.fault_classes]
+
+    def cell_parts(self, spec: ExperimentSpec, level: tuple[float, tuple[FaultClass, ...]]) -> list[str]:
+        """`fault_rate=R` always, `fault_classes=A+B` where the factor has more than one level."""
+        rate, classes = level
+        parts = [f"fault_rate={rate:g}"]
+        if len(spec.factors.fault_classes) > 1:
+            parts.append("fault_classes=" + "+".join(classes))
+        return parts
+
+    def arm_fields(self, spec: ExperimentSpec, level: tuple[float, tuple[FaultClass, ...]], arm: Arm,
+                   task: ExperimentTask) -> dict[str, Any]:
+        """Both arms carry the level (the control's injection is disabled by `faults`, not here)."""
+        rate, classes = level
+        return {"fault_rate": rate,
+                "fault_classes": list(classes) if task.fault_classes is None else task.fault_classes,
+                "fault_rules": task.faults}
+
+    def factor_levels(self, level: tuple[float, tuple[FaultClass, ...]]) -> dict[str, float | int | str | None]:
+        return {"fault_rate": level[0]}
