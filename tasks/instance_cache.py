@@ -27,6 +27,7 @@ import functools
 import hashlib
 import importlib.metadata
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -129,6 +130,9 @@ def write(template: str, seed: int, kept: CachedInstance) -> None:
     path = _path(root, template, seed, kept.key)
     temporary: str | None = None
     try:
+        if not path.parent.parent.is_dir():  # the first instance kept for this code: older code's go
+            path.parent.parent.mkdir(parents=True, exist_ok=True)
+            prune(root)
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=".", suffix=".tmp",
                                          delete=False) as out:
@@ -139,3 +143,23 @@ def write(template: str, seed: int, kept: CachedInstance) -> None:
         if temporary is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+
+
+KEPT_CODE_VERSIONS = 3
+"""How many versions of the code keep their instances (the newest by when they were first kept): a branch switched
+back and forth keeps its instances, and the folder does not grow with every change."""
+
+
+def prune(root: Path) -> list[Path]:
+    """Remove the instances kept for all but the `KEPT_CODE_VERSIONS` newest code versions under `root` (never the
+    current code's); returns what was removed. Errors are ignored: another process may be removing them too."""
+    try:
+        folders = [path for path in root.iterdir() if path.is_dir() and len(path.name) == 16]
+    except OSError:
+        return []
+    current = code_digest()[:16]
+    folders.sort(key=lambda path: (path.name == current, path.stat().st_mtime), reverse=True)
+    removed = [path for path in folders[KEPT_CODE_VERSIONS:] if path.name != current]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed

@@ -5,6 +5,7 @@ kept."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -167,3 +168,18 @@ def test_warming_keeps_each_sites_files_in_one_share_and_balances_the_seeds() ->
     assert totals == [20, 23]
     assert shares(sites, 9) == [["a1", "a2"], ["b1"], ["c1", "c2"], ["d1"]]
     assert shares(sites, 0) == [["a1", "a2", "b1", "c1", "c2", "d1"]]
+
+
+def test_only_the_newest_code_versions_keep_their_instances(kept: Path) -> None:
+    kept.mkdir(parents=True)
+    current = instance_cache.code_digest()[:16]
+    older = [kept / f"{n:016x}" for n in range(5)]
+    for age, folder in enumerate(older):
+        (folder / "t").mkdir(parents=True)
+        os.utime(folder, (1_000_000 + age, 1_000_000 + age))
+    (kept / "notes").mkdir()  # not a code version's folder: left alone
+    load_template(VARYING).instance(3)  # the first instance of this code: the oldest versions go
+    left = sorted(path.name for path in kept.iterdir())
+    assert current in left and "notes" in left
+    assert sorted(set(left) - {current, "notes"}) == [older[4].name, older[3].name][::-1]
+    assert instance_cache.prune(kept) == []  # nothing more to remove; the current code's never is
