@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from computerops.catalog.audit import HARNESS_CLASSES, sampled
-from computerops.catalog.mutant_persistence import NO_AMOUNT, compaction_is_sound, persistence_fate, persistence_mutants
+from computerops.catalog.audit import sampled
+from computerops.catalog.mutant_persistence import (
+    HARNESS_CLASSES,
+    NO_AMOUNT,
+    compaction_is_sound,
+    persistence_fate,
+    persistence_mutants,
+)
 from computerops.persistence.metrics import Boundary, PersistenceRecord
 from tasks import load_catalog
 

@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 import json
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,6 +26,8 @@ from test_verify import reseal_checksums, rewrite_record
 from typer.testing import CliRunner
 
 from adapter.transcript import AgentTranscript
+from computerops.catalog import audit
+from computerops.catalog.mutants import Mutant, MutantClass
 from computerops.cli.main import app
 from computerops.report.layout import report_view
 from computerops.report.run import RunReport, run_report
@@ -37,10 +39,20 @@ from computerops.runs.records import EpisodeRecord
 from computerops.runs.runner import execute_run
 from computerops.runs.verification import verify_run
 from computerops.studies import registry
-from computerops.studies.base import EpisodeEnd, EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
+from computerops.studies.base import (
+    EpisodeEnd,
+    EpisodeFacts,
+    EpisodeSetup,
+    EvidenceFiles,
+    MutantEpisode,
+    MutantJudgement,
+    Study,
+    StudyEpisode,
+)
 from computerops.studies.rules import RUN_REPORT_FIELDS, evidence_problem, unclaimed
+from replays import RecordedEpisode
 from sites.kit.plant import Plant
-from tasks import load_catalog
+from tasks import LoadedTask, load_catalog
 from verifier import Claim, judge
 
 CATALOG = load_catalog()
@@ -347,3 +359,71 @@ def test_hashed_files_no_registered_study_claims_are_named() -> None:
     names = ["transcript.json", "trace.zip", "serving.json", "checkpoints/3.json", "visits.json", "notes/1.txt"]
     assert unclaimed(names, registry.registered()) == ["visits.json", "notes/1.txt"]
     assert unclaimed(names, (*registry.registered(), Visits())) == ["notes/1.txt"]
+
+
+class _Probe(Study):
+    """A toy study's audit hooks: an extra control, a class of its own sampled across the audit, an entry in the
+    mutant's planned episode, its own fate."""
+
+    name: ClassVar[str] = "probe"
+    audit_classes: ClassVar[frozenset[MutantClass]] = frozenset({"other-page"})
+    audit_sampled_across: ClassVar[frozenset[MutantClass]] = frozenset({"other-page"})
+
+    def audit_controls(self, task: LoadedTask) -> list[str]:
+        return ["noop"]
+
+    def audit_mutants(self, task: LoadedTask, controls: Mapping[str, EpisodeRecord],
+                      load: Callable[[EpisodeRecord], tuple[RecordedEpisode, AgentTranscript]]) -> list[Mutant]:
+        assert set(controls) == {"oracle", "noop"}
+        return [Mutant(id=f"probe:{k}", mutant_class="other-page", description="the probe's",
+                       steps=list(task.spec.scripted_control)) for k in range(2)]
+
+    def audit_fields(self, task: LoadedTask, mutant: Mutant) -> dict[str, Any]:
+        return {"studies": {self.name: {"probed": True}}} if mutant.mutant_class in self.audit_classes else {}
+
+    def audit_judge(self, episode: MutantEpisode) -> MutantJudgement:
+        return MutantJudgement(fate="killed", note="the probe's rule")
+
+
+def test_a_study_added_only_to_the_registry_brings_its_audit_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "STUDIES", [*REGISTERED, _Probe()])
+    studies = registry.registered()
+    helpdesk, webmail = CATALOG[HELPDESK], CATALOG[WEBMAIL]
+    items = audit.control_items(studies, helpdesk)
+    assert items[0] == "oracle" and items[-1] == "noop"
+    record: Any = object()  # the probe reads no control
+    controls = {"oracle": record, "noop": record}
+    taken: dict[str, int] = {}
+
+    def load(_: EpisodeRecord) -> tuple[RecordedEpisode, AgentTranscript]:
+        raise AssertionError("the probe loads no control")
+
+    first = [m for m in audit.study_mutants(studies, helpdesk, controls, load, 1, taken) if m.id.startswith("probe:")]
+    second = [m for m in audit.study_mutants(studies, webmail, controls, load, 1, taken) if m.id.startswith("probe:")]
+    assert [m.id for m in first] == ["probe:0"] and second == []  # one of the class in the whole quicker audit
+    everything = audit.study_mutants(studies, webmail, controls, load, None, {})
+    assert [m.id for m in everything if m.mutant_class == "other-page"] == ["probe:0", "probe:1"]
+    fields = audit.episode_fields(studies, helpdesk, first[0])
+    assert fields["studies"] == {"probe": {"probed": True}} and "policy" not in fields
+    PlannedEpisode(episode_id="0001-x", task_id=helpdesk.id, policy="mutant:x/probe:0", **fields)  # a valid plan
+    assert isinstance(audit.judged_by(studies, "other-page"), _Probe)
+    assert type(audit.judged_by(studies, "drop-step")) is Study  # any other class: the audit's own judgement
+    assert audit.judged_by(studies, "attack-start").name == "security"
+    assert audit.judged_by(studies, "persistence-recovery").name == "persistence"
+
+
+def test_two_studies_bringing_one_audit_class_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    class _Twin(_Probe):
+        name: ClassVar[str] = "twin"
+
+    monkeypatch.setattr(registry, "STUDIES", [*REGISTERED, _Probe(), _Twin()])
+    with pytest.raises(ValueError, match="both bring the audit's mutant class 'other-page'"):
+        registry.registered()
+
+
+def test_the_audit_names_no_study() -> None:
+    source = Path(audit.__file__).read_text(encoding="utf-8")
+    code = source[source.index('"""', 3) + 3:]  # the module's docstring may tell of them
+    for name in ("mutant_attacks", "mutant_persistence", "computerops.persistence", "attack_", "OBEDIENT", "obedient",
+                 "HARNESS_CLASSES", ".persistence", "persistence=", "CHECKPOINTS", "broker_mode"):
+        assert name not in code, name

@@ -24,12 +24,14 @@ mutant is judged on the scripted control's own evidence. A mutant's fate:
   weekday) was verified, as it must be, or rejected — a valid solution refused, a defect;
 - `not_run`: it did not reach its final done (a bound ended it), so it tests nothing.
 
-Two kinds of mutant have a fate rule of their own: an attacked task's `attack-*` mutants are judged by the attack's
-outcome (`_attack_fate`), and the `persistence-*` mutants of a task whose site declares ledgers (the scripted control
-run long-running under a harness that breaks the invariant: `computerops.catalog.mutant_persistence`) by the verdict
-and the persistence figures (`mutant_persistence.persistence_fate`: killed by a rejected verdict, a duplicate effect
-or a boundary that lost something; `not_run` without a boundary; `equivalent` for a compaction whose ledgers hold no
-amount).
+A study (computerops/studies/) may bring mutant classes of its own, with a fate rule of their own (the audit hooks
+of `Study`; the audit iterates the registry and names no study): the security study an attacked task's `attack-*`
+mutants, made from its obedient control and judged by the attack's outcome (`mutant_attacks.attack_fate`); the
+persistence study the `persistence-*` mutants of a task whose site declares ledgers (the scripted control run
+long-running under a harness that breaks the invariant: `computerops.catalog.mutant_persistence`), judged by the
+verdict and the persistence figures (`mutant_persistence.persistence_fate`: killed by a rejected verdict, a duplicate
+effect or a boundary that lost something; `not_run` without a boundary; `equivalent` for a compaction whose ledgers
+hold no amount).
 
 A mutant goes on regardless when the page does not offer a step's control (the step is skipped and the
 adapter records a rejected reply), so a wrong variant that could not do everything still claims what the
@@ -43,17 +45,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.transcript import AgentTranscript, Bounds
-from computerops.catalog.checking import OBSERVING, control_config, control_plan, ran_to
-from computerops.catalog.mutant_attacks import attack_mutants
-from computerops.catalog.mutant_persistence import compaction_is_sound, persistence_fate, persistence_mutants
+from computerops.catalog.checking import control_config, control_plan, ran_to
 from computerops.catalog.mutant_reads import app_mutants, facts_of, named_facts, page_facts, read_mutants
 from computerops.catalog.mutants import (
     MUTANT_CLASSES,
@@ -67,11 +68,12 @@ from computerops.catalog.mutants import (
 )
 from computerops.core.execution import Progress
 from computerops.core.formats import Versioned
-from computerops.persistence.running import CHECKPOINTS
 from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import PlannedEpisode
 from computerops.runs.records import EpisodeRecord, verdict_category
 from computerops.runs.runner import execute_run
+from computerops.studies.base import MutantEpisode, MutantJudgement, Study
+from computerops.studies.registry import registered
 from replays import RecordedEpisode
 from sites.kit.clock import is_clock_time
 from sites.kit.records import Operation, Row
@@ -81,8 +83,6 @@ from tasks.spec import Budgets
 from verifier import Claim, judge
 
 AUDIT_FORMAT: Literal["computerops.audit/2"] = "computerops.audit/2"
-OBEDIENT = f"obedient@{OBSERVING}"
-"""An attacked task's obedient control, the broker observing: the run its attack mutants are made from."""
 DEFAULT_BOUNDS = Bounds()
 FATES: tuple[Fate, ...] = ("killed", "survived", "equivalent", "declared_equivalent", "rejected_equivalent",
                            "accepted", "refused", "not_run")
@@ -299,15 +299,11 @@ def _judge_claim(task: LoadedTask, run: ScriptedRun, mutant: Mutant, reference: 
                         failed_checks=[c.name for c in verdict.checks if not c.passed], note=note)
 
 
-HARNESS_CLASSES: frozenset[MutantClass] = frozenset({"persistence-recovery", "persistence-compaction"})
-"""The classes whose mutants run long-running (5-15 s each): a quicker audit samples them across the whole audit."""
-
-
 def sampled(mutants: list[Mutant], per_class: int | None, taken: dict[str, int] | None = None) -> list[Mutant]:
     """The mutants a quicker audit runs: every one judged on the scripted evidence alone (no steps: cheap), and the
     first `per_class` browser mutants of each class, in generation order; all of them when `per_class` is None.
     `taken` counts what earlier tasks took of each class: passed on from task to task, it makes the sample the first
-    `per_class` of the whole audit (the audit does so for the long-running `HARNESS_CLASSES`)."""
+    `per_class` of the whole audit (the audit does so for a study's `audit_sampled_across`: long-running classes)."""
     if per_class is None:
         return mutants
     taken = {} if taken is None else taken
@@ -325,22 +321,28 @@ async def audit_tasks(
     tasks: list[LoadedTask], out: Path, progress: Progress, *, concurrency: int = 1, per_class: int | None = None,
 ) -> AuditReport:
     """Run each task's scripted control, then every mutant of it (with `per_class`, a sample: `sampled`); `out`
-    holds both runs (`scripted/`, `mutants/`)."""
-    scripted_plan = control_plan(tasks, lambda task: ["oracle", *([OBEDIENT] if task.spec.attack else [])])
+    holds both runs (`scripted/`, `mutants/`). Each registered study may ask for extra scripted controls and bring
+    mutants of its own classes (the audit hooks of `Study`)."""
+    studies = registered()
+    items = {task.id: control_items(studies, task) for task in tasks}
+    scripted_plan = control_plan(tasks, lambda task: items[task.id])
     progress(f"audit: running the scripted control of {len(tasks)} task(s)")
     all_scripted = await execute_run(control_config("audit-scripted", tasks, scripted_plan), tasks,
                                      out / "scripted", progress, concurrency=concurrency)
     scripted_bundle = RunDirectory.open(out / "scripted")
-    scripted_records = [r for p, r in zip(scripted_plan, all_scripted, strict=True) if p.policy == "oracle"]
-    obedient_records = {p.task_id: r for p, r in zip(scripted_plan, all_scripted, strict=True)
-                        if p.policy == "obedient"}
+    ran = iter(all_scripted)
+    controls = {task.id: {item: next(ran) for item in items[task.id]} for task in tasks}
+    scripted_records = [controls[task.id]["oracle"] for task in tasks]
+
+    def load(record: EpisodeRecord) -> tuple[RecordedEpisode, AgentTranscript]:
+        return _load(scripted_bundle, record)
     by_id = {t.id: t for t in tasks}
     runs: dict[str, ScriptedRun] = {}
     audits: dict[str, TaskAudit] = {}
     mutants: dict[str, list[Mutant]] = {}
     pages: dict[tuple[str, int], dict[str, frozenset[str]]] = {}
     registry = tenant_registry()
-    harness_taken: dict[str, int] = {}
+    taken_across: dict[str, int] = {}
     for task, record in zip(tasks, scripted_records, strict=True):
         steps = list(task.spec.scripted_control)
         if record.outcome != "verified_success" or ran_to(steps, record) != len(steps) - 1:
@@ -353,9 +355,8 @@ async def audit_tasks(
         if key not in pages and not task.spec.faults:
             pages[key] = await page_facts(registry, site, task.spec.seed)
         mutants[task.id] = sampled([*browser_mutants(run), *read_mutants(run, {} if task.spec.faults else pages[key]),
-                                    *app_mutants(run, site), *claim_mutants(task.spec, run.claim),
-                                    *_attack_mutants(task, obedient_records.get(task.id), scripted_bundle)], per_class)
-        mutants[task.id] += sampled(list(persistence_mutants(task)), per_class, harness_taken)
+                                    *app_mutants(run, site), *claim_mutants(task.spec, run.claim)], per_class)
+        mutants[task.id] += study_mutants(studies, task, controls[task.id], load, per_class, taken_across)
     registry.close()
     results: dict[str, list[MutantResult]] = {task_id: [] for task_id in mutants}
     references = {task_id: effect_of(run.evidence, run.claim, _generated(by_id[task_id]),
@@ -366,11 +367,14 @@ async def audit_tasks(
         for mutant in generated:
             if mutant.claim is not None:
                 results[task_id].append(_judge_claim(by_id[task_id], runs[task_id], mutant, references[task_id]))
+    fields = {(task_id, m.id): episode_fields(studies, by_id[task_id], m)
+              for task_id, generated in mutants.items() for m in generated if m.steps is not None}
     # Named with their task: an attacked task and the task it extends share an instruction, and so the scripted
-    # endpoint's step lists (`adapter/scripted/policies.py` `decide`), where two tasks' mutants may share an id.
+    # endpoint's step lists (`adapter/scripted/policies.py` `decide`), where two tasks' mutants may share an id. A
+    # mutant whose study gives its episode another policy runs that policy, not its steps.
     extra: dict[str, dict[str, list[ScriptedStep]]] = {
         task_id: {f"{task_id}/{m.id}": list(m.steps) for m in generated
-                  if m.steps is not None and m.persistence is None}
+                  if m.steps is not None and "policy" not in fields[task_id, m.id]}
         for task_id, generated in mutants.items()
     }
     plan: list[PlannedEpisode] = []
@@ -379,13 +383,10 @@ async def audit_tasks(
         for mutant in generated:
             if mutant.steps is None:
                 continue
-            # With grants, the broker observes: what is audited is the verdict, not what an enforcing broker stops.
-            # A harness mutant is the scripted control itself (`oracle`, which counts the accepted actions a
-            # compaction's summary carries on: a given step list restarts with the conversation) run long-running.
-            policy = "oracle" if mutant.persistence is not None else f"mutant:{task_id}/{mutant.id}"
+            given = dict(fields[task_id, mutant.id])
+            policy = given.pop("policy", f"mutant:{task_id}/{mutant.id}")
             plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:04d}-{task_id}", task_id=task_id, policy=policy,
-                                       broker_mode="observing" if by_id[task_id].spec.grants else None,
-                                       persistence=mutant.persistence))
+                                       **given))
             planned_mutants.append(mutant)
     if plan:
         progress(f"audit: running {len(plan)} browser mutant(s); {sum(map(len, results.values()))} answer "
@@ -397,7 +398,7 @@ async def audit_tasks(
         bundle = RunDirectory.open(out / "mutants")
         for planned, mutant, record in zip(plan, planned_mutants, records, strict=True):
             task = by_id[planned.task_id]
-            results[task.id].append(_browser_result(task, mutant, record, bundle, references[task.id]))
+            results[task.id].append(_browser_result(studies, task, mutant, record, bundle, references[task.id]))
     for task_id, task_results in results.items():
         order = {m.id: k for k, m in enumerate(mutants[task_id])}
         audits[task_id] = TaskAudit(task_id=task_id, task_sha256=by_id[task_id].sha256, scripted_ok=True,
@@ -405,69 +406,71 @@ async def audit_tasks(
     return AuditReport(tasks=[audits[t.id] for t in tasks])
 
 
-def _attack_mutants(task: LoadedTask, record: EpisodeRecord | None, bundle: RunDirectory) -> list[Mutant]:
-    """The attack mutants of an attacked task whose obedient control reached the objective (else none: `tasks check`
-    reports the dead attack)."""
-    attack = task.spec.attack
-    if attack is None or record is None or record.attack is None or not record.attack.objective_reached:
-        return []
-    evidence, transcript = _load(bundle, record)
-    steps = attack.obedient.derive(list(task.spec.scripted_control))
-    return list(attack_mutants(task.spec, ScriptedRun(steps=steps, transcript=transcript, evidence=evidence)))
+def control_items(studies: tuple[Study, ...], task: LoadedTask) -> list[str]:
+    """The scripted controls of a task the audit runs (`control_plan` items): its own `oracle`, then each study's
+    (`Study.audit_controls`)."""
+    return ["oracle", *(item for study in studies for item in study.audit_controls(task))]
 
 
-def _attack_fate(task: LoadedTask, mutant: Mutant, record: EpisodeRecord) -> tuple[Fate, str]:
-    """An attack mutant judged by the attack's outcome: a start must be a hijack without targeted success (unless the
-    task declares it no start, with why); the attack spelled otherwise must be targeted success."""
-    facts = record.attack
-    if facts is None:
-        return "not_run", "no attack outcome recorded"
-    said = f"hijack {facts.hijacked}, targeted success {facts.objective_reached}"
-    if mutant.expect == "valid":
-        return ("accepted" if facts.objective_reached else "refused"), said
-    caught = facts.hijacked and not facts.objective_reached
-    declared = next((d for d in task.spec.equivalent_mutants if d.matches(mutant.id)), None)
-    if declared is not None:
-        return ("rejected_equivalent" if facts.hijacked else "declared_equivalent"), declared.reason
-    return ("killed" if caught else "survived"), said
+def study_mutants(studies: tuple[Study, ...], task: LoadedTask, controls: Mapping[str, EpisodeRecord],
+                  load: Callable[[EpisodeRecord], tuple[RecordedEpisode, AgentTranscript]], per_class: int | None,
+                  taken_across: dict[str, int]) -> list[Mutant]:
+    """The mutants the studies bring for a task (`Study.audit_mutants`, given the records of its controls by item),
+    in registry order, each sampled (`sampled`) per task, or across the whole audit (`taken_across`, passed on from
+    task to task) for its `audit_sampled_across` classes."""
+    kept: list[Mutant] = []
+    for study in studies:
+        brought = study.audit_mutants(task, controls, load)
+        kept += sampled([m for m in brought if m.mutant_class not in study.audit_sampled_across], per_class)
+        kept += sampled([m for m in brought if m.mutant_class in study.audit_sampled_across], per_class,
+                        taken_across)
+    return kept
 
 
-def _browser_result(task: LoadedTask, mutant: Mutant, record: EpisodeRecord, bundle: RunDirectory,
-                    reference: Effect) -> MutantResult:
+def judged_by(studies: tuple[Study, ...], mutant_class: MutantClass) -> Study:
+    """The study whose class a mutant is (`Study.audit_classes`), else the default `Study`: its `audit_judge` judges
+    a mutant as the audit judges any."""
+    return next((s for s in studies if mutant_class in s.audit_classes), Study())
+
+
+def episode_fields(studies: tuple[Study, ...], task: LoadedTask, mutant: Mutant) -> dict[str, object]:
+    """The `PlannedEpisode` fields the studies give a mutant's episode (`Study.audit_fields`; `policy` where one runs
+    another policy than the mutant's steps; the entries under `studies` of studies added later, merged); ValueError
+    where two give the same field."""
+    fields: dict[str, object] = {}
+    entries: dict[str, object] = {}
+    for study in studies:
+        given = dict(study.audit_fields(task, mutant))
+        entries.update(given.pop("studies", None) or {})
+        if twice := fields.keys() & given.keys():
+            raise ValueError(f"study {study.name!r} gives the audit's episode field(s) {sorted(twice)} another study "
+                             "gives")
+        fields.update(given)
+    return {**fields, "studies": entries} if entries else fields
+
+
+def _browser_result(studies: tuple[Study, ...], task: LoadedTask, mutant: Mutant, record: EpisodeRecord,
+                    bundle: RunDirectory, reference: Effect) -> MutantResult:
+    """A browser mutant judged on its episode: by the study whose class it is (`Study.audit_judge`), else by
+    `Study.audit_judge`'s default (`not_run` short of its final done, else `_fate` on its effects)."""
     assert mutant.steps is not None
-    outcome = verdict_category(record.outcome, record.false_completion_kind)
-    if mutant.mutant_class in HARNESS_CLASSES:
-        checkpoints = bundle.episode_dir(record.episode_id) / CHECKPOINTS
-        if record.outcome == "infrastructure_failure":
-            fate, note = persistence_fate(record.outcome, None)
-            return MutantResult(mutant=mutant, fate=fate, outcome=outcome, note=note)
-        evidence, _ = _load(bundle, record)
-        same = record.outcome == "verified_success" and effect_of(evidence, record.claim,
-                                                                  _generated(task)).covers(reference)
-        fate, note = persistence_fate(record.outcome, record.persistence,
-                                      compaction_is_sound(record.persistence, checkpoints), same)
-        return MutantResult(mutant=mutant, fate=fate, outcome=outcome,
-                            failed_checks=[c.name for c in evidence.verdict.checks if not c.passed], note=note)
-    final = mutant.steps[-1]
-    claimed = record.claim.success == bool(final.success) and (record.claim.message or "") == (final.message or "")
-    if record.stop_reason != "finish" or not claimed or record.steps != len(mutant.steps):
-        return MutantResult(mutant=mutant, fate="not_run", outcome=outcome,
-                            note=f"did not reach its final done (stop {record.stop_reason}, {record.steps} of "
-                                 f"{len(mutant.steps)} steps)")
-    evidence, _ = _load(bundle, record)
-    verified = record.outcome == "verified_success"
-    if mutant.mutant_class.startswith("attack-"):
-        fate, note = _attack_fate(task, mutant, record)
-    else:
-        effect = effect_of(evidence, record.claim, _generated(task))
+    evidence: Callable[[], RecordedEpisode] = cache(lambda: _load(bundle, record)[0])
+
+    def covers(recorded: RecordedEpisode) -> bool:
+        return effect_of(recorded, record.claim, _generated(task)).covers(reference)
+
+    def default_fate() -> tuple[Fate, str]:
+        effect = effect_of(evidence(), record.claim, _generated(task))
         alike = SAME_EFFECTS if effect.covers(reference) else HIDDEN_OTHERS_ONLY if (
             mutant.mutant_class in HIDING_CLASSES and effect.covers_named(reference)) else None
-        fate, note = _fate(task, mutant, verified, alike)
-    skipped = record.rejected_actions
-    if skipped:
-        note = "; ".join(filter(None, [note, f"{skipped} step(s) skipped: their controls were not offered"]))
-    return MutantResult(mutant=mutant, fate=fate, outcome=outcome, skipped=skipped,
-                        failed_checks=[c.name for c in evidence.verdict.checks if not c.passed], note=note)
+        return _fate(task, mutant, record.outcome == "verified_success", alike)
+
+    episode = MutantEpisode(task=task, mutant=mutant, record=record, episode_dir=bundle.episode_dir(record.episode_id),
+                            load=evidence, covers=covers, default_fate=default_fate)
+    judged: MutantJudgement = judged_by(studies, mutant.mutant_class).audit_judge(episode)
+    return MutantResult(mutant=mutant, fate=judged.fate, outcome=verdict_category(record.outcome,
+                                                                                 record.false_completion_kind),
+                        failed_checks=judged.failed_checks, skipped=judged.skipped, note=judged.note)
 
 
 def with_room(task: LoadedTask, steps: int) -> LoadedTask:

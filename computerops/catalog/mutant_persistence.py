@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from computerops.catalog.mutants import Fate, Mutant
+from computerops.catalog.mutants import Fate, Mutant, MutantClass
 from computerops.persistence.arms import Persistence
 from computerops.persistence.compaction import ledger_lines
 from computerops.persistence.metrics import PersistenceRecord, read_checkpoints
@@ -53,6 +53,8 @@ COMPACTION_MUTANTS: tuple[tuple[str, Persistence, str], ...] = (
     ("persistence:compacted-changed-amount", Persistence(arm="compacted", compaction="ledgers/1:changed-amount"),
      "compacted after its first committed effect; the summary gives each approval another amount"),
 )
+HARNESS_CLASSES: frozenset[MutantClass] = frozenset({"persistence-recovery", "persistence-compaction"})
+"""The classes whose mutants run long-running (5-15 s each): a quicker audit samples them across the whole audit."""
 NO_AMOUNT = "no amount in the ledgers: the summary is ledgers/1's own, line for line"
 
 

@@ -5,13 +5,20 @@ report's table by arm follows from the records (computerops/report/persistence.p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
 from adapter.transcript import AgentTranscript
+from computerops.catalog.mutant_persistence import (
+    HARNESS_CLASSES,
+    compaction_is_sound,
+    persistence_fate,
+    persistence_mutants,
+)
+from computerops.catalog.mutants import Mutant, MutantClass
 from computerops.experiment.rows import Arm
 from computerops.experiment.spec import PERSISTENCE_CONTROL, ExperimentSpec, ExperimentTask
 from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
@@ -33,10 +40,14 @@ from computerops.studies.base import (
     EpisodeFacts,
     EpisodeSetup,
     EvidenceFiles,
+    MutantEpisode,
+    MutantJudgement,
     Study,
     StudyEpisode,
 )
+from replays import RecordedEpisode
 from sites.registry import SITES
+from tasks import LoadedTask
 
 PersistenceEvidence = tuple[PersistenceLog, Path]
 """A long-running episode's log and its checkpoints' folder."""
@@ -139,6 +150,39 @@ class LongRunning(Study):
                       ) -> dict[str, float | int | str | None]:
         return {"persistence": None, "recovery": None} if level is None else {"persistence": level[0],
                                                                             "recovery": level[1]}
+
+    # --- audit hooks ---
+    # A task whose site declares ledgers brings harness mutants: its scripted control run long-running under a
+    # harness that breaks the invariant (computerops/catalog/mutant_persistence.py), sampled across the whole audit
+    # (seconds each), judged by the verdict and the persistence figures.
+    audit_classes: ClassVar[frozenset[MutantClass]] = HARNESS_CLASSES
+    audit_sampled_across: ClassVar[frozenset[MutantClass]] = HARNESS_CLASSES
+
+    def audit_mutants(self, task: LoadedTask, controls: Mapping[str, EpisodeRecord],
+                      load: Callable[[EpisodeRecord], tuple[RecordedEpisode, AgentTranscript]]) -> list[Mutant]:
+        return list(persistence_mutants(task))
+
+    def audit_fields(self, task: LoadedTask, mutant: Mutant) -> dict[str, Any]:
+        """A harness mutant is the scripted control itself (`oracle`, which counts the accepted actions a
+        compaction's summary carries on: a given step list restarts with the conversation) run long-running."""
+        if mutant.persistence is None:
+            return {}
+        return {"policy": "oracle", "persistence": mutant.persistence}
+
+    def audit_judge(self, episode: MutantEpisode) -> MutantJudgement:
+        """`persistence_fate`, on the checkpoints too (`compaction_is_sound`); no evidence is read of an
+        infrastructure failure."""
+        record = episode.record
+        if record.outcome == "infrastructure_failure":
+            fate, note = persistence_fate(record.outcome, None)
+            return MutantJudgement(fate=fate, note=note)
+        evidence = episode.load()
+        same = record.outcome == "verified_success" and episode.covers(evidence)
+        fate, note = persistence_fate(record.outcome, record.persistence,
+                                      compaction_is_sound(record.persistence, episode.episode_dir / CHECKPOINTS),
+                                      same)
+        return MutantJudgement(fate=fate, note=note,
+                               failed_checks=[c.name for c in evidence.verdict.checks if not c.passed])
 
 
 def persistence_of(facts: EpisodeFacts, log: PersistenceLog, checkpoints: Path) -> PersistenceRecord:

@@ -16,12 +16,13 @@ the record's `studies` map (`record`), so that adding one changes no module but 
 The run's report mirrors this: `run_report` and `report_view` (computerops/report/run.py, layout.py) go through the
 registry too. A pre-seam study fills the `RunReport` fields it always filled (`report_fields`, by
 `report_figures`); a later study's figures go under its name in the report's `studies` map (`report`); and each
-study lays out its own blocks (`report_blocks`), after the report's own.
+study lays out its own blocks (`report_blocks`), after the report's own. The experiment planner and the mutation
+audit (`computerops tasks audit`) go through it as well: the last two blocks of `Study`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,11 +35,13 @@ from adapter.actions import FinishSchema
 from adapter.failover import Fallback, ServingProtocol
 from adapter.modelclient import StreamWatch
 from adapter.transcript import AgentTranscript, Bounds
+from computerops.catalog.mutants import Fate, Mutant, MutantClass
 from computerops.experiment.rows import Arm
 from computerops.experiment.spec import ExperimentSpec, ExperimentTask
 from computerops.report.tables import Block
 from computerops.runs.config import PlannedEpisode, RunConfig
 from computerops.runs.records import EpisodeRecord
+from replays import RecordedEpisode
 from sites.kit.plant import Plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.tenancy import Tenant
@@ -265,3 +268,82 @@ class Study:
         """The study's level of a cell by factor name, one entry for each of `noise_factors` (None where the
         experiment does not vary the study)."""
         return {}
+
+    # --- audit hooks (computerops/catalog/audit.py, `computerops tasks audit`) ---
+    # The mutation audit runs each task's scripted control, then every mutant of it; a study may bring mutants of its
+    # own classes, made from extra scripted controls it has run first, planned with fields of its own and judged by
+    # its own rule. The audit asks each registered study and names none. Each default brings nothing.
+
+    audit_classes: ClassVar[frozenset[MutantClass]] = frozenset()
+    """The mutant classes the study brings (`audit_mutants`) and judges (`audit_judge`); no class is two studies'."""
+    audit_sampled_across: ClassVar[frozenset[MutantClass]] = frozenset()
+    """Those of `audit_classes` a quicker audit (`--per-class`) samples across the whole audit rather than per task
+    (long-running mutants, seconds each)."""
+
+    def audit_controls(self, task: LoadedTask) -> list[str]:
+        """The extra scripted controls of a task to run before its mutants (`control_plan` items such as
+        `obedient@observing`), after its own `oracle`."""
+        return []
+
+    def audit_mutants(self, task: LoadedTask, controls: Mapping[str, EpisodeRecord],
+                      load: Callable[[EpisodeRecord], tuple[RecordedEpisode, AgentTranscript]]) -> list[Mutant]:
+        """The task's mutants of the study's classes (its scripted control verified and run to its end), given the
+        records of the extra controls it asked for (`audit_controls`, by item) and how to load one's evidence."""
+        return []
+
+    def audit_fields(self, task: LoadedTask, mutant: Mutant) -> dict[str, Any]:
+        """The `PlannedEpisode` fields a mutant's episode gets from the study (any mutant's, not only its classes'; a
+        study added later gives `{"studies": {name: entry}}`); `policy` too, where the episode runs a policy other than
+        the mutant's own steps (`mutant:<task>/<id>`)."""
+        return {}
+
+    def audit_judge(self, episode: MutantEpisode) -> MutantJudgement:
+        """A browser mutant of the study's classes judged on its episode; by default as any mutant is: `not_run`
+        short of its final done, else the task's declarations and the effects (`MutantEpisode.judged`)."""
+        return episode.not_run() or episode.judged(*episode.default_fate())
+
+
+@dataclass(frozen=True)
+class MutantJudgement:
+    """A browser mutant's fate, why, the checks its verdict failed and how many of its steps were skipped."""
+
+    fate: Fate
+    note: str = ""
+    failed_checks: list[str] = field(default_factory=list)
+    skipped: int = 0
+
+
+@dataclass(frozen=True)
+class MutantEpisode:
+    """A browser mutant's episode as the audit hands it to the study whose class the mutant is (`audit_judge`)."""
+
+    task: LoadedTask
+    mutant: Mutant
+    record: EpisodeRecord
+    episode_dir: Path
+    load: Callable[[], RecordedEpisode]
+    """The episode's evidence (loaded once)."""
+    covers: Callable[[RecordedEpisode], bool]
+    """Whether the evidence has the scripted control's effects (`audit.Effect.covers`)."""
+    default_fate: Callable[[], tuple[Fate, str]]
+    """The fate the audit gives a mutant of no study's classes that ran to its final done."""
+
+    def not_run(self) -> MutantJudgement | None:
+        """`not_run` where it did not reach its final done (a bound ended it, or it claimed otherwise), else None."""
+        steps = self.mutant.steps or []
+        final = steps[-1]
+        claim = self.record.claim
+        claimed = claim.success == bool(final.success) and (claim.message or "") == (final.message or "")
+        if self.record.stop_reason != "finish" or not claimed or self.record.steps != len(steps):
+            return MutantJudgement(fate="not_run", note=f"did not reach its final done (stop "
+                                                        f"{self.record.stop_reason}, {self.record.steps} of "
+                                                        f"{len(steps)} steps)")
+        return None
+
+    def judged(self, fate: Fate, note: str) -> MutantJudgement:
+        """A fate with the verdict's failed checks and the steps skipped (their controls were not offered)."""
+        skipped = self.record.rejected_actions
+        if skipped:
+            note = "; ".join(filter(None, [note, f"{skipped} step(s) skipped: their controls were not offered"]))
+        return MutantJudgement(fate=fate, note=note, skipped=skipped,
+                               failed_checks=[c.name for c in self.load().verdict.checks if not c.passed])

@@ -24,13 +24,20 @@ field of it is a registered study's `report_fields` (tests/test_study_seam.py ho
 
 
 def check_studies(studies: Sequence[Study]) -> None:
-    """ValueError, naming the studies, where two share a name, an owned record field or a report field, a study owns
+    """ValueError, naming the studies, where two share a name, an owned record field, a report field or an audit's
+    mutant class (`audit_classes`), a study owns
     a field the run or the report fills itself, or a study's evidence patterns could name a file outside the
     episode's folder or one the run writes itself."""
     names: dict[str, Study] = {}
     owners: dict[str, str] = {}
     reporters: dict[str, str] = {}
+    auditors: dict[str, str] = {}
     for study in studies:
+        for mutant_class in sorted(study.audit_classes):
+            if mutant_class in auditors:
+                raise ValueError(f"studies {auditors[mutant_class]} and {study.name} both bring the audit's mutant "
+                                 f"class {mutant_class!r}")
+            auditors[mutant_class] = study.name
         if study.name in names:
             raise ValueError(f"two studies share the name {study.name!r}: {type(names[study.name]).__name__} and "
                              f"{type(study).__name__}")

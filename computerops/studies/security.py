@@ -5,11 +5,14 @@ facts (computerops/runs/security.py, docs/security.md); the report's security fi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import JsonValue
 
+from adapter.transcript import AgentTranscript
+from computerops.catalog.mutant_attacks import ATTACK_CLASSES, OBEDIENT, attack_fate, attack_mutants
+from computerops.catalog.mutants import Mutant, MutantClass, ScriptedRun
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.rows import Arm
 from computerops.experiment.spec import ExperimentSpec, ExperimentTask
@@ -17,10 +20,12 @@ from computerops.report.security import security_blocks, security_report
 from computerops.report.tables import Block
 from computerops.runs.records import EpisodeRecord
 from computerops.runs.security import attack_record
-from computerops.studies.base import EpisodeFacts, EpisodeSetup, Study
+from computerops.studies.base import EpisodeFacts, EpisodeSetup, MutantEpisode, MutantJudgement, Study
+from replays import RecordedEpisode
 from sites.kit.broker import BrokerSession
 from sites.kit.plant import Plant
 from sites.kit.tenancy import Tenant
+from tasks import LoadedTask
 
 
 class Security(Study):
@@ -61,3 +66,29 @@ class Security(Study):
 
     def arm_fields(self, spec: ExperimentSpec, level: BrokerMode, arm: Arm, task: ExperimentTask) -> dict[str, Any]:
         return {"broker_mode": None if level == "enforcing" else level}
+
+    # --- audit hooks ---
+    # An attacked task's attack mutants, made from its obedient control (the broker observing) and judged by the
+    # attack's outcome (computerops/catalog/mutant_attacks.py); with grants, every mutant's broker observes: what is
+    # audited is the verdict, not what an enforcing broker stops.
+    audit_classes: ClassVar[frozenset[MutantClass]] = ATTACK_CLASSES
+
+    def audit_controls(self, task: LoadedTask) -> list[str]:
+        return [OBEDIENT] if task.spec.attack else []
+
+    def audit_mutants(self, task: LoadedTask, controls: Mapping[str, EpisodeRecord],
+                      load: Callable[[EpisodeRecord], tuple[RecordedEpisode, AgentTranscript]]) -> list[Mutant]:
+        """The attack mutants of an attacked task whose obedient control reached the objective (else none: `tasks
+        check` reports the dead attack)."""
+        attack, record = task.spec.attack, controls.get(OBEDIENT)
+        if attack is None or record is None or record.attack is None or not record.attack.objective_reached:
+            return []
+        evidence, transcript = load(record)
+        steps = attack.obedient.derive(list(task.spec.scripted_control))
+        return list(attack_mutants(task.spec, ScriptedRun(steps=steps, transcript=transcript, evidence=evidence)))
+
+    def audit_fields(self, task: LoadedTask, mutant: Mutant) -> dict[str, Any]:
+        return {"broker_mode": "observing" if task.spec.grants else None}
+
+    def audit_judge(self, episode: MutantEpisode) -> MutantJudgement:
+        return episode.not_run() or episode.judged(*attack_fate(episode.task.spec, episode.mutant, episode.record))
