@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from adapter.actions import Done
 from adapter.reply import ModelCall
 from adapter.transcript import AgentTranscript, Step
-from computerops.catalog.audit import effect_of, sampled
-from computerops.catalog.mutant_reads import blind_views, information_reads, read_mutants
+from computerops.catalog.audit import effect_of, sampled, shows_all
+from computerops.catalog.mutant_reads import blind_views, information_reads, list_fact, read_list_fact, read_mutants
 from computerops.catalog.mutant_texts import (
     address_spellings,
     amounts_in_words,
@@ -326,3 +329,23 @@ def test_a_forbidden_act_is_said_done_for_each_prohibition_of_a_named_thing() ->
     assert list(forbidden_acts("EV-506 processed.", instruction)) == [
         ("forbidden-dispatch", "EV-506 processed. Also dispatched the delivery.")]
     assert list(forbidden_acts("EV-506 processed.", "Process EV-506. Change nothing else.")) == []
+
+
+@given(st.dictionaries(st.sampled_from(["category", "status", "site"]), st.sampled_from(["Paint", "open", "x:y"]),
+                       max_size=2), st.booleans())
+def test_a_list_fact_reads_back_as_written(where: dict[str, str], searched: bool) -> None:
+    assert read_list_fact(list_fact("product", where, searched=searched)) == ("product", where, searched)
+    assert read_list_fact("row:product:[1]:name") is None
+
+
+def test_a_whole_list_covers_a_narrower_one_and_a_searched_list_only_a_searched_one() -> None:
+    paint = list_fact("product", {"category": "Paint"}, searched=False)
+    paint_searched = list_fact("product", {"category": "Paint"}, searched=True)
+    whole, whole_searched = list_fact("product", {}, searched=False), list_fact("product", {}, searched=True)
+    assert shows_all(frozenset({whole}), frozenset({paint}))
+    assert shows_all(frozenset({whole}), frozenset({paint_searched}))
+    assert shows_all(frozenset({whole_searched}), frozenset({paint_searched}))
+    assert not shows_all(frozenset({whole_searched}), frozenset({paint}))  # a search shows the matches only
+    assert not shows_all(frozenset({paint}), frozenset({whole}))
+    assert not shows_all(frozenset({list_fact("order", {}, searched=False)}), frozenset({paint}))
+    assert not shows_all(frozenset({whole}), frozenset({"row:product:[1]:name"}))

@@ -55,7 +55,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from adapter.transcript import AgentTranscript, Bounds
 from computerops.catalog.checking import control_config, control_plan, ran_to
-from computerops.catalog.mutant_reads import app_mutants, facts_of, named_facts, page_facts, read_mutants
+from computerops.catalog.mutant_reads import (
+    app_mutants,
+    facts_of,
+    named_facts,
+    page_facts,
+    read_list_fact,
+    read_mutants,
+)
 from computerops.catalog.mutants import (
     MUTANT_CLASSES,
     Fate,
@@ -212,13 +219,15 @@ class Effect:
 def shows_all(mine: frozenset[str], reference: frozenset[str]) -> bool:
     """What was shown (`mutant_reads.facts_of`) holds every fact of `reference`; a whole list covers a narrower
     one (all products cover the Paint category's)."""
+    lists = [listed for other in mine if (listed := read_list_fact(other)) is not None]
     for fact in reference - mine:
-        if not fact.startswith("list:"):
+        wanted = read_list_fact(fact)
+        if wanted is None:
             return False
-        _, table, where = fact.split(":", 2)
-        wanted = json.loads(where)
-        if not any(other.startswith(f"list:{table}:") and json.loads(other.split(":", 2)[2]).items() <= wanted.items()
-                   for other in mine):
+        table, where, searched = wanted
+        # A list filtered by less covers it; one a search narrowed covers only a list a search narrowed too.
+        if not any(other_table == table and other_where.items() <= where.items() and (searched or not other_searched)
+                   for other_table, other_where, other_searched in lists):
             return False
     return True
 

@@ -50,14 +50,32 @@ def _row_key(table: str, key: Mapping[str, object]) -> tuple[str, str]:
     return table, json.dumps(dict(key), sort_keys=True)
 
 
+SEARCHED = ":searched"
+"""The end of a list fact whose listing was narrowed by a search (it shows the matches, not the whole list)."""
+
+
+def list_fact(table: str, where: Mapping[str, object], *, searched: bool) -> str:
+    """A whole list as a fact: `list:<table>:<its filter as JSON>`, ending `:searched` when a search narrowed it."""
+    return f"list:{table}:{json.dumps(dict(where), sort_keys=True)}{SEARCHED if searched else ''}"
+
+
+def read_list_fact(fact: str) -> tuple[str, dict[str, object], bool] | None:
+    """A list fact's table, filter and whether a search narrowed it (`list_fact` read back); None for another fact."""
+    if not fact.startswith("list:"):
+        return None
+    _, table, rest = fact.split(":", 2)
+    searched = rest.endswith(SEARCHED)
+    where = json.loads(rest[: -len(SEARCHED)] if searched else rest)
+    return table, dict(where), searched
+
+
 def facts_of(shown: Shown | None) -> frozenset[str]:
     """What a response showed, as comparable facts: each row column, each whole list, each document."""
     if shown is None:
         return frozenset()
     facts = {row_fact(group.table, row, field)
              for group in shown.records for row in group.rows for field in group.fields}
-    facts |= {f"list:{lst.table}:{json.dumps(lst.where, sort_keys=True)}{':searched' if lst.searched else ''}"
-              for lst in shown.listings}
+    facts |= {list_fact(lst.table, lst.where, searched=lst.searched) for lst in shown.listings}
     facts |= {f"doc:{name}" for name in shown.documents}
     return frozenset(facts)
 
