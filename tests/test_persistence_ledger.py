@@ -1,9 +1,11 @@
 """Long-running episodes on the ledger, the second site with ledgers (sites/ledger/ledgers.py): its effects are
 posted entries and dispatch submissions, its open work queued and held events and pending deliveries, and it keeps
 no approvals. A hand-posted bank charge is an effect nothing on the site dedupes, so a retry under a new idempotency
-key posts it twice; a dispatch is one the site guards itself, so the same retry is refused and recorded as a
-`duplicate` submission (defence in depth: nothing is delivered twice, and the verdict still rejects the repeated
-submission). The sound arms keep every ledger across a restart and an interruption, and `verify` recomputes it all."""
+key posts it twice where the broker only observes; the enforcing broker refuses the second post, since its grant's
+limit holds over the episode (sites/kit/broker.py), naming the running total; a dispatch is one the site guards
+itself, so the same retry is refused and recorded as a `duplicate` submission (defence in depth: nothing is
+delivered twice, and the verdict still rejects the repeated submission). The sound arms keep every ledger across a
+restart and an interruption, and `verify` recomputes it all."""
 
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ ARMS: list[tuple[str, PersistenceArm, RecoveryPolicy]] = [
     (DISPATCH, "restarted", "reconcile"),
     (DISPATCH, "interrupted", "retry-new-key"),
 ]
+OBSERVED = (BANK, "interrupted", "retry-new-key")
+"""Run a second time with the broker observing: the harness's duplicate is then the site's to keep."""
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +50,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
     plan = [PlannedEpisode(episode_id=f"{n:03d}-{task}--{arm}--{recovery}", task_id=task, policy="oracle",
                            persistence=Persistence(arm=arm, recovery=recovery, checkpoint_every=3))
             for n, (task, arm, recovery) in enumerate(ARMS, start=1)]
+    task, arm, recovery = OBSERVED
+    plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task}--{arm}--{recovery}--observing", task_id=task,
+                               policy="oracle", broker_mode="observing",
+                               persistence=Persistence(arm=arm, recovery=recovery, checkpoint_every=3)))
     tasks = sorted({task for task, _, _ in ARMS})
     config = RunConfig(run_id="persistence-ledger", tasks=tasks,
                        endpoint=EndpointConfig(kind="scripted", policies=["oracle"]), episodes=plan)
@@ -54,11 +62,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
     return RunDirectory.open(out)
 
 
-def records(run: RunDirectory) -> dict[tuple[str, str, str], EpisodeRecord]:
+def records(run: RunDirectory, *, broker: str = "enforcing") -> dict[tuple[str, str, str], EpisodeRecord]:
+    """The run's episodes with the broker in that mode, by (task, arm, recovery)."""
     found = {}
     for record in run.records():
         assert record.persistence is not None
-        found[(record.task_id, record.persistence.arm, record.persistence.recovery)] = record
+        if record.episode_id.endswith("--observing") == (broker == "observing"):
+            found[(record.task_id, record.persistence.arm, record.persistence.recovery)] = record
     return found
 
 
@@ -97,8 +107,20 @@ def test_the_resumed_ledgers_hold_the_effect_and_the_open_work(run: RunDirectory
     assert DELIVERY["number"] not in open_work and OTHER["number"] in open_work  # dispatched; the others still open
 
 
-def test_a_new_key_retry_posts_the_entry_twice(run: RunDirectory) -> None:
-    record = records(run)[(BANK, "interrupted", "retry-new-key")]
+def test_a_new_key_retry_is_refused_by_the_enforcing_brokers_limit_over_the_episode(run: RunDirectory) -> None:
+    """The harness sends the committed charge again under a new key; the grant allows it once over the episode, so
+    the enforcing broker refuses the second post naming the running total, and nothing is posted twice."""
+    record = records(run)[OBSERVED]
+    assert record.persistence is not None and record.persistence.duplicate_effects == 0
+    assert record.replay == "PASS"
+    episode = run.load_episode(record)
+    assert sum(e.table == "entry" and e.change == "insert" for e in episode.journal) == 1
+    blocked = [op.broker for op in episode.operations if op.broker is not None and op.broker.blocked]
+    assert blocked and any("already granted" in reason for decision in blocked for reason in decision.reasons)
+
+
+def test_with_the_broker_observing_a_new_key_retry_posts_the_entry_twice(run: RunDirectory) -> None:
+    record = records(run, broker="observing")[OBSERVED]
     assert record.persistence is not None and record.persistence.duplicate_effects == 1
     assert record.outcome == "false_completion" and record.replay == "PASS"
     verdict = run.load_episode(record).verdict
@@ -133,4 +155,4 @@ def test_a_forgotten_entry_is_not_carried(run: RunDirectory) -> None:
 def test_verify_recomputes_every_figure(run: RunDirectory) -> None:
     verification = asyncio.run(verify_run(run))
     assert verification.passed, verification.problems
-    assert verification.episodes_replayed == len(ARMS)
+    assert verification.episodes_replayed == len(ARMS) + 1
