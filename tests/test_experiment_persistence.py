@@ -243,7 +243,7 @@ def test_the_noise_floor_reruns_a_persistence_cell_long_running() -> None:
                   "noise_floor": {"cell": {"persistence": "interrupted", "recovery": "forget"},
                                   "identical_reruns": 2, "new_seeds": 2}}))
     index, cell = noise_cell(spec)
-    assert (index, cell.persistence, cell.recovery) == (4, "interrupted", "forget")
+    assert (index, cell.factor("persistence"), cell.factor("recovery")) == (4, "interrupted", "forget")
     assert spec.tasks is not None
     episodes = plan_noise_floor(spec, list(spec.tasks))
     assert len(episodes) == 2 * 2 * 2

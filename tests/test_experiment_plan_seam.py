@@ -174,7 +174,7 @@ def test_a_study_registered_later_adds_its_level_to_cells_and_planned_episodes(m
         assert episode.studies == ({"page_noise": {"level": level}} if episode.arm == "treatment" else None)
     assert arms_meaning(spec).startswith("control = a quiet page")
     index, cell = noise_cell(spec)
-    assert (index, cell.fault_rate, cell.factor("page_noise"), cell.page_noise) == (4, 0.2, "loud", "loud")
+    assert (index, cell.factor("fault_rate"), cell.factor("page_noise")) == (4, 0.2, "loud")
     floor = plan_noise_floor(spec, tasks)
     assert {e.cell for e in floor} == {"fault_rate=0.2,page_noise=loud,model=scripted:oracle"}
     assert all(e.studies == {"page_noise": {"level": "loud"}} for e in floor)

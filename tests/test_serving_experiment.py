@@ -69,7 +69,7 @@ def test_the_control_is_arm_a_and_the_treatments_are_the_rest_of_the_matrix() ->
 def test_every_cell_names_its_serving_arm_and_pairs_it_with_a_reference_control() -> None:
     spec = ExperimentSpec.model_validate(_base())
     grid = cells(spec)
-    assert [c.serving for c in grid] == ["throttle-fallback", "partial-stream"]
+    assert [c.factor("serving") for c in grid] == ["throttle-fallback", "partial-stream"]
     assert [c.key(spec) for c in grid] == ["fault_rate=0,serving=throttle-fallback,model=scripted:careful",
                                            "fault_rate=0,serving=partial-stream,model=scripted:careful"]
     plan = _plan(spec)
@@ -79,7 +79,7 @@ def test_every_cell_names_its_serving_arm_and_pairs_it_with_a_reference_control(
         control, treatment = pair["control"], pair["treatment"]
         assert (control.task_id, control.repetition, control.cell) == (treatment.task_id, treatment.repetition,
                                                                        treatment.cell)
-        arm = next(c.serving for c in grid if c.key(spec) == control.cell)
+        arm = next(c.factor("serving") for c in grid if c.key(spec) == control.cell)
         assert arm is not None
         assert control.serving == serving_arm("reference")
         assert treatment.serving == serving_arm(arm)

@@ -153,7 +153,7 @@ def _grids(summaries: list[CellSummary], lock: ExperimentLock) -> list[Block]:
                 row: list[Cell] = [f"{100 * rate:g}%"]
                 shade: list[float | None] = [None]
                 for tools in spec.factors.tools:
-                    cell = next((c for c in grid if c.tools == tools and c.fault_rate == rate), None)
+                    cell = next((c for c in grid if c.tools == tools and c.factor("fault_rate") == rate), None)
                     found = by_key.get((cell.key(spec), "treatment")) if cell else None
                     if found is None or found.attempts == 0:
                         row.append(None)

@@ -47,8 +47,7 @@ whether injection is enabled, the noise floor's draw, the `studies` map that `St
 class Cell:
     """One level of each factor: the model, the tool ladder's rung and order, and each registered study's level.
 
-    A factor a noise floor's cell may name reads by name (`factor`, or as an attribute: `cell.fault_rate`,
-    `cell.persistence`, `cell.serving`)."""
+    A factor a noise floor's cell may name reads by name (`factor("fault_rate")`, `factor("serving")`)."""
 
     model: str
     """A scripted policy name, or the real endpoint's model name."""
@@ -75,18 +74,10 @@ class Cell:
         for another name."""
         if name in ("model", "tools", "order"):
             return {"model": self.model, "tools": self.tools, "order": self.order}[name]
-        for study, level in self.__dict__.get("levels", ()):
+        for study, level in self.levels:
             if name in study.noise_factors:
                 return study.factor_levels(level)[name]
         raise KeyError(name)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self.factor(name)
-        except KeyError:
-            raise AttributeError(f"{type(self).__name__} has no attribute or factor {name!r}") from None
 
 
 def factor_names(studies: Sequence[Study]) -> tuple[str, ...]:
