@@ -21,7 +21,7 @@ from computerops.report.serving import ServingReport
 from computerops.runs.records import Completeness, EpisodeRecord, RunManifest
 from computerops.studies.base import Study
 from computerops.studies.registry import registered
-from computerops.studies.rules import RUN_REPORT_FIELDS
+from computerops.studies.rules import RUN_REPORT_FIELDS, study_parts
 
 REPORT_FORMAT: Final = "computerops.report/3"
 """3 (since issue 26 also `security`, only in reports of runs with attacked tasks): every outcome table (and task
@@ -150,21 +150,10 @@ def run_report(
 def study_figures(records: list[EpisodeRecord], studies: tuple[Study, ...]) -> dict[str, Any]:
     """Each registered study's part of the report: the `RunReport` fields it fills (`report_fields`), and the
     `studies` entries of the others (each under its study's name, where it gives one); ValueError, naming the study,
-    where one fills a field that is not its own."""
-    filled: dict[str, Any] = {}
-    entries: dict[str, JsonValue] = {}
-    for study in studies:
-        figures = study.report_figures(records)
-        if set(figures) != set(study.report_fields):
-            raise ValueError(f"study {study.name} filled the report fields {sorted(figures)}, not its own "
-                             f"{sorted(study.report_fields)}")
-        if overlap := set(figures) & set(filled):
-            raise ValueError(f"study {study.name} fills the report fields {sorted(overlap)}, which another study owns")
-        if clash := set(figures) & RUN_REPORT_FIELDS:
-            raise ValueError(f"study {study.name} fills {sorted(clash)}, a report field the report fills itself")
-        filled.update(figures)
-        if not study.report_fields and (entry := study.report(records)) is not None:
-            entries[study.name] = entry
+    where one fills a field that is not its own (computerops/studies/rules.py `study_parts`)."""
+    filled, entries = study_parts(studies, "report", lambda study: study.report_fields,
+                                  lambda study: study.report_figures(records), lambda study: study.report(records),
+                                  RUN_REPORT_FIELDS)
     return {**filled, "studies": entries or None}
 
 

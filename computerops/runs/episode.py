@@ -48,7 +48,7 @@ from computerops.studies.base import (
     StudyFailed,
 )
 from computerops.studies.registry import registered
-from computerops.studies.rules import RUN_RECORD_FIELDS, evidence_problem
+from computerops.studies.rules import RUN_RECORD_FIELDS, evidence_problem, study_parts
 from replays import Receipt, RecordedEpisode, replay_episode
 from sites.kit.plant import Plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
@@ -335,21 +335,8 @@ def derived_fields(
 def study_fields(facts: EpisodeFacts, studies: tuple[Study, ...]) -> tuple[dict[str, Any], dict[str, JsonValue]]:
     """Each registered study's record fields: those of `EpisodeRecord` it owns, and the `studies` entries of the
     others (each under its study's name, where the episode is one of its)."""
-    owned: dict[str, Any] = {}
-    entries: dict[str, JsonValue] = {}
-    for study in studies:
-        fields = study.record_fields(facts)
-        if set(fields) != set(study.owned_fields):
-            raise ValueError(f"study {study.name} filled {sorted(fields)}, not its own fields "
-                             f"{sorted(study.owned_fields)}")
-        if overlap := set(fields) & set(owned):
-            raise ValueError(f"study {study.name} fills {sorted(overlap)}, which another study owns")
-        if clash := set(fields) & RUN_RECORD_FIELDS:
-            raise ValueError(f"study {study.name} fills {sorted(clash)}, a field the run fills itself")
-        owned.update(fields)
-        if not study.owned_fields and (entry := study.record(facts)) is not None:
-            entries[study.name] = entry
-    return owned, entries
+    return study_parts(studies, "record", lambda study: study.owned_fields, lambda study: study.record_fields(facts),
+                       lambda study: study.record(facts), RUN_RECORD_FIELDS)
 
 
 STREAM_CUT_CAUSE = "stream cut"

@@ -5,9 +5,12 @@ reads it)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
+from typing import Any
+
+from pydantic import JsonValue
 
 from computerops.runs.bundle import RUN_EPISODE_FILES
 from computerops.studies.base import Study
@@ -87,3 +90,29 @@ def unclaimed(names: Sequence[str], studies: Sequence[Study]) -> list[str]:
     """The hashed evidence files of an episode that neither the run nor a registered study claims."""
     return [name for name in names
             if name not in RUN_EPISODE_FILES and not any(claims(study, name) for study in studies)]
+
+
+def study_parts(
+    studies: Sequence[Study], what: str, owned: Callable[[Study], tuple[str, ...]],
+    fill: Callable[[Study], Mapping[str, Any]], entry: Callable[[Study], JsonValue | None], reserved: frozenset[str],
+) -> tuple[dict[str, Any], dict[str, JsonValue]]:
+    """Each study's part of a record or report (`what`: "record" or "report"): the fields it owns (`owned`), as it
+    fills them (`fill`), and the map entries (`entry`) of the studies that own none, under their names. ValueError,
+    naming the study, where one fills other fields than its own, one another study filled, or one of `reserved` (the
+    fields the record or report fills itself)."""
+    filled: dict[str, Any] = {}
+    entries: dict[str, JsonValue] = {}
+    for study in studies:
+        fields = fill(study)
+        own = owned(study)
+        if set(fields) != set(own):
+            raise ValueError(f"study {study.name} filled the {what} fields {sorted(fields)}, not its own "
+                             f"{sorted(own)}")
+        if overlap := set(fields) & set(filled):
+            raise ValueError(f"study {study.name} fills the {what} fields {sorted(overlap)}, which another study owns")
+        if clash := set(fields) & reserved:
+            raise ValueError(f"study {study.name} fills {sorted(clash)}, a {what} field the {what} fills itself")
+        filled.update(fields)
+        if not own and (found := entry(study)) is not None:
+            entries[study.name] = found
+    return filled, entries
