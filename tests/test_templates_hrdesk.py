@@ -4,6 +4,7 @@ controls stay distinct from the right answer, and the published instances differ
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from sites.hrdesk.models import APPROVAL_LIMITS
 from sites.kit.seeding import seeded_rows
 from sites.registry import site_definitions
 from tasks import load_catalog
+from tasks.catalog import InstanceUndefined
 from tasks.templates import FRESH_SEED_FLOOR, MAX_SEED
 
 CATALOG = load_catalog()
@@ -42,6 +44,24 @@ def _params(task_id: str) -> tuple[Any, Mapping[str, Any]]:
 def _balance(seed: int, employee_id: int) -> int:
     rows = seeded_rows(site_definitions()["hrdesk"], seed)["leave_balance"]
     return int(next(b["days"] for b in rows if b["employee_id"] == employee_id and b["leave_type"] == "annual"))
+
+
+def _partial_fits(seed: int) -> bool:
+    """Whether some employee (past the fixed ones, with a name of their own) has two submitted claims with a receipt
+    within their grade's limit and a submitted claim numbered after the second of them."""
+    rows = seeded_rows(site_definitions()["hrdesk"], seed)
+    names = Counter(str(e["name"]) for e in rows["employee"])
+    for employee in rows["employee"]:
+        if int(employee["id"]) < 21 or names[str(employee["name"])] != 1:
+            continue
+        submitted = [c for c in rows["expense_claim"]
+                     if c["employee_id"] == employee["id"] and c["status"] == "submitted"]
+        approvable = sorted((c for c in submitted if c["receipt"] != ""
+                             and int(c["amount_cents"]) <= APPROVAL_LIMITS[str(employee["grade"])]),
+                            key=lambda c: str(c["number"]))
+        if len(approvable) >= 2 and any(str(c["number"]) > str(approvable[1]["number"]) for c in submitted):
+            return True
+    return False
 
 
 def _steps_text(control: Any) -> str:
@@ -151,7 +171,13 @@ def test_the_claim_within_limit_and_its_twin_draw_the_same_claim(seed: int) -> N
 @settings(max_examples=examples(15), deadline=None)
 @given(seed=SEEDS)
 def test_the_partial_success_claims_are_two_approvable_claims_of_one_employee(seed: int) -> None:
-    task, p = _params(f"{PARTIAL}@{seed}")
+    try:
+        task, p = _params(f"{PARTIAL}@{seed}")
+    except InstanceUndefined:
+        # No employee of this seed has two approvable claims and a submitted one after them (found by CI's draw); a
+        # fresh draw takes another seed. Found here from the seeded rows, not from the template's filter.
+        assert not _partial_fits(seed)
+        return
     employee, first, second = p["employee"], p["first"], p["second"]
     assert employee["id"] >= 21
     for claim in (first, second):
