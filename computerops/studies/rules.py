@@ -5,7 +5,7 @@ reads it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 from typing import Any
@@ -28,41 +28,46 @@ field of it is a registered study's `report_fields` (tests/test_study_seam.py ho
 
 def check_studies(studies: Sequence[Study]) -> None:
     """ValueError, naming the studies, where two share a name, an owned record field, a report field or an audit's
-    mutant class (`audit_classes`), a study owns
-    a field the run or the report fills itself, or a study's evidence patterns could name a file outside the
-    episode's folder or one the run writes itself."""
+    mutant class (`audit_classes`), a study owns a field the run or the report fills itself, or a study's evidence
+    patterns could name a file outside the episode's folder or one the run writes itself."""
     names: dict[str, Study] = {}
     owners: dict[str, str] = {}
     reporters: dict[str, str] = {}
     auditors: dict[str, str] = {}
     for study in studies:
-        for mutant_class in sorted(study.audit_classes):
-            if mutant_class in auditors:
-                raise ValueError(f"studies {auditors[mutant_class]} and {study.name} both bring the audit's mutant "
-                                 f"class {mutant_class!r}")
-            auditors[mutant_class] = study.name
         if study.name in names:
             raise ValueError(f"two studies share the name {study.name!r}: {type(names[study.name]).__name__} and "
                              f"{type(study).__name__}")
         names[study.name] = study
-        for field in study.owned_fields:
-            if field in RUN_RECORD_FIELDS:
-                raise ValueError(f"study {study.name} owns {field!r}, a field the run fills itself")
-            if field in owners:
-                raise ValueError(f"studies {owners[field]} and {study.name} both own the record field {field!r}")
-            owners[field] = study.name
-        for field in study.report_fields:
-            if field in RUN_REPORT_FIELDS:
-                raise ValueError(f"study {study.name} fills the report field {field!r}, which the report fills itself")
-            if field in reporters:
-                raise ValueError(f"studies {reporters[field]} and {study.name} both fill the report field {field!r}")
-            reporters[field] = study.name
+        _claim_once(study, study.audit_classes, auditors, frozenset(), "both bring the audit's mutant class", "")
+        _claim_once(study, study.owned_fields, owners, RUN_RECORD_FIELDS, "both own the record field",
+                    "owns {!r}, a field the run fills itself")
+        _claim_once(study, study.report_fields, reporters, RUN_REPORT_FIELDS, "both fill the report field",
+                    "fills the report field {!r}, which the report fills itself")
         for pattern in study.evidence_files:
-            path = PurePosixPath(pattern)
-            if path.is_absolute() or ".." in path.parts or "\\" in pattern or not path.parts:
+            if _leaves_folder(pattern):
                 raise ValueError(f"study {study.name}: evidence pattern {pattern!r} leaves the episode's folder")
             if taken := [name for name in RUN_EPISODE_FILES if fnmatchcase(name, pattern)]:
                 raise ValueError(f"study {study.name}: evidence pattern {pattern!r} names the run's own {taken}")
+
+
+def _claim_once(study: Study, names: Iterable[str], claimed: dict[str, str], reserved: frozenset[str], shared: str,
+                own: str) -> None:
+    """Record that `study` claims `names` in `claimed` (name -> study); ValueError where another study claimed one
+    ("studies A and B {shared} 'name'") or it is `reserved` ("study B {own}", formatted with the name)."""
+    for name in sorted(names):
+        if name in reserved:
+            raise ValueError(f"study {study.name} " + own.format(name))
+        if name in claimed:
+            raise ValueError(f"studies {claimed[name]} and {study.name} {shared} {name!r}")
+        claimed[name] = study.name
+
+
+def _leaves_folder(name: str) -> bool:
+    """Whether a name (or pattern) relative to the episode's folder could leave it: absolute, `..`, a backslash, or
+    empty."""
+    path = PurePosixPath(name)
+    return path.is_absolute() or ".." in path.parts or "\\" in name or not path.parts
 
 
 def claims(study: Study, name: str) -> bool:
@@ -73,8 +78,7 @@ def claims(study: Study, name: str) -> bool:
 def evidence_problem(study: Study, name: str, writers: Mapping[str, str]) -> str | None:
     """Why the study may not name `name` as its evidence of an episode (`writers`: the files named so far, by the run
     ("the run") or a study's name), or None."""
-    path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts or "\\" in name or not path.parts:
+    if _leaves_folder(name):
         return f"study {study.name}: evidence file {name!r} leaves the episode's folder"
     if name in RUN_EPISODE_FILES or writers.get(name) == "the run":
         return f"study {study.name}: evidence file {name!r} is the run's own"
