@@ -130,3 +130,22 @@ def test_problems_of_names_each_field_on_one_line_whatever_the_location() -> Non
             assert ".".join(map(str, loc)) + ": " in said
 
     check()
+
+
+def test_a_ray_instance_that_does_not_start_is_refused_on_one_line(tmp_path: Path) -> None:
+    """`--executor ray` where Ray's local instance cannot start (here: its temp folder cannot be made) is one line
+    naming the option, not Ray's traceback; nothing is written. In a subprocess: Ray reads RAY_TMPDIR at start."""
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-c", "from computerops.cli.main import main; main()", "run",
+                           "--endpoint", "scripted:oracle",
+                           "--tasks", TASK, "--executor", "ray", "--out", str(out)],
+                          env={**os.environ, "RAY_TMPDIR": "/proc/no-such-folder"},
+                          capture_output=True, text=True, timeout=300, check=False)
+    said = done.stdout + done.stderr
+    errors = [line for line in said.splitlines() if line.strip() and "WARNING" not in line]  # Ray's own log line
+    assert done.returncode == 2 and "Traceback" not in said, said
+    assert len(errors) == 1 and "--executor ray" in errors[0], said
+    assert not out.exists()

@@ -42,8 +42,9 @@ errors = Console(highlight=False, stderr=True, width=None if sys.stderr.isatty()
 
 def print_error(message: str) -> None:
     """`error: MESSAGE` on stderr, the message as plain text: one naming `computerops[ray]`, or quoting an endpoint's
-    answer with `[/x]` in it, is shown as it is (as markup it lost its brackets, or raised MarkupError)."""
-    errors.print(f"[red]error:[/] {escape(message)}", markup=True, highlight=False)
+    answer with `[/x]` in it, is shown as it is (as markup it lost its brackets, or raised MarkupError). Never wrapped:
+    an error is one line however long (the terminal folds it, not rich)."""
+    errors.print(f"[red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
 
 _TONES = {"strong": "bold", "alert": "bold red"}
 """How the terminal shows a marked cell (`computerops.report.tables.Mark`)."""

@@ -203,6 +203,13 @@ def unreachable_cluster(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> s
                 f"--port {port}`, or drop --ray-address to start a local Ray instance")
 
 
+def ray_failure(exc: BaseException) -> str:
+    """Ray's start-up error in one line: its class and the last non-empty line of its message (Ray's messages run to
+    several lines, the cause last)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[-1]}" if lines else type(exc).__name__
+
+
 def _start_reaper(session: str, ray_package: Path) -> tuple[Lifeline, subprocess.Popen[bytes]]:
     """The process that ends the local Ray instance `session` with this driver, however it ends
     (computerops/runs/ray_reaper.py), on this process's lifeline."""
@@ -370,15 +377,24 @@ class RayExecutor:
                 path = os.environ.get("PYTHONPATH")  # the code this process runs, not another install of it
                 # "local": a new instance of our own, never a cluster another process left running on this machine
                 # (ray.init() alone joins the latest one started here, or RAY_ADDRESS's, even one since gone).
-                ray.init(address="local", include_dashboard=False, log_to_driver=False,
-                         runtime_env={"env_vars": {"PYTHONPATH": path}} if path else None)
+                try:
+                    ray.init(address="local", include_dashboard=False, log_to_driver=False,
+                             runtime_env={"env_vars": {"PYTHONPATH": path}} if path else None)
+                except Exception as exc:  # Ray's own start-up failure: one line, not its traceback (issue 47)
+                    raise WorkerRefused(f"--executor ray: Ray's local instance did not start "
+                                        f"({ray_failure(exc)}); give --ray-address HOST:PORT of a running "
+                                        f"cluster, or --executor local") from exc
                 self._started_ray = True  # before the reaper: Ray is shut down even if the reaper does not start
                 self._reaper = _start_reaper(ray.get_runtime_context().get_session_name(),
                                              Path(ray.__file__).resolve().parent)
             else:
                 if (unreachable := unreachable_cluster(self.address)) is not None:
                     raise WorkerRefused(unreachable)
-                ray.init(address=self.address, log_to_driver=False)
+                try:
+                    ray.init(address=self.address, log_to_driver=False)
+                except Exception as exc:
+                    raise WorkerRefused(f"--ray-address {self.address}: the Ray cluster could not be joined "
+                                        f"({ray_failure(exc)})") from exc
                 self._started_ray = True
         cpus = float(ray.cluster_resources().get("CPU", 0))  # type: ignore[no-untyped-call]
         if self.workers is None:
