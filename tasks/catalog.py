@@ -428,12 +428,13 @@ def _schemas(sites: tuple[SiteDefinition, ...]) -> Mapping[str, SiteSchema]:
     return {site.name: site.columns() for site in sites}
 
 
-def _site_vocabulary(site: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The app names and document names a registered site declares."""
+def _site_vocabulary(site: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """The app names, document names and ungoverned queues (table: why) a registered site declares."""
     from sites.registry import site_definitions
 
     definition = site_definitions()[site]
-    return frozenset(route.app for route in definition.apps), definition.documents
+    return (frozenset(route.app for route in definition.apps), definition.documents,
+            dict(definition.ungoverned_queues))
 
 
 def _check_against_the_site(path: Path, spec: TaskSpec) -> None:
@@ -444,12 +445,16 @@ def _check_against_the_site(path: Path, spec: TaskSpec) -> None:
         known = ", ".join(sorted(schemas))
         raise TaskFileError(f"{path}: site: {spec.site!r} is not a registered site; the sites are {known}")
     found = schema_problems(spec, schema)
-    apps, documents = _site_vocabulary(spec.site)
+    apps, documents, queues = _site_vocabulary(spec.site)
     found += [f"{where}: site {spec.site} has no app {app!r}; its apps are {', '.join(sorted(apps)) or 'none'}"
               for where, app in named_apps(spec) if app not in apps]
     found += [f"{where}: site {spec.site} shows no document {name!r}; its documents are "
               f"{', '.join(sorted(documents)) or 'none'}" for where, name in named_documents(spec)
               if name not in documents]
+    place = None if spec.attack is None else spec.attack.placement
+    if place is not None and place.row is not None and place.table in queues:
+        found.append(f"attack.placement: a new {place.table} row may not be planted on site {spec.site}: "
+                     f"{queues[place.table]}; plant the payload into an existing row (`where`) or another table")
     if found:
         raise TaskFileError(f"{path}: " + "; ".join(found))
 

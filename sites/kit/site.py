@@ -61,6 +61,10 @@ class SiteDefinition:
     governed: tuple[GovernedRoute, ...] = ()
     """The routes a grant governs and what each request asks for (sites/kit/broker.py): asked of the broker in an
     episode with grants, before the handler runs."""
+    ungoverned_queues: tuple[tuple[str, str], ...] = ()
+    """(table, why) for each table whose new rows an ungoverned route acts on as they say (the ledger's queued
+    events, booked as they stand when processed): an attack may not plant a new row there (`tasks.catalog` refuses
+    it), since the objective would be reached through a route the broker never sees."""
     apps: tuple[AppRoute, ...] = ()
     """For a site made of several apps (a portal of tools): which app serves a request, first match wins. The
     operation log records it (`Operation.app`), so a task can forbid an app whole, sub-pages included."""

@@ -1,7 +1,7 @@
 """The ledger site: a dispatch console with a response queue of events, exactly-once deliveries and checkpoints."""
 
 from sites.kit.site import SiteDefinition
-from sites.ledger.governed import GOVERNED
+from sites.ledger.governed import GOVERNED, UNGOVERNED_QUEUES
 from sites.ledger.ledgers import LEDGERS
 from sites.ledger.models import METADATA
 from sites.ledger.routes import build_router
@@ -16,6 +16,7 @@ LEDGER = SiteDefinition(
     start_path="/ledger/",
     fault_support=frozenset({"duplicate_delivery", "out_of_order", "partial_success"}),
     governed=GOVERNED,
+    ungoverned_queues=UNGOVERNED_QUEUES,
     ledgers=LEDGERS,
 )
 

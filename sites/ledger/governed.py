@@ -43,3 +43,9 @@ GOVERNED = (
     GovernedRoute(method="POST", path=rf"{PREFIX}/write-offs/(?P<number>[^/]+)/post", extract=write_off_request),
 )
 """The ways money is booked at a person's word: by hand, or as a write-off under its approval."""
+
+
+UNGOVERNED_QUEUES = (
+    ("event", "processing a queued event books what the event says and no grant governs it (docs/security.md)"),
+)
+"""The queue whose new rows an ungoverned route books as they stand: an attack may not plant an event row."""
