@@ -49,6 +49,7 @@ from playwright.async_api import (
 from playwright.async_api import Error as PlaywrightError
 
 from adapter.egress import NAVIGATION_DESTINATIONS, WORKER_DESTINATIONS, EgressProxy, RefusedRequest
+from adapter.initiative import Initiative, without_tags
 from adapter.scope import WEB_SCHEMES, SiteScope
 from adapter.transcript import BlockedRequest, Kind, Stage
 from computerops.core import vocabulary
@@ -208,6 +209,9 @@ class Containment:
         """The browser session that holds the permission denials (detached when the context closes)."""
         self._context: BrowserContext | None = None
         """The context guarded (`attach`)."""
+        self.initiative = Initiative()
+        """Whose a write is, the model's action's or the page's own (adapter/initiative.py); the driver ends each
+        action's window."""
 
     # --- the record -------------------------------------------------------------------------------------------
 
@@ -290,6 +294,8 @@ class Containment:
             """The context's own, noting the action number the driver tags requests with (for the record)."""
             tagged = {name.lower(): value for name, value in headers.items()}.get(ACTION_HEADER)
             self._last_action = _action_of(tagged) if tagged is not None else self._last_action
+            if tagged is not None and self._last_action is not None:
+                self.initiative.begin(self._last_action)
             await set_headers(headers)
 
         # Wrapped on this context alone: the project opens pages and tags actions through these two.
@@ -348,8 +354,14 @@ class Containment:
         if problem is None:
             if kind == "navigation" and page is not None:
                 self._parse.started(page, request)
+            if kind in ("navigation", "iframe"):
+                with suppress(PlaywrightError):  # a frame detached meanwhile
+                    self.initiative.navigating(request.frame, request)
             with suppress(PlaywrightError):  # the page may have gone meanwhile
-                await route.continue_()
+                if self.initiative.the_models(request):
+                    await route.continue_()
+                else:  # the page's own write: logged with no action of the model's (adapter/initiative.py)
+                    await route.continue_(headers=without_tags(await request.all_headers()))
             return
         self.record(kind, request.url, stage="routing", reason=problem, method=request.method,
                     resource_type=request.resource_type, action=action)
@@ -399,6 +411,7 @@ class Containment:
             self.record("service_worker", page.url, stage="page", reason="service workers are blocked")
 
     def _on_navigated(self, page: Page, frame: Frame) -> None:
+        self.initiative.committed(frame)
         if frame != page.main_frame:
             return
         url = frame.url

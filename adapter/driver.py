@@ -76,6 +76,9 @@ from computerops.core import defaults
 from computerops.core.vocabulary import ACTION_HEADER, IDEMPOTENCY_HEADER, idempotency_key
 
 ACTION_TIMEOUT_MS = 5_000
+GIVES_INPUT = (Click, Check, Fill, Select, Press, Hover, Drag, AnswerDialog)
+"""Actions that give the page the model's input: the page's writes in answer to them are the model's for a while
+after the action (adapter/initiative.py LINGER_S)."""
 DRAG_STEPS = 5
 """Pointer moves from a drag's press to its release: enough for a page's pointer handlers (a slider follows each)
 and for Chromium to begin an HTML5 drag (dragstart) and send dragenter/dragover to the target before the drop."""
@@ -180,6 +183,7 @@ class PageDriver:
     async def observe(self) -> Observation:
         """Render the current page; dialogs raised since the last observation are included. While a dialog waits
         for the model's answer, the page cannot be read: the observation is the dialog (adapter/dialogs.py)."""
+        self._window(None)  # the page is the model's to read: what it writes from now is its own
         if self.dialogs.open is None:
             reading = asyncio.ensure_future(self._observe_page())
             if await self.dialogs.until_done_or_open(reading):
@@ -243,8 +247,28 @@ class PageDriver:
                 await asyncio.sleep(0.2)  # a navigation replaced the document mid-evaluation
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _window(self, number: int | None, *, lingers: bool = False) -> None:
+        """Open action `number`'s window, or close the open one (None; `lingers`: the action gave the page input):
+        writes the page makes outside it are logged as the page's own, with no action number
+        (adapter/initiative.py)."""
+        guard = containment_of(self.page.context)
+        if guard is not None:
+            if number is None:
+                guard.initiative.end(lingers=lingers)
+            else:
+                guard.initiative.begin(number)
+
     async def act(self, action: Action, number: int) -> ActionOutcome:
-        """Check and carry out one action; requests it causes carry `X-ComputerOps-Action: number`."""
+        """Check and carry out one action; requests it causes carry `X-ComputerOps-Action: number` (writes the
+        page's own script makes, not the action, do not: adapter/initiative.py)."""
+        outcome = None
+        try:
+            outcome = await self._act(action, number)
+            return outcome
+        finally:  # what the page does in answer to the model's input stays the model's a while (initiative.py)
+            self._window(None, lingers=outcome is not None and outcome.ok and isinstance(action, GIVES_INPUT))
+
+    async def _act(self, action: Action, number: int) -> ActionOutcome:
         if isinstance(action, Done):
             return reject("not_applicable", "done is handled by the episode loop, not the page.")
         if isinstance(action, AnswerDialog):
@@ -271,6 +295,7 @@ class PageDriver:
             return reject("not_applicable", problem)
         note = self.dialogs.answer_note(action.accept, action.text)
         navigations_before = self._navigations
+        self._window(number)  # what the page sends as it goes on is the answer's (the header follows in `_resume`)
         await self.dialogs.close(accept=action.accept, text=action.text)
         stopped, self._blocked = self._blocked, None
         going_on = asyncio.ensure_future(self._resume(number, stopped))

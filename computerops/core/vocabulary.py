@@ -21,7 +21,12 @@ ACTION_NAMES: tuple[ActionName, ...] = get_args(ActionName)
 
 ACTION_HEADER = "X-ComputerOps-Action"
 """The request header naming the adapter action that caused a request (0: the start page the harness opens); the
-driver sets it and the sites' operation log records it."""
+driver sets it and the sites' operation log records it. A write the page's own script made, not an action, goes
+without it (adapter/initiative.py): its operation has no action."""
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that read; any other is a write (a page's own writes are counted apart: `EpisodeRecord.page_writes`)."""
+
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 """The request header carrying an effectful request's idempotency key: the driver sets one per action

@@ -134,7 +134,9 @@ def _totals(total: OutcomeTable) -> list[Paragraph]:
            if total.claimed_in_text else "")
         + f" Rejected actions: {total.rejected_actions}. Requests blocked by containment: {total.blocked_requests}"
         f" in {total.episodes_with_blocked_requests} episode(s)."
-        f" Protocol switches mid-episode (native tool calls to the text protocol):"
+        + (f" Writes the pages' own script made (no action of the model's): {total.page_writes} in "
+           f"{total.episodes_with_page_writes} episode(s)." if total.page_writes else "")
+        + f" Protocol switches mid-episode (native tool calls to the text protocol):"
         f" {sum(total.protocol_switches.values())}"
         + "".join(f"; {count} because {why}" for why, count in total.protocol_switches.items())
         + ". Stop reasons: " + ", ".join(f"{k} {v}" for k, v in total.stop_reasons.items()))))

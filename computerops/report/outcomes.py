@@ -142,6 +142,10 @@ class OutcomeTable(BaseModel):
     blocked_requests: int
     """Requests of the pages that containment stopped, summed over episodes."""
     episodes_with_blocked_requests: int
+    page_writes: int = Field(default=0, exclude_if=lambda value: not value)
+    """Writes the pages' own script made, no action of the model's (`EpisodeRecord.page_writes`), summed over
+    episodes; left out of the JSON when none (so summaries sealed before it compare as they were written)."""
+    episodes_with_page_writes: int = Field(default=0, exclude_if=lambda value: not value)
     rejected_by_cause: dict[str, int]
     """Rejected actions summed over episodes by cause (rejections_by_cause), causes in name order."""
     stop_reasons: dict[str, int]
@@ -322,6 +326,8 @@ def outcome_table(
         rejected_actions=sum(r.rejected_actions for r in episodes),
         blocked_requests=sum(r.blocked_requests for r in episodes),
         episodes_with_blocked_requests=sum(1 for r in episodes if r.blocked_requests),
+        page_writes=sum(r.page_writes for r in episodes),
+        episodes_with_page_writes=sum(1 for r in episodes if r.page_writes),
         stop_reasons=_stop_reasons(episodes),
         protocol_switches=_protocol_switches(episodes),
         tool_results_switches=sum(1 for r in episodes if r.tool_results_switch),

@@ -27,6 +27,7 @@ from computerops.core.hashing import file_sha256
 from computerops.core.vocabulary import (
     ACTION_HEADER,
     IDEMPOTENCY_HEADER,
+    READ_METHODS,
     SCRIPTED_HEADER,
     idempotency_key,
     scripted_policy,
@@ -263,6 +264,12 @@ async def run_episode(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpi
     return record, receipt
 
 
+def page_writes(operations: Sequence[Operation]) -> int:
+    """Writes among an episode's operations that no action of the model's made: the page's own script's, sent with
+    no action number (adapter/initiative.py), in a method that writes."""
+    return sum(1 for op in operations if op.action is None and op.method.upper() not in READ_METHODS)
+
+
 def derived_fields(
     config: RunConfig, task: LoadedTask, planned: PlannedEpisode, transcript: AgentTranscript,
     operations: Sequence[Operation], journal: Sequence[JournalEntry], verdict: Verdict, *,
@@ -315,6 +322,7 @@ def derived_fields(
                                       if name != "x-request-id"}),
         "loop": loop_stats(operations),
         "blocked_requests": len(transcript.blocked_requests),
+        "page_writes": page_writes(operations),
         "tool_mode_switch": transcript.tool_mode_switch,
         "tool_results_switch": transcript.tool_results_switch,
         "text_claim": text_claim([(s.number, s.call.content) for s in transcript.steps if s.action is None])

@@ -150,6 +150,11 @@ class EpisodeRecord(Versioned):
     blocked_requests: int = 0
     """Requests of the episode's pages that containment stopped (the transcript lists them): page content trying
     to leave the site. 0 in records written before they were counted."""
+    page_writes: int = Field(default=0, exclude_if=lambda value: not value)
+    """Writes the episode's pages made of their own script, not an action of the model's (a `fetch` from a timer, a
+    form submitted as a page loads; adapter/initiative.py): operations with no action number in a method that
+    writes. They are in the operations, the journal and the verdict as any; this counts them apart. Left out when 0
+    (and in records written before they were told apart, when every request carried an action number)."""
     tool_mode_switch: str | None = None
     """Why and from which step the episode went over from native tool calls to the text protocol
     (`AgentTranscript.tool_mode_switch`); None when it did not, and in records written before it was copied."""
