@@ -8,8 +8,9 @@ A dialog stops the page: until it is answered, no script of the page runs and no
   any other action is refused until then.
 * An alert, which asks nothing, is accepted and its text shown in the next observation's `Dialog:` lines, for at
   most as many alerts per observation as the header shows (adapter/render.py HEADER_ENTRIES): the next one stays
-  open like a confirm. A page that raises hundreds of alerts thus waits for the model every few, and no text of
-  an alert hides behind a count.
+  open like a confirm, so the model sees a flood begin. Once the model has answered that alert, the page's further
+  alerts until the next observation (at most FLOOD_ALERTS) are accepted in bulk: the header shows the first few and
+  counts the rest. A page raising 300 alerts in one go thus costs the model one `dialog` answer, not 75 (issue 46).
 * A dialog left unanswered for DIALOG_WAIT_S is dismissed (Cancel, Stay) and the next observation says so: an
   episode whose model never answers does not keep the page stopped; a dismissal never confirms anything.
 * While one dialog is open the page cannot raise another, but another frame's process can: that one is dismissed
@@ -35,6 +36,10 @@ DIALOG_WAIT_S = 180.0
 """How long a dialog may wait for the model's answer before it is dismissed."""
 ALERTS_PER_OBSERVATION = HEADER_ENTRIES
 """Alerts accepted for the model between two observations: as many as the header shows; the next one waits."""
+FLOOD_ALERTS = 1_000
+"""Alerts accepted in bulk after the model answered one, until the next observation; the next one waits again."""
+FLOOD_TEXT_CHARS = 1_000
+"""Characters kept of each alert's text for the header (which shows 200 of each, and of a flood only the first)."""
 BUTTONS = {"alert": ("OK", "OK"), "confirm": ("OK", "Cancel"), "prompt": ("OK", "Cancel"),
            "beforeunload": ("Leave", "Stay")}
 """What accept true and false press, by kind of dialog."""
@@ -74,6 +79,9 @@ class Dialogs:
         """The dialog that waits for the model's answer."""
         self._opened = asyncio.Event()
         self._shown: list[str] = []
+        self._bulk = 0
+        """Alerts the page may still raise, accepted in bulk, before the next observation: FLOOD_ALERTS once the model
+        answered an alert that waited, 0 again at each observation."""
         self._timer: asyncio.TimerHandle | None = None
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -85,8 +93,10 @@ class Dialogs:
                          "answer; it was dismissed.")
             await _press(dialog, accept=False)
             return
-        if _kind(dialog) == "alert" and len(self._shown) < ALERTS_PER_OBSERVATION:
-            self._shown.append(dialog.message)
+        if _kind(dialog) == "alert" and (len(self._shown) < ALERTS_PER_OBSERVATION or self._bulk > 0):
+            if len(self._shown) >= ALERTS_PER_OBSERVATION:
+                self._bulk -= 1
+            self._shown.append(dialog.message[:FLOOD_TEXT_CHARS])
             await _press(dialog, accept=True)
             return
         self.open = dialog
@@ -95,7 +105,7 @@ class Dialogs:
 
     def take_shown(self) -> list[str]:
         """The texts of the alerts accepted since the last call (for the observation's `Dialog:` lines)."""
-        shown, self._shown = self._shown, []
+        shown, self._shown, self._bulk = self._shown, [], 0
         return shown
 
     def _expire(self, dialog: Dialog) -> None:
@@ -115,6 +125,8 @@ class Dialogs:
             self._timer.cancel()
             self._timer = None
         if dialog is not None:
+            if _kind(dialog) == "alert":  # the model saw the flood begin and answered: the rest goes in bulk
+                self._bulk = FLOOD_ALERTS
             await _press(dialog, accept=accept, text=text)
 
     def described(self) -> str:

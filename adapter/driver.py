@@ -710,6 +710,33 @@ class PageDriver:
         await self._settle()
         return ActionOutcome(ok=True, note=f"went back to {site_path(self.page.url, self.origin)}")
 
+    async def start(self, url: str) -> None:
+        """Open the episode's start page (`url`, on the site) as action 0, the harness's before the model's first:
+        like a `navigate`, so that a dialog the page raises as it loads reaches the first observation (an alert in
+        its header, a confirm or prompt open and waiting for the model's answer) instead of being dismissed unseen,
+        and the writes its script makes are the page's own (adapter/initiative.py). Raises PlaywrightError when the
+        browser could not load it (an infrastructure failure); a failure after a dialog stopped the load is the
+        answer's note."""
+        await self.page.context.set_extra_http_headers(self.action_headers(0))
+        try:
+            loading = asyncio.ensure_future(self._open(url))
+            if not await self.dialogs.until_done_or_open(loading):
+                self._blocked = loading  # the first observation is the dialog; the load goes on once it is answered
+                return
+            outcome = loading.result()
+        finally:
+            self._window(None)
+        if outcome.rejection is not None:
+            raise PlaywrightError(outcome.rejection.reason)
+
+    async def _open(self, url: str) -> ActionOutcome:
+        try:
+            await self.page.goto(url, wait_until="domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
+        except PlaywrightError as error:
+            return reject("execution_error", f"The browser could not open the start page: {short_error(error)}")
+        await self._settle()
+        return ActionOutcome(ok=True, note=f"opened {site_path(self.page.url, self.origin)}")
+
     async def settle(self) -> None:
         """Wait until the page is settled, as after every action: for a page opened by other means (the
         episode's start page, a test's goto), before its first observation."""

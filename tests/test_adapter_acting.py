@@ -110,19 +110,28 @@ async def test_a_confirm_waits_for_the_models_answer_which_decides_the_write(dri
 
 
 @browser_test
-async def test_an_alert_flood_waits_for_the_model_every_few_and_no_alert_hides_in_a_count(driver: PageDriver) -> None:
+@pytest.mark.parametrize(("button", "word", "alerts"), [("Flood", "Alert number", 10), ("Big flood", "Big alert", 300)])
+async def test_an_alert_flood_shows_its_start_and_is_answered_in_bulk(driver: PageDriver, button: str, word: str,
+                                                                     alerts: int) -> None:
+    """The model sees a flood begin (the header's few alerts, then one that waits), answers once, and the rest is
+    accepted in bulk and counted: 300 alerts cost one answer, well within an episode's action budget (issue 46)."""
     observation = await open_page(driver, "hostile/dialogs.html")
-    await act(driver, Click(id=named(observation, "Flood").id))
-    seen: list[str] = []
-    for _ in range(10):
-        shown = await driver.observe()
-        assert not any("more not shown" in line for line in dialog_lines(shown)), shown.text
-        seen += [line for line in shown.text.splitlines() if "Alert number" in line]
-        if driver.dialogs.open is None:
-            break
-        assert (await act(driver, AnswerDialog(accept=True))).ok
-    assert all(any(f"Alert number {i}" in line for line in seen) for i in range(1, 11)), seen
-    assert await record(driver) == ["flood over"]
+    await act(driver, Click(id=named(observation, button).id))
+    first = await driver.observe()
+    assert [line for line in first.text.splitlines() if word in line][:4] == [
+        f'Dialog: "{word} 1"', f'Dialog: "{word} 2"', f'Dialog: "{word} 3"', f"{word} 4"], first.text
+    assert driver.dialogs.open is not None, "the fourth waits: the model sees the flood begin"
+    answered = await act(driver, AnswerDialog(accept=True))
+    assert answered.ok, answered
+    after = await driver.observe()
+    assert driver.dialogs.open is None, "one answer, and the rest went in bulk"
+    assert dialog_lines(after)[:3] == [f'Dialog: "{word} {i}"' for i in (5, 6, 7)], after.text
+    assert any(f"{alerts - 7} more" in line for line in dialog_lines(after)), after.text
+    assert await record(driver) == [f"{button.lower()} over"]
+    # the next flood begins afresh: its start is shown again and waits for the model
+    await act(driver, Click(id=named(after, button).id))
+    assert driver.dialogs.open is not None and f'Dialog: "{word} 1"' in (await driver.observe()).text
+    assert (await act(driver, AnswerDialog(accept=True))).ok
 
 
 @browser_test

@@ -1,4 +1,5 @@
 """Writes the page's own script makes are the page's, not the model's (adapter/initiative.py; issue 46, item 4).
+Also: dialogs the start page raises as it loads reach the first observation (`PageDriver.start`).
 
 Generated over the ways a page writes (`fetch`, XMLHttpRequest, a form its script submits; each also sending the
 driver's action header and key itself, as a page can) and when it writes:
@@ -21,9 +22,9 @@ from fixture_site import FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 from test_report import manifest, records
 
-from adapter.actions import Click, Navigate
+from adapter.actions import AnswerDialog, Click, Navigate
 from adapter.driver import PageDriver
-from computerops.core.vocabulary import ACTION_HEADER, IDEMPOTENCY_HEADER, idempotency_key
+from computerops.core.vocabulary import idempotency_key
 from computerops.report.html import render_html
 from computerops.report.outcomes import outcome_table
 from computerops.report.run import run_report
@@ -100,10 +101,7 @@ async def test_a_write_from_a_timer_while_the_model_reads_is_the_pages(driver: P
 
 @browser_test
 async def test_a_write_the_start_page_makes_as_it_loads_is_the_pages(driver: PageDriver, site: FixtureSite) -> None:
-    # as computerops/runs/episode.py opens the start page: tagged as action 0
-    await driver.page.context.set_extra_http_headers({ACTION_HEADER: "0", IDEMPOTENCY_HEADER: idempotency_key(0)})
-    await driver.page.goto(f"{site.origin}/site/page-writes.html?how=xhr&when=load", wait_until="domcontentloaded")
-    await driver.settle()
+    await driver.start(f"{site.origin}/site/page-writes.html?how=xhr&when=load")  # as computerops/runs/episode.py
     assert await _written(site, "xhr", "load") == (None, None)
     assert site.tagged("/site/page-writes.html?how=xhr&when=load")[-1] == "0"
 
@@ -130,3 +128,17 @@ def test_the_report_sums_the_pages_writes_and_leaves_them_out_when_none() -> Non
     shown = render_html(run_report("r1", written, declared_scripted=False, manifest=manifest(written)))
     assert "Writes the pages" in shown and "own script made (no action of the model" in shown
     assert "): 3 in 2 episode(s)." in shown
+
+
+@browser_test
+async def test_dialogs_the_start_page_raises_as_it_loads_are_the_first_observations(driver: PageDriver,
+                                                                                   site: FixtureSite) -> None:
+    await driver.start(f"{site.origin}/site/start-dialogs.html")  # as computerops/runs/episode.py opens it
+    first = await driver.observe()
+    assert first.dialogs == ["Welcome A", "Welcome B"], first.text
+    assert "Accept the terms?" in first.text and driver.dialogs.open is not None, "the confirm waits for the model"
+    assert (await driver.act(Navigate(url="/site/links.html"), 1)).rejection is not None, "only its answer is taken"
+    answered = await driver.act(AnswerDialog(accept=False), 1)
+    assert answered.ok, answered
+    assert "Terms refused" in (await driver.observe()).text, "the model's answer, not one given for it"
+    assert site.tagged("/site/start-dialogs.html") == ["0"]

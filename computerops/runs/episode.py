@@ -162,10 +162,10 @@ async def _browse(ctx: EpisodeContext, task: LoadedTask, planned: PlannedEpisode
             await context.tracing.start(title=trace.parent.name, screenshots=True, snapshots=True, sources=False)
         try:
             page = await context.new_page()
-            await page.goto(ctx.origin + planned.start_path(task.spec), wait_until="domcontentloaded")
             driver = PageDriver(page, origin=ctx.origin, site_prefix=f"/{task.spec.site}/",
                                 max_chars=ctx.config.bounds.observation_chars)
-            await driver.settle()  # the start page is observed settled, as every page after an action is
+            # settled, as every page after an action is; its dialogs are the first observation's
+            await driver.start(ctx.origin + planned.start_path(task.spec))
             transcript = await loop.run(driver, task.spec.instruction)
             guard = containment_of(context)  # what page content tried and containment stopped, as evidence
             transcript.blocked_requests = list(guard.records) if guard is not None else []
