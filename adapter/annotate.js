@@ -85,6 +85,11 @@
 // `depth` are left out, the walk stops after `nodes` elements (options of lists counted), and at most `chars`
 // characters of text, names and values are copied. What was left out is counted on the returned root
 // (data-co-cut-nodes, data-co-cut-depth with data-co-depth, data-co-cut-chars), and the observation says so.
+// Page text may use the pool only down to its fifth (CONTROL_SHARE), kept for names, values and options; and a
+// name, value, message or option the pool cannot carry still keeps what its control line shows, plus one
+// character (FLOOR: the line then says it was cut), from a second pool as large: so no text node or label, however
+// large, leaves the controls after it nameless. A cut name or value says on its control how many characters were
+// not read (data-co-name-unread, data-co-value-unread), so its line counts them (issue 46).
 (listening, limits) => {
   const SKIP = new Set([
     "script", "style", "template", "noscript", "head", "meta", "link", "title", "base", "datalist",
@@ -148,6 +153,10 @@
   let visited = 0;  // elements and options looked at
   let depth = 0;  // how deep the walk is now
   let charsLeft = LIMITS.chars;
+  const CONTROL_SHARE = Number.isFinite(LIMITS.chars) ? Math.floor(LIMITS.chars / 5) : 0;
+  // Mirrors adapter/observation.py: NAME_CHARS, VALUE_CHARS (values, messages), OPTION_CHARS, each plus one.
+  const FLOOR = { name: 201, value: 301, option: 101, href: 301 };
+  let floorLeft = LIMITS.chars;
   const out = document.implementation.createHTMLDocument("");
   const offerCache = new Map();
   const markers = new Set();  // clones made only to carry a clickable's marker
@@ -540,16 +549,28 @@
     }
   }
 
-  // At most what is left of LIMITS.chars of a text, counting what is cut.
-  function take(text) {
+  // At most what is left of LIMITS.chars of a text, counting what is cut: page text (no `floor`) down to
+  // CONTROL_SHARE; a control's text (`floor`: FLOOR's) all of the pool, and at least `floor` characters.
+  function take(text, floor = 0) {
     const s = String(text);
-    if (s.length <= charsLeft) {
-      charsLeft -= s.length;
-      return s;
+    const pool = floor ? charsLeft : Math.max(charsLeft - CONTROL_SHARE, 0);
+    let keep = Math.min(s.length, pool);
+    charsLeft -= keep;
+    const least = Math.min(floor, s.length);
+    if (keep < least) {
+      const extra = Math.min(least - keep, floorLeft);
+      floorLeft -= extra;
+      keep += extra;
     }
-    const kept = s.slice(0, Math.max(charsLeft, 0));
-    cut.chars += s.length - kept.length;
-    charsLeft = 0;
+    cut.chars += s.length - keep;
+    return keep === s.length ? s : s.slice(0, keep);
+  }
+
+  // A control's text, with what the reading did not read of it said on the control (`what`: name, value).
+  function takeOn(c, what, text, floor) {
+    const s = String(text);
+    const kept = take(s, floor);
+    if (kept.length < s.length) c.setAttribute(`data-co-${what}-unread`, String(s.length - kept.length));
     return kept;
   }
 
@@ -568,7 +589,7 @@
   function optionsOf(select) {
     return [...bounded(select.options)]
       .filter((o) => !o.hidden && !o.disabled && !(o.parentElement.localName === "optgroup" && o.parentElement.disabled))
-      .map((o) => take(clean(o.label)));
+      .map((o) => take(clean(o.label), FLOOR.option));
   }
 
   function mark(el, c, role, named) {
@@ -576,7 +597,7 @@
     const [name, from] = named ?? offeredName(el, role);
     c.setAttribute("data-co-id", idFor(el));
     c.setAttribute("data-co-role", role);
-    const shownName = take(name);
+    const shownName = takeOn(c, "name", name, FLOOR.name);
     c.setAttribute("data-co-name", shownName);
     if (shownName.length < name.length) c.setAttribute("data-co-name-cut", "");  // by the reading's `chars`
     if (from) c.setAttribute("data-co-name-from", from);
@@ -603,7 +624,7 @@
     } else if (el.hasAttribute("aria-valuenow") || el.hasAttribute("aria-valuetext")) {
       value = el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow");
     }
-    if (value !== null) c.setAttribute("data-co-value", take(value));
+    if (value !== null) c.setAttribute("data-co-value", takeOn(c, "value", value, FLOOR.value));
     if (checked !== null) c.setAttribute("data-co-checked", String(checked));
     if (el.required || el.getAttribute("aria-required") === "true") c.setAttribute("data-co-required", "");
     let disabled = el.getAttribute("aria-disabled") === "true";
@@ -616,10 +637,10 @@
       if (userInvalid && el.validationMessage) {
         // A browser shows the title beside "Please match the requested format."; the model needs it too.
         const hint = el.validity.patternMismatch && clean(el.title) ? ` (${clean(el.title)})` : "";
-        c.setAttribute("data-co-validation", take(el.validationMessage + hint));
+        c.setAttribute("data-co-validation", take(el.validationMessage + hint, FLOOR.value));
       }
     }
-    if (role === "link" && hasHref(el)) c.setAttribute("data-co-href", take(hrefOf(el)));
+    if (role === "link" && hasHref(el)) c.setAttribute("data-co-href", take(hrefOf(el), FLOOR.href));
     // An input whose type constrains its value: the control line shows the type and format (adapter/inputs.py).
     if (tag === "input" && /^(date|time|datetime-local|month|week|color|number|range)$/.test(el.type)) {
       c.setAttribute("data-co-type", el.type);

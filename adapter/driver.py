@@ -345,6 +345,11 @@ class PageDriver:
 
     def _more(self) -> ActionOutcome:
         following = self.latest.next_part if self.latest else None
+        if following is None and self.latest is not None and self.latest.left_out:
+            # not "the whole page": the reading stopped at its bounds, and what it left out no part can show
+            return reject("not_applicable", "There is no further part of what could be read, but this is not the "
+                                             f"whole page: {self.latest.left_out} more cannot show the rest; reach "
+                                             "it through the page itself (its search, filters, links or pages).")
         if following is None:
             return reject("not_applicable", "The whole page is already shown; there is no further part.")
         self._part = following

@@ -42,6 +42,10 @@ class Control(BaseModel):
     """The type of an <input> whose value the browser constrains (date, time, color, ...: adapter/inputs.py)."""
     name_cut: bool = False
     """The reading's character bound (adapter/reading.py) cut the name: `name` is its start."""
+    name_unread: int = Field(default=0, ge=0)
+    """Characters of the name the reading's bound did not read (its line counts them with those it does not show)."""
+    value_unread: int = Field(default=0, ge=0)
+    """Characters of the value the reading's bound did not read (counted on its line likewise)."""
 
 
 class PagePart(BaseModel):
@@ -68,6 +72,9 @@ class Observation(BaseModel):
     """Some of the page is not in this observation (cut at the size bound, or shown in an earlier part)."""
     next_part: PagePart | None = None
     """Where the `more` action continues; None when nothing after this part was left out."""
+    left_out: str | None = None
+    """What of the page the reading did not read at all (its bounds, adapter/reading.py: the header's
+    `Observation truncated:` words), which no part can show; None when it read the page whole."""
     dialogs: list[str] = Field(default_factory=list)
     """Texts of alert/confirm dialogs shown since the previous observation."""
     notices: list[str] = Field(default_factory=list)
@@ -111,12 +118,13 @@ def _kept(text: str, limit: int) -> int:
     return min(len(text), limit)
 
 
-def _shown(text: str, limit: int) -> str:
-    """A quoted string of at most `limit` characters of the text (as quoted), then what was cut."""
+def _shown(text: str, limit: int, unread: int = 0) -> str:
+    """A quoted string of at most `limit` characters of the text (as quoted), then what was cut (with the `unread`
+    characters the reading did not copy)."""
     kept = _kept(text, limit)
-    if kept == len(text):
+    if kept == len(text) and not unread:
         return _json(text)
-    return f"{_json(text[:kept] + ELLIPSIS)} ({len(text) - kept} more characters)"
+    return f"{_json(text[:kept] + ELLIPSIS)} ({len(text) - kept + unread} more characters)"
 
 
 def _options(options: list[str]) -> str:
@@ -146,13 +154,13 @@ def format_control(control: Control) -> str:
     page does not give, guessed from an icon's file name or class, is marked right after it:
     `[4] clickable "star" name-from=class`. However long a name, value, message or option list, the line stays
     short: each is cut, and the line says how much."""
-    parts = [f"[{control.id}] {control.role} {_shown(control.name, NAME_CHARS)}"]
+    parts = [f"[{control.id}] {control.role} {_shown(control.name, NAME_CHARS, control.name_unread)}"]
     if control.name_from in NAME_SOURCES:
         parts.append(f"{NAME_FROM}={control.name_from}")
     if control.checked is not None:
         parts.append("checked" if control.checked else "unchecked")
     if control.value is not None and control.checked is None:
-        parts.append(f"value={_shown(control.value, VALUE_CHARS)}")
+        parts.append(f"value={_shown(control.value, VALUE_CHARS, control.value_unread)}")
     if control.options:
         parts.append(_options(control.options))
     if typed := line_attributes(control.input_type):

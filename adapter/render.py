@@ -22,6 +22,7 @@ from adapter.lines import cell_text, cell_words, clip, flat, json_line, quoted, 
 from adapter.observation import NAME_SOURCES, Control, Observation, PagePart, format_control
 from adapter.reply import clean_text
 from computerops.core import defaults
+from computerops.core.numbers import whole_number
 
 # Mirrors BLOCK_TAGS in annotate.js; other elements laid out as blocks carry data-co-block.
 BLOCK_TAGS = frozenset({
@@ -130,6 +131,11 @@ def _is_element(node: object) -> bool:
     return isinstance(node, Element) and isinstance(node.tag, str)
 
 
+def _unread(count: str | None) -> int:
+    """Characters annotate.js says it did not read of a control's name or value (0 when it read them all)."""
+    return whole_number(count) or 0 if count is not None else 0
+
+
 def control_from(tag: Element) -> Control:
     """The Control described by an element's data-co-* attributes."""
 
@@ -155,6 +161,8 @@ def control_from(tag: Element) -> Control:
         href=attr("href"),
         input_type=attr("type"),
         name_cut="data-co-name-cut" in tag.attrib,
+        name_unread=_unread(attr("name-unread")),
+        value_unread=_unread(attr("value-unread")),
     )
 
 
@@ -489,5 +497,5 @@ def render_observation(
     return Observation(
         url=url, title=title, text=text, controls=controls,
         truncated=continued or following is not None or cut is not None,
-        dialogs=dialogs, notices=notices, next_part=following,
+        dialogs=dialogs, notices=notices, next_part=following, left_out=cut,
     )

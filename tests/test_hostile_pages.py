@@ -6,6 +6,8 @@
   observation that says so, never an error of the harness;
 - lone surrogates in text, names and titles show as U+FFFD, and the control can still be acted on;
 - a control whose name the reading's character bound cut is still offered and can be clicked;
+- a 1 MiB text node, label or value leaves the names of the controls after it whole (page text may not use the
+  share of the bound kept for controls, and each name keeps what its line shows), and its line counts all it cut;
 - cookies page script piles up until requests are too large are refused as a server would (431), recorded, told to
   the model and removed, so the agent is never locked out of the site;
 - a dialog's question quoted in an action's result never starts a line of the model's message.
@@ -107,13 +109,15 @@ async def test_lone_surrogates_show_as_replacement_characters_and_the_control_st
 async def test_a_control_whose_name_the_character_bound_cut_can_still_be_clicked(
     browser: Browser, site: FixtureSite
 ) -> None:
-    page = ('<body><p>' + "word " * 1000 + '</p><button id="b" onclick="this.dataset.clicked = 1">Send the reply '
-            'now</button></body>')
+    name = "Send the reply now " + "word " * 400  # over what the pool has left after the text: cut
+    page = ('<body><p>' + "word " * 1000 + f'</p><button id="b" onclick="this.dataset.clicked = 1">{name}'
+            '</button></body>')
     async with bounded_driver(browser, site, ReadLimits(chars=5_010)) as driver:
         await serve(driver, "cut.html", page)
         observation = await driver.observe()
         (button,) = observation.controls
-        assert button.name_cut and "Send the reply now".startswith(button.name) and observation.truncated
+        assert button.name_cut and name.strip().startswith(button.name) and observation.truncated
+        assert f"({len(name.strip()) - 200} more characters)" in observation.text, "all it left out, read or not"
         outcome = await driver.act(Click(id=button.id), 1)
         assert outcome.rejection is None, outcome.rejection
         assert await driver.page.evaluate("document.getElementById('b').dataset.clicked") == "1"
@@ -144,6 +148,41 @@ async def test_cookies_piled_up_by_page_script_never_lock_the_agent_out(browser:
         assert again.rejection is None, again.rejection
         assert (await driver.observe()).url == "/site/forms.html"
         assert not [c for c in await driver.page.context.cookies() if c["name"].startswith("c")]
+
+
+HUGE_THINGS = {
+    "text node": '<p id="huge"></p>',
+    "label": '<label for="first" id="huge"></label><input id="first">',
+    "aria-label": '<button id="huge-button">x</button>',
+    "value": '<textarea aria-label="Draft" id="huge-value"></textarea>',
+    "option": '<select aria-label="Pick"><option id="huge-option"></option><option>Plain</option></select>',
+}
+"""Things a page makes 1 MiB long after load, each before the same controls (issue 46, item 4)."""
+AFTER = ('<textarea aria-label="Notes"></textarea><button>Save</button><a href="/site/links.html">Back to list</a>'
+         '<select aria-label="Status"><option>Open</option><option>Closed</option></select>')
+
+
+@browser_test
+@pytest.mark.parametrize("thing", sorted(HUGE_THINGS))
+async def test_a_huge_text_label_or_value_leaves_the_names_of_the_controls_after_it_whole(
+    browser: Browser, site: FixtureSite, thing: str
+) -> None:
+    script = ("<script>const big = 'm'.repeat(1 << 20); for (const [id, set] of [['huge', (e) => e.textContent = big],"
+              " ['huge-button', (e) => e.setAttribute('aria-label', big)], ['huge-value', (e) => e.value = big],"
+              " ['huge-option', (e) => e.textContent = big]]) { const e = document.getElementById(id); if (e) set(e); }"
+              "</script>")
+    async with bounded_driver(browser, site, DEFAULT_LIMITS) as driver:
+        await serve(driver, f"huge-{thing.replace(' ', '-')}.html", f"<body>{HUGE_THINGS[thing]}{AFTER}{script}</body>")
+        observation = await driver.observe()
+        names = {(c.role, c.name) for c in observation.controls}
+        assert {("textbox", "Notes"), ("button", "Save"), ("link", "Back to list"), ("combobox", "Status")} <= names, \
+            observation.text
+        status = next(c for c in observation.controls if c.name == "Status")
+        assert status.options == ["Open", "Closed"]
+        if thing in ("label", "aria-label"):
+            assert f'"{"m" * 200}…" ({(1 << 20) - 200} more characters)' in observation.text, "all it cut, counted"
+        if thing == "value":
+            assert f'value="{"m" * 300}…" ({(1 << 20) - 300} more characters)' in observation.text
 
 
 @settings(max_examples=50)

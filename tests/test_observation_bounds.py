@@ -25,6 +25,7 @@ from playwright.async_api import Browser, Route
 from tiers import examples
 
 import adapter.driver as driver_module
+from adapter.actions import More
 from adapter.containment import contain
 from adapter.driver import PageDriver
 from adapter.observation import NAME_CHARS, OPTIONS_CHARS, VALUE_CHARS, control_fields, parse_control_line
@@ -197,6 +198,39 @@ async def test_a_page_over_the_read_limits_is_a_truncated_observation_that_says_
     assert "everything after its first 400 elements" in cut and "nested more than 20 elements deep" in cut
     assert "characters of text" in cut and observation.truncated
     assert "bottom" not in observation.text and "item 399 " not in observation.text
+
+
+MANY = """<title>Many</title><body><h1>Orders</h1><div id="rows"></div><button id="last">Next page</button><script>
+const rows = document.getElementById("rows");
+for (let i = 0; i < ELEMENTS; i++) rows.appendChild(document.createElement("p")).textContent = `order ${i}`;
+</script></body>"""
+
+
+@browser_test
+@pytest.mark.parametrize("elements", [150, 600, 12_000])
+async def test_more_says_the_page_is_whole_only_when_it_was_read_whole(
+    browser: Browser, site: FixtureSite, elements: int
+) -> None:
+    """Paging with `more` to the end of a page: `more` then says the whole page is shown only where the reading read
+    it whole; after the element cut it says the rest could not be read and how to reach it (issue 46, item 4)."""
+    limits = ReadLimits(elements=500)
+    async with bounded_driver(browser, site, limits) as driver:
+        driver.max_chars = 2_000
+        await serve(driver, f"many-{elements}.html", MANY.replace("ELEMENTS", str(elements)))
+        observation = await driver.observe()
+        for number in range(1, 200):
+            refused = await driver.act(More(), number)
+            if refused.rejection is not None:
+                break
+            observation = await driver.observe()
+        else:
+            raise AssertionError("more never reached the end")
+    read_whole = elements < 500
+    assert ("The whole page is already shown" in refused.rejection.reason) is read_whole, refused.rejection
+    assert ("this is not the whole page" in refused.rejection.reason) is not read_whole, refused.rejection
+    if not read_whole:
+        assert "everything after its first 500 elements" in refused.rejection.reason
+        assert observation.left_out is not None and "order 497" in observation.text
 
 
 BUSY = """<title>Busy</title><body><p>Still here</p><button>Send</button><script>
