@@ -39,7 +39,9 @@ class ReadLimits:
     elements: int = 10_000
     """Elements (and options of lists) looked at; the walk stops after them."""
     chars: int = 500_000
-    """Characters of text, names and values copied, in all."""
+    """Characters of text, names and values copied, in all; page text only down to a fifth of it (kept for controls),
+    and each name, value, message or option at least what its line shows, from a second pool as large (so at most
+    twice this in all; annotate.js `take`)."""
     seconds: float = 10.0
     """How long the page may take to answer before its running script is ended."""
 
