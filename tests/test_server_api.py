@@ -179,7 +179,7 @@ NEW = {"run_id": "new", "tasks": "helpdesk.solve-ticket@1"}
      f"a run named {RUN} already exists: choose another run_id"),
     ({"run_id": "new", "endpoint": "scripted:oracle", "surprise": 1}, 422, "surprise"),
     ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "concurrency": 2}, 422, "drop --concurrency"),
-    ({**NEW, "endpoint": "scripted:oracle", "workers": 2}, 422, "go with --executor ray"),
+    ({**NEW, "endpoint": "scripted:oracle", "workers": 2}, 422, "goes with --executor ray"),
     ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "workers": 0}, 422, "workers"),
     ({**NEW, "endpoint": "scripted:oracle", "executor": "dask"}, 422, "executor"),
     ({**NEW, "endpoint": "scripted:oracle", "executor": "ray", "ray_address": "evil.example:6379"}, 422,
@@ -241,7 +241,7 @@ def test_a_launched_run_is_a_run_at_once_and_says_so_if_its_worker_ends_without_
     assert not (runs / "new").exists()
     detail = call(c, "GET", "/api/runs/{run_id}", "/api/runs/new")
     assert detail.status_code == 200, detail.text  # not a 404 while the worker starts
-    assert (detail.json()["run"]["status"], detail.json()["run"]["planned"]) == ("running", 2)
+    assert (detail.json()["run"]["status"], detail.json()["run"]["planned"]) == ("starting", 2)
     assert [r["run_id"] for r in c.get("/api/runs").json()][:1] == ["new"]
     assert c.get("/runs/new").status_code == 200
     state.jobs = RecordingJobs(state.settings.jobs)  # the worker is gone, and wrote nothing
@@ -270,7 +270,7 @@ def test_ray_launches_reach_the_worker_with_the_servers_cluster_never_the_reques
         assert local.status_code == 202
         refused = c.post("/runs", data={"run_id": "bad", "tasks": "helpdesk.solve-ticket@1", "endpoint":
                                         "scripted:oracle", "executor": "ray", "concurrency": "2"})
-        assert refused.status_code == 422 and "drop --concurrency" in refused.text
+        assert refused.status_code == 422 and "drop “Concurrency”" in refused.text  # the form's words
         page = c.get("/")
         assert 'name="executor"' in page.text and "10.0.0.7:6379" in page.text
     assert isinstance(state.jobs, RecordingJobs)
@@ -325,7 +325,7 @@ def test_the_launch_form_carries_every_setting_to_the_worker(client: tuple[TestC
     refused = c.post("/runs", data={**form, "run_id": "other", "persistence": "sideways"})
     assert refused.status_code == 422 and "unknown arm &#39;sideways&#39;" in refused.text
     no_lock = c.post("/experiments/runs", data={"run_id": "exp", "lock": "nope"})
-    assert no_lock.status_code == 404 and "no such lock file" in no_lock.text
+    assert no_lock.status_code == 404 and "no experiment lock named &#39;nope&#39;" in no_lock.text
     assert len(state.jobs.started) == 1
 
 
@@ -471,7 +471,8 @@ def test_resume_cancel_and_experiment_launch_refusals(client: tuple[TestClient, 
     assert no_job.status_code == 409 and "no live job" in no_job.json()["detail"]
     no_lock = call(c, "POST", "/api/experiments/runs", "/api/experiments/runs",
                    json={"run_id": "exp", "lock": "nope"})
-    assert no_lock.status_code == 404 and "no such lock file" in no_lock.json()["detail"]
+    assert no_lock.status_code == 404 and no_lock.json()["detail"] == (
+        "no experiment lock named 'nope' (the runs page lists this server's locks)")
     (state.settings.locks / "broken.json").write_text("{}")
     broken = c.post("/api/experiments/runs", json={"run_id": "exp", "lock": "broken"})
     assert broken.status_code == 422

@@ -181,6 +181,9 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
     if state.jobs.running(body.run_id):
         raise ServiceError(f"run {body.run_id} is already running", "conflict")
     taken(out, body.run_id)
+    # Before anything is planned or probed: no variable the operator did not allow is ever read.
+    check_key_variables([("api_key_env", body.api_key_env), ("fallback_api_key_env", body.fallback_api_key_env)],
+                        state.settings)
     service_request = run_request(body, state.settings)
     executor = body.executor_choice(state.settings)
     planned = plan_run(service_request, out)
@@ -203,6 +206,7 @@ def launch(body: LaunchRun, request: Request) -> RunDetail:
 @router.post("/experiments/runs", status_code=202)
 def launch_experiment(body: LaunchExperiment, request: Request) -> RunDetail:
     """Run a frozen experiment's lock in a worker process; refused when its inputs changed since the freeze."""
+    from computerops.experiment.lock import read_lock
     state = state_of(request)
     out = state.run_path(checked_name(body.run_id, "run"))
     lock = inside(state.settings.locks, f"{checked_name(body.lock, 'lock')}.json", "lock")
@@ -210,7 +214,11 @@ def launch_experiment(body: LaunchExperiment, request: Request) -> RunDetail:
         raise ServiceError(f"run {body.run_id} is already running", "conflict")
     taken(out, body.run_id)
     executor = body.executor_choice(state.settings)
+    if not lock.is_file():
+        raise ServiceError(f"no experiment lock named {body.lock!r} (the runs page lists this server's locks)",
+                           "not_found")
     check_experiment(lock, out)
+    check_key_variables(read_lock(lock).inputs.endpoint, state.settings)  # a lock names its endpoint's key too
     job = state.jobs.start(JobSpec(kind="experiment", run_id=body.run_id, runs=str(state.settings.runs.resolve()),
                                    lock=str(lock.resolve()), concurrency=body.concurrency, executor=executor))
     return RunDetail(run=state.launched(_placeholder(body.run_id, 0, None)), job=job)
@@ -228,7 +236,7 @@ def taken(out: Path, run_id: str) -> None:
 
 def _placeholder(run_id: str, planned: int, endpoint: EndpointConfig | None) -> IndexedRun:
     """A launched run before its worker has written its manifest (an experiment's plan is the worker's to read)."""
-    return IndexedRun(run_id=run_id, path=run_id, status="running", problem=None, planned=planned, admitted=0,
+    return IndexedRun(run_id=run_id, path=run_id, status="starting", problem=None, planned=planned, admitted=0,
                       verified=0, self_reported=0, false_completions=0, infrastructure_failures=0,
                       scripted=endpoint is not None and endpoint.scripted,
                       endpoint="" if endpoint is None else endpoint_label(endpoint), subset_lock=None,

@@ -40,7 +40,7 @@ from computerops.runs.records import EpisodeRecord
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 """The alembic script folder (env.py, script.py.mako, versions/), shipped as package data."""
 
-RunStatus = Literal["running", "complete", "incomplete", "unreadable"]
+RunStatus = Literal["starting", "running", "complete", "incomplete", "unreadable"]
 _WATCHED = (MANIFEST, EPISODES, SUMMARY)
 """The files whose newest mtime is a run's `updated`."""
 _FINGERPRINTED = (*_WATCHED, VERIFICATION, RESUMES)
@@ -58,8 +58,9 @@ class IndexedRun(BaseModel):
     path: str
     """The run directory relative to the runs root (posix)."""
     status: RunStatus
-    """`unreadable` when it cannot be read (`problem` says why); else `running` while another process holds the run's
-    writer lock; `complete` once it is sealed (summary.json) with every planned episode's agent outcome;
+    """`starting` from a launch's 202 until its worker writes the run's manifest (the server's placeholder, never in
+    the index); `unreadable` when it cannot be read (`problem` says why); else `running` while another process holds
+    the run's writer lock; `complete` once it is sealed (summary.json) with every planned episode's agent outcome;
     `incomplete` otherwise."""
     problem: str | None
     """Why an unreadable run cannot be read; None for the others."""

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -30,10 +31,17 @@ from computerops.core import formats
 from computerops.core.durable import write_durably
 from computerops.core.execution import LOCAL, ExecutorChoice
 from computerops.core.formats import Versioned
+from computerops.server.settings import TOKEN_VARIABLE
 from computerops.service.errors import ServiceError
 from computerops.service.launch import RunRequest
 
 JobKind = Literal["run", "resume", "experiment", "verify"]
+
+
+def worker_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment a job's worker starts with: the server's, less the server's own token (a worker never needs
+    it, so no run a worker carries out, planned from a request, a manifest or a lock, can send it anywhere)."""
+    return {name: value for name, value in environ.items() if name != TOKEN_VARIABLE}
 
 
 class JobSpec(Versioned):
@@ -188,7 +196,7 @@ class Jobs:
                 process = subprocess.Popen(
                     [*self.worker, str(spec_path)], stdout=handle,
                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                    env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=interruptible)
+                    env={**worker_environment(os.environ), "PYTHONUNBUFFERED": "1"}, preexec_fn=interruptible)
             job = self._jobs[spec.run_id] = _Job(spec=spec, process=process, log=log)
             self._write_process(job)
             return self._state(job)

@@ -12,7 +12,7 @@ from computerops.core.execution import ExecutorChoice
 from computerops.core.vocabulary import ExecutorKind
 from computerops.runs.config import EndpointConfig
 from computerops.server.names import inside
-from computerops.server.settings import ServerSettings
+from computerops.server.settings import ENVIRONMENT_NAME, TOKEN_VARIABLE, ServerSettings
 from computerops.service.errors import ServiceError
 from computerops.service.launch import RunRequest
 
@@ -34,6 +34,8 @@ class Execution(BaseModel):
 
     def executor_choice(self, settings: ServerSettings) -> ExecutorChoice:
         """The service's executor settings; ServiceError (nothing started) when they do not go together."""
+        if self.executor != "ray" and self.workers is not None:  # the Ray address is the server's, never asked
+            raise ServiceError("--workers goes with --executor ray")
         choice = ExecutorChoice(executor=self.executor, workers=self.workers,
                                 ray_address=settings.ray_address if self.executor == "ray" else None)
         if (problem := choice.problem(self.concurrency)) is not None:
@@ -70,19 +72,28 @@ class LaunchExperiment(Execution):
     lock: str
 
 
-def check_key_variables(endpoint: EndpointConfig, settings: ServerSettings) -> None:
-    """Refuse (ServiceError, nothing started) a run whose endpoint or fallback names an API key variable the operator
-    did not allow when starting the server (`ServerSettings.api_key_envs`): the server sends that variable's value
-    as a bearer token to the base URL the request names."""
+def key_variables(endpoint: EndpointConfig) -> list[tuple[str, str | None]]:
+    """The API key variables `endpoint` and its fallback name, each with the launch field that names it."""
     named = [("api_key_env", endpoint.api_key_env)]
     if endpoint.fallback is not None:
         named.append(("fallback_api_key_env", endpoint.fallback.api_key_env))
-    for field, name in named:
+    return named
+
+
+def check_key_variables(named: EndpointConfig | list[tuple[str, str | None]], settings: ServerSettings) -> None:
+    """Refuse (ServiceError, nothing started, no variable read) a run whose endpoint or fallback names an API key
+    variable the operator did not allow when starting the server (`ServerSettings.api_key_envs`): the server sends
+    that variable's value as a bearer token to the base URL the request names. `named`: an endpoint (a manifest's,
+    a lock's) or (field, variable) pairs of a request, checked before the request is planned."""
+    for field, name in key_variables(named) if isinstance(named, EndpointConfig) else named:
         if name is not None and name not in settings.api_key_envs:
             allowed = (f"it allows {', '.join(settings.api_key_envs)}" if settings.api_key_envs
                        else "it allows none")
-            raise ServiceError(f"{field}: {name} is not an API key variable this server lets launches use ({allowed}; "
-                               "its operator allows one with `computerops server --api-key-env NAME`)")
+            how = ("it is the server's own token, which is never sent to an endpoint" if name == TOKEN_VARIABLE
+                   else f"its operator allows it by starting the server with `--api-key-env {name}`"
+                   if ENVIRONMENT_NAME.fullmatch(name) else "it is not an environment variable's name")
+            raise ServiceError(f"{field}: {name[:130]} is not an API key variable this server lets launches use "
+                               f"({allowed}); {how}")
 
 
 def run_request(launch: LaunchRun, settings: ServerSettings) -> RunRequest:

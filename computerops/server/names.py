@@ -20,6 +20,13 @@ class NameRule:
     allowed: str
     most: int
 
+    @property
+    def browser_pattern(self) -> str:
+        """The rule as a form field's HTML `pattern`: browsers compile it with the `v` flag, under which a `-` in a
+        character class must be escaped (unescaped, the browser drops the pattern and checks nothing), and `..` is
+        ruled out by a lookahead."""
+        return r"(?!.*\.\.)" + re.sub(r"(?<!\\)-\]", r"\\-]", self.pattern.pattern)
+
 
 NAME = NameRule(re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"), "'.', '_'", 100)
 """A run, subset, lock or file name: letters, digits, `.`, `_`, `-`; not starting with a dot (hidden folders hold

@@ -25,7 +25,8 @@ def _host_name(host: str) -> str:
 
 
 class SameOrigin(BaseHTTPMiddleware):
-    """Refuse (403) a changing request whose Origin is another site's, and on loopback a request for another host."""
+    """Refuse (403) a changing request whose Origin is another site's, a CORS preflight from another site, and on
+    loopback a request for another host."""
 
     def __init__(self, app: ASGIApp, loopback: bool) -> None:
         super().__init__(app)
@@ -37,6 +38,13 @@ class SameOrigin(BaseHTTPMiddleware):
             return JSONResponse({"detail": f"this server answers to loopback names only, not {host[:100]!r}"},
                                 status_code=403)
         origin = request.headers.get("origin")
+        if (request.method == "OPTIONS" and "access-control-request-method" in request.headers
+                and (origin is None or urlsplit(origin).netloc.lower() != host.lower())):
+            # A CORS preflight: another site's page asking to call this server. Refused in words (a 204 without
+            # CORS headers would fail in the browser with no reason given).
+            return JSONResponse({"detail": f"cross-origin requests are not served (from {str(origin)[:100]!r}): "
+                                           "use this server's own pages, or a client that sends no Origin"},
+                                status_code=403)
         if request.method not in SAFE_METHODS and origin is not None and origin != "null":
             if urlsplit(origin).netloc.lower() != host.lower():
                 return JSONResponse({"detail": f"a request from {origin[:100]!r} may not change anything here: use "

@@ -4,21 +4,27 @@ compared, and the login page of a server with a token. Each page calls the same 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import annotated_types
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 from pydantic import ValidationError
 
+from computerops.core.problems import problems_of
 from computerops.core.stats import wilson_interval
 from computerops.server import api
 from computerops.server.auth import COOKIE, session_value, token_matches
 from computerops.server.index import IndexedRun
 from computerops.server.launching import LaunchExperiment, LaunchRun
+from computerops.server.names import NAME
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
 
@@ -34,6 +40,47 @@ LAUNCH_FIELDS = ("run_id", "subset", "tasks", "endpoint", "base_url", "model", "
 checkbox sends `on` when ticked and nothing when not)."""
 
 
+_LABELLED = re.compile(r'<label for="([^"]+)">([^<]+)</label> <(?:input|select) id="\1" name="([^"]+)"')
+
+
+@cache
+def form_labels(form: str) -> dict[str, str]:
+    """The label of each field of the runs page's form `form` (its id: launch, experiment, reserve) by field name,
+    read from the template the page is rendered from."""
+    source = Path(__file__).with_name("templates").joinpath("runs.html").read_text(encoding="utf-8")
+    start = source.index(f'id="{form}"')
+    block = source[start:source.index("</form>", start)]
+    return {name: label for _, label, name in _LABELLED.findall(block)}
+
+
+def in_form_words(message: str, form: str) -> str:
+    """A refusal as the form says it: a field's name (`api_key_env: ...`, `another run_id`) or a `computerops run`
+    option (`--fault-classes`) that is a field of `form` given as its label, quoted (the form has labels, not options
+    or field names); a command quoted in backticks (`computerops server --api-key-env NAME`) is left as it is."""
+    labels = form_labels(form)
+
+    def label(match: re.Match[str]) -> str:
+        name = match.group(1).replace("-", "_")
+        return f"“{labels[name]}”" if name in labels else match.group(0)
+
+    def words(text: str) -> str:
+        text = re.sub(r"(?<![\w-])--([a-z][a-z-]*[a-z])\b", label, text)
+        text = re.sub(r"(?:^|(?<=; ))([a-z][a-z_]*)(?=: )", lambda m: label(m).strip("“”"), text)
+        return re.sub(r"(?<![\w-])([a-z]+_[a-z_]*[a-z])\b", label, text)
+
+    return "`".join(part if quoted % 2 else words(part) for quoted, part in enumerate(message.split("`")))
+
+
+def form_problems(exc: ValidationError, form: str) -> list[str]:
+    """A form that does not validate: one sentence per field, led by the field's label (never pydantic's text)."""
+    said = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else ""
+        where = form_labels(form).get(field, field.replace("_", " ") or "the form")
+        said.append(f"{where}: {in_form_words(problems_of([error], located=False), form)}")
+    return said
+
+
 @cache
 def environment() -> Environment:
     from computerops.report.html import with_report_blocks
@@ -42,8 +89,22 @@ def environment() -> Environment:
     env = Environment(loader=loader, autoescape=True, undefined=StrictUndefined, trim_blocks=True,
                       lstrip_blocks=True)
     env.globals["interval"] = _interval
+    env.globals["name_pattern"] = NAME.browser_pattern
+    env.globals["bounds"] = field_bounds
     env.filters["quote"] = quote
     return with_report_blocks(env)
+
+
+def field_bounds(field: str) -> Markup:
+    """A number field's `min`/`max` attributes from the launch's own bounds (`LaunchRun`, whose run settings are
+    `computerops run`'s: one vocabulary), so the browser refuses what the server would."""
+    said = []
+    for rule in LaunchRun.model_fields[field].metadata:
+        if isinstance(rule, annotated_types.Ge | annotated_types.Gt):
+            said.append(f' min="{rule.ge if isinstance(rule, annotated_types.Ge) else rule.gt}"')
+        if isinstance(rule, annotated_types.Le):
+            said.append(f' max="{rule.le}"')
+    return Markup("".join(said))
 
 
 def _interval(successes: int, n: int) -> str:
@@ -82,10 +143,9 @@ async def launch_form(request: Request) -> Response:
         launch = LaunchRun.model_validate(fields)
         api.launch(launch, request)
     except ValidationError as exc:
-        errors = [f"{'.'.join(str(p) for p in error['loc']) or 'form'}: {error['msg']}" for error in exc.errors()]
-        return _runs_page(request, form, errors, 422)
+        return _runs_page(request, form, form_problems(exc, "launch"), 422)
     except ServiceError as exc:
-        return _runs_page(request, form, [exc.message], exc.http_status)
+        return _runs_page(request, form, [in_form_words(exc.message, "launch")], exc.http_status)
     return RedirectResponse(f"/runs/{quote(launch.run_id)}", status_code=303)
 
 
@@ -96,9 +156,9 @@ async def reserve_form(request: Request, name: str = Form(""), count: str = Form
         body = api.ReserveSubset.model_validate({"name": name, "count": count, "seed": seed})
         api.reserve(body, request)
     except ValidationError as exc:
-        return _runs_page(request, {}, [f"subset {e['loc'][-1]}: {e['msg']}" for e in exc.errors()], 422)
+        return _runs_page(request, {}, [f"Reserve a subset: {said}" for said in form_problems(exc, "reserve")], 422)
     except ServiceError as exc:
-        return _runs_page(request, {}, [exc.message], exc.http_status)
+        return _runs_page(request, {}, [in_form_words(exc.message, "reserve")], exc.http_status)
     return RedirectResponse("/", status_code=303)
 
 
@@ -112,10 +172,10 @@ async def experiment_form(request: Request) -> Response:
         body = LaunchExperiment.model_validate({name: value for name, value in fields.items() if value})
         api.launch_experiment(body, request)
     except ValidationError as exc:
-        errors = [f"experiment {'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        return _runs_page(request, {}, errors, 422)
+        return _runs_page(request, {}, [f"Run a frozen experiment: {said}"
+                                        for said in form_problems(exc, "experiment")], 422)
     except ServiceError as exc:
-        return _runs_page(request, {}, [exc.message], exc.http_status)
+        return _runs_page(request, {}, [in_form_words(exc.message, "experiment")], exc.http_status)
     return RedirectResponse(f"/runs/{quote(body.run_id)}", status_code=303)
 
 
