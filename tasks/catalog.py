@@ -574,12 +574,15 @@ _repository_catalog = functools.lru_cache(maxsize=2)(_loaded_catalog.__wrapped__
 
 def select_tasks(catalog: Mapping[str, LoadedTask], selection: str) -> list[LoadedTask]:
     """`all` (every published instance) or a comma-separated list of instance ids (`TEMPLATE@SEED`, any seed) and
-    template ids (each its published instances); unknown ids are an error naming them."""
+    template ids (each its published instances); unknown ids, and an id given twice, are an error naming them (an
+    instance its template already selects is taken once)."""
     if selection.strip() == "all":
         return list(catalog.values())
     wanted = [part.strip() for part in selection.split(",") if part.strip()]
     if not wanted:
         raise TaskFileError("no task ids given")
+    if repeated := sorted({task_id for task_id in wanted if wanted.count(task_id) > 1}):
+        raise TaskFileError(f"task ids given more than once: {', '.join(repeated)} (`--repeat K` runs a task K times)")
     templates = catalog.templates if isinstance(catalog, Catalog) else {}
     chosen: list[LoadedTask] = []
     unknown = []

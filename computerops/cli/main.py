@@ -70,7 +70,7 @@ def run(
     out: Annotated[Path | None, typer.Option(help="New run directory to write.")] = None,
     resume: Annotated[Path | None, typer.Option(help="Continue this interrupted run with the settings of its "
                                                      "manifest: admitted episodes are kept, the rest run.")] = None,
-    repeat: Annotated[int, typer.Option(help="Trials per task (and policy): K of pass^k.")] = 1,
+    repeat: Annotated[int, typer.Option(min=1, help="Trials per task (and policy): K of pass^k.")] = 1,
     tasks: Annotated[str, typer.Option(help="`all`, comma-separated task ids, or a reserved subset file "
                                             "(`computerops subset reserve`).")] = "all",
     endpoint: Annotated[str | None, typer.Option(help="scripted:POLICY[,POLICY...] (the built-in endpoint).")] = None,
@@ -79,27 +79,30 @@ def run(
     model: Annotated[str | None, typer.Option(help="Model name to request (with --base-url).")] = None,
     api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the API key.")] = None,
     artifact_sha256: Annotated[str | None, typer.Option(help="SHA-256 of the model file, if you know it.")] = None,
-    action_budget: int = defaults.ACTION_BUDGET,
-    max_response_tokens: int = defaults.MAX_RESPONSE_TOKENS,
-    context_tokens: int = defaults.CONTEXT_TOKENS,
-    temperature: float = defaults.TEMPERATURE,
-    seed: int = defaults.SEED,
+    action_budget: Annotated[int, typer.Option(min=1, help="Actions an episode may take.")] = defaults.ACTION_BUDGET,
+    max_response_tokens: Annotated[int, typer.Option(min=1, help="Tokens one model reply may take.")]
+    = defaults.MAX_RESPONSE_TOKENS,
+    context_tokens: Annotated[int, typer.Option(min=1, help="The model's context window in tokens.")]
+    = defaults.CONTEXT_TOKENS,
+    temperature: Annotated[float, typer.Option(min=0, max=2, help="Sampling temperature, 0 to 2.")]
+    = defaults.TEMPERATURE,
+    seed: Annotated[int, typer.Option(min=0, help="Requested sampling seed, 0 or more.")] = defaults.SEED,
     tool_mode: Annotated[ToolMode, typer.Option(help="auto (native tool calls, text fallback), native or text.")]
     = "auto",
-    request_timeout: Annotated[float, typer.Option(help="Seconds one model reply may take (a model served on a CPU "
-                                                   "may need more); the client waits as long, and so do the server's "
-                                                   "probes before the run.")] = defaults.REQUEST_TIMEOUT_S,
-    wall_clock: Annotated[float, typer.Option(help="Seconds one episode may take in all (at least "
+    request_timeout: Annotated[float, typer.Option(min=0, help="Seconds one model reply may take (a model served on "
+                                                   "a CPU may need more); the client waits as long, and so do the "
+                                                   "server's probes before the run.")] = defaults.REQUEST_TIMEOUT_S,
+    wall_clock: Annotated[float, typer.Option(min=0, help="Seconds one episode may take in all (at least "
                                               "--request-timeout).")] = defaults.WALL_CLOCK_S,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once, each with its own browser context "
                                                          "and tenant; results are the same as a serial run's.")] = 1,
     trace: Annotated[bool, typer.Option("--trace", help="Save a Playwright trace per episode "
                                                         "(episodes/<id>/trace.zip, for `playwright show-trace`).")]
     = False,
-    fault_rate: Annotated[float, typer.Option(help="Inject faults into this share of eligible operations "
+    fault_rate: Annotated[float, typer.Option(min=0, max=1, help="Inject faults into this share of eligible operations "
                                                    "(docs/faults.md), besides those task files configure.")] = 0.0,
     fault_classes: Annotated[str, typer.Option(help="Comma-separated fault classes the rate draws for.")] = "",
-    fault_seed: Annotated[int, typer.Option(help="Seed of the rate's decisions.")] = 0,
+    fault_seed: Annotated[int, typer.Option(min=0, help="Seed of the rate's decisions.")] = 0,
     matched_controls: Annotated[bool, typer.Option("--matched-controls", help="Also run every task that has "
                                                    "faults or an attack with injection disabled (its clean twin; "
                                                    "episode ids end --control).")]
@@ -384,7 +387,7 @@ SampleOption = Annotated[int | None, typer.Option(
 PerTemplateOption = Annotated[int | None, typer.Option(
     "--per-template", min=1, help="At most this many instances of each template, drawn by --sample-seed.")]
 SampleSeedOption = Annotated[int, typer.Option(
-    "--sample-seed", help="The sample's seed (ranks instances by sha256('<seed>:<instance id>')).")]
+    "--sample-seed", min=0, help="The sample's seed (ranks instances by sha256('<seed>:<instance id>')).")]
 
 
 def _sampled(selected: list[LoadedTask], count: int | None, per_template: int | None, seed: int
@@ -566,7 +569,7 @@ def demo(
 @subset_app.command("reserve")
 def subset_reserve(
     count: Annotated[int, typer.Option(help="How many tasks to draw.", min=1)],
-    seed: Annotated[int, typer.Option(help="The draw's seed (recorded in the file).")],
+    seed: Annotated[int, typer.Option(min=0, help="The draw's seed (recorded in the file).")],
     out: Annotated[Path, typer.Option(help="The subset file to write (never overwritten).")],
     fresh: Annotated[bool, typer.Option(
         "--fresh", help="Draw fresh instances: varying templates at seeds drawn now, never published.")] = False,
@@ -586,7 +589,7 @@ def subset_reserve(
 @app.command()
 def serve(
     site: str = "helpdesk",
-    seed: int = 1,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the site's tenant.")] = 1,
     host: str = "127.0.0.1",
     port: PortOption = 8000,
 ) -> None:
@@ -701,7 +704,7 @@ def observe(
     compare: Annotated[bool, typer.Option(help="Also print Playwright's ai snapshot of the page, both sizes, and "
                                                "the controls checked against Chromium's accessibility tree.")]
     = False,
-    seed: Annotated[int, typer.Option(help="Seed of the fresh tenant a catalog page is served from.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the fresh tenant a catalog page is served from.")] = 1,
     max_chars: Annotated[int, typer.Option(help="The observation's size bound.", min=500)] = defaults.OBSERVATION_CHARS,
 ) -> None:
     """Render a page exactly as the model sees it, with its control table."""
@@ -968,10 +971,14 @@ def corpus_check(
 ) -> None:
     """Replay every corpus entry on a fresh tenant (no browser); exit 1 on any difference or uncovered task."""
     from computerops.cli.console import console, errors
-    from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus
+    from replays.corpus import CORPUS_ROOT, CorpusError, check_corpus, entry_files
     from tasks import TaskFileError, load_catalog
     from tasks.catalog import Catalog
     target = root or CORPUS_ROOT
+    if not target.is_dir():
+        raise _fail(f"--dir {target}: {'not a directory' if target.exists() else 'no such directory'}")
+    if not entry_files(target):  # else every task is reported uncovered, and the folder never named
+        raise _fail(f"--dir {target}: no corpus entries in it (record them with `computerops corpus record`)")
     try:
         catalog = load_catalog()
         # The corpus covers each template's first instance; a plain mapping (a test's catalog) covers its tasks.

@@ -215,9 +215,9 @@ def plan_noise_floor(spec: ExperimentSpec, tasks: list[ExperimentTask]) -> list[
     """The noise floor's reruns of its cell, treatment arm, on every task: `identical_reruns` with identical inputs
     (the experiment's seed, the first repetition's fault draws), then `new_seeds` each with a new model seed and new
     fault draws. Their pair field names the series (`identical` or `new-seed`)."""
+    index, cell = noise_cell(spec)  # refuses an experiment that plans no noise floor
     plan = spec.analysis.noise_floor
     assert plan is not None
-    index, cell = noise_cell(spec)
     base = 0 if spec.seed is None else spec.seed
     episodes: list[PlannedEpisode] = []
     for k in range(1, plan.identical_reruns + 1):
