@@ -894,12 +894,21 @@ def test_dead_primary_from_the_start_falls_back(dead: str, fallback_url: str, tm
     assert_fell_back(run, primary_replies=0)
 
 
+@pytest.fixture(scope="module")
+def reset_run(fallback_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Primary, Run]]:
+    """One run behind a primary that resets every chat request, with the fallback: the two tests below read the same
+    run (it was run once for each; what each asserts of it is unchanged)."""
+    primary = Primary(int(fallback_url.rsplit(":", 1)[1].split("/")[0]), "reset")
+    try:
+        yield primary, run_task(tmp_path_factory.mktemp("reset") / "run", primary.url, fallback_url)
+    finally:
+        primary.stop()
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(RUN_SECONDS + 300)
-def test_a_primary_that_resets_every_chat_request_falls_back_and_pins(primary_in_front: Any, fallback_url: str,
-                                                                      tmp_path: Path) -> None:
-    primary = primary_in_front("reset")
-    run = run_task(tmp_path / "run", primary.url, fallback_url)
+def test_a_primary_that_resets_every_chat_request_falls_back_and_pins(reset_run: tuple[Primary, Run]) -> None:
+    primary, run = reset_run
     assert_fell_back(run, primary_replies=0)
     # Pinned: after the first reset no later reply of the episode (a conversation with a turn) asks the primary.
     assert primary.chat_turns and max(primary.chat_turns) == 0
@@ -907,12 +916,10 @@ def test_a_primary_that_resets_every_chat_request_falls_back_and_pins(primary_in
 
 @pytest.mark.browser
 @pytest.mark.timeout(RUN_SECONDS + 300)
-def test_a_reset_request_goes_to_the_fallback_after_the_clients_own_retries(primary_in_front: Any,
-                                                                          fallback_url: str, tmp_path: Path) -> None:
+def test_a_reset_request_goes_to_the_fallback_after_the_clients_own_retries(reset_run: tuple[Primary, Run]) -> None:
     """The README's words (reviewed after this blind case found "at once" untrue): a reset request is asked of the
     primary at most three times (the model client's own two retries), then of the fallback."""
-    primary = primary_in_front("reset")
-    run = run_task(tmp_path / "run", primary.url, fallback_url)
+    primary, run = reset_run
     assert run.returncode == 0, run.output[-3000:]
     assert primary.chat_bodies and max(primary.chat_bodies.count(body) for body in primary.chat_bodies) <= 3
 

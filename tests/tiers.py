@@ -15,11 +15,13 @@
   them). The model computes on the CPU, so it takes minutes: `pytest -m "not browser and not real_model"` leaves it
   out of the inner loop;
 - `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task), the
-  whole blind set, the accessibility check of every catalog page, 300 fresh seeds of every template and every
-  command of README.md and docs/*.md that runs here (tests/doc_commands.yaml), only with `scripts/test.sh --slow`;
+  whole blind set, the accessibility check of every catalog page, 300 fresh seeds of every template, the fallible
+  policy's oracle replies on every published instance and every command of README.md and docs/*.md that runs here
+  (tests/doc_commands.yaml), only with `scripts/test.sh --slow`;
   every slow test is a browser test too (tests/conftest.py adds the marker; tests/test_tiers.py checks it); CI replays
-  every task's control from the golden corpus, runs a sample of each site against every negative control, and a
-  sample of the audit's operators and of the blind set.
+  every task's control from the golden corpus, runs a sample of each site against every negative control, a
+  sample of the audit's operators and of the blind set, and the fallible policy on each template's first instance
+  and a seeded later one.
 
 `scripts/test.sh` (CI) sets COMPUTEROPS_TESTS=full: property tests then run their whole example counts; without it
 they run a twentieth (at least 20), so the inner loop stays quick and the full search still runs before a merge.
