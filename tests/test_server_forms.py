@@ -189,6 +189,9 @@ def test_a_launched_run_is_starting_at_once_on_the_api_and_the_pages(client: tup
     launched = c.post("/api/runs", json={"run_id": "new", "tasks": TASK, "endpoint": "scripted:oracle"})
     assert launched.status_code == 202 and launched.json()["run"]["status"] == "starting"
     assert c.get("/api/runs/new").json()["run"]["status"] == "starting"
+    progress = c.get("/api/runs/new/progress")
+    assert progress.status_code == 200 and (progress.json()["planned"], progress.json()["started"]) == (1, [])
+    assert c.get("/api/runs/never/progress").json() == {"detail": "no run named 'never'"}
     runs_page = c.get("/").text
     row = runs_page.split('data-run="new"', 1)[1].split("</tr>", 1)[0]
     assert 'data-live="new"' in row and "starting" in row

@@ -296,8 +296,14 @@ def progress(run_id: str, request: Request) -> RunProgress:
 def _progress(state: ServerState, run_id: str) -> RunProgress:
     path = state.run_path(run_id)
     if not (path / MANIFEST).is_file():
-        raise ServiceError(f"no run named {run_id!r} (yet: a launched run appears once its manifest is written)",
-                           "not_found")
+        try:
+            launched = state.indexed(run_id)
+        except ServiceError:
+            launched = None
+        if launched is not None and launched.status == "starting":  # its worker is on its way: nothing started yet
+            return RunProgress(run_id=run_id, planned=launched.planned, started=[], admitted=[], being_written=False,
+                               sealed=False)
+        raise ServiceError(f"no run named {run_id!r}", "not_found")
     try:
         return run_progress(path)
     except ValueError as exc:
