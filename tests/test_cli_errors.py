@@ -83,14 +83,21 @@ def _help(*command: str) -> str:
 
 
 def test_the_help_lists_every_word_of_its_vocabularies() -> None:
-    """`run --help` names every persistence arm and `mock-llm --help` every scripted policy, so a vocabulary that
-    grows cannot leave its help behind (the help strings are written out so that `--help` imports no pydantic)."""
-    from adapter.scripted.policies import POLICY_NAMES
-    from computerops.persistence.arms import PERSISTENCE_ARMS
+    """`run --help` names every persistence arm, recovery and compaction policy and serving arm, and `mock-llm --help`
+    every scripted policy: the help reads each vocabulary where it is defined (computerops/cli/words.py, without
+    importing pydantic), so a vocabulary that grows cannot leave its help behind (the hand-written compaction help
+    lacked model/1, mock-llm's once listed 7 of 14 policies)."""
+    import importlib
+
+    from computerops.cli import words
+    for module, name in words.VOCABULARIES:  # the source read as Python computes it
+        assert words.words(module, name) == tuple(getattr(importlib.import_module(module), name)) or \
+            set(words.words(module, name)) == set(getattr(importlib.import_module(module), name)), name
     run_help = _help("run")
-    assert ",".join(PERSISTENCE_ARMS) in run_help
+    for vocabulary in (words.PERSISTENCE, words.RECOVERY, words.COMPACTION, words.SERVING):
+        assert [word for word in words.words(*vocabulary) if word not in run_help] == [], vocabulary
     mock_help = _help("mock-llm")
-    assert [name for name in POLICY_NAMES if name not in mock_help] == []
+    assert [word for word in words.words(*words.SCRIPTED) if word not in mock_help] == []
 
 
 def test_the_top_level_help_imports_no_pydantic() -> None:

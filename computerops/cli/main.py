@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from computerops.service.launch import PlannedRun
     from tasks import LoadedTask
 
+from computerops.cli import words
 from computerops.cli.options import (
     ExecutorOption,
     PortOption,
@@ -48,6 +49,11 @@ subset_app = typer.Typer(help="Reserved task subsets, drawn and hash-locked befo
                          no_args_is_help=True)
 app.add_typer(subset_app, name="subset")
 app.add_typer(experiment_app, name="experiment")
+
+def _mutants(every: tuple[str, str], sound: tuple[str, str]) -> list[str]:
+    """The words of a vocabulary outside its sound subset (the mutants), in the vocabulary's order."""
+    return [word for word in words.words(*every) if word not in words.words(*sound)]
+
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
     from computerops.cli.console import print_error
@@ -110,23 +116,23 @@ def run(
     broker: Annotated[BrokerMode, typer.Option(help="How the broker treats a request the task's grants do not allow: "
                                                "enforcing blocks it, observing only records it (docs/security.md).")]
     = "enforcing",
-    persistence: Annotated[str, typer.Option(help="Run every task long-running, once per arm given "
-                                             "(uninterrupted,compacted,restarted,interrupted): the harness in child "
-                                             "processes, "
-                                             "checkpointed, killed and resumed as the arm says "
+    persistence: Annotated[str, typer.Option(help=f"Run every task long-running, once per arm given "
+                                             f"({words.listed(*words.PERSISTENCE, sep=',')}): the harness in child "
+                                             "processes, checkpointed, killed and resumed as the arm says "
                                              "(docs/long-running.md).")] = "",
-    recovery: Annotated[str, typer.Option(help="With --persistence: what a resumed harness does about the action "
-                                          "whose result it never saw (reconcile, retry-same-key; the mutants "
-                                          "retry-new-key, forget).")] = "reconcile",
+    recovery: Annotated[str, typer.Option(help=f"With --persistence: what a resumed harness does about the action "
+                                          f"whose result it never saw ({words.listed(*words.SOUND_RECOVERY)}; the "
+                                          f"mutants {', '.join(_mutants(words.RECOVERY, words.SOUND_RECOVERY))}).")]
+    = "reconcile",
     checkpoint_every: Annotated[int, typer.Option(min=1, help="With --persistence: a checkpoint every N replies, "
                                                   "besides those before and after effects.")] = 5,
-    compaction: Annotated[str, typer.Option(help="With --persistence compacted: the compaction policy (ledgers/1; "
-                                            "the mutants ledgers/1:drop-currency, ledgers/1:changed-amount).")]
+    compaction: Annotated[str, typer.Option(help=f"With --persistence compacted: the compaction policy, one of "
+                                            f"{words.listed(*words.COMPACTION)} (docs/long-running.md).")]
     = "ledgers/1",
-    serving: Annotated[str, typer.Option(help="Run every task once per serving arm given (reference, "
-                                         "throttle-fallback, partial-stream, timeout-after-commit, degraded-tool): "
-                                         "serving faults between the harness and the endpoint, streamed replies, "
-                                         "the serving protocol (docs/long-running.md).")] = "",
+    serving: Annotated[str, typer.Option(help=f"Run every task once per serving arm given "
+                                         f"({words.listed(*words.SERVING)}): serving faults between the harness "
+                                         "and the endpoint, streamed replies, the serving protocol "
+                                         "(docs/long-running.md).")] = "",
     fallback_policy: Annotated[str | None, typer.Option(help="With a scripted endpoint: the pinned fallback's "
                                                         "scripted policy.")] = None,
     fallback_base_url: Annotated[str | None, typer.Option(help="With --base-url: the pinned fallback endpoint's URL, "
@@ -671,10 +677,8 @@ def server(
 
 @app.command("mock-llm")
 def mock_llm(
-    policy: Annotated[str, typer.Option(help="Default scripted policy: oracle, false-finish, give-up, loop, "
-                                              "malformed, noop, obedient, partial, careful, blind-retry, "
-                                              "negative:<control-id>, equivalent:<solution-id>, mutant:<mutant-id>, "
-                                              "fallible:<slip>:<give-up>:<substitute>.")] = "oracle",
+    policy: Annotated[str, typer.Option(help=f"Default scripted policy: {words.listed(*words.SCRIPTED)}.")]
+    = "oracle",
     host: str = "127.0.0.1",
     port: PortOption = 8799,
     tasks: Annotated[str, typer.Option(help="The tasks it knows (found by their instruction): instance and "
