@@ -1,11 +1,13 @@
-"""Persistence experiments, pure: the plan pairs each interrupting arm with an uninterrupted control of the same task,
-repetition and cell, both long-running with the same recovery policy and checkpoint interval, injection enabled in
-both; the schema and the freeze refuse what they must, naming it; the report shows the persistence figures per cell
-and arm as descriptive, and other experiments keep their arms' meaning."""
+"""Persistence experiments, pure: the plan pairs each persistence arm with an uninterrupted control of the same task,
+repetition and cell, both long-running with the same policy (a resuming arm's recovery policy, the compacted arm's
+compaction policy, never crossed) and checkpoint interval, injection enabled in both; the schema and the freeze refuse
+what they must, naming it; the report shows the persistence figures per cell and arm as descriptive, names every cell
+and arm of the design that has none, and other experiments keep their arms' meaning."""
 
 from __future__ import annotations
 
 import json
+import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,18 @@ from computerops.experiment.spec import (
     ExperimentSpec,
     load_experiment,
 )
-from computerops.persistence.arms import PERSISTENCE_ARMS, RECOVERY_POLICIES, PersistenceArm, RecoveryPolicy
+from computerops.persistence.arms import (
+    COMPACTED,
+    COMPACTION_POLICIES,
+    MUTANT_COMPACTIONS,
+    MUTANT_RECOVERIES,
+    PERSISTENCE_ARMS,
+    RECOVERY_POLICIES,
+    RESUMING_ARMS,
+    CompactionPolicy,
+    PersistenceArm,
+    RecoveryPolicy,
+)
 from computerops.report.figures import proportion
 from computerops.report.persistence import PersistenceRow
 from computerops.report.tables import Paragraph, Table
@@ -79,40 +92,74 @@ def test_the_control_levels_are_derived_from_the_arms_literal() -> None:
     assert list(PERSISTENCE_TREATMENTS) == [a for a in PERSISTENCE_ARMS if a != PERSISTENCE_CONTROL]
 
 
-def test_the_shipped_experiment_pairs_each_interrupting_arm_with_an_uninterrupted_control() -> None:
+def _policy_of(cell: str) -> tuple[str, str]:
+    """The policy factor a persistence cell's id names and its level: `compaction` in a compacted cell, `recovery` in
+    a resuming one (one of the two, never both)."""
+    levels = _levels(cell)
+    [factor] = {"recovery", "compaction"} & set(levels)
+    return factor, levels[factor]
+
+
+def _policy(episode: PlannedEpisode) -> tuple[str, str]:
+    return _policy_of(episode.cell or "")
+
+
+def test_the_shipped_experiment_pairs_each_persistence_arm_with_an_uninterrupted_control() -> None:
     lock = freeze(SHIPPED, CATALOG)
     spec = lock.spec
-    assert spec.persistent and spec.factors.persistence == ["restarted", "interrupted"]
+    assert spec.persistent and spec.factors.persistence == ["restarted", "interrupted", "compacted"]
     assert spec.factors.recoveries == ["reconcile", "retry-new-key", "forget"]
-    assert (lock.counts.cells, lock.counts.tasks, lock.counts.repetitions) == (6, 2, 1)
-    assert (lock.counts.episodes, lock.counts.pairs) == (24, 12)
+    assert spec.factors.compactions == ["ledgers/1", "model/1", "ledgers/1:drop-currency", "ledgers/1:changed-amount"]
+    assert (lock.counts.cells, lock.counts.tasks, lock.counts.repetitions) == (10, 2, 1)
+    assert (lock.counts.episodes, lock.counts.pairs) == (40, 20)
     assert spec.analysis.gate is None and spec.analysis.tests == [], "no verdict is planned on these figures"
     assert "persistence" in spec.analysis.descriptive
     assert spec.endpoint.scripted and spec.models == ["oracle"]
     pairs = _pairs(lock.plan)
-    assert len(pairs) == 12
+    assert len(pairs) == 20
     seen: set[tuple[str, str, str]] = set()
     for pair, arms in pairs.items():
         control, treatment = arms["control"], arms["treatment"]
         levels = _levels(treatment.cell or "")
+        factor, policy = _policy(treatment)
         assert control.persistence is not None and treatment.persistence is not None
         assert control.persistence.arm == PERSISTENCE_CONTROL
         assert treatment.persistence.arm == levels["persistence"] != PERSISTENCE_CONTROL
-        assert control.persistence.recovery == treatment.persistence.recovery == levels["recovery"]
+        assert factor == ("compaction" if treatment.persistence.arm == COMPACTED else "recovery"), treatment.cell
+        assert getattr(control.persistence, factor) == getattr(treatment.persistence, factor) == policy
+        assert control.persistence == treatment.persistence.model_copy(update={"arm": PERSISTENCE_CONTROL}), pair
         assert control.persistence.checkpoint_every == treatment.persistence.checkpoint_every == 5
         assert control.faults and treatment.faults, "the treatment is the interruption, not an injection"
         same = {"task_id", "policy", "repetition", "cell", "pair", "apps", "seed", "fault_rate", "fault_classes",
                 "fault_rules", "fault_draw", "broker_mode"}
         assert {k: getattr(control, k) for k in same} == {k: getattr(treatment, k) for k in same}, pair
         assert pair == f"{pair.split(':')[0]}:{control.task_id}:r{control.repetition}"
-        seen.add((control.task_id, levels["persistence"], levels["recovery"]))
+        seen.add((control.task_id, levels["persistence"], policy))
     assert seen == {(t, a, r) for t in (NOTIFY, REFUND) for a in ("restarted", "interrupted")
-                    for r in ("reconcile", "retry-new-key", "forget")}
-    # every cell's id names both persistence levels
-    assert all("persistence=" in c.key(spec) and "recovery=" in c.key(spec) for c in cells(spec))
+                    for r in ("reconcile", "retry-new-key", "forget")} | {
+        (t, COMPACTED, c) for t in (NOTIFY, REFUND) for c in COMPACTION_POLICIES}
+    # every cell's id names the arm and the one policy that means something in it
+    for cell in cells(spec):
+        key = cell.key(spec)
+        assert "persistence=" in key and ("recovery=" in key) != ("compaction=" in key), key
+        assert ("compaction=" in key) == (cell.factor("persistence") == COMPACTED), key
 
 
-@pytest.mark.parametrize("arm", PERSISTENCE_TREATMENTS)
+def test_the_shipped_design_names_every_persistence_arm_and_each_mutant_as_a_negative_cell() -> None:
+    """Issue 51: the shipped study covers the four arms (the uninterrupted one as every pair's control), both summary
+    policies, the sound recovery, and every recovery and compaction mutant as a level of its own (a negative cell:
+    it must be caught, tests/test_persistence_experiment_runs.py)."""
+    spec = load_experiment(SHIPPED)
+    assert spec.factors.persistence is not None
+    assert {PERSISTENCE_CONTROL, *spec.factors.persistence} == set(PERSISTENCE_ARMS)
+    assert set(spec.factors.compactions) == set(COMPACTION_POLICIES) >= MUTANT_COMPACTIONS | {"ledgers/1", "model/1"}
+    assert set(spec.factors.recoveries) >= MUTANT_RECOVERIES | {"reconcile"}
+    named = {(level.arm, level.recovery or level.compaction) for level in spec.factors.persistence_levels}
+    assert {(COMPACTED, policy) for policy in MUTANT_COMPACTIONS} <= named
+    assert {(arm, policy) for arm in RESUMING_ARMS for policy in MUTANT_RECOVERIES} <= named
+
+
+@pytest.mark.parametrize("arm", RESUMING_ARMS)
 @pytest.mark.parametrize("recovery", RECOVERY_POLICIES)
 def test_every_interrupting_arm_and_recovery_plans_matched_pairs(arm: PersistenceArm, recovery: RecoveryPolicy
                                                                   ) -> None:
@@ -131,6 +178,62 @@ def test_every_interrupting_arm_and_recovery_plans_matched_pairs(arm: Persistenc
     # counterbalanced: the uninterrupted control first in odd repetitions, the interruption first in even ones
     for episode in plan[::2]:
         assert episode.arm == ("control" if episode.repetition % 2 else "treatment")
+
+
+@pytest.mark.parametrize("compaction", COMPACTION_POLICIES)
+def test_every_compaction_plans_matched_pairs_with_no_recovery_level(compaction: CompactionPolicy) -> None:
+    spec = ExperimentSpec.model_validate(_base(factors={"persistence": [COMPACTED], "compaction": [compaction]}))
+    plan = _plan(spec)
+    assert len(plan) == 2 * 2 * 2
+    [cell] = cells(spec)
+    assert cell.key(spec) == f"fault_rate=0,persistence=compacted,compaction={compaction},model=scripted:oracle"
+    assert (cell.factor("compaction"), cell.factor("recovery")) == (compaction, None)
+    for pair, arms in _pairs(plan).items():
+        assert set(arms) == {"control", "treatment"}, pair
+        for name, episode in arms.items():
+            assert episode.persistence is not None and episode.faults
+            assert episode.persistence.arm == (PERSISTENCE_CONTROL if name == "control" else COMPACTED)
+            assert episode.persistence.compaction == compaction
+            assert episode.persistence.recovery == "reconcile", "the harness's default, which no compaction reads"
+
+
+def _design(draw: random.Random) -> dict[str, Any]:
+    """A persistence design drawn at random: a non-empty set of the treatment arms in a random order, and for each
+    kind of arm drawn its factor's levels (a random non-empty ordered subset) or none (the default)."""
+    arms = draw.sample(PERSISTENCE_TREATMENTS, draw.randint(1, len(PERSISTENCE_TREATMENTS)))
+    factors: dict[str, Any] = {"persistence": arms}
+    if set(arms) & set(RESUMING_ARMS) and draw.random() < 0.8:
+        factors["recovery"] = draw.sample(RECOVERY_POLICIES, draw.randint(1, len(RECOVERY_POLICIES)))
+    if COMPACTED in arms and draw.random() < 0.8:
+        factors["compaction"] = draw.sample(COMPACTION_POLICIES, draw.randint(1, len(COMPACTION_POLICIES)))
+    return _base(factors=factors, repetitions=draw.randint(1, 2))
+
+
+def test_generated_designs_cross_each_arm_with_its_own_policies_only() -> None:
+    """Over 150 drawn designs: the cells are exactly each resuming arm x the recovery levels and the compacted arm x
+    the compaction levels, in the file's order; each pair's two episodes carry the cell's policy; nothing else."""
+    draw = random.Random(51)
+    for _ in range(150):
+        design = _design(draw)
+        spec = ExperimentSpec.model_validate(design)
+        factors = design["factors"]
+        recoveries = factors.get("recovery", ["reconcile"])
+        compactions = factors.get("compaction", ["ledgers/1"])
+        expected = [cell for arm in factors["persistence"] for cell in (
+            [(arm, "compaction", c) for c in compactions] if arm == COMPACTED else
+            [(arm, "recovery", r) for r in recoveries])]
+        found = [(_levels(c.key(spec))["persistence"], *_policy_of(c.key(spec))) for c in cells(spec)]
+        assert found == expected, design
+        plan = _plan(spec)
+        assert len(plan) == len(expected) * 2 * spec.repetitions * 2
+        for arms in _pairs(plan).values():
+            control, treatment = arms["control"], arms["treatment"]
+            assert control.persistence is not None and treatment.persistence is not None
+            factor, policy = _policy(treatment)
+            assert getattr(control.persistence, factor) == getattr(treatment.persistence, factor) == policy
+            assert control.persistence == treatment.persistence.model_copy(update={"arm": PERSISTENCE_CONTROL})
+            other = "recovery" if factor == "compaction" else "compaction"
+            assert getattr(treatment.persistence, other) == {"recovery": "reconcile", "compaction": "ledgers/1"}[other]
 
 
 def test_the_defaults_are_reconcile_and_the_harness_checkpoint_interval() -> None:
@@ -206,6 +309,13 @@ def test_a_persistence_lock_reads_back_and_names_a_changed_level(tmp_path: Path)
     ({"factors": {"persistence": ["interrupted"], "recovery": ["forget", "forget"]}}, "recovery levels repeat"),
     ({"factors": {"persistence": ["interrupted"], "recovery": ["guess"]}}, "factors.recovery.0"),
     ({"factors": {"recovery": ["reconcile"]}}, "`recovery` needs the factor `persistence`"),
+    ({"factors": {"compaction": ["ledgers/1"]}}, "`compaction` needs the factor `persistence`"),
+    ({"factors": {"persistence": ["compacted"], "recovery": ["forget"]}},
+     "`recovery` applies to the resuming arms .* would mean nothing"),
+    ({"factors": {"persistence": ["interrupted"], "compaction": ["model/1"]}},
+     "`compaction` applies to the arm `compacted` only.* would mean nothing"),
+    ({"factors": {"persistence": ["compacted"], "compaction": ["model/1", "model/1"]}}, "compaction levels repeat"),
+    ({"factors": {"persistence": ["compacted"], "compaction": ["ledgers/2"]}}, "factors.compaction.0"),
     ({"factors": {}, "checkpoint_every": 3}, "`checkpoint_every` needs the factor `persistence`"),
     ({"checkpoint_every": 0}, "checkpoint_every"),
     ({"factors": {}}, "descriptive report `persistence` needs the factor `persistence`"),
@@ -304,3 +414,53 @@ def test_a_cell_whose_episodes_all_failed_as_infrastructure_says_so() -> None:
     view = experiment_view(analysis, lock, "E1")
     assert not any(isinstance(b, Table) and b.id == "persistence-cells" for b in view.blocks)
     assert any(isinstance(b, Paragraph) and "no episode was attempted by the agent" in b.text for b in view.blocks)
+
+
+def test_the_report_shows_each_cell_and_arms_own_figures_and_names_those_without_any() -> None:
+    """Over 60 drawn designs, each cell and arm given figures of its own (its duplicate count is its index) and a
+    random part of them none (as if every episode there failed as infrastructure), the compacted treatments' now and
+    then all at once: the table has a row for exactly the cells and arms with figures, each showing its own; a warning
+    names every cell and arm of the design without figures and no other, and every persistence arm of the design that
+    no figure shows at all; with every figure there, no warning."""
+    shipped = freeze(SHIPPED, CATALOG)
+    draw = random.Random(4051)
+    for attempt in range(60):
+        spec = ExperimentSpec.model_validate(_design(draw))
+        plan = _plan(spec)
+        lock = shipped.model_copy(update={"spec": spec, "plan": plan})
+        keys = list(dict.fromkeys((str(p.cell), str(p.arm)) for p in plan))
+        arm_of = {(str(p.cell), str(p.arm)): p.persistence.arm for p in plan if p.persistence is not None}
+        if attempt % 4 == 0 and COMPACTED in (spec.factors.persistence or []):
+            dropped = {k for k in keys if arm_of[k] == COMPACTED}
+        else:
+            dropped = {k for k in keys if draw.random() < 0.3}
+        found = [PersistenceCell(cell=cell, arm=arm, rows=[] if (cell, arm) in dropped else [
+            _row(arm_of[(cell, arm)], _policy_of(cell)[1], verified=2, boundaries=2, duplicates=index)])
+            for index, (cell, arm) in enumerate(keys)]
+        analysis = ExperimentAnalysis(
+            experiment=spec.id, version=spec.version, question=spec.question, series="experiment",
+            lock_sha256=lock.lock_sha256, scripted=True, primary="p",
+            missing=Missing(planned=len(plan), admitted=0, not_run=[], infrastructure_failures=[]), persistence=found)
+        view = experiment_view(analysis, lock, "E1")
+        label = {k: f"{k[1]} ({arm_of[k]})" for k in keys}
+        warnings = [b.text for b in view.blocks if isinstance(b, Paragraph) and b.text.startswith("No figures for")]
+        if len(dropped) == len(keys):
+            assert not warnings and any(isinstance(b, Paragraph) and "no episode was attempted" in b.text
+                                        for b in view.blocks)
+            continue
+        [table] = [b for b in view.blocks if isinstance(b, Table) and b.id == "persistence-cells"]
+        duplicates = [c.header for c in table.columns].index("duplicate effects")
+        kept = [(index, k) for index, k in enumerate(keys) if k not in dropped]
+        assert [(row[0], row[1], row[duplicates]) for row in table.rows] == [
+            (k[0], label[k], index) for index, k in kept], "each cell and arm's own figures, in plan order"
+        if not dropped:
+            assert warnings == []
+            continue
+        [warning] = warnings
+        said = warning.replace(";", " ;").replace(".", " .")
+        for key in keys:
+            assert (f"{key[0]} {label[key]} " in said) == (key in dropped), (key, warning)
+        absent = [arm for arm in dict.fromkeys(arm_of.values())
+                  if all(k in dropped for k in keys if arm_of[k] == arm)]
+        assert (" have no figures at all" in warning) == bool(absent), warning
+        assert all(f" {arm}" in warning.split("persistence arm(s)")[-1] for arm in absent), warning

@@ -44,7 +44,8 @@ _SHORT = {"fault_rate": "rate", "fault_classes": "classes", "fault_rules": "rule
 def _row(episode: PlannedEpisode, cell_ids: list[str]) -> str:
     """One planned episode, small: its id (which names its cell's number, task, arm and repetition), its cell (the
     number of its id in the experiment's `cells`), its arm, whether injection is enabled, and the study fields it
-    has, compacted (`rules` counted, `persistence` as arm/recovery/checkpoint interval, `serving` as arm/protocol)."""
+    has, compacted (`rules` counted, `persistence` as arm/recovery/compaction/checkpoint interval, `serving` as
+    arm/protocol)."""
     data = episode.model_dump(mode="json")
     parts = [episode.episode_id, f"cell={cell_ids.index(str(episode.cell)) + 1}", str(episode.arm),
              f"faults={int(episode.faults)}"]
@@ -57,7 +58,7 @@ def _row(episode: PlannedEpisode, cell_ids: list[str]) -> str:
         elif name == "fault_classes":
             value = "+".join(value)
         elif name == "persistence":
-            value = f"{value['arm']}/{value['recovery']}/{value['checkpoint_every']}"
+            value = f"{value['arm']}/{value['recovery']}/{value['compaction']}/{value['checkpoint_every']}"
         elif name == "serving":
             value = f"{value['arm']}/{'continuation' if value['protocol']['continuation'] else 'plain'}"
         elif name == "studies":
@@ -208,8 +209,8 @@ def test_an_unknown_noise_floor_factor_names_every_known_one() -> None:
     spec = _toy_spec(analysis={"primary": "paired_false_completion",
                                "noise_floor": {"cell": {"page_noise": "loud"}, "identical_reruns": 2,
                                                "new_seeds": 2}})
-    with pytest.raises(ValueError, match=r"names factors \['page_noise'\]; known: fault_rate, model, order, "
-                                         r"persistence, recovery, serving, tools$"):
+    with pytest.raises(ValueError, match=r"names factors \['page_noise'\]; known: compaction, fault_rate, model, "
+                                         r"order, persistence, recovery, serving, tools$"):
         noise_cell(spec)
 
 

@@ -86,7 +86,8 @@ class PersistenceCell(BaseModel):
     arm: Arm
     rows: list[PersistenceRow]
     """`computerops.report.persistence`'s rows for the cell's episodes in this arm: one per endpoint, persistence arm
-    and recovery policy (one, as the cell fixes all three); none when every episode was an infrastructure failure."""
+    and policy (the compaction policy of a compacted episode, else the recovery policy; one row, as the cell fixes
+    all three); none when every episode was an infrastructure failure or has not run."""
 
 
 class ServingCell(BaseModel):
@@ -163,7 +164,8 @@ def _cell_records(run: ExperimentRun) -> dict[tuple[str, Arm], list[EpisodeRecor
 
 def persistence_cells(run: ExperimentRun) -> list[PersistenceCell]:
     """Per cell (in plan order) and arm (control first), the persistence figures of its episodes: retention of each
-    ledger over the arm's boundaries, duplicate effects, unfinished work left, recovery turns."""
+    ledger over the arm's boundaries (resumes and compactions), duplicate effects, unfinished work left, recovery
+    turns. Every cell and arm of the plan has its entry, with no rows where no episode of it has figures."""
     cells = []
     for (cell, arm), records in _cell_records(run).items():
         report = persistence_report(records)

@@ -191,18 +191,38 @@ class CellRows(Protocol[RowCo]):
     def rows(self) -> Sequence[RowCo]: ...
 
 
-def _persistence(found: list[PersistenceCell] | None, arms: dict[tuple[str, str], str]) -> list[Block]:
+def _persistence(found: list[PersistenceCell] | None, arms: dict[tuple[str, str], str], lock: ExperimentLock
+                 ) -> list[Block]:
     """The long-running episodes' figures per cell and arm: the run report's persistence figures, each row labelled
-    with its cell (which names the endpoint and the recovery policy) and its arm (`treatment (interrupted)`).
-    Descriptive: no frozen rule turns them into a verdict."""
+    with its cell (which names the endpoint and the recovery or compaction policy) and its arm (`treatment
+    (compacted)`). Descriptive: no frozen rule turns them into a verdict. Every cell and arm the frozen plan names
+    without figures of its episodes (each an infrastructure failure, or not run) is named in a warning, and so is
+    every persistence arm of the design that no episode's figures show at all."""
     if found is None:
         return []
 
     def table(rows: list[PersistenceRow]) -> tuple[Table, int]:
         base = persistence_table(PersistenceReport(rows=rows))
-        return base, sum(column.align == "left" for column in base.columns)  # endpoint, arm, recovery: the cell's
+        return base, sum(column.align == "left" for column in base.columns)  # endpoint, arm, policy: the cell's
 
-    return _per_cell(found, arms, table, "persistence-cells", "Long-running episodes per cell and arm")
+    blocks = _per_cell(found, arms, table, "persistence-cells", "Long-running episodes per cell and arm")
+    shown = {(entry.cell, entry.arm) for entry in found if entry.rows}
+    if not shown:
+        return blocks  # `_per_cell` said that no episode was attempted
+    planned = [p for p in lock.plan if p.persistence is not None and p.cell is not None and p.arm is not None]
+    named = list(dict.fromkeys((str(p.cell), str(p.arm)) for p in planned))
+    unshown = [key for key in named if key not in shown]
+    figured = {row.arm for entry in found for row in entry.rows}
+    absent = [arm for arm in dict.fromkeys(p.persistence.arm for p in planned if p.persistence is not None)
+              if arm not in figured]
+    if unshown:
+        text = (f"No figures for {len(unshown)} of the {len(named)} cells and arms the design names (each of their "
+                "episodes ended in an infrastructure failure or has not run): "
+                + "; ".join(f"{cell} {arms.get((cell, arm), arm)}" for cell, arm in unshown) + ".")
+        if absent:
+            text += f" The design's persistence arm(s) {', '.join(absent)} have no figures at all."
+        blocks.append(Paragraph(tone="warning", text=text))
+    return blocks
 
 
 def _serving(found: list[ServingCell] | None, arms: dict[tuple[str, str], str]) -> list[Block]:
@@ -281,7 +301,7 @@ def experiment_view(analysis: ExperimentAnalysis, lock: ExperimentLock, level: E
     blocks += _paired(analysis.paired, per_task="paired" in shown)
     if analysis.security is not None:
         blocks += security_blocks(analysis.security)
-    blocks += _persistence(analysis.persistence, arms)
+    blocks += _persistence(analysis.persistence, arms, lock)
     blocks += _serving(analysis.serving, arms)
     blocks += _tests(analysis.tests)
     blocks += _noise(noise_floor or analysis.noise_floor)

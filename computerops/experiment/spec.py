@@ -2,21 +2,31 @@
 unknown fields.
 
 An experiment names its tasks, its endpoint, its **factors** (each with its levels: fault rate, fault classes, the
-invoices portal's tool ladder as a number of tools and an order, the broker mode, the persistence arm and recovery
-policy, the serving arm, and the model), its **arms** (control = injection disabled, all else identical; treatment;
-in a persistence experiment control = the uninterrupted long-running episode, treatment = the cell's interrupting arm;
-in a serving experiment control = the `reference` serving arm, treatment = the cell's serving arm), the
-**repetitions** per cell, the **arm order** within each matched pair (counterbalanced AB/BA across repetitions,
-randomised with a recorded seed, or fixed) and the **analysis plan** (the primary estimate, each test with its rule
-and smallest effect worth reporting, intervals with their resamples and seed, the descriptive reports, the noise
-floor and the quality gate). Nothing here runs; `computerops.experiment.lock` freezes it and
+invoices portal's tool ladder as a number of tools and an order, the broker mode, the persistence arm with its
+recovery or compaction policy, the serving arm, and the model), its **arms** (control = injection disabled, all else
+identical; treatment; in a persistence experiment control = the uninterrupted long-running episode, treatment = the
+cell's persistence arm; in a serving experiment control = the `reference` serving arm, treatment = the cell's serving
+arm), the **repetitions** per cell, the **arm order** within each matched pair (counterbalanced AB/BA across
+repetitions, randomised with a recorded seed, or fixed) and the **analysis plan** (the primary estimate, each test
+with its rule and smallest effect worth reporting, intervals with their resamples and seed, the descriptive reports,
+the noise floor and the quality gate). Nothing here runs; `computerops.experiment.lock` freezes it and
 `computerops.experiment.plan` turns it into episodes.
+
+A persistence experiment's cells are not the plain product of its three factors, because a policy means something in
+one kind of arm only: the `recovery` factor applies to the resuming arms (`restarted`, `interrupted`: what a resumed
+harness does about the action it never saw answered) and the `compaction` factor to the `compacted` arm (whose one
+process is never resumed). `Factors.persistence_levels` lists the cells: each resuming arm crossed with every
+recovery level (`persistence=interrupted,recovery=forget`) and the compacted arm crossed with every compaction level
+(`persistence=compacted,compaction=model/1`), never a compacted cell with a recovery level or a resuming cell with a
+compaction level. Both arms of a cell's pairs carry the cell's policy (the other policy stays the harness's default,
+which nothing in that arm acts on). The schema refuses a `recovery` factor without a resuming arm and a `compaction`
+factor without the compacted arm: levels that would mean nothing.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -27,7 +37,16 @@ from computerops.core.problems import problems
 from computerops.core.vocabulary import BrokerMode
 from computerops.experiment.grid_tests import RecoveryCostRule, ToolEdgeRule
 from computerops.experiment.rows import Arm
-from computerops.persistence.arms import PERSISTENCE_ARMS, Persistence, PersistenceArm, RecoveryPolicy
+from computerops.persistence.arms import (
+    COMPACTED,
+    DEFAULT_COMPACTION,
+    PERSISTENCE_ARMS,
+    RESUMING_ARMS,
+    CompactionPolicy,
+    Persistence,
+    PersistenceArm,
+    RecoveryPolicy,
+)
 from computerops.runs.config import EndpointConfig, time_bounds
 from computerops.serving_faults.arms import NEEDS_FALLBACK, SERVING_ARMS, ServingArm
 from sites.kit.fault_params import fault_params
@@ -50,6 +69,15 @@ SERVING_CONTROL: ServingArm = "reference"
 """The serving arm of a serving experiment's control: arm A of the matrix, no serving failure, no fallback."""
 SERVING_TREATMENTS: tuple[ServingArm, ...] = tuple(a for a in SERVING_ARMS if a != SERVING_CONTROL)
 """The arms a serving experiment may test against its control: every other arm of the matrix (B to E)."""
+
+
+class PersistenceLevel(NamedTuple):
+    """One cell's persistence levels: the arm tested against the uninterrupted control and the one policy that means
+    something in it (a resuming arm's recovery policy, the compacted arm's compaction policy; the other is None)."""
+
+    arm: PersistenceArm
+    recovery: RecoveryPolicy | None = None
+    compaction: CompactionPolicy | None = None
 
 
 class ExperimentFileError(ValueError):
@@ -102,11 +130,17 @@ class Factors(_Strict):
 
     persistence: list[PersistenceArm] | None = Field(default=None, min_length=1,
                                                      exclude_if=lambda value: value is None)
-    """The interrupting persistence arms to test (docs/long-running.md), each against the uninterrupted episode of
-    the same task, repetition and cell; None: not a persistence experiment."""
+    """The persistence arms to test (docs/long-running.md: `compacted`, `restarted`, `interrupted`), each against the
+    uninterrupted episode of the same task, repetition and cell; None: not a persistence experiment."""
     recovery: list[RecoveryPolicy] | None = Field(default=None, min_length=1, exclude_if=lambda value: value is None)
-    """What a resumed harness does about the action whose result it never saw, in both arms of a persistence
-    experiment (the mutants `retry-new-key` and `forget` may be levels too, to be caught); None: `reconcile`."""
+    """What a resumed harness does about the action whose result it never saw, in both arms of a resuming arm's
+    cells (`restarted`, `interrupted`; the mutants `retry-new-key` and `forget` may be levels too, to be caught);
+    never crossed with the compacted arm; None: `reconcile`."""
+    compaction: list[CompactionPolicy] | None = Field(default=None, min_length=1,
+                                                      exclude_if=lambda value: value is None)
+    """The summary that replaces the older context, in both arms of the compacted arm's cells (`ledgers/1`, `model/1`;
+    the mutants `ledgers/1:drop-currency` and `ledgers/1:changed-amount` may be levels too, to be caught); never
+    crossed with a resuming arm; only with `compacted` among the arms; None: `ledgers/1`."""
     serving: list[ServingArm] | None = Field(default=None, min_length=1, exclude_if=lambda value: value is None)
     """The serving arms to test (docs/long-running.md "Serving failures": B to E), each against the `reference` arm
     (A) of the same task, repetition and cell, under the same serving protocol, streamed; None: not a serving
@@ -116,6 +150,24 @@ class Factors(_Strict):
     def recoveries(self) -> list[RecoveryPolicy]:
         """The recovery factor's levels: as given, else the one sound default, `reconcile`."""
         return list(self.recovery) if self.recovery is not None else [DEFAULT_RECOVERY]
+
+    @property
+    def compactions(self) -> list[CompactionPolicy]:
+        """The compaction factor's levels: as given, else the ledgers' own summary, `ledgers/1`."""
+        return list(self.compaction) if self.compaction is not None else [DEFAULT_COMPACTION]
+
+    @property
+    def persistence_levels(self) -> list[PersistenceLevel]:
+        """A persistence experiment's cells' persistence levels, in the file's order of arms then policies: a
+        resuming arm with each recovery level, the compacted arm with each compaction level (the module's docstring
+        says why they are not crossed); empty when the experiment is not about persistence."""
+        levels: list[PersistenceLevel] = []
+        for arm in self.persistence or []:
+            if arm == COMPACTED:
+                levels += [PersistenceLevel(arm, compaction=policy) for policy in self.compactions]
+            else:
+                levels += [PersistenceLevel(arm, recovery=policy) for policy in self.recoveries]
+        return levels
 
     @field_validator("broker")
     @classmethod
@@ -155,10 +207,26 @@ class Factors(_Strict):
             raise ValueError(f"recovery levels repeat: {levels}")
         return levels
 
+    @field_validator("compaction")
+    @classmethod
+    def _summaries(cls, levels: list[CompactionPolicy] | None) -> list[CompactionPolicy] | None:
+        if levels is not None and len(set(levels)) != len(levels):
+            raise ValueError(f"compaction levels repeat: {levels}")
+        return levels
+
     @model_validator(mode="after")
     def _recovery_needs_persistence(self) -> Factors:
         if self.persistence is None and self.recovery is not None:
             raise ValueError("factor `recovery` needs the factor `persistence` (the interrupting arms it recovers in)")
+        if self.persistence is None and self.compaction is not None:
+            raise ValueError("factor `compaction` needs the factor `persistence` with the arm `compacted`")
+        resuming = set(RESUMING_ARMS) & set(self.persistence or [])
+        if self.persistence is not None and self.recovery is not None and not resuming:
+            raise ValueError(f"factor `recovery` applies to the resuming arms ({', '.join(RESUMING_ARMS)}), and "
+                             f"`persistence` names none: a recovery level would mean nothing in {self.persistence}")
+        if self.persistence is not None and self.compaction is not None and COMPACTED not in self.persistence:
+            raise ValueError(f"factor `compaction` applies to the arm `{COMPACTED}` only, and `persistence` does not "
+                             f"name it: a compaction level would mean nothing in {self.persistence}")
         if self.persistence is not None and self.serving is not None:
             raise ValueError("give the factor `persistence` or the factor `serving`, not both (each is one study's "
                              "arms against its own control)")
@@ -333,7 +401,7 @@ class ExperimentSpec(Versioned):
 
     @property
     def persistent(self) -> bool:
-        """A persistence experiment: its arms are the uninterrupted episode and the cell's interrupting arm."""
+        """A persistence experiment: its arms are the uninterrupted episode and the cell's persistence arm."""
         return self.factors.persistence is not None
 
     def _check_persistence(self) -> None:

@@ -12,6 +12,10 @@ must be caught (computerops/persistence/compaction.py), and `model/1` (the summa
 `adapter.prompts.SUMMARY_REQUEST`; computerops/persistence/checkpointing.py)."""
 MODEL_SUMMARY: CompactionPolicy = "model/1"
 COMPACTION_POLICIES: tuple[CompactionPolicy, ...] = get_args(CompactionPolicy)
+DEFAULT_COMPACTION: CompactionPolicy = "ledgers/1"
+"""The compaction policy of an episode that names none: the summary written from the typed ledgers."""
+MUTANT_COMPACTIONS: frozenset[CompactionPolicy] = frozenset({"ledgers/1:drop-currency", "ledgers/1:changed-amount"})
+"""The compaction policies that break the invariant by construction: the mutants that must be caught."""
 
 PersistenceArm = Literal["uninterrupted", "compacted", "restarted", "interrupted"]
 """How an episode's harness process lives: `uninterrupted` (one process from start to end), `compacted` (one process,
@@ -21,6 +25,11 @@ is killed right after the checkpoint that follows its first committed effect, an
 checkpoint), `interrupted` (the process is SIGKILLed after its first effectful request commits and before the agent
 sees the result; a new one carries on from the checkpoint written before that action)."""
 PERSISTENCE_ARMS: tuple[PersistenceArm, ...] = get_args(PersistenceArm)
+COMPACTED: PersistenceArm = "compacted"
+"""The arm whose compaction policy means something (its harness is never resumed: no recovery policy acts in it)."""
+RESUMING_ARMS: tuple[PersistenceArm, ...] = ("restarted", "interrupted")
+"""The arms whose harness is resumed from a checkpoint: their recovery policy means something (no compaction acts in
+them)."""
 
 RecoveryPolicy = Literal["reconcile", "retry-same-key", "retry-new-key", "forget"]
 """What a resumed harness does about the action its checkpoint was written before, whose result never arrived:
@@ -32,6 +41,8 @@ forgotten, and an ambiguous result becomes permission to retry)."""
 RECOVERY_POLICIES: tuple[RecoveryPolicy, ...] = get_args(RecoveryPolicy)
 SOUND_RECOVERY: frozenset[RecoveryPolicy] = frozenset({"reconcile", "retry-same-key"})
 """The policies that keep the invariant; the others are the mutants that must be caught."""
+MUTANT_RECOVERIES: frozenset[RecoveryPolicy] = frozenset(RECOVERY_POLICIES) - SOUND_RECOVERY
+"""The recovery policies that break the invariant: the mutants that must be caught."""
 
 POSSIBLY_EFFECTFUL: frozenset[str] = frozenset({"click", "press", "dialog", "drag", "check"})
 """Actions that may send a request that changes something (a form's submit, a key that submits it, a dialog's OK, a
@@ -45,7 +56,7 @@ class Persistence(BaseModel):
 
     arm: PersistenceArm = "uninterrupted"
     recovery: RecoveryPolicy = "reconcile"
-    compaction: CompactionPolicy = "ledgers/1"
+    compaction: CompactionPolicy = DEFAULT_COMPACTION
     """The compaction policy of the `compacted` arm (computerops/persistence/compaction.py)."""
     checkpoint_every: int = Field(default=5, ge=1)
     """A checkpoint every this many model replies, besides those before and after effects."""

@@ -20,8 +20,8 @@ from computerops.catalog.mutant_persistence import (
 )
 from computerops.catalog.mutants import Mutant, MutantClass
 from computerops.experiment.rows import Arm
-from computerops.experiment.spec import PERSISTENCE_CONTROL, ExperimentSpec, ExperimentTask
-from computerops.persistence.arms import Persistence, PersistenceArm, RecoveryPolicy
+from computerops.experiment.spec import PERSISTENCE_CONTROL, ExperimentSpec, ExperimentTask, PersistenceLevel
+from computerops.persistence.arms import DEFAULT_COMPACTION, Persistence
 from computerops.persistence.metrics import PersistenceRecord, persistence_record
 from computerops.persistence.running import (
     CHECKPOINTS,
@@ -112,28 +112,35 @@ class LongRunning(Study):
         return [] if persistence is None else [persistence_table(persistence)]
 
     # --- experiment design hooks ---
-    # The factors `persistence` and `recovery`: the interrupting arms tested, each against the uninterrupted episode
-    # of the same task, repetition and cell, and the recovery policy of both arms; the treatment is the interruption,
-    # so injection meets both arms.
-    noise_factors: ClassVar[tuple[str, ...]] = ("persistence", "recovery")
+    # The factors `persistence`, `recovery` and `compaction`: the arms tested, each against the uninterrupted episode
+    # of the same task, repetition and cell, a resuming arm's cells with each recovery policy and the compacted arm's
+    # with each compaction policy (never crossed: `Factors.persistence_levels`), the cell's policy in both arms; the
+    # treatment is the interruption or the compaction, so injection meets both arms.
+    noise_factors: ClassVar[tuple[str, ...]] = ("persistence", "recovery", "compaction")
 
-    def design_levels(self, spec: ExperimentSpec) -> Sequence[tuple[PersistenceArm, RecoveryPolicy] | None]:
-        if spec.factors.persistence is None:
-            return [None]
-        return [(arm, policy) for arm in spec.factors.persistence for policy in spec.factors.recoveries]
+    def design_levels(self, spec: ExperimentSpec) -> Sequence[PersistenceLevel | None]:
+        return spec.factors.persistence_levels or [None]
 
-    def cell_parts(self, spec: ExperimentSpec, level: tuple[PersistenceArm, RecoveryPolicy] | None) -> list[str]:
-        return [] if level is None else [f"persistence={level[0]}", f"recovery={level[1]}"]
+    def cell_parts(self, spec: ExperimentSpec, level: PersistenceLevel | None) -> list[str]:
+        if level is None:
+            return []
+        if level.compaction is not None:
+            return [f"persistence={level.arm}", f"compaction={level.compaction}"]
+        return [f"persistence={level.arm}", f"recovery={level.recovery}"]
 
-    def arm_fields(self, spec: ExperimentSpec, level: tuple[PersistenceArm, RecoveryPolicy] | None, arm: Arm,
+    def arm_fields(self, spec: ExperimentSpec, level: PersistenceLevel | None, arm: Arm,
                    task: ExperimentTask) -> dict[str, Any]:
-        """In a persistence experiment, long-running in both arms with the cell's recovery policy and the experiment's
+        """In a persistence experiment, long-running in both arms with the cell's policy (a resuming arm's recovery
+        policy, the compacted arm's compaction policy; the other the harness's default) and the experiment's
         checkpoint interval (matched costs), the control uninterrupted and the treatment the cell's arm; None
         (in-process, as ever) otherwise."""
         if level is None:
             return {"persistence": None}
-        return {"persistence": Persistence(arm=PERSISTENCE_CONTROL if arm == "control" else level[0],
-                                           recovery=level[1], checkpoint_every=spec.checkpoint_interval)}
+        policies: dict[str, Any] = {"compaction": level.compaction or DEFAULT_COMPACTION}
+        if level.recovery is not None:
+            policies["recovery"] = level.recovery
+        return {"persistence": Persistence(arm=PERSISTENCE_CONTROL if arm == "control" else level.arm,
+                                           checkpoint_every=spec.checkpoint_interval, **policies)}
 
     def injects_control(self, spec: ExperimentSpec) -> bool:
         return spec.factors.persistence is not None
@@ -142,14 +149,15 @@ class LongRunning(Study):
         if spec.factors.persistence is None:
             return None
         return (f"control = the {PERSISTENCE_CONTROL} long-running episode; treatment = the cell's persistence arm "
-                f"({', '.join(spec.factors.persistence)}); both in child processes with the cell's recovery policy "
-                f"and a checkpoint every {spec.checkpoint_interval} replies; injection (faults, attacks) as configured "
-                "in both arms")
+                f"({', '.join(spec.factors.persistence)}); both in child processes with the cell's policy (the "
+                "recovery policy of a restarted or interrupted cell, the compaction policy of a compacted one) and a "
+                f"checkpoint every {spec.checkpoint_interval} replies; injection (faults, attacks) as configured in "
+                "both arms")
 
-    def factor_levels(self, level: tuple[PersistenceArm, RecoveryPolicy] | None
-                      ) -> dict[str, float | int | str | None]:
-        return {"persistence": None, "recovery": None} if level is None else {"persistence": level[0],
-                                                                            "recovery": level[1]}
+    def factor_levels(self, level: PersistenceLevel | None) -> dict[str, float | int | str | None]:
+        if level is None:
+            return {"persistence": None, "recovery": None, "compaction": None}
+        return {"persistence": level.arm, "recovery": level.recovery, "compaction": level.compaction}
 
     # --- audit hooks ---
     # A task whose site declares ledgers brings harness mutants: its scripted control run long-running under a
