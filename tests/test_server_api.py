@@ -4,12 +4,10 @@ off loopback, and the OpenAPI schema fuzzed by schemathesis (no 5xx on any input
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
 import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,8 @@ import pytest
 import schemathesis
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
+from schemathesis.core.result import Err, Ok
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 from tiers import examples
 from typer.testing import CliRunner
@@ -673,10 +672,8 @@ def test_every_api_route_is_tested() -> None:
     assert routes - COVERED == set()
 
 
-def _fuzz_app() -> Any:
-    """A server over a copy of the fixture run in a folder of its own (its schema is read when pytest collects)."""
-    scratch = Path(tempfile.mkdtemp(prefix="computerops-fuzz-"))
-    atexit.register(shutil.rmtree, scratch, True)
+def _fuzz_app(scratch: Path) -> Any:
+    """A server over a copy of the fixture run in a folder of its own."""
     runs = scratch / "runs"
     runs.mkdir()
     shutil.copytree(FIXTURE_RUN, runs / RUN)
@@ -692,18 +689,17 @@ def _no_network(base_url: str, api_key: str | None) -> None:
     raise ServiceError(f"the endpoint {base_url} did not answer (not asked under the fuzzer)")
 
 
-def _fuzzed_schema() -> OpenApiSchema:
+def _fuzzed_schema(scratch: Path) -> OpenApiSchema:
     """The server's OpenAPI schema read from the app in process (`app.openapi()`), not requested over the ASGI
-    transport, whose 10-second read timeout made a loaded machine fail the session's collection (issue 47);
-    schemathesis's `from_fixture` would load it lazily, but does not run under pytest 9 (it sets `_nodeid`)."""
-    app = _fuzz_app()
+    transport, whose 10-second read timeout made a loaded machine fail the session's collection (issue 47). Made
+    when the test runs, never when the module is imported: collecting this module builds no app and asks nothing
+    (schemathesis's `@schema.parametrize()` needs the schema at collection, and its lazy `from_fixture` does not run
+    under pytest 9, which it sets `_nodeid` for), so a slow or failing schema fails one test, not the session."""
+    app = _fuzz_app(scratch)
     loaded = schemathesis.openapi.from_dict(app.openapi())
     loaded.app = app
     loaded.location = "/openapi.json"
     return loaded
-
-
-schema = _fuzzed_schema()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -714,12 +710,44 @@ def _catalog_loaded() -> None:
     list(load_catalog().values())
 
 
-@schema.parametrize()
-@settings(max_examples=examples(30), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-def test_no_input_makes_a_server_error(case: Any) -> None:
-    """schemathesis draws requests from the OpenAPI schema (valid and not); none may get a 5xx."""
-    case.call_and_validate(checks=[schemathesis.checks.not_a_server_error])
+def test_no_input_makes_a_server_error(tmp_path: Path) -> None:
+    """schemathesis draws requests from the OpenAPI schema (valid and not) for every operation; none may get a 5xx.
+    One Hypothesis search per operation, each named in its failure."""
+    results = list(_fuzzed_schema(tmp_path).get_all_operations())
+    invalid = [result.err() for result in results if isinstance(result, Err)]
+    assert not invalid, invalid
+    operations = [result.ok() for result in results if isinstance(result, Ok)]
+    assert len(operations) >= 20
+
+    for operation in operations:
+        @given(case=operation.as_strategy())
+        @settings(max_examples=examples(30), deadline=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+        def no_server_error(case: Any) -> None:
+            case.call_and_validate(checks=[schemathesis.checks.not_a_server_error])
+
+        try:
+            no_server_error()
+        except Exception as exc:
+            raise AssertionError(f"{operation.label}: {exc}") from exc
+
+
+def test_importing_the_module_builds_no_app_and_reads_no_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Collecting this module (importing it) builds no server and reads no schema: the fuzzing test makes them (issue
+    47: a schema read at import, over a transport with a 10-second timeout, ran 0 tests on a loaded machine)."""
+    import importlib.util
+
+    import computerops.server.app
+
+    def refused(*_: Any, **__: Any) -> Any:
+        raise AssertionError("built or read at import")
+
+    monkeypatch.setattr(computerops.server.app, "create_server_app", refused)
+    monkeypatch.setattr(schemathesis.openapi, "from_dict", refused)
+    monkeypatch.setattr(schemathesis.openapi, "from_asgi", refused)
+    spec = importlib.util.spec_from_file_location("server_api_imported_again", __file__)
+    assert spec is not None and spec.loader is not None
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
 def test_progress_that_says_sealed_holds_every_record(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
