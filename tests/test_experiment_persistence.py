@@ -362,6 +362,25 @@ def test_the_noise_floor_reruns_a_persistence_cell_long_running() -> None:
         ("interrupted", "forget")} and all(e.persistence for e in episodes)
 
 
+def test_the_noise_floor_reruns_a_compacted_cell_named_by_its_compaction_level() -> None:
+    noise = {"identical_reruns": 2, "new_seeds": 2}
+    design = _base(factors={"persistence": ["interrupted", COMPACTED], "recovery": ["forget"],
+                            "compaction": ["ledgers/1", "model/1"]},
+                   analysis={"primary": "paired_verified_success", "descriptive": ["persistence"],
+                             "noise_floor": {"cell": {"persistence": COMPACTED, "compaction": "model/1"}, **noise}})
+    spec = ExperimentSpec.model_validate(design)
+    index, cell = noise_cell(spec)
+    assert (index, cell.factor("compaction"), cell.factor("recovery")) == (3, "model/1", None)
+    assert spec.tasks is not None
+    assert {(e.persistence.arm, e.persistence.compaction) for e in plan_noise_floor(spec, list(spec.tasks))
+            if e.persistence} == {(COMPACTED, "model/1")}
+    # a recovery level names no compacted cell
+    crossed = ExperimentSpec.model_validate({**design, "analysis": {**design["analysis"], "noise_floor": {
+        "cell": {"persistence": COMPACTED, "recovery": "forget"}, **noise}}})
+    with pytest.raises(ValueError, match="is not a cell of experiment"):
+        noise_cell(crossed)
+
+
 def _row(arm: str, recovery: str, *, verified: int, boundaries: int, duplicates: int) -> PersistenceRow:
     kept = proportion(boundaries, boundaries, "boundaries (resumes)")
     return PersistenceRow(

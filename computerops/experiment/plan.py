@@ -4,12 +4,12 @@ episode marked with its cell, arm, repetition and pair, in the frozen arm order.
 A cell is one level of each factor: the model, the invoices portal's tool ladder (`tools` x `order`; neither is a
 study, so both stay here) and each registered study's level (computerops/studies/registry.py), which the study
 reads from the experiment's factors (`Study.design_levels`: site faults' fault rate x fault classes, the security
-study's broker mode, the serving arm, the persistence arm x recovery policy). The planner goes through the registry
-and names no study: each study says its cell-id parts (`Study.cell_parts`), the `PlannedEpisode` fields its level
-gives each arm (`Study.arm_fields`), whether the control has injection enabled (`Study.injects_control`), what the
-arms are where it defines them (`Study.arms_meaning`) and which of its factors a noise floor's cell may name
-(`Study.noise_factors`, `Study.factor_levels`). The experiment file's format is the same as ever, and its validation
-(a study's factors included) stays in computerops/experiment/spec.py.
+study's broker mode, the serving arm, the persistence arm with its recovery or compaction policy). The planner goes
+through the registry and names no study: each study says its cell-id parts (`Study.cell_parts`), the
+`PlannedEpisode` fields its level gives each arm (`Study.arm_fields`), whether the control has injection enabled
+(`Study.injects_control`), what the arms are where it defines them (`Study.arms_meaning`) and which of its factors a
+noise floor's cell may name (`Study.noise_factors`, `Study.factor_levels`). The experiment file's format is the same
+as ever, and its validation (a study's factors included) stays in computerops/experiment/spec.py.
 
 What an arm is depends on the design, and each planned episode says it in its fields: by default the control has
 injection disabled (`faults` False) and the treatment has it, all else identical; a study whose treatment is its own
