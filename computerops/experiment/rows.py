@@ -13,8 +13,8 @@ from typing import Literal
 Arm = Literal["control", "treatment"]
 """control: injection disabled (no fault, no attack's payload: an attacked task's clean twin), all else identical;
 treatment: injection as the cell configures it. In a persistence experiment: control = the uninterrupted
-long-running episode, treatment = the cell's interrupting arm, injection enabled in both
-(`computerops.experiment.plan.injects`)."""
+long-running episode, treatment = the cell's persistence arm (compacted, restarted or interrupted), injection enabled
+in both (`computerops.experiment.plan.injects`)."""
 ARMS: tuple[Arm, ...] = ("control", "treatment")
 
 

@@ -217,7 +217,7 @@ class Factors(_Strict):
     @model_validator(mode="after")
     def _recovery_needs_persistence(self) -> Factors:
         if self.persistence is None and self.recovery is not None:
-            raise ValueError("factor `recovery` needs the factor `persistence` (the interrupting arms it recovers in)")
+            raise ValueError("factor `recovery` needs the factor `persistence` (the resuming arms it recovers in)")
         if self.persistence is None and self.compaction is not None:
             raise ValueError("factor `compaction` needs the factor `persistence` with the arm `compacted`")
         resuming = set(RESUMING_ARMS) & set(self.persistence or [])

@@ -179,8 +179,8 @@ class PlannedEpisode(BaseModel):
     """The experiment cell: its factor levels, e.g. `tools=3,order=A,fault_rate=0.2,model=scripted:oracle`."""
     arm: Literal["control", "treatment"] | None = None
     """The experiment arm: control = injection disabled (`faults` False), all else identical; in a persistence
-    experiment control = the `uninterrupted` episode and treatment = the cell's interrupting arm (`persistence`), with
-    `faults` True in both (the treatment is the interruption, not an injection)."""
+    experiment control = the `uninterrupted` episode and treatment = the cell's persistence arm (`persistence`), with
+    `faults` True in both (the treatment is the compaction or the interruption, not an injection)."""
     pair: str | None = None
     """Episodes sharing a pair id are matched: one task, cell and repetition, one per arm."""
     apps: list[str] | None = None
