@@ -198,3 +198,12 @@ def test_the_rule_finds_a_launch_however_it_is_reached() -> None:
         assert unmarked(read_tests(aliased, how, {"chrome", "run_blind"})) == [], (how, "alias")
     assert unmarked(read_tests("def test_x(browser):\n    launch_browser(p)\n", "m", set())) == []
     assert unmarked(read_tests("def test_x():\n    assert 1\n", "m", set())) == []
+
+
+def test_the_readme_and_the_tiers_write_the_same_inner_loop() -> None:
+    """README.md's inner loop is tests/tiers.py's expression; no other `pytest -m` is called the inner loop there."""
+    from tiers import INNER_LOOP
+    readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
+    loops = re.findall(r'pytest -m "([^"]+)"` is the inner loop', " ".join(readme.split()))
+    assert loops == [INNER_LOOP], loops
+    assert f'`pytest -m "{INNER_LOOP}"` is the inner loop' in " ".join((TESTS / "tiers.py").read_text().split())

@@ -3,7 +3,8 @@
 - pure and in-process tests carry no marker: `pytest -m "not browser and not real_model"` is the inner loop (4,002
   tests in 12 min 11 s serially on the 2-core reference machine, measured 2026-12-06; README.md says the same);
 - `browser`: needs a real Chromium (given to every test that uses the `browser` fixture; a test that launches
-  Chromium any other way must carry it, and an unmarked test that tries is failed by tests/conftest.py);
+  Chromium any other way must carry it: an unmarked test that tries is failed by tests/conftest.py when it runs, and
+  tests/test_tier_markers.py finds one from its source, in whatever tier, before it runs);
 - `postgres`: the run index's tests against a real PostgreSQL server the session starts in a temp dir
   (tests/postgres_server.py); skipped where its binaries are missing (`bash scripts/setup.sh --postgres` installs
   them; `scripts/test.sh`, CI, does). The same tests run on SQLite unmarked;
@@ -32,6 +33,9 @@ from __future__ import annotations
 import os
 
 FULL = os.environ.get("COMPUTEROPS_TESTS") == "full"
+INNER_LOOP = "not browser and not real_model"
+"""The inner loop's `-m` expression (README.md writes it; tests/test_tier_markers.py checks it does): it replaces
+addopts' `-m 'not slow'`, and leaves the slow tier out because every slow test is a browser test."""
 
 
 def examples(full: int) -> int:
