@@ -117,6 +117,14 @@ class Dialogs:
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
+    def forget(self) -> None:
+        """The page went (its renderer crashed): its open dialog with it; nothing is pressed."""
+        self.open = None
+        self._opened.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     async def close(self, *, accept: bool, text: str | None = None) -> None:
         """Answer the open dialog (OK/Leave when accept, else Cancel/Stay; a prompt with text)."""
         dialog, self.open = self.open, None

@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections.abc import Coroutine
 from contextlib import suppress
 from functools import cache, partial
 from importlib.resources import files
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from playwright.async_api import ElementHandle, Frame, Page, Request, Response
@@ -87,6 +89,19 @@ SETTLE_TIMEOUT_S = 5.0
 RENDER_IN_LOOP_CHARS = 8_000
 """Annotated HTML up to this size is rendered on the event loop (a few milliseconds at most); larger, in a thread, so
 that a page taking seconds to render does not hold up the other episodes the loop drives."""
+CRASHED = ("The page crashed in the browser (its renderer stopped: the page built more than the browser could "
+           "handle), so nothing of it can be read or used. Use navigate to open a page of the site again, in a fresh "
+           "tab; back has nowhere to go.")
+"""What the observation of a crashed page says (adapter/driver.py `_crash_observation`)."""
+CRASHED_ACTION = "The page crashed in the browser and cannot be used; use navigate to open a page of the site again."
+"""Why any action but navigate is refused on a crashed page."""
+T = TypeVar("T")
+
+
+class PageCrashed(Exception):
+    """The page's renderer crashed while it was being read."""
+
+
 @cache
 def annotate_script() -> str:
     """The page-side annotation function (adapter/annotate.js), read once."""
@@ -135,13 +150,69 @@ class PageDriver:
         self._navigations = 0
         self._pointer: tuple[float, float] | None = None
         """Where the driver last left the mouse pointer (top-level viewport coordinates), None before it moved it."""
+        self._crashed = asyncio.Event()
+        """Set when the page's renderer crashed (`page.on("crash")`): until a `navigate` opens a fresh page, the
+        observation says so and every other action is refused."""
+        self._watch(page)
+        self._check_quiet()
+
+    def _watch(self, page: Page) -> None:
         page.on("dialog", self.dialogs.on_dialog)
         page.on("framenavigated", self._frame_navigated)
         page.on("request", self._request_started)
         page.on("response", self._response)
         page.on("requestfinished", self._request_ended)
         page.on("requestfailed", self._request_failed)
+        page.on("crash", self._on_crash)
+
+    def _on_crash(self, page: Page) -> None:
+        """The renderer of the page crashed (a page that built more than it can lay out, or ran out of memory): it
+        can neither be read nor act, and its dialog and any action it stopped are gone with it."""
+        if page is not self.page:
+            return
+        self._crashed.set()
+        self.dialogs.forget()
+        if self._blocked is not None:
+            self._blocked.cancel()
+            self._blocked = None
+
+    async def _recover(self) -> None:
+        """Replace the crashed page with a fresh one of the same (contained) context, for the action that follows:
+        the crashed one is closed first (Chromium refuses the context's calls while it is there)."""
+        crashed = self.page
+        with suppress(PlaywrightError):
+            await crashed.close()
+        page = await crashed.context.new_page()
+        self.page = page
+        self._inflight.clear()
+        self._committing = None
+        self._pointer = None
+        self._token = None
+        self._part = None
+        self._crashed.clear()
+        self._watch(page)
         self._check_quiet()
+
+    def _crash_observation(self) -> Observation:
+        self._report_containment()
+        notices, self._pending_notices = self._pending_notices, []
+        self.latest = render_observation(
+            f"<body><p>{CRASHED}</p></body>", url=site_path(self.page.url, self.origin), title="",
+            max_chars=self.max_chars, dialogs=self.dialogs.take_shown(), notices=notices)
+        return self.latest
+
+    async def _unless_crashed(self, work: Coroutine[Any, Any, T]) -> T:
+        """`work`, unless the page's renderer crashes first (then `PageCrashed`): a crashed page never answers."""
+        task = asyncio.ensure_future(work)
+        crash = asyncio.ensure_future(self._crashed.wait())
+        try:
+            await asyncio.wait({task, crash}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            crash.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        raise PageCrashed
 
     def _check_quiet(self) -> None:
         if not self._inflight and self._committing is None:
@@ -184,6 +255,8 @@ class PageDriver:
         """Render the current page; dialogs raised since the last observation are included. While a dialog waits
         for the model's answer, the page cannot be read: the observation is the dialog (adapter/dialogs.py)."""
         self._window(None)  # the page is the model's to read: what it writes from now is its own
+        if self._crashed.is_set():
+            return self._crash_observation()
         if self.dialogs.open is None:
             reading = asyncio.ensure_future(self._observe_page())
             if await self.dialogs.until_done_or_open(reading):
@@ -207,9 +280,11 @@ class PageDriver:
         limits = self.read_limits
         failure = None
         try:
-            read, stopped = await within_time(self._read_page(), self.world, limits.seconds)
+            read, stopped = await within_time(self._unless_crashed(self._read_page()), self.world, limits.seconds)
         except ScriptError as error:  # the page's content made the reading fail: an observation saying so
             read, stopped, failure = None, False, str(error)
+        except PageCrashed:
+            return self._crash_observation()
         dialogs = self.dialogs.take_shown()
         self._report_containment()
         notices, self._pending_notices = self._pending_notices, []
@@ -271,6 +346,10 @@ class PageDriver:
     async def _act(self, action: Action, number: int) -> ActionOutcome:
         if isinstance(action, Done):
             return reject("not_applicable", "done is handled by the episode loop, not the page.")
+        if self._crashed.is_set():
+            if not isinstance(action, Navigate):
+                return reject("not_applicable", f"{CRASHED_ACTION}")
+            await self._recover()  # a fresh page of the same context, and the navigate goes on in it
         if isinstance(action, AnswerDialog):
             return await self._answer(action, number)
         if self.dialogs.open is not None:

@@ -10,24 +10,29 @@
   share of the bound kept for controls, and each name keeps what its line shows), and its line counts all it cut;
 - cookies page script piles up until requests are too large are refused as a server would (431), recorded, told to
   the model and removed, so the agent is never locked out of the site;
-- a dialog's question quoted in an action's result never starts a line of the model's message.
+- a dialog's question quoted in an action's result never starts a line of the model's message;
+- a renderer crash (5,000 nested elements built after load or by the model's click, or one by protocol) is an
+  observation the model reads, every action but navigate is refused, and navigate goes on in a fresh page.
 """
 
 from __future__ import annotations
 
 import asyncio
+from contextlib import suppress
 
 import pytest
 from fixture_site import FixtureSite
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from playwright.async_api import Browser
+from playwright.async_api import Error as PlaywrightError
 from test_observation_bounds import bounded_driver, serve
 
 import adapter.driver as driver_module
-from adapter.actions import Click, Navigate, Rejection
+from adapter.actions import Back, Click, Navigate, Rejection
 from adapter.containment import containment_of
 from adapter.dialogs import described
+from adapter.driver import PageDriver
 from adapter.loop import result_line
 from adapter.reading import DEFAULT_LIMITS, ReadLimits
 from adapter.render import CUT_MARK
@@ -196,3 +201,52 @@ def test_a_dialog_question_quoted_in_a_result_stays_on_its_line(question: str) -
     for rejection in (None, Rejection(cause="dialog_open", reason=note)):
         assert len(result_line(note, rejection).splitlines()) == 1
     assert len(described(Confirm()).splitlines()) == 1  # type: ignore[arg-type]
+
+
+DEEP_AFTER_LOAD = """<title>Deep</title><body><p>Top</p><button>Send</button><script>
+setTimeout(() => { let node = document.body;
+  for (let i = 0; i < 5000; i++) node = node.appendChild(document.createElement(i % 2 ? "span" : "div"));
+  node.textContent = "bottom"; }, 50);
+</script></body>"""
+
+
+async def _crash(driver: PageDriver, how: str) -> None:
+    """Crash the page's renderer: by the report's page (5,000 nested elements built after load), by the model's click
+    that builds them, or by protocol."""
+    if how == "nested":
+        await serve(driver, "deep-after-load.html", DEEP_AFTER_LOAD)
+        return
+    if how == "in-the-models-click":
+        await serve(driver, "deep-on-click.html", DEEP_AFTER_LOAD.replace("setTimeout(", "const build = (").replace(
+            "}, 50);", "}); document.querySelector('button').onclick = build;"))
+        observation = await driver.observe()
+        await driver.act(Click(id=observation.controls[0].id), 2)  # whatever it says, the page is gone after it
+        return
+    await driver.act(Navigate(url="/site/dialogs.html"), 1)
+    session = await driver.page.context.new_cdp_session(driver.page)
+    with suppress(PlaywrightError, TimeoutError):  # a crashed target never answers
+        await asyncio.wait_for(session.send("Page.crash"), 2)
+
+
+@browser_test
+@pytest.mark.parametrize("how", ["nested", "by-protocol", "in-the-models-click"])
+async def test_a_renderer_crash_is_an_observation_and_navigate_recovers_in_a_fresh_page(
+    browser: Browser, site: FixtureSite, how: str
+) -> None:
+    async with bounded_driver(browser, site, DEFAULT_LIMITS) as driver:
+        gone = asyncio.Event()
+        driver.page.on("crash", lambda _page: gone.set())
+        await _crash(driver, how)
+        await asyncio.wait_for(gone.wait(), 10)  # the crash event reaches Playwright a moment later
+        crashed = await driver.observe()
+        assert "The page crashed in the browser" in crashed.text and crashed.controls == [], crashed.text
+        refused = await driver.act(Back(), 3)
+        assert refused.rejection is not None and "navigate" in refused.rejection.reason, refused
+        recovered = await driver.act(Navigate(url="/site/dialogs.html"), 4)
+        assert recovered.ok, recovered.rejection
+        fresh = await driver.observe()
+        assert fresh.url == "/site/dialogs.html" and "Dialogs" in fresh.text, fresh.text
+        clicked = await driver.act(Click(id=next(c.id for c in fresh.controls if c.name == "Ping")), 5)
+        assert clicked.ok, clicked.rejection
+        assert "pong" in (await driver.observe()).text
+        assert site.tagged("/site/api/ping")[-1] == "5", "the fresh page's requests carry the action's number"
