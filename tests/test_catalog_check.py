@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import get_args
@@ -9,7 +10,7 @@ from typing import get_args
 import pytest
 from typer.testing import CliRunner
 
-from computerops.catalog.checking import check_tasks
+from computerops.catalog.checking import ControlResult, TaskCheck, check_tasks
 from computerops.catalog.subsets import load_subset
 from computerops.cli.main import app
 from computerops.runs.bundle import RunDirectory
@@ -96,38 +97,53 @@ def test_every_fault_class_is_configured_by_some_task() -> None:
     assert configured == set(get_args(FaultClass))
 
 
-async def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_the_check(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def crafted_check(tmp_path_factory: pytest.TempPathFactory) -> TaskCheck:
+    """solve-ticket's check with three crafted negative controls: one only its final message tells from success, one
+    that cannot run its steps and one that declares where it stops. One check for the two tests below (each ran the
+    scripted control and the no-op again for its own crafted negatives); two episodes at once: the same evidence as
+    serial (tests/test_concurrency.py)."""
     solve = CATALOG["helpdesk.solve-ticket@1"]
     lenient = NegativeControl(
         id="other-words", kind="wrong-claim", description="Only the final message differs.",
         replace={"finish": [ScriptedStep(action="done", success=True, message="Solved it.")]},
     )
-    task = LoadedTask(spec=solve.spec.model_copy(update={"negative_controls": [lenient]}), path=solve.path,
-                      sha256=solve.sha256)
-    [check] = await check_tasks([task], tmp_path / "check", lambda _: None)
-    assert check.solvable and check.noop_rejected
-    assert check.negatives_rejected == 0 and not check.ok
-    assert check.results[-1].outcome == "verified_success"
-
-
-async def test_a_negative_control_that_cannot_run_its_steps_fails_the_check_unless_it_declares_where_it_stops(
-    tmp_path: Path,
-) -> None:
-    solve = CATALOG["helpdesk.solve-ticket@1"]
     # Looks at a ticket list that has no such link: the policy gives up before its success claim, which would
     # count as "rejected" although the verifier was never tested.
     missing = {"open-ticket": [ScriptedStep(id="open-missing", action="click", role="link", name="T-9999")]}
     vacuous = NegativeControl(id="vacuous", kind="wrong-value", description="Cannot run.", replace=missing)
     declared = NegativeControl(id="declared", kind="wrong-value", description="Stops where declared.",
                                replace=missing, stops_at="open-missing")
-    task = LoadedTask(spec=solve.spec.model_copy(update={"negative_controls": [vacuous, declared]}), path=solve.path,
-                      sha256=solve.sha256)
-    [check] = await check_tasks([task], tmp_path / "check", lambda _: None)
-    first, second = check.results[2], check.results[3]
+    task = LoadedTask(spec=solve.spec.model_copy(update={"negative_controls": [lenient, vacuous, declared]}),
+                      path=solve.path, sha256=solve.sha256)
+    [check] = asyncio.run(check_tasks([task], tmp_path_factory.mktemp("crafted") / "check", lambda _: None,
+                                      concurrency=2))
+    assert check.solvable and check.noop_rejected
+    assert [r.control for r in check.results if r.control.startswith("negative:")] == [
+        "negative:other-words", "negative:vacuous", "negative:declared"]
+    return check
+
+
+def _result(check: TaskCheck, control: str) -> ControlResult:
+    return next(r for r in check.results if r.control == control)
+
+
+def test_a_negative_control_the_verifier_cannot_tell_from_success_fails_the_check(crafted_check: TaskCheck) -> None:
+    lenient = _result(crafted_check, "negative:other-words")
+    assert lenient.outcome == "verified_success" and not lenient.ok
+    # Not counted as rejected: only the declared stop is (the next test), so the check fails.
+    assert crafted_check.negatives_rejected == 1 and not crafted_check.ok
+
+
+def test_a_negative_control_that_cannot_run_its_steps_fails_the_check_unless_it_declares_where_it_stops(
+    crafted_check: TaskCheck,
+) -> None:
+    solve = CATALOG["helpdesk.solve-ticket@1"]
+    first, second = _result(crafted_check, "negative:vacuous"), _result(crafted_check, "negative:declared")
     at = next(i for i, step in enumerate(solve.spec.scripted_control, 1) if step.id == "open-ticket")
     assert first.outcome == "honest_failure" and not first.ok and first.ran.startswith(f"gave up at step {at}")
     assert second.ok and second.ran == "stopped at open-missing as declared"
-    assert check.negatives_rejected == 1 and not check.ok
+    assert crafted_check.negatives_rejected == 1 and not crafted_check.ok
 
 
 @pytest.mark.timeout(900)
