@@ -22,6 +22,7 @@ from fixture_site import FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 from test_report import manifest, records
 
+from adapter import initiative
 from adapter.actions import AnswerDialog, Click, Navigate
 from adapter.driver import PageDriver
 from computerops.core.vocabulary import idempotency_key
@@ -67,6 +68,21 @@ async def test_a_write_the_models_click_sets_off_is_the_models(driver: PageDrive
     outcome = await driver.act(Click(id=named(observation, "Go").id), 12)
     assert outcome.ok, outcome.rejection
     assert await _written(site, how, when) == ("12", idempotency_key(12))
+
+
+@browser_test
+@pytest.mark.parametrize("linger", [5.0, 0.5])
+async def test_a_write_the_page_delays_after_the_models_click_is_the_models_only_within_the_linger(
+        driver: PageDriver, site: FixtureSite, monkeypatch: pytest.MonkeyPatch, linger: float) -> None:
+    """The click handler's timer fires 1.5 s later, after the action's settle: the model's within LINGER_S (5 s, as
+    Chromium's input activation), the page's past it (LINGER_S made 0.5 s here)."""
+    monkeypatch.setattr(initiative, "LINGER_S", linger)
+    observation = await open_page(driver, "page-writes.html?how=fetch&when=click-late")
+    outcome = await driver.act(Click(id=named(observation, "Go").id), 12)
+    assert outcome.ok, outcome.rejection
+    await driver.observe()  # the model reads meanwhile
+    expected = ("12", idempotency_key(12)) if linger > 1.5 else (None, None)
+    assert await _written(site, "fetch", "click-late") == expected
 
 
 @browser_test
