@@ -35,11 +35,17 @@ def _freeze(tmp_path: Path, name: str) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def e3_run(tmp_path_factory: pytest.TempPathFactory, scratch: None) -> Path:
+def e3_frozen(tmp_path_factory: pytest.TempPathFactory, scratch: None) -> tuple[Path, Path]:
+    """The shipped E3 replication's copy and its lock: one freeze for the run below and the changed-file test (each
+    froze its own copy)."""
+    return _freeze(tmp_path_factory.mktemp("e3-frozen"), "e3-replication.yaml")
+
+
+@pytest.fixture(scope="module")
+def e3_run(tmp_path_factory: pytest.TempPathFactory, e3_frozen: tuple[Path, Path]) -> Path:
     """The shipped E3 replication, frozen, run, killed with SIGKILL after seven admissions and resumed on Ray."""
-    tmp_path = tmp_path_factory.mktemp("e3")
-    _, lock = _freeze(tmp_path, "e3-replication.yaml")
-    run = tmp_path / "e3"
+    _, lock = e3_frozen
+    run = tmp_path_factory.mktemp("e3") / "e3"
     # Two episodes at once, as the other experiment runs here: the same evidence as serial (tests/test_concurrency.py;
     # tests/test_resume.py kills and resumes serial runs).
     process = start("experiment", "run", str(lock), "--out", str(run), "--concurrency", "2")
@@ -137,11 +143,18 @@ def test_verify_recomputes_the_sealed_analysis(e3_run: Path, tmp_path: Path) -> 
     assert process.returncode == 1 and ANALYSIS_FILE in output.decode()
 
 
-def test_a_changed_experiment_file_after_the_freeze_is_refused_naming_it(tmp_path: Path) -> None:
-    source, lock = _freeze(tmp_path, "e3-replication.yaml")
-    source.write_bytes(source.read_bytes().replace(b"resamples: 6000", b"resamples: 6001"))
-    process = start("experiment", "run", str(lock), "--out", str(tmp_path / "run"))
-    output, _ = process.communicate(timeout=120)
+def test_a_changed_experiment_file_after_the_freeze_is_refused_naming_it(e3_frozen: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    source, lock = e3_frozen
+    frozen = source.read_bytes()
+    changed = frozen.replace(b"resamples: 6000", b"resamples: 6001")
+    assert changed != frozen
+    source.write_bytes(changed)
+    try:
+        process = start("experiment", "run", str(lock), "--out", str(tmp_path / "run"))
+        output, _ = process.communicate(timeout=120)
+    finally:
+        source.write_bytes(frozen)  # as frozen again, for the run that shares the freeze
     assert process.returncode == 2
     assert "experiment_sha256" in output.decode() and not (tmp_path / "run").exists()
 
