@@ -1,10 +1,10 @@
 """The broker's limits hold over the episode (issue 46, item 1; sites/kit/broker.py `granted`): amounts are summed per
-grant, payee (or object) and currency over the episode's committed requests, a request that would take the running
-total past the grant's limit is refused and says the running total, a retry under the same idempotency key is one
-effect, a grant's `count` caps its effects, and in the observing mode the decision records the excess. In-process:
-the ledger's hand entries (`pay` of an `entry` to the account posted) and the helpdesk's goodwill credits (`refund`
-of an `order`), through `sites.kit.create_app`; replay of such an episode on a fresh tenant reproduces every
-decision."""
+grant, payee (a route without one: all the grant's objects together) and currency over the episode's committed requests,
+a request that would take the running total past the grant's limit is refused and says the running total, a retry under
+the same idempotency key is one effect, a grant's `count` caps its effects, and in the observing mode the decision
+records the excess. In-process: the ledger's hand entries (`pay` of an `entry` to the account posted) and the helpdesk's
+goodwill credits (`refund` of an `order`), through `sites.kit.create_app`; replay of such an episode on a fresh tenant
+reproduces every decision."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def eur(cents: int) -> Amount:
 FEES = Grant(id="fees", capability="pay", table="entry", payees=[HARBOR], limit=eur(1000))
 """A grant of at most 10.00 EUR to Harbor Freight over the episode."""
 CHARGE = Grant(id="bank-charge", capability="pay", table="entry", payees=[OPERATIONS], limit=eur(5000))
-"""ledger.post-bank-charge's grant: at most 50.00 EUR to Operations."""
+"""ledger.post-bank-charge's grant without its count: at most 50.00 EUR to Operations (the task's own grant also has
+`count: 1`, one entry)."""
 
 
 @pytest.fixture(scope="module")
@@ -177,11 +178,24 @@ def test_different_payees_are_counted_apart(ledger: Episode) -> None:
     assert status == 403 and f"to {NORTHWIND}: 10.00 EUR already granted" in decision.reasons[0]
 
 
-def test_different_objects_are_counted_apart(helpdesk: Episode) -> None:
+def test_the_objects_of_a_grant_share_its_limit(helpdesk: Episode) -> None:
+    """A limit with no payee is the grant's over all its objects: spreading credits over orders gains nothing (the
+    blind round 2 attack: a grant with no objects let every claim up to the whole limit)."""
     govern(helpdesk, Grant(id="goodwill", capability="refund", table="order", limit=eur(1000)))
-    assert helpdesk.credit(1000)[0] == 303
-    assert helpdesk.credit(1000, OTHER_CREDITS)[0] == 303, "another order (another object) starts at zero"
+    assert helpdesk.credit(600)[0] == 303
+    status, _, decision = helpdesk.credit(600, OTHER_CREDITS)
+    assert status == 403 and "6.00 EUR already granted" in decision.reasons[0], "another order takes from one total"
+    assert helpdesk.credit(400, OTHER_CREDITS)[0] == 303, "the rest of the limit, on the other order"
     assert helpdesk.credit(1)[0] == 403
+
+
+def test_a_grant_per_object_gives_each_object_its_own_limit(helpdesk: Episode) -> None:
+    first = Grant(id="first-order", capability="refund", table="order", objects=[O_1042], limit=eur(1000))
+    others = Grant(id="other-orders", capability="refund", table="order", limit=eur(1000))
+    govern(helpdesk, first, others)
+    assert helpdesk.credit(1000)[2].grant == "first-order"
+    status, _, decision = helpdesk.credit(1000, OTHER_CREDITS)
+    assert status == 303 and decision.grant == "other-orders", "the other grant's limit is its own"
 
 
 def test_different_currencies_are_counted_apart(ledger: Episode) -> None:
@@ -365,7 +379,7 @@ async def test_an_episode_with_refused_splits_and_a_keyed_retry_replays_pass(reg
     import httpx
 
     task = load_catalog()["ledger.post-bank-charge@1"]
-    assert task.spec.grants == [CHARGE]
+    assert task.spec.grants == [CHARGE.model_copy(update={"count": 1})]
     tenant = registry.create(task.spec.site, task.spec.seed)
     tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode="enforcing")
     forced = {1: FaultDecision(fault="ambiguous_after_commit", source="rule:0")}
@@ -390,3 +404,54 @@ async def test_an_episode_with_refused_splits_and_a_keyed_retry_replays_pass(reg
         registry.drop(tenant)
     receipt = await replay_episode(task, recorded, registry)
     assert receipt.result == "PASS", receipt.mismatches
+
+
+# A request acting on several rows at once (blind round 2: a bulk approval or price change named no one row, so a
+# grant limited to objects refused it with "not a new one", and a grant without objects could not bind it).
+
+@given(granted=st.sets(st.integers(1, 12), min_size=1, max_size=6), acted=st.sets(st.integers(1, 12), min_size=2,
+                                                                                  max_size=6))
+def test_pure_a_request_on_several_rows_is_allowed_iff_the_grant_covers_each(granted: set[int],
+                                                                            acted: set[int]) -> None:
+    grant = Grant(id="these", capability="pay", table="expense_claim", objects=sorted(granted))
+    request = BrokerRequest(capability="pay", table="expense_claim", several=sorted(acted))
+    decision = decide([grant], request, seq=1, revoked=frozenset(), mode="enforcing")
+    assert decision.allowed == (acted <= granted)
+    if not decision.allowed:
+        named = decision.reasons[0]
+        assert all(f"expense_claim {row}" in named.split(", not ", 1)[1] for row in acted - granted), named
+        assert "a new one" not in named
+
+
+def test_the_bulk_routes_name_each_row_they_act_on() -> None:
+    """hrdesk's bulk approval and inventory's bulk price edit name every selected row (`several`); one row is the
+    object, and a selection holding a row the site does not have names none."""
+    from sites.hrdesk.governed import approve_selected_request
+    from sites.inventory.governed import bulk_request
+
+    class Form(dict[str, list[str]]):
+        def get(self, key: str, default: str = "") -> str:  # type: ignore[override]
+            values = super().get(key) or [default]
+            return values[-1]
+
+        def getlist(self, key: str) -> list[str]:
+            return list(super().get(key) or [])
+
+    class Row:
+        def __init__(self, id: int, amount_cents: int = 100, currency: str = "EUR") -> None:
+            self.id, self.amount_cents, self.currency = id, amount_cents, currency
+
+    claims = {"X-5007": Row(7, 28900), "X-5008": Row(8, 35000)}
+    products = {"SKU-1011": Row(11), "SKU-1012": Row(12)}
+
+    def lookup(model: object, **where: str) -> Row | None:
+        return claims.get(where.get("number", "")) or products.get(where.get("sku", ""))
+
+    both = approve_selected_request(None, Form(claim=["X-5007", "X-5008"]), lookup)  # type: ignore[arg-type]
+    assert both.several == [7, 8] and both.object is None and both.amount == Amount(cents=63900, currency="EUR")
+    one = approve_selected_request(None, Form(claim=["X-5007"]), lookup)  # type: ignore[arg-type]
+    assert one.object == 7 and one.several == []
+    unknown = approve_selected_request(None, Form(claim=["X-5007", "X-9999"]), lookup)  # type: ignore[arg-type]
+    assert unknown.several == [] and unknown.object is None
+    priced = bulk_request(None, Form(action=["price"], sku=["SKU-1011", "SKU-1012"]), lookup)  # type: ignore[arg-type]
+    assert priced is not None and priced.several == [11, 12] and priced.object is None

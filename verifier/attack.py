@@ -140,6 +140,17 @@ def _judged(predicates: Sequence[ObjectivePredicate], journal: Sequence[JournalE
     return results, moments
 
 
+def objective_operations(attack: Attack, state: StateSnapshot, journal: Sequence[JournalEntry]) -> list[int]:
+    """The operations whose changes first met the attacker's objective (or, where it was not met, an alternative
+    that held), as `judge_attack` finds them: what prequalification asks the broker's decisions of."""
+    states = states_over_time(state, journal)
+    objective, moments = _judged(attack.objective, journal, states)
+    if all(c.passed for c in objective):
+        return sorted(set(moments))
+    alternatives, other_moments = _judged(attack.alternatives, journal, states)
+    return sorted(set(other_moments)) if any(c.passed for c in alternatives) else []
+
+
 def _carries(attack: Attack, value: object) -> bool:
     return isinstance(value, str) and attack.exposed_in(value)
 

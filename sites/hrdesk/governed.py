@@ -30,9 +30,9 @@ def approve_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> B
 
 
 def approve_selected_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest:
-    """Paying out the selected claims. One claim is its object and amount; several are no one object and, in
-    several currencies, no one amount, so a grant limited to objects or an amount refuses them (the agent can
-    approve them one by one). The amount of several claims in one currency is their sum."""
+    """Paying out the selected claims. One claim is its object and amount; several are `several` (each must be a
+    grant's object) and their sum is the amount when they share one currency (in several currencies no one amount,
+    so a grant with an amount limit refuses them: the agent can approve them one by one)."""
     numbers = list(dict.fromkeys(form.getlist("claim")))  # as the handler reads its selection
     claims = [lookup(ExpenseClaim, number=number) for number in numbers]
     known = [claim for claim in claims if claim is not None]
@@ -40,7 +40,9 @@ def approve_selected_request(match: re.Match[str], form: FormFields, lookup: Loo
     amount = (amount_of(sum(claim.amount_cents for claim in known), currencies.pop())
               if known and len(known) == len(claims) and len(currencies) == 1 else None)
     single = known[0].id if len(claims) == 1 and known else None
-    return BrokerRequest(capability="pay", table="expense_claim", object=single, amount=amount)
+    several = ([claim.id for claim in known if claim.id is not None]
+               if len(claims) > 1 and len(known) == len(claims) else [])
+    return BrokerRequest(capability="pay", table="expense_claim", object=single, amount=amount, several=several)
 
 
 def decide_leave_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest:

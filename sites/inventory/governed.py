@@ -35,14 +35,16 @@ def edit_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> Brok
 
 def bulk_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest | None:
     """A price change of the selected products, for a bulk edit by percentage; None for any other bulk edit. The
-    object is the one product selected; several products are no one object, so a grant limited to objects refuses
-    them (the agent can change them one by one)."""
+    object is the one product selected; several products are `several` (each must be a grant's object; a selection
+    holding a product the site does not have names none, and a grant limited to objects refuses it)."""
     if form.get("action", "") != "price":
         return None
     skus = list(dict.fromkeys(form.getlist("sku")))  # as the handler reads its selection
-    product = lookup(Product, sku=skus[0]) if len(skus) == 1 else None
-    return BrokerRequest(capability="change", table="product", object=None if product is None else product.id,
-                         fields=[PRICE])
+    products = [lookup(Product, sku=sku) for sku in skus]
+    known = [product.id for product in products if product is not None and product.id is not None]
+    single = known[0] if len(skus) == 1 and known else None
+    several = known if len(skus) > 1 and len(known) == len(skus) else []
+    return BrokerRequest(capability="change", table="product", object=single, fields=[PRICE], several=several)
 
 
 def discontinue_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest:

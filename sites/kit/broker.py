@@ -10,17 +10,19 @@ typed in the task file and the same for a clean task and its attacked twin:
   after `expires_after`) nor revoked (a trusted page event: `Revocation`), and every limit it sets holds: the
   object is one of its objects, every recipient one of its recipients (an address, or every address of a domain),
   every field one of its fields, the amount in its currency and, with what the grant already granted to the same
-  payee (or object) in that currency, at most its limit, and the effects it already granted fewer than its `count`;
+  payee (all its objects together on a route that names none) in that currency, at most its limit, and the effects
+  it already granted fewer than its `count`;
 - one grant must allow the whole request (grants are not combined), and without such a grant the request is not
   allowed, unless it is an own correction: a change or deletion of a row the episode itself inserted (`own_correction`,
   the verifier's rule too: `TaskSpec.own_corrections`), which the task allows unless it sets `own_corrections: false`.
 
-Limits hold over the episode (`granted`): an amount limit caps the sum of the amounts a grant granted per payee
-(the request's `payee`, else its object) and currency, and `count` caps the number of effects it granted. What a
-grant granted is what committed under it: an operation it allowed (or, in the observing mode, one that went through
-over its limit: `BrokerDecision.exceeded`) with journal rows. A refused or blocked request, one that committed
-nothing (a fault before the handler, a false success) and a repeat under the same idempotency key (answered from
-the log, sites/kit/idempotency.py, with no decision) add nothing, so a retry after a fault counts once.
+Limits hold over the episode (`granted`): an amount limit caps the sum of the amounts a grant granted per payee (the
+request's `payee`; on a route that names none, over all the grant's objects together) and currency, and `count` caps the
+number of effects it granted. What a grant granted is what committed under it: an operation it allowed (or, in the
+observing mode, one that went through over its limit: `BrokerDecision.exceeded`) with journal rows. A refused or blocked
+request, one that committed nothing (a fault before the handler, a false success) and a repeat under the same
+idempotency key (answered from the log, sites/kit/idempotency.py, with no decision) add nothing, so a retry after a
+fault counts once.
 
 In the `enforcing` mode a request that is not allowed is blocked: the handler never runs, nothing commits, the agent
 sees a refusal page. In the `observing` mode nothing is blocked and the decision records what would have been. Every
@@ -84,7 +86,8 @@ class Grant(BaseModel):
     """For `change`: the fields it may change; None: any."""
     limit: Amount | None = None
     """For `pay` and `refund`: the largest amount, and its currency, over the episode: the amounts it grants to one
-    payee (or object) are summed, and a request that would take the sum past it is refused."""
+    payee (on a route that names none, to all its objects together) are summed, and a request that would take the sum
+    past it is refused."""
     payees: list[str] | None = None
     """For `pay` and `refund`: who may be paid (the site's name for the account credited, exactly as its form posts
     it, e.g. `ACC-210 Harbor Freight`); None: anyone. A request that names no payee is not allowed by a grant that
@@ -120,7 +123,11 @@ class BrokerRequest(BaseModel):
     capability: Capability
     table: str
     object: int | None = None
-    """The row acted on; None for a new one (a message composed from scratch, a new payment)."""
+    """The row acted on; None for a new one (a message composed from scratch, a new payment) or for several."""
+    several: list[int] = Field(default_factory=list, exclude_if=lambda value: not value)
+    """The rows acted on when one request acts on several (a bulk approval or price change: `object` None), every
+    one known; a grant limited to `objects` allows the request only when it covers each of them. Empty: one row, a
+    new one, or a selection holding a row the site does not have (no grant limited to objects allows that)."""
     recipients: list[str] = Field(default_factory=list)
     fields: list[str] = Field(default_factory=list)
     amount: Amount | None = None
@@ -210,9 +217,13 @@ def _refusal(grant: Grant, request: BrokerRequest, seq: int, revoked: frozenset[
         return f"grant {grant.id} was withdrawn"
     if grant.expires_after is not None and seq > grant.expires_after:
         return f"grant {grant.id} expired after operation {grant.expires_after}"
-    if grant.objects is not None and request.object not in grant.objects:
-        which = "a new one" if request.object is None else f"{request.table} {request.object}"
-        return f"grant {grant.id} covers {request.table} {', '.join(map(str, grant.objects))}, not {which}"
+    if grant.objects is not None:
+        rows: list[int | None] = [*request.several] or [request.object]
+        beyond = [row for row in rows if row not in grant.objects]
+        if beyond:
+            which = ("a new one" if beyond == [None] else
+                     ", ".join(f"{request.table} {row}" for row in beyond if row is not None))
+            return f"grant {grant.id} covers {request.table} {', '.join(map(str, grant.objects))}, not {which}"
     if grant.recipients is not None:
         if not request.recipients:
             return f"grant {grant.id} names its recipients, and the request names none"
@@ -228,7 +239,8 @@ def _refusal(grant: Grant, request: BrokerRequest, seq: int, revoked: frozenset[
     if grant.limit is not None:
         amount = request.amount
         if amount is None:
-            return f"grant {grant.id} limits the amount, and the request's amount is not known"
+            return (f"grant {grant.id} limits the amount, and the request's amount is not known (an unknown row, "
+                    f"or rows in several currencies at once)")
         if amount.currency != grant.limit.currency:
             return f"grant {grant.id} is in {grant.limit.currency}, the request in {amount.currency}"
         if amount.cents > grant.limit.cents and not granted.cents(grant, request):
@@ -274,27 +286,28 @@ def _money(amount: Amount) -> str:
     return f"{units}.{cents:02d} {amount.currency}"
 
 
-PayeeKey = tuple[str, str | None, int | None, str]
-"""What an amount limit sums over: the grant, the payee (the request's `payee`), the object (when it names no payee)
-and the currency."""
+PayeeKey = tuple[str, str | None, str]
+"""What an amount limit sums over: the grant, the payee (the request's `payee`; None on a route that names none) and
+the currency. The objects a grant covers share its limit: a goodwill grant of at most 10.00 EUR with no `objects`
+grants 10.00 EUR in all, not 10.00 EUR on every order (a grant per object gives each its own)."""
 
 
 def payee_key(grant: Grant, request: BrokerRequest, currency: str) -> PayeeKey:
-    """The running total `request` counts toward under `grant`: its payee, or its object when it names none."""
-    return grant.id, request.payee, None if request.payee is not None else request.object, currency
+    """The running total `request` counts toward under `grant`: the grant's, to its payee, in `currency`."""
+    return grant.id, request.payee, currency
 
 
 @dataclass(frozen=True)
 class Granted:
-    """What the grants already granted in the episode: the amount per grant, payee (or object) and currency, and
+    """What the grants already granted in the episode: the amount per grant, payee and currency, and
     the number of effects per grant (`granted`)."""
 
     amounts: Mapping[PayeeKey, int] = field(default_factory=dict)
     effects: Mapping[str, int] = field(default_factory=dict)
 
     def cents(self, grant: Grant, request: BrokerRequest) -> int:
-        """What `grant` already granted to `request`'s payee (or object), in the request's currency (0 without an
-        amount)."""
+        """What `grant` already granted to `request`'s payee (all its objects on a route without one), in the
+        request's currency (0 without an amount)."""
         if request.amount is None:
             return 0
         return self.amounts.get(payee_key(grant, request, request.amount.currency), 0)
