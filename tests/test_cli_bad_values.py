@@ -21,6 +21,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from computerops.cli import words
 from computerops.cli.main import app
 
 PYDANTIC = re.compile(r"Traceback|pydantic|validation error for|Field required|\[type=\w+|Extra inputs are not "
@@ -37,6 +38,10 @@ WRITTEN_BY = {("server", "--runs"), ("corpus record", "--dir")}
 """(command, option) that create the folder they name when it is missing."""
 ANY_NUMBER: dict[tuple[str, str], str] = {}
 """(command, option) of a number option that declares no range, with the reason any whole number is meaningful."""
+LISTS = {("run", "--endpoint"): ("scripted:", words.SCRIPTED), ("run", "--persistence"): ("", words.PERSISTENCE),
+         ("run", "--serving"): ("", words.SERVING)}
+"""(command, option) taking a comma-separated list of a vocabulary's words (computerops/cli/words.py), with the
+prefix of each: tried with a word given twice and an unknown word."""
 UNREACHED = {("experiment report", "--noise-floor"): "read only after its run is read as an experiment run, and no "
                                                      "experiment run is kept as a fixture"}
 """(command, parameter) whose bad values are not tried, with the reason."""
@@ -77,10 +82,17 @@ def given(param: Any, value: str) -> list[str]:
     return [param.opts[0], value] if param.param_type_name == "option" else [value]
 
 
-def fillers(command: Any, tested: Any, tmp: Path, lock: Callable[[], Path]) -> list[str]:
+CONTEXT = {"run": ["--endpoint", "scripted:oracle"]}
+"""Options a command needs before it reads the others (a new run names its endpoint), given unless one is tested or
+`--resume` is (it takes them from the run)."""
+
+
+def fillers(path: str, command: Any, tested: Any, tmp: Path, lock: Callable[[], Path]) -> list[str]:
     """Good values for the command's other required parameters (a run, a design or a lock for an input, the lowest
-    number allowed) and a new path for each path it writes (but with `--resume`, which continues a run in place)."""
-    args: list[str] = []
+    number allowed), its CONTEXT, and a new path for each path it writes (but with `--resume`, which continues a run
+    in place)."""
+    context = CONTEXT.get(path, [])
+    args: list[str] = [] if name(tested) in ("--resume", *context[::2]) else list(context)
     for param in command.params:
         if param is tested:
             continue
@@ -124,6 +136,10 @@ def bad_values(path: str, param: Any, tmp: Path | None) -> list[tuple[str, str]]
         return [(str(missing), str(missing)), (str(empty), str(empty)), (str(garbage), str(garbage))]
     if name(param) == "--tasks":
         return [(f"{TASK},{TASK}", TASK), ("helpdesk.no-such-task", "helpdesk.no-such-task")]
+    if (path, name(param)) in LISTS:
+        prefix, vocabulary = LISTS[(path, name(param))]
+        word = words.words(*vocabulary)[0]
+        return [(f"{prefix}{word},{word}", name(param)), (f"{prefix}no-such-word", name(param))]
     return []
 
 
@@ -175,7 +191,7 @@ def test_a_generated_bad_value_is_refused_naming_it(path: str, option: str, inde
     command = dict(commands())[path]
     param = next(param for param in command.params if name(param) == option)
     value, named = bad_values(path, param, tmp_path)[index]
-    argv = [*path.split(), *given(param, value), *fillers(command, param, tmp_path, lock)]
+    argv = [*path.split(), *given(param, value), *fillers(path, command, param, tmp_path, lock)]
     said = CliRunner().invoke(app, argv, env={"COLUMNS": "400", "TERMINAL_WIDTH": "400"})
     assert said.exit_code not in (0, None), f"{argv} accepted:\n{said.output}"
     assert said.exception is None or isinstance(said.exception, SystemExit), repr(said.exception)

@@ -126,7 +126,13 @@ def parse_endpoint(
         if kind != "scripted" or not policies:
             raise ValueError(f"--endpoint must look like scripted:POLICY[,POLICY...], got {endpoint!r}")
         for policy in policies:
-            policy_by_name(policy)
+            try:
+                policy_by_name(policy)
+            except ValueError as exc:
+                raise ValueError(f"--endpoint: {exc}") from exc
+        if repeated := sorted({policy for policy in policies if policies.count(policy) > 1}):
+            raise ValueError(f"--endpoint names a policy more than once: {', '.join(repeated)} (`--repeat K` runs "
+                             "each policy K times)")
         return EndpointConfig(kind="scripted", policies=policies)
     if not base_url:
         raise ValueError("no endpoint: give --endpoint scripted:POLICY or --base-url URL --model NAME")
