@@ -1,7 +1,8 @@
 """The test tiers, defined once (pyproject.toml registers the markers; tests/conftest.py applies them).
 
-- pure and in-process tests carry no marker: `pytest -m "not browser and not real_model"` is the inner loop (4,002
-  tests in 12 min 11 s serially on the 2-core reference machine, measured 2026-12-06; README.md says the same);
+- pure and in-process tests carry no marker: `pytest -m "not browser and not real_model"` is the inner loop (4,772
+  tests collected 2026-12-07; 4,002 ran in 12 min 11 s serially on the 2-core reference machine, measured
+  2026-12-06; README.md says the same);
 - `browser`: needs a real Chromium (given to every test that uses the `browser` fixture; a test that launches
   Chromium any other way must carry it: an unmarked test that tries is failed by tests/conftest.py when it runs, and
   tests/test_tier_markers.py finds one from its source, in whatever tier, before it runs);
