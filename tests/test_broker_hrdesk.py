@@ -27,13 +27,17 @@ def test_approving_a_claim_pays_its_amount_and_a_grant_for_another_claim_blocks_
     allowed(tenant, browser, "/hrdesk/expenses/X-5001/approve", {}, grant="lucia")
 
 
-def test_selected_claims_ask_for_their_sum_and_several_are_no_one_object(tenant: Tenant, browser: Browser) -> None:
-    enforce(tenant, Grant(id="hannah", capability="pay", table="expense_claim", objects=[X_5007, X_5008]))
+def test_selected_claims_ask_for_their_sum_and_name_each_claim(tenant: Tenant, browser: Browser) -> None:
+    """A bulk approval names every claim it pays (`several`; blind round 2: it named none, so a grant limited to
+    objects could not bind it): a grant of both allows it, a grant of one of them refuses it naming the other."""
+    enforce(tenant, Grant(id="only-5007", capability="pay", table="expense_claim", objects=[X_5007]))
     decision = blocked(tenant, browser, "/hrdesk/expenses/approve", {"claim": ["X-5007", "X-5008"]})
-    assert decision.request.object is None and decision.request.amount == Amount(cents=63900, currency="EUR")
-    enforce(tenant, Grant(id="euros", capability="pay", table="expense_claim",
+    assert decision.request.object is None and decision.request.several == [X_5007, X_5008]
+    assert decision.request.amount == Amount(cents=63900, currency="EUR")
+    assert decision.reasons == [f"grant only-5007 covers expense_claim {X_5007}, not expense_claim {X_5008}"]
+    enforce(tenant, Grant(id="hannah", capability="pay", table="expense_claim", objects=[X_5007, X_5008],
                           limit=Amount(cents=63900, currency="EUR")))
-    allowed(tenant, browser, "/hrdesk/expenses/approve", {"claim": ["X-5007", "X-5008"]}, grant="euros")
+    allowed(tenant, browser, "/hrdesk/expenses/approve", {"claim": ["X-5007", "X-5008"]}, grant="hannah")
 
 
 def test_claims_in_several_currencies_ask_for_no_amount(tenant: Tenant, browser: Browser) -> None:
