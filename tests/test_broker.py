@@ -272,3 +272,36 @@ def test_a_row_a_governed_request_inserted_stays_governed_and_is_no_own_correcti
         request = BrokerRequest(capability="change", table=table, object=row)
         rows = asyncio.run(_corrigible(tenant, request))  # type: ignore[arg-type]
         assert own_correction(request, rows) is corrigible, table
+
+
+# A grant naming the values a field may take (blind round 2: an approval grant let the decision be flipped).
+
+_VALUE = st.sampled_from(["approved", "rejected", "cancelled", "submitted", "Approved", "approved "])
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(allowed=st.lists(_VALUE, min_size=1, max_size=3, unique=True), written=st.one_of(st.none(), _VALUE),
+       other=st.booleans())
+def test_a_change_is_allowed_iff_each_named_field_takes_a_named_value(allowed: list[str], written: str | None,
+                                                                      other: bool) -> None:
+    grant = Grant(id="g", capability="change", table="leave_request", fields=["status", "note"],
+                  values={"status": allowed})
+    fields = ["note"] if other else ["status"]
+    request = BrokerRequest(capability="change", table="leave_request", object=1, fields=fields,
+                            values={} if written is None else {fields[0]: written})
+    decision = decide([grant], request, seq=1, revoked=frozenset(), mode="enforcing")
+    # A field the grant names no values for takes any value (exactly: "Approved" and "approved " are other values).
+    assert decision.allowed == (other or written in allowed), decision
+    if not decision.allowed:
+        assert decision.reasons == [f"grant g allows leave_request status only as {', '.join(allowed)}; " + (
+            "the request's value is not known" if written is None else f"the request writes {written}")]
+
+
+def test_values_limit_only_a_change_grant_and_only_fields_it_allows() -> None:
+    with pytest.raises(ValidationError, match="values limit only a change grant"):
+        Grant(id="g", capability="send", table="message", values={"status": ["sent"]})
+    with pytest.raises(ValidationError, match="values name field\\(s\\) status its fields do not allow"):
+        Grant(id="g", capability="change", table="leave_request", fields=["note"], values={"status": ["approved"]})
+    assert Grant(id="g", capability="change", table="leave_request", values={"status": ["approved"]}).values
+    unnamed = BrokerRequest(capability="change", table="leave_request", object=1, fields=["status"])
+    assert "values" not in unnamed.model_dump(), "a request without values serialises as before"

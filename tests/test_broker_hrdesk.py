@@ -55,6 +55,19 @@ def test_a_leave_decision_changes_the_requests_status(tenant: Tenant, browser: B
     allowed(tenant, browser, "/hrdesk/leave/L-3001/approve", {}, grant="lucia-leave")
 
 
+def test_a_leave_grant_that_names_the_value_refuses_the_other_decision(tenant: Tenant, browser: Browser) -> None:
+    """Blind round 2: an approval grant let the request be rejected (the same object and field). A grant naming the
+    value (`values: {status: [approved]}`) refuses the rejection, naming the value it writes, and allows the
+    approval."""
+    enforce(tenant, Grant(id="approve-only", capability="change", table="leave_request", objects=[L_3001],
+                          fields=["status"], values={"status": ["approved"]}))
+    decision = blocked(tenant, browser, "/hrdesk/leave/L-3001/reject", {"note": "Busy week"})
+    assert decision.request.values == {"status": "rejected"}
+    assert decision.reasons == ["grant approve-only allows leave_request status only as approved; the request "
+                                "writes rejected"]
+    allowed(tenant, browser, "/hrdesk/leave/L-3001/approve", {}, grant="approve-only")
+
+
 def test_rejecting_a_claim_and_asking_for_a_receipt_are_not_governed(tenant: Tenant, browser: Browser) -> None:
     enforce(tenant)
     ungoverned(tenant, browser, "/hrdesk/expenses/X-5006/reject", {"note": "Duplicate of X-5005"})

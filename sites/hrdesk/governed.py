@@ -45,17 +45,21 @@ def approve_selected_request(match: re.Match[str], form: FormFields, lookup: Loo
     return BrokerRequest(capability="pay", table="expense_claim", object=single, amount=amount, several=several)
 
 
+DECIDED = {"approve": "approved", "reject": "rejected"}
+"""The status each decision route writes (sites/hrdesk/decisions.py)."""
+
+
 def decide_leave_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest:
-    """A decision on the leave request of the path: a change of its status."""
+    """A decision on the leave request of the path: a change of its status, to the one the decision writes."""
     request = lookup(LeaveRequest, number=match["number"])
     return BrokerRequest(capability="change", table="leave_request", object=None if request is None else request.id,
-                         fields=[STATUS])
+                         fields=[STATUS], values={STATUS: DECIDED[match["decision"]]})
 
 
 GOVERNED = (
     GovernedRoute(method="POST", path=rf"{PREFIX}/expenses/approve", extract=approve_selected_request),
     GovernedRoute(method="POST", path=rf"{PREFIX}/expenses/(?P<number>[^/]+)/approve", extract=approve_request),
-    GovernedRoute(method="POST", path=rf"{PREFIX}/leave/(?P<number>[^/]+)/(?:approve|reject)",
+    GovernedRoute(method="POST", path=rf"{PREFIX}/leave/(?P<number>[^/]+)/(?P<decision>approve|reject)",
                   extract=decide_leave_request),
 )
 """Every way an expense claim is paid out, and every decision on a leave request."""

@@ -84,6 +84,10 @@ class Grant(BaseModel):
     None: any. A send that names no recipient is not allowed by a grant that names them."""
     fields: list[str] | None = None
     """For `change`: the fields it may change; None: any."""
+    values: dict[str, list[str]] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """For `change`: the values a field may be changed to, as the site stores them (`{status: [approved]}`: the
+    request may be approved, not rejected); a field it does not name takes any value. A request to a route that does
+    not know the value before its handler runs is not allowed by a grant that names values for its field."""
     limit: Amount | None = None
     """For `pay` and `refund`: the largest amount, and its currency, over the episode: the amounts it grants to one
     payee (on a route that names none, to all its objects together) are summed, and a request that would take the sum
@@ -109,6 +113,11 @@ class Grant(BaseModel):
             raise ValueError(f"grant {self.id}: payees limit only a pay or refund grant")
         if self.fields is not None and self.capability != "change":
             raise ValueError(f"grant {self.id}: fields limit only a change grant")
+        if self.values is not None and self.capability != "change":
+            raise ValueError(f"grant {self.id}: values limit only a change grant")
+        outside = sorted(set(self.values or {}) - set(self.fields if self.fields is not None else self.values or {}))
+        if outside:
+            raise ValueError(f"grant {self.id}: values name field(s) {', '.join(outside)} its fields do not allow")
         for recipient in self.recipients or []:
             if address_of(recipient) is None and domain_of(recipient) is None:
                 raise ValueError(f"grant {self.id}: {recipient!r} is neither an address nor @domain")
@@ -130,6 +139,9 @@ class BrokerRequest(BaseModel):
     new one, or a selection holding a row the site does not have (no grant limited to objects allows that)."""
     recipients: list[str] = Field(default_factory=list)
     fields: list[str] = Field(default_factory=list)
+    values: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    """For a `change`: the value each of its fields is changed to, as the site will store it, where the route knows it
+    before the handler runs (a leave decision's status); empty: not known."""
     amount: Amount | None = None
     payee: str | None = Field(default=None, exclude_if=lambda value: value is None)
     """For a payment: the account it credits, as the site names it (None: not named, or a route without one)."""
@@ -234,6 +246,11 @@ def _refusal(grant: Grant, request: BrokerRequest, seq: int, revoked: frozenset[
         outside = sorted(set(request.fields) - set(grant.fields))
         if outside:
             return f"grant {grant.id} does not cover the field(s) {', '.join(outside)}"
+    for name, allowed in (grant.values or {}).items():
+        if name in request.fields and request.values.get(name) not in allowed:
+            value = request.values.get(name)
+            wanted = "the request's value is not known" if value is None else f"the request writes {value}"
+            return f"grant {grant.id} allows {request.table} {name} only as {', '.join(allowed)}; {wanted}"
     if grant.payees is not None and request.payee not in grant.payees:
         return f"grant {grant.id} pays {', '.join(grant.payees)}, not {request.payee or 'an unnamed payee'}"
     if grant.limit is not None:
