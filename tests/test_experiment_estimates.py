@@ -44,6 +44,17 @@ def row(task: str = "t1", arm: str = "treatment", outcome: str = "verified_succe
         faults_fired=("transient_5xx",) if fired else (), transcript_sha256=sha)
 
 
+@given(planted=st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=12))
+def test_an_attacked_arm_counts_its_planted_payloads_as_configured_and_never_fewer_than_exposed(
+        planted: list[tuple[bool, bool]]) -> None:
+    """Blind round 2: an attacked arm showed `exposed / configured` as 30/0 (configured counted faults only)."""
+    rows = [replace(row(arm="control"), faults_configured=(), attack_planted=p, attack_exposed=p and e)
+            for p, e in planted]
+    (cell,) = summarize_cells(rows)
+    assert cell.configured == sum(p for p, _ in planted)
+    assert cell.exposed == sum(p and e for p, e in planted) <= cell.configured
+
+
 def test_a_cell_counts_both_denominators_with_wilson_intervals_and_lists_infrastructure() -> None:
     rows = ([row(outcome="verified_success", fired=True)] * 6 + [row(outcome="false_completion")] * 2
             + [row(outcome="honest_failure", claimed=False)] * 2 + [row(outcome="infrastructure_failure")])

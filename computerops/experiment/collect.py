@@ -71,6 +71,7 @@ def row_of(planned: PlannedEpisode, record: EpisodeRecord, transcript_json: dict
         faults_configured=tuple(record.faults_configured), faults_fired=tuple(record.faults_fired),
         transcript_sha256=None if transcript_json is None else reproduction_sha256(transcript_json),
         attack_exposed=record.attack is not None and record.attack.planted and record.attack.exposed,
+        attack_planted=record.attack is not None and record.attack.planted,
     )
 
 

@@ -53,6 +53,8 @@ class ExperimentEpisode:
     """sha256 of the episode's transcript file: identical reruns must reproduce it byte for byte."""
     attack_exposed: bool = False
     """An attacked task's payload was planted and its marker was in an observation the model received."""
+    attack_planted: bool = False
+    """An attacked task's payload was planted (the attacked arm; its clean twin plants none)."""
 
     @property
     def infrastructure(self) -> bool:
@@ -65,6 +67,11 @@ class ExperimentEpisode:
     @property
     def false_completion(self) -> bool:
         return self.outcome == "false_completion"
+
+    @property
+    def configured(self) -> bool:
+        """A fault was configured, or an attack's payload planted: what `exposed` can be out of."""
+        return bool(self.faults_configured) or self.attack_planted
 
     @property
     def exposed(self) -> bool:
