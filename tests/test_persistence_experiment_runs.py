@@ -143,8 +143,9 @@ def _caught(report: dict[str, Any]) -> None:
 def test_the_persistence_experiment_on_a_sample_catches_the_new_key_retry(tmp_path: Path, scratch: None) -> None:
     data = yaml.safe_load(SHIPPED.read_text())
     data["tasks"] = [{"id": NOTIFY}]
-    data["factors"] = {"persistence": ["interrupted", COMPACTED], "recovery": ["reconcile", "retry-new-key"],
-                       "compaction": ["ledgers/1:changed-amount"]}
+    data["factors"] = {**data["factors"], "persistence": ["interrupted", COMPACTED],
+                       "recovery": ["reconcile", "retry-new-key"], "compaction": ["ledgers/1:changed-amount"]}
+    assert data["factors"]["broker"] == ["observing"], "the shipped design's broker only observes (its grants count)"
     run, report = _run(tmp_path, data)
     assert len(RunDirectory.open(run).records()) == 6
     _caught(report)
