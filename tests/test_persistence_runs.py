@@ -69,9 +69,11 @@ def slug(policy: str) -> str:
 def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
     catalog = load_catalog()
     endpoint = EndpointConfig(kind="scripted", policies=["oracle"])
+    # The broker only observes, as in experiments/persistence-v1.yaml: the tasks' grants allow one effect each
+    # (`count: 1`), so an enforcing broker would refuse the mutants' duplicate and hide the harness defect.
     plan = [PlannedEpisode(episode_id=f"{n:03d}-{task}--{arm}--{recovery}--{slug(compaction)}", task_id=task,
                            policy="oracle", persistence=Persistence(arm=arm, recovery=recovery, compaction=compaction,
-                                                   checkpoint_every=3))
+                                                   checkpoint_every=3), broker_mode="observing")
             for n, (task, arm, recovery, compaction) in enumerate(ARMS, start=1)]
     tasks = sorted({task for task, _, _, _ in ARMS})
     config = RunConfig(run_id="persistence", tasks=tasks, endpoint=endpoint, episodes=plan)
