@@ -38,7 +38,10 @@ from sites.registry import SITES, tenant_registry
 from tasks import load_catalog
 
 browser_test = pytest.mark.browser
-FIXTURE_PAGES = sorted(path.name for path in PAGES.glob("*.html"))
+NOT_FIDELITY_PAGES = {"start-dialogs.html": "raises alerts and a confirm while it loads (a page.goto to its load never "
+                                            "ends): the start-page dialog fixture of tests/test_page_writes.py"}
+"""Fixture pages that are not pages of controls to audit, with why."""
+FIXTURE_PAGES = sorted(path.name for path in PAGES.glob("*.html") if path.name not in NOT_FIDELITY_PAGES)
 CRAWL_LIMIT = 15
 """Pages audited per site in CI (breadth first from the site's root and the tasks' start pages, so the kinds
 of page come first); `computerops bench --page-limit` audits more."""

@@ -326,15 +326,19 @@ def served_by_mock_llm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
     (VARYING_ID, [f"{VARYING_ID}@{n}" for n in range(1, 13)]),
     (f" {VARYING_ID}@3 , {FIXED_ID}@1 ,", [f"{VARYING_ID}@3", f"{FIXED_ID}@1"]),
     (f"{VARYING_ID}@{FRESH_SEED_FLOOR + 6}", [f"{VARYING_ID}@{FRESH_SEED_FLOOR + 6}"]),
-    (f"{VARYING_ID}@3,{VARYING_ID}@3", [f"{VARYING_ID}@3"]),
+    (f"{VARYING_ID}@3,{VARYING_ID}@3", None),  # refused naming it (issue 47: an id given twice is a typo)
     (FIXED_ID, [f"{FIXED_ID}@1"]),
 ])
 def test_mock_llm_serves_exactly_the_tasks_given(served_by_mock_llm: tuple[Catalog, Served], selection: str,
-                                                 expected: list[str]) -> None:
+                                                 expected: list[str] | None) -> None:
     """Kills: --tasks ignored (the whole catalog served), a template id taken as an instance id, a fresh seed
-    refused, spaces or an empty item taken as ids, a repeated id served twice (two tasks with one instruction)."""
+    refused, spaces or an empty item taken as ids, a repeated id served twice (two tasks with one instruction: now
+    refused, naming it, and nothing served)."""
     _, served = served_by_mock_llm
     result = CliRunner().invoke(cli_app, ["mock-llm", "--tasks", selection, "--port", "8799"])
+    if expected is None:
+        assert result.exit_code != 0 and "given more than once" in result.output and "tasks" not in served
+        return
     assert result.exit_code == 0, result.output
     assert sorted(served["tasks"]) == sorted(expected)
     assert served["host"] == "127.0.0.1"

@@ -884,9 +884,11 @@ def test_select_all_is_every_published_instance(pair: Catalog) -> None:
 
 
 def test_select_never_repeats_an_instance(pair: Catalog) -> None:
-    ids = [t.id for t in select_tasks(pair, f"{BASE}@1,{BASE}@1,{BASE},{BASE}@2")]
+    ids = [t.id for t in select_tasks(pair, f"{BASE}@1,{BASE},{BASE}@2")]
     assert len(ids) == len(set(ids))
     assert set(ids) == {f"{BASE}@{s}" for s in range(1, PUBLISHED + 1)}
+    with pytest.raises(TaskFileError, match=f"given more than once: {BASE}@1"):  # issue 47: a typo, refused
+        select_tasks(pair, f"{BASE}@1,{BASE}@1,{BASE}@2")
 
 
 @pytest.mark.parametrize("selection", ["webmail.nope", f"{BASE}@-1", f"{BASE}@{MAX_SEED + 1}", f"{BASE}@x",

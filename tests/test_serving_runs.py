@@ -53,7 +53,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> RunDirectory:
     catalog = load_catalog()
     endpoint = EndpointConfig(kind="scripted", policies=["careful", "blind-retry", "oracle"],
                               fallback=FallbackEndpoint(policy="false-finish"))
-    plan = [PlannedEpisode(episode_id=f"{n:03d}-{name}", task_id=task, policy=policy, serving=serving)
+    # The broker only observes: the notification task's grant allows one notification (`count: 1`), so an enforcing
+    # broker would refuse the blind retry's duplicate, which these episodes must show as committed.
+    plan = [PlannedEpisode(episode_id=f"{n:03d}-{name}", task_id=task, policy=policy, serving=serving,
+                           broker_mode="observing")
             for n, (name, task, serving, policy) in enumerate(EPISODES, start=1)]
     config = RunConfig(run_id="serving", tasks=[NOTIFY, OUTDATED], endpoint=endpoint, episodes=plan)
     out = tmp_path_factory.mktemp("serving") / "run"
