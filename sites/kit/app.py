@@ -10,6 +10,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import HTMLResponse
 
 from computerops.core.binding import TENANT_COOKIE, TENANT_HEADER
+from sites.kit.noise_layer import NoiseMiddleware
 from sites.kit.oplog import OperationLogMiddleware
 from sites.kit.pages import KIT_PAGES, message_page
 from sites.kit.tenancy import TenantRegistry
@@ -39,6 +40,7 @@ def create_app(registry: TenantRegistry) -> FastAPI:
         # The bare mount point redirects to a relative start page (not Starlette's absolute URL).
         app.add_api_route(site.prefix, _redirect_to(site.start_path), methods=["GET"], include_in_schema=False)
     app.add_middleware(OperationLogMiddleware, registry=registry)
+    app.add_middleware(NoiseMiddleware, registry=registry)  # outside the log: it records the site's own pages
     app.add_exception_handler(StarletteHTTPException, _http_error_page)
 
     @app.get("/", response_class=HTMLResponse)

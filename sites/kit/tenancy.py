@@ -27,6 +27,7 @@ from sites.kit.bookkeeping import journal_table, normal_row, operation_table
 from sites.kit.broker import BrokerSession
 from sites.kit.idempotency import StoredResponse, remember
 from sites.kit.injection import FaultSession
+from sites.kit.noise_log import NoiseSession
 from sites.kit.plant import Plant, apply_plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.scratch import ScratchDirectory
@@ -93,6 +94,8 @@ class Tenant:
     """The fault decisions of this tenant's episode; None injects nothing."""
     broker: BrokerSession | None = field(default=None, repr=False)
     """The grants of this tenant's episode and the broker's mode; None: no route is governed."""
+    noise: NoiseSession | None = field(default=None, repr=False)
+    """The page noise of this tenant's episode (sites/kit/noise_layer.py); None serves the site's own pages."""
     on_commit: Callable[[Operation], None] | None = field(default=None, repr=False)
     """Called by the operation log with each operation that committed journal rows, once it is logged and before
     its response is sent (a long-running episode's `interrupted` arm kills its harness there)."""
