@@ -16,7 +16,7 @@ import re
 from sites.hrdesk.models import ExpenseClaim, LeaveRequest
 from sites.hrdesk.pages import PREFIX
 from sites.kit.broker import BrokerRequest, amount_of
-from sites.kit.governed import FormFields, GovernedRoute, Lookup
+from sites.kit.governed import FormFields, GovernedRoute, Lookup, selection
 
 STATUS = "status"
 """The leave request column a decision writes: what a `change` grant names."""
@@ -39,9 +39,7 @@ def approve_selected_request(match: re.Match[str], form: FormFields, lookup: Loo
     currencies = {claim.currency for claim in known}
     amount = (amount_of(sum(claim.amount_cents for claim in known), currencies.pop())
               if known and len(known) == len(claims) and len(currencies) == 1 else None)
-    single = known[0].id if len(claims) == 1 and known else None
-    several = ([claim.id for claim in known if claim.id is not None]
-               if len(claims) > 1 and len(known) == len(claims) else [])
+    single, several = selection([None if claim is None else claim.id for claim in claims])
     return BrokerRequest(capability="pay", table="expense_claim", object=single, amount=amount, several=several)
 
 

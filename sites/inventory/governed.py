@@ -16,7 +16,7 @@ import re
 from sites.inventory.models import Product, PurchaseOrder
 from sites.inventory.pages import PREFIX
 from sites.kit.broker import BrokerRequest
-from sites.kit.governed import FormFields, GovernedRoute, Lookup
+from sites.kit.governed import FormFields, GovernedRoute, Lookup, selection
 from sites.kit.money import parse_cents
 
 PRICE = "price_cents"
@@ -41,9 +41,7 @@ def bulk_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> Brok
         return None
     skus = list(dict.fromkeys(form.getlist("sku")))  # as the handler reads its selection
     products = [lookup(Product, sku=sku) for sku in skus]
-    known = [product.id for product in products if product is not None and product.id is not None]
-    single = known[0] if len(skus) == 1 and known else None
-    several = known if len(skus) > 1 and len(known) == len(skus) else []
+    single, several = selection([None if product is None else product.id for product in products])
     return BrokerRequest(capability="change", table="product", object=single, fields=[PRICE], several=several)
 
 

@@ -41,6 +41,17 @@ for (None: nothing governed, such as a form that only saves a draft). The operat
 thread, under the tenant's lock."""
 
 
+def selection(rows: Sequence[int | None]) -> tuple[int | None, list[int]]:
+    """A bulk route's selected rows (each the id the site has for it, None where it has none) as a request names
+    them: the one object of a one-row selection, or `several`, each of a larger selection's rows, which a grant's
+    `objects` bind one by one. A selection holding a row the site does not have names none, so a grant limited to
+    objects refuses it. The rows are read as the handler reads its selection (repeats kept out by the caller)."""
+    known = [row for row in rows if row is not None]
+    single = known[0] if len(rows) == 1 and known else None
+    several = known if len(rows) > 1 and len(known) == len(rows) else []
+    return single, several
+
+
 @dataclass(frozen=True)
 class GovernedRoute:
     """A route of a site that a grant governs: `method` and a path pattern matched in full (relative to nothing:
