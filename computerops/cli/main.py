@@ -143,6 +143,8 @@ def run(
                                                              "API key.")] = None,
     continuation: Annotated[bool, typer.Option("--continuation", help="With --serving: declare a continuation design "
                                                "(a fallback may answer a turn whose stream was cut).")] = False,
+    noise: Annotated[str, typer.Option(help=f"Run every task clean and once per page-noise kind given "
+                                       f"({words.listed(*words.NOISE)}), paired (docs/noise.md).")] = "",
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     workers: WorkersOption = None,
@@ -156,7 +158,8 @@ def run(
                                           ("--fault-rate", fault_rate), ("--fault-classes", fault_classes),
                                           ("--matched-controls", matched_controls),
                                           ("--broker", broker != "enforcing"), ("--persistence", persistence),
-                                          ("--serving", serving), ("--fallback-policy", fallback_policy),
+                                          ("--serving", serving), ("--noise", noise),
+                                          ("--fallback-policy", fallback_policy),
                                           ("--fallback-base-url", fallback_base_url),
                                           ("--request-timeout", request_timeout != defaults.REQUEST_TIMEOUT_S),
                                           ("--wall-clock", wall_clock != defaults.WALL_CLOCK_S))
@@ -179,7 +182,7 @@ def run(
             matched_controls=matched_controls, broker=broker, persistence=persistence, recovery=recovery,
             checkpoint_every=checkpoint_every, compaction=compaction, serving=serving,
             fallback_policy=fallback_policy, fallback_base_url=fallback_base_url, fallback_model=fallback_model,
-            fallback_api_key_env=fallback_api_key_env, continuation=continuation)
+            fallback_api_key_env=fallback_api_key_env, continuation=continuation, noise=noise)
         planned = plan_run(request, out)
     except ValueError as exc:
         raise _fail(said(exc, as_option=True)) from exc

@@ -61,5 +61,6 @@ SOUND_RECOVERY = ("computerops.persistence.arms", "SOUND_RECOVERY")
 COMPACTION = ("computerops.persistence.arms", "COMPACTION_POLICIES")
 SERVING = ("computerops.serving_faults.arms", "SERVING_ARMS")
 SCRIPTED = ("adapter.scripted.policies", "POLICY_NAMES")
-VOCABULARIES = (PERSISTENCE, RECOVERY, SOUND_RECOVERY, COMPACTION, SERVING, SCRIPTED)
+NOISE = ("sites.kit.noise", "NOISE_KINDS")
+VOCABULARIES = (PERSISTENCE, RECOVERY, SOUND_RECOVERY, COMPACTION, SERVING, SCRIPTED, NOISE)
 """(module, name) of every vocabulary a help lists."""

@@ -17,6 +17,7 @@ from computerops.core.vocabulary import BrokerMode, scripted_model
 from computerops.persistence.arms import Persistence
 from computerops.serving_faults.arms import Serving, tool_fault_rules
 from sites.kit.faults import FaultClass, FaultPlan, FaultRule
+from sites.kit.noise import CLEAN, NoiseArm, NoiseKind
 from tasks.task import TaskSpec
 
 RUN_FORMAT: Literal["computerops.run/1"] = "computerops.run/1"
@@ -242,6 +243,7 @@ def plan_episodes(
     matched_controls: list[str] | None = None, broker_mode: BrokerMode | None = None,
     persistence: Sequence[Persistence] = (),
     serving: Sequence[Serving] = (),
+    noise: Sequence[NoiseKind] = (),
 ) -> list[PlannedEpisode]:
     """Every task `repeat` times per policy (per real endpoint), then any extra (task, policy) pairs once.
 
@@ -251,7 +253,9 @@ def plan_episodes(
     `matched_controls` also gets, after its own, the same episodes with injection disabled (`--control`). Every
     episode's broker runs in `broker_mode` (None: enforcing). With `persistence`, every trial runs once per given
     persistence (its arm), long-running (ids end `--<arm>`; the arms of one trial share a pair id). With `serving`,
-    every trial runs once per serving arm (ids end `--<arm>`; the arms of one trial share a pair id).
+    every trial runs once per serving arm (ids end `--<arm>`; the arms of one trial share a pair id). With `noise`,
+    every trial runs clean and once per noise kind (ids end `--noise-<arm>`; the arms of one trial share a pair id),
+    the clean control first in odd trials and last in even ones (docs/noise.md).
     """
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {repeat}")
@@ -260,7 +264,7 @@ def plan_episodes(
     trials += [(task_id, policy, 1) for task_id, policy in extra or []]
     controlled = set(matched_controls or [])
     plan: list[PlannedEpisode] = []
-    for task_id, policy, k in trials:
+    for trial, (task_id, policy, k) in enumerate(trials):
         suffix = f"--{policy.replace(':', '-')}" if policy and (len(policies) > 1 or extra) else ""
         suffix += f"--r{k}" if repeat > 1 else ""
         for arm in persistence:
@@ -271,7 +275,13 @@ def plan_episodes(
             plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--{arm_serving.arm}",
                                        task_id=task_id, policy=policy, repetition=k, broker_mode=broker_mode,
                                        pair=f"{task_id}{suffix}", serving=arm_serving))
-        if persistence or serving:
+        if noise:
+            arms: list[NoiseArm] = [CLEAN, *noise] if trial % 2 == 0 else [*noise, CLEAN]
+            for noise_arm in arms:
+                plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--noise-{noise_arm}",
+                                           task_id=task_id, policy=policy, repetition=k, broker_mode=broker_mode,
+                                           pair=f"{task_id}{suffix}", studies={"noise": noise_arm}))
+        if persistence or serving or noise:
             continue
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,
                                    policy=policy, repetition=k, broker_mode=broker_mode))

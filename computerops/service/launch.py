@@ -70,6 +70,7 @@ class RunRequest(BaseModel):
     fallback_model: str | None = None
     fallback_api_key_env: str | None = None
     continuation: bool = False
+    noise: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
         time_bounds,
     )
     from computerops.serving_faults.arms import parse_serving_arms
+    from sites.kit.noise import parse_noise_kinds
     selected, subset = select_tasks_or_subset(request.tasks)
     try:
         endpoint_config = parse_endpoint(request.endpoint, base_url=request.base_url, model=request.model,
@@ -141,6 +143,9 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
                                       continuation=request.continuation)
         if arms and servings:
             raise ValueError("give --persistence or --serving, not both (each is one study's arms)")
+        noise = parse_noise_kinds(request.noise)
+        if noise and (arms or servings):
+            raise ValueError("give --noise alone, not with --persistence or --serving (each is one study's arms)")
         if arms and endpoint_config.fallback is not None:
             raise ValueError("a long-running episode's harness asks only the primary endpoint: give --persistence or "
                              "a fallback endpoint, not both")
@@ -148,7 +153,7 @@ def plan_run(request: RunRequest, out: Path) -> PlannedRun:
                     if request.matched_controls else [])
         plan = plan_episodes(task_ids, endpoint_config, repeat=request.repeat, matched_controls=controls,
                              broker_mode=None if request.broker == "enforcing" else request.broker, persistence=arms,
-                             serving=servings)
+                             serving=servings, noise=noise)
         config = RunConfig(run_id=out.name, tasks=task_ids, subset=subset, endpoint=endpoint_config, bounds=bounds,
                            episodes=plan, repeat=request.repeat, fault_seed=request.fault_seed,
                            fault_rate=request.fault_rate,

@@ -10,7 +10,7 @@ timer), and every dismissal is client-side or a plain GET of the same page.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 from urllib.parse import parse_qsl
 
 from lxml import html as lxml_html
@@ -22,7 +22,7 @@ from sites.kit.faults import draw
 NoiseKind = Literal["consent_banner", "interstitial", "layout_shift", "label_variation", "load_more", "lazy_rows",
                     "slow_control", "session_timeout"]
 NOISE_KINDS: tuple[NoiseKind, ...] = get_args(NoiseKind)
-CLEAN = "clean"
+CLEAN: Final = "clean"
 """The control's level: no noise at all."""
 NoiseArm = Literal["clean", "consent_banner", "interstitial", "layout_shift", "label_variation", "load_more",
                    "lazy_rows", "slow_control", "session_timeout"]
@@ -76,6 +76,21 @@ HEADER_SYNONYMS: dict[str, tuple[str, ...]] = {
     "Received": ("Received on",), "Total": ("Sum",), "Kind": ("Type",), "Name": ("Full name",),
 }
 """A column header and what else back-office apps call it."""
+
+
+def parse_noise_kinds(text: str) -> list[NoiseKind]:
+    """`KIND,...` as `run --noise` takes it, in the order given; ValueError naming an unknown or repeated kind."""
+    kinds: list[NoiseKind] = []
+    for word in (part.strip() for part in text.split(",")):
+        kind = next((known for known in NOISE_KINDS if known == word), None)
+        if not word:
+            continue
+        if kind is None:
+            raise ValueError(f"--noise: unknown noise kind {word!r} (known: {', '.join(NOISE_KINDS)})")
+        if kind in kinds:
+            raise ValueError(f"--noise: {word} given twice")
+        kinds.append(kind)
+    return kinds
 
 
 def drawn(kind: NoiseKind, run_seed: int, task_id: str, repetition: int, ordinal: int) -> bool:
