@@ -10,8 +10,8 @@ timer), and every dismissal is client-side or a plain GET of the same page.
 
 from __future__ import annotations
 
+from html import escape
 from typing import Final, Literal, get_args
-from urllib.parse import parse_qsl
 
 from lxml import html as lxml_html
 from lxml.html import HtmlElement
@@ -60,15 +60,18 @@ NOISE: dict[NoiseKind, NoiseParams] = {p.kind: p for p in (
                 dismiss="Sign in again"),
 )}
 
-BUTTON_SYNONYMS: dict[str, tuple[str, ...]] = {
+BUTTON_LABELS: dict[str, tuple[str, ...]] = {
     "Save": ("Update", "Apply changes"),
     "Search": ("Find", "Go"),
     "Filter": ("Apply", "Apply filters"),
     "Send": ("Submit",),
     "Show": ("View",),
-    "Create": ("Add", "New"),
 }
-"""A button's leading word and what else back-office apps call it ("Save status" / "Update status")."""
+"""A button's whole label and what else back-office apps call it."""
+BUTTON_VERBS: dict[str, tuple[str, ...]] = {
+    "Save": ("Update",), "Send": ("Submit",), "Create": ("Add", "New"), "Request": ("Ask for",),
+}
+"""A button's leading verb and what else back-office apps call it ("Save status" / "Update status")."""
 HEADER_SYNONYMS: dict[str, tuple[str, ...]] = {
     "Status": ("State",), "Amount": ("Value",), "Created": ("Created on", "Date created"), "Number": ("No.",),
     "Customer": ("Client",), "Subject": ("Title",), "Reference": ("Ref.",), "Submitted": ("Submitted on",),
@@ -179,13 +182,15 @@ def _layout_shift(document: HtmlElement, body: HtmlElement, choice: float) -> li
     return [params.shows]
 
 
-def _relabel(element: HtmlElement, synonyms: dict[str, tuple[str, ...]], choice: float) -> str | None:
-    """The element's text with its leading word (or whole text) swapped for a synonym; None where none applies."""
+def _relabel(element: HtmlElement, labels: dict[str, tuple[str, ...]], verbs: dict[str, tuple[str, ...]],
+             choice: float) -> str | None:
+    """The element's text swapped for a synonym of the whole text, or of its leading verb where the text is longer;
+    None where none applies."""
     text = (element.text or "").strip()
     if len(element) or not text:
         return None
     head, _, rest = text.partition(" ")
-    for word, tail in ((text, ""), (head, rest)):
+    for word, tail, synonyms in ((text, "", labels), (head, rest, verbs if rest else {})):
         options = synonyms.get(word)
         if options:
             new = options[int(choice * len(options))] + (" " + tail if tail else "")
@@ -197,10 +202,10 @@ def _relabel(element: HtmlElement, synonyms: dict[str, tuple[str, ...]], choice:
 def _label_variation(document: HtmlElement, body: HtmlElement, choice: float) -> list[str] | None:
     shows: list[str] = []
     for button in body.iter("button"):
-        if (new := _relabel(button, BUTTON_SYNONYMS, choice)) is not None:
+        if (new := _relabel(button, BUTTON_LABELS, BUTTON_VERBS, choice)) is not None:
             shows.append(new)
     for header in body.iter("th"):
-        if (new := _relabel(header, HEADER_SYNONYMS, choice)) is not None:
+        if (new := _relabel(header, HEADER_SYNONYMS, {}, choice)) is not None:
             shows.append(new)
     reordered = any(_swap_columns(table) for table in body.iter("table"))
     return shows if shows or reordered else None
@@ -315,21 +320,10 @@ _DRESSERS = {
 
 def session_expired_page(path: str, query: str) -> str:
     """The page a timed-out session gets in place of `path`: signing in again is a GET of the same page with the
-    same query (the tenant is bound by the browser context, so it is kept)."""
+    query exactly as it was sent (the tenant is bound by the browser context, so it is kept)."""
     params = NOISE["session_timeout"]
-    page = lxml_html.document_fromstring(
-        "<html lang='en'><head><meta charset='utf-8'><title>Session expired</title></head><body><main>"
-        f"<h1>{params.shows}</h1><p>For your security you were signed out after a period of inactivity. "
-        "Sign in again to continue where you left off.</p></main></body></html>")
-    form = _fragment('<form method="get"></form>')
-    form.set("action", path)
-    for name, value in parse_qsl(query, keep_blank_values=True):
-        field = _fragment('<input type="hidden">')
-        field.set("name", name)
-        field.set("value", value)
-        form.append(field)
-    form.append(_fragment(f'<button type="submit">{params.dismiss}</button>'))
-    main = page.find(".//main")
-    assert main is not None
-    main.append(form)
-    return lxml_html.tostring(page, doctype="<!DOCTYPE html>", encoding="unicode")
+    again = escape(path + ("?" + query if query else ""), quote=True)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Session expired</title></head>"
+            f"<body><main><h1>{params.shows}</h1><p>For your security you were signed out after a period of "
+            "inactivity. Sign in again to continue where you left off.</p>"
+            f'<p><a href="{again}">{params.dismiss}</a></p></main></body></html>')
