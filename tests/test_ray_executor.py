@@ -46,7 +46,7 @@ from computerops.runs.ray_executor import (
     unreachable_cluster,
     worker_refusal,
 )
-from computerops.runs.records import EpisodeRecord, WorkerEvent
+from computerops.runs.records import EpisodeRecord, LostWorker, ResumeEntry, WorkerEvent
 from computerops.service.launch import RunRequest, launch, plan_resume, plan_run
 
 RUN = "same-plan"
@@ -182,7 +182,10 @@ def test_a_worker_killed_mid_episode_is_replaced_and_its_episode_runs_again_once
     # The killed attempt kept apart: only the driver's start marker, nothing admitted from it.
     attempts = sorted(p.relative_to(killed.root).as_posix() for p in (killed.root / "interrupted").glob("*/*"))
     assert attempts == [f"interrupted/{plan[0]}/attempt-1"]
-    assert sorted(p.name for p in (killed.root / attempts[0]).iterdir()) == ["started.json"]
+    assert sorted(p.name for p in (killed.root / attempts[0]).iterdir()) == ["lost_worker.json", "started.json"]
+    loss = killed.lost_worker(attempts[0])  # the attempt says why it stopped, as workers.jsonl does
+    assert loss is not None and (loss.episode_id, loss.worker, loss.cause, loss.at) == (
+        plan[0], events[0].worker, events[0].cause, events[0].at)
     assert killed.completeness().interrupted_attempts == 1 and killed.completeness().missing == []
     # The evidence is the local executor's, the episode run again included (same tenant seed, same everything).
     killed_records = {r.episode_id: r for r in killed.records()}
@@ -269,6 +272,10 @@ def test_a_ray_run_whose_driver_is_killed_resumes_on_ray_with_nothing_lost_or_tw
     assert [r.episode_id for r in resumed.records()] == plan and resumed.superseded() == []
     (entry,) = resumed.resumes()
     assert entry.admitted_before == len(admitted)
+    # The resume names the workers it ran on (the manifest keeps the first run's): a loss of one is traceable.
+    assert entry.execution is not None and entry.execution.executor == "ray", entry
+    assert [f"ray: {worker} ready" for worker in entry.execution.workers] == [
+        line for line in lines if line.startswith("ray: worker ") and line.endswith(" ready")]
     assert sorted(entry.set_apart) == in_flight  # the attempts in flight when the driver died, kept apart
     assert resumed.completeness().missing == [] and resumed.completeness().interrupted_attempts == len(in_flight)
     assert any(line.startswith("ray: ") and " workers (the cluster has " in line for line in lines), lines
@@ -341,6 +348,9 @@ class Bundle:
     def start_episode(self, planned: Any) -> None:
         self.done.append(f"start {planned.episode_id}")
 
+    def record_lost_worker(self, loss: LostWorker) -> None:
+        self.done.append(f"loss {loss.worker} ({loss.cause.split(':')[0]}) recorded in {loss.episode_id}")
+
     def set_apart(self, episode_id: str) -> Path:
         self.done.append(f"set apart {episode_id}")
         return self.root / "interrupted" / episode_id
@@ -372,11 +382,15 @@ async def test_an_episode_that_keeps_losing_its_worker_fails_after_the_bound_and
         await executor.run(bundle, task, episode, 0.0)  # type: ignore[arg-type]
     assert [a.calls for a in actors] == [1] * (MAX_WORKER_LOSSES + 1)  # each try on a live (new) worker
     name = "worker {} (h, node nnnnnnnnnnnn, pid {})".format
+    # Each attempt records its loss before it is set apart; the last one keeps it for the resume that sets it apart.
+    last = name(MAX_WORKER_LOSSES, 100 + MAX_WORKER_LOSSES)
     assert bundle.done == [
         line for n in range(MAX_WORKER_LOSSES) for line in (
-            f"start {episode.episode_id}", f"set apart {episode.episode_id}",
-            f"lost {name(n, 100 + n)} (ActorDiedError)", f"replaced {name(n + 1, 101 + n)}")
-    ] + [f"start {episode.episode_id}", f"lost {name(MAX_WORKER_LOSSES, 100 + MAX_WORKER_LOSSES)} (ActorDiedError)"]
+            f"start {episode.episode_id}", f"loss {name(n, 100 + n)} (ActorDiedError) recorded in {episode.episode_id}",
+            f"set apart {episode.episode_id}", f"lost {name(n, 100 + n)} (ActorDiedError)",
+            f"replaced {name(n + 1, 101 + n)}")
+    ] + [f"start {episode.episode_id}", f"loss {last} (ActorDiedError) recorded in {episode.episode_id}",
+         f"lost {last} (ActorDiedError)"]
     # never admitted; the last attempt stays for a resume to set apart, and no worker replaces the last loss
     assert [line.split(": episode")[0] for line in lines if " lost (" in line] == [
         f"ray: worker {n} lost (ActorDiedError, pid {100 + n})" for n in range(MAX_WORKER_LOSSES)]
@@ -543,7 +557,7 @@ async def test_an_episode_whose_worker_is_lost_runs_again_on_an_idle_worker_with
     assert any(line.endswith(f"episode {episode.episode_id} run again on worker 1") for line in lines), lines
     await executor.stop_replacing()  # the run's end: cancelled, nothing logged after it
     assert executor._replacing == set()
-    assert [line.split(" (")[0] for line in bundle.done] == [f"start {episode.episode_id}",
+    assert [line.split(" (")[0] for line in bundle.done] == [f"start {episode.episode_id}", "loss worker 0",
                                                              f"set apart {episode.episode_id}", "lost worker 0",
                                                              f"start {episode.episode_id}"]
 
@@ -595,3 +609,76 @@ async def test_the_runs_workers_are_asked_and_started_all_at_once(tmp_path: Path
     assert (hellos[1], starts[1]) == (3, 3), "one worker's start waited for another's"
     assert executor.chromium == "chromium 1" and len(executor.names) == 3 and executor._idle.qsize() == 3
     assert [line for line in lines if line.endswith(" ready")] == [f"ray: {name} ready" for name in executor.names]
+
+
+FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
+STARTED_WITH = ["worker 0 (h, node a, pid 1)", "worker 1 (h, node a, pid 2)"]
+REPLACEMENT = "worker 2 (h, node a, pid 3)"
+RESUMED_WITH = "worker 0 (h, node a, pid 9)"
+
+
+def _lost_run(tmp_path: Path) -> tuple[RunDirectory, Any]:
+    """A run whose workers.jsonl and attempts agree: worker 0 lost on e1 (set apart) and replaced by worker 2, worker 1
+    lost for good on e2 (its attempt set apart by the resume that ran on worker 0 of its own), that one lost on e3."""
+    shutil.copytree(FIXTURE_RUN, tmp_path / "run")
+    bundle = RunDirectory.open(tmp_path / "run")
+    manifest = bundle.manifest()
+    manifest = manifest.model_copy(update={"execution": manifest.execution.model_copy(
+        update={"executor": "ray", "workers": STARTED_WITH})})
+
+    def lose(worker: str, episode: str, *, set_apart: bool) -> None:
+        bundle.record_lost_worker(loss := LostWorker(episode_id=episode, worker=worker, cause="ActorDiedError: gone"))
+        attempt = bundle.set_apart(episode).relative_to(bundle.root).as_posix()
+        bundle.log_worker_event(WorkerEvent(at=loss.at, event="lost", worker=worker, cause=loss.cause,
+                                            episode_id=episode, set_apart=attempt if set_apart else None))
+
+    lose(STARTED_WITH[0], "e1", set_apart=True)
+    bundle.log_worker_event(WorkerEvent(event="replaced", worker=REPLACEMENT, in_place_of=STARTED_WITH[0]))
+    lose(STARTED_WITH[1], "e2", set_apart=False)  # the final loss: the resume set its attempt apart
+    bundle.log_resume(ResumeEntry.model_validate({
+        "resumed_at": "now", "admitted_before": 0, "torn_bytes_removed": 0, "set_apart": {}, "to_run": 1,
+        "endpoint_observed": manifest.endpoint_observed.model_dump(mode="json"),
+        "execution": manifest.execution.model_copy(update={"workers": [RESUMED_WITH]}).model_dump(mode="json")}))
+    lose(RESUMED_WITH, "e3", set_apart=True)
+    return bundle, manifest
+
+
+def _unlogged_loss(bundle: RunDirectory) -> None:
+    (bundle.root / "interrupted" / "e4" / "attempt-1").mkdir(parents=True)
+    loss = LostWorker(episode_id="e4", worker=REPLACEMENT, cause="ActorDiedError: gone")
+    (bundle.root / "interrupted" / "e4" / "attempt-1" / "lost_worker.json").write_text(loss.model_dump_json())
+
+
+def _rewrite_events(change: Any) -> Any:
+    def rewrite(bundle: RunDirectory) -> None:
+        events = [change(event) for event in bundle.worker_events()]
+        (bundle.root / "workers.jsonl").write_text("".join(e.model_dump_json() + "\n" for e in events))
+    return rewrite
+
+
+@pytest.mark.parametrize(("damage", "named"), [
+    (lambda b: (b.root / "interrupted/e1/attempt-1/lost_worker.json").unlink(),
+     "interrupted/e1/attempt-1 holds no lost_worker.json"),
+    (lambda b: (b.root / "interrupted/e3/attempt-1/lost_worker.json").write_text(LostWorker(
+        episode_id="e3", worker=RESUMED_WITH, cause="OtherError").model_dump_json()),
+     "interrupted/e3/attempt-1/lost_worker.json names worker 0 (h, node a, pid 9) on e3 (OtherError)"),
+    (_unlogged_loss, "interrupted/e4/attempt-1/lost_worker.json: worker 2 (h, node a, pid 3)'s loss on e4 is not in"),
+    (_rewrite_events(lambda e: e.model_copy(update={"worker": "worker 7 (h, node a, pid 8)"})
+                     if e.episode_id == "e3" else e), "worker 7 (h, node a, pid 8) lost, but no start, resume"),
+    (_rewrite_events(lambda e: e.model_copy(update={"in_place_of": STARTED_WITH[1]})
+                     if e.event == "replaced" else e), f"replaced in place of {STARTED_WITH[1]}, which no earlier"),
+    (_rewrite_events(lambda e: e.model_copy(update={"set_apart": "interrupted/e1/../../episodes"})
+                     if e.episode_id == "e1" else e), "set apart at interrupted/e1/../../episodes, not"),
+    (lambda b: (b.root / "resumes.jsonl").unlink(), f"{RESUMED_WITH} lost, but no start, resume or replacement"),
+], ids=["attempt-without-its-loss", "loss-naming-another-cause", "loss-not-logged", "unknown-worker",
+        "replacing-a-worker-not-lost", "attempt-outside-interrupted", "resume-not-naming-its-workers"])
+def test_verify_holds_a_ray_runs_worker_losses_to_the_attempts_and_the_workers_that_ran(
+        tmp_path: Path, damage: Any, named: str) -> None:
+    """verify reads workers.jsonl against the manifest's workers, each resume's and each replacement, and against the
+    lost_worker.json of each attempt set apart: the agreeing run passes, each damage is named."""
+    from computerops.runs.verification import worker_problems
+    bundle, manifest = _lost_run(tmp_path)
+    assert worker_problems(bundle, manifest) == []
+    damage(bundle)
+    problems = worker_problems(bundle, manifest)
+    assert any(named in problem for problem in problems), problems

@@ -23,6 +23,7 @@ from computerops.runs.records import (
     AdmittedEpisode,
     Completeness,
     EpisodeRecord,
+    LostWorker,
     ResumeEntry,
     RunManifest,
     StartedEpisode,
@@ -44,7 +45,9 @@ STARTED = "started.json"
 ADMITTED = "admitted.json"
 """Written into episodes/<id>/ once the episode's record line is on disk (`AdmittedEpisode`): a marker whose record
 episodes.jsonl no longer holds means the file lost a finished episode after the fact, which no kill can cause."""
-RUN_EPISODE_FILES = (*EVIDENCE_FILES, RECEIPT, TRACE, STARTED, ADMITTED)
+LOST_WORKER = "lost_worker.json"
+"""Written into episodes/<id>/ when a Ray worker is lost mid-episode (`LostWorker`), before the attempt is set apart."""
+RUN_EPISODE_FILES = (*EVIDENCE_FILES, RECEIPT, TRACE, STARTED, ADMITTED, LOST_WORKER)
 """The files of episodes/<id>/ the run itself writes: no study's evidence may name one."""
 INTERRUPTED = "interrupted"
 """Partial evidence of interrupted episodes, kept apart and never counted: interrupted/<id>/attempt-N/."""
@@ -440,6 +443,16 @@ class RunDirectory:
     def log_resume(self, entry: ResumeEntry) -> None:
         """Append one resume to resumes.jsonl, fsync'd."""
         _append_line(self.root / RESUMES, entry.model_dump_json(), self._admit_lock)
+
+    def record_lost_worker(self, loss: LostWorker) -> None:
+        """Write why an episode's attempt stopped (episodes/<id>/lost_worker.json), fsync'd, before it is set apart."""
+        _write_json(self.evidence_path(loss.episode_id, LOST_WORKER), loss.model_dump_json(indent=2))
+
+    def lost_worker(self, attempt: str) -> LostWorker | None:
+        """The worker loss recorded in an attempt set apart (`interrupted/<id>/attempt-N`, as workers.jsonl names
+        it); None when it holds none."""
+        path = self.root / attempt / LOST_WORKER
+        return LostWorker.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
 
     def log_worker_event(self, event: WorkerEvent) -> None:
         """Append one worker event to workers.jsonl, fsync'd."""

@@ -16,8 +16,9 @@ Playwright, the OpenAI client and ComputerOps; one that differs from the driver'
 imported only here, and only when a run asks for it: the package imports without Ray (`pip install -e '.[ray]'`).
 
 A worker lost mid-episode (its process killed, its node gone: Ray raises a RayActorError or WorkerCrashedError on the
-pending call) returned nothing, so nothing of the episode was admitted: the driver sets the partial attempt apart
-(interrupted/<id>/attempt-N/, as a resume does), logs the loss with Ray's cause in workers.jsonl (`WorkerEvent`),
+pending call) returned nothing, so nothing of the episode was admitted: the driver records the loss in the attempt
+(lost_worker.json: the worker, Ray's cause, when), sets the attempt apart (interrupted/<id>/attempt-N/, as a resume
+does), logs the loss with Ray's cause in workers.jsonl (`WorkerEvent`),
 starts a replacement worker in the background (the same setup and the same code check; logged when it has started or
 could not) and runs the episode again on the next free worker, at most MAX_WORKER_LOSSES times per episode; then the
 episode fails as any other. A replacement that cannot start stops the run at the next hand-out.
@@ -45,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from computerops.core.lifeline import Lifeline
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
 from computerops.runs.provenance import CHECKOUT_ROOT, code_hashes, versions
-from computerops.runs.records import EpisodeRecord, WorkerEvent
+from computerops.runs.records import EpisodeRecord, LostWorker, WorkerEvent
 
 if TYPE_CHECKING:
     from adapter.transcript import Bounds
@@ -534,9 +535,12 @@ class RayExecutor:
                 # one only cut off from the driver runs the episode no further, nor holds a CPU its replacement needs.
                 self._withdraw(worker.actor)
                 final = losses > MAX_WORKER_LOSSES
+                # The attempt says why it stopped (moved with it; a final one is set apart by the resume).
+                loss = LostWorker(episode_id=planned.episode_id, worker=lost.name, cause=_cause(exc))
+                bundle.record_lost_worker(loss)
                 attempt = None if final else bundle.set_apart(planned.episode_id).relative_to(bundle.root).as_posix()
                 bundle.log_worker_event(WorkerEvent(
-                    event="lost", worker=lost.name, cause=_cause(exc), episode_id=planned.episode_id,
+                    at=loss.at, event="lost", worker=lost.name, cause=loss.cause, episode_id=planned.episode_id,
                     set_apart=attempt))
                 if final:
                     raise RuntimeError(f"{lost.name} lost ({type(exc).__name__}): episode {planned.episode_id} lost "

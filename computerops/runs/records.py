@@ -214,7 +214,7 @@ class ResumeEntry(Versioned):
     """One `run --resume` of a run directory: one line of resumes.jsonl."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    format: Literal["computerops.resume/1"] = formats.RESUME
+    format: Literal["computerops.resume/2", "computerops.resume/1"] = formats.RESUME
 
     resumed_at: str
     admitted_before: int
@@ -230,10 +230,14 @@ class ResumeEntry(Versioned):
     to_run: int
     endpoint_observed: ObservedEndpoint
     """What the endpoint said about itself at this resume (the manifest keeps the first observation)."""
+    execution: RunExecution | None = Field(default=None, exclude_if=lambda value: value is None)
+    """How this resume was carried out (the manifest keeps the first run's): on Ray, the workers it started with;
+    None in resume/1 lines."""
 
 
 class WorkerEvent(Versioned):
-    """One event of a Ray run's workers after its start (the manifest names the workers it started with): a worker
+    """One event of a Ray run's workers after its start (the manifest, or a resume's line of resumes.jsonl, names the
+    workers it started with): a worker
     lost, with the cause Ray gave and where its episode's partial attempt went; a replacement started in its place,
     or one that could not be. One line of workers.jsonl."""
 
@@ -254,6 +258,24 @@ class WorkerEvent(Versioned):
     """`lost`: where that episode's partial attempt went (interrupted/<id>/attempt-N)."""
     in_place_of: str | None = None
     """`replaced` and `replacement_failed`: the lost worker."""
+
+
+class LostWorker(Versioned):
+    """episodes/<id>/lost_worker.json, set apart with the attempt it ends (interrupted/<id>/attempt-N/): the Ray
+    worker the episode lost mid-attempt and Ray's word for it, written by the driver, so the attempt says why it
+    stopped without workers.jsonl beside it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: Literal["computerops.lost_worker/1"] = formats.LOST_WORKER
+
+    episode_id: str
+    worker: str
+    """The worker as it named itself (actor index, host, node id, pid), as the manifest or a `replaced` event of
+    workers.jsonl names it."""
+    cause: str
+    """Ray's error (its class and first line), as the `lost` event of workers.jsonl gives it."""
+    at: str = Field(default_factory=lambda: utc_stamp("milliseconds"))
+    """When the driver learned of the loss (UTC)."""
 
 
 class Completeness(BaseModel):

@@ -221,6 +221,7 @@ def _resume(bundle: RunDirectory, now: RunManifest, progress: Progress) -> list[
     bundle.log_resume(ResumeEntry(
         resumed_at=now.created_at, admitted_before=len(admitted), torn_bytes_removed=torn, set_apart=set_apart,
         to_run=len(pending), endpoint_observed=now.endpoint_observed, rerun_infrastructure=failed,
+        execution=now.execution,
     ))
     interrupted = len(set_apart) - len(failed)
     progress(f"resuming {bundle.root}: {len(admitted)} of {len(now.config.episodes)} episodes admitted, "

@@ -28,11 +28,21 @@ from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, read_experiment_run
 from computerops.experiment.lock import ExperimentRefused
 from computerops.report.run import report_json_as, summarize
-from computerops.runs.bundle import CHECKSUMS, EPISODES, SUMMARY, VERIFICATION, BundleError, RunDirectory
+from computerops.runs.bundle import (
+    CHECKSUMS,
+    EPISODES,
+    INTERRUPTED,
+    LOST_WORKER,
+    SUMMARY,
+    VERIFICATION,
+    WORKER_EVENTS,
+    BundleError,
+    RunDirectory,
+)
 from computerops.runs.config import RunConfig
 from computerops.runs.episode import claim_of, derived_fields
 from computerops.runs.instances import changed_field
-from computerops.runs.records import EpisodeRecord, RunManifest
+from computerops.runs.records import EpisodeRecord, LostWorker, RunManifest, WorkerEvent
 from computerops.studies.base import EpisodeSetup
 from computerops.studies.registry import registered
 from computerops.studies.rules import unclaimed
@@ -181,6 +191,7 @@ async def verify_run(bundle: RunDirectory) -> Verification:
         finally:
             registry.close()
     problems += lost  # after the episodes' own checks, which name what a changed record says
+    problems += worker_problems(bundle, manifest)
     problems += _summary_problems(bundle, manifest, records)
     problems += _experiment_problems(bundle, manifest)
     verification = Verification(
@@ -190,6 +201,65 @@ async def verify_run(bundle: RunDirectory) -> Verification:
     )
     verification._receipts = receipts
     return verification
+
+
+def worker_problems(bundle: RunDirectory, manifest: RunManifest) -> list[str]:
+    """A Ray run's workers.jsonl against its manifest, resumes and attempts set apart: each worker lost is one the
+    manifest, a resume or an earlier replacement names; each loss's attempt (interrupted/<id>/attempt-N) holds its
+    lost_worker.json, naming the same worker, episode and cause; each lost_worker.json under interrupted/ is a
+    logged loss."""
+    try:
+        events = bundle.worker_events()
+        resumed = [entry.execution.workers for entry in bundle.resumes() if entry.execution is not None]
+    except (BundleError, ValueError) as exc:
+        return [f"{WORKER_EVENTS} or a resume cannot be read: {exc}"]
+    problems = []
+    # The workers each start and resume began with, then each replacement as it joined.
+    known = {*manifest.execution.workers, *(worker for workers in resumed for worker in workers)}
+    lost: set[str] = set()
+    logged: set[tuple[str, str, str]] = set()
+    for number, event in enumerate(events, start=1):
+        where = f"{WORKER_EVENTS}:{number}"
+        if event.event == "lost":
+            if event.worker not in known:
+                problems.append(f"{where}: {event.worker} lost, but no start, resume or replacement names it")
+            lost.add(event.worker)
+            logged.add((event.episode_id or "", event.worker, event.cause or ""))
+            if event.set_apart is not None:
+                problems += _loss_problems(bundle, event.set_apart, event, where)
+        else:
+            if event.in_place_of not in lost:
+                problems.append(f"{where}: {event.event} in place of {event.in_place_of}, which no earlier line lost")
+            if event.event == "replaced":
+                known.add(event.worker)
+    for path in sorted(bundle.root.glob(f"{INTERRUPTED}/*/attempt-*/{LOST_WORKER}")):
+        try:
+            loss = LostWorker.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{path.relative_to(bundle.root).as_posix()}: not a worker loss: {exc}")
+            continue
+        if (loss.episode_id, loss.worker, loss.cause) not in logged:
+            problems.append(f"{path.relative_to(bundle.root).as_posix()}: {loss.worker}'s loss on {loss.episode_id} "
+                            f"is not in {WORKER_EVENTS}")
+    return problems
+
+
+def _loss_problems(bundle: RunDirectory, attempt: str, event: WorkerEvent, where: str) -> list[str]:
+    """A `lost` event against the attempt it names: there, its lost_worker.json says the same."""
+    parts = attempt.split("/")
+    if len(parts) != 3 or parts[0] != INTERRUPTED or parts[1] != event.episode_id or not parts[2].startswith(
+            "attempt-"):
+        return [f"{where}: set apart at {attempt}, not interrupted/{event.episode_id}/attempt-N"]
+    try:
+        loss = bundle.lost_worker(attempt)
+    except (OSError, ValueError) as exc:
+        return [f"{attempt}/{LOST_WORKER}: not a worker loss: {exc}"]
+    if loss is None:
+        return [f"{where}: {event.worker} lost on {event.episode_id}, but {attempt} holds no {LOST_WORKER}"]
+    if (loss.episode_id, loss.worker, loss.cause) != (event.episode_id, event.worker, event.cause):
+        return [f"{attempt}/{LOST_WORKER} names {loss.worker} on {loss.episode_id} ({loss.cause}), {where} "
+                f"{event.worker} on {event.episode_id} ({event.cause})"]
+    return []
 
 
 def _admission_problems(bundle: RunDirectory) -> list[str]:
