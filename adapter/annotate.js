@@ -118,6 +118,11 @@
   const HEARD = 8;  // an ancestor, the document or the window listens for clicks
   const NEAR = 16;  // an ancestor element (not the body or html) listens for clicks
   const UNSEEN_TEXT = 32;  // an ancestor makes its text unseen (opacity 0, indented out of a box that clips)
+  const DRAG_LIST = 64;  // the parent is a list that drags its items (dragsItems): not passed further down
+  // A transparent control this small is seen and hit by no one (a hidden 1x1 input, its padding and border around it).
+  const SPECK = 8;
+  // Roles of an icon-only target, which alone get a guessed name: a form field the page leaves nameless is nameless.
+  const GUESSED_ROLES = new Set(["button", "link", "clickable", "menuitem", "tab", "treeitem"]);
   // Mirrors BLOCK_TAGS in adapter/render.py; other elements laid out as blocks get data-co-block.
   const BLOCK_TAGS = new Set([
     "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
@@ -148,6 +153,12 @@
   co.offered = new Set();  // elements offered by this annotation, and the shown labels of offered controls
   co.ownPoints = new WeakMap();  // a listening element offered beside what it holds -> [fx, fy] of its own point
   listening = listening || new Map();
+  // A node's listener kind (adapter/world.py listener_kind): "activation", "pointer" or "hover", then " press" when
+  // it also begins drags. A click reaches a handler only of the first two; "hover" reacts to the pointer passing.
+  const kindOf = (n) => listening.get(n) || "";
+  const listens = (n) => /^(activation|pointer)/.test(kindOf(n));
+  const hovers = (n) => kindOf(n).startsWith("hover");
+  const presses = (n) => kindOf(n).endsWith(" press");
   const LIMITS = { depth: Infinity, nodes: Infinity, chars: Infinity, ...(limits || {}) };
   const cut = { nodes: false, deep: 0, chars: 0 };
   let visited = 0;  // elements and options looked at
@@ -222,6 +233,37 @@
     return Boolean(rect) && (Number(rect[3]) <= Number(rect[1]) || Number(rect[2]) <= Number(rect[4]));
   }
 
+  // A box a few pixels across under opacity 0 (its own or an ancestor's): nobody sees it, nor aims at it. A transparent
+  // control that keeps its size (a select over a fake one) is not one: a click there reaches it.
+  function transparentSpeck(el, box) {
+    if (box.width > SPECK && box.height > SPECK) return false;
+    for (let n = el; n && n.nodeType === Node.ELEMENT_NODE; n = parentOf(n)) {
+      if (getComputedStyle(n).opacity === "0") return true;
+    }
+    return false;
+  }
+
+  // A list that drags its items (a sortable list: jQuery UI's, SortableJS, a page's own): an element that begins
+  // drags (a press listener: kindOf's " press") whose element children are two or more of one tag, laid out as boxes
+  // (not inline text), with no text of its own between them. Each item is a drag source at its own point. A list
+  // listening only for the pointer passing over its items (delegation, as jQuery's `.on("mouseenter", "li")`)
+  // offers its items the same way, as targets of `hover`.
+  // Besides the press listener, something must say the children are items: the list's or an item's class names
+  // dragging (jQuery UI's `ui-sortable`), an item is draggable or shows a move or grab cursor, or the items share one
+  // class (an app's root listening for every press holds a header and a main part, not items).
+  const DRAG_WORDS = /sortable|draggable|drag|dnd|reorder/i;
+  function dragsItems(el) {
+    if (!presses(el) && !hovers(el)) return false;
+    const items = [...el.children];
+    if (items.length < 2 || items.some((n) => n.localName !== items[0].localName)) return false;
+    if ([...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.data.trim())) return false;
+    if (!items.every((n) => getComputedStyle(n).display !== "inline")) return false;
+    const classOf = (n) => n.getAttribute("class") || "";
+    return DRAG_WORDS.test(classOf(el)) || items.every((n) => classOf(n) === classOf(items[0]))
+      || items.some((n) => DRAG_WORDS.test(classOf(n)) || n.getAttribute("draggable") === "true"
+                     || /^(move|grab|grabbing)$/.test(getComputedStyle(n).cursor));
+  }
+
   function isInvisible(el) {
     return /^(hidden|collapse)$/.test(getComputedStyle(el).visibility);
   }
@@ -258,7 +300,7 @@
     const explicit = (el.getAttribute("role") || "").trim().split(/\s+/)[0];
     if (ARIA_INTERACTIVE.has(explicit)) return explicit;
     // An <a> without href but with a click, mousedown or mouseup listener is a link to Chromium.
-    const anchorRole = hasHref(el) || listening.get(el) === "activation" ? "link" : null;
+    const anchorRole = hasHref(el) || kindOf(el).startsWith("activation") ? "link" : null;
     if (el.namespaceURI === SVG_NS) return tag === "a" ? anchorRole : null;
     switch (tag) {
       case "a": return anchorRole;
@@ -288,7 +330,7 @@
       const box = el.getBoundingClientRect();
       if (box.width === 0 || box.height === 0) {
         offered = isToggle(el) && Boolean(shownLabel(el));  // no box: only a label can reach it
-      } else if (visuallyHidden(el, box)) {
+      } else if (visuallyHidden(el, box) || transparentSpeck(el, box)) {
         offered = Boolean(shownLabel(el));  // nobody sees it: a label that shows is the way to it
       }
     }
@@ -299,7 +341,7 @@
 
   // Whether a click anywhere in a document reaches a listener of the document, its window or its body.
   function heardIn(doc) {
-    const heard = [doc, doc.defaultView, doc.documentElement, doc.body].some((n) => n && listening.has(n));
+    const heard = [doc, doc.defaultView, doc.documentElement, doc.body].some((n) => n && listens(n));
     return heard ? HEARD : 0;
   }
 
@@ -463,6 +505,9 @@
       return clean(el.value) || { submit: "Submit", reset: "Reset" }[el.type] || clean(el.title);
     }
     if (tag === "canvas") return clean(el.getAttribute("title")) || clean(el.textContent);  // its fallback content
+    // A role-less target's name is its title before its content, as Chromium names a generic element (an icon span
+    // titled "Delete" is not named by its glyph).
+    if (role === "clickable" && clean(el.getAttribute("title"))) return clean(el.getAttribute("title"));
     const fromLabels = labelsText(el);
     if (["input", "select", "textarea"].includes(tag) && fromLabels) return fromLabels;
     if (tag !== "input" && tag !== "select" && tag !== "textarea" && !el.isContentEditable) {
@@ -483,10 +528,21 @@
   function offeredName(el, role) {
     const name = nameOf(el, role);
     if (name) return [name, null];
+    if (!GUESSED_ROLES.has(role) || /^(input|select|textarea)$/.test(el.localName) || el.isContentEditable) {
+      return ["", null];
+    }
     const guessed = fileName(el);
     if (guessed) return [guessed, "file"];
     const fromClass = className(el);
-    return fromClass ? [fromClass, "class"] : ["", null];
+    if (fromClass) return [fromClass, "class"];
+    const fromId = idName(el);
+    return fromId ? [fromId, "id"] : ["", null];
+  }
+
+  // The element's id when it reads as a word or words (`send-reply`), not a generated one (`ember123`, a uuid).
+  function idName(el) {
+    const id = clean(el.getAttribute("id"));
+    return /^[A-Za-z][A-Za-z_-]{1,39}$/.test(id) ? id.replace(ICON_PREFIX, "") : "";
   }
 
   function inside(el) {
@@ -823,9 +879,10 @@
     const style = getComputedStyle(el);
     const pointer = style.cursor === "pointer";
     const inSvg = svg && tag !== "foreignObject";
-    const heard = listening.has(el) || (el.shadowRoot !== null && listening.has(el.shadowRoot));
+    const heard = listens(el) || (el.shadowRoot !== null && listens(el.shadowRoot));
     const below = (flags & (IN_CONTROL | HEARD | NEAR | UNSEEN_TEXT)) | (inSvg ? IN_SVG : 0) | (pointer ? POINTER : 0)
-      | (heard ? HEARD : 0) | (heard || el.hasAttribute("onclick") ? NEAR : 0) | (hidesText(el, style) ? UNSEEN_TEXT : 0);
+      | (heard ? HEARD : 0) | (heard || el.hasAttribute("onclick") ? NEAR : 0) | (hidesText(el, style) ? UNSEEN_TEXT : 0)
+      | (dragsItems(el) ? DRAG_LIST : 0);
     const textSeen = !(flags & UNSEEN_TEXT) && !(below & UNSEEN_TEXT) && textShows(el, style);
     const cloneTag = !svg && tag !== "img" && !RAW_TEXT.has(tag) && /^[a-z][a-z0-9-]*$/.test(tag) ? tag : "span";
     const c = into.appendChild(out.createElement(cloneTag));
@@ -859,7 +916,7 @@
     if (tag === "canvas") {
       // Its fallback content does not show. Offered with a listener of its own, or as the outermost pointer under
       // one, like any clickable: a click at a point of it is how a person uses it.
-      const own = listening.has(el) || el.hasAttribute("onclick");
+      const own = listens(el) || el.hasAttribute("onclick");
       if (!role && !(flags & IN_CONTROL) && (own || (pointer && !(flags & POINTER) && flags & HEARD))
           && canOfferClickable(el)) {
         markClickable(el, c);
@@ -878,7 +935,7 @@
       if (tag === "img" || (inSvg && !c.textContent.trim() && !c.querySelector("[data-co-id]"))) c.remove();
       return;  // a control that is not offered is no clickable either
     }
-    const listened = listening.has(el) || el.hasAttribute("onclick");
+    const listened = listens(el) || el.hasAttribute("onclick");
     const innerStrong = strongOffered - strongBefore, innerWeak = weakOffered - weakBefore;
     if (listened && innerStrong === 0 && innerWeak <= 1 && canOfferClickable(el)) {
       if (innerWeak === 1) {
@@ -887,11 +944,19 @@
       }
       markClickable(el, c);
       strongOffered++;
-    } else if (listened && (point = ownPoint(el, offeredList.slice(offeredBefore).filter((n) => co.offered.has(n))))
+    } else if (listened && !(below & DRAG_LIST)
+               && (point = ownPoint(el, offeredList.slice(offeredBefore).filter((n) => co.offered.has(n))))
                && canOfferClickable(el, point)) {
       markClickable(el, c);  // a target of its own beside the controls it holds, which stay
       co.ownPoints.set(el, point);
       strongOffered++;
+    } else if (!listened && (flags & DRAG_LIST || el.getAttribute("draggable") === "true") && innerStrong === 0
+               && innerWeak === 0 && canOfferClickable(el)) {
+      markClickable(el, c);  // an item of a list that drags its items, or an HTML5 drag source: dragged from its point
+      strongOffered++;
+    } else if (!listened && hovers(el) && innerStrong === 0 && innerWeak === 0 && canOfferClickable(el)) {
+      markClickable(el, c);  // reacts only to the pointer passing over it: a target of `hover`; inside a listening
+      weakOffered++;  // element (an icon swapping its image in a clickable), that element takes its place
     } else if (!listened && focusable(el) && flags & NEAR && innerStrong === 0 && canOfferClickable(el)) {
       markClickable(el, c);  // a widget's focusable part (a slider's handle): where its keys go
       strongOffered++;
@@ -909,8 +974,8 @@
   // driver re-checks when it acts on a control, and while its click's events are dispatched (adapter/driver.py).
   co.identify = (el) => {
     const role = roleOf(el) || "clickable";
-    const [name] = offeredName(el, role);
-    return [role, role === "clickable" ? clickableName(name) : name];
+    const [name, from] = offeredName(el, role);
+    return [role, role === "clickable" ? clickableName(name) : name, from || ""];
   };
 
   listen(document);

@@ -583,16 +583,25 @@ class PageDriver:
         report = None
         with suppress(PlaywrightError):  # the click loaded another document: the guard went with the old one
             report = await guard.disarm(self.world, control)
+        pressed = ""
         if report is not None and report.stopped is not None:
             await self._settle()  # what the page did as the pointer came is over before it is observed
-            return changed_control(action.id, f"{report.stopped}. The click was stopped there and reached nothing")
-        await self._settle()
-        if report is not None and "click" not in report.seen:
+            if report.reaction is None:
+                return changed_control(action.id, f"{report.stopped}. The click was stopped there and reached "
+                                                  "nothing")
+            # The press reached the control and the page answered it (a field that moves a cover over itself as it
+            # takes the focus): acted on, and the rest of the click, which would land on the cover, was held back.
+            pressed = (f"; the press reached it and {report.reaction}, then {report.stopped}: that event and the "
+                       "rest of the click were held back")
+        else:
+            await self._settle()
+        if report is not None and "click" not in report.seen and not pressed:
             return reject("execution_error", f"The click on [{action.id}] was not seen to reach it: the page kept "
                                               "its events from the driver's check. What the page did is in the next "
                                               "observation.")
         if isinstance(action, Click):
-            return ActionOutcome(ok=True, note=f"clicked {described(control)}{at_point(at)}")
+            return ActionOutcome(ok=True, note=f"{'pressed' if pressed else 'clicked'} {described(control)}"
+                                               f"{at_point(at)}{pressed}")
         if await self._checked(action.id) != action.checked:
             return reject("execution_error", f"Clicking [{action.id}] did not make it {check_state(action.checked)}.")
         return ActionOutcome(ok=True, note=f"{check_state(action.checked)} {described(control)}")
@@ -712,7 +721,8 @@ class PageDriver:
         pressed = None
         with suppress(PlaywrightError):  # the press loaded another document
             pressed = await guard.peek(self.world, control, "drag")
-        if pressed is None or pressed.stopped is not None or "mousedown" not in pressed.seen:
+        # A page that cancels the pointerdown (a sortable list's) keeps the mousedown from being dispatched at all.
+        if pressed is None or pressed.stopped is not None or not {"pointerdown", "mousedown"} & set(pressed.seen):
             await mouse.up()  # where it was pressed; a stopped press's release is held back too
             with suppress(PlaywrightError):
                 await guard.disarm(self.world, control, "drag")

@@ -60,7 +60,7 @@ from adapter.driver import PageDriver
 from adapter.lines import flat
 from adapter.observation import Control, Observation
 from adapter.page_functions import FILL_PROBLEM, VISIBLE_PART
-from adapter.world import offered_node_ids
+from adapter.world import HOVER_EVENTS, offered_node_ids
 
 # Roles of Chromium's accessibility tree (as `Accessibility.getFullAXTree` names them) that a user
 # acts on. Found empirically with Chromium 156 on tests/fixtures/pages/: ARIA widget roles keep
@@ -89,8 +89,8 @@ EDITING_HOST_ROLE = "textbox"
 # Role-less click targets (a div or span with a click handler) are offered with this role; the accessibility tree
 # has no interactive node for them, so they are judged by the listeners Chromium reports instead.
 CLICKABLE_ROLE = "clickable"
-CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup"})
-"""Events a click dispatches to the element under the pointer."""
+CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup", "dragstart"})
+"""Events a click (or a drag's press) dispatches to the element under the pointer."""
 # Chromium's names for native controls and the role the observation gives them (for agreement stats).
 EQUIVALENT_ROLES: Mapping[str, str] = {
     "Date": "textbox", "InputTime": "textbox", "DateTime": "textbox", "ColorWell": "textbox",
@@ -143,7 +143,8 @@ class ExtraControl(BaseModel):
     """None when the id did not resolve to an element of the page."""
 
 
-ClickEvidence = Literal["click listener", "pointer cursor under a listener", "focusable under a listener"]
+ClickEvidence = Literal["click listener", "pointer cursor under a listener", "focusable under a listener",
+                        "pointer-over listener", "item of a listening list"]
 
 
 class ClickableControl(BaseModel):
@@ -156,7 +157,9 @@ class ClickableControl(BaseModel):
     evidence: ClickEvidence
     """A click listener on the element itself, or a pointer cursor on it with a listener on an ancestor
     (event delegation, as frameworks do), or a page-given tabindex on it with a listener on an ancestor (a custom
-    slider's handle inside its listening track: the keys of `press` go to it)."""
+    slider's handle inside its listening track: the keys of `press` go to it); or a listener for the pointer passing
+    over it (a target of `hover`), or its parent listens (for presses or the pointer passing) and it is one of its
+    items or draggable (a sortable list's item, a drag source, a hover menu's item)."""
 
 
 class ListenerTarget(BaseModel):
@@ -566,10 +569,11 @@ async def offered_backend_ids(target: PageDriver | Page, observation: Observatio
     return await _backend_ids(_page_of(target), [c.id for c in observation.controls])
 
 
-async def _click_listeners(cdp: CDPSession) -> tuple[set[int], bool]:
-    """The nodes (in every frame and shadow root) with a click listener of their own, and whether the top window
-    has one."""
+async def _click_listeners(cdp: CDPSession) -> tuple[set[int], bool, set[int]]:
+    """The nodes (in every frame and shadow root) with a click listener of their own, whether the top window
+    has one, and the nodes with a listener for the pointer passing over them (`HOVER_EVENTS`)."""
     nodes: set[int] = set()
+    hovered: set[int] = set()
     window_listens = False
     for expression, subtree in (("document", {"depth": -1, "pierce": True}), ("window", {})):
         target = await cdp.send("Runtime.evaluate", {"expression": expression, "objectGroup": OBJECT_GROUP})
@@ -578,15 +582,22 @@ async def _click_listeners(cdp: CDPSession) -> tuple[set[int], bool]:
             continue
         found = await cdp.send("DOMDebugger.getEventListeners", {"objectId": object_id, **subtree})
         for listener in found["listeners"]:
+            if listener.get("type") in HOVER_EVENTS and "backendNodeId" in listener:
+                hovered.add(int(listener["backendNodeId"]))
             if listener.get("type") not in CLICK_EVENTS:
                 continue
             if "backendNodeId" in listener:
                 nodes.add(int(listener["backendNodeId"]))
             else:
                 window_listens = window_listens or expression == "window"
-    return nodes, window_listens
+    return nodes, window_listens, hovered
 
 
+_DRAG_ITEM = """function () {
+  const parent = this.parentElement;
+  return this.getAttribute("draggable") === "true" || (Boolean(parent) && parent.children.length >= 2
+    && [...parent.children].every((n) => n.localName === this.localName));
+}"""
 _CURSOR = "function () { return this.ownerDocument.defaultView.getComputedStyle(this).cursor; }"
 _FOCUSABLE = "function () { return this.hasAttribute('tabindex') && this.tabIndex >= 0; }"
 _SHORT_TEXT = """function () {
@@ -598,8 +609,10 @@ _SHORT_TEXT = """function () {
 class _Listeners:
     """Which nodes listen for clicks, and what that says about a `clickable` control."""
 
-    def __init__(self, cdp: CDPSession, view: _AxView, nodes: set[int], window_listens: bool) -> None:
+    def __init__(self, cdp: CDPSession, view: _AxView, nodes: set[int], window_listens: bool,
+                 hovered: set[int]) -> None:
         self.cdp, self.view, self.nodes, self.window_listens = cdp, view, nodes, window_listens
+        self.hovered = hovered
 
     async def evidence(self, backend: int) -> ClickEvidence | None:
         """Why a click on this element reaches a handler, or None when nothing shows that it does."""
@@ -610,6 +623,11 @@ class _Listeners:
             return "pointer cursor under a listener"
         if delegated and await self.view.asker.call(backend, _FOCUSABLE) is True:
             return "focusable under a listener"
+        if backend in self.hovered:
+            return "pointer-over listener"
+        above = delegated or any(n in self.hovered for n in self.view.dom.ancestors(backend))
+        if above and await self.view.asker.call(backend, _DRAG_ITEM) is True:
+            return "item of a listening list"
         return None
 
     async def unoffered(self, offered: set[int]) -> list[ListenerTarget]:

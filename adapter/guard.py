@@ -78,7 +78,17 @@ _ARM = """([id, token, label, events]) => {
       ? "." + n.className.trim().split(/\\s+/).join(".") : "";
     return `<${n.localName}${ident}${cls}>`;
   };
-  const guard = { identity, seen: [], stopped: null };
+  // The same control while the click's events come: its role, and its name unless both names are guesses (an icon's
+  // file, class or id name, which a hover style swaps under the pointer: the page still names it nothing). Before the
+  // action, a guess is compared like any name (`changed`): a page that changed its icon since the observation is
+  // refused.
+  const same = (a, b) => a[0] === b[0] && (a[1] === b[1] || (Boolean(a[2]) && Boolean(b[2])));
+  // What the page did once the press reached the control: the focus moved, or its DOM changed.
+  const doc = e.ownerDocument;
+  const focusBefore = doc.activeElement;
+  const changes = new MutationObserver(() => {});
+  changes.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
+  const guard = { identity, seen: [], reached: [], stopped: null };
   const check = (frame) => (event) => {
     if (!event.isTrusted) return;  // the page's own synthetic events are its own business
     if (!frame) guard.seen.push(event.type);
@@ -90,11 +100,18 @@ _ARM = """([id, token, label, events]) => {
         guard.stopped = { event: event.type, gone: true };
       } else {
         const now = co.identify(e);
-        if (now[0] !== identity[0] || now[1] !== identity[1]) {
+        if (!same(now, identity)) {
           guard.stopped = { event: event.type, now };
         } else if (!within(hit, e) && !within(hit, through)) {
           guard.stopped = { event: event.type, hit: describe(hit) };
+        } else {
+          guard.reached.push(event.type);
         }
+      }
+      const pressed = guard.reached.includes("mousedown") || guard.reached.includes("pointerdown");
+      if (guard.stopped && guard.stopped.hit && pressed) {
+        // Covered after the press reached it: judged by what the page did then, not by where the cover landed.
+        guard.stopped.pressed = { focus: doc.activeElement !== focusBefore, changed: changes.takeRecords().length > 0 };
       }
     }
     if (guard.stopped) {
@@ -105,6 +122,7 @@ _ARM = """([id, token, label, events]) => {
   const listeners = windows.map(([view, frame]) => [view, check(frame)]);
   for (const [view, listener] of listeners) for (const type of events) view.addEventListener(type, listener, true);
   guard.disarm = () => {
+    changes.disconnect();
     for (const [view, listener] of listeners) {
       for (const type of events) view.removeEventListener(type, listener, true);
     }
@@ -215,6 +233,10 @@ class GuardReport:
     """The trusted events of the click it checked, in order."""
     stopped: str | None
     """Why it stopped the click (and which event it stopped at), or None when every event passed."""
+    reaction: str | None = None
+    """When the press (pointerdown, mousedown) had reached the control before a later event landed on something the
+    page put over it: what the page did in answer (it moved the focus, it changed), so the control was acted on; None
+    otherwise (nothing reached it, or it was renamed or removed, or the page did nothing)."""
 
 
 async def disarm(world: IsolatedWorld, control: Control, what: str = "click") -> GuardReport | None:
@@ -232,7 +254,11 @@ def _report(found: object, control: Control, what: str) -> GuardReport | None:
     if not isinstance(found, dict):
         return None
     stopped = found.get("stopped")
-    reason = None
+    reason = reaction = None
+    if isinstance(stopped, dict) and isinstance(stopped.get("pressed"), dict):
+        pressed = stopped["pressed"]
+        did = [what for what, key in (("moved the focus", "focus"), ("changed", "changed")) if pressed.get(key)]
+        reaction = "the page " + " and ".join(did) if did else None
     if isinstance(stopped, dict):
         at = f"when the {stopped.get('event')} event of the {what} reached it"
         if stopped.get("gone"):
@@ -242,7 +268,7 @@ def _report(found: object, control: Control, what: str) -> GuardReport | None:
             reason = f"{changed(control, now) or 'its name changed'}: the page changed it {at}"
         else:
             reason = f"the page put {stopped.get('hit')} over it {at}, and the {what} would have landed there"
-    return GuardReport(seen=tuple(str(event) for event in found.get("seen", [])), stopped=reason)
+    return GuardReport(seen=tuple(str(event) for event in found.get("seen", [])), stopped=reason, reaction=reaction)
 
 
 async def focus_for_keys(world: IsolatedWorld, control_id: str, token: str | None) -> str | bool | None:

@@ -142,8 +142,9 @@ def _options(options: list[str]) -> str:
     return "options=" + _json(shown) + (f" ({more} more options)" if more else "")
 
 
-NAME_SOURCES = frozenset({"file", "class"})
-"""Where a guessed name comes from (`Control.name_from`): an image's file name, or a class name."""
+NAME_SOURCES = frozenset({"file", "class", "id"})
+"""Where a guessed name comes from (`Control.name_from`): an image's file name, a class name, or an id that reads as
+words."""
 NAME_FROM = "name-from"
 """The field of a control line that marks its name as a guess (`name-from=class`)."""
 

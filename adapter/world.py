@@ -58,6 +58,11 @@ ACTIVATION_EVENTS = frozenset({"click", "mousedown", "mouseup"})
 """Listeners that make Chromium treat an `<a>` without href as a link (and any element as clickable)."""
 POINTER_EVENTS = frozenset({"pointerdown", "pointerup"})
 """Listeners that make an element clickable for a mouse, though Chromium does not call it a link."""
+HOVER_EVENTS = frozenset({"mouseover", "mouseenter", "pointerover", "pointerenter"})
+"""Listeners that make an element react to the pointer passing over it (kind "hover": a target of `hover`)."""
+PRESS_EVENTS = frozenset({"mousedown", "pointerdown", "touchstart", "dragstart"})
+"""Listeners that begin a drag (a sortable list's): marked " press" after the kind, so annotate.js can tell a list
+that drags its items from one that only takes clicks."""
 PLAYWRIGHT_MARKER = "__playwright"
 """How the listeners Playwright's injected script adds to the window are recognised (not the page's)."""
 INSTALL_OVER = 1_000
@@ -73,6 +78,23 @@ _OBJECT_GONE = "Could not find object with given id"
 ArgumentsFor = Callable[[int], Awaitable[list[dict[str, Any]]]]
 """Makes the call arguments for an execution context (object ids belong to one context)."""
 _WORLDS: WeakKeyDictionary[Page, IsolatedWorld] = WeakKeyDictionary()
+
+
+def listener_kind(types: set[str]) -> str | None:
+    """What a node's listeners (event types) make it to annotate.js: "activation" (click, mousedown, mouseup),
+    "pointer" (pointerdown, pointerup only, or dragstart) or "hover" (only pointer-over events: a target of `hover`,
+    not of a click), with " press" after it when it also begins drags (`PRESS_EVENTS`); None when none counts."""
+    if types & ACTIVATION_EVENTS:
+        kind = "activation"
+    elif types & POINTER_EVENTS:
+        kind = "pointer"
+    elif types & HOVER_EVENTS:
+        kind = "hover"
+    elif "dragstart" in types:
+        kind = "pointer"  # an HTML5 drag source: a press there begins its drag
+    else:
+        return None
+    return kind + " press" if types & PRESS_EVENTS else kind
 
 
 class WorldError(PlaywrightError):
@@ -346,7 +368,7 @@ class IsolatedWorld:
 
     async def _listening(self) -> tuple[list[tuple[int, str]], bool, bool]:
         """(backend node id, kind) of the nodes with their own click, mouse or pointer listeners, in the page and
-        its same-origin frames and open shadow roots (documents included), kind "activation" or "pointer";
+        its same-origin frames and open shadow roots (documents included), kind as `listener_kind` names it;
         whether the top window has one; and whether page script added any listener at all."""
         cdp = await self._session()
         for attempt in range(2):
@@ -365,13 +387,14 @@ class IsolatedWorld:
         # mouse event; its listeners are known by the marker listener it adds beside them.
         playwright = {listener.get("scriptId") for listener in window["listeners"]
                       if str(listener.get("type", "")).startswith(PLAYWRIGHT_MARKER)}
-        kinds: dict[int, str] = {}
+        types: dict[int, set[str]] = {}
         for listener in found["listeners"]:
             node, kind = listener.get("backendNodeId"), str(listener.get("type", ""))
-            if node is None or kind not in ACTIVATION_EVENTS | POINTER_EVENTS or listener.get("scriptId") in playwright:
+            if node is None or listener.get("scriptId") in playwright:
                 continue
-            if kind in ACTIVATION_EVENTS or int(node) not in kinds:
-                kinds[int(node)] = "activation" if kind in ACTIVATION_EVENTS else "pointer"
+            if kind in ACTIVATION_EVENTS | POINTER_EVENTS | HOVER_EVENTS | PRESS_EVENTS:
+                types.setdefault(int(node), set()).add(kind)
+        kinds = {node: named for node, heard in types.items() if (named := listener_kind(heard))}
         pages = [listener for listener in [*found["listeners"], *window["listeners"]]
                  if listener.get("scriptId") not in playwright]
         window_listens = any(listener.get("type") in ACTIVATION_EVENTS | POINTER_EVENTS
