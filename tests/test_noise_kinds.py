@@ -15,10 +15,10 @@ from lxml import html as lxml_html
 from lxml.html import HtmlElement
 
 from adapter.transcript import AgentTranscript, Step
-from computerops.report.noise import NoiseEntry, noise_report
+from computerops.report.page_noise import NoiseEntry, noise_report
 from computerops.runs.config import EndpointConfig, plan_episodes
 from computerops.runs.records import EpisodeRecord
-from computerops.studies.noise import seen_pages
+from computerops.studies.page_noise import seen_pages
 from sites.kit.noise import NOISE_KINDS, NoiseKind, drawn, dress, parse_noise_kinds, session_expired_page
 from sites.kit.noise_log import NoiseLog, NoisePage
 
@@ -168,7 +168,7 @@ def test_a_fired_page_is_seen_only_in_the_observations_between_its_action_and_th
 def test_a_noise_run_plans_each_trial_clean_and_per_kind_paired_and_counterbalanced() -> None:
     plan = plan_episodes(["a@1", "b@1"], EndpointConfig(kind="scripted", policies=["oracle"]),
                          noise=["consent_banner", "load_more"])
-    arms = [(p.task_id, (p.studies or {})["noise"]) for p in plan]
+    arms = [(p.task_id, (p.studies or {})["page_noise"]) for p in plan]
     assert arms == [("a@1", "clean"), ("a@1", "consent_banner"), ("a@1", "load_more"),
                     ("b@1", "consent_banner"), ("b@1", "load_more"), ("b@1", "clean")]
     assert {p.pair for p in plan if p.task_id == "a@1"} == {"a@1"}
@@ -177,7 +177,7 @@ def test_a_noise_run_plans_each_trial_clean_and_per_kind_paired_and_counterbalan
 def _record(arm: str, pair: str, outcome: str) -> EpisodeRecord:
     entry = NoiseEntry(arm=arm, pair=pair, pages=3, fired=[1] if arm != "clean" else [], seen=[])
     fields: dict[str, Any] = {"episode_id": f"{pair}-{arm}", "outcome": outcome, "steps": 5,
-                              "studies": {"noise": entry.model_dump(mode="json")}}
+                              "studies": {"page_noise": entry.model_dump(mode="json")}}
     return EpisodeRecord.model_construct(**fields)  # only what the noise report reads
 
 

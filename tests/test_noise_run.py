@@ -20,7 +20,7 @@ from computerops.runs.bundle import RunDirectory
 from computerops.runs.config import EndpointConfig, RunConfig, plan_episodes
 from computerops.runs.runner import execute_run
 from computerops.runs.verification import verify_run
-from computerops.studies.noise import NOISE_FILE
+from computerops.studies.page_noise import NOISE_FILE
 from sites.kit.noise_log import NoiseLog
 from tasks import load_catalog
 
@@ -46,13 +46,13 @@ def _problems(run: Path) -> list[str]:
 
 def test_noise_is_recorded_by_page_seen_in_the_observations_and_every_episode_replays(noisy_run: Path) -> None:
     bundle = RunDirectory.open(noisy_run)
-    records = {(r.studies or {})["noise"]["arm"]: r for r in bundle.records()}  # type: ignore[index,call-overload]
+    records = {(r.studies or {})["page_noise"]["arm"]: r for r in bundle.records()}  # type: ignore[index,call-overload]
     assert set(records) == {"clean", "consent_banner", "session_timeout"}
     assert all(r.replay == "PASS" for r in records.values()), "the operation log keeps the site's own pages"
     assert records["clean"].outcome == "verified_success"
-    banner = (records["consent_banner"].studies or {})["noise"]
+    banner = (records["consent_banner"].studies or {})["page_noise"]
     assert banner["fired"] and banner["fired"][0] == 1 and banner["seen"][:1] == [1], banner  # type: ignore[index,call-overload]
-    timeout = (records["session_timeout"].studies or {})["noise"]
+    timeout = (records["session_timeout"].studies or {})["page_noise"]
     assert timeout["fired"] == [3] and timeout["seen"] == [3], timeout  # type: ignore[index,call-overload]
     log = NoiseLog.model_validate_json((bundle.episode_dir(records["session_timeout"].episode_id) / NOISE_FILE)
                                        .read_text())
@@ -83,7 +83,7 @@ def test_verify_names_a_noise_log_that_contradicts_the_draw(noisy_run: Path, tmp
 def test_the_report_has_one_row_per_noise_arm(noisy_run: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(noisy_run), "--json"])
     assert result.exit_code == 0, result.output
-    arms = json.loads(result.output)["studies"]["noise"]["arms"]
+    arms = json.loads(result.output)["studies"]["page_noise"]["arms"]
     assert [row["arm"] for row in arms] == ["clean", "consent_banner", "session_timeout"]
     assert arms[0]["verified_success"]["numerator"] == 1 and arms[0]["paired_success_change"] is None
     assert all(row["episodes"] == 1 and row["paired_success_change"] is not None for row in arms[1:])

@@ -11,7 +11,7 @@ from computerops.report.figures import Proportion, proportion
 from computerops.report.tables import Block, Table, columns
 from computerops.runs.records import EpisodeRecord
 
-NOISE_STUDY = "noise"
+NOISE_STUDY = "page_noise"
 ANSWERED = "episodes not ended by the infrastructure"
 
 
@@ -96,7 +96,7 @@ def noise_blocks(report: NoiseReport) -> list[Block]:
                   row.pages, row.pages_fired, row.pages_seen,
                   "" if row.paired_success_change is None else f"{row.paired_success_change:+d}")
                  for row in report.arms)
-    return [Table(id="noise", title="Page noise by arm",
+    return [Table(id="page-noise", title="Page noise by arm",
                   columns=columns("arm", "episodes", "verified", "false completion", "mean steps", "pages",
                                   "pages fired", "pages seen", "paired Δ verified"),
                   rows=rows,

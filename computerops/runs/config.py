@@ -280,7 +280,7 @@ def plan_episodes(
             for noise_arm in arms:
                 plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}--noise-{noise_arm}",
                                            task_id=task_id, policy=policy, repetition=k, broker_mode=broker_mode,
-                                           pair=f"{task_id}{suffix}", studies={"noise": noise_arm}))
+                                           pair=f"{task_id}{suffix}", studies={"page_noise": noise_arm}))
         if persistence or serving or noise:
             continue
         plan.append(PlannedEpisode(episode_id=f"{len(plan) + 1:03d}-{task_id}{suffix}", task_id=task_id,

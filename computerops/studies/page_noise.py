@@ -12,7 +12,7 @@ from typing import Any, ClassVar, get_args
 from pydantic import JsonValue
 
 from adapter.transcript import AgentTranscript
-from computerops.report.noise import NOISE_STUDY, NoiseEntry, NoiseReport, noise_blocks, noise_report
+from computerops.report.page_noise import NOISE_STUDY, NoiseEntry, NoiseReport, noise_blocks, noise_report
 from computerops.report.tables import Block
 from computerops.runs.records import EpisodeRecord
 from computerops.studies.base import EpisodeEnd, EpisodeFacts, EpisodeSetup, EvidenceFiles, Study, StudyEpisode
@@ -24,7 +24,7 @@ NOISE_FILE = "noise.json"
 
 
 def planned_arm(setup: EpisodeSetup) -> NoiseArm | None:
-    """The episode's noise arm (`PlannedEpisode.studies["noise"]`); None: not an episode of the study."""
+    """The episode's noise arm (`PlannedEpisode.studies["page_noise"]`); None: not an episode of the study."""
     arm = (setup.planned.studies or {}).get(NOISE_STUDY)
     return next((known for known in get_args(NoiseArm) if known == arm), None)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from computerops.persistence.study import LongRunning
 from computerops.serving_faults.study import ServingFaults
 from computerops.studies.base import Study
-from computerops.studies.noise import PageNoise
+from computerops.studies.page_noise import PageNoise
 from computerops.studies.rules import check_studies
 from computerops.studies.security import Security
 from computerops.studies.site_faults import SiteFaults
