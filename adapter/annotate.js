@@ -44,6 +44,10 @@
 //   textarea at no size, far left) is not offered, like any visually hidden control without a label
 //   that shows: its screen is offered (a clickable, named by its text), a click there focuses the
 //   sink, and keys pressed on the screen then reach it (fidelity-canvas.html).
+// - `clickable` too (issue 50): a role-less element whose only listeners are for the pointer passing over it
+//   (kind "hover"), holding no control, as a target of `hover` (inside a listening element, that one instead); each
+//   item of a list that drags its items or listens for the pointer passing over them (dragsItems), at its own
+//   point, instead of the list; an element marked draggable="true".
 // - `<a>` without href but with an activation listener: a link, as in Chromium's tree.
 // - <img> and <svg> with an interactive role, SVG <a> links, SVG shapes with listeners, named by
 //   aria-labelledby, aria-label, alt, the SVG <title> child, then their SVG text.
@@ -74,10 +78,12 @@
 // replacement). Controls there are still offered by the rules above (a transparent select over a fake
 // one); only their text is unseen.
 //
-// Names: a control the page leaves nameless (an icon-only target) is named by a guess, marked as one
-// (data-co-name-from, shown `name-from=file` or `name-from=class` after the name: adapter/observation.py):
-// its image's file name (an <img>, an SVG <use>, a CSS background image, its own or inside it), else its
-// class or its icon's (`fa fa-trash-can`: "trash-can"; a class its siblings share is passed over). The
+// Names: a role-less target is named by its title before its content (Chromium's rule for a generic element). A
+// control the page leaves nameless whose role is an icon-only target's (GUESSED_ROLES; never a form field) is named
+// by a guess, marked as one (data-co-name-from, shown `name-from=file`, `=class` or `=id` after the name:
+// adapter/observation.py): its image's file name (an <img>, an SVG <use>, a CSS background image, its own or inside
+// it), else its class or its icon's (`fa fa-trash-can`: "trash-can"; a class its siblings share is passed over),
+// else its id when it reads as words. The
 // act-time check (`co.identify`) computes names with the same functions. Control characters are left in
 // names here; adapter/render.py shows them by the rule of page text (lines.flat), as the guard compares them.
 //

@@ -18,7 +18,11 @@ replace it, or cover it; it can also wait for the pointer to arrive (pointerover
   a listener stopped it) is reported as not seen, never as done.
 
 A control the page changes in its own click handler (a "Follow" button that becomes "Unfollow") is clicked as it was
-offered: the check is over once the click event has passed it.
+offered: the check is over once the click event has passed it. A click is judged by what the page did (issue 50):
+once its press (pointerdown or mousedown) reached the control and the page moved the focus or changed its DOM, a later
+event landing on a cover the page put there is held back with the rest of the click, but the control was acted on
+(`GuardReport.reaction`). While the events come, a guessed name is not compared with the guess it becomes (a hover
+style swaps an icon's image under the pointer); `changed`, before the action, compares it like any name.
 
 The other pointer actions are guarded the same way for the events that must reach the control: a `hover`'s arrival
 (pointerover, mouseover, pointermove, mousemove: a cover put there as the pointer comes is refused, its events held
