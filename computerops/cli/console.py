@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from computerops.report.run import RunReport
     from computerops.report.tables import Cell, ReportView
     from computerops.report.tables import Table as ReportTable
-    from computerops.runs.demo import DemoPlan
+    from computerops.runs.demo import DemoPlan, PhaseTimes
     from computerops.runs.verification import Verification
     from replays import Receipt
     from tasks import LoadedTask
@@ -424,6 +424,12 @@ def print_demo_check(checks: Sequence[TaskCheck] | None) -> None:
         console.print("tasks check of the subset skipped (--no-tasks-check): `computerops tasks check` runs it.")
         return
     print_task_checks(checks)
+
+
+def print_demo_times(times: PhaseTimes) -> None:
+    """How long each phase of the demo took, and in all (wall clock)."""
+    phases = "; ".join(f"{name} {seconds:.0f} s" for name, seconds in times.seconds.items())
+    console.print(f"Demo phases (wall clock): {phases}; in all {times.total:.0f} s", markup=False)
 
 
 def print_demo_check_start(check_dir: Path) -> None:

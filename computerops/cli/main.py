@@ -545,9 +545,15 @@ def demo(
     tasks check (computerops/runs/demo.py says what it runs)."""
     from computerops.catalog.checking import check_tasks
     from computerops.catalog.subsets import SubsetError
-    from computerops.cli.console import print_demo_check, print_demo_check_start, print_demo_plan, print_demo_replays
+    from computerops.cli.console import (
+        print_demo_check,
+        print_demo_check_start,
+        print_demo_plan,
+        print_demo_replays,
+        print_demo_times,
+    )
     from computerops.runs.bundle import BundleError, RunDirectory
-    from computerops.runs.demo import default_target, plan_demo
+    from computerops.runs.demo import DEMO_PHASES, PhaseTimes, default_target, plan_demo
     from computerops.runs.endpoint import EndpointError
     from tasks import TaskFileError, load_catalog
     try:
@@ -556,9 +562,11 @@ def demo(
         raise _fail(str(exc)) from exc
     print_demo_plan(plan)
     from computerops.service.launch import PlannedRun
-    _execute(PlannedRun(config=plan.config, tasks=plan.tasks, out=plan.target), concurrency=concurrency)
-    bundle = RunDirectory.open(plan.target)
-    verification = _verify(bundle)  # replays every episode from disk; its receipts are printed below
+    times = PhaseTimes()
+    with times.phase(DEMO_PHASES[0]):
+        _execute(PlannedRun(config=plan.config, tasks=plan.tasks, out=plan.target), concurrency=concurrency)
+        bundle = RunDirectory.open(plan.target)
+        verification = _verify(bundle)  # replays every episode from disk; its receipts are printed below
     _report(bundle, as_json=False)
     episodes = len(bundle.records())
     print_demo_replays(verification.receipts, episodes, plan.target)
@@ -566,10 +574,12 @@ def demo(
     if tasks_check:
         print_demo_check_start(plan.check_dir)
         try:
-            checks = asyncio.run(check_tasks(plan.tasks, plan.check_dir, _progress))
+            with times.phase(DEMO_PHASES[1]):
+                checks = asyncio.run(check_tasks(plan.tasks, plan.check_dir, _progress))
         except (EndpointError, BundleError) as exc:
             raise _fail(str(exc)) from exc
     print_demo_check(checks)
+    print_demo_times(times)
     replayed = sum(r.result == "PASS" for r in verification.receipts) == episodes
     if not (replayed and verification.passed and all(c.ok for c in checks or [])):
         raise _fail("the demo found replay failures or tasks that do not behave as declared", code=1)

@@ -8,7 +8,10 @@ among the subset's feasible tasks, so the outcome table shows every kind of fals
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from computerops.catalog.subsets import ReservedSubset, load_subset, reserve_subset, subset_tasks, write_subset
@@ -81,3 +84,32 @@ def demo_negatives(tasks: list[LoadedTask]) -> list[tuple[str, str]]:
         if found:
             chosen.append(found)
     return chosen
+
+
+DEMO_PHASES = ("the run, verified and replayed", "tasks check of the subset")
+"""The demo's two phases as it prints their durations (README.md gives them as measured)."""
+
+
+def demo_clock() -> float:
+    """The clock the demo's phases are timed on (wall time, monotonic)."""
+    return time.monotonic()
+
+
+@dataclass
+class PhaseTimes:
+    """How long each phase of the demo took, in seconds, in the order they ran."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time the block as phase `name` (recorded also when it raises: the demo stops, and says how long it ran)."""
+        began = demo_clock()
+        try:
+            yield
+        finally:
+            self.seconds[name] = demo_clock() - began
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
