@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest_asyncio
 from fixture_site import FixtureSite, serve_fixture_site
 from hypothesis import HealthCheck, settings
 from playwright.async_api import Browser, BrowserType, async_playwright
-from tiers import examples
+from tiers import examples, session_figure
 
 from adapter.browser import launch_browser
 
@@ -76,6 +77,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Under pytest-xdist, the controller generates the catalog's published instances once, on as many processes as
     there are workers, before the workers start (computerops/catalog/warming.py): each worker's collection then reads
     them (tasks/instance_cache.py) instead of every worker generating all of them at once."""
+    _SESSION.update(began=_now(), load=_load())
     config = session.config
     workers = getattr(config.option, "numprocesses", None)
     if hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 1:
@@ -110,11 +112,26 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 _MODULE_SECONDS: dict[str, float] = {}
 """Seconds per test module (setup, call and teardown of its tests), for the CI budget's summary below."""
+_RUN: set[str] = set()
+"""The tests whose body ran (a call phase reported), for the session's figure."""
+_SESSION: dict[str, float] = {}
+"""When the session began (monotonic) and the machine's 1-minute load average then."""
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+def _load() -> float:
+    """The machine's 1-minute load average."""
+    return os.getloadavg()[0]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     module = _module(report.nodeid)
     _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + report.duration
+    if report.when == "call":
+        _RUN.add(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -126,6 +143,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for module, seconds in sorted(_MODULE_SECONDS.items(), key=lambda item: -item[1])[:25]:
         terminalreporter.write_line(f"{seconds:8.1f}s {module}")
     terminalreporter.write_line(f"{sum(_MODULE_SECONDS.values()):8.1f}s in all ({len(_MODULE_SECONDS)} modules)")
+    if _SESSION:  # the session's figure, collection included: README.md's inner-loop time is read from it
+        terminalreporter.write_line(session_figure(
+            len(_RUN), _now() - _SESSION["began"], os.cpu_count() or 0, (_SESSION["load"], _load()),
+            time.strftime("%Y-%m-%d", time.gmtime())))
     out = os.environ.get(MODULE_SECONDS_OUT)
     if out and not hasattr(terminalreporter.config, "workerinput"):  # the controller's totals, not a worker's share
         measured = dict(sorted(((m, round(s, 1)) for m, s in _MODULE_SECONDS.items()), key=lambda item: -item[1]))

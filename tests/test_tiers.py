@@ -4,9 +4,14 @@ test, and every slow test is in the browser tier (issue 47)."""
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 TESTS = Path(__file__).parent
 # Modules holding slow, browser and real-model tests, and pure ones: enough to see each tier's selection.
@@ -41,3 +46,24 @@ def test_the_measured_seconds_per_module_name_only_modules_that_exist() -> None:
     assert listed and all(seconds >= 0 for seconds in listed.values())
     missing = [module for module in listed if not (tests.parent / module).is_file()]
     assert not missing, f"tests/module_seconds.json names modules that no longer exist: {missing}"
+
+
+def test_a_session_ends_with_its_tests_time_cpus_and_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figure README.md states for the inner loop is the line any session ends with (tests/conftest.py): the
+    tests run, the wall time from the session's start, the CPUs and the load average at both ends."""
+    import conftest
+
+    for name, fresh in (("_MODULE_SECONDS", {}), ("_RUN", set()), ("_SESSION", {})):
+        monkeypatch.setattr(conftest, name, fresh)
+    now, loads = iter([100.0, 100.0 + 731.0]), iter([0.25, 1.94])
+    monkeypatch.setattr(conftest, "_now", lambda: next(now))
+    monkeypatch.setattr(conftest, "_load", lambda: next(loads))
+    conftest.pytest_sessionstart(SimpleNamespace(config=SimpleNamespace(option=SimpleNamespace())))  # type: ignore[arg-type]
+    for nodeid, when in (("t.py::a", "setup"), ("t.py::a", "call"), ("t.py::b", "setup"), ("t.py::b", "call"),
+                         ("t.py::c", "setup")):  # c skipped in its setup: not run
+        conftest.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, when=when, duration=1.0))  # type: ignore[arg-type]
+    lines: list[str] = []
+    conftest.pytest_terminal_summary(SimpleNamespace(section=lambda _: None, write_line=lines.append,
+                                                     config=SimpleNamespace()))
+    assert re.fullmatch(rf"session: 2 tests in 12 min 11 s on {os.cpu_count()} CPUs, load average 0.2 at the start "
+                        r"and 1.9 at the end \(\d{4}-\d\d-\d\d UTC\)", lines[-1]), lines

@@ -1,8 +1,9 @@
 """The test tiers, defined once (pyproject.toml registers the markers; tests/conftest.py applies them).
 
 - pure and in-process tests carry no marker: `pytest -m "not browser and not real_model"` is the inner loop (4,772
-  tests collected 2026-12-07; 4,002 ran in 12 min 11 s serially on the 2-core reference machine, measured
-  2026-12-06; README.md says the same);
+  tests collected 2026-12-07; 4,002 ran in 12 min 11 s serially on the 2-core reference machine with nothing else
+  running, measured 2026-12-06; README.md says the same; a session's last line, `session_figure`, gives that figure
+  with the machine's load, so anyone can measure it again);
 - `browser`: needs a real Chromium (given to every test that uses the `browser` fixture; a test that launches
   Chromium any other way must carry it: an unmarked test that tries is failed by tests/conftest.py when it runs, and
   tests/test_tier_markers.py finds one from its source, in whatever tier, before it runs);
@@ -42,3 +43,12 @@ addopts' `-m 'not slow'`, and leaves the slow tier out because every slow test i
 def examples(full: int) -> int:
     """Hypothesis examples for a property test whose whole search is `full` examples."""
     return full if FULL else min(full, max(20, full // 20))
+
+
+def session_figure(tests: int, seconds: float, cpus: int, load: tuple[float, float], day: str) -> str:
+    """The line a test session ends with (tests/conftest.py), from which README.md and this docstring take the inner
+    loop's time: the tests run, the session's wall time, and the machine's CPUs and 1-minute load average at its start
+    and end (on a shared machine the time says little without the load)."""
+    minutes, rest = divmod(round(seconds), 60)
+    return (f"session: {tests:,} tests in {minutes} min {rest} s on {cpus} CPUs, load average {load[0]:.1f} at the "
+            f"start and {load[1]:.1f} at the end ({day} UTC)")
