@@ -253,7 +253,6 @@ async def test_a_hostile_page_cannot_leave_the_site_and_the_model_is_told(
             await until(lambda: driver.page.url.startswith(("blob:", "about:")) or "/elsewhere/" in driver.page.url)
         else:
             await asyncio.sleep(1.0)  # nothing to wait for: give the page time to try
-        await asyncio.sleep(0.3)  # and anything late time to show
         seen.append(await driver.observe())
         told = [line for observation in seen for line in notices(observation)]
         expected = [r for r in guard.records if r.kind in page.kinds]
@@ -273,7 +272,11 @@ async def test_a_hostile_page_cannot_leave_the_site_and_the_model_is_told(
         assert outcome.ok, outcome.rejection
         after = await driver.observe()
         assert after.url == "/site/ok.html" and after.title == "OK"
-    assert arena.other_hits[hits:] == []
+        # Anything late: the episode's next actions above are the window (no fixed wait), checked once more here.
+        assert arena.forbidden_site_requests(requests) == [], f"{name} reached the site outside /site/ late"
+        if not page.kinds and not page.moves_address:
+            assert guard.records == [], f"{name} tried something late"
+    assert arena.other_hits[hits:] == [], f"{name} reached the other origin late"
 
 
 async def reaches_other_origin(context: BrowserContext, arena: Arena, url: str) -> bool:
