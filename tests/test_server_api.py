@@ -1,6 +1,6 @@
 """The operator server's JSON API in process (no browser, no worker started): every route answered, bad input
 refused with a 4xx and a message and nothing started, no route reading outside the runs folder, the token required
-off loopback, and the OpenAPI schema fuzzed by schemathesis (no 5xx on any input)."""
+off loopback, and the OpenAPI schema fuzzed by schemathesis (no 5xx on any input, no status it does not document)."""
 
 from __future__ import annotations
 
@@ -710,9 +710,10 @@ def _catalog_loaded() -> None:
     list(load_catalog().values())
 
 
-def test_no_input_makes_a_server_error(tmp_path: Path) -> None:
-    """schemathesis draws requests from the OpenAPI schema (valid and not) for every operation; none may get a 5xx.
-    One Hypothesis search per operation, each named in its failure."""
+def test_no_input_makes_a_server_error_or_a_status_the_schema_does_not_document(tmp_path: Path) -> None:
+    """schemathesis draws requests from the OpenAPI schema (valid and not) for every operation; none may get a 5xx,
+    and every status answered, each refusal included, must be one the schema documents for that operation
+    (api.REFUSALS on every route). One Hypothesis search per operation, each named in its failure."""
     results = list(_fuzzed_schema(tmp_path).get_all_operations())
     invalid = [result.err() for result in results if isinstance(result, Err)]
     assert not invalid, invalid
@@ -724,7 +725,8 @@ def test_no_input_makes_a_server_error(tmp_path: Path) -> None:
         @settings(max_examples=examples(30), deadline=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
         def no_server_error(case: Any) -> None:
-            case.call_and_validate(checks=[schemathesis.checks.not_a_server_error])
+            case.call_and_validate(checks=[schemathesis.checks.not_a_server_error,
+                                           schemathesis.checks.status_code_conformance])
 
         try:
             no_server_error()
