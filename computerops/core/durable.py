@@ -4,7 +4,30 @@ evidence, checkpoints and a harness process's transcript are written."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+
+_SCRATCH: ContextVar[bool] = ContextVar("scratch_writes", default=False)
+
+
+@contextmanager
+def scratch_writes() -> Iterator[None]:
+    """Within it (this task, and the tasks and threads it starts), `sync` does nothing: for files another process
+    writes again durably, as a Ray worker's episode folder, whose files the driver writes into the run directory. A
+    kill of the process still leaves each file old or new (the rename is kept); only a crash of the machine may not."""
+    token = _SCRATCH.set(True)
+    try:
+        yield
+    finally:
+        _SCRATCH.reset(token)
+
+
+def sync(descriptor: int) -> None:
+    """fsync `descriptor`, but within `scratch_writes`."""
+    if not _SCRATCH.get():
+        os.fsync(descriptor)
 
 
 def write_durably(path: Path, text: str | bytes, *, sync_directory: bool = False) -> None:
@@ -14,11 +37,11 @@ def write_durably(path: Path, text: str | bytes, *, sync_directory: bool = False
     with staging.open("wb") as handle:
         handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         handle.flush()
-        os.fsync(handle.fileno())
+        sync(handle.fileno())
     os.replace(staging, path)
     if sync_directory:
         descriptor = os.open(path.parent, os.O_RDONLY)
         try:
-            os.fsync(descriptor)
+            sync(descriptor)
         finally:
             os.close(descriptor)

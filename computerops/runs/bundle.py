@@ -16,7 +16,7 @@ from typing import IO, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from computerops.core.durable import write_durably
+from computerops.core.durable import sync, write_durably
 from computerops.core.hashing import canonical_sha256, file_sha256
 from computerops.runs.config import PlannedEpisode
 from computerops.runs.records import (
@@ -281,7 +281,7 @@ def _append_line(path: Path, line: str, lock: threading.Lock) -> None:
     with lock, path.open("a", encoding="utf-8") as handle:
         handle.write(line + "\n")
         handle.flush()
-        os.fsync(handle.fileno())
+        sync(handle.fileno())
 
 
 def _read_lines(path: Path, model: type[M], what: str) -> list[M]:

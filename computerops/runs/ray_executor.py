@@ -43,6 +43,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from computerops.core.durable import scratch_writes
 from computerops.core.lifeline import Lifeline
 from computerops.runs.bundle import ADMITTED, EPISODES, STARTED, RunDirectory
 from computerops.runs.provenance import CHECKOUT_ROOT, code_hashes, versions
@@ -321,7 +322,8 @@ class EpisodeWorker:
             # The run's timeline: the driver's wall clock at its zero, on this process's monotonic clock.
             clock_zero = time.monotonic() - (time.time() - wall_zero)
             ctx = dataclasses.replace(self._ctx, bundle=bundle, clock_zero=clock_zero)
-            record, _ = await run_episode(ctx, self._tasks[task_id], planned)
+            with scratch_writes():  # the driver writes the files again, fsync'd: here that was each file's cost twice
+                record, _ = await run_episode(ctx, self._tasks[task_id], planned)
             return EpisodeResult(record=record.model_dump_json(), files=returned_files(bundle, planned.episode_id))
         finally:
             shutil.rmtree(root.parent, ignore_errors=True)
