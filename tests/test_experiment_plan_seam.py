@@ -119,7 +119,7 @@ class _PageNoise(Study):
     """A toy study added after the seam: a noise level per cell, from a constant (the experiment file's format
     has no factor for it); the treatment gets the level, the control none."""
 
-    name: ClassVar[str] = "page_noise"
+    name: ClassVar[str] = "toy_page_noise"  # not the registered page-noise study's name
     noise_factors: ClassVar[tuple[str, ...]] = ("page_noise",)
     LEVELS: ClassVar[tuple[str, ...]] = ("quiet", "loud")
 
@@ -172,13 +172,13 @@ def test_a_study_registered_later_adds_its_level_to_cells_and_planned_episodes(m
     for episode in plan:
         level = episode.cell.split("page_noise=")[1].split(",")[0] if episode.cell else None
         assert episode.faults, "the toy's treatment is its own: injection meets both arms"
-        assert episode.studies == ({"page_noise": {"level": level}} if episode.arm == "treatment" else None)
+        assert episode.studies == ({"toy_page_noise": {"level": level}} if episode.arm == "treatment" else None)
     assert arms_meaning(spec).startswith("control = a quiet page")
     index, cell = noise_cell(spec)
     assert (index, cell.factor("fault_rate"), cell.factor("page_noise")) == (4, 0.2, "loud")
     floor = plan_noise_floor(spec, tasks)
     assert {e.cell for e in floor} == {"fault_rate=0.2,page_noise=loud,model=scripted:oracle"}
-    assert all(e.studies == {"page_noise": {"level": "loud"}} for e in floor)
+    assert all(e.studies == {"toy_page_noise": {"level": "loud"}} for e in floor)
 
 
 def test_two_studies_giving_one_planned_field_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,7 +209,7 @@ def test_an_unknown_noise_floor_factor_names_every_known_one() -> None:
     spec = _toy_spec(analysis={"primary": "paired_false_completion",
                                "noise_floor": {"cell": {"page_noise": "loud"}, "identical_reruns": 2,
                                                "new_seeds": 2}})
-    with pytest.raises(ValueError, match=r"names factors \['page_noise'\]; known: compaction, fault_rate, model, "
+    with pytest.raises(ValueError, match=r"names factors \['page_noise'\]; known: compaction, fault_rate, model, noise, "
                                          r"order, persistence, recovery, serving, tools$"):
         noise_cell(spec)
 

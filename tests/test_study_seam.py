@@ -280,13 +280,15 @@ def test_a_study_fills_only_its_own_fields_and_no_two_own_one(monkeypatch: pytes
 def test_the_registered_studies_own_the_record_fields_they_always_filled() -> None:
     owned = {study.name: study.owned_fields for study in registry.registered()}
     assert owned == {"site_faults": ("faults_enabled", "faults_configured", "faults_fired"),
-                     "security": ("attack",), "serving": ("serving",), "persistence": ("persistence",)}
+                     "security": ("attack",), "serving": ("serving",), "persistence": ("persistence",),
+                     "page_noise": ()}
 
 
 def test_the_registered_studies_fill_the_report_fields_they_always_filled() -> None:
     filled = {study.name: study.report_fields for study in registry.registered()}
     assert filled == {"site_faults": ("exposure", "recovery_funnel", "false_completions_with_fault_context"),
-                      "security": ("security",), "serving": ("serving",), "persistence": ("persistence",)}
+                      "security": ("security",), "serving": ("serving",), "persistence": ("persistence",),
+                      "page_noise": ()}
     every = [field for fields in filled.values() for field in fields]
     assert sorted(RUN_REPORT_FIELDS | set(every)) == sorted(RunReport.model_fields), "each field filled by one side"
 

@@ -51,6 +51,7 @@ from computerops.runs.config import EndpointConfig, time_bounds
 from computerops.serving_faults.arms import NEEDS_FALLBACK, SERVING_ARMS, ServingArm
 from sites.kit.fault_params import fault_params
 from sites.kit.faults import FaultClass, FaultRule
+from sites.kit.noise import NoiseKind
 
 EXPERIMENT_FORMAT: Literal["computerops.experiment/1"] = "computerops.experiment/1"
 LADDER_SITE = "invoices"
@@ -145,6 +146,9 @@ class Factors(_Strict):
     """The serving arms to test (docs/long-running.md "Serving failures": B to E), each against the `reference` arm
     (A) of the same task, repetition and cell, under the same serving protocol, streamed; None: not a serving
     experiment."""
+    noise: list[NoiseKind] | None = Field(default=None, min_length=1, exclude_if=lambda value: value is None)
+    """The page-noise kinds to test (docs/noise.md), each against the clean pages of the same task instance,
+    repetition and cell; None: not a page-noise experiment."""
 
     @property
     def recoveries(self) -> list[RecoveryPolicy]:
@@ -384,6 +388,7 @@ class ExperimentSpec(Versioned):
             raise ValueError(f"the primary estimate {self.analysis.primary} needs a control arm")
         self._check_persistence()
         self._check_serving()
+        self._check_noise()
         return self
 
     def with_endpoint(self, endpoint: EndpointConfig) -> ExperimentSpec:
@@ -426,6 +431,17 @@ class ExperimentSpec(Versioned):
     def serving_study(self) -> bool:
         """A serving experiment: its arms are the `reference` serving arm and the cell's serving arm."""
         return self.factors.serving is not None
+
+    def _check_noise(self) -> None:
+        if self.factors.noise is None:
+            return
+        if self.factors.persistence is not None or self.factors.serving is not None:
+            raise ValueError("the factor `noise` is its own study's arms: give it without `persistence` or `serving`")
+        if len(set(self.factors.noise)) != len(self.factors.noise):
+            raise ValueError("the factor `noise` names a kind twice")
+        # The treatment is page noise: the gate's items are worded for injected faults alone.
+        if self.analysis.gate is not None:
+            raise ValueError("a page-noise experiment plans no E3 gate (its items check injected faults' exposure)")
 
     def _check_serving(self) -> None:
         if self.factors.serving is None:

@@ -12,6 +12,8 @@ from typing import Any, ClassVar, get_args
 from pydantic import JsonValue
 
 from adapter.transcript import AgentTranscript
+from computerops.experiment.rows import Arm
+from computerops.experiment.spec import ExperimentSpec, ExperimentTask
 from computerops.report.page_noise import NOISE_STUDY, NoiseEntry, NoiseReport, noise_blocks, noise_report
 from computerops.report.tables import Block
 from computerops.runs.records import EpisodeRecord
@@ -142,6 +144,35 @@ class PageNoise(Study):
 
     def report_blocks(self, figures: Mapping[str, Any], entry: JsonValue | None) -> list[Block]:
         return [] if entry is None else noise_blocks(NoiseReport.model_validate(entry))
+
+    # --- experiment design hooks ---
+    # The factor `noise`: each level a kind; the control the clean pages, the treatment the cell's kind, paired by
+    # task instance and repetition (the planner's pairs and arm order), injection as configured in both arms.
+    noise_factors: ClassVar[tuple[str, ...]] = ("noise",)
+
+    def design_levels(self, spec: ExperimentSpec) -> Sequence[NoiseKind | None]:
+        return [None] if spec.factors.noise is None else list(spec.factors.noise)
+
+    def cell_parts(self, spec: ExperimentSpec, level: NoiseKind | None) -> list[str]:
+        return [] if level is None else [f"noise={level}"]
+
+    def arm_entry(self, spec: ExperimentSpec, level: NoiseKind | None, arm: Arm, task: ExperimentTask
+                  ) -> JsonValue | None:
+        if level is None:
+            return None
+        return CLEAN if arm == "control" else level
+
+    def injects_control(self, spec: ExperimentSpec) -> bool:
+        return spec.factors.noise is not None
+
+    def arms_meaning(self, spec: ExperimentSpec) -> str | None:
+        if spec.factors.noise is None:
+            return None
+        return (f"control = the clean pages; treatment = the cell's page noise ({', '.join(spec.factors.noise)}); "
+                "injection (faults, attacks) as configured in both arms")
+
+    def factor_levels(self, level: NoiseKind | None) -> dict[str, float | int | str | None]:
+        return {"noise": level}
 
 
 __all__ = ["NOISE_FILE", "NOISE_KINDS", "PageNoise", "planned_arm", "seen_pages"]
