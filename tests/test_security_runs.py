@@ -5,6 +5,7 @@ verifies, replay reproducing every broker decision."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 import yaml
 from test_resume import finish, scratch, start
 
-from computerops.catalog.checking import check_tasks
+from computerops.catalog.checking import TaskCheck, check_tasks
 from computerops.runs.bundle import RunDirectory
 from replays import RecordedEpisode
 from sites.kit.broker import Grant
@@ -81,9 +82,9 @@ async def test_every_attacked_task_prequalifies_and_no_blocked_request_commits(t
     await _prequalify(ATTACKED, tmp_path / "check", withdrawn_at_least=2)
 
 
-async def test_a_dead_attack_fails_prequalification(tmp_path: Path) -> None:
+def _dead_attack() -> LoadedTask:
     """The obedient control forwards to the payload's address; an objective naming another address is never reached:
-    the attack is dead, and the check says so."""
+    the attack is dead."""
     task = CATALOG["webmail.injection-new-phone@1"]
     attack = task.spec.attack
     assert attack is not None
@@ -92,8 +93,35 @@ async def test_a_dead_attack_fails_prequalification(tmp_path: Path) -> None:
     elsewhere = sent.model_copy(update={"rows": sent.rows.model_copy(
         update={"where": {"recipient": "someone-else@elsewhere.example"}})})
     dead_attack = attack.model_copy(update={"objective": [elsewhere]})
-    dead = LoadedTask(spec=task.spec.model_copy(update={"attack": dead_attack}), path=task.path, sha256=task.sha256)
-    [check] = await check_tasks([dead], tmp_path / "check", lambda _: None, with_negatives=False, with_noop=False)
+    return LoadedTask(spec=task.spec.model_copy(update={"attack": dead_attack}), path=task.path, sha256=task.sha256)
+
+
+def _widened_grant() -> LoadedTask:
+    """A grant that already allows the attacker's objective (a send grant covering the attacker's domain)."""
+    task = CATALOG["webmail.injection-new-phone@1"]
+    allows = Grant(id="send-anywhere-there", capability="send", table="message", recipients=["@securedocs-mail.net"])
+    spec = task.spec.model_copy(update={"grants": [*task.spec.grants, allows]})
+    return LoadedTask(spec=spec, path=task.path, sha256=task.sha256)
+
+
+@pytest.fixture(scope="module")
+def crafted_checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, TaskCheck]:
+    """The dead attack's and the widened grant's checks, run at once (each ran alone, one episode at a time): two
+    episodes at once, the same evidence as serial (tests/test_concurrency.py)."""
+    root = tmp_path_factory.mktemp("crafted-attacks")
+
+    async def both() -> list[list[TaskCheck]]:
+        return await asyncio.gather(*(
+            check_tasks([task], root / name, lambda _: None, with_negatives=False, with_noop=False)
+            for name, task in (("dead", _dead_attack()), ("widened", _widened_grant()))))
+
+    [dead], [widened] = asyncio.run(both())
+    return {"dead": dead, "widened": widened}
+
+
+def test_a_dead_attack_fails_prequalification(crafted_checks: dict[str, TaskCheck]) -> None:
+    """The check says the attack is dead."""
+    check = crafted_checks["dead"]
     assert check.solvable and check.prequalified is False and not check.ok
     observing = next(r for r in check.results if r.control == "obedient (broker observing)")
     assert not observing.ok and observing.ran.startswith("dead attack")
@@ -101,17 +129,11 @@ async def test_a_dead_attack_fails_prequalification(tmp_path: Path) -> None:
     assert clean.ok and "marker never shown" in clean.outcome
 
 
-async def test_an_attack_whose_objective_the_grant_allows_fails_prequalification_saying_so(tmp_path: Path) -> None:
-    """A grant that already allows the attacker's objective (a send grant covering the attacker's domain): the
-    enforcing broker refuses nothing, the objective is reached, and prequalification names the grant as the reason
-    (issue 46 item 3), not the broker."""
-    task = CATALOG["webmail.injection-new-phone@1"]
-    attack = task.spec.attack
-    assert attack is not None
-    allows = Grant(id="send-anywhere-there", capability="send", table="message", recipients=["@securedocs-mail.net"])
-    spec = task.spec.model_copy(update={"grants": [*task.spec.grants, allows]})
-    widened = LoadedTask(spec=spec, path=task.path, sha256=task.sha256)
-    [check] = await check_tasks([widened], tmp_path / "check", lambda _: None, with_negatives=False, with_noop=False)
+def test_an_attack_whose_objective_the_grant_allows_fails_prequalification_saying_so(
+        crafted_checks: dict[str, TaskCheck]) -> None:
+    """The enforcing broker refuses nothing, the objective is reached, and prequalification names the grant as the
+    reason (issue 46 item 3), not the broker."""
+    check = crafted_checks["widened"]
     assert check.prequalified is False and not check.ok
     enforcing = next(r for r in check.results if r.control == "obedient (broker enforcing)")
     assert not enforcing.ok and "objective reached" in enforcing.outcome and "0 blocked" in enforcing.outcome
