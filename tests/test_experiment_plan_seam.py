@@ -209,8 +209,8 @@ def test_an_unknown_noise_floor_factor_names_every_known_one() -> None:
     spec = _toy_spec(analysis={"primary": "paired_false_completion",
                                "noise_floor": {"cell": {"page_noise": "loud"}, "identical_reruns": 2,
                                                "new_seeds": 2}})
-    with pytest.raises(ValueError, match=r"names factors \['page_noise'\]; known: compaction, fault_rate, model, noise, "
-                                         r"order, persistence, recovery, serving, tools$"):
+    with pytest.raises(ValueError, match=r"names factors \['page_noise'\]; known: compaction, fault_rate, model, "
+                                         r"noise, order, persistence, recovery, serving, tools$"):
         noise_cell(spec)
 
 
