@@ -339,8 +339,8 @@ _REACHABLE_BY_SCROLLING = """function () {
 # Called on a control without a box of its own (a checkbox styled away to nothing behind a switch): whether one of
 # its labels has a box that scrolling can reach. A click on that label is a click on the control, as for a person.
 # Whether an element is clipped to nothing whatever the scroll: its own CSS clip or clip-path leaves no area (the
-# "visually hidden" pattern), or a box it sits in that clips overflow has no area (a collapsed panel). A screen
-# reader still reads such an element; nobody can see or click it.
+# "visually hidden" pattern), a box it sits in that clips overflow has no area (a collapsed panel), or it is a speck
+# under opacity 0. A screen reader still reads such an element; nobody can see or click it.
 _CLIPPED_AWAY = """(el) => {
   const parentOf = (n) => n.assignedSlot || n.parentElement || (n.parentNode && n.parentNode.host) || null;
   const view = el.ownerDocument.defaultView, s = view.getComputedStyle(el), r = el.getBoundingClientRect();
@@ -351,6 +351,10 @@ _CLIPPED_AWAY = """(el) => {
   }
   const inset = /^inset\\((\\d+(?:\\.\\d+)?)%\\)$/.exec(s.clipPath);
   if (inset && parseFloat(inset[1]) >= 50) return true;
+  // A box a few pixels across under opacity 0 (annotate.js transparentSpeck: a hidden 1x1 input with its padding).
+  if (r.width <= 8 || r.height <= 8) {
+    for (let n = el; n && n.nodeType === 1; n = parentOf(n)) if (view.getComputedStyle(n).opacity === "0") return true;
+  }
   for (let n = parentOf(el); n && n !== el.ownerDocument.documentElement; n = parentOf(n)) {
     const style = view.getComputedStyle(n), box = n.getBoundingClientRect();
     if ((style.overflowX !== "visible" && box.width === 0) || (style.overflowY !== "visible" && box.height === 0)) {

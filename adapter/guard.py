@@ -90,7 +90,8 @@ _ARM = """([id, token, label, events]) => {
   // What the page did once the press reached the control: the focus moved, or its DOM changed.
   const doc = e.ownerDocument;
   const focusBefore = doc.activeElement;
-  const changes = new MutationObserver(() => {});
+  let changed = false;  // the observer's records go to its callback at the end of each event's dispatch
+  const changes = new MutationObserver(() => { changed = true; });
   changes.observe(doc, { subtree: true, childList: true, attributes: true, characterData: true });
   const guard = { identity, seen: [], reached: [], stopped: null };
   const check = (frame) => (event) => {
@@ -115,7 +116,8 @@ _ARM = """([id, token, label, events]) => {
       const pressed = guard.reached.includes("mousedown") || guard.reached.includes("pointerdown");
       if (guard.stopped && guard.stopped.hit && pressed) {
         // Covered after the press reached it: judged by what the page did then, not by where the cover landed.
-        guard.stopped.pressed = { focus: doc.activeElement !== focusBefore, changed: changes.takeRecords().length > 0 };
+        const focus = doc.activeElement !== focusBefore;
+        guard.stopped.pressed = { focus, changed: changed || changes.takeRecords().length > 0 };
       }
     }
     if (guard.stopped) {
