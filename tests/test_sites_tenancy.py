@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import event, select, text
 
 from sites.kit import BOOKKEEPING_TABLES, TENANT_COOKIE, TENANT_HEADER, Tenant, TenantRegistry, create_app
+from sites.kit.bookkeeping import normal_row
 from sites.kit.tenancy import _COMPILED
 from sites.registry import tenant_registry
 
@@ -179,3 +182,57 @@ def test_tenants_share_compiled_statements(registry: TenantRegistry, client: Tes
         sizes.append(len(_COMPILED))
         registry.drop(tenant)
     assert sizes[0] > 0 and sizes[1] == sizes[0] and sizes[2] == sizes[0]
+
+
+def _read_whole(tenant: Tenant) -> dict[str, list[dict[str, object]]]:
+    """Every site table read from the tenant's database, as a snapshot reads one it must read."""
+    with tenant.engine.connect() as connection:
+        return {table.name: [normal_row(row) for row in connection.execute(
+            select(table).order_by(*table.primary_key.columns)).mappings()] for table in tenant.definition.tables()}
+
+
+def _tables_read(tenant: Tenant) -> list[str]:
+    """The site tables a snapshot of the tenant reads from its database (SELECTs counted as they are sent)."""
+    read: list[str] = []
+    names = {table.name for table in tenant.definition.tables()}
+
+    def note(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        found = re.search(r'\bFROM "?(\w+)"?', statement)
+        if statement.startswith("SELECT") and found and found.group(1) in names:
+            read.append(found.group(1))
+
+    event.listen(tenant.engine, "before_cursor_execute", note)
+    try:
+        tenant.snapshot()
+    finally:
+        event.remove(tenant.engine, "before_cursor_execute", note)
+    return sorted(read)
+
+
+def test_a_snapshot_reads_only_the_tables_a_statement_wrote_and_equals_a_whole_read(
+    registry: TenantRegistry, client: TestClient,
+) -> None:
+    tenant = registry.create("helpdesk", 1)
+    assert _tables_read(tenant) == []  # nothing written: the template's rows
+    assert tenant.snapshot() == _read_whole(tenant) == registry.create("helpdesk", 1).snapshot()
+    changed = client.post("/helpdesk/tickets/T-2001/status", data={"status": "solved"}, headers=as_tenant(tenant),
+                          follow_redirects=False)
+    assert changed.status_code == 303
+    assert "ticket" in _tables_read(tenant)
+    snapshot = tenant.snapshot()
+    assert snapshot == _read_whole(tenant)
+    assert next(row for row in snapshot["ticket"] if row["number"] == "T-2001")["status"] == "solved"
+
+
+def test_a_write_the_journal_never_saw_and_a_cascade_are_in_the_snapshot(registry: TenantRegistry) -> None:
+    tenant = registry.create("helpdesk", 1)
+    with tenant.engine.begin() as connection:  # plain SQL, outside every session and journal
+        connection.execute(text("UPDATE customer SET name = 'Changed Behind' WHERE id = 1"))
+    snapshot = tenant.snapshot()
+    assert snapshot == _read_whole(tenant)
+    assert next(row for row in snapshot["customer"] if row["id"] == 1)["name"] == "Changed Behind"
+    # A table whose foreign key points at a written one may follow it (ON DELETE/UPDATE actions): it is read too.
+    followers = {t.name for t in tenant.definition.tables()
+                 if any(key.column.table.name == "customer" for key in t.foreign_keys)}
+    assert followers and followers <= set(_tables_read(tenant))
+    assert tenant.template_state == registry.create("helpdesk", 1).snapshot()  # the template's rows are untouched

@@ -2,6 +2,9 @@
 
 A tenant is reached only through its unguessable token. The registry builds each template once
 per process (under a lock), then every new tenant is a file copy of it, which takes milliseconds.
+The template's state is read once too: a tenant's snapshot reads only the tables a statement of its own could
+have written (SQLite's authorizer names every table a statement writes, as it is compiled), and takes the rest from
+the template's, which a table no statement wrote still equals.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import json
 import os
 import secrets
 import shutil
+import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select
+from sqlalchemy import Engine, Table, create_engine, event, func, select
 from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.util import LRUCache
@@ -60,7 +64,25 @@ class TenantSQLiteDialect(SQLiteDialect_pysqlite):
 registry.register("sqlite.computerops_tenant", __name__, "TenantSQLiteDialect")
 
 
-def _sqlite_engine(path: Path) -> Engine:
+_WRITING_ACTIONS = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
+                              sqlite3.SQLITE_DROP_TABLE, sqlite3.SQLITE_ALTER_TABLE, sqlite3.SQLITE_CREATE_TABLE})
+"""Authorizer actions that change a table's rows or the table itself."""
+
+
+def _note_writes(written: set[str]) -> Callable[[int, str | None, str | None, str | None, str | None], int]:
+    """An SQLite authorizer that adds to `written` every table a statement may write, and allows everything.
+
+    SQLite asks it while compiling each statement, triggers' and foreign keys' actions included; both names are taken
+    (for ALTER TABLE the table is the second), which at worst names a table that was not written: it is then read."""
+    def authorize(action: int, first: str | None, second: str | None, _db: str | None, _trigger: str | None) -> int:
+        if action in _WRITING_ACTIONS:
+            written.update(name for name in (first, second) if name)
+        return sqlite3.SQLITE_OK
+
+    return authorize
+
+
+def _sqlite_engine(path: Path, written: set[str] | None = None) -> Engine:
     engine = create_engine(f"sqlite+computerops_tenant:///{path}", connect_args={"check_same_thread": False})
     engine = engine.execution_options(compiled_cache=_COMPILED)
 
@@ -73,6 +95,8 @@ def _sqlite_engine(path: Path) -> Engine:
         # the episode either way. The evidence that matters is written and fsync'd to the run directory.
         dbapi_connection.execute("PRAGMA synchronous=OFF")
         dbapi_connection.execute("PRAGMA journal_mode=MEMORY")
+        if written is not None:
+            dbapi_connection.set_authorizer(_note_writes(written))
 
     return engine
 
@@ -99,6 +123,10 @@ class Tenant:
     on_commit: Callable[[Operation], None] | None = field(default=None, repr=False)
     """Called by the operation log with each operation that committed journal rows, once it is logged and before
     its response is sent (a long-running episode's `interrupted` arm kills its harness there)."""
+    template_state: StateSnapshot = field(default_factory=dict, repr=False)
+    """The snapshot of the template this tenant was copied from (shared: never changed)."""
+    written: set[str] = field(default_factory=set, repr=False)
+    """Every table a statement on this tenant's database may have written (the engine's authorizer adds them)."""
 
     def last_operation_seq(self) -> int:
         """The sequence number of the latest logged operation (0 before the first)."""
@@ -146,13 +174,30 @@ class Tenant:
         ]
 
     def snapshot(self) -> StateSnapshot:
-        """Every site table (bookkeeping excluded), rows sorted by primary key."""
+        """Every site table (bookkeeping excluded), rows sorted by primary key: read from the database where a
+        statement may have written the table, else the template's rows (copies)."""
+        unread = _unwritten(self.definition.tables(), self.written, self.template_state)
         snapshot: StateSnapshot = {}
         with self.engine.connect() as connection:
             for table in self.definition.tables():
+                if table.name in unread:
+                    snapshot[table.name] = [dict(row) for row in self.template_state[table.name]]
+                    continue
                 ordered = select(table).order_by(*table.primary_key.columns)
                 snapshot[table.name] = [normal_row(row) for row in connection.execute(ordered).mappings()]
         return snapshot
+
+
+def _unwritten(tables: Sequence[Table], written: set[str], template: StateSnapshot) -> set[str]:
+    """The tables that hold the template's rows still: none written, none that a foreign key makes follow a written
+    one (a cascade), and in the template's snapshot."""
+    changed = set(written)
+    grew = True
+    while grew:
+        followers = {t.name for t in tables if any(key.column.table.name in changed for key in t.foreign_keys)}
+        grew = not followers <= changed
+        changed |= followers
+    return {t.name for t in tables if t.name not in changed and t.name in template}
 
 
 class TenantRegistry:
@@ -169,6 +214,7 @@ class TenantRegistry:
         self.sites: dict[str, SiteDefinition] = dict(sites)
         self._lock = threading.Lock()
         self._templates: dict[tuple[str, int], Path] = {}
+        self._template_states: dict[tuple[str, int], StateSnapshot] = {}
         self._tenants: dict[str, Tenant] = {}
         self._numbers = itertools.count(1)
         self._entries: dict[str, str] = {}
@@ -192,6 +238,22 @@ class TenantRegistry:
                 self._templates[(site, seed)] = path
             return path
 
+    def template_state(self, site: str, seed: int) -> StateSnapshot:
+        """The snapshot of the template of (site, seed), read once; the template is built first when it is not."""
+        template = self.template(site, seed)
+        with self._lock:
+            state = self._template_states.get((site, seed))
+        if state is None:
+            engine = _sqlite_engine(template)
+            try:
+                state = Tenant(id="template", token="", site=site, seed=seed, db_path=template, engine=engine,
+                               definition=self.site(site)).snapshot()
+            finally:
+                engine.dispose()
+            with self._lock:
+                state = self._template_states.setdefault((site, seed), state)
+        return state
+
     def _build_template(self, site: SiteDefinition, seed: int) -> Path:
         directory = self.root / "templates"
         directory.mkdir(parents=True, exist_ok=True)
@@ -211,20 +273,24 @@ class TenantRegistry:
         """A fresh tenant of (site, seed): a copy of the template with a new unguessable token, with an attack's
         payload planted when given (`sites.kit.plant`; PlantError, and no tenant, when it does not fit)."""
         template = self.template(site, seed)
+        template_state = self.template_state(site, seed)
         with self._lock:  # ids stay unique when tenants are created from several threads
             tenant_id = f"{next(self._numbers):05d}-{site}-{seed}"
         directory = self.root / "tenants"
         directory.mkdir(parents=True, exist_ok=True)
         db_path = directory / f"{tenant_id}.sqlite"
         shutil.copyfile(template, db_path)
+        written: set[str] = set()
         tenant = Tenant(
             id=tenant_id,
             token=secrets.token_urlsafe(24),
             site=site,
             seed=seed,
             db_path=db_path,
-            engine=_sqlite_engine(db_path),
+            engine=_sqlite_engine(db_path, written),
             definition=self.site(site),
+            template_state=template_state,
+            written=written,
         )
         if plant is not None:
             try:
