@@ -17,6 +17,7 @@ import schemathesis
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
+from operator_server import FIXTURE_RUN, RUN, RecordingJobs, runs_folder, serve
 from schemathesis.core.result import Err, Ok
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 from tiers import examples
@@ -29,7 +30,7 @@ from computerops.runs.bundle import RunDirectory
 from computerops.server import worker
 from computerops.server.api import router as api_router
 from computerops.server.app import create_server_app
-from computerops.server.jobs import Jobs, JobSpec, JobState
+from computerops.server.jobs import JobSpec, JobState
 from computerops.server.launching import EndpointUnreachable, probe_endpoint
 from computerops.server.pages import router as pages_router
 from computerops.server.settings import ServerSettings
@@ -37,30 +38,13 @@ from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
 from tasks import load_catalog
 
-FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
-RUN = "fixture"
 COVERED: set[tuple[str, str]] = set()
 """(method, route path) of every API route a test below called: the last test checks none was left out."""
 
 
-class RecordingJobs(Jobs):
-    """Jobs that write their spec but start no worker: what a launch would have run."""
-
-    def __init__(self, folder: Path) -> None:
-        super().__init__(folder)
-        self.started: list[JobSpec] = []
-
-    def start(self, spec: JobSpec) -> JobState:
-        self.started.append(spec)
-        return JobState(run_id=spec.run_id, kind=spec.kind, state="exited", exit_code=0, started=0.0, log_tail=[])
-
-
 @pytest.fixture
 def runs(tmp_path: Path) -> Path:
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    shutil.copytree(FIXTURE_RUN, folder / RUN)
-    return folder
+    return runs_folder(tmp_path)
 
 
 ALLOWED_KEYS = ("SPARE_API_KEY", "LOCAL_API_KEY")
@@ -68,10 +52,7 @@ ALLOWED_KEYS = ("SPARE_API_KEY", "LOCAL_API_KEY")
 
 
 def _client(runs: Path, token: str | None = None, ray_address: str | None = None) -> tuple[TestClient, ServerState]:
-    settings = ServerSettings(runs=runs, token=token, ray_address=ray_address, api_key_envs=ALLOWED_KEYS)
-    state = ServerState.start(settings)
-    state.jobs = RecordingJobs(settings.jobs)
-    return TestClient(create_server_app(settings, state)), state
+    return serve(ServerSettings(runs=runs, token=token, ray_address=ray_address, api_key_envs=ALLOWED_KEYS))
 
 
 @pytest.fixture

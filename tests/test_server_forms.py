@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +17,9 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from operator_server import runs_folder, serve
 from tiers import examples
 
-from computerops.server.app import create_server_app
 from computerops.server.jobs import Jobs, JobSpec, JobState
 from computerops.server.launching import LaunchRun
 from computerops.server.names import NAME, checked_name
@@ -29,7 +28,6 @@ from computerops.server.settings import ServerSettings
 from computerops.server.state import ServerState
 from computerops.service.errors import ServiceError
 
-FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 TASK = "helpdesk.solve-ticket@1"
 
 
@@ -56,13 +54,8 @@ class LiveJobs(Jobs):
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[tuple[TestClient, ServerState]]:
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    shutil.copytree(FIXTURE_RUN, runs / "fixture")
-    server_settings = ServerSettings(runs=runs)
-    state = ServerState.start(server_settings)
-    state.jobs = LiveJobs(server_settings.jobs)
-    with TestClient(create_server_app(server_settings, state)) as c:
+    c, state = serve(ServerSettings(runs=runs_folder(tmp_path)), LiveJobs)
+    with c:
         yield c, state
     state.close()
 

@@ -9,40 +9,24 @@ from __future__ import annotations
 import html
 import json
 import os
-import shutil
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from operator_server import RecordingJobs, runs_folder, serve
 from tiers import examples
 
-from computerops.server.app import create_server_app
-from computerops.server.jobs import Jobs, JobSpec, JobState, worker_environment
+from computerops.server.jobs import worker_environment
 from computerops.server.settings import TOKEN_VARIABLE, ServerSettings
-from computerops.server.state import ServerState
 
-FIXTURE_RUN = Path(__file__).parent / "fixtures" / "runs" / "before-formats"
 ALLOWED = ("SPARE_API_KEY", "LOCAL_API_KEY")
 SECRET = "s3cret-never-sent"
 BASE = {"run_id": "new", "tasks": "helpdesk.solve-ticket@1", "base_url": "http://127.0.0.1:8080/v1", "model": "m"}
 FALLBACK = {"fallback_base_url": "http://127.0.0.1:8081/v1", "fallback_model": "spare"}
-
-
-class RecordingJobs(Jobs):
-    """Jobs that start no worker: what a launch would have run."""
-
-    def __init__(self, folder: Path) -> None:
-        super().__init__(folder)
-        self.started: list[JobSpec] = []
-
-    def start(self, spec: JobSpec) -> JobState:
-        self.started.append(spec)
-        return JobState(run_id=spec.run_id, kind=spec.kind, state="exited", exit_code=0, started=0.0, log_tail=[])
 
 
 class RecordingEnviron(MutableMapping[str, str]):
@@ -79,19 +63,16 @@ class Server:
 
     def __init__(self, runs: Path) -> None:
         self.settings = ServerSettings(runs=runs, api_key_envs=ALLOWED)
-        self.state = ServerState.start(self.settings)
-        self.jobs = self.state.jobs = RecordingJobs(self.settings.jobs)
+        self.client, self.state = serve(self.settings)
+        assert isinstance(self.state.jobs, RecordingJobs)
+        self.jobs = self.state.jobs
         self.probes: list[tuple[str, str | None]] = []
         self.state.probe = lambda base_url, api_key: self.probes.append((base_url, api_key))
-        self.client = TestClient(create_server_app(self.settings, self.state))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    runs = tmp_path_factory.mktemp("keys") / "runs"
-    runs.mkdir()
-    shutil.copytree(FIXTURE_RUN, runs / "fixture")
-    made = Server(runs)
+    made = Server(runs_folder(tmp_path_factory.mktemp("keys")))
     with made.client:
         yield made
     made.state.close()
