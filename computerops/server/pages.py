@@ -35,7 +35,7 @@ LAUNCH_FIELDS = ("run_id", "subset", "tasks", "endpoint", "base_url", "model", "
                  "request_timeout", "wall_clock", "fault_rate", "fault_classes", "fault_seed", "matched_controls",
                  "broker", "persistence", "recovery",
                  "serving", "fallback_policy", "fallback_base_url", "fallback_model", "fallback_api_key_env",
-                 "continuation", "concurrency", "executor", "workers", "trace")
+                 "continuation", "noise", "concurrency", "executor", "workers", "trace")
 """The launch form's fields, each a `LaunchRun` field of the same name; an empty field takes the default (a
 checkbox sends `on` when ticked and nothing when not)."""
 
