@@ -76,10 +76,16 @@ FIXTURE_ACTIONS: dict[str, list[tuple[str, str, dict[str, object]]]] = {
     "fidelity-point.html": [("click", "Seat map", {"x": 0.25, "y": 0.75})],
     "fidelity-wrapped-link.html": [("click", "terms of service", {})],
     "fidelity-press.html": [("press", "Contrast", {"key": "ArrowRight"})],
+    "fidelity-focus-cover.html": [("click", "Focus me", {})],
+    "fidelity-hover-swap.html": [("click", "star-o", {})],
+    "fidelity-hover-listeners.html": [("hover", "Account", {})],
+    "fidelity-sortable.html": [("drag", "One", {"to_id": "Four"}), ("drag", "Blue", {"to_id": "Red"})],
 }
 """Actions timed on a fixture page after its audit, each (action, control name, arguments; a `to_id` given as the
 name of the control to drag to): the pointer actions third-party pages need (hover, drag, click at a point), a
-click on a wrapped link and a key on a slider, each on the page of its class."""
+click on a wrapped link and a key on a slider, each on the page of its class; since issue 50 a click on a field that
+covers itself as it takes the focus, on an icon whose image swaps under the pointer, a hover on a target with only a
+pointer-over listener, and drags of a sortable list's items."""
 Progress = Callable[[str], None]
 
 
