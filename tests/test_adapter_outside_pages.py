@@ -255,7 +255,7 @@ SORTABLE_SCRIPT = """
   });
 """
 SORTABLE_FAMILY = [(size, across, press, evidence)
-                   for size in (2, 3, 6) for across in (False, True)
+                   for size in (2, 5) for across in (False, True)
                    for press, evidence in (("mousedown", "class"), ("pointerdown", "cursor"), ("mousedown", "plain"))]
 
 
@@ -360,19 +360,18 @@ async def test_an_input_hidden_in_any_of_several_ways_is_not_offered(driver: Pag
     assert nameless and all(c.name == "" and c.name_from is None for c in nameless), observation.text
 
 
-@pytest.mark.parametrize("glyph", ["☆", "🗑", "×", "⋮"])
-async def test_a_titled_icon_is_named_by_its_title_not_its_glyph_nor_a_hidden_text(driver: PageDriver,
-                                                                                    glyph: str) -> None:
+async def test_a_titled_icon_is_named_by_its_title_not_its_glyph_nor_a_hidden_text(driver: PageDriver) -> None:
     await open_page(driver, "fidelity-nameless.html")
-    html = (f'<span id="a" title="Remove item" onclick="window.record.push(1)">{glyph}</span>'
-            f'<span id="b" onclick="window.record.push(2)">{glyph}<span style="display:none">secret</span></span>'
-            '<button id="c" class="icon" title="Archive"></button>'
-            '<span id="ember123" class="icon" onclick="window.record.push(3)" style="display:inline-block;'
-            'width:20px;height:20px"></span>')
-    observation = await build(driver, html, "")
-    lines = {c.name: c for c in observation.controls if c.role in ("clickable", "button")}
-    assert "Remove item" in lines and lines["Remove item"].name_from is None, observation.text
-    assert glyph in lines, observation.text  # no title: its glyph, and never the hidden text
-    assert "secret" not in observation.text
-    assert "Archive" in lines, observation.text
-    assert not any(c.name == "ember123" for c in observation.controls), "a generated id is no name"
+    for glyph in ("☆", "🗑", "×", "⋮"):
+        html = (f'<span id="a" title="Remove item" onclick="window.record.push(1)">{glyph}</span>'
+                f'<span id="b" onclick="window.record.push(2)">{glyph}<span style="display:none">secret</span></span>'
+                '<button id="c" class="icon" title="Archive"></button>'
+                '<span id="ember123" class="icon" onclick="window.record.push(3)" style="display:inline-block;'
+                'width:20px;height:20px"></span>')
+        observation = await build(driver, html, "")
+        lines = {c.name: c for c in observation.controls if c.role in ("clickable", "button")}
+        assert "Remove item" in lines and lines["Remove item"].name_from is None, observation.text
+        assert glyph in lines, observation.text  # no title: its glyph, and never the hidden text
+        assert "secret" not in observation.text
+        assert "Archive" in lines, observation.text
+        assert not any(c.name == "ember123" for c in observation.controls), "a generated id is no name"
