@@ -63,8 +63,7 @@ from adapter.page_functions import (
     CLICK_POINT,
     FIELD_VALUE,
     FILL_INTO,
-    FILL_PROBE,
-    FILL_PROBLEM,
+    FILL_READS,
     LOOKUP,
     SELECT_LABEL,
     ClickPoint,
@@ -450,7 +449,12 @@ class PageDriver:
             return await self._hover(action, control)
         if isinstance(action, Drag):
             return await self._drag(action, control)
-        identity = await guard.identity_now(self.world, action.id, self._token)
+        fill_reads: object = None
+        if isinstance(action, Fill):  # the check and the fill's reads in one round trip
+            checked = await guard.identity_and(self.world, action.id, self._token, FILL_READS, action.text)
+            identity, fill_reads = checked if checked is not None else (None, None)
+        else:
+            identity = await guard.identity_now(self.world, action.id, self._token)
         if identity is None:
             return stale(action.id)
         if changed := guard.changed(control, identity):
@@ -458,7 +462,7 @@ class PageDriver:
         if isinstance(action, Press):
             return await self._press(action, control)
         if isinstance(action, Fill):
-            return await self._fill(action, control)
+            return await self._fill(action, control, fill_reads)
         return await self._select(action, control)
 
     async def _press(self, action: Press, control: Control) -> ActionOutcome:
@@ -496,7 +500,7 @@ class PageDriver:
         await self._settle()
         return ActionOutcome(ok=True, note=f"selected {action.option!r} in {described(control)}")
 
-    async def _fill(self, action: Fill, control: Control) -> ActionOutcome:
+    async def _fill(self, action: Fill, control: Control, reads: object) -> ActionOutcome:
         """Fill a text field with Playwright's fill, and say what it holds afterwards.
 
         An input whose type constrains its value (adapter/inputs.py) is first asked what it would keep: a value
@@ -510,13 +514,13 @@ class PageDriver:
         The fill itself is Playwright's, without a Playwright handle on the element (finding one costs a marker and
         a query in every frame): the element is focused and its content selected in the isolated world
         (FILL_INTO), then the text is typed over the selection with `keyboard.insert_text` (Delete for none);
-        an input whose type takes a set value gets it there, with its input and change events.
+        an input whose type takes a set value gets it there, with its input and change events. `reads` is what
+        FILL_READS found on the element (with the act-time check, in one round trip).
         """
-        unfillable = await self.evaluate_on(action.id, FILL_PROBLEM)  # in the isolated world: the page cannot forge it
-        if unfillable:
+        unfillable, found = reads if isinstance(reads, list) else ("no longer on the page", None)
+        if unfillable:  # read in the isolated world: the page cannot forge it
             return reject("not_applicable", f"Cannot fill [{action.id}]: it is {unfillable}. Use press with "
                                              "keys (ArrowUp, ArrowDown, Enter, letters) or click it.")
-        found = await self.evaluate_on(action.id, FILL_PROBE, action.text)
         probe = None
         text = action.text
         if isinstance(found, dict) and found["type"] in CONSTRAINED_TYPES:

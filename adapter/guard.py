@@ -222,6 +222,17 @@ async def identity_now(world: IsolatedWorld, control_id: str, token: str | None)
     return [str(part) for part in found] if isinstance(found, list) else None
 
 
+async def identity_and(world: IsolatedWorld, control_id: str, token: str | None, read: str,
+                       arg: object = None) -> tuple[list[str], object] | None:
+    """`identity_now` and `read(element, arg)` (JavaScript source that changes nothing) on the control's element,
+    in one round trip; None when the id no longer resolves (nothing is read then)."""
+    found = await world.evaluate(f"([id, token, arg]) => {{ const identity = ({_IDENTITY})([id, token]); "
+                                 "const co = window.__computerops; "
+                                 f"return identity && [identity, ({read})(co.byId.get(id), arg)]; }}",
+                                 [control_id, token, arg])
+    return ([str(part) for part in found[0]], found[1]) if isinstance(found, list) else None
+
+
 async def arm(world: IsolatedWorld, control_id: str, token: str | None, label: int | None,
               events: tuple[str, ...] = GUARDED_EVENTS) -> list[str] | None:
     """Guard the next click on the control (see the module's comment), or the pointer events `events` of another

@@ -53,6 +53,8 @@ FILL_PROBE = """(e, text) => {
   const bounds = ["min", "max", "step"].map((name) => e.getAttribute(name) || "");
   return { type: e.type, asked, kept: probe.value, colour: view.CSS.supports("color", asked), bounds };
 }"""
+# Both reads a fill makes before it acts, in one round trip: [FILL_PROBLEM, FILL_PROBE].
+FILL_READS = f"(e, text) => [({FILL_PROBLEM})(e), ({FILL_PROBE})(e, text)]"
 # Playwright's fill, in the isolated world on the control's element (no Playwright handle to find first): an input
 # of a type whose value is set (date, colour, range, ...) gets it and the input and change events, "done"; a text
 # field or editing host gets focus and its content selected, "needsinput" (the driver then types over the
