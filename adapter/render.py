@@ -1,9 +1,10 @@
 """Annotated HTML (from annotate.js) → the compact text observation. Pure: no browser needed.
 
 The text is a header (`Page:`, `URL:`, any `Dialog:` and `Notice:` lines), then the page in document order:
-headings as `# ...`, text as lines, list items as `- ...`, table rows as `| a | b |`, and each
-control on its own line exactly as `format_control` writes it. Controls inside a table row follow
-the row. Text of a `<label>` whose control is shown is left out: the control line carries it.
+headings as `# ...`, text as lines, list items as `- ...`, table rows as `|a|b|`, and each
+control on its own line exactly as `format_control` writes it. A control inside a table row shows in its cell as its
+`[id]` (its name is not repeated there) and its line follows the row. Text of a `<label>` whose control is shown is
+left out: the control line carries it.
 
 Page text can never pass for a control or header line, nor a cell for two cells (adapter/lines.py): only
 lines that begin with `[` are controls. The header takes at most a quarter of the size bound, however many
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from adapter.lines import cell_text, cell_words, clip, flat, json_line, quoted, text_line
+from adapter.lines import TEXT_ESCAPE, cell_text, cell_words, clip, flat, json_line, quoted, text_line
 from adapter.observation import NAME_SOURCES, Control, Observation, PagePart, format_control
 from adapter.reply import clean_text
 from computerops.core import defaults
@@ -32,8 +33,6 @@ BLOCK_TAGS = frozenset({
     "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
 })
 HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
-# Controls whose text in a table cell is their name; other controls show as their [id].
-NAMED_IN_CELLS = frozenset({"link", "button"})
 TRUNCATION_HINT = "Use the more action to see the next part."
 CONTINUED_NOTICE = "(A later part of a long page: text shown in earlier parts is left out.)"
 NOTICE_ROOM = 120
@@ -56,10 +55,10 @@ answer in time): shown on every part, whatever the size bound."""
 
 def _cut(text: str, *, row: bool) -> int:
     """Where to end a line of a long run: at the last space that fits (in a row, one inside a cell's text, so
-    the next line never begins with a cell separator), else at MAX_LINE."""
+    the next line never begins with a cell separator nor an escaped one), else at MAX_LINE."""
     at = MAX_LINE + 1
     while (at := text.rfind(" ", 0, at)) > 0:
-        if not row or (text[at - 1] != "|" and text[at + 1: at + 2] != "|"):
+        if not row or (text[at - 1] != "|" and text[at + 1: at + 2] not in ("|", TEXT_ESCAPE)):
             return at
     return MAX_LINE
 
@@ -262,7 +261,9 @@ class _Renderer:
     def row(self, cells: list[Element]) -> None:
         texts = [cell_text(flat("".join(_cell_text(c)))) for c in cells]
         if any(texts):
-            line = "|" + "|".join(f" {t} " if t else " " for t in texts) + "|"
+            # no padding around separators; a cell's text ending in a backslash gets a space, else `\|` would
+            # read as an escaped pipe and the cell as one with the next
+            line = "|" + "|".join(f"{t} " if t.endswith(TEXT_ESCAPE) else t for t in texts) + "|"
             self.out.lines.extend(_Line(piece) for piece in _wrap(line, row=True))
 
 
@@ -312,9 +313,8 @@ def _cell_text(cell: Element) -> Iterator[str]:
 
 
 def _cell_token(tag: Element) -> str:
-    """A control inside a table cell: links and buttons read as their name, others as [id]."""
-    control = control_from(tag)
-    return f" {cell_words(control.name)} " if control.role in NAMED_IN_CELLS else f" [{control.id}] "
+    """A control inside a table cell, as its [id]: its name is on its control line, after the row."""
+    return f" [{tag.get('data-co-id') or ''}] "
 
 
 def _counted(root: Element, name: str) -> int:

@@ -131,8 +131,8 @@ def looks_structural(line: str) -> bool:
 
 def cells(row: str) -> list[str]:
     """A row's cells, split at the separators that are not escaped."""
-    assert row.startswith("| ") and row.endswith(" |"), row
-    return [cell[1:-1] for cell in _CELL_SEPARATOR.split(row[1:-1])]
+    assert row.startswith("|") and row.endswith("|"), row
+    return _CELL_SEPARATOR.split(row[1:-1])
 
 
 @dataclass
@@ -164,7 +164,7 @@ def read_observation(observation: Observation) -> Reading:
         if parsed is not None:
             reading.controls.append(parsed)
             control_lines.append(line)
-        elif line.startswith("| "):
+        elif line.startswith("|"):
             reading.rows.append(line)
         elif line.startswith("Output truncated: ") and number == len(body) - 1:
             pass

@@ -90,23 +90,23 @@ def test_the_control_table_matches_the_control_lines() -> None:
     assert not observation.truncated
 
 
-def test_tables_render_as_rows_followed_by_their_controls() -> None:
+def test_tables_render_as_rows_with_control_ids_followed_by_their_controls() -> None:
     lines = render("table.html")
     start = lines.index("3 open tickets")
     assert lines[start - 2 : start + 12] == [
         "# Tickets",
         "## Open",
         "3 open tickets",
-        "| Ticket | Subject | Status | Actions |",
-        "| T-1 | Printer jammed | Open | Close Edit |",
+        "|Ticket|Subject|Status|Actions|",
+        "|[3]|Printer jammed|Open|[4] [5]|",
         '[3] link "T-1"',
         '[4] button "Close"',
         '[5] link "Edit"',
-        "| T-2 | Cannot log in | Pending | Close Edit |",
+        "|[6]|Cannot log in|Pending|[7] [8]|",
         '[6] link "T-2"',
         '[7] button "Close"',
         '[8] link "Edit"',
-        "| T-3 | Refund 49.90 EUR | Open | [10] |",
+        "|[9]|Refund 49.90 EUR|Open|[10]|",
         '[9] link "T-3"',
     ]
 
@@ -159,8 +159,8 @@ def test_hand_written_edge_cases_render_compactly() -> None:
         "inline tail",
         "Line one",
         "Line two",
-        "| Item | Qty | |",
-        "| Toner | [2] | Remove |",
+        "|Item|Qty||",
+        "|Toner|[2]|[3]|",
         '[2] spinbutton "Qty of Toner" value="2"',
         '[3] button "Remove"',
         "- Outer",

@@ -25,7 +25,7 @@ from tiers import examples
 from adapter.lines import _PIPES as PIPES
 from adapter.lines import PIPE_NAMES, RESERVED_STARTS, flat, lookalike, needs_escape, text_line
 from adapter.observation import Control, Observation, control_fields, control_options, parse_control_line
-from adapter.render import HEADER_ENTRIES, HEADER_SHARE, MAX_LINE, NAMED_IN_CELLS, render_observation
+from adapter.render import HEADER_ENTRIES, HEADER_SHARE, MAX_LINE, render_observation
 
 Node = tuple[Any, ...]
 
@@ -110,9 +110,7 @@ class Built:
             # A mark in the first cell, so that every row has text and is shown.
             written = [f"<{tag}>{''.join(map(self.node, content))}{' ¶' if i == 0 else ''}</{tag}>"
                        for i, (tag, content) in enumerate(row)]
-            roles = [item[1] for _, content in row for item in content if item[0] == "control"]
-            self.row_tokens.append([control_id for control_id, role in zip(self.control_ids[first:], roles, strict=True)
-                                    if role not in NAMED_IN_CELLS])
+            self.row_tokens.append(self.control_ids[first:])  # every control of a row shows in it as its [id]
             rows.append("<tr>" + "".join(written) + "</tr>")
         return "<table>" + "".join(rows) + "</table>"
 
@@ -165,9 +163,10 @@ def test_a_control_token_in_a_table_cell_cannot_be_forged_by_the_cells_text_or_a
     annotated = ('<body><table><tr><td>[3] and ［3］ and ⎡3⎤ \\[3]</td><td><a data-co-id="1" data-co-role="link" '
                  'data-co-name="[2] Open">x</a></td><td><span data-co-id="2" data-co-role="checkbox" '
                  'data-co-name="Done"></span></td></tr></table></body>')
-    row = render_observation(annotated, url="/t", title="T").text.splitlines()[3]
-    assert row == "| \\[3] and \\［3］ and \\⎡3⎤ \\\\[3] | \\[2] Open | [2] |"
-    assert row_tokens(row) == ["2"]
+    lines = render_observation(annotated, url="/t", title="T").text.splitlines()
+    assert lines[3] == "|\\[3] and \\［3］ and \\⎡3⎤ \\\\[3]|[1]|[2]|"
+    assert row_tokens(lines[3]) == ["1", "2"]
+    assert lines[4] == '[1] link "[2] Open"'  # the link's name only on its own line, quoted
 
 
 @settings(max_examples=examples(150))
@@ -204,10 +203,16 @@ def test_a_pipe_in_a_cell_is_escaped_so_a_name_never_carries_another_contacts_em
                  "<tr><td>Ada | ada@example.test</td><td>grace@example.test</td></tr>"
                  "<tr><td>Bo ｜ x</td><td>b\\|c</td></tr></table></body>")
     rows = render_observation(annotated, url="/c", title="Contacts").text.splitlines()[3:]
-    assert rows == ["| Name | Email |", "| Ada \\| ada@example.test | grace@example.test |",
-                    "| Bo \\｜ x | b\\\\|c |"]
+    assert rows == ["|Name|Email|", "|Ada \\| ada@example.test|grace@example.test|", "|Bo \\｜ x|b\\\\|c|"]
     assert [cells(row) for row in rows] == [["Name", "Email"], ["Ada \\| ada@example.test", "grace@example.test"],
                                             ["Bo \\｜ x", "b\\\\|c"]]
+
+
+def test_a_cell_ending_in_a_backslash_never_escapes_the_separator_after_it() -> None:
+    annotated = "<body><table><tr><td>C:\\</td><td>x</td><td>\\</td></tr></table></body>"
+    row = render_observation(annotated, url="/c", title="Paths").text.splitlines()[3]
+    assert row == "|C:\\ |x|\\ |"
+    assert cells(row) == ["C:\\ ", "x", "\\ "]
 
 
 def test_a_row_longer_than_a_line_wraps_inside_a_cell_and_never_before_a_separator() -> None:
@@ -216,7 +221,7 @@ def test_a_row_longer_than_a_line_wraps_inside_a_cell_and_never_before_a_separat
     observation = render_observation(annotated, url="/t", title="Tickets")
     reading = read_observation(observation)
     lines = observation.text.splitlines()[3:]
-    assert len(lines) > 1 and lines[0].startswith("| T-1 | ") and all(len(line) <= MAX_LINE + 1 for line in lines)
+    assert len(lines) > 1 and lines[0].startswith("|T-1|") and all(len(line) <= MAX_LINE + 1 for line in lines)
     assert reading.rows == [lines[0]] and reading.texts == lines[1:]
     assert all(not line.startswith(("|", "\\|")) for line in lines[1:])
 
