@@ -5,6 +5,8 @@ with every offered control on its line. The peer's views are kept in tests/fixtu
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
 import pytest
 from playwright.async_api import Browser
 
@@ -23,7 +25,8 @@ from computerops.bench.peer_tokens import (
     stale_views,
 )
 
-pytest.importorskip("bpe_openai", reason="tokens are counted with bpe-openai (the bench's extra)")
+needs_tokenizer = pytest.mark.skipif(find_spec("bpe_openai") is None,
+                                     reason="tokens are counted with bpe-openai (the bench's extra)")
 
 FRESH_SHARE = 0.75
 """A fixture page whose file changed since its view was made is left out; most must still be compared."""
@@ -42,6 +45,7 @@ def words(count: int) -> str:
     return " ".join(["word"] * count)  # one o200k token a word
 
 
+@needs_tokenizer
 def test_the_ratio_is_the_median_page_s_and_a_page_without_a_view_is_an_error() -> None:
     views = PeerViews(peer="peer 1", how="by hand", pages=[
         PeerView(page="a", text=words(60)), PeerView(page="b", text=words(10)), PeerView(page="c", text=words(20))])
@@ -60,6 +64,7 @@ def test_the_peer_s_views_cover_the_page_set() -> None:
     assert views.peer.startswith("browser-use ")
 
 
+@needs_tokenizer
 @pytest.mark.browser
 async def test_the_fixture_pages_take_fewer_tokens_than_browser_use_s_view(browser: Browser) -> None:
     views = read_peer_views()
@@ -74,6 +79,7 @@ async def test_the_fixture_pages_take_fewer_tokens_than_browser_use_s_view(brows
         assert [c[0] for c in controls_in_text(observation.text)] == [c.id for c in observation.controls] != []
 
 
+@needs_tokenizer
 @pytest.mark.slow
 async def test_the_catalog_pages_take_fewer_tokens_than_browser_use_s_view(browser: Browser) -> None:
     views = read_peer_views()
