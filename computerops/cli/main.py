@@ -781,6 +781,24 @@ def _bench_instances(out: Path) -> None:
                   f"defined no instance, each replaced by the next). Written to {out}.", markup=False)
 
 
+def _bench_noise(out: Path, tasks: str, repeats: int) -> None:
+    """`bench --only noise`: each page-noise kind against the clean page, as ratios (computerops/bench/noise.py)."""
+    from computerops.bench.noise import run_noise_bench
+    from computerops.cli.console import console
+    from tasks import TaskFileError, load_catalog, select_tasks
+    try:
+        catalog = load_catalog()
+        selected = ([t for t in catalog.values() if not t.spec.faults] if tasks.strip() == "all"
+                    else select_tasks(catalog, tasks))
+        with tempfile.TemporaryDirectory(prefix="computerops-bench-") as tmp:
+            figures = asyncio.run(run_noise_bench(selected, Path(tmp), _progress, repeats))
+    except (TaskFileError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(figures.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    console.print(f"{len(figures.pages)} page observations (clean and each kind). Written to {out}.", markup=False)
+
+
 @app.command()
 def bench(
     out: Annotated[Path, typer.Option(help="Where to write the figures as JSON.")] = Path("bench.json"),
@@ -808,7 +826,9 @@ def bench(
                                                   "model (a minute or so, not the whole bench); written as "
                                                   "computerops.bench_executors/1. `instances`: only what a "
                                                   "published and a fresh task instance cost beside the reset "
-                                                  "(seconds); computerops.bench_instances/1.",
+                                                  "(seconds); computerops.bench_instances/1. `noise`: only "
+                                                  "each page-noise kind against the clean page (one start page "
+                                                  "a site); computerops.noise_bench/1.",
                                              metavar="PART")] = None,
 ) -> None:
     """Measure reset, observation size and time, control recall, step overhead, replay and throughput, and the local
@@ -828,8 +848,11 @@ def bench(
     if only == "instances":
         _bench_instances(out)
         return
+    if only == "noise":
+        _bench_noise(out, tasks, page_repeats)
+        return
     if only not in (None, "executors"):
-        raise _fail(f"--only takes `executors` or `instances`, got {only!r}")
+        raise _fail(f"--only takes `executors`, `instances` or `noise`, got {only!r}")
     has_ray = importlib.util.find_spec("ray") is not None
     if only == "executors" and (no_ray or not has_ray):
         raise _fail("--only executors needs Ray (pip install -e '.[ray]') and no --no-ray")
