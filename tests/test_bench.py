@@ -7,13 +7,14 @@ is that each figure exists, is computed from its samples, and agrees with the ru
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser
 from typer.testing import CliRunner
 
-from computerops.bench.floor import AI_SNAPSHOT_TARGET, CASES, FLOOR_TARGET, paired_figures
+from computerops.bench.floor import AI_SNAPSHOT_TARGET, CASES, FLOOR_TARGET, paired_figures, timed_in_turn
 from computerops.bench.measure import (
     FIXTURE_ACTIONS,
     FIXTURE_PAGES,
@@ -22,6 +23,7 @@ from computerops.bench.measure import (
     Distribution,
     bench_fixture_pages,
     bench_markdown,
+    bench_plan,
     distribution,
     target_checks,
 )
@@ -86,6 +88,12 @@ def test_bench_runs_the_same_episodes_at_each_level_with_identical_results(bench
     assert len(report.replays) == 3 and all(r.result == "PASS" for r in report.replays)
     for replay in report.replays:
         assert replay.speedup == pytest.approx(replay.episode_wall_s / replay.replay_s, rel=0.01, abs=0.1)
+    # One site here, to keep the crawl cheap (test_the_episodes_go_over_every_site_in_turn: every site's turn).
+    assert [r.site for r in report.replays] == ["helpdesk"] * 3
+    assert report.replay_ratio is not None and report.replay_setup_s is not None and report.replay_setup_s > 0
+    walls, replays = sorted(r.episode_wall_s for r in report.replays), sorted(r.replay_s for r in report.replays)
+    assert report.replay_ratio.ratio == pytest.approx(walls[1] / replays[1], abs=0.01)  # the medians' ratio
+    assert report.replay_ratio.low <= report.replay_ratio.ratio <= report.replay_ratio.high
     assert report.step_overhead_ms.n == report.act_ms.n == report.observe_ms.n > 0
     # The oracle loads pages (links, form submissions) and fills fields: both kinds of step are measured.
     assert report.page_load_step_ms is not None and report.in_page_step_ms is not None
@@ -109,7 +117,7 @@ def test_bench_measures_every_fidelity_fixture_page_and_the_visual_settle_wait(
     bench_run: tuple[BenchReport, str],
 ) -> None:
     report, output = bench_run
-    assert report.format == "computerops.bench/4" and report.executors is None  # --no-ray
+    assert report.format == "computerops.bench/5" and report.executors is None  # --no-ray
     assert [f.page for f in report.fixture_pages] == sorted(p.name for p in FIXTURE_PAGES.glob("fidelity-*.html"))
     assert {"fidelity-scroll-box.html", "fidelity-dates.html", "fidelity-animation.html"} <= {
         f.page for f in report.fixture_pages}
@@ -140,25 +148,65 @@ async def test_bench_without_fixture_pages_says_so_and_misses_the_fidelity_targe
 @pytest.mark.browser
 def test_every_step_kind_is_measured_against_bare_playwright_in_pairs(bench_run: tuple[BenchReport, str]) -> None:
     report, output = bench_run
-    assert [f.kind for f in report.floor] == [*STEP_KINDS, "observation"]
+    assert [f.kind for f in report.floor] == [*STEP_KINDS, "observation", "catalog observation"]
+    fixtures = len(list(FIXTURE_PAGES.glob("fidelity-*.html")))
+    observations = ("observation", "catalog observation")
     for figure in report.floor:
-        assert figure.n == (2 if figure.kind != "observation" else 2 * len(list(FIXTURE_PAGES.glob("fidelity-*.html"))))
+        assert figure.n == {"observation": 2 * fixtures, "catalog observation": len(report.pages)}.get(figure.kind, 2)
         assert figure.adapter_ms > 0 and figure.floor_ms > 0 and figure.ratio > 0
-        assert (figure.ai_snapshot_ratio is not None) == (figure.kind == "observation")
-        assert f"| floor: {figure.kind} (n={figure.n}) | {figure.ratio:.2f} x bare Playwright" in output
-    for figure in report.floor[:-1]:  # each acted on a real control of its page, shown as the model sees it
+        # the ratio of the two medians the table prints, inside its bootstrap interval
+        assert figure.ratio == pytest.approx(figure.adapter_ms / figure.floor_ms, abs=0.01)
+        assert figure.ratio_low is not None and figure.ratio_high is not None
+        assert figure.ratio_low <= figure.ratio <= figure.ratio_high
+        assert (figure.ai_snapshot_ratio is not None) == (figure.kind in observations)
+        row = f"| floor: {figure.kind} (n={figure.n}) | {figure.ratio:.2f}{figure.interval} x bare Playwright"
+        assert row in output
+    steps_floor = [f for f in report.floor if f.kind not in observations]
+    assert all(f.adapter_first == 1 for f in steps_floor)  # of two counted pairs, the second has the adapter first
+    for figure in steps_floor:  # each acted on a real control of its page, shown as the model sees it
         assert figure.control.startswith("[") or figure.kind == "navigate"
-    steps, observation = report.floor[:-1], report.floor[-1]
+    steps, observation = steps_floor, report.floor[-2]
     floor_target, snapshot_target = report.targets[4], report.targets[5]
     assert floor_target.met == all(f.ratio <= FLOOR_TARGET for f in steps)
     assert max(steps, key=lambda f: f.ratio).kind in floor_target.measured
-    assert snapshot_target.met == (observation.ai_snapshot_ratio is not None
-                                   and observation.ai_snapshot_ratio <= AI_SNAPSHOT_TARGET)
+    assert snapshot_target.met == all(f.ai_snapshot_ratio is not None and f.ai_snapshot_ratio <= AI_SNAPSHOT_TARGET
+                                      for f in (observation, report.floor[-1]))
 
 
-def test_a_paired_ratio_is_the_median_of_the_pairs_not_the_ratio_of_medians() -> None:
+def test_a_paired_figure_is_the_ratio_of_the_medians_it_prints_with_an_interval() -> None:
     figure = paired_figures("fill", "forms.html", "[1] textbox", [10.0, 30.0, 100.0], [10.0, 10.0, 200.0])
-    assert (figure.adapter_ms, figure.floor_ms, figure.ratio) == (30.0, 10.0, 1.0)  # pairs: 1, 3, 0.5
+    # the median of the pairs' ratios would be 1.0 (pairs: 1, 3, 0.5): the table's 30 ms against 10 ms is 3.0
+    assert (figure.adapter_ms, figure.floor_ms, figure.ratio) == (30.0, 10.0, 3.0)
+    assert figure.ratio_low is not None and figure.ratio_high is not None
+    assert figure.ratio_low <= 3.0 <= figure.ratio_high and figure.ratio_low < figure.ratio_high
+    assert figure.interval == f" [{figure.ratio_low:.2f}, {figure.ratio_high:.2f}]"
+
+
+async def test_the_halves_of_a_pair_take_turns_going_first() -> None:
+    ran: list[str] = []
+
+    def half(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            ran.append(name)
+        return run
+
+    for turn in range(4):
+        times = await timed_in_turn((half("adapter"), half("floor")), turn)
+        assert len(times) == 2 and all(t >= 0 for t in times)
+    assert ran == ["adapter", "floor", "floor", "adapter", "adapter", "floor", "floor", "adapter"]
+    ran.clear()
+    for turn in range(3):
+        await timed_in_turn((half("observe"), half("content"), half("snapshot")), turn)
+    assert [ran[i] for i in (0, 3, 6)] == ["observe", "content", "snapshot"]  # each goes first once in three
+
+
+def test_the_episodes_go_over_every_site_in_turn() -> None:
+    catalog = load_catalog()
+    tasks = [task for task in catalog.values() if not task.spec.faults]
+    sites = sorted({task.spec.site for task in tasks})
+    plan = bench_plan(tasks, len(sites), "oracle")
+    assert [catalog[p.task_id].spec.site for p in plan] == sites
+    assert [p.task_id for p in bench_plan(tasks, 2 * len(sites), "oracle")][:len(sites)] == [p.task_id for p in plan]
 
 
 def test_a_version_2_report_is_still_read_and_has_no_floor() -> None:

@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from computerops.core.stats import clustered_bootstrap, mean_pass_hat_k, pass_hat_k, wilson_interval
+from computerops.core.stats import (
+    clustered_bootstrap,
+    mean_pass_hat_k,
+    pass_hat_k,
+    ratio_of_medians,
+    wilson_interval,
+)
 
 
 def rounded(interval: tuple[float, float] | None) -> tuple[float, float] | None:
@@ -83,3 +89,21 @@ def test_the_mean_pass_hat_k_averages_tasks() -> None:
     assert mean_pass_hat_k(tasks, 1) == pytest.approx((0.5 + 1 + 0) / 3)
     assert mean_pass_hat_k(tasks, 2) == pytest.approx((0 + 1 + 0) / 3)
     assert mean_pass_hat_k([], 1) is None
+
+
+def test_a_ratio_of_medians_resamples_the_pairs_together() -> None:
+    # Every adapter time is twice its floor's, the floors spread widely: resampled as pairs the ratio is always 2;
+    # resampled apart it would wander far from it.
+    floor = [1.0, 5.0, 9.0, 20.0, 40.0, 80.0, 3.0, 60.0]
+    found = ratio_of_medians([2 * f for f in floor], floor)
+    assert found.ratio == pytest.approx(2.0) and found.low == pytest.approx(2.0) and found.high == pytest.approx(2.0)
+
+
+def test_a_ratio_of_medians_is_the_medians_ratio_inside_its_interval_and_repeats_for_a_seed() -> None:
+    a, b = [12.0, 15.0, 11.0, 30.0, 14.0, 13.0], [10.0, 9.0, 12.0, 11.0, 10.0, 25.0]
+    found = ratio_of_medians(a, b)
+    assert found.ratio == pytest.approx(13.5 / 10.5)
+    assert found.low < found.ratio < found.high
+    assert ratio_of_medians(a, b) == found  # the same seed, the same interval
+    with pytest.raises(ValueError, match="two or more pairs"):
+        ratio_of_medians([1.0], [1.0])

@@ -9,10 +9,13 @@ then times, one right after the other:
 * the floor: the same action through a Playwright locator on the same element (a CSS selector computed from the
   control's element before timing) + `page.content()`.
 
-The figure is the median of the paired ratios (adapter / floor of the same repetition), so machine load shared by
-the two halves of a pair cancels. Observation is measured the same way on every fidelity fixture page: the
+The two halves of a pair run one right after the other, in turn: the adapter first in even repetitions, the floor
+first in odd ones, so neither always gets the warmer caches or the quieter moment. The figure is the ratio of the
+medians (median adapter time / median floor time, the two medians the table prints), with a 95% percentile
+bootstrap interval over the pairs (`computerops.core.stats.ratio_of_medians`). Observation is measured the same
+way on every fidelity fixture page and on the catalog pages the bench crawls (computerops/bench/measure.py): the
 adapter's `observe` against `page.content()` and against Playwright's ai snapshot (`page.aria_snapshot(mode="ai")`,
-what `observe --compare` shows), each pair on the same page.
+what `observe --compare` shows), each triple on the same page, in a rotating order.
 """
 
 from __future__ import annotations
@@ -30,14 +33,17 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
+from adapter.acting import ActionOutcome
 from adapter.actions import Action, Check, Click, Fill, Navigate, Press, Select
 from adapter.containment import contain
 from adapter.driver import PageDriver
 from adapter.observation import Observation, format_control
 from adapter.scope import SiteScope
+from computerops.core.stats import ratio_of_medians
 from computerops.runs.serving import serve_app
 
-StepKind = Literal["click", "fill", "select", "check", "press", "page-loading click", "navigate", "observation"]
+StepKind = Literal["click", "fill", "select", "check", "press", "page-loading click", "navigate", "observation",
+                   "catalog observation"]
 FLOOR_TARGET = 1.2
 """Every step kind at most this many times bare Playwright doing the same (the issue's target)."""
 AI_SNAPSHOT_TARGET = 1.0
@@ -78,11 +84,25 @@ class FloorFigures(BaseModel):
     floor_ms: float
     """Median floor time: the Playwright action + page.content() (page.content() alone for observation)."""
     ratio: float
-    """Median of the paired ratios adapter / floor."""
+    """adapter_ms / floor_ms: the ratio of the medians (before bench/5: the median of the paired ratios)."""
+    ratio_low: float | None = None
+    ratio_high: float | None = None
+    """The ratio's 95% percentile bootstrap interval, pairs resampled (None before bench/5)."""
     ai_snapshot_ms: float | None = None
     """Observation only: median time of Playwright's ai snapshot of the same pages."""
     ai_snapshot_ratio: float | None = None
-    """Observation only: median of the paired ratios observe / ai snapshot."""
+    """Observation only: observe_ms / ai_snapshot_ms, the ratio of the medians."""
+    ai_snapshot_low: float | None = None
+    ai_snapshot_high: float | None = None
+    """Observation only: that ratio's 95% bootstrap interval (None before bench/5)."""
+    adapter_first: int | None = None
+    """Pairs in which the adapter's half ran first (about half of n; None before bench/5, when it always did)."""
+
+    @property
+    def interval(self) -> str:
+        """The ratio's interval as the table prints it, or nothing where none was measured."""
+        return "" if self.ratio_low is None or self.ratio_high is None else \
+            f" [{self.ratio_low:.2f}, {self.ratio_high:.2f}]"
 
 
 @dataclass(frozen=True)
@@ -131,19 +151,49 @@ def _find(observation: Observation, role: str, name: str) -> str:
 
 
 def paired_figures(kind: StepKind, page: str, control: str, adapter: Sequence[float], floor: Sequence[float],
-             snapshot: Sequence[float] = ()) -> FloorFigures:
+                   snapshot: Sequence[float] = (), *, adapter_first: int | None = None) -> FloorFigures:
+    """The ratios of the medians of paired samples, each with its bootstrap interval."""
+    step = ratio_of_medians(adapter, floor)
+    seen = ratio_of_medians(adapter, snapshot) if snapshot else None
     return FloorFigures(
         kind=kind, page=page, control=control, n=len(adapter), adapter_ms=round(statistics.median(adapter), 2),
-        floor_ms=round(statistics.median(floor), 2),
-        ratio=round(statistics.median(a / max(f, 1e-3) for a, f in zip(adapter, floor, strict=True)), 3),
+        floor_ms=round(statistics.median(floor), 2), ratio=round(step.ratio, 3), ratio_low=round(step.low, 3),
+        ratio_high=round(step.high, 3),
         ai_snapshot_ms=round(statistics.median(snapshot), 2) if snapshot else None,
-        ai_snapshot_ratio=round(statistics.median(a / max(s, 1e-3) for a, s in zip(adapter, snapshot, strict=True)),
-                                3) if snapshot else None,
+        ai_snapshot_ratio=round(seen.ratio, 3) if seen else None, ai_snapshot_low=round(seen.low, 3) if seen else None,
+        ai_snapshot_high=round(seen.high, 3) if seen else None, adapter_first=adapter_first,
     )
+
+
+async def timed_in_turn(halves: Sequence[Callable[[], Awaitable[object]]], turn: int) -> list[float]:
+    """Each half timed in ms, one right after the other, starting from half `turn % len(halves)` and going round;
+    the times come back in the order the halves were given."""
+    times = [0.0] * len(halves)
+    for offset in range(len(halves)):
+        index = (turn + offset) % len(halves)
+        began = time.perf_counter()
+        await halves[index]()
+        times[index] = _ms(began)
+    return times
 
 
 def _ms(began: float) -> float:
     return (time.perf_counter() - began) * 1000
+
+
+def _step_halves(case: _Case, driver: PageDriver, bare: Page, action: Action, number: int, target: str,
+                 outcomes: list[ActionOutcome]) -> tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]]]:
+    """The adapter's half of a pair (act + observe, its outcome added to `outcomes`) and the floor's (the same action
+    through Playwright + page.content())."""
+    async def adapter_half() -> None:
+        outcomes.append(await driver.act(action, number))
+        await driver.observe()
+
+    async def floor_half() -> None:
+        await case.floor(bare, target)
+        await bare.content()
+
+    return adapter_half, floor_half
 
 
 async def _step_case(case: _Case, driver: PageDriver, bare: Page, origin: str, repeats: int) -> FloorFigures:
@@ -152,7 +202,7 @@ async def _step_case(case: _Case, driver: PageDriver, bare: Page, origin: str, r
     floor_times: list[float] = []
     control = ""
     number = 0
-    for _ in range(repeats + 1):  # the first pair warms both pages up and is not counted
+    for turn in range(repeats + 1):  # the first pair warms both pages up and is not counted
         number += 1
         opened = await driver.act(Navigate(url=PREFIX + case.page), number)
         if not opened.ok:
@@ -170,23 +220,21 @@ async def _step_case(case: _Case, driver: PageDriver, bare: Page, origin: str, r
             target = selector
         await bare.goto(url, wait_until="domcontentloaded")
         number += 1
-        began = time.perf_counter()
-        outcome = await driver.act(case.action(control_id), number)
-        await driver.observe()
-        adapter_ms = _ms(began)
-        if not outcome.ok:
-            raise RuntimeError(f"floor: {case.kind} on {case.page} was refused: {outcome.rejection}")
-        began = time.perf_counter()
-        await case.floor(bare, target)
-        await bare.content()
-        floor_ms = _ms(began)
+        outcomes: list[ActionOutcome] = []
+        halves = _step_halves(case, driver, bare, case.action(control_id), number, target, outcomes)
+        adapter_ms, floor_ms = await timed_in_turn(halves, turn)
+        if not outcomes[0].ok:
+            raise RuntimeError(f"floor: {case.kind} on {case.page} was refused: {outcomes[0].rejection}")
         adapter_times.append(adapter_ms)
         floor_times.append(floor_ms)
-    return paired_figures(case.kind, case.page, control, adapter_times[1:], floor_times[1:])
+    return paired_figures(case.kind, case.page, control, adapter_times[1:], floor_times[1:],
+                          adapter_first=len(range(2, repeats + 1, 2)))
 
 
 async def _observation_case(driver: PageDriver, pages: Sequence[str], repeats: int) -> FloorFigures:
-    observe, content, snapshot = [], [], []
+    observe: list[float] = []
+    content: list[float] = []
+    snapshot: list[float] = []
     number = 10_000
     for name in pages:
         number += 1
@@ -195,16 +243,26 @@ async def _observation_case(driver: PageDriver, pages: Sequence[str], repeats: i
             raise RuntimeError(f"floor: {name} did not open: {opened.rejection}")
         await driver.observe()  # the first observation of a document reads its listeners: timed in the steps
         for _ in range(repeats):
-            began = time.perf_counter()
-            await driver.observe()
-            observe.append(_ms(began))
-            began = time.perf_counter()
-            await driver.page.content()
-            content.append(_ms(began))
-            began = time.perf_counter()
-            await driver.page.aria_snapshot(mode="ai")
-            snapshot.append(_ms(began))
-    return paired_figures("observation", f"{len(pages)} fidelity fixture pages", "", observe, content, snapshot)
+            times = await observation_triple(driver, len(observe))
+            for samples, value in zip((observe, content, snapshot), times, strict=True):
+                samples.append(value)
+    return paired_figures("observation", f"{len(pages)} fidelity fixture pages", "", observe, content, snapshot,
+                          adapter_first=len(range(0, len(observe), 3)))
+
+
+async def observation_triple(driver: PageDriver, turn: int) -> list[float]:
+    """The adapter's observation, page.content() and the ai snapshot of the page as it stands, timed in ms in a
+    rotating order (`timed_in_turn`)."""
+    async def observe() -> None:
+        await driver.observe()
+
+    async def content() -> None:
+        await driver.page.content()
+
+    async def snapshot() -> None:
+        await driver.page.aria_snapshot(mode="ai")
+
+    return await timed_in_turn((observe, content, snapshot), turn)
 
 
 async def bench_floor(browser: Browser, directory: Path, repeats: int, progress: Callable[[str], None],
@@ -228,7 +286,7 @@ async def bench_floor(browser: Browser, directory: Path, repeats: int, progress:
                     continue
                 figure = await _step_case(case, driver, bare, origin, repeats)
                 figures.append(figure)
-                progress(f"  floor {figure.kind}: {figure.ratio:.2f} x bare Playwright (adapter "
+                progress(f"  floor {figure.kind}: {figure.ratio:.2f}{figure.interval} x bare Playwright (adapter "
                          f"{figure.adapter_ms:.1f} ms, floor {figure.floor_ms:.1f} ms, n={figure.n})")
             if kinds is None or "observation" in kinds:
                 figure = await _observation_case(driver, fidelity, repeats)

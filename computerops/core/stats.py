@@ -4,6 +4,8 @@
   unlike the normal approximation).
 - `clustered_bootstrap`: a percentile interval of a pooled proportion when *tasks*, not episodes, are
   resampled with replacement; repeated episodes of one task are not independent evidence.
+- `ratio_of_medians`: median(a) / median(b) of paired samples, with scipy's percentile bootstrap interval when
+  pairs are resampled (the bench's figures against a floor).
 - `pass_hat_k` / `mean_pass_hat_k`: tau-bench's pass^k, the unbiased estimate from n trials with c
   successes that all of k fresh trials succeed, C(c, k) / C(n, k), and its mean over tasks.
 """
@@ -13,6 +15,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
 
 Z_95 = 1.959964
 """The two-sided 95% standard normal quantile."""
@@ -85,6 +91,36 @@ def bootstrap_mean(values: Sequence[float], *, resamples: int, seed: int, confid
     means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
     tail = (1 - confidence) / 2
     return _percentile(means, tail), _percentile(means, 1 - tail)
+
+
+@dataclass(frozen=True)
+class RatioOfMedians:
+    """median(a) / median(b) of paired samples and its percentile bootstrap interval (pairs resampled)."""
+
+    ratio: float
+    low: float
+    high: float
+
+
+def ratio_of_medians(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, seed: int = 0,
+                     confidence: float = 0.95) -> RatioOfMedians:
+    """median(a) / median(b), and the percentile interval of that ratio when the pairs (a[i], b[i]) are resampled
+    with replacement (`scipy.stats.bootstrap`, paired, from `numpy.random.default_rng(seed)`): the samples stay paired,
+    so load the two halves of a pair shared is resampled with them. Fewer than two pairs have no interval: ValueError.
+    """
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError(f"need two or more pairs of samples, got {len(a)} and {len(b)}")
+    from scipy.stats import bootstrap  # imported here: scipy.stats takes a second, and only the bench needs it
+
+    def statistic(x: NDArray[np.float64], y: NDArray[np.float64], axis: int = -1) -> NDArray[np.float64]:
+        return np.asarray(np.median(x, axis=axis) / np.maximum(np.median(y, axis=axis), 1e-9))
+
+    result = bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)), statistic, paired=True,
+                       vectorized=True, n_resamples=resamples, confidence_level=confidence, method="percentile",
+                       rng=np.random.default_rng(seed))
+    ratio = float(statistic(np.asarray(a, dtype=float), np.asarray(b, dtype=float)))
+    return RatioOfMedians(ratio=ratio, low=float(result.confidence_interval.low),
+                          high=float(result.confidence_interval.high))
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
