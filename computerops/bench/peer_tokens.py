@@ -135,10 +135,11 @@ class TokenComparison(BaseModel):
     """The adapter's characters by kind of line, and of control lines by part (`line_parts`)."""
 
 
-def compare(ours: Mapping[str, str], peer: PeerViews) -> TokenComparison:
-    """The adapter's texts (by page of the set) against the peer's views of the same pages; a page the peer has no
-    view of is a KeyError."""
-    views, count = peer.by_page(), token_counter()
+def compare(ours: Mapping[str, str], peer: PeerViews, count: Callable[[str], int] | None = None,
+            tokenizer: str = TOKENIZER) -> TokenComparison:
+    """The adapter's texts (by page of the set) against the peer's views of the same pages, tokens counted by `count`
+    (`tokenizer`'s; `token_counter()` when None); a page the peer has no view of is a KeyError."""
+    views, count = peer.by_page(), count or token_counter()
     pairs = [(count(text), count(views[page].text), page) for page, text in ours.items()]
     if not pairs:
         raise ValueError("no pages to compare")
@@ -148,10 +149,10 @@ def compare(ours: Mapping[str, str], peer: PeerViews) -> TokenComparison:
     for text in ours.values():
         breakdown.update(line_parts(text))
     adapter, theirs = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
-    return TokenComparison(peer=peer.peer, pages=len(pairs), ratio=round(statistics.median(ratios), 3),
-                           pooled=round(theirs / max(adapter, 1), 3), adapter_tokens=adapter, peer_tokens=theirs,
-                           lowest=round(ratios[lowest], 3), lowest_page=pairs[lowest][2],
-                           breakdown=dict(breakdown.most_common()))
+    return TokenComparison(
+        peer=peer.peer, tokenizer=tokenizer, pages=len(pairs), ratio=round(statistics.median(ratios), 3),
+        pooled=round(theirs / max(adapter, 1), 3), adapter_tokens=adapter, peer_tokens=theirs,
+        lowest=round(ratios[lowest], 3), lowest_page=pairs[lowest][2], breakdown=dict(breakdown.most_common()))
 
 
 HEADER_STARTS = ("Page:", "URL:", "Dialog:", "Notice:", "Observation truncated:")
