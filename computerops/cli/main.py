@@ -536,7 +536,7 @@ def tasks_blind(
 def demo(
     out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/demo-<time>).")] = None,
     tasks_check: Annotated[bool, typer.Option(help="End with `tasks check` on the subset (every control of its "
-                                                   "tasks through the browser again: about a third of the time).")]
+                                                   "tasks through the browser again: about two fifths of the time).")]
     = True,
     concurrency: Annotated[int, typer.Option(min=1, help="Episodes run at once, each with its own browser context "
                                                          "and tenant; results are the same as a serial run's.")] = 1,
