@@ -50,6 +50,7 @@ from computerops.bench.floor import (
 )
 from computerops.bench.memory import peak_memory
 from computerops.bench.peer_tokens import TOKENIZER, token_counter
+from computerops.bench.roundtrips import RoundTripFigures, bench_round_trips
 from computerops.bench.scaling import RAY_TARGET_RATIO, ExecutorFigures, bench_executors
 from computerops.catalog.crawl import crawl_site_pages, crawl_targets
 from computerops.catalog.observing import accessibility_of, ai_snapshot
@@ -319,6 +320,9 @@ class BenchReport(Versioned):
     executors: ExecutorFigures | None = None
     """The local executor at concurrency W against the Ray executor at W workers, and the N-node scaling model
     (computerops/bench/scaling.py); None when not measured and in files before version 4."""
+    round_trips: list[RoundTripFigures] = Field(default_factory=list)
+    """Each floor step kind's protocol round trips, the adapter's against bare Playwright's
+    (computerops/bench/roundtrips.py); empty without the fixture pages and in files written before it was counted."""
 
 
 class ExecutorsReport(Versioned):
@@ -734,6 +738,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
                 pages = await bench_pages(browser, tasks, options, root / "pages", progress, catalog_observations)
                 fixtures = await bench_fixture_pages(browser, options, progress)
                 floor = await bench_floor(browser, FIXTURE_PAGES, options.floor_repeats, progress)
+                round_trips = await bench_round_trips(browser, FIXTURE_PAGES, progress)
                 catalog_floor = catalog_observations.floor(len(pages))
                 floor += [catalog_floor] if catalog_floor is not None else []
             finally:
@@ -760,7 +765,7 @@ async def run_bench(tasks: Sequence[LoadedTask], options: BenchOptions,
         replay_speedup=distribution([r.speedup for r in replays], "x", digits=1),
         replay_ratio=RatioFigure.of([r.episode_wall_s for r in replays], [r.replay_s for r in replays])
         if len(replays) > 1 else None, replay_setup_s=round(replay_setup_s, 3), levels=levels, targets=[],
-        floor=floor, executors=executors, tokenizer=TOKENIZER if _HAS_TOKENIZER else None,
+        floor=floor, round_trips=round_trips, executors=executors, tokenizer=TOKENIZER if _HAS_TOKENIZER else None,
         observation_tokens_ratio=distribution([p.tokens_ratio for p in pages if p.tokens_ratio is not None], "x",
                                               digits=3) if any(p.tokens_ratio is not None for p in pages) else None,
     )
