@@ -126,10 +126,11 @@ _APPS: WeakKeyDictionary[TenantRegistry, ASGIApp] = WeakKeyDictionary()
 
 def _app_for(registry: TenantRegistry) -> ASGIApp:
     """One site app per registry: building FastAPI's routes for every replayed episode would cost more than
-    the replay itself."""
+    the replay itself. Its operation log makes its database calls in place: replay sends one request at a time and
+    nothing else waits on the loop, so a worker thread's hop would only add time."""
     app = _APPS.get(registry)
     if app is None:
-        app = _APPS[registry] = create_app(registry)
+        app = _APPS[registry] = create_app(registry, database_in_thread=False)
     return app
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
+import anyio.to_thread
 import httpx
 import pytest
 import pytest_asyncio
@@ -199,3 +201,28 @@ def test_a_searched_listing_is_compared_where_recorded_and_forgiven_where_eviden
     assert _searched_since(older, replayed) == older  # recorded before searched listings were recorded
     assert _searched_since(replayed, replayed) == replayed
     assert _searched_since(replayed, older) == older != replayed  # a searched listing lost on replay is a difference
+
+
+async def test_replay_makes_the_operation_logs_database_calls_in_place(
+    registry: TenantRegistry, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A served request's log calls go to a worker thread (the loop serves others meanwhile); replay's do not: one
+    # request at a time, the hop only adds time. The sites' own sync handlers still run in threads either way.
+    episode = await perform(registry, REFUND, SOLVED, Claim(success=True))
+    in_threads: list[str] = []
+    hop = anyio.to_thread.run_sync
+
+    async def counted(call: Callable[..., object], *args: object, **kwargs: Any) -> object:
+        in_threads.append(getattr(call, "__qualname__", repr(call)))
+        return await hop(call, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    receipt = await replay_episode(REFUND, episode, registry)
+    assert receipt.result == "PASS", receipt.mismatches
+    logged = {"Tenant.last_operation_seq", "Tenant.record_operation", "_count_journal_rows"}
+    assert not logged & set(in_threads), in_threads
+    monkeypatch.undo()
+    in_threads.clear()
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    await perform(registry, REFUND, SOLVED, Claim(success=True))  # a served app: in worker threads
+    assert logged <= set(in_threads), in_threads

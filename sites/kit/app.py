@@ -31,15 +31,17 @@ def _redirect_to(path: str) -> Callable[[], Response]:
     return redirect
 
 
-def create_app(registry: TenantRegistry) -> FastAPI:
-    """An app serving the registry's sites; no engine or tenant exists until the registry makes one."""
+def create_app(registry: TenantRegistry, *, database_in_thread: bool = True) -> FastAPI:
+    """An app serving the registry's sites; no engine or tenant exists until the registry makes one.
+    `database_in_thread=False` (replay's): the operation log's own database calls run in place, not in a worker
+    thread."""
     app = FastAPI(title="ComputerOps sites", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.registry = registry
     for site in registry.sites.values():
         app.include_router(site.router(), prefix=site.prefix)
         # The bare mount point redirects to a relative start page (not Starlette's absolute URL).
         app.add_api_route(site.prefix, _redirect_to(site.start_path), methods=["GET"], include_in_schema=False)
-    app.add_middleware(OperationLogMiddleware, registry=registry)
+    app.add_middleware(OperationLogMiddleware, registry=registry, database_in_thread=database_in_thread)
     app.add_middleware(NoiseMiddleware, registry=registry)  # outside the log: it records the site's own pages
     app.add_exception_handler(StarletteHTTPException, _http_error_page)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio.to_thread
@@ -264,12 +264,31 @@ async def _buffer(response: Response, scope: Scope, receive: Receive) -> _Buffer
     return buffered
 
 
+_T = TypeVar("_T")
+Database = Callable[..., Awaitable[Any]]
+"""How the operation log runs its own database calls: `in_worker_thread` or `in_place`."""
+
+
+async def in_worker_thread(call: Callable[..., _T], *args: Any) -> _T:
+    """The call in anyio's worker threads: the event loop serves other requests meanwhile."""
+    return await anyio.to_thread.run_sync(call, *args)
+
+
+async def in_place(call: Callable[..., _T], *args: Any) -> _T:
+    """The call on the event loop's own thread (replay: one request at a time, nothing else waits)."""
+    return call(*args)
+
+
 class OperationLogMiddleware:
     """Numbers, serialises and logs every request under a mounted site's prefix."""
 
-    def __init__(self, app: ASGIApp, registry: TenantRegistry) -> None:
+    def __init__(self, app: ASGIApp, registry: TenantRegistry, *, database_in_thread: bool = True) -> None:
+        """`database_in_thread`: the log's own database calls run in a worker thread, so a served request never
+        blocks the event loop; replay, one request at a time in its own process, runs them in place (a thread
+        hop costs more than the call)."""
         self.app = app
         self.registry = registry
+        self.database: Database = in_worker_thread if database_in_thread else in_place
 
     def _site_of(self, path: str, sites: Mapping[str, SiteDefinition]) -> SiteDefinition | None:
         return next((site for site in sites.values() if site.owns_path(path)), None)
@@ -308,7 +327,7 @@ class OperationLogMiddleware:
     async def _run_operation(
         self, tenant: Tenant, headers: Headers, scope: Scope, receive: Receive, send: Send
     ) -> None:
-        seq = await anyio.to_thread.run_sync(tenant.last_operation_seq) + 1
+        seq = await self.database(tenant.last_operation_seq) + 1
         number = action_number(headers.get(ACTION_HEADER))
         operation = OperationContext(site=tenant.site, seed=tenant.seed, seq=seq,
                                      action=None if number == "invalid" else number)
@@ -320,7 +339,7 @@ class OperationLogMiddleware:
             return
         body = read
         keyed = _keyed_request(_request_fields(operation, headers, scope), body.decode("utf-8", errors="replace"))
-        if keyed is not None and (earlier := await anyio.to_thread.run_sync(_earlier_commit, tenant, keyed)):
+        if keyed is not None and (earlier := await self.database(_earlier_commit, tenant, keyed)):
             await self._repeat(tenant, operation, headers, destination, keyed.body, earlier, scope, receive, send)
             return
         faults = tenant.faults
@@ -355,7 +374,7 @@ class OperationLogMiddleware:
             else:
                 shown = operation.shown.shown()
                 handled = response.stored()
-        journal_rows = await anyio.to_thread.run_sync(_count_journal_rows, tenant, seq)
+        journal_rows = await self.database(_count_journal_rows, tenant, seq)
         # kept for a repeat under the key before an after-commit fault replaces what goes out
         committed = handled if keyed is not None and journal_rows else None
         if faults is not None:
@@ -376,7 +395,7 @@ class OperationLogMiddleware:
             destination=destination,
             broker=broker,
         )
-        await anyio.to_thread.run_sync(tenant.record_operation, record, committed)
+        await self.database(tenant.record_operation, record, committed)
         if record.journal_rows and tenant.on_commit is not None:
             tenant.on_commit(record)  # committed and logged; the response has not gone out yet
         await response.forward(send)
@@ -396,7 +415,7 @@ class OperationLogMiddleware:
             response_digest=hashlib.sha256(response.body).hexdigest(), journal_rows=0,
             app=tenant.definition.app_of(scope["method"], scope["path"]), shown=Shown(), destination=destination,
             repeat_of=seq)
-        await anyio.to_thread.run_sync(tenant.record_operation, record)
+        await self.database(tenant.record_operation, record)
         await response.forward(send)
 
     async def _broker_decision(self, tenant: Tenant, seq: int, method: str, path: str, body: bytes,
@@ -410,18 +429,18 @@ class OperationLogMiddleware:
             return None
         route, match = found
         form = form_fields(body, headers.get("content-type"))
-        request = await anyio.to_thread.run_sync(route.extract, match, form, _StateLookup(tenant.engine))
+        request = await self.database(route.extract, match, form, _StateLookup(tenant.engine))
         if request is None:
             return None
         revoked: frozenset[str] = frozenset()
         already = NOTHING_GRANTED
         revocable = any(grant.revoked_by is not None for grant in session.grants)
         if revocable or tallied(session.grants, request):  # only then the earlier requests matter
-            earlier = await anyio.to_thread.run_sync(tenant.operations)
+            earlier = await self.database(tenant.operations)
             revoked = withdrawn(session.grants, (RequestSeen(o.method, o.path, o.status) for o in earlier))
             # the running totals: the tenant's own log, so a fresh tenant (and replay's) starts at zero
             already = granted(session.grants, ((o.broker, o.journal_rows > 0) for o in earlier))
-        inserted = await _corrigible(tenant, request) if session.own_corrections else None
+        inserted = await _corrigible(tenant, request, self.database) if session.own_corrections else None
         return decide(session.grants, request, seq=seq, revoked=revoked, mode=session.mode, inserted=inserted,
                       already=already)
 
@@ -433,7 +452,7 @@ class OperationLogMiddleware:
             **_request_fields(operation, headers, scope), body="", status=response.status, location=None,
             response_digest=hashlib.sha256(response.body).hexdigest(), journal_rows=0, app=None, shown=Shown(),
             destination=destination, oversized=True)
-        await anyio.to_thread.run_sync(tenant.record_operation, record)
+        await self.database(tenant.record_operation, record)
         await response.forward(send)
 
 
@@ -504,13 +523,13 @@ def _count_journal_rows(tenant: Tenant, seq: int) -> int:
         return journal_rows_of(connection, seq)
 
 
-async def _corrigible(tenant: Tenant, request: BrokerRequest) -> frozenset[RowKey]:
+async def _corrigible(tenant: Tenant, request: BrokerRequest, database: Database) -> frozenset[RowKey]:
     """The rows the episode has inserted before `request` (its committed journal) through a route no grant governs,
     which an own correction may change or delete; read only for a request that could be one. A row a governed
     request inserted (a payment within a grant's limit) is never corrigible past its grant: changing it is a request
     a grant must allow like any other."""
     if request.capability not in CORRECTIONS or request.object is None:
         return frozenset()
-    journal = await anyio.to_thread.run_sync(tenant.journal)
-    governed = {o.seq for o in await anyio.to_thread.run_sync(tenant.operations) if o.broker is not None}
+    journal = await database(tenant.journal)
+    governed = {o.seq for o in await database(tenant.operations) if o.broker is not None}
     return inserted_rows(entry for entry in journal if entry.operation not in governed)
