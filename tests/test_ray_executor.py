@@ -214,6 +214,28 @@ def _in_group(pgid: int) -> list[str]:
     return left
 
 
+def _descendants(pid: int) -> dict[Any, str]:
+    """Every live process under `pid`, whatever its process group or session, with its name (Ray's renamed ones
+    `ray::...`, read from the command line)."""
+    import psutil
+    found = {}
+    for process in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            found[process] = (process.cmdline() or [process.name()])[0]
+    return found
+
+
+def _alive(processes: dict[Any, str]) -> list[str]:
+    """Those of `processes` still running (not zombies; `is_running` tells a reused pid apart), as `pid name`."""
+    import psutil
+    left = []
+    for process, name in processes.items():
+        with contextlib.suppress(psutil.Error):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"{process.pid} {name}")
+    return left
+
+
 def admitted_and_in_flight(out: Path) -> tuple[list[str], list[str]]:
     """The episodes a run has admitted (its episodes.jsonl's lines) and those started but not admitted: an episode
     directory, as a resume sets apart (one killed between its directory and its started.json counts too)."""
@@ -249,14 +271,19 @@ def test_a_ray_run_whose_driver_is_killed_resumes_on_ray_with_nothing_lost_or_tw
             time.sleep(0.05)
         assert driver.poll() is None, "the driver finished before it could be killed mid-run"
         assert admitted and in_flight, "no episode admitted with another in flight within 180 s"
+        # Every process under the driver: Ray puts each worker (and its Chromium) in a process group of its own, so
+        # the driver's group alone would not show a worker that outlived it.
+        under = _descendants(driver.pid)
+        assert any(name == "ray::RuntimeEnvAgent" for name in under.values()), under
         driver.kill()  # SIGKILL: no cleanup of its own; its Ray instance's processes end with it
         driver.wait(timeout=30)
         # The raylet's own children (its runtime-env and dashboard agents, the workers, their Chromiums) outlived the
         # driver until its reaper (computerops/runs/ray_reaper.py) ended them on its lifeline's cut.
         deadline = time.monotonic() + 30
-        while (left := _in_group(driver.pid)) and time.monotonic() < deadline:
+        while ((left := _in_group(driver.pid)) or (alive := _alive(under))) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert left == [], f"processes of the killed driver's Ray instance outlived it: {left}"
+        assert alive == [], f"processes started under the killed driver outlived it: {alive}"
     finally:
         with contextlib.suppress(ProcessLookupError):  # what of its Ray instance outlives it (its agents)
             os.killpg(driver.pid, signal.SIGKILL)
