@@ -190,3 +190,27 @@ def test_the_report_gives_each_arm_its_own_row_and_pairs_with_the_clean_twin() -
     assert list(by_arm) == ["clean", "load_more", "consent_banner"]
     assert by_arm["load_more"].false_completion.numerator == 1 and by_arm["load_more"].paired_success_change == -1
     assert by_arm["consent_banner"].paired_success_change == 0 and by_arm["clean"].paired_success_change is None
+
+
+def test_verify_names_a_log_of_another_arm_or_episode_and_pages_out_of_order() -> None:
+    from computerops.runs.config import PlannedEpisode, RunConfig
+    from computerops.studies.base import EpisodeSetup
+    from computerops.studies.page_noise import PageNoise
+    from tasks import load_catalog
+
+    task = load_catalog()["helpdesk.solve-ticket@1"]
+    planned = PlannedEpisode(episode_id="001", task_id=task.id, policy="oracle", studies={"page_noise": "interstitial"})
+    config = RunConfig(run_id="r", tasks=[task.id], endpoint=EndpointConfig(kind="scripted", policies=["oracle"]),
+                       episodes=[planned])
+    setup = EpisodeSetup(config, task, planned)
+    honest = NoiseLog(arm="interstitial", run_seed=0, task_id=task.id, repetition=1,
+                      pages=[_page(1, 0, False), _page(2, 1, True)])
+    study = PageNoise()
+    assert study.problems(setup, honest) == []
+    assert study.problems(setup, honest.model_copy(update={"arm": "clean"})) == [
+        "noise.json: arm clean, planned interstitial", "noise.json: page 2 recorded drawn=True, the draw says False"]
+    other = honest.model_copy(update={"repetition": 2})
+    assert study.problems(setup, other) == [
+        f"noise.json: written for {task.id} repetition 2 seed 0, not this episode's"]
+    skipped = honest.model_copy(update={"pages": [_page(2, 1, True)]})
+    assert "noise.json: page 1 numbered 2" in study.problems(setup, skipped)
