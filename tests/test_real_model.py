@@ -2,14 +2,16 @@
 a real instruct model (SmolLM2-135M-Instruct, Q4_1) on loopback, started by these tests (tests/real_model_server.py).
 
 - one episode in each tool mode (native, text, auto) end to end through the command line and real Chromium, then
-  `computerops verify` PASS: whatever the small model does, the evidence is whole and replays;
+  `computerops verify` PASS: whatever the small model does, the evidence is whole and replays (the text mode's
+  episodes are the fallback run's, below: one run serves both);
 - the tool-results probe gives a definite answer: in the prompt on the model's own chat template, dropped on
   `--chat_format chatml-function-calling` (whose template leaves `role: tool` messages out);
 - the same verdict from the server's prompt counts of an episode's requests, with no probe (adapter/delivery.py);
 - a primary stopped mid-run with a pinned fallback configured: the fallback answers the rest (needs issue 43's part A).
 
-Budgets are small (two replies an episode, short replies, a 4,096-token context) so that the tier takes a few
-minutes on two cores; `scripts/test.sh` (CI) fails it where the server or the model is missing.
+Budgets are small (short replies, a 4,096-token context; one reply an episode where the assertions need one, two in
+the fallback run, whose primary is stopped after its first) so that the tier takes a few minutes on two cores;
+`scripts/test.sh` (CI) fails it where the server or the model is missing.
 """
 
 from __future__ import annotations
@@ -42,10 +44,14 @@ by hand: tests/tiers.py)."""
 TASK = "helpdesk.solve-ticket@1"
 """A short task: its first page is the helpdesk's start page (about 1,300 prompt tokens with the text protocol)."""
 CLI = [sys.executable, "-c", "from computerops.cli.main import main; main()"]
-SMALL = ["--action-budget", "2", "--max-response-tokens", "48", "--context-tokens", "4096",
-         "--request-timeout", "540", "--wall-clock", "1200"]
-"""Small budgets, and time bounds for a 135M model on a loaded 2-core machine (a reply can take minutes while other
+BOUNDS = ["--max-response-tokens", "48", "--context-tokens", "4096", "--request-timeout", "540", "--wall-clock", "1200"]
+"""Short replies, and time bounds for a 135M model on a loaded 2-core machine (a reply can take minutes while other
 tests run: the default 120 s request bound is what the issue found too short for CPU serving)."""
+ONE_REPLY = ["--action-budget", "1", *BOUNDS]
+"""An episode of one reply: what a tool mode's end-to-end test asserts (the model replied, the server counted it,
+the evidence replays) needs no second."""
+TWO_REPLIES = ["--action-budget", "2", *BOUNDS]
+"""The fallback run's: the primary answers the first reply and is stopped, the fallback answers what follows."""
 PROBE_BOUND_S = 300.0
 """The probes' bound here: a 135M model on a loaded 2-core machine takes tens of seconds a probe."""
 
@@ -82,21 +88,30 @@ def transcripts(run: Path) -> list[AgentTranscript]:
 # --- One episode in each tool mode, end to end ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tool_mode", ["text", "native", "auto"])
+def ran_whole_on_the_real_server(run: Path) -> list[AgentTranscript]:
+    """Every episode of `run` ended without an infrastructure failure and replays, the server counted its prompts,
+    and every reply is a real server's (llama-cpp-python's uvicorn), with its own count."""
+    for record in RunDirectory.open(run).records():
+        assert record.outcome != "infrastructure_failure" and record.replay == "PASS", record
+        assert record.prompt_tokens, "the real server counted the prompt"
+    episodes = transcripts(run)
+    for transcript in episodes:
+        assert transcript.steps, "the model replied at least once"
+        assert all(s.call.prompt_tokens and s.call.server_headers.get("server") == "uvicorn"
+                   for s in transcript.steps), "every reply is the real server's, with its own count"
+    return episodes
+
+
+@pytest.mark.parametrize("tool_mode", ["native", "auto"])
 def test_an_episode_against_the_real_server_runs_and_verifies(tool_mode: str, own_template: LlamaServer,
                                                              real_model: RealModel, tmp_path: Path) -> None:
+    """Native and auto mode here; the text mode's episodes are the fallback run's (the last test)."""
     run = tmp_path / "run"
     ran = cli("run", "--base-url", own_template.base_url, "--model", MODEL, "--artifact-sha256", real_model.sha256,
-              "--tool-mode", tool_mode, "--tasks", TASK, *SMALL, "--out", str(run))
+              "--tool-mode", tool_mode, "--tasks", TASK, *ONE_REPLY, "--out", str(run))
     said = ran.stdout + ran.stderr
     assert ran.returncode == 0, f"{said[-4000:]}\nserver:\n{own_template.log_tail()}"
-    (record,) = RunDirectory.open(run).records()
-    assert record.outcome != "infrastructure_failure" and record.replay == "PASS", record
-    assert record.prompt_tokens, "the real server counted the prompt"
-    (transcript,) = transcripts(run)
-    assert transcript.steps, "the model replied at least once"
-    assert all(s.call.prompt_tokens and s.call.server_headers.get("server") == "uvicorn" for s in transcript.steps), \
-        "every reply is the real server's, with its own count"
+    (transcript,) = ran_whole_on_the_real_server(run)
     if tool_mode == "auto":
         # The text protocol in auto mode is said: planned from the probe (this model's own template drops the tool
         # schemas: `ignored`) or switched to in the episode.
@@ -188,11 +203,13 @@ def _wait_for_a_reply(primary: LlamaServer, run: subprocess.Popen[str], deadline
 
 def test_a_primary_stopped_mid_run_is_handed_to_the_pinned_fallback(
         own_template: LlamaServer, real_model: RealModel, tmp_path: Path) -> None:
+    """Also the text mode's end-to-end test: its two episodes run whole on real servers, in text mode throughout, and
+    the run verifies."""
     run = tmp_path / "run"
     with llama_server(real_model) as primary:
         process = subprocess.Popen(
             [*CLI, "run", "--base-url", primary.base_url, "--model", MODEL, "--tool-mode", "text", "--tasks", TASK,
-             "--repeat", "2", *SMALL, "--fallback-base-url", own_template.base_url,
+             "--repeat", "2", *TWO_REPLIES, "--fallback-base-url", own_template.base_url,
              "--fallback-model", MODEL, "--out", str(run)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
@@ -206,9 +223,12 @@ def test_a_primary_stopped_mid_run_is_handed_to_the_pinned_fallback(
     records = RunDirectory.open(run).records() if run.exists() else []
     assert [r.infrastructure_cause for r in records] == [None, None], said[-2000:]
     assert process.returncode == 0, said[-4000:]
-    answered = [s.call.upstream for t in transcripts(run) for s in t.steps]
+    episodes = ran_whole_on_the_real_server(run)
+    assert all(t.tool_mode == "text" and t.tool_mode_switch is None for t in episodes)
+    answered = [s.call.upstream for t in episodes for s in t.steps]
     assert "fallback" in answered, "the fallback answered after the primary stopped, and is named"
-    assert cli("verify", str(run)).returncode == 0
+    verified = cli("verify", str(run))
+    assert verified.returncode == 0 and "PASS" in verified.stdout, verified.stdout + verified.stderr
     report = json.loads(cli("report", str(run), "--json").stdout)
     rows = {row["upstream"]: row for row in report["by_upstream"]}
     assert rows.keys() == {"primary", "fallback"}, "a row per endpoint that answered"
