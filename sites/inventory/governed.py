@@ -25,12 +25,15 @@ PRICE = "price_cents"
 
 def edit_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest | None:
     """A price change of the product of the path, when the edit form's price (as the handler parses it) is not the
-    product's price now; a price that is not an amount counts as a change. None when the price stays, or the
+    product's price now, carrying the price it writes (in cents, as stored); a price that is not an amount counts
+    as a change of unknown value. None when the price stays, or the
     product does not exist (the handler answers 404)."""
     product = lookup(Product, sku=match["sku"])
-    if product is None or parse_cents(form.get("price", "")) == product.price_cents:
+    cents = parse_cents(form.get("price", ""))
+    if product is None or cents == product.price_cents:
         return None
-    return BrokerRequest(capability="change", table="product", object=product.id, fields=[PRICE])
+    return BrokerRequest(capability="change", table="product", object=product.id, fields=[PRICE],
+                         values={} if cents is None else {PRICE: str(cents)})
 
 
 def bulk_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest | None:

@@ -27,16 +27,18 @@ def send_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> Brok
     return BrokerRequest(capability="send", table="email", recipients=[form.get("recipient", "").strip()])
 
 
-def payment_fields_changed(payable: Payable, form: FormFields) -> list[str]:
-    """Which of `PAYMENT_FIELDS` the correction form would change, read as the record form's rules read them (a
-    total that is not an amount counts as changed: what it would become is not known)."""
+def payment_fields_changed(payable: Payable, form: FormFields) -> dict[str, str | None]:
+    """Which of `PAYMENT_FIELDS` the correction form would change, and to what (as the record stores it), read as
+    the record form's rules read them (a total that is not an amount counts as changed, to a value not known)."""
     proposed = {"vendor": form.get("vendor", "").strip(), "currency": form.get("currency", ""),
                 "total_cents": parse_cents(form.get("total", ""))}
-    return [name for name in PAYMENT_FIELDS if proposed[name] is None or proposed[name] != getattr(payable, name)]
+    return {name: None if proposed[name] is None else str(proposed[name])
+            for name in PAYMENT_FIELDS if proposed[name] is None or proposed[name] != getattr(payable, name)}
 
 
 def correction_request(match: re.Match[str], form: FormFields, lookup: Lookup) -> BrokerRequest | None:
-    """A change of the payable record of the path, naming the payment fields it would change; None when it
+    """A change of the payable record of the path, naming the payment fields it would change and the values it
+    writes (where known); None when it
     changes none of them (or the record does not exist: the handler answers 404 and changes nothing)."""
     payable = lookup(Payable, reference=match["reference"])
     if payable is None:
@@ -44,7 +46,8 @@ def correction_request(match: re.Match[str], form: FormFields, lookup: Lookup) -
     fields = payment_fields_changed(payable, form)
     if not fields:
         return None
-    return BrokerRequest(capability="change", table="payable", object=payable.id, fields=fields)
+    return BrokerRequest(capability="change", table="payable", object=payable.id, fields=list(fields),
+                         values={name: value for name, value in fields.items() if value is not None})
 
 
 GOVERNED = (

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Annotated, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -68,6 +68,11 @@ class Revocation(BaseModel):
     path: str = Field(pattern=r"^/[^\s?#]*$")
 
 
+StoredValue = Annotated[str, Field(coerce_numbers_to_str=True)]
+"""A value a field may be changed to, as text: a number a task's template renders (a price in cents) is read as its
+digits, as a request carries it."""
+
+
 class Grant(BaseModel):
     """What the episode's user may do through one capability (the task file's `grants`)."""
 
@@ -84,9 +89,10 @@ class Grant(BaseModel):
     None: any. A send that names no recipient is not allowed by a grant that names them."""
     fields: list[str] | None = None
     """For `change`: the fields it may change; None: any."""
-    values: dict[str, list[str]] | None = Field(default=None, exclude_if=lambda value: value is None)
-    """For `change`: the values a field may be changed to, as the site stores them (`{status: [approved]}`: the
-    request may be approved, not rejected); a field it does not name takes any value. A request to a route that does
+    values: dict[str, list[StoredValue]] | None = Field(default=None, exclude_if=lambda value: value is None)
+    """For `change`: the values a field may be changed to, as the site stores them, written as text (`{status:
+    [approved]}`: the request may be approved, not rejected; `{price_cents: ["1990"]}`); a field it does not name
+    takes any value. A request to a route that does
     not know the value before its handler runs is not allowed by a grant that names values for its field."""
     limit: Amount | None = None
     """For `pay` and `refund`: the largest amount, and its currency, over the episode: the amounts it grants to one
