@@ -262,7 +262,7 @@ def test_a_row_a_governed_request_inserted_stays_governed_and_is_no_own_correcti
     import asyncio
     from types import SimpleNamespace
 
-    from sites.kit.oplog import _corrigible
+    from sites.kit.oplog import _corrigible, in_place
 
     journal = [SimpleNamespace(table="entry", key={"id": 7}, change="insert", operation=3),
                SimpleNamespace(table="contact", key={"id": 9}, change="insert", operation=5)]
@@ -270,7 +270,7 @@ def test_a_row_a_governed_request_inserted_stays_governed_and_is_no_own_correcti
     tenant = SimpleNamespace(journal=lambda: journal, operations=lambda: operations)
     for table, row, corrigible in (("entry", 7, False), ("contact", 9, True)):
         request = BrokerRequest(capability="change", table=table, object=row)
-        rows = asyncio.run(_corrigible(tenant, request))  # type: ignore[arg-type]
+        rows = asyncio.run(_corrigible(tenant, request, in_place))  # type: ignore[arg-type]
         assert own_correction(request, rows) is corrigible, table
 
 

@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 from test_resume import admitted_lines, finish, kill_when, scratch, start
 
+from computerops.core.hashing import file_sha256
 from computerops.experiment.analysis import analyse
 from computerops.experiment.collect import ANALYSIS_FILE, LOCK_FILE, read_experiment_run
 from computerops.experiment.gate import evaluate_gate, evidence_level
 from computerops.experiment.layout import experiment_view
 from computerops.report.tables import Table
-from computerops.runs.bundle import EPISODES, MANIFEST
+from computerops.runs.bundle import CHECKSUMS, EPISODES, MANIFEST, RunDirectory
 
 __all__ = ["scratch"]  # the module fixture that gives the child processes their own temporary directory
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,9 +139,13 @@ def test_verify_recomputes_the_sealed_analysis(e3_run: Path, tmp_path: Path) -> 
     sealed = json.loads((run / ANALYSIS_FILE).read_text())
     sealed["paired"][0]["mean"] = 0.999
     (run / ANALYSIS_FILE).write_text(json.dumps(sealed))
+    bundle = RunDirectory(run)  # sealed again, so that only the recomputation can find the edit
+    (run / CHECKSUMS).write_text("".join(f"{file_sha256(run / name)}  {name}\n" for name in bundle.files()))
+    assert bundle.checksum_problems() == []
     process = start("verify", str(run))
     output, _ = process.communicate(timeout=600)
-    assert process.returncode == 1 and ANALYSIS_FILE in output.decode()
+    assert process.returncode == 1
+    assert f"{ANALYSIS_FILE} differs from the analysis recomputed from the evidence" in output.decode()
 
 
 def test_a_changed_experiment_file_after_the_freeze_is_refused_naming_it(e3_frozen: tuple[Path, Path],

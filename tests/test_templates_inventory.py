@@ -128,8 +128,8 @@ def check_reprice_draws_a_product_and_a_new_price_that_differs_and_its_negatives
     spec: Any = plain.spec
     typed = f"{new_cents // 100}.{new_cents % 100:02d}"
     assert product["sku"] in spec.instruction and typed in spec.instruction
-    assert spec.grants[0].objects == [product["id"]]
-    assert spec.allowed_mutations[0].where == {"sku": product["sku"]}
+    assert spec.grants[0].objects == [product["id"]] and spec.grants[0].values == {"price_cents": [str(new_cents)]}
+    assert spec.allowed_mutations[0].where == {"sku": product["sku"], "price_cents": new_cents}
     assert spec.expected_state[0].expect["price_cents"] == new_cents
     wrong = [s.text for s in _steps(_negative(plain, "wrong-price"))]
     assert len(wrong) == 1 and _cents(wrong[0]) != new_cents
