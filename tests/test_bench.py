@@ -150,24 +150,29 @@ async def test_bench_without_fixture_pages_says_so_and_misses_the_fidelity_targe
 @pytest.mark.browser
 def test_every_step_kind_is_measured_against_bare_playwright_in_pairs(bench_run: tuple[BenchReport, str]) -> None:
     report, output = bench_run
-    assert [f.kind for f in report.floor] == [*STEP_KINDS, "observation", "catalog observation"]
+    assert [f.kind for f in report.floor] == [*STEP_KINDS, "observation", "first observation", "catalog observation"]
     fixtures = len(list(FIXTURE_PAGES.glob("fidelity-*.html")))
     observations = ("observation", "catalog observation")
     for figure in report.floor:
-        assert figure.n == {"observation": 2 * fixtures, "catalog observation": len(report.pages)}.get(figure.kind, 2)
+        assert figure.n == {"observation": 2 * fixtures, "first observation": fixtures,
+                            "catalog observation": len(report.pages)}.get(figure.kind, 2)
         assert figure.adapter_ms > 0 and figure.floor_ms > 0 and figure.ratio > 0
         # the ratio of the two medians the table prints, inside its bootstrap interval
         assert figure.ratio == pytest.approx(figure.adapter_ms / figure.floor_ms, abs=0.01)
         assert figure.ratio_low is not None and figure.ratio_high is not None
         assert figure.ratio_low <= figure.ratio <= figure.ratio_high
-        assert (figure.ai_snapshot_ratio is not None) == (figure.kind in observations)
+        # observations against the ai snapshot; a page's first observation against Playwright's first look at a new
+        # page, a warm ai snapshot beside it
+        assert (figure.ai_snapshot_ratio is not None) == (figure.kind in (*observations, "first observation"))
         row = f"| floor: {figure.kind} (n={figure.n}) | {figure.ratio:.2f}{figure.interval} x bare Playwright"
         assert row in output
-    steps_floor = [f for f in report.floor if f.kind not in observations]
+    first = next(f for f in report.floor if f.kind == "first observation")
+    assert first.adapter_first == (fixtures + 1) // 2  # in turn, from the adapter's
+    steps_floor = [f for f in report.floor if f.kind not in (*observations, "first observation")]
     assert all(f.adapter_first == 1 for f in steps_floor)  # of two counted pairs, the second has the adapter first
     for figure in steps_floor:  # each acted on a real control of its page, shown as the model sees it
         assert figure.control.startswith("[") or figure.kind == "navigate"
-    steps, observation = steps_floor, report.floor[-2]
+    steps, observation = [*steps_floor, first], report.floor[-3]
     floor_target, snapshot_target = report.targets[4], report.targets[5]
     assert floor_target.met == all(f.ratio <= FLOOR_TARGET for f in steps)
     assert max(steps, key=lambda f: f.ratio).kind in floor_target.measured

@@ -53,6 +53,7 @@ def test_a_session_ends_with_its_tests_time_cpus_and_load(monkeypatch: pytest.Mo
     tests run, the wall time from the session's start, the CPUs and the load average at both ends."""
     import conftest
 
+    monkeypatch.delenv("COMPUTEROPS_MODULE_SECONDS_OUT", raising=False)  # no module seconds written after the line
     for name, fresh in (("_MODULE_SECONDS", {}), ("_RUN", set()), ("_SESSION", {})):
         monkeypatch.setattr(conftest, name, fresh)
     now, loads = iter([100.0, 100.0 + 731.0]), iter([0.25, 1.94])

@@ -12,11 +12,11 @@
   them; `scripts/test.sh`, CI, does). The same tests run on SQLite unmarked;
 - `real_model`: a real llama.cpp server (llama-cpp-python's `llama_cpp.server`) serving a real instruct model
   (SmolLM2-135M-Instruct, Q4_1), started on loopback by tests/real_model_server.py (given to every test that uses
-  its `real_model` fixture): an episode in each tool mode through real Chromium, the tool-results probe and the
-  episode's own judgement of it, a primary stopped mid-run. Skipped where the package or the model is missing
-  (`bash scripts/setup.sh --real-model` installs both; `scripts/test.sh`, CI, does, and fails the tier without
-  them). The model computes on the CPU, so it takes minutes: `pytest -m "not browser and not real_model"` leaves it
-  out of the inner loop;
+  its `real_model` fixture): an episode in each tool mode through real Chromium (auto mode's in the slow tier), the
+  tool-results probe and the episode's own judgement of it, a primary stopped mid-run. Skipped where the package or
+  the model is missing (`bash scripts/setup.sh --real-model` installs both; `scripts/test.sh`, CI, does, and fails
+  the tier without them). The model computes on the CPU, so it takes minutes: `pytest -m "not browser and not
+  real_model"` leaves it out of the inner loop;
 - `slow`: the whole-catalog audit, the whole-catalog `tasks check` (every negative control of every task), the
   whole blind set, the accessibility check of every catalog page, 300 fresh seeds of every template, the fallible
   policy's oracle replies on every published instance and every command of README.md and docs/*.md that runs here

@@ -15,7 +15,9 @@ medians (median adapter time / median floor time, the two medians the table prin
 bootstrap interval over the pairs (`computerops.core.stats.ratio_of_medians`). Observation is measured the same
 way on every fidelity fixture page and on the catalog pages the bench crawls (computerops/bench/measure.py): the
 adapter's `observe` against `page.content()` and against Playwright's ai snapshot (`page.aria_snapshot(mode="ai")`,
-what `observe --compare` shows), each triple on the same page, in a rotating order.
+what `observe --compare` shows), each triple on the same page, in a rotating order. A page's first observation after
+it starts (a new page, a new renderer: the annotation's first run) is measured apart, against Playwright's first ai
+snapshot of a new page and, beside it, a warm ai snapshot of the same page.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from computerops.core.stats import ratio_of_medians
 from computerops.runs.serving import serve_app
 
 StepKind = Literal["click", "fill", "select", "check", "press", "page-loading click", "navigate", "observation",
-                   "catalog observation"]
+                   "first observation", "catalog observation"]
 FLOOR_TARGET = 1.2
 """Every step kind at most this many times bare Playwright doing the same (the issue's target)."""
 AI_SNAPSHOT_TARGET = 1.0
@@ -250,6 +252,42 @@ async def _observation_case(driver: PageDriver, pages: Sequence[str], repeats: i
                           adapter_first=len(range(0, len(observe), 3)))
 
 
+async def _first_observation_case(browser_pages: Callable[[], Awaitable[tuple[PageDriver, Page]]], origin: str,
+                                  pages: Sequence[str], repeats: int) -> FloorFigures:
+    """A page's first observation after it starts: each repetition opens a new adapter page (`PageDriver.start`) and
+    a new bare page on the same fixture page, untimed, then times the adapter's first `observe` against the bare
+    page's first ai snapshot (Playwright's own first look at a new document), in turn; the ai snapshot of the
+    adapter's page right after, warm, is the `ai_snapshot` beside them (what "first observation = N x the ai
+    snapshot" compares)."""
+    first: list[float] = []
+    bare_first: list[float] = []
+    warm: list[float] = []
+    for name in pages:
+        for _ in range(repeats):
+            driver, bare = await browser_pages()
+            try:
+                await driver.start(PREFIX + name)
+                await bare.goto(origin + PREFIX + name, wait_until="domcontentloaded")
+
+                async def observe(driver: PageDriver = driver) -> None:
+                    await driver.observe()
+
+                async def snapshot(bare: Page = bare) -> None:
+                    await bare.aria_snapshot(mode="ai")
+
+                adapter_ms, floor_ms = await timed_in_turn((observe, snapshot), len(first))
+                began = time.perf_counter()
+                await driver.page.aria_snapshot(mode="ai")
+                warm.append(_ms(began))
+                first.append(adapter_ms)
+                bare_first.append(floor_ms)
+            finally:
+                await driver.page.close()
+                await bare.close()
+    return paired_figures("first observation", f"{len(pages)} fidelity fixture pages", "", first, bare_first, warm,
+                          adapter_first=len(range(0, len(first), 2)))
+
+
 async def observation_triple(driver: PageDriver, turn: int) -> list[float]:
     """The adapter's observation, page.content() and the ai snapshot of the page as it stands, timed in ms in a
     rotating order (`timed_in_turn`)."""
@@ -293,6 +331,15 @@ async def bench_floor(browser: Browser, directory: Path, repeats: int, progress:
                 figures.append(figure)
                 progress(f"  floor observation: {figure.ratio:.2f} x page.content(), {figure.ai_snapshot_ratio:.2f} x "
                          f"the ai snapshot (n={figure.n})")
+            if kinds is None or "first observation" in kinds:
+                async def browser_pages() -> tuple[PageDriver, Page]:
+                    return (PageDriver(await contained.new_page(), origin=origin, site_prefix=PREFIX,
+                                       max_chars=1_000_000), await plain.new_page())
+
+                figure = await _first_observation_case(browser_pages, origin, fidelity, 1)
+                figures.append(figure)
+                progress(f"  floor first observation: {figure.ratio:.2f}{figure.interval} x Playwright's first ai "
+                         f"snapshot of a new page, {figure.ai_snapshot_ratio:.2f} x a warm one (n={figure.n})")
         finally:
             await plain.close()
             await contained.close()
