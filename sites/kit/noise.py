@@ -226,28 +226,25 @@ def _swap_columns(table: HtmlElement) -> bool:
     return True
 
 
-def _long_lists(body: HtmlElement, rows: int) -> list[list[HtmlElement]]:
-    """Each table's body rows beyond the first `rows`, for tables that have more."""
-    hidden: list[list[HtmlElement]] = []
+def _long_lists(body: HtmlElement, rows: int, marker: str) -> list[tuple[HtmlElement, int]]:
+    """Each table with more body rows than `rows`, those beyond hidden and marked with the `marker` attribute: the
+    table and how many rows it hides."""
+    hidden: list[tuple[HtmlElement, int]] = []
     for table in body.iter("table"):
         data = [row for row in table.iter("tr") if row.find("td") is not None]
         if len(data) > rows:
-            hidden.append(data[rows:])
+            for row in data[rows:]:
+                row.set("hidden", "")
+                row.set(marker, "")
+            hidden.append((table, len(data) - rows))
     return hidden
 
 
 def _load_more(document: HtmlElement, body: HtmlElement, choice: float) -> list[str] | None:
     params = NOISE["load_more"]
-    hidden = _long_lists(body, params.rows)
-    for rows in hidden:
-        for row in rows:
-            row.set("hidden", "")
-            row.set("data-noise-more", "")
-        table = rows[0].getparent()
-        while table is not None and table.tag != "table":
-            table = table.getparent()
-        assert table is not None
-        table.addnext(_fragment(f'<p><button type="button" data-noise-load>{params.shows} ({len(rows)} more)'
+    hidden = _long_lists(body, params.rows, "data-noise-more")
+    for table, more in hidden:
+        table.addnext(_fragment(f'<p><button type="button" data-noise-load>{params.shows} ({more} more)'
                                 "</button></p>"))
     if not hidden:
         return None
@@ -263,15 +260,8 @@ def _load_more(document: HtmlElement, body: HtmlElement, choice: float) -> list[
 
 def _lazy_rows(document: HtmlElement, body: HtmlElement, choice: float) -> list[str] | None:
     params = NOISE["lazy_rows"]
-    hidden = _long_lists(body, params.rows)
-    for rows in hidden:
-        for row in rows:
-            row.set("hidden", "")
-            row.set("data-noise-lazy", "")
-        table = rows[0].getparent()
-        while table is not None and table.tag != "table":
-            table = table.getparent()
-        assert table is not None
+    hidden = _long_lists(body, params.rows, "data-noise-lazy")
+    for table, _ in hidden:
         table.addnext(_fragment(f'<p role="status" data-noise-sentinel>{params.shows}…</p>'))
     if not hidden:
         return None
