@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -303,6 +304,36 @@ async def observation_triple(driver: PageDriver, turn: int) -> list[float]:
     return await timed_in_turn((observe, content, snapshot), turn)
 
 
+@dataclass(frozen=True)
+class FixtureBrowser:
+    """The fixture pages served on loopback under PREFIX, an adapter page in a contained context (as an episode's)
+    and a bare Playwright page in a plain one; `new_pages` opens another pair."""
+
+    origin: str
+    driver: PageDriver
+    bare: Page
+    new_pages: Callable[[], Awaitable[tuple[PageDriver, Page]]]
+
+
+@asynccontextmanager
+async def fixture_browser(browser: Browser, directory: Path) -> AsyncIterator[FixtureBrowser]:
+    """The fixture pages of `directory` served, and the two browser contexts on them (closed after)."""
+    app = Starlette(routes=[Mount(PREFIX.rstrip("/"), app=StaticFiles(directory=directory))])
+    async with serve_app(app) as origin:
+        contained = await contain(browser, SiteScope(origin, PREFIX), base_url=origin)
+        plain = await browser.new_context()
+        try:
+            async def new_pages() -> tuple[PageDriver, Page]:
+                return (PageDriver(await contained.new_page(), origin=origin, site_prefix=PREFIX,
+                                   max_chars=1_000_000), await plain.new_page())
+
+            driver, bare = await new_pages()
+            yield FixtureBrowser(origin, driver, bare, new_pages)
+        finally:
+            await plain.close()
+            await contained.close()
+
+
 async def bench_floor(browser: Browser, directory: Path, repeats: int, progress: Callable[[str], None],
                       *, kinds: Sequence[StepKind] | None = None) -> list[FloorFigures]:
     """Every step kind (or those named) against its floor, `repeats` paired repetitions each; [] without the
@@ -311,36 +342,24 @@ async def bench_floor(browser: Browser, directory: Path, repeats: int, progress:
     if not fidelity:
         progress(f"floor: no fixture pages at {directory}")
         return []
-    app = Starlette(routes=[Mount(PREFIX.rstrip("/"), app=StaticFiles(directory=directory))])
     figures: list[FloorFigures] = []
-    async with serve_app(app) as origin:
-        contained = await contain(browser, SiteScope(origin, PREFIX), base_url=origin)
-        plain = await browser.new_context()
-        try:
-            driver = PageDriver(await contained.new_page(), origin=origin, site_prefix=PREFIX, max_chars=1_000_000)
-            bare = await plain.new_page()
-            for case in CASES:
-                if kinds is not None and case.kind not in kinds:
-                    continue
-                figure = await _step_case(case, driver, bare, origin, repeats)
-                figures.append(figure)
-                progress(f"  floor {figure.kind}: {figure.ratio:.2f}{figure.interval} x bare Playwright (adapter "
-                         f"{figure.adapter_ms:.1f} ms, floor {figure.floor_ms:.1f} ms, n={figure.n})")
-            if kinds is None or "observation" in kinds:
-                figure = await _observation_case(driver, fidelity, repeats)
-                figures.append(figure)
-                progress(f"  floor observation: {figure.ratio:.2f} x page.content(), {figure.ai_snapshot_ratio:.2f} x "
-                         f"the ai snapshot (n={figure.n})")
-            if kinds is None or "first observation" in kinds:
-                async def browser_pages() -> tuple[PageDriver, Page]:
-                    return (PageDriver(await contained.new_page(), origin=origin, site_prefix=PREFIX,
-                                       max_chars=1_000_000), await plain.new_page())
-
-                figure = await _first_observation_case(browser_pages, origin, fidelity, 1)
-                figures.append(figure)
-                progress(f"  floor first observation: {figure.ratio:.2f}{figure.interval} x Playwright's first ai "
-                         f"snapshot of a new page, {figure.ai_snapshot_ratio:.2f} x a warm one (n={figure.n})")
-        finally:
-            await plain.close()
-            await contained.close()
+    async with fixture_browser(browser, directory) as pages:
+        driver, bare, origin = pages.driver, pages.bare, pages.origin
+        for case in CASES:
+            if kinds is not None and case.kind not in kinds:
+                continue
+            figure = await _step_case(case, driver, bare, origin, repeats)
+            figures.append(figure)
+            progress(f"  floor {figure.kind}: {figure.ratio:.2f}{figure.interval} x bare Playwright (adapter "
+                     f"{figure.adapter_ms:.1f} ms, floor {figure.floor_ms:.1f} ms, n={figure.n})")
+        if kinds is None or "observation" in kinds:
+            figure = await _observation_case(driver, fidelity, repeats)
+            figures.append(figure)
+            progress(f"  floor observation: {figure.ratio:.2f} x page.content(), {figure.ai_snapshot_ratio:.2f} x "
+                     f"the ai snapshot (n={figure.n})")
+        if kinds is None or "first observation" in kinds:
+            figure = await _first_observation_case(pages.new_pages, origin, fidelity, 1)
+            figures.append(figure)
+            progress(f"  floor first observation: {figure.ratio:.2f}{figure.interval} x Playwright's first ai "
+                     f"snapshot of a new page, {figure.ai_snapshot_ratio:.2f} x a warm one (n={figure.n})")
     return figures

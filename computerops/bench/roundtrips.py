@@ -18,16 +18,10 @@ from typing import Any
 
 from playwright.async_api import Browser, Page
 from pydantic import BaseModel, ConfigDict
-from starlette.applications import Starlette
-from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
 
 from adapter.actions import Navigate
-from adapter.containment import contain
 from adapter.driver import PageDriver
-from adapter.scope import SiteScope
-from computerops.bench.floor import _CSS_PATH, CASES, PREFIX, StepKind, _Case, _find
-from computerops.runs.serving import serve_app
+from computerops.bench.floor import _CSS_PATH, CASES, PREFIX, StepKind, _Case, _find, fixture_browser
 
 FORMAT = "computerops.roundtrips/1"
 _NO_REPLY = frozenset({"__waitInfo__"})
@@ -142,22 +136,13 @@ async def bench_round_trips(browser: Browser, directory: Path, progress: Callabl
     if not (directory / OBSERVATION_PAGE).is_file():
         progress(f"round trips: no fixture pages at {directory}")
         return []
-    app = Starlette(routes=[Mount(PREFIX.rstrip("/"), app=StaticFiles(directory=directory))])
     figures: list[RoundTripFigures] = []
-    async with serve_app(app) as origin:
-        contained = await contain(browser, SiteScope(origin, PREFIX), base_url=origin)
-        plain = await browser.new_context()
-        try:
-            driver = PageDriver(await contained.new_page(), origin=origin, site_prefix=PREFIX, max_chars=1_000_000)
-            bare = await plain.new_page()
-            for case in CASES:
-                if kinds is None or case.kind in kinds:
-                    figures.append(await _case_round_trips(case, driver, bare, origin))
-            if kinds is None or "observation" in kinds:
-                figures.append(await _observation_round_trips(driver, bare, origin, OBSERVATION_PAGE))
-        finally:
-            await plain.close()
-            await contained.close()
+    async with fixture_browser(browser, directory) as pages:
+        for case in CASES:
+            if kinds is None or case.kind in kinds:
+                figures.append(await _case_round_trips(case, pages.driver, pages.bare, pages.origin))
+        if kinds is None or "observation" in kinds:
+            figures.append(await _observation_round_trips(pages.driver, pages.bare, pages.origin, OBSERVATION_PAGE))
     for figure in figures:
         progress(f"  round trips {figure.kind}: adapter {figure.adapter}, bare Playwright {figure.floor}")
     return figures
