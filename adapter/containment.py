@@ -180,6 +180,11 @@ class _ParseWatch:
             del self._pending[page]
 
 
+HEADER_TRIES = 4
+"""How many times the driver's action headers are set on the context before its failure stands: a popup closing at
+that moment fails the context-wide call once or twice (seen in CI on a page that opens a tab on control+Enter)."""
+
+
 class Containment:
     """The guard of one contained browser context: the record of what it stopped, and the notices for the model."""
 
@@ -296,7 +301,17 @@ class Containment:
             self._last_action = _action_of(tagged) if tagged is not None else self._last_action
             if tagged is not None and self._last_action is not None:
                 self.initiative.begin(self._last_action)
-            await set_headers(headers)
+            for attempt in range(HEADER_TRIES):
+                try:
+                    await set_headers(headers)
+                    return
+                except PlaywrightError:
+                    # A popup the guard is closing can fail the context-wide call while it closes (its target gone
+                    # mid-update); once it is gone the context's own pages take the headers. A closed context (no
+                    # open page left) fails at once, and so does the last try.
+                    if attempt == HEADER_TRIES - 1 or all(page.is_closed() for page in context.pages):
+                        raise
+                    await asyncio.sleep(0.05 * (attempt + 1))
 
         # Wrapped on this context alone: the project opens pages and tags actions through these two.
         context.new_page = new_page  # type: ignore[method-assign]

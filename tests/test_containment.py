@@ -28,7 +28,7 @@ from playwright.async_api import Error as PlaywrightError
 from tiers import examples
 
 from adapter.actions import Click, Navigate, Press
-from adapter.containment import MAX_RECORDS, Containment, contain, containment_of
+from adapter.containment import HEADER_TRIES, MAX_RECORDS, Containment, contain, containment_of
 from adapter.driver import PageDriver
 from adapter.egress import EgressProxy, RefusedRequest
 from adapter.observation import Observation
@@ -482,3 +482,56 @@ async def test_no_key_or_url_from_the_model_makes_an_action_raise(driver: PageDr
         outcome = await driver.act(action, 1)
         assert outcome.ok or outcome.rejection is not None
     await driver.observe()
+
+
+class _Page:
+    def __init__(self, closed: bool) -> None:
+        self.closed = closed
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+
+class _Context:
+    """A context whose context-wide header call fails `failures` times (a popup closing under it), then works."""
+
+    def __init__(self, failures: int, pages: list[_Page]) -> None:
+        self.failures, self.pages, self.calls = failures, pages, 0
+
+    async def route(self, *_: object) -> None:
+        return None
+
+    async def route_web_socket(self, *_: object) -> None:
+        return None
+
+    def on(self, *_: object) -> None:
+        return None
+
+    async def new_page(self) -> None:
+        return None
+
+    async def set_extra_http_headers(self, headers: dict[str, str]) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise PlaywrightError("BrowserContext.set_extra_http_headers: Target page, context or browser has been "
+                                  "closed")
+
+
+@pytest.mark.parametrize(("failures", "pages", "raised", "calls"), [
+    (0, [True, False], False, 1),
+    (2, [False, True], False, 3),  # a popup closing under the call: the driver's headers are set once it is gone
+    (HEADER_TRIES, [False], True, HEADER_TRIES),  # it never stops failing: the failure stands after the last try
+    (1, [True], True, 1),  # the context has no open page: it was closed, no retry
+])
+def test_action_headers_outlast_a_popup_closing_under_them(failures: int, pages: list[bool], raised: bool,
+                                                           calls: int) -> None:
+    context = _Context(failures, [_Page(closed) for closed in pages])
+    guard = Containment(SiteScope("http://127.0.0.1:1", "/site/"))
+    asyncio.run(guard.attach(context))  # type: ignore[arg-type]
+    tagging = context.set_extra_http_headers({"X-Test": "1"})
+    if raised:
+        with pytest.raises(PlaywrightError):
+            asyncio.run(tagging)
+    else:
+        asyncio.run(tagging)
+    assert context.calls == calls
