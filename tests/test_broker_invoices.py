@@ -4,12 +4,15 @@ record as it stands; a new record, and a correction of the invoice date alone, c
 
 from __future__ import annotations
 
+import itertools
+
 from broker_checks import allowed, blocked, enforce, last_decision, ungoverned
 from site_client import Browser, site_fixtures
 
 from sites.invoices import INVOICES
 from sites.kit import Tenant
 from sites.kit.broker import BrokerSession, Grant
+from sites.kit.money import parse_cents
 
 registry, app_client, tenant, browser = site_fixtures(INVOICES)
 
@@ -84,3 +87,35 @@ def test_a_correction_of_the_record_the_episode_submitted_is_its_own_and_of_anot
     tenant.broker = BrokerSession(grants=(), mode="enforcing", own_corrections=False)
     decision = blocked(tenant, browser, path, {**new, "total": "578.80"})
     assert decision.reasons == ["no grant lets this user change a payable"]
+
+
+# The values a correction carries are the values the handler stores (a grant naming values compares them): every
+# combination of fields typed with spaces, in other cases, or as a malformed amount.
+
+_TYPED = ("Acme Ltd", " Acme Ltd ", "acme ltd", "Acme  Ltd", "", "  ")
+_CURRENCY = ("EUR", "eur", " EUR", "GBP", "XXX", "")
+_TOTAL = ("578.70", " 578.70 ", "578,70", "578.7", "0.00", "abc", "", "1,234.50")
+
+
+def test_pure_a_correction_carries_the_values_the_handler_stores() -> None:
+    from types import SimpleNamespace
+
+    from starlette.datastructures import ImmutableMultiDict
+
+    from sites.invoices.governed import payment_fields_changed
+    from sites.invoices.payables import RecordFields, ValidRecord, validate
+
+    stored = SimpleNamespace(vendor="Old Vendor", currency="USD", total_cents=1)
+    valid = 0
+    for vendor, currency, total in itertools.product(_TYPED, _CURRENCY, _TOTAL):
+        form = ImmutableMultiDict({"vendor": vendor, "currency": currency, "total": total})
+        changed = payment_fields_changed(stored, form)  # type: ignore[arg-type]
+        record = validate(RecordFields(vendor=vendor, invoice_number="INV-1001", invoice_date="2026-01-02",
+                                       currency=currency, total=total))
+        if isinstance(record, ValidRecord):  # what the handler stores: each changed field's value
+            valid += 1
+            assert {name: value for name, value in changed.items()} == {
+                name: str(getattr(record, name)) for name in changed}, (vendor, currency, total)
+        elif parse_cents(total) is None:  # an amount the handler cannot read: its value is not known
+            assert changed["total_cents"] is None
+    assert valid > 0
