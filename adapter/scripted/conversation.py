@@ -38,6 +38,8 @@ class Reply:
     tool: str | None = None
     arguments: str | None = None
     content: str | None = None
+    pause_s: float = 0.0
+    """Seconds the endpoint waits before it answers: a policy that waits out a page's timer (`noise-aware`)."""
 
 
 def _call(name: str, **arguments: Any) -> Reply:

@@ -33,6 +33,7 @@ from adapter.scripted.conversation import (
     resolve_step,
 )
 from adapter.scripted.fallible import fallible, parse_name
+from adapter.scripted.noise_aware import noise_aware
 from adapter.scripted.serving import blind_retry, careful
 from tasks import LoadedTask, ScriptedStep
 from tasks.spec import Variant
@@ -193,6 +194,7 @@ POLICIES: dict[str, Callable[[Conversation], Reply]] = {
     "noop": noop,
     "obedient": obedient,
     "partial": partial,
+    "noise-aware": noise_aware,  # noise_aware.NAME, spelt out: `computerops --help` reads these keys from the source
 }
 def given(name: str) -> Callable[[Conversation], Reply]:
     """Follows, regardless, a step list the endpoint was given for the task under this name (`mutant:<id>`)."""

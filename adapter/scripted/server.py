@@ -8,6 +8,7 @@ mistaken for a real model's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Mapping
@@ -266,6 +267,8 @@ def create_scripted_app(
         seed = body.get("seed")  # the seeded policies draw from it; a request without a whole-number seed: 0
         seed = seed if isinstance(seed, int) and not isinstance(seed, bool) else 0
         reply = decide(policy, body["messages"], by_instruction, extra_steps, seed=seed)
+        if reply.pause_s > 0:
+            await asyncio.sleep(reply.pause_s)
         model = str(requested) if quirks.served_model is not None else scripted_model(policy)
         completion = _completion(policy, body, reply, tools_in_prompt=tools_in_prompt, quirks=quirks, model=model)
         if body.get("stream") is True:

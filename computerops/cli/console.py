@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from computerops.catalog.audit import AuditReport
     from computerops.catalog.blind import BlindResults
     from computerops.catalog.checking import ControlResult, TaskCheck
+    from computerops.catalog.noise_check import NoiseCheckReport
     from computerops.catalog.observing import ObservedPage
     from computerops.catalog.stats import CatalogStats
     from computerops.catalog.subsets import ReservedSubset
@@ -187,6 +188,28 @@ def print_task_checks(checks: Sequence[TaskCheck]) -> None:
                   f"equivalent solutions accepted {accepted}/{equivalents}"
                   + (f", attacks prequalified {sum(bool(c.prequalified) for c in attacked)}/{len(attacked)}"
                      if attacked else ""))
+
+
+def print_noise_checks(report: NoiseCheckReport) -> None:
+    """`tasks check --noise`: each instance under each kind, then each kind's summary, then verify's word."""
+    from computerops.catalog.noise_check import kind_summaries
+    table = Table(title="tasks check --noise (SCRIPTED controls on noisy pages: noise-aware, and the plain control "
+                        "as the negative)", title_justify="left")
+    for column in ("task", "kind", "noise-aware", "what the noise took", "in the way", "plain control", "ok"):
+        table.add_column(column, no_wrap=column in ("task", "kind"))
+    for r in report.results:
+        table.add_row(r.task_id, r.kind, f"{_mark(r.aware_ok)} {r.aware_outcome}, replay {r.aware_replay}",
+                      escape("; ".join(r.handled) or "nothing"), "yes" if r.blocked else "no",
+                      escape(f"{r.plain_outcome}, replay {r.plain_replay}: {r.plain_ended}"), _mark(r.ok))
+    console.print(table)
+    kinds = Table(title="By kind (never averaged across kinds)", title_justify="left")
+    for column in ("kind", "noise-aware verified", "handled", "in the way", "plain failed", "reading"):
+        kinds.add_column(column, no_wrap=column == "kind")
+    for k in kind_summaries(report):
+        kinds.add_row(k.kind, f"{k.aware_verified}/{k.instances}", f"{k.handled}/{k.instances}",
+                      f"{k.blocked}/{k.instances}", f"{k.plain_failed}/{k.instances}", k.reading)
+    console.print(kinds)
+    console.print("verify: " + ("PASS" if report.verified else "FAIL: " + escape("; ".join(report.verify_problems))))
 
 
 def print_audit(report: AuditReport) -> None:

@@ -430,11 +430,19 @@ def tasks_check(
     sample: SampleOption = None,
     per_template: PerTemplateOption = None,
     sample_seed: SampleSeedOption = 0,
+    noise: Annotated[str, typer.Option(help=f"Instead: prove every selected instance's scripted control verified "
+                                       f"under each page-noise kind given ({words.listed(*words.NOISE)}), the "
+                                       "noise-aware control dismissing it, and the plain control failing where it "
+                                       "stands in its way (docs/noise.md).")] = "",
 ) -> None:
-    """Prove every selected instance solvable by its scripted control and every verifier strict."""
+    """Prove every selected instance solvable by its scripted control and every verifier strict (`--noise`: under
+    page noise)."""
     from computerops.catalog.checking import check_plan, check_tasks
     from computerops.cli.console import print_task_checks
     whole = _catalog_tasks(tasks)
+    if noise:
+        _noise_check(whole, noise, out, concurrency, sample, per_template, sample_seed)
+        return
     selected = _sampled(whole, sample, per_template, sample_seed)
     started = time.monotonic()
     checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
@@ -451,6 +459,29 @@ def tasks_check(
     _progress(line)
     if not all(c.ok for c in checks):
         raise _fail("some controls did not behave as the task declares", code=1)
+
+
+def _noise_check(whole: list[LoadedTask], noise: str, out: Path | None, concurrency: int, sample: int | None,
+                 per_template: int | None, sample_seed: int) -> None:
+    """`tasks check --noise`: the noise-aware and the plain control of each selected instance under each kind."""
+    from computerops.catalog.noise_check import check_noise
+    from computerops.cli.console import print_noise_checks
+    from sites.kit.noise import parse_noise_kinds
+    try:
+        kinds = parse_noise_kinds(noise)
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    if not kinds:
+        raise _fail("--noise: name at least one noise kind")
+    selected = _sampled(whole, sample, per_template, sample_seed)
+    started = time.monotonic()
+    report = _scripted_check(out, "tasks-check-noise", lambda target: check_noise(
+        selected, kinds, target, _progress, concurrency=concurrency))
+    print_noise_checks(report)
+    _progress(f"{len(selected)} instances x {len(kinds)} kinds, {2 * len(report.results)} episodes in "
+              f"{time.monotonic() - started:.0f} s at concurrency {concurrency}")
+    if not report.ok:
+        raise _fail("a scripted control did not behave as page noise requires", code=1)
 
 
 def audit_command(tasks: str, per_class: int | None, sample: int | None, per_template: int | None,

@@ -1,0 +1,220 @@
+"""`noise-aware`: the scripted control under page noise (docs/noise.md; `tasks check --noise` proves it verifies).
+
+It follows the task's scripted control as `oracle` does, and deals with what the noise kinds of `sites/kit/noise.py`
+put in its way, by what they declare (never by a task's own files):
+
+- Before a step, it takes away what stands over the page (`IN_THE_WAY`: the consent banner, the survey interstitial,
+  the expired-session page) by the kind's declared `dismiss` label, when the page shows the kind's text.
+- When the step's control is not offered yet, it reveals more of the page: the "Load more" button (`HOLDS_BACK`), or,
+  where rows wait for a scroll or a submit control for a timer (`REVEALED_BY_WAITING`), it pauses (`WAIT_S`) and
+  hovers over the control just before the kind's text, which scrolls it into view, and looks again.
+- It finds a step's button or column header by its name or by a name the kind's label variation gives it
+  (`BUTTON_LABELS`, `BUTTON_VERBS`, `HEADER_SYNONYMS`).
+
+**Stateless.** Which step comes next is read from the conversation (`turns_of`): an accepted action counts as the
+task's step unless it is one of the policy's own noise turns (a click on a declared dismiss control, a hover) that
+is not that step (`progress`). `progress` also says, from a transcript, how the noise stood in the control's way,
+which `computerops/catalog/noise_check.py` uses to say where the plain control (`oracle`, which ignores the noise)
+must fail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from adapter.observation import controls_in_text, parse_control_line
+from adapter.scripted.conversation import Conversation, Reply, _call, _give_up, _require_task, resolve_step
+from adapter.scripted.fallible import Turn, turns_of
+from sites.kit.noise import BUTTON_LABELS, BUTTON_VERBS, HEADER_SYNONYMS, NOISE, NoiseKind
+from tasks import ScriptedStep
+
+NAME: Final = "noise-aware"
+WAIT_S: Final = 0.5
+"""How long the policy pauses before it looks again at a page whose control waits for a scroll or a timer."""
+MAX_WAITS: Final = 8
+"""Reveals in a row before it gives up honestly: the control did not appear."""
+
+IN_THE_WAY: tuple[NoiseKind, ...] = ("consent_banner", "interstitial", "session_timeout")
+"""Kinds that stand over (or in place of) the page until their `dismiss` control is used: taken away first."""
+HOLDS_BACK: tuple[NoiseKind, ...] = ("load_more",)
+"""Kinds whose `dismiss` control reveals what they hold back: used only when the step's control is not offered."""
+REVEALED_BY_WAITING: tuple[NoiseKind, ...] = ("lazy_rows", "slow_control")
+"""Kinds that hide a control until a scroll or a timer: waited out when the step's control is not offered."""
+NEEDS_NOTHING: tuple[NoiseKind, ...] = ("layout_shift", "label_variation")
+"""Kinds that hide no control (label variation renames them: matched through the declared synonyms)."""
+
+_CONTROL_ACTIONS = frozenset({"click", "fill", "select", "check", "press", "hover"})
+_NOISE_ACTIONS = frozenset({"click", "hover"})
+
+Handling = Literal["dismissed", "loaded", "revealed", "renamed"]
+
+
+@dataclass(frozen=True)
+class Handled:
+    """One way the noise stood in the control's way: a noise turn, or a step taken on a control under another name."""
+
+    turn: int
+    """The index of the turn (from 0, over the conversation's answered replies)."""
+    handling: Handling
+    step: int
+    """The index of the task's step it stood before."""
+    control: str
+    """The control's name as the page offered it."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the policy stands: the task's own steps accepted, and what it did about the noise on the way."""
+
+    done: int
+    handled: tuple[Handled, ...] = ()
+
+    def waits_in_a_row(self, turns: int) -> int:
+        """How many of the last `turns` turns were reveals, counted back from the latest."""
+        count, at = 0, turns - 1
+        revealed = {h.turn for h in self.handled if h.handling == "revealed"}
+        while at in revealed:
+            count, at = count + 1, at - 1
+        return count
+
+
+def names_of(role: str | None, name: str | None) -> tuple[str, ...]:
+    """A control's name, then what the label variation may call it instead: a button's whole label or its leading
+    verb swapped for a declared synonym, a column header for its synonyms."""
+    if name is None:
+        return ()
+    names = [name]
+    if role == "button":
+        names += BUTTON_LABELS.get(name, ())
+        head, _, rest = name.partition(" ")
+        if rest:
+            names += [f"{verb} {rest}" for verb in BUTTON_VERBS.get(head, ())]
+    elif role == "columnheader":
+        names += HEADER_SYNONYMS.get(name, ())
+    return tuple(dict.fromkeys(names))
+
+
+def _dismiss_label(kind: NoiseKind) -> str:
+    label = NOISE[kind].dismiss
+    assert label is not None, f"{kind} declares no dismiss label"
+    return label
+
+
+def is_dismiss_name(name: str, kinds: Sequence[NoiseKind]) -> bool:
+    """Whether a control's name is the declared `dismiss` label of one of these kinds (or it with a count after it,
+    as "Load more (15 more)")."""
+    return any(name == (label := _dismiss_label(kind)) or name.startswith(f"{label} (") for kind in kinds)
+
+
+def offered_dismissal(observation: str, kinds: Sequence[NoiseKind]) -> tuple[str, str] | None:
+    """The id and name of a dismiss control of one of these kinds the page offers while it shows the kind's text,
+    the first kind given first; None when none is shown."""
+    controls = controls_in_text(observation)
+    for kind in kinds:
+        if NOISE[kind].shows not in observation:
+            continue
+        found = next(((cid, name) for cid, _, name in controls if is_dismiss_name(name, (kind,))), None)
+        if found is not None:
+            return found
+    return None
+
+
+def reveal_target(observation: str, kinds: Sequence[NoiseKind]) -> str | None:
+    """The id of the control just before the text of a kind that waits for a scroll or a timer (the first control
+    of the page when none comes before it); None when the page shows no such text."""
+    marks = [NOISE[kind].shows for kind in kinds if NOISE[kind].shows]
+    last: str | None = None
+    first: str | None = None
+    for line in observation.splitlines():
+        parsed = parse_control_line(line)
+        if parsed is not None:
+            last, first = parsed[0], first or parsed[0]
+        elif any(mark in line for mark in marks):
+            return last or first or next((cid for cid, _, _ in controls_in_text(observation)), None)
+    return None
+
+
+def acted_on(note: str) -> tuple[str, str] | None:
+    """The (role, name) of the control an accepted action's result line names (`clicked [4] button "Save"`)."""
+    for at in (match.start() for match in re.finditer(r"\[", note)):
+        parsed = parse_control_line(note[at:])
+        if parsed is not None:
+            return parsed[1], parsed[2]
+    return None
+
+
+def _is_step(step: ScriptedStep | None, turn: Turn, acted: tuple[str, str] | None) -> bool:
+    if step is None or step.action != turn.action:
+        return False
+    return acted is None or (acted[0] == step.role and acted[1] in names_of(step.role, step.name))
+
+
+def progress(control: Sequence[ScriptedStep], turns: Sequence[Turn]) -> Progress:
+    """The task's steps accepted after these turns and what the noise made the policy do on the way. An accepted
+    click on a declared dismiss control, or a hover, that is not the step due is a noise turn; any other accepted
+    action is the step due (a step on a control found under another name is marked `renamed`)."""
+    done = 0
+    handled: list[Handled] = []
+    for index, turn in enumerate(turns):
+        if not turn.accepted:
+            continue
+        acted = acted_on(turn.note)
+        step = control[done] if done < len(control) else None
+        if turn.action in _NOISE_ACTIONS and not _is_step(step, turn, acted):
+            name = acted[1] if acted is not None else ""
+            handling: Handling = ("dismissed" if is_dismiss_name(name, IN_THE_WAY) else
+                                  "loaded" if is_dismiss_name(name, HOLDS_BACK) else "revealed")
+            handled.append(Handled(index, handling, done, name))
+            continue
+        if step is not None and acted is not None and acted[1] != step.name:
+            handled.append(Handled(index, "renamed", done, acted[1]))
+        done += 1
+    return Progress(done, tuple(handled))
+
+
+def resolve_named(step: ScriptedStep, observation: str) -> Reply | None:
+    """`resolve_step` on the step's control under its own name, else under a name the label variation gives it."""
+    if step.name is None:  # done, navigate, back, more, dialog: no control to find
+        return resolve_step(step, observation)
+    for name in names_of(step.role, step.name):
+        reply = resolve_step(step if name == step.name else step.model_copy(update={"name": name}), observation)
+        if reply is not None:
+            return reply
+    return None
+
+
+def decide_noise_aware(control: Sequence[ScriptedStep], conversation: Conversation) -> Reply:
+    """The next reply: take away what stands over the page, else the step due (by any of its names), else reveal
+    more of the page, else give up honestly as `oracle` does."""
+    observation = conversation.observation
+    turns = turns_of(conversation.messages)
+    state = progress(control, turns)
+    if state.done >= len(control):
+        return _give_up("The scripted steps are used up.")
+    step = control[state.done]
+    in_the_way = offered_dismissal(observation, IN_THE_WAY)
+    if in_the_way is not None:
+        return _call("click", id=in_the_way[0])
+    reply = resolve_named(step, observation)
+    if reply is not None:
+        return reply
+    if step.action in _CONTROL_ACTIONS:
+        held = offered_dismissal(observation, HOLDS_BACK)
+        if held is not None:
+            return _call("click", id=held[0])
+        target = reveal_target(observation, REVEALED_BY_WAITING)
+        if target is not None and state.waits_in_a_row(len(turns)) < MAX_WAITS:
+            reply = _call("hover", id=target)
+            return Reply(tool=reply.tool, arguments=reply.arguments, pause_s=WAIT_S)
+    return _give_up(f"The page shows no {step.role} named {step.name!r}; cannot continue.")
+
+
+def noise_aware(conversation: Conversation) -> Reply:
+    """The policy `noise-aware` (a scripted control: its results are labelled scripted like every policy's)."""
+    task = _require_task(conversation)
+    if isinstance(task, Reply):
+        return task
+    return decide_noise_aware(list(task.spec.scripted_control), conversation)
