@@ -180,6 +180,10 @@
   let strongOffered = 0;  // controls, labels of shown controls and listener clickables marked so far
   let weakOffered = 0;  // pointer-only clickables marked so far
   let offeredList = [];  // co.offered in the order marked (what a container holds is a slice of it)
+  const clones = new Map();  // an offered element -> its marked clone
+  let pinnedSeen = false;  // an element fixed or sticky was walked: controls may lie under it (markCovered)
+  const sentinels = [];  // elements that load more of a list as they scroll into view (loadsOnScroll)
+  const pinMemo = { columns: new Map(), pinned: new Map() };  // co.clearScroll's hit tests, for this walk
 
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
 
@@ -351,9 +355,213 @@
     return heard ? HEARD : 0;
   }
 
+  // A modal dialog makes the rest of its page inert, as assistive technology has it: a <dialog> opened with
+  // showModal(), or a dialog or alertdialog marked aria-modal="true" that shows. Of several, the one holding the
+  // keyboard focus (the innermost), else the last in document order whose middle is on top (a confirmation opened
+  // over an edit dialog; a dialog a later one covers is not the open one). A non-modal dialog, a closed or hidden
+  // one, a drawer or toast without aria-modal changes nothing. Found once per document and walk (`modals`); the
+  // elements holding the open one (through shadow hosts and frames) are `modalHolders`, walked for it.
+  const modals = new Map();
+  const modalHolders = new Set();
+  function activeModal(doc) {
+    if (modals.has(doc)) return modals.get(doc);
+    let shown = [];
+    try { shown = [...doc.querySelectorAll("dialog:modal")]; } catch (e) { /* no :modal in this browser */ }
+    for (const n of doc.querySelectorAll("[aria-modal]")) {
+      const role = (n.getAttribute("role") || "").trim().split(/\s+/)[0];
+      if ((role === "dialog" || role === "alertdialog") && clean(n.getAttribute("aria-modal")).toLowerCase() === "true"
+          && !shown.includes(n)) shown.push(n);
+    }
+    shown = shown.filter((n) => {
+      const box = n.getBoundingClientRect();
+      return box.width > 0 && box.height > 0 && !hiddenAbove(n) && n.checkVisibility({ visibilityProperty: true });
+    }).sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+    let focus = doc.activeElement;
+    while (focus && focus.shadowRoot && focus.shadowRoot.activeElement) focus = focus.shadowRoot.activeElement;
+    const onTop = shown.filter((n) => middleOnTop(n));
+    let modal = shown.filter((n) => holds(n, focus)).pop() || onTop[onTop.length - 1]
+      || shown.find((n) => n.localName === "dialog") || null;
+    for (const n of onTop) if (modal && n !== modal && holds(modal, n)) modal = n;  // one opened inside it
+    modals.set(doc, modal);
+    for (let n = modal; n; ) {
+      modalHolders.add(n);
+      const up = parentOf(n);
+      n = up || (n.ownerDocument && n.ownerDocument.defaultView && n.ownerDocument.defaultView.frameElement) || null;
+    }
+    return modal;
+  }
+
+  // Inert or aria-hidden with an ancestor (through shadow hosts): hidden with it.
+  function hiddenAbove(el) {
+    for (let n = el; n; n = parentOf(n)) if (n.inert || n.getAttribute("aria-hidden") === "true") return true;
+    return false;
+  }
+
+  // Whether `el` is `box` or inside it (through shadow roots and slots).
+  function holds(box, el) {
+    for (let n = el; n; n = parentOf(n)) if (n === box) return true;
+    return false;
+  }
+
+  // What a click at the middle of the part of an element in its window lands on is the element or inside it.
+  function middleOnTop(el) {
+    const box = el.getBoundingClientRect(), view = el.ownerDocument.defaultView;
+    const left = Math.max(box.left, 0), right = Math.min(box.right, view.innerWidth);
+    const top = Math.max(box.top, 0), bottom = Math.min(box.bottom, view.innerHeight);
+    if (right <= left || bottom <= top) return false;
+    return holds(el, hitAt(el.ownerDocument, (left + right) / 2, (top + bottom) / 2));
+  }
+
+  function hitAt(doc, x, y) {
+    let hit = doc.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+
+  // Behind the open modal dialog of its document, or of a document holding its frame.
   function behindModal(el) {
-    const modal = el.ownerDocument.querySelector("dialog:modal");
-    return Boolean(modal) && !modal.contains(el);  // a modal dialog makes the rest inert
+    for (let n = el; n; n = n.ownerDocument.defaultView.frameElement) {
+      const modal = activeModal(n.ownerDocument);
+      if (modal && !holds(modal, n)) return true;
+    }
+    return false;
+  }
+
+  // The outermost box fixed to the window (or stuck, position: sticky) that holds `n`; null when none does.
+  function pinnedBox(n) {
+    let found = null;
+    for (; n && n.nodeType === Node.ELEMENT_NODE; n = parentOf(n)) {
+      const position = getComputedStyle(n).position;
+      if (position === "fixed" || position === "sticky") found = n;
+    }
+    return found;
+  }
+  co.pinnedBox = pinnedBox;
+
+  // The scroll of the window (CSS px, down) that brings the middle of an element in the top document out from under
+  // every box fixed or stuck over the window (pinnedBox), the least there is (0: clear where it is); null when no
+  // scroll of the window can (a box over the whole window, a page too short to scroll it clear). Judged by hit tests
+  // down the element's column every PIN_STEP px (`memo` keeps them for one walk). A person scrolls a control out
+  // from under a cookie banner before clicking it; the driver does so (adapter/page_functions.py CLICK_POINT).
+  const PIN_STEP = 6;
+  co.clearScroll = (el, memo = { columns: new Map(), pinned: new Map() }) => {
+    if (el.ownerDocument !== document) return null;
+    const box = el.getBoundingClientRect();
+    const x = box.left + box.width / 2, middle = box.top + box.height / 2;
+    if (x < 0 || x >= innerWidth) return null;
+    const key = Math.round(x);
+    let column = memo.columns.get(key);
+    if (!column) {
+      column = [];
+      for (let y = PIN_STEP / 2; y < innerHeight; y += PIN_STEP) {
+        const hit = hitAt(document, x, y);
+        if (hit && !memo.pinned.has(hit)) memo.pinned.set(hit, pinnedBox(hit) !== null);
+        column.push(Boolean(hit) && memo.pinned.get(hit) && !holds(hit, el) && !holds(el, hit));
+      }
+      memo.columns.set(key, column);
+    }
+    const scroller = document.scrollingElement || document.documentElement;
+    const down = scroller.scrollHeight - innerHeight - scrollY, up = scrollY;
+    let best = null;
+    column.forEach((covered, i) => {
+      const by = Math.round(middle - (PIN_STEP / 2 + i * PIN_STEP));
+      if (!covered && by <= down && -by <= up && (best === null || Math.abs(by) < Math.abs(best))) best = by;
+    });
+    return best;
+  };
+
+  // A short name for a box the observation tells of (a dialog, a banner): its aria-labelledby or aria-label, else its
+  // first heading, else its tag, id and classes (as the driver names what covers a control).
+  const BOX_NAME = 60;
+  function boxName(el) {
+    const labelled = el.hasAttribute("aria-labelledby") || el.hasAttribute("aria-label") ? nameOf(el, "dialog") : "";
+    const heading = el.querySelector("h1,h2,h3,h4,h5,h6,[role=heading]");
+    let name = labelled || (heading ? clean(heading.textContent) : "");
+    if (!name) {
+      const classes = typeof el.className === "string" ? clean(el.className).split(" ").filter(Boolean) : [];
+      name = `<${el.localName}${el.id ? "#" + el.id : ""}${classes.map((c) => "." + c).join("")}>`;
+    }
+    return name.length <= BOX_NAME ? name : name.slice(0, BOX_NAME - 1) + "…";
+  }
+
+  // Offered controls of the top document whose middle, in the window, lies under a box fixed or stuck over it (a
+  // cookie banner at the bottom, a sticky header): one the driver cannot scroll clear (co.clearScroll) is marked
+  // covered (data-co-covered; its line says so); the root lists each such box with how many controls it covers
+  // and how many lie under it but are scrolled clear when used (data-co-covers: [[name, covered, clear], ...]).
+  // Out of the window (the driver scrolls such a control into view), a control is judged only when a box covers
+  // some in the window for good (one over the whole window covers them all wherever they are scrolled).
+  function markCovered(root) {
+    const covers = new Map();
+    const outside = [];
+    for (const [el, c] of clones) {
+      if (c.getAttribute("data-co-role") === "clickable" || el.ownerDocument !== document) continue;
+      const box = el.getBoundingClientRect();
+      const x = box.left + box.width / 2, y = box.top + box.height / 2;
+      if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
+        outside.push([el, c]);
+        continue;
+      }
+      const hit = hitAt(document, x, y);
+      if (!hit || holds(el, hit) || [...(el.labels || [])].some((label) => holds(label, hit))) continue;
+      const cover = pinnedBox(hit);
+      if (!cover || holds(cover, el)) continue;
+      const counts = covers.get(cover) || [0, 0];
+      if (co.clearScroll(el, pinMemo) === null) {
+        c.setAttribute("data-co-covered", "");
+        counts[0]++;
+      } else {
+        counts[1]++;
+      }
+      covers.set(cover, counts);
+    }
+    for (const [cover, counts] of covers) {
+      if (!counts[0]) continue;
+      for (const [el, c] of outside) {
+        if (!holds(cover, el) && co.clearScroll(el, pinMemo) === null) {
+          c.setAttribute("data-co-covered", "");
+          counts[0]++;
+        }
+      }
+      break;  // each control counted once, under the first box that covers some for good
+    }
+    if (covers.size) {
+      root.setAttribute("data-co-covers", JSON.stringify([...covers].map(([n, counts]) => [boxName(n), ...counts])));
+    }
+  }
+
+  // An element that loads more of a list as it scrolls into view (an IntersectionObserver's sentinel, an endless
+  // list's "Loading more…" line): named so by its class or id, or a short "Loading…" / "Load more" text of no
+  // control, at a list's end (right after a table, a list, a feed or a run of like items, or last in one). The
+  // observation says that more loads on scroll, and `more` scrolls it into view (adapter/driver.py).
+  const SENTINEL_WORDS = /(^|[\s_-])(sentinel|infinite|lazy|load-?more|loader|loading|scroll-?(trigger|anchor|end))([\s_-]|$)/i;
+  const LOADING_TEXT = /^\s*(loading|load(ing)?\s+more|fetching)\b/i;
+  const CONTROLLISH = "a[href],button,input,select,textarea,[role=button],[role=link],[onclick]";
+  function loadsOnScroll(el) {
+    if (el.querySelector(CONTROLLISH)) return false;  // a "Load more" button's box: the button is offered
+    if (!SENTINEL_WORDS.test(`${el.getAttribute("class") || ""} ${el.id || ""}`)) {
+      if (el.childElementCount > 2) return false;
+      const text = el.textContent;
+      if (text.length > 80 || !LOADING_TEXT.test(text)) return false;
+    }
+    const parent = el.parentElement;
+    return listLike(el.previousElementSibling, null) || (Boolean(parent) && el === parent.lastElementChild
+      && parent !== el.ownerDocument.body && listLike(parent, el));
+  }
+
+  // A table, list, feed or grid, or a box of three or more like items (`besides`: an element not counted).
+  function listLike(n, besides) {
+    if (!n) return false;
+    if (/^(table|tbody|ul|ol)$/.test(n.localName)) return true;
+    if (/^(list|feed|grid|table|rowgroup|treegrid)$/.test((n.getAttribute("role") || "").trim().split(/\s+/)[0])) {
+      return true;
+    }
+    const items = [...n.children].filter((m) => m !== besides);
+    return items.length >= 3 && items.every((m) => m.localName === items[0].localName
+      && (m.getAttribute("class") || "") === (items[0].getAttribute("class") || ""));
   }
 
   // For label lookahead: is a control elsewhere on the page visible and offered?
@@ -659,6 +867,7 @@
     const [name, from] = named ?? offeredName(el, role);
     c.setAttribute("data-co-id", idFor(el));
     c.setAttribute("data-co-role", role);
+    clones.set(el, c);
     const shownName = takeOn(c, "name", name, FLOOR.name);
     c.setAttribute("data-co-name", shownName);
     if (shownName.length < name.length) c.setAttribute("data-co-name-cut", "");  // by the reading's `chars`
@@ -726,7 +935,10 @@
       hit = inner;
     }
     for (let n = hit; n; n = n.parentNode || n.host) if (n === el) return true;
-    return pointCutOff(el, x, y) === "scrolls";
+    if (pointCutOff(el, x, y) === "scrolls") return true;
+    // under a box fixed over the window (a cookie banner): offered when the driver can scroll it clear first
+    const cover = hit && pinnedBox(hit);
+    return Boolean(cover) && !holds(cover, el) && fx === 0.5 && fy === 0.5 && co.clearScroll(el, pinMemo) !== null;
   }
 
   // Whether a point of an element (in its window's coordinates) is cut off by an ancestor that clips it, along its
@@ -868,6 +1080,7 @@
     const tag = el.localName;
     const svg = el.namespaceURI === SVG_NS;
     if ((svg ? SVG_SKIP.has(tag) : SKIP.has(tag)) || isHidden(el)) return;
+    if (behindModal(el) && !modalHolders.has(el)) return;  // inert behind the open modal dialog: its text too
     const invisible = isInvisible(el);
     if (!svg && (tag === "iframe" || tag === "frame")) {
       let doc = null;
@@ -883,6 +1096,7 @@
     const role = roleOf(el);
     if (role && !invisible && isOffPage(el)) return;
     const style = getComputedStyle(el);
+    if (style.position === "fixed" || style.position === "sticky") pinnedSeen = true;
     const pointer = style.cursor === "pointer";
     const inSvg = svg && tag !== "foreignObject";
     const heard = listens(el) || (el.shadowRoot !== null && listens(el.shadowRoot));
@@ -933,6 +1147,7 @@
       }
       return;
     }
+    if (!(flags & IN_CONTROL) && !role && loadsOnScroll(el)) sentinels.push(el);
     const strongBefore = strongOffered, weakBefore = weakOffered, offeredBefore = offeredList.length;
     let point = null;
     if (tag !== "img") walkChildren(el, c, !inSvg && textSeen, below);
@@ -994,5 +1209,10 @@
     root.setAttribute("data-co-depth", String(LIMITS.depth));
   }
   if (cut.chars) root.setAttribute("data-co-cut-chars", String(cut.chars));
+  const modal = activeModal(document);
+  if (modal) root.setAttribute("data-co-modal", boxName(modal));
+  if (pinnedSeen) markCovered(root);
+  co.sentinels = sentinels;
+  if (sentinels.length) root.setAttribute("data-co-loads-more", String(sentinels.length));
   return root.outerHTML;
 }

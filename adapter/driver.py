@@ -64,6 +64,7 @@ from adapter.page_functions import (
     FIELD_VALUE,
     FILL_INTO,
     FILL_READS,
+    LOAD_ON_SCROLL,
     LOOKUP,
     SELECT_LABEL,
     ClickPoint,
@@ -85,6 +86,10 @@ DRAG_STEPS = 5
 and for Chromium to begin an HTML5 drag (dragstart) and send dragenter/dragover to the target before the drop."""
 NAVIGATION_TIMEOUT_MS = 15_000
 SETTLE_TIMEOUT_S = 5.0
+LOAD_WAIT_MS = 2_000
+"""How long `more` at a list's end waits for the page to load more rows once their sentinel is in view."""
+LOAD_QUIET_MS = 150
+"""The page has loaded them when its DOM changed and then stayed unchanged this long."""
 RENDER_IN_LOOP_CHARS = 8_000
 """Annotated HTML up to this size is rendered on the event loop (a few milliseconds at most); larger, in a thread, so
 that a page taking seconds to render does not hold up the other episodes the loop drives."""
@@ -358,7 +363,7 @@ class PageDriver:
                 return reject("dialog_open", self.dialogs.waiting())
             self._blocked = None
         if isinstance(action, More):
-            return self._more()
+            return await self._more()
         self._part = None
         acting = asyncio.ensure_future(self._carry_out(action, number))
         if await self.dialogs.until_done_or_open(acting):
@@ -421,8 +426,10 @@ class PageDriver:
             outcome = outcome.model_copy(update={"navigated": True})
         return outcome
 
-    def _more(self) -> ActionOutcome:
+    async def _more(self) -> ActionOutcome:
         following = self.latest.next_part if self.latest else None
+        if following is None and self.latest is not None and self.latest.loads_more:
+            return await self._load_on_scroll()
         if following is None and self.latest is not None and self.latest.left_out:
             # not "the whole page": the reading stopped at its bounds, and what it left out no part can show
             return reject("not_applicable", "There is no further part of what could be read, but this is not the "
@@ -432,6 +439,24 @@ class PageDriver:
             return reject("not_applicable", "The whole page is already shown; there is no further part.")
         self._part = following
         return ActionOutcome(ok=True, note="showing the next part of the page")
+
+    async def _load_on_scroll(self) -> ActionOutcome:
+        """`more` at the last part of a page whose list loads more as its end scrolls into view: scroll there, wait
+        for the page to load (its DOM changed, then quiet; its requests over) and show the same part again, now with
+        what loaded."""
+        try:
+            loaded = await self.world.evaluate(LOAD_ON_SCROLL, [self._token, LOAD_WAIT_MS, LOAD_QUIET_MS],
+                                               await_promise=True)
+        except PlaywrightError as error:
+            return reject("execution_error", f"The page could not be scrolled: {short_error(error)}")
+        await self._settle()
+        if not loaded.get("sentinels"):
+            return reject("not_applicable", "The whole page is already shown, and the list's end that loaded more "
+                                             "is gone from it.")
+        if loaded.get("changed"):
+            return ActionOutcome(ok=True, note="scrolled to the end of the list: the page loaded more")
+        return ActionOutcome(ok=True, note=f"scrolled to the end of the list: nothing more loaded within "
+                                           f"{LOAD_WAIT_MS / 1000:g} s")
 
     async def _on_control(self, action: Click | Fill | Select | Check | Press | Hover | Drag) -> ActionOutcome:
         control = self.latest.control(action.id) if self.latest else None

@@ -46,6 +46,9 @@ class Control(BaseModel):
     """Characters of the name the reading's bound did not read (its line counts them with those it does not show)."""
     value_unread: int = Field(default=0, ge=0)
     """Characters of the value the reading's bound did not read (counted on its line likewise)."""
+    covered: bool = False
+    """Its middle lies under a box fixed over the window (a cookie banner) that no scroll of the window clears: a click
+    lands on that box until it is closed. The line says `covered`; the header names the box."""
 
 
 class PagePart(BaseModel):
@@ -80,6 +83,12 @@ class Observation(BaseModel):
     notices: list[str] = Field(default_factory=list)
     """What the adapter did on the page's behalf since the previous observation and the model should know:
     a blocked request to another origin, a closed popup, a refused download (adapter/containment.py)."""
+    modal: str | None = None
+    """The name of the modal dialog open on the page (a <dialog> opened modally, or a dialog marked aria-modal):
+    only its controls are offered, and the page behind it is left out, as assistive technology has it."""
+    loads_more: bool = False
+    """The page has a list that loads more as its end scrolls into view (a sentinel): `more`, at the last part,
+    scrolls it into view (adapter/driver.py)."""
 
     def control(self, control_id: str) -> Control | None:
         return next((c for c in self.controls if c.id == control_id), None)
@@ -166,7 +175,7 @@ def format_control(control: Control) -> str:
         parts.append(_options(control.options))
     if typed := line_attributes(control.input_type):
         parts.append(typed)
-    for flag in ("required", "disabled", "readonly"):
+    for flag in ("required", "disabled", "readonly", "covered"):
         if getattr(control, flag):
             parts.append(flag)
     if control.validation:

@@ -177,8 +177,9 @@ VISIBLE_PART = """(el) => {
 # {x, y, label: null} for the element itself, {x, y, label: i} for its i-th label (a checkbox hidden under its
 # label; never for a point given by `at`), else {problem} with the element's own reason: no size, clipped away by
 # a container that scrolling does not move, outside the window, hidden by its own CSS clip, or covered by which
-# element. {stale} when the id no longer names a connected element. One round trip, in the isolated world
-# (adapter/world.py).
+# element. A target under a box fixed over the window (a cookie banner) is first scrolled clear of it when a scroll
+# of the window can (annotate.js co.clearScroll). {stale} when the id no longer names a connected element. One
+# round trip, in the isolated world (adapter/world.py).
 CLICK_POINT = """([id, token, at = null, scroll = true]) => {
   const co = window.__computerops;
   const e = co && co.token === token ? co.byId.get(id) : null;
@@ -216,7 +217,7 @@ CLICK_POINT = """([id, token, at = null, scroll = true]) => {
     return [...rects.map((r) => [r.left + r.width / 2, r.top + r.height / 2]),
             [box.left + box.width / 2, box.top + box.height / 2]];
   };
-  const clickAt = (target, point) => {  // {x, y} in top-level coordinates, or {problem}
+  const clickAt = (target, point, cleared = false) => {  // {x, y} in top-level coordinates, or {problem}
     const box = target.getBoundingClientRect();
     if (box.width === 0 || box.height === 0) {
       return { problem: `it has no size on the page (${Math.round(box.width)} x ${Math.round(box.height)} px)` };
@@ -244,6 +245,14 @@ CLICK_POINT = """([id, token, at = null, scroll = true]) => {
     }
     const first = hits[0];  // what a click at the first point would land on
     if (!first) return { problem: "it lies outside the window" };
+    // Under a box fixed over the window (a cookie banner, a sticky header): scrolled clear of it, as a person would
+    // (annotate.js co.clearScroll), once; a box over the whole window, or a page too short to scroll, still refuses.
+    const cover = scroll && !point && !cleared && co.pinnedBox ? co.pinnedBox(first) : null;
+    const by = cover && !within(target, cover) ? co.clearScroll(target) : null;
+    if (by) {
+      target.ownerDocument.defaultView.scrollBy({ top: by, left: 0, behavior: "instant" });
+      return clickAt(target, point, true);
+    }
     const style = target.ownerDocument.defaultView.getComputedStyle(target);
     const clipped = style.clip !== "auto" || style.clipPath !== "none";  // a visually hidden control
     return { problem: clipped ? `it is clipped out of sight by its CSS clip; a click there lands on ${describe(first)}`
@@ -273,6 +282,29 @@ CLICK_POINT = """([id, token, at = null, scroll = true]) => {
     if (!through.problem) return { ...through, label: i };
   }
   return { problem: own.problem };
+}"""
+
+
+# For `more` at the last part of a page that loads more of a list as its end scrolls into view (annotate.js
+# loadsOnScroll, kept as co.sentinels by the latest annotation): each such element is scrolled into view in every
+# scrolling box, then the page is watched until its DOM has changed and been quiet for `quietMs`, at most `waitMs`.
+# Returns {sentinels, changed}. A MutationObserver of the isolated world sees the page's own changes.
+LOAD_ON_SCROLL = """async ([token, waitMs, quietMs]) => {
+  const co = window.__computerops;
+  const sentinels = co && co.token === token ? (co.sentinels || []).filter((n) => n.isConnected) : [];
+  if (!sentinels.length) return { sentinels: 0, changed: false };
+  let changed = false, last = 0;
+  const watch = new MutationObserver(() => { changed = true; last = performance.now(); });
+  for (const n of sentinels) {
+    watch.observe(n.ownerDocument, { childList: true, subtree: true, attributes: true, characterData: true });
+  }
+  for (const n of sentinels) n.scrollIntoView({ block: "end", inline: "nearest", behavior: "instant" });
+  const began = performance.now();
+  while (performance.now() - began < waitMs && !(changed && performance.now() - last >= quietMs)) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  watch.disconnect();
+  return { sentinels: sentinels.length, changed };
 }"""
 
 

@@ -21,6 +21,7 @@ from lxml import etree
 
 from adapter.lines import TEXT_ESCAPE, cell_text, cell_words, clip, flat, json_line, quoted, text_line
 from adapter.observation import NAME_SOURCES, Control, Observation, PagePart, format_control
+from adapter.page_state import PageState, page_state
 from adapter.reply import clean_text
 from computerops.core import defaults
 from computerops.core.numbers import whole_number
@@ -162,6 +163,7 @@ def control_from(tag: Element) -> Control:
         name_cut="data-co-name-cut" in tag.attrib,
         name_unread=_unread(attr("name-unread")),
         value_unread=_unread(attr("value-unread")),
+        covered="data-co-covered" in tag.attrib,
     )
 
 
@@ -336,8 +338,8 @@ def page_cut(root: Element, *, too_deep: bool = False) -> str | None:
     return f"the page is too large to read whole; left out: {', '.join(left_out)}." if left_out else None
 
 
-def _body_lines(annotated_html: str) -> tuple[list[_Line], str | None]:
-    """The page's lines, and what annotate.js left out of it (None when nothing)."""
+def _body_lines(annotated_html: str) -> tuple[list[_Line], str | None, PageState]:
+    """The page's lines, what annotate.js left out of it (None when nothing), and the state it recorded."""
     parser = etree.HTMLParser(huge_tree=True)  # no depth limit: annotate.js bounds the depth (ReadLimits)
     parser.feed(annotated_html)
     document: Element | None
@@ -346,7 +348,7 @@ def _body_lines(annotated_html: str) -> tuple[list[_Line], str | None]:
     except etree.XMLSyntaxError:
         document = None
     if document is None:  # nothing but white space and comments: an empty page
-        return [], None
+        return [], None, PageState()
     renderer = _Renderer({str(value) for value in document.xpath("//@data-co-id")})
     body = next(document.iter("body"), None)
     renderer.render(document if body is None else body)
@@ -354,8 +356,8 @@ def _body_lines(annotated_html: str) -> tuple[list[_Line], str | None]:
     too_deep = annotated_html.count("<") > PARSED_DEPTH and bool(
         document.xpath(f"boolean(//*[count(ancestor::*) >= {PARSED_DEPTH}])"))
     if body is None:
-        return renderer.out.lines, page_cut(document, too_deep=True) if too_deep else None
-    return renderer.out.lines, page_cut(body, too_deep=too_deep)
+        return renderer.out.lines, page_cut(document, too_deep=True) if too_deep else None, PageState()
+    return renderer.out.lines, page_cut(body, too_deep=too_deep), page_state(body)
 
 
 def _cut_short(text: str, limit: int) -> str:
@@ -483,10 +485,10 @@ def render_observation(
     notices = [clean_text(text)[0] for text in notices or []]
     start = part or PagePart()
     continued = start != PagePart()
-    body, cut = _body_lines(annotated_html)
+    body, cut, state = _body_lines(annotated_html)
     cut = " ".join(filter(None, [unread, cut])) or None
-    head = [_Line(line) for line in _header(title, url, dialogs, notices, max_chars=max_chars, continued=continued,
-                                            cut=cut)]
+    head = [_Line(line) for line in _header(title, url, dialogs, state.notices() + notices, max_chars=max_chars,
+                                            continued=continued, cut=cut)]
     following: PagePart | None = None
     if continued or len("\n".join(line.text for line in head + body)) > max_chars:
         body, omitted, following = _bound(head, body, max_chars, start)
@@ -497,5 +499,6 @@ def render_observation(
     return Observation(
         url=url, title=title, text=text, controls=controls,
         truncated=continued or following is not None or cut is not None,
-        dialogs=dialogs, notices=notices, next_part=following, left_out=cut,
+        dialogs=dialogs, notices=notices, next_part=following, left_out=cut, modal=state.modal,
+        loads_more=state.loads_more,
     )
