@@ -112,7 +112,8 @@ class NoiseKindSummary(BaseModel):
         said = (f"in the named steps' way on {self.blocked}, where the plain control failed on "
                 f"{self.plain_failed_blocked}" if self.blocked else "never in the named steps' way")
         elsewhere = self.plain_failed - self.plain_failed_blocked
-        return said + (f"; the plain control also failed on {elsewhere} where it need not" if elsewhere else "")
+        return said + (f"; the plain control also failed on {elsewhere} where the noise-aware control's turns do not "
+                       "show the noise in the way (its rows say why)" if elsewhere else "")
 
 
 def kind_summaries(report: NoiseCheckReport) -> list[NoiseKindSummary]:
@@ -156,13 +157,14 @@ def turns_in(transcript: AgentTranscript) -> list[Turn]:
 
 def blocked_by(kind: NoiseKind, control: Sequence[ScriptedStep], handled: Sequence[Handled]) -> bool:
     """Whether the noise stood in the way of the named steps, by what the noise-aware control had to do: reveal a
-    control not yet offered (load more, a scroll, a timer), find one under another name, or act on a control of a
-    page a whole-page kind (`WHOLE_PAGE`) stood over until dismissed."""
+    control not yet offered (load more, a scroll, a timer), find one under another name, or, on a page a whole-page
+    kind (`WHOLE_PAGE`) stood over until dismissed, act on a control or answer from what the page shows."""
     for item in handled:
         if item.handling in ("loaded", "revealed", "renamed"):
             return True
         step = control[item.step] if item.step < len(control) else None
-        if kind in WHOLE_PAGE and step is not None and step.action in _CONTROL_ACTIONS:
+        if kind in WHOLE_PAGE and step is not None and (
+                step.action in _CONTROL_ACTIONS or (step.action == "done" and step.answer is not None)):
             return True
     return False
 
@@ -218,6 +220,6 @@ async def check_noise(tasks: list[LoadedTask], kinds: list[NoiseKind], out: Path
             aware, plain = (by_episode[planned.episode_id] for planned in next(pairs))
             results.append(judge_noise(task, kind, aware, _transcript(run, aware), plain, _transcript(run, plain)))
     progress_line("verify: the run's evidence, every episode replayed")
-    verification = await verify_run(run)
+    verification = await verify_run(RunDirectory.open(out))
     return NoiseCheckReport(kinds=kinds, results=results, verified=verification.passed,
                             verify_problems=list(verification.problems))
