@@ -12,7 +12,13 @@ if [[ "${1:-}" == "--slow" ]]; then
 fi
 bash scripts/setup.sh --postgres --real-model
 echo "[test] ruff"; .venv/bin/ruff check .
-echo "[test] mypy"; .venv/bin/mypy
+# mypy runs beside the tests and its verdict is printed after them; either failing fails the command. A clean clone
+# has no mypy cache (about 45 s of one core), and the test workers leave a core idle part of the time (waiting on
+# Chromium and on the CLI's child processes: the `CPU:` line at the end says how much), which mypy uses.
+mypy_log=$(mktemp)
+trap 'rm -f "$mypy_log"' EXIT
+.venv/bin/mypy >"$mypy_log" 2>&1 &
+mypy_pid=$!
 # Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth. A missing
 # real model or llama-cpp-python fails the real_model tier here instead of skipping it.
 export COMPUTEROPS_TESTS=full
@@ -24,4 +30,13 @@ export COMPUTEROPS_TESTS=full
 # (tests/module_seconds.json; `--no-loadscope-reorder` keeps that order instead of xdist's most-tests-first), so no
 # long module starts last on one worker while the other idles. COMPUTEROPS_TEST_WORKERS=0 runs serially, N on a
 # larger machine.
-echo "[test] pytest"; exec .venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "${tier[@]}" "$@"
+echo "[test] pytest (mypy beside it)"
+pytest_status=0
+.venv/bin/pytest -q --durations=15 -n "${COMPUTEROPS_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder \
+  "${tier[@]}" "$@" || pytest_status=$?
+mypy_status=0
+wait "$mypy_pid" || mypy_status=$?
+echo "[test] mypy"; cat "$mypy_log"
+if [ "$mypy_status" -ne 0 ]; then echo "[test] mypy failed (exit $mypy_status)"; fi
+if [ "$pytest_status" -ne 0 ]; then echo "[test] pytest failed (exit $pytest_status)"; exit "$pytest_status"; fi
+exit "$mypy_status"

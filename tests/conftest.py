@@ -15,7 +15,7 @@ import pytest_asyncio
 from fixture_site import FixtureSite, serve_fixture_site
 from hypothesis import HealthCheck, settings
 from playwright.async_api import Browser, BrowserType, async_playwright
-from tiers import examples, session_figure
+from tiers import cpu_figure, examples, session_figure
 
 from adapter.browser import launch_browser
 
@@ -78,6 +78,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     there are workers, before the workers start (computerops/catalog/warming.py): each worker's collection then reads
     them (tasks/instance_cache.py) instead of every worker generating all of them at once."""
     _SESSION.update(began=_now(), load=_load())
+    _CPU.update(began=_cpu())
     config = session.config
     workers = getattr(config.option, "numprocesses", None)
     if hasattr(config, "workerinput") or not isinstance(workers, int) or workers < 1:
@@ -127,6 +128,21 @@ def _load() -> float:
     return os.getloadavg()[0]
 
 
+_CPU: dict[str, tuple[float, float]] = {}
+"""The machine's CPU seconds (busy, all) when the session began."""
+
+
+def _cpu() -> tuple[float, float]:
+    """The machine's CPU seconds since boot, busy and in all (idle and waiting on I/O are not busy): how much of the
+    machine a session kept busy says whether more test workers would use it (scripts/test.sh)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    idle = times.idle + getattr(times, "iowait", 0.0)
+    total = sum(times)
+    return total - idle, total
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     module = _module(report.nodeid)
     _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + report.duration
@@ -143,6 +159,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for module, seconds in sorted(_MODULE_SECONDS.items(), key=lambda item: -item[1])[:25]:
         terminalreporter.write_line(f"{seconds:8.1f}s {module}")
     terminalreporter.write_line(f"{sum(_MODULE_SECONDS.values()):8.1f}s in all ({len(_MODULE_SECONDS)} modules)")
+    if _CPU:
+        (busy_then, all_then), (busy_now, all_now) = _CPU["began"], _cpu()
+        terminalreporter.write_line(cpu_figure(busy_now - busy_then, all_now - all_then, os.cpu_count() or 0))
     if _SESSION:  # the session's figure, collection included: README.md's inner-loop time is read from it
         terminalreporter.write_line(session_figure(
             len(_RUN), _now() - _SESSION["began"], os.cpu_count() or 0, (_SESSION["load"], _load()),

@@ -59,6 +59,9 @@ def test_a_session_ends_with_its_tests_time_cpus_and_load(monkeypatch: pytest.Mo
     now, loads = iter([100.0, 100.0 + 731.0]), iter([0.25, 1.94])
     monkeypatch.setattr(conftest, "_now", lambda: next(now))
     monkeypatch.setattr(conftest, "_load", lambda: next(loads))
+    cpu = iter([(1000.0, 5000.0), (1000.0 + 1170.0, 5000.0 + 1462.0)])
+    monkeypatch.setattr(conftest, "_CPU", {})
+    monkeypatch.setattr(conftest, "_cpu", lambda: next(cpu))
     conftest.pytest_sessionstart(SimpleNamespace(config=SimpleNamespace(option=SimpleNamespace())))  # type: ignore[arg-type]
     for nodeid, when in (("t.py::a", "setup"), ("t.py::a", "call"), ("t.py::b", "setup"), ("t.py::b", "call"),
                          ("t.py::c", "setup")):  # c skipped in its setup: not run
@@ -68,3 +71,4 @@ def test_a_session_ends_with_its_tests_time_cpus_and_load(monkeypatch: pytest.Mo
                                                      config=SimpleNamespace()))
     assert re.fullmatch(rf"session: 2 tests in 12 min 11 s on {os.cpu_count()} CPUs, load average 0.2 at the start "
                         r"and 1.9 at the end \(\d{4}-\d\d-\d\d UTC\)", lines[-1]), lines
+    assert lines[-2] == f"CPU: 80% busy over the session on {os.cpu_count()} CPUs (1,170 of 1,462 CPU seconds)", lines

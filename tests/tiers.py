@@ -45,6 +45,14 @@ def examples(full: int) -> int:
     return full if FULL else min(full, max(20, full // 20))
 
 
+def cpu_figure(busy_s: float, all_s: float, cpus: int) -> str:
+    """The line before the session's figure: the share of the machine's CPU time that was busy over the session (any
+    process's, the tests' and whatever else ran). Well under 100% on CI's machine means the workers wait more than they
+    compute, and a third would use the rest; near 100% means another would only queue."""
+    share = busy_s / all_s if all_s > 0 else 0.0
+    return f"CPU: {share:.0%} busy over the session on {cpus} CPUs ({busy_s:,.0f} of {all_s:,.0f} CPU seconds)"
+
+
 def session_figure(tests: int, seconds: float, cpus: int, load: tuple[float, float], day: str) -> str:
     """The line a test session ends with (tests/conftest.py), from which README.md and this docstring take the inner
     loop's time: the tests run, the session's wall time, and the machine's CPUs and 1-minute load average at its start
