@@ -188,7 +188,9 @@ class Back(_Action):
 
 
 class More(_Action):
-    """Show the next part of a long page whose text was cut off; the observation says when it was."""
+    """Show the next part of a long page whose text was cut off; the observation says when it was. At the last part
+    of a page whose list loads more as it is scrolled (the observation says so), scroll to the list's end and load
+    more."""
 
     action: Literal["more"] = "more"
 
