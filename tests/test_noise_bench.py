@@ -1,7 +1,7 @@
-"""`bench --only noise` (computerops/bench/noise.py) on one site's dashboard and ticket list, three kinds: the
+"""`bench --only noise` (computerops/bench/noise.py) on one site's dashboard and ticket list, four kinds: the
 figures are ratios against the same clean page, and they show what each kind does to the observation (a banner adds
-tokens, a load-more list hides the rows past its first ten until clicked, an expired session hides every control
-but signing in again)."""
+tokens, a survey's modal dialog leaves out the page behind it, a load-more list hides the rows past its first ten until
+clicked, an expired session hides every control but signing in again)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def figures(tmp_path_factory: pytest.TempPathFactory) -> NoiseBench:
             browser = await launch_browser(playwright)
             try:
                 return await bench_noise(browser, [task], tmp_path_factory.mktemp("noise-bench"), lambda _: None,
-                                         repeats=1, pages=2, kinds=["consent_banner", "load_more", "session_timeout"])
+                                         repeats=1, pages=2, kinds=["consent_banner", "interstitial", "load_more",
+                                                                          "session_timeout"])
             finally:
                 await browser.close()
 
@@ -53,6 +54,10 @@ def test_the_figures_show_what_each_kind_does_to_the_observation(figures: NoiseB
     assert listed.fired and listed.hidden_controls and all(c.startswith("link ") for c in listed.hidden_controls)
     assert listed.controls == by[("/helpdesk/tickets", "clean")].controls - len(listed.hidden_controls) + 1, \
         "the rows past the first ten hidden, one Load more button offered"
+    for path in ("/helpdesk/", "/helpdesk/tickets"):  # the survey's modal dialog: only its two controls
+        survey = by[(path, "interstitial")]
+        assert survey.fired and survey.controls == 2 and len(survey.hidden_controls) == by[(path, "clean")].controls
+        assert survey.tokens_ratio is not None and survey.tokens_ratio < 1, "the page behind it is left out"
     expired = by[("/helpdesk/tickets", "session_timeout")]
     assert expired.fired and expired.controls == 1 and len(expired.hidden_controls) == by[
         ("/helpdesk/tickets", "clean")].controls
