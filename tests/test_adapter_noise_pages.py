@@ -194,6 +194,28 @@ async def test_controls_under_a_fixed_banner_are_scrolled_clear_or_marked_covere
         assert await record(driver) == [], case
 
 
+@pytest.mark.parametrize("length", PAGES)
+async def test_a_clickable_under_a_fixed_banner_is_offered_where_it_can_be_scrolled_clear(
+    driver: PageDriver, length: str,
+) -> None:
+    """A role-less target is offered only where a click would reach it: under the banner, when the window can be
+    scrolled to clear it."""
+    clickables = "".join(f'<div style="height:60px"><span onclick="record.push(\'item {n}\')">Item {n}</span></div>'
+                         for n in range(PAGES[length]))
+    observation = await build(driver, clickables + banner("45vh"))
+    middles = await driver.page.evaluate("() => [...document.querySelectorAll('span')].map((b) => "
+                                         "b.getBoundingClientRect()).map((r) => r.top + r.height / 2)")
+    height = await driver.page.evaluate("() => innerHeight")
+    under = [n for n, middle in enumerate(middles) if height * 0.55 <= middle < height]
+    assert under
+    offered = {control.name for control in observation.controls if control.role == "clickable"}
+    assert all((f"Item {n}" in offered) == (length == "long" or n not in under) for n in range(PAGES[length])), (
+        observation.text)
+    if length == "long":
+        assert (await driver.act(Click(id=named(observation, f"Item {under[-1]}").id), 1)).ok
+        assert await record(driver) == [f"item {under[-1]}"]
+
+
 async def test_a_sticky_header_and_a_toast_hide_nothing_reachable(driver: PageDriver) -> None:
     page = ('<header style="position:sticky;top:0;height:50px;background:#fff;z-index:5"><button>Menu</button>'
             '</header>' + rows(30, 60) +
