@@ -34,6 +34,7 @@ from verifier.checks import (
     check_via_route,
     check_visited,
 )
+from verifier.facts import KnownIds
 from verifier.judge import classify
 from verifier.matching import row_matches, same_value
 
@@ -113,6 +114,23 @@ def test_the_scripted_outcome_of_the_refund_task_is_verified_success() -> None:
     verdict = verdict_for(REFUND, refund_state(), journal, operations, Claim(success=True, message="ok"))
     assert verdict.outcome == "verified_success", [c for c in verdict.checks if not c.passed]
     assert verdict.false_completion_kind is None
+
+
+def test_the_tenants_ids_and_words_are_read_only_for_a_task_with_a_text_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Reading them walks every value of the state (most of a replay's rejudging); only a text check uses them.
+    read: list[object] = []
+    real = KnownIds.of
+
+    def counted(*args: Any, **kwargs: Any) -> KnownIds:
+        read.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(KnownIds, "of", counted)
+    assert verdict_for(SOLVE, {}, [], [], Claim(success=True)).outcome == "false_completion"
+    assert read == []
+    journal, operations = refund_journal()
+    verdict = verdict_for(REFUND, refund_state(), journal, operations, Claim(success=True, message="ok"))
+    assert verdict.outcome == "verified_success" and len(read) == 1  # its dana-notified-once check reads the body
 
 
 def test_a_false_finish_is_a_false_completion_of_state() -> None:

@@ -39,7 +39,10 @@ def run_checks(
     """Every check of the task, in declaration order, then the allowed-mutation check."""
     results: list[CheckResult] = []
     selected = [str(v) for c in task.expected_state if isinstance(c, RowCheck) for v in c.where.values()]
-    known = KnownIds.of(state, journal, task.instruction, selected)
+    # Only a text check reads the tenant's ids and words, and reading them walks every value of the state: a task
+    # without one skips it (most of a replay's rejudging otherwise).
+    read = any(isinstance(c, RowCheck) and c.text for c in task.expected_state)
+    known = KnownIds.of(state, journal, task.instruction, selected) if read else None
     for check in task.expected_state:
         if isinstance(check, RowCheck):
             results.append(check_row(check, state, known))
