@@ -545,16 +545,18 @@
   const SENTINEL_WORDS = /(^|[\s_-])(sentinel|infinite|lazy|load-?more|loader|loading|scroll-?(trigger|anchor|end))([\s_-]|$)/i;
   const LOADING_TEXT = /^\s*(loading|load(ing)?\s+more|fetching)\b/i;
   const CONTROLLISH = "a[href],button,input,select,textarea,[role=button],[role=link],[onclick]";
+  // Cheapest first: it is asked of every element the walk meets that is no control.
   function loadsOnScroll(el) {
-    if (el.querySelector(CONTROLLISH)) return false;  // a "Load more" button's box: the button is offered
-    if (!SENTINEL_WORDS.test(`${el.getAttribute("class") || ""} ${el.id || ""}`)) {
-      if (el.childElementCount > 2) return false;
+    const named = SENTINEL_WORDS.test(`${el.getAttribute("class") || ""} ${el.id || ""}`);
+    if (!named && el.childElementCount > 2) return false;
+    const parent = el.parentElement;
+    if (!listLike(el.previousElementSibling, null) && !(parent && el === parent.lastElementChild
+        && parent !== el.ownerDocument.body && listLike(parent, el))) return false;
+    if (!named) {
       const text = el.textContent;
       if (text.length > 80 || !LOADING_TEXT.test(text)) return false;
     }
-    const parent = el.parentElement;
-    return listLike(el.previousElementSibling, null) || (Boolean(parent) && el === parent.lastElementChild
-      && parent !== el.ownerDocument.body && listLike(parent, el));
+    return !el.querySelector(CONTROLLISH);  // a "Load more" button's box: the button is offered
   }
 
   // A table, list, feed or grid, or a box of three or more like items (`besides`: an element not counted).
