@@ -363,7 +363,7 @@ class PageDriver:
                 return reject("dialog_open", self.dialogs.waiting())
             self._blocked = None
         if isinstance(action, More):
-            return await self._more()
+            return await self._more(number)
         self._part = None
         acting = asyncio.ensure_future(self._carry_out(action, number))
         if await self.dialogs.until_done_or_open(acting):
@@ -426,10 +426,10 @@ class PageDriver:
             outcome = outcome.model_copy(update={"navigated": True})
         return outcome
 
-    async def _more(self) -> ActionOutcome:
+    async def _more(self, number: int) -> ActionOutcome:
         following = self.latest.next_part if self.latest else None
         if following is None and self.latest is not None and self.latest.loads_more:
-            return await self._load_on_scroll()
+            return await self._load_on_scroll(number)
         if following is None and self.latest is not None and self.latest.left_out:
             # not "the whole page": the reading stopped at its bounds, and what it left out no part can show
             return reject("not_applicable", "There is no further part of what could be read, but this is not the "
@@ -440,11 +440,12 @@ class PageDriver:
         self._part = following
         return ActionOutcome(ok=True, note="showing the next part of the page")
 
-    async def _load_on_scroll(self) -> ActionOutcome:
+    async def _load_on_scroll(self, number: int) -> ActionOutcome:
         """`more` at the last part of a page whose list loads more as its end scrolls into view: scroll there, wait
         for the page to load (its DOM changed, then quiet; its requests over) and show the same part again, now with
-        what loaded."""
+        what loaded. What the page fetches for it carries the action's number, as every action's requests do."""
         try:
+            await self.page.context.set_extra_http_headers(self.action_headers(number))
             loaded = await self.world.evaluate(LOAD_ON_SCROLL, [self._token, LOAD_WAIT_MS, LOAD_QUIET_MS],
                                                await_promise=True)
         except PlaywrightError as error:

@@ -296,6 +296,19 @@ async def test_a_list_that_loads_on_scroll_is_said_and_more_loads_it(driver: Pag
     assert refused.rejection is not None and "already shown" in refused.rejection.reason
 
 
+async def test_what_a_list_fetches_as_more_scrolls_it_carries_the_more_action_s_number(
+    driver: PageDriver, site: FixtureSite,
+) -> None:
+    fetching = LAZY_SCRIPT.replace("setTimeout(() => {", "fetch('/site/api/ping').then(() => {").replace(
+        "}, 300);", "});")
+    observation = await build(driver, '<div style="height:900px"></div>' + SENTINELS["a status line after a table"],
+                              fetching)
+    assert observation.loads_more
+    assert (await driver.act(More(), 7)).ok
+    assert "Item 19" in (await driver.observe()).text
+    assert site.tagged("/site/api/ping")[-1:] == ["7"], site.tagged("/site/api/ping")
+
+
 @pytest.mark.parametrize("lookalike", NOT_SENTINELS)
 async def test_a_loading_text_that_is_no_list_end_is_not_taken_for_one(driver: PageDriver, lookalike: str) -> None:
     observation = await build(driver, NOT_SENTINELS[lookalike])
