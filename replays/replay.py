@@ -136,10 +136,10 @@ def _app_for(registry: TenantRegistry) -> ASGIApp:
 
 def prepare_replay(registry: TenantRegistry, tasks: Sequence[LoadedTask]) -> None:
     """What replay does once per process rather than per episode, done now: the site app built and each task's
-    (site, seed) template seeded and its state read (`TenantRegistry.template_state`)."""
+    (site, seed) template seeded, its state read and encoded (`TenantRegistry.template_json`)."""
     _app_for(registry)
     for site, seed in sorted({(task.spec.site, task.spec.seed) for task in tasks}):
-        registry.template_state(site, seed)
+        registry.template_json(site, seed)
 
 
 async def replay_episode(
@@ -189,7 +189,7 @@ async def replay_episode(
                 await client.request(op.method, url, content=body, headers=headers)
         replayed_ops = tenant.operations()
         journal = tenant.journal()
-        state = tenant.snapshot()
+        state, state_sha256 = tenant.hashed_snapshot()
     finally:
         registry.drop(tenant)
     for old, new in zip(episode.operations, replayed_ops, strict=False):
@@ -200,8 +200,8 @@ async def replay_episode(
         problems.append(f"{len(episode.operations)} operations recorded, {len(replayed_ops)} logged on replay")
     problems.extend(_compare_journals(episode.journal, journal))
     # A corpus entry keeps the tables the episode changed and the whole state's hash: both must agree. Each state
-    # is hashed once (the whole state's JSON is most of a replay's hashing).
-    state_sha256 = canonical_sha256(state)
+    # is hashed once (the whole state's JSON is most of a replay's hashing), the tables that are the template's from
+    # their JSON encoded once per template.
     recorded_sha256 = episode.state_sha256
     kept = state if episode.final_state_sha256 is None else {t: state.get(t, []) for t in episode.final_state}
     kept_sha256 = state_sha256 if kept is state else canonical_sha256(kept)

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
-import anyio.to_thread
 import httpx
 import pytest
 import pytest_asyncio
 from helpdesk_codes import seeded_work
+from sqlalchemy import Engine, event
 
 from computerops.core.vocabulary import BrokerMode
 from replays import RecordedEpisode, replay_episode
 from sites.kit.app import create_app
 from sites.kit.broker import Amount, BrokerSession, Grant
-from sites.kit.tenancy import TenantRegistry
+from sites.kit.records import StateSnapshot
+from sites.kit.tenancy import Tenant, TenantRegistry
 from sites.registry import tenant_registry
 from tasks import LoadedTask, load_catalog
 from tasks.catalog import load_template
@@ -203,26 +204,39 @@ def test_a_searched_listing_is_compared_where_recorded_and_forgiven_where_eviden
     assert _searched_since(replayed, older) == older != replayed  # a searched listing lost on replay is a difference
 
 
-async def test_replay_makes_the_operation_logs_database_calls_in_place(
+async def test_replay_runs_every_database_statement_on_the_loops_thread(registry: TenantRegistry) -> None:
+    # A served request's log calls and its site's sync handlers and dependencies go to worker threads (the loop serves
+    # others meanwhile); replay's do not: one request at a time, each hop only adds time (sites/kit/in_place.py).
+    episode = await perform(registry, REFUND, SOLVED, Claim(success=True))
+    threads: list[str] = []
+
+    def note(*_args: object) -> None:
+        threads.append(threading.current_thread().name)
+
+    event.listen(Engine, "before_cursor_execute", note)
+    try:
+        receipt = await replay_episode(REFUND, episode, registry)
+        assert receipt.result == "PASS", receipt.mismatches
+        assert threads and set(threads) == {threading.current_thread().name}
+        threads.clear()
+        await perform(registry, REFUND, SOLVED, Claim(success=True))  # a served app: in worker threads
+        assert set(threads) - {threading.current_thread().name}, threads
+    finally:
+        event.remove(Engine, "before_cursor_execute", note)
+
+
+async def test_replay_hashes_its_final_state_from_the_templates_json(
     registry: TenantRegistry, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A served request's log calls go to a worker thread (the loop serves others meanwhile); replay's do not: one
-    # request at a time, the hop only adds time. The sites' own sync handlers still run in threads either way.
     episode = await perform(registry, REFUND, SOLVED, Claim(success=True))
-    in_threads: list[str] = []
-    hop = anyio.to_thread.run_sync
+    hashed: list[str] = []
+    real = Tenant.hashed_snapshot
 
-    async def counted(call: Callable[..., object], *args: object, **kwargs: Any) -> object:
-        in_threads.append(getattr(call, "__qualname__", repr(call)))
-        return await hop(call, *args, **kwargs)
+    def counted(tenant: Tenant) -> tuple[StateSnapshot, str]:
+        snapshot, sha256 = real(tenant)
+        hashed.append(sha256)
+        return snapshot, sha256
 
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    monkeypatch.setattr(Tenant, "hashed_snapshot", counted)
     receipt = await replay_episode(REFUND, episode, registry)
-    assert receipt.result == "PASS", receipt.mismatches
-    logged = {"Tenant.last_operation_seq", "Tenant.record_operation", "_count_journal_rows"}
-    assert not logged & set(in_threads), in_threads
-    monkeypatch.undo()
-    in_threads.clear()
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
-    await perform(registry, REFUND, SOLVED, Claim(success=True))  # a served app: in worker threads
-    assert logged <= set(in_threads), in_threads
+    assert receipt.result == "PASS" and hashed == [receipt.replayed_final_state_sha256]

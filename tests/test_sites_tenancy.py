@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import event, select, text
 
 from sites.kit import BOOKKEEPING_TABLES, TENANT_COOKIE, TENANT_HEADER, Tenant, TenantRegistry, create_app
@@ -236,3 +238,38 @@ def test_a_write_the_journal_never_saw_and_a_cascade_are_in_the_snapshot(registr
                  if any(key.column.table.name == "customer" for key in t.foreign_keys)}
     assert followers and followers <= set(_tables_read(tenant))
     assert tenant.template_state == registry.create("helpdesk", 1).snapshot()  # the template's rows are untouched
+
+
+def test_a_hashed_snapshot_is_the_whole_states_hash_encoding_only_the_tables_it_read(
+    registry: TenantRegistry, client: TestClient, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import computerops.core.hashing as hashing
+
+    encoded: list[int] = []
+    real = hashing.canonical_json
+
+    def counted(value: object) -> str:
+        encoded.append(1)
+        return real(value)
+
+    tenant = registry.create("helpdesk", 1)
+    client.post("/helpdesk/tickets/T-2001/status", data={"status": "solved"}, headers=as_tenant(tenant))
+    monkeypatch.setattr(hashing, "canonical_json", counted)
+    snapshot, sha256 = tenant.hashed_snapshot()
+    assert len(encoded) == len(_tables_read(tenant)) < len(snapshot)  # the template's tables: their JSON, kept
+    monkeypatch.undo()
+    assert snapshot == tenant.snapshot() and sha256 == hashing.canonical_sha256(snapshot)
+    assert next(row for row in snapshot["ticket"] if row["number"] == "T-2001")["status"] == "solved"
+
+
+@given(st.dictionaries(st.text(max_size=4), st.lists(st.dictionaries(
+    st.text(max_size=3), st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    max_size=3), max_size=3), max_size=4), st.data())
+def test_a_mappings_hash_from_known_members_json_is_its_canonical_hash(
+    state: dict[str, list[dict[str, object]]], data: st.DataObject,
+) -> None:
+    from computerops.core.hashing import canonical_json, canonical_mapping_sha256, canonical_sha256
+
+    known = data.draw(st.sets(st.sampled_from(sorted(state))) if state else st.just(set[str]()))
+    assert canonical_mapping_sha256(state, {key: canonical_json(state[key]) for key in known}) \
+        == canonical_sha256(state)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,15 @@ def canonical_json(value: Any) -> str:
 
 def canonical_sha256(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def canonical_mapping_sha256(value: Mapping[str, Any], encoded: Mapping[str, str]) -> str:
+    """`canonical_sha256(value)` of a mapping with text keys, taking a value's canonical JSON from `encoded` where it
+    has the key (it must be `canonical_json` of that very value: a value known unchanged is encoded once, not per
+    hash) and encoding the rest; the same text, so the same hash."""
+    members = (f"{json.dumps(key, ensure_ascii=False)}:{encoded[key] if key in encoded else canonical_json(value[key])}"
+               for key in sorted(value))
+    return hashlib.sha256(("{" + ",".join(members) + "}").encode("utf-8")).hexdigest()
 
 
 def file_sha256(path: Path) -> str:

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -46,6 +47,7 @@ from sites.kit.broker import (
 from sites.kit.faults import FaultDecision
 from sites.kit.governed import Row, blocked_page, form_fields, governing
 from sites.kit.idempotency import MAX_KEY_CHARS, SAFE_METHODS, KeyedRequest, StoredResponse, earlier_commit, key_of
+from sites.kit.in_place import allow_in_place, sync_in_place
 from sites.kit.injection import SITE_COOPERATIVE, FaultSession, Served, after_commit, refusal, refusal_of_drift
 from sites.kit.journal import journal_rows_of
 from sites.kit.operation import STATE_OPERATION, STATE_TENANT, OperationContext
@@ -283,12 +285,15 @@ class OperationLogMiddleware:
     """Numbers, serialises and logs every request under a mounted site's prefix."""
 
     def __init__(self, app: ASGIApp, registry: TenantRegistry, *, database_in_thread: bool = True) -> None:
-        """`database_in_thread`: the log's own database calls run in a worker thread, so a served request never
-        blocks the event loop; replay, one request at a time in its own process, runs them in place (a thread
-        hop costs more than the call)."""
+        """`database_in_thread`: the log's own database calls, and the site's sync handlers and dependencies, run in
+        worker threads, so a served request never blocks the event loop; replay, one request at a time in its own
+        process, runs them all in place (a thread hop costs more than most calls: sites/kit/in_place.py)."""
         self.app = app
         self.registry = registry
         self.database: Database = in_worker_thread if database_in_thread else in_place
+        self.sync: Callable[[], AbstractContextManager[None]] = nullcontext if database_in_thread else sync_in_place
+        if not database_in_thread:
+            allow_in_place()
 
     def _site_of(self, path: str, sites: Mapping[str, SiteDefinition]) -> SiteDefinition | None:
         return next((site for site in sites.values() if site.owns_path(path)), None)
@@ -322,7 +327,8 @@ class OperationLogMiddleware:
             await _bad_idempotency_key()(scope, receive, send)
             return
         async with tenant.lock:
-            await self._run_operation(tenant, headers, scope, receive, send)
+            with self.sync():
+                await self._run_operation(tenant, headers, scope, receive, send)
 
     async def _run_operation(
         self, tenant: Tenant, headers: Headers, scope: Scope, receive: Receive, send: Send

@@ -27,6 +27,7 @@ from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.util import LRUCache
 
+from computerops.core.hashing import canonical_json, canonical_mapping_sha256
 from sites.kit.bookkeeping import journal_table, normal_row, operation_table
 from sites.kit.broker import BrokerSession
 from sites.kit.idempotency import StoredResponse, remember
@@ -125,6 +126,8 @@ class Tenant:
     its response is sent (a long-running episode's `interrupted` arm kills its harness there)."""
     template_state: StateSnapshot = field(default_factory=dict, repr=False)
     """The snapshot of the template this tenant was copied from (shared: never changed)."""
+    template_json: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Each table of `template_state` as its canonical JSON (`computerops.core.hashing`), encoded once per template."""
     written: set[str] = field(default_factory=set, repr=False)
     """Every table a statement on this tenant's database may have written (the engine's authorizer adds them)."""
 
@@ -176,6 +179,17 @@ class Tenant:
     def snapshot(self) -> StateSnapshot:
         """Every site table (bookkeeping excluded), rows sorted by primary key: read from the database where a
         statement may have written the table, else the template's rows (copies)."""
+        return self._read_state()[0]
+
+    def hashed_snapshot(self) -> tuple[StateSnapshot, str]:
+        """The snapshot and its `canonical_sha256`: the tables it took from the template hashed from their JSON as
+        the template's, encoded once (most of a whole state's encoding), the tables it read encoded now."""
+        snapshot, unread = self._read_state()
+        return snapshot, canonical_mapping_sha256(
+            snapshot, {name: text for name, text in self.template_json.items() if name in unread})
+
+    def _read_state(self) -> tuple[StateSnapshot, set[str]]:
+        """The snapshot, and the tables in it that are the template's rows."""
         unread = _unwritten(self.definition.tables(), self.written, self.template_state)
         snapshot: StateSnapshot = {}
         with self.engine.connect() as connection:
@@ -185,7 +199,7 @@ class Tenant:
                     continue
                 ordered = select(table).order_by(*table.primary_key.columns)
                 snapshot[table.name] = [normal_row(row) for row in connection.execute(ordered).mappings()]
-        return snapshot
+        return snapshot, unread
 
 
 def _unwritten(tables: Sequence[Table], written: set[str], template: StateSnapshot) -> set[str]:
@@ -215,6 +229,7 @@ class TenantRegistry:
         self._lock = threading.Lock()
         self._templates: dict[tuple[str, int], Path] = {}
         self._template_states: dict[tuple[str, int], StateSnapshot] = {}
+        self._template_json: dict[tuple[str, int], dict[str, str]] = {}
         self._tenants: dict[str, Tenant] = {}
         self._numbers = itertools.count(1)
         self._entries: dict[str, str] = {}
@@ -254,6 +269,17 @@ class TenantRegistry:
                 state = self._template_states.setdefault((site, seed), state)
         return state
 
+    def template_json(self, site: str, seed: int) -> Mapping[str, str]:
+        """Each table of the template state of (site, seed) as its canonical JSON, encoded once."""
+        state = self.template_state(site, seed)
+        with self._lock:
+            encoded = self._template_json.get((site, seed))
+        if encoded is None:
+            encoded = {table: canonical_json(rows) for table, rows in state.items()}
+            with self._lock:
+                encoded = self._template_json.setdefault((site, seed), encoded)
+        return encoded
+
     def _build_template(self, site: SiteDefinition, seed: int) -> Path:
         directory = self.root / "templates"
         directory.mkdir(parents=True, exist_ok=True)
@@ -290,6 +316,7 @@ class TenantRegistry:
             engine=_sqlite_engine(db_path, written),
             definition=self.site(site),
             template_state=template_state,
+            template_json=self.template_json(site, seed),
             written=written,
         )
         if plant is not None:
