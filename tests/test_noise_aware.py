@@ -208,7 +208,7 @@ def test_every_kind_is_handled_one_way_and_the_policy_is_served_by_its_name() ->
 
 @pytest.mark.parametrize(("kind", "handling", "step", "blocked"), [
     ("interstitial", "dismissed", 1, True),      # a fill on the page the survey covered
-    ("interstitial", "dismissed", 6, False),     # dismissed before a done without an answer
+    ("interstitial", "dismissed", 6, False),     # dismissed before the done: the verifier's `seen` check judges it
     ("session_timeout", "dismissed", 3, True),
     ("consent_banner", "dismissed", 0, False),   # the banner covers part of the viewport: geometry, not required
     ("label_variation", "renamed", 2, True),
@@ -241,6 +241,16 @@ def test_a_kind_that_needed_nothing_says_so() -> None:
     shift, survey = kind_summaries(report)
     assert shift.reading == "needed no handling: the plain control verified every instance"
     assert survey.reading == "in the named steps' way on 1, where the plain control failed on 1"
+    banner = NoiseControlResult(task_id="t@1", kind="consent_banner", aware_outcome="verified_success",
+                                aware_replay="PASS", handled=["dismissed 'Accept all' before step 1"], blocked=False,
+                                plain_outcome="honest_failure", plain_replay="PASS",
+                                plain_ended="stopped: budget_exhausted; 29 rejected, first: Control [9] cannot be "
+                                            "clicked now: it is covered by <div#noise-consent>.")
+    (summary,) = kind_summaries(NoiseCheckReport(kinds=["consent_banner"], verified=True, verify_problems=[],
+                                                 results=[banner]))
+    assert summary.reading == ("never in the named steps' way; the plain control also failed on 1 where the "
+                               "noise-aware control's turns do not show the noise in the way, 1 of them with a click "
+                               "refused as covered (its rows say why)")
 
 
 def test_an_unknown_noise_kind_is_refused_by_name_before_anything_runs() -> None:

@@ -36,6 +36,8 @@ WHOLE_PAGE: tuple[NoiseKind, ...] = ("interstitial", "session_timeout")
 """Kinds that stand over every control of their page (a modal over the whole viewport; a page served in place of
 the one asked for): a control acted on after one was dismissed was out of a name-following control's reach. The
 consent banner covers the bottom of the viewport only: whether it covered a control is the page's geometry."""
+COVERED = "covered by"
+"""How the adapter words a click refused because something lies over the control (adapter/page_functions.py)."""
 _CONTROL_ACTIONS = frozenset({"click", "fill", "select", "check", "press", "hover", "drag"})
 
 
@@ -103,6 +105,8 @@ class NoiseKindSummary(BaseModel):
     blocked: int
     plain_failed: int
     plain_failed_blocked: int
+    plain_covered: int = 0
+    """Of the plain control's failures where it was not required to fail, those with a click refused as covered."""
 
     @property
     def reading(self) -> str:
@@ -112,8 +116,9 @@ class NoiseKindSummary(BaseModel):
         said = (f"in the named steps' way on {self.blocked}, where the plain control failed on "
                 f"{self.plain_failed_blocked}" if self.blocked else "never in the named steps' way")
         elsewhere = self.plain_failed - self.plain_failed_blocked
+        covered = f", {self.plain_covered} of them with a click refused as covered" if self.plain_covered else ""
         return said + (f"; the plain control also failed on {elsewhere} where the noise-aware control's turns do not "
-                       "show the noise in the way (its rows say why)" if elsewhere else "")
+                       f"show the noise in the way{covered} (its rows say why)" if elsewhere else "")
 
 
 def kind_summaries(report: NoiseCheckReport) -> list[NoiseKindSummary]:
@@ -125,7 +130,8 @@ def kind_summaries(report: NoiseCheckReport) -> list[NoiseKindSummary]:
             kind=kind, instances=len(results), aware_verified=sum(r.aware_ok for r in results),
             handled=sum(bool(r.handled) for r in results), blocked=sum(r.blocked for r in results),
             plain_failed=sum(r.plain_failed for r in results),
-            plain_failed_blocked=sum(r.plain_failed and r.blocked for r in results)))
+            plain_failed_blocked=sum(r.plain_failed and r.blocked for r in results),
+            plain_covered=sum(r.plain_failed and not r.blocked and COVERED in r.plain_ended for r in results)))
     return summaries
 
 
@@ -157,14 +163,14 @@ def turns_in(transcript: AgentTranscript) -> list[Turn]:
 
 def blocked_by(kind: NoiseKind, control: Sequence[ScriptedStep], handled: Sequence[Handled]) -> bool:
     """Whether the noise stood in the way of the named steps, by what the noise-aware control had to do: reveal a
-    control not yet offered (load more, a scroll, a timer), find one under another name, or, on a page a whole-page
-    kind (`WHOLE_PAGE`) stood over until dismissed, act on a control or answer from what the page shows."""
+    control not yet offered (load more, a scroll, a timer), find one under another name, or act on a control of a
+    page a whole-page kind (`WHOLE_PAGE`) stood over until dismissed. An answer given after one is not counted: the
+    verifier's own `seen` check judges whether what it states was shown (on that page or an earlier one)."""
     for item in handled:
         if item.handling in ("loaded", "revealed", "renamed"):
             return True
         step = control[item.step] if item.step < len(control) else None
-        if kind in WHOLE_PAGE and step is not None and (
-                step.action in _CONTROL_ACTIONS or (step.action == "done" and step.answer is not None)):
+        if kind in WHOLE_PAGE and step is not None and step.action in _CONTROL_ACTIONS:
             return True
     return False
 
