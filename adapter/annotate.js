@@ -362,8 +362,9 @@
 
   // A modal dialog makes the rest of its page inert, as assistive technology has it: a <dialog> opened with
   // showModal(), or a dialog or alertdialog marked aria-modal="true" that shows. Of several, the one holding the
-  // keyboard focus (the innermost), else the last in document order whose middle is on top (a confirmation opened
-  // over an edit dialog; a dialog a later one covers is not the open one). A non-modal dialog, a closed or hidden
+  // keyboard focus (the innermost), else the last in document order whose middle is on top (a dialog a later one
+  // covers is not the open one); then a dialog on top inside it instead (a confirmation opened inside an edit
+  // dialog, which has not taken the focus yet). A non-modal dialog, a closed or hidden
   // one, a drawer or toast without aria-modal changes nothing. Found once per document and walk (`modals`); the
   // elements holding the open one (through shadow hosts and frames) are `modalHolders`, walked for it.
   const modals = new Map();
