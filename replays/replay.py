@@ -121,24 +121,26 @@ def _verdict_difference(recorded: Verdict, replayed: Verdict) -> str:
     return "no field differs"
 
 
-_APPS: WeakKeyDictionary[TenantRegistry, ASGIApp] = WeakKeyDictionary()
+_APPS: WeakKeyDictionary[TenantRegistry, dict[str, ASGIApp]] = WeakKeyDictionary()
 
 
-def _app_for(registry: TenantRegistry) -> ASGIApp:
-    """One site app per registry: building FastAPI's routes for every replayed episode would cost more than
-    the replay itself. Its operation log makes its database calls in place: replay sends one request at a time and
-    nothing else waits on the loop, so a worker thread's hop would only add time."""
-    app = _APPS.get(registry)
+def _app_for(registry: TenantRegistry, site: str) -> ASGIApp:
+    """One app per registry and site, routing that site's pages only (a replayed request is its tenant's site's:
+    matching every site's routes per request was wasted): building FastAPI's routes for every replayed episode
+    would cost more than the replay itself. It runs its database calls and the site's handlers in place: replay
+    sends one request at a time and nothing else waits on the loop, so a worker thread's hop would only add time."""
+    apps = _APPS.setdefault(registry, {})
+    app = apps.get(site)
     if app is None:
-        app = _APPS[registry] = create_app(registry, database_in_thread=False)
+        app = apps[site] = create_app(registry, database_in_thread=False, site=site)
     return app
 
 
 def prepare_replay(registry: TenantRegistry, tasks: Sequence[LoadedTask]) -> None:
-    """What replay does once per process rather than per episode, done now: the site app built and each task's
+    """What replay does once per process rather than per episode, done now: each task's site's app built and its
     (site, seed) template seeded, its state read and encoded (`TenantRegistry.template_json`)."""
-    _app_for(registry)
     for site, seed in sorted({(task.spec.site, task.spec.seed) for task in tasks}):
+        _app_for(registry, site)
         registry.template_json(site, seed)
 
 
@@ -172,7 +174,7 @@ async def replay_episode(
         tenant.broker = BrokerSession(grants=tuple(task.spec.grants), mode=modes.pop() if len(modes) == 1 else
                                       "enforcing", own_corrections=task.spec.own_corrections)
     try:
-        transport = httpx.ASGITransport(app=_app_for(registry))
+        transport = httpx.ASGITransport(app=_app_for(registry, task.spec.site))
         async with httpx.AsyncClient(transport=transport, base_url="http://replay.invalid") as client:
             for op in episode.operations:
                 headers = {TENANT_HEADER: tenant.token}

@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 import pytest_asyncio
+from fastapi import FastAPI
 from helpdesk_codes import seeded_work
 from sqlalchemy import Engine, event
 
@@ -240,3 +241,15 @@ async def test_replay_hashes_its_final_state_from_the_templates_json(
     monkeypatch.setattr(Tenant, "hashed_snapshot", counted)
     receipt = await replay_episode(REFUND, episode, registry)
     assert receipt.result == "PASS" and hashed == [receipt.replayed_final_state_sha256]
+
+
+def test_replays_app_routes_only_its_sites_pages(registry: TenantRegistry) -> None:
+    # Each site adds its routes and a redirect at its bare mount point: replay's app has the webmail's alone.
+    from fastapi.routing import APIRoute
+
+    from replays.replay import _app_for
+
+    app = _app_for(registry, "webmail")
+    assert isinstance(app, FastAPI)
+    mounts = {site.prefix for site in registry.sites.values()}
+    assert [route.path for route in app.routes if isinstance(route, APIRoute) and route.path in mounts] == ["/webmail"]

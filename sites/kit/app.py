@@ -31,16 +31,20 @@ def _redirect_to(path: str) -> Callable[[], Response]:
     return redirect
 
 
-def create_app(registry: TenantRegistry, *, database_in_thread: bool = True) -> FastAPI:
+def create_app(registry: TenantRegistry, *, database_in_thread: bool = True, site: str | None = None) -> FastAPI:
     """An app serving the registry's sites; no engine or tenant exists until the registry makes one.
-    `database_in_thread=False` (replay's): the operation log's own database calls run in place, not in a worker
-    thread."""
+    `database_in_thread=False` (replay's): the operation log's own database calls, and the sites' sync handlers,
+    run in place, not in worker threads. `site` (replay's): only that site's pages are routed; a request under
+    another site's mount point is still logged and refused by the operation log, which knows every site (the
+    router tries each route in turn, so one site's routes instead of all is the cheaper match)."""
     app = FastAPI(title="ComputerOps sites", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.registry = registry
-    for site in registry.sites.values():
-        app.include_router(site.router(), prefix=site.prefix)
+    routed = registry.sites.values() if site is None else [registry.site(site)]
+    for site_definition in routed:
+        app.include_router(site_definition.router(), prefix=site_definition.prefix)
         # The bare mount point redirects to a relative start page (not Starlette's absolute URL).
-        app.add_api_route(site.prefix, _redirect_to(site.start_path), methods=["GET"], include_in_schema=False)
+        app.add_api_route(site_definition.prefix, _redirect_to(site_definition.start_path), methods=["GET"],
+                          include_in_schema=False)
     app.add_middleware(OperationLogMiddleware, registry=registry, database_in_thread=database_in_thread)
     app.add_middleware(NoiseMiddleware, registry=registry)  # outside the log: it records the site's own pages
     app.add_exception_handler(StarletteHTTPException, _http_error_page)
