@@ -100,6 +100,18 @@ OBJECT_GROUP = "computerops-fidelity"
 WORLD_NAME = "computerops-fidelity"
 """The checker's own isolated world in each frame (apart from the driver's, adapter/world.py)."""
 TRIAL_TIMEOUT_MS = 3_000
+"""The least a trial click may take before the checker calls the control not actionable."""
+TRIAL_STEPS = 30
+"""A trial click's bound in steps of the page: on a loaded machine a page that took 400 ms to open gets 12 s."""
+
+
+def trial_timeout_ms(step_ms: float | None) -> float:
+    """The bound of the checker's trial clicks on a page whose opening (a step) took `step_ms`: `TRIAL_STEPS` such
+    steps, never under `TRIAL_TIMEOUT_MS`. A fixed bound made the checker's own figures depend on the machine's load
+    (the bench's fidelity row fell to 18 of 22 pages under load 50, every failure a trial click's 3 s timeout)."""
+    if step_ms is None or step_ms <= 0:
+        return TRIAL_TIMEOUT_MS
+    return max(TRIAL_TIMEOUT_MS, TRIAL_STEPS * step_ms)
 
 
 class AxControl(BaseModel):
@@ -712,7 +724,7 @@ def _probe_action(control: Control) -> Action:
     return Click(id=control.id)
 
 
-async def _actionable(driver: PageDriver, element: ElementHandle, control: Control) -> str | None:
+async def _actionable(driver: PageDriver, element: ElementHandle, control: Control, timeout_ms: float) -> str | None:
     """None when the driver's click would land on the control and Playwright's own actionability check
     agrees (a trial click, no event sent); else what stands in the way."""
     try:
@@ -730,19 +742,19 @@ async def _actionable(driver: PageDriver, element: ElementHandle, control: Contr
             if label is None:
                 return "the driver would click a label that is gone"
             target = label
-        await target.click(trial=True, timeout=TRIAL_TIMEOUT_MS)
+        await target.click(trial=True, timeout=timeout_ms)
     except PlaywrightError as error:
         return str(error).strip().splitlines()[0][:200]
     return None
 
 
-async def _control_problem(driver: PageDriver, control: Control) -> str | None:
+async def _control_problem(driver: PageDriver, control: Control, timeout_ms: float) -> str | None:
     element = await driver.element(control.id)
     if element is None:
         return "the id does not resolve to a live element"
     try:
         if not control.disabled:
-            return await _actionable(driver, element, control)
+            return await _actionable(driver, element, control, timeout_ms)
         refusal = check_applicable(_probe_action(control), control)
         if refusal is None or "disabled" not in refusal:
             return "disabled, but the driver would act on it"
@@ -806,8 +818,10 @@ async def _restore_scroll_positions(positions: Sequence[JSHandle]) -> None:
             await position.dispose()
 
 
-async def check_offered_controls_work(driver: PageDriver, observation: Observation) -> list[str]:
-    """Problems with the offered controls, one line each; empty when every one works.
+async def check_offered_controls_work(driver: PageDriver, observation: Observation, *,
+                                      step_ms: float | None = None) -> list[str]:
+    """Problems with the offered controls, one line each; empty when every one works. `step_ms`, what opening the
+    page took, scales the trial clicks' bound (`trial_timeout_ms`).
 
     Every id must resolve to a live element (`driver.element`). An enabled control must pass
     Playwright's actionability checks: a trial click (attached, visible, stable, enabled, and the
@@ -824,16 +838,17 @@ async def check_offered_controls_work(driver: PageDriver, observation: Observati
     that show whole (inside the viewport and every box that clips them) are checked all at once (nothing
     scrolls for them), the others one at a time.
     """
+    timeout_ms = trial_timeout_ms(step_ms)
     scrolled = await _scroll_positions(driver.page)
     controls = observation.controls
     try:
         in_view = await driver.world.evaluate(_IN_VIEW, [c.id for c in controls])
         batch = [c for c, inside in zip(controls, in_view, strict=True) if inside]
-        results = await asyncio.gather(*(_control_problem(driver, c) for c in batch))
+        results = await asyncio.gather(*(_control_problem(driver, c, timeout_ms) for c in batch))
         found = dict(zip((c.id for c in batch), results, strict=True))
         for control in controls:
             if control.id not in found:
-                found[control.id] = await _control_problem(driver, control)
+                found[control.id] = await _control_problem(driver, control, timeout_ms)
         return [f"[{c.id}] {c.role} {c.name!r}: {found[c.id]}" for c in controls if found[c.id] is not None]
     finally:
         await _restore_scroll_positions(scrolled)

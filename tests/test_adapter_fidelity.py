@@ -19,6 +19,7 @@ from fixture_site import PAGES, FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 
 from adapter.actions import Check, Click, Fill, Select
+from adapter import fidelity
 from adapter.driver import PageDriver
 from adapter.fidelity import (
     EDITING_HOST_ROLE,
@@ -29,6 +30,7 @@ from adapter.fidelity import (
     check_offered_controls_work,
     compare_with_accessibility_tree,
     offered_backend_ids,
+    trial_timeout_ms,
 )
 from adapter.observation import Control
 from computerops.catalog.crawl import crawl_site_pages, crawl_targets
@@ -180,6 +182,29 @@ async def test_the_works_check_reports_broken_and_wrongly_disabled_controls(driv
 
 
 # --- The accessibility side -------------------------------------------------------------------
+
+
+def test_the_trial_clicks_bound_is_steps_of_the_page_never_under_the_least() -> None:
+    assert trial_timeout_ms(None) == trial_timeout_ms(0) == trial_timeout_ms(1.0) == fidelity.TRIAL_TIMEOUT_MS
+    assert trial_timeout_ms(400.0) == 400.0 * fidelity.TRIAL_STEPS > fidelity.TRIAL_TIMEOUT_MS
+    assert trial_timeout_ms(800.0) == 2 * trial_timeout_ms(400.0)
+
+
+@browser_test
+async def test_the_works_checks_trial_click_waits_as_long_as_the_pages_step_time_says(
+        driver: PageDriver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A control still moving when it is checked (Playwright's trial click waits for it to stand still): with the
+    least bound shortened to 300 ms it is reported; with the page's step time at 100 ms (30 steps: 3 s) it works."""
+    observation = await open_page(driver, "dialogs.html")
+    only = observation.model_copy(update={"controls": [named(observation, "Ping")]})
+    monkeypatch.setattr(fidelity, "TRIAL_TIMEOUT_MS", 300)
+    moving = """() => [...document.querySelectorAll("button")].find(b => b.textContent.trim() === "Ping")
+        .animate([{transform: "translateX(0)"}, {transform: "translateX(30px)"}], {duration: 1200})"""
+    await driver.page.evaluate(moving)
+    bounded = await check_offered_controls_work(driver, only)
+    assert len(bounded) == 1 and "300ms" in bounded[0], bounded
+    await driver.page.evaluate(moving)
+    assert await check_offered_controls_work(driver, only, step_ms=100.0) == []
 
 
 @browser_test

@@ -382,9 +382,11 @@ async def bench_pages(browser: Browser, tasks: Sequence[LoadedTask], options: Be
                 page = await context.new_page()
                 driver = PageDriver(page, origin=origin, site_prefix=prefix, max_chars=options.max_chars)
                 for number, path in enumerate(found, start=1):
+                    began = time.perf_counter()
                     await page.goto(origin + path, wait_until="domcontentloaded")
                     figure = await _page_figures(driver, target.site, path, options.page_repeats,
-                                                 samples if samples is not None else ObservationSamples())
+                                                 samples if samples is not None else ObservationSamples(),
+                                                 opened_ms=_ms(time.perf_counter() - began))
                     figures.append(figure)
                     progress(f"  page {number}/{len(found)} {path}: {figure.chars} chars "
                              f"({figure.chars_ratio:.2f} x the ai snapshot), recall {figure.recall:.0%}")
@@ -411,7 +413,7 @@ class ObservationSamples:
 
 
 async def _page_figures(driver: PageDriver, site: str, path: str, repeats: int,
-                        samples: ObservationSamples) -> PageFigures:
+                        samples: ObservationSamples, *, opened_ms: float) -> PageFigures:
     observe_times, snapshot_times = [], []
     await driver.observe()  # the first observation of a document reads its listeners: timed in the steps
     for _ in range(repeats):
@@ -424,7 +426,7 @@ async def _page_figures(driver: PageDriver, site: str, path: str, repeats: int,
     observation = await driver.observe()
     snapshot = await ai_snapshot(driver.page)
     fidelity = await accessibility_of(driver, observation)
-    problems = await check_offered_controls_work(driver, observation)
+    problems = await check_offered_controls_work(driver, observation, step_ms=opened_ms)
     count = token_counter() if _HAS_TOKENIZER else None
     tokens = count(observation.text) if count else None
     snapshot_tokens = count(snapshot.text) if count else None
@@ -471,7 +473,7 @@ async def bench_fixture_pages(browser: Browser, options: BenchOptions, progress:
                     raise RuntimeError(f"fixture page {name} did not open: {opened.rejection}")
                 observation = await driver.observe()
                 fidelity = await accessibility_of(driver, observation)
-                problems = await check_offered_controls_work(driver, observation)
+                problems = await check_offered_controls_work(driver, observation, step_ms=open_ms)
                 action_ms = await _time_fixture_actions(driver, FIXTURE_ACTIONS.get(name, []), number, problems)
                 figure = FixtureFigures(
                     page=name, open_ms=round(open_ms, 2), accessibility_expected=fidelity.expected,
