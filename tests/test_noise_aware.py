@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 
 import pytest
+from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiers import examples
 from typer.testing import CliRunner
 
+import adapter.scripted.server as scripted_server
 from adapter.observation import Control, format_control
 from adapter.prompts import first_message, result_message, result_ok, result_rejected
 from adapter.scripted.conversation import Conversation, Reply, resolve_step
@@ -35,6 +38,7 @@ from adapter.scripted.noise_aware import (
     progress,
 )
 from adapter.scripted.policies import policy_by_name
+from adapter.scripted.server import create_scripted_app
 from computerops.catalog.noise_check import (
     NoiseCheckReport,
     NoiseControlResult,
@@ -43,7 +47,7 @@ from computerops.catalog.noise_check import (
 )
 from computerops.cli.main import app
 from sites.kit.noise import NOISE, NOISE_KINDS, NoiseKind
-from tasks import ScriptedStep
+from tasks import ScriptedStep, load_catalog
 
 CONTROL = [
     ScriptedStep(id="open-tickets", action="click", role="link", name="Tickets"),
@@ -258,3 +262,24 @@ def test_an_unknown_noise_kind_is_refused_by_name_before_anything_runs() -> None
                                       "interstitial,popup"])
     assert result.exit_code != 0
     assert "unknown noise kind 'popup'" in result.output
+
+
+def test_the_scripted_endpoint_waits_the_pause_a_reply_asks_for_before_it_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    waited: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    monkeypatch.setattr(scripted_server, "asyncio", SimpleNamespace(sleep=sleep))
+    task = load_catalog()["helpdesk.solve-ticket@1"]
+    page = _page(f"{NOISE['lazy_rows'].shows}…", controls=[("link", "T-1")])
+    client = TestClient(create_scripted_app([task]))
+    body = {"model": f"scripted:{NAME}", "messages": [{"role": "user", "content": first_message(
+        task.spec.instruction, page)}]}
+    reply = client.post("/v1/chat/completions", json=body).json()["choices"][0]["message"]
+    assert json.loads(reply["content"])["action"] == "hover"  # no tools offered: the text protocol
+    assert waited == [WAIT_S]
+    body["model"] = "scripted:oracle"  # a reply that asks for no pause is not held back
+    client.post("/v1/chat/completions", json=body)
+    assert waited == [WAIT_S]
