@@ -3,6 +3,7 @@ tasks, and re-recording unchanged behaviour gives the same bytes."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -11,7 +12,9 @@ from typer.testing import CliRunner
 
 from computerops.catalog.corpus_recording import corpus_policies, record_corpus
 from computerops.cli.main import app
+from replays import replay_episode
 from replays.corpus import CORPUS_ROOT, CorpusEntry, check_corpus, entry_files, load_entry, write_entry
+from sites.registry import tenant_registry
 from tasks import load_catalog
 
 CATALOG = load_catalog()
@@ -173,3 +176,34 @@ async def test_an_entry_keeps_the_tables_its_episode_changed_and_the_whole_state
     tamper(root, "scripted-oracle.json", final_state_sha256="0" * 64)  # a change outside the kept tables
     [failure] = (await check_corpus(root, {SOLVE: CATALOG[SOLVE]})).failures
     assert failure.message is not None and "in a table the episode did not change" in failure.message
+
+
+def _first_oracle_with_a_post(site: str) -> CorpusEntry:
+    return next(entry for path in sorted((CORPUS_ROOT / site).glob("*/scripted-oracle.json"))
+                for entry in [load_entry(path)] if any(op.method == "POST" for op in entry.operations))
+
+
+@pytest.mark.parametrize("site", sorted({task.spec.site for task in CATALOG.values()}))
+async def test_on_every_site_a_tampered_digest_or_a_mutated_operation_fails_replay(site: str, tmp_path: Path) -> None:
+    # Replay's shortcuts (the app of one site, the handlers in place, the template's tables hashed once) must keep
+    # every comparison: the last response's digest or a form post's status altered fails on the operation named, and
+    # the post left out fails too (what it wrote is missing).
+    entry = _first_oracle_with_a_post(site)
+    task, episode = CATALOG[entry.task_id], entry.episode()
+    last = episode.operations[-1]
+    digest = ("1" if last.response_digest[0] != "1" else "2") + last.response_digest[1:]
+    post = next(op for op in episode.operations if op.method == "POST")
+    registry = tenant_registry(tmp_path)
+    try:
+        assert (await replay_episode(task, episode, registry)).result == "PASS"
+        for operations, named in (
+            ([*episode.operations[:-1], last.model_copy(update={"response_digest": digest})],
+             f"operation #{last.seq} {last.method} {last.path}: response_digest"),
+            ([post.model_copy(update={"status": 299}) if op is post else op for op in episode.operations],
+             f"operation #{post.seq} {post.method} {post.path}: status"),
+            ([op for op in episode.operations if op is not post], ""),
+        ):
+            receipt = await replay_episode(task, dataclasses.replace(episode, operations=operations), registry)
+            assert receipt.result == "FAIL" and any(m.startswith(named) for m in receipt.mismatches), receipt.mismatches
+    finally:
+        registry.close()
