@@ -439,10 +439,10 @@ def tasks_check(
     page noise)."""
     from computerops.catalog.checking import check_plan, check_tasks
     from computerops.cli.console import print_task_checks
-    whole = _catalog_tasks(tasks)
     if noise:
-        _noise_check(whole, noise, out, concurrency, sample, per_template, sample_seed)
+        _noise_check(tasks, noise, out, concurrency, sample, per_template, sample_seed)
         return
+    whole = _catalog_tasks(tasks)
     selected = _sampled(whole, sample, per_template, sample_seed)
     started = time.monotonic()
     checks = _scripted_check(out, "tasks-check", lambda target: check_tasks(selected, target, _progress,
@@ -461,9 +461,10 @@ def tasks_check(
         raise _fail("some controls did not behave as the task declares", code=1)
 
 
-def _noise_check(whole: list[LoadedTask], noise: str, out: Path | None, concurrency: int, sample: int | None,
+def _noise_check(tasks: str, noise: str, out: Path | None, concurrency: int, sample: int | None,
                  per_template: int | None, sample_seed: int) -> None:
-    """`tasks check --noise`: the noise-aware and the plain control of each selected instance under each kind."""
+    """`tasks check --noise`: the noise-aware and the plain control of each selected instance under each kind; the
+    kinds are read first, so a wrong one is refused before the catalog loads."""
     from computerops.catalog.noise_check import check_noise
     from computerops.cli.console import print_noise_checks
     from sites.kit.noise import parse_noise_kinds
@@ -473,7 +474,7 @@ def _noise_check(whole: list[LoadedTask], noise: str, out: Path | None, concurre
         raise _fail(str(exc)) from exc
     if not kinds:
         raise _fail("--noise: name at least one noise kind")
-    selected = _sampled(whole, sample, per_template, sample_seed)
+    selected = _sampled(_catalog_tasks(tasks), sample, per_template, sample_seed)
     started = time.monotonic()
     report = _scripted_check(out, "tasks-check-noise", lambda target: check_noise(
         selected, kinds, target, _progress, concurrency=concurrency))
