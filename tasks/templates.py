@@ -20,10 +20,12 @@ own `seed`, and no other seed of it exists.
 
 from __future__ import annotations
 
+import collections
 import difflib
 import functools
 import random
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -195,10 +197,26 @@ MAX_VALUE_SIZE = 100_000
 short texts, and a template that builds more is refused instead of filling memory."""
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+"""What `getattr` finds on a plain dict: any other name is no attribute of one (a dict has no instance attributes)."""
+
+
 class _TemplateSandbox(ImmutableSandboxedEnvironment):
     """The sandbox with `*` and `**` bounded (`MAX_VALUE_SIZE`)."""
 
     intercepted_binops = frozenset({"*", "**"})
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """`row.column` of a plain dict (every row a filter or a row function gives) read as Jinja's sandbox reads
+        it, without its failed attribute lookup first: on a dict a name that is not one of dict's own attributes
+        raises AttributeError, and the sandbox then takes the item. Anything else, and a missing key, as the sandbox
+        does (a fifth of drawing an instance went to the raised and caught AttributeError)."""
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 64:
@@ -265,12 +283,35 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
 
 # --- drawing parameters ------------------------------------------------------------------------------------------
 
+_Indexes = dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], list[Mapping[str, Any]]]]
+_KEPT_INDEXES: collections.OrderedDict[int, tuple[SeededRows, _Indexes]] = collections.OrderedDict()
+"""The row functions' indexes of the most recent seeded data (each held with its data, so its id stays its own): the
+data of a (site, seed) is the same object for every template drawn from it (sites/kit/seeding.py), and building a
+table's index once per instance was a tenth of drawing one."""
+_KEPT_INDEX_LIMIT = 32
+_KEPT_LOCK = threading.Lock()
+
+
+def _indexes_of(rows: SeededRows) -> _Indexes:
+    """The indexes kept for `rows` (the very object), else new ones, kept (the least recently used let go)."""
+    with _KEPT_LOCK:
+        kept = _KEPT_INDEXES.get(id(rows))
+        if kept is not None and kept[0] is rows:
+            _KEPT_INDEXES.move_to_end(id(rows))
+            return kept[1]
+        indexes: _Indexes = {}
+        _KEPT_INDEXES[id(rows)] = (rows, indexes)
+        while len(_KEPT_INDEXES) > _KEPT_INDEX_LIMIT:
+            _KEPT_INDEXES.popitem(last=False)
+        return indexes
+
+
 def _row_functions(rows: SeededRows) -> dict[str, Callable[..., Any]]:
     """What expressions may call on the site's seeded data: `rows(table, column=value, ...)` (a list of mappings),
     `one(table, ...)` (exactly one row, an error otherwise), `count(table, ...)` and `similar(table, column, value)`
     (the rows whose `column` looks like `value` without being it: `looks_alike`)."""
 
-    indexes: dict[tuple[str, tuple[str, ...]], dict[tuple[Any, ...], list[Mapping[str, Any]]]] = {}
+    indexes = _indexes_of(rows)
 
     def matching(table: str, where: Mapping[str, Any]) -> list[dict[str, Any]]:
         if table not in rows:

@@ -18,8 +18,8 @@ import pytest_asyncio
 from fixture_site import PAGES, FixtureSite, fixture_driver, named, open_page
 from playwright.async_api import Browser
 
-from adapter.actions import Check, Click, Fill, Select
 from adapter import fidelity
+from adapter.actions import Check, Click, Fill, Select
 from adapter.driver import PageDriver
 from adapter.fidelity import (
     EDITING_HOST_ROLE,
