@@ -75,6 +75,31 @@ def test_the_sandbox_refuses_to_reach_python_internals() -> None:
         render("{{ n.__class__.__mro__ }}", {"n": 1})
 
 
+_NAMES = st.one_of(st.sampled_from(["items", "keys", "get", "copy", "update", "pop", "__class__", "__init__",
+                                     "mro", "format", "id", "name", "x"]), st.text(max_size=6))
+
+
+@given(row=st.dictionaries(_NAMES, st.one_of(st.integers(), st.text(max_size=3), st.none()), max_size=4),
+       name=_NAMES)
+@settings(max_examples=examples(400), deadline=None)
+def test_a_rows_column_reads_as_jinjas_sandbox_reads_it(row: dict[str, Any], name: str) -> None:
+    """The sandbox's shortcut for `row.column` on a plain dict gives what Jinja's own sandbox gives: a column, a
+    dict's method (even where a column has its name), an undefined, or a refusal, for any name."""
+    from jinja2.runtime import Undefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from tasks.templates import _environment
+
+    def read(environment: Any) -> Any:
+        value = environment.getattr(row, name)
+        return ("undefined", getattr(value, "_undefined_name", None)) if isinstance(value, Undefined) else value
+
+    plain = ImmutableSandboxedEnvironment(undefined=_environment().undefined)
+    assert read(_environment()) == read(plain)
+    if name in row and name not in dir(dict):
+        assert read(_environment()) == row[name]
+
+
 # --- ids, selection and hashes -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "parsed"), [
