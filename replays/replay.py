@@ -18,6 +18,7 @@ from sites.kit.broker import BrokerSession
 from sites.kit.faults import FaultInjector, FaultPlan
 from sites.kit.injection import FaultSession
 from sites.kit.oplog import MAX_REQUEST_BYTES
+from sites.kit.pages import compile_pages
 from sites.kit.records import JournalEntry, Operation, Shown, StateSnapshot
 from sites.kit.tenancy import TenantRegistry
 from tasks import LoadedTask
@@ -138,10 +139,12 @@ def _app_for(registry: TenantRegistry, site: str) -> ASGIApp:
 
 def prepare_replay(registry: TenantRegistry, tasks: Sequence[LoadedTask]) -> None:
     """What replay does once per process rather than per episode, done now: each task's site's app built and its
-    (site, seed) template seeded, its state read and encoded (`TenantRegistry.template_json`)."""
+    (site, seed) template seeded, its state read and encoded (`TenantRegistry.template_json`), and every site's
+    page templates compiled (`compile_pages`)."""
     for site, seed in sorted({(task.spec.site, task.spec.seed) for task in tasks}):
         _app_for(registry, site)
         registry.template_json(site, seed)
+    compile_pages()
 
 
 async def replay_episode(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -205,5 +206,35 @@ async def test_on_every_site_a_tampered_digest_or_a_mutated_operation_fails_repl
         ):
             receipt = await replay_episode(task, dataclasses.replace(episode, operations=operations), registry)
             assert receipt.result == "FAIL" and any(m.startswith(named) for m in receipt.mismatches), receipt.mismatches
+    finally:
+        registry.close()
+
+
+async def test_after_prepare_replay_a_sites_first_replay_compiles_no_page_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from jinja2 import Environment
+
+    from replays import prepare_replay
+    from sites.kit.pages import _RENDERERS
+
+    for renderer in _RENDERERS:  # as in a new process: nothing compiled yet
+        assert renderer.env.cache is not None
+        renderer.env.cache.clear()
+    entry = _first_oracle_with_a_post("ledger")
+    task = CATALOG[entry.task_id]
+    registry = tenant_registry(tmp_path)
+    try:
+        prepare_replay(registry, [task])
+        compiled: list[str | None] = []
+        real = Environment.compile
+
+        def counted(self: Environment, source: str, name: str | None = None, *args: Any, **kwargs: Any) -> Any:
+            compiled.append(name)
+            return real(self, source, name, *args, **kwargs)
+
+        monkeypatch.setattr(Environment, "compile", counted)
+        assert (await replay_episode(task, entry.episode(), registry)).result == "PASS"
+        assert compiled == []
     finally:
         registry.close()
