@@ -48,6 +48,17 @@ def test_distribution_is_the_median_and_nearest_rank_p95() -> None:
         distribution([], "ms")
 
 
+def test_the_page_crawl_takes_each_templates_lowest_seed_in_the_tasks_order() -> None:
+    from computerops.bench.measure import lowest_seed_per_template
+
+    catalog = load_catalog()
+    template = next(t for t in catalog.templates.values() if len(t.seeds) >= 3)
+    tasks = [catalog[f"{template.id}@{seed}"] for seed in (3, 1, 2)] + [catalog["helpdesk.solve-ticket@1"]]
+    assert [t.id for t in lowest_seed_per_template(tasks)] == [f"{template.id}@1", "helpdesk.solve-ticket@1"]
+    fresh = template.instance(10**9 + 7)
+    assert lowest_seed_per_template([fresh, tasks[0]]) == [tasks[0]]
+
+
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchReport, str]:
     out = tmp_path_factory.mktemp("bench") / "bench.json"

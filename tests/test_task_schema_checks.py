@@ -6,6 +6,7 @@ wrong name and what is right, while every committed task still loads."""
 from __future__ import annotations
 
 import copy
+import functools
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -210,9 +211,15 @@ def misspellings(draw: st.DrawFn, name: str) -> str:
     return draw(st.sampled_from(edits))
 
 
+@functools.cache
+def _referencing() -> list[LoadedTask]:
+    """The catalog's tasks that name a table or column (listed once: every example drew from a list made anew)."""
+    return [task for task in CATALOG.values() if any(references(task.spec))]
+
+
 @st.composite
 def misspelt_references(draw: st.DrawFn) -> tuple[LoadedTask, Reference, str]:
-    task = draw(st.sampled_from([task for task in CATALOG.values() if any(references(task.spec))]))
+    task = draw(st.sampled_from(_referencing()))
     reference = draw(st.sampled_from(list(references(task.spec))))
     wrong = draw(misspellings(reference.table if reference.column is None else reference.column))
     assume(wrong and wrong not in _known(task, reference))
