@@ -7,10 +7,12 @@ One run for the module."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from computerops.catalog.noise_check import NoiseCheckReport, check_noise, kind_summaries
+from sites.kit.noise import NOISE, NoiseKind
 from tasks import load_catalog
 
 pytestmark = pytest.mark.browser
@@ -45,3 +47,21 @@ def test_every_noisy_episode_replays_and_verify_passes(report: NoiseCheckReport)
     assert all(r.aware_replay == r.plain_replay == "PASS" for r in report.results)
     assert report.verified, report.verify_problems
     assert report.ok
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(4 * 3600)
+@pytest.mark.spread
+@pytest.mark.parametrize("kind", sorted(NOISE))
+def test_every_templates_first_instance_verifies_under_each_kind(kind: NoiseKind, tmp_path: Path) -> None:
+    """The whole catalog's prequalification under noise (the slow tier: each template's first published instance,
+    the noise-aware control and the plain one, one kind a test so that runners can spread them; some 370 episodes a
+    kind): `computerops tasks check --noise KIND --per-template 1` as a test."""
+    catalog = load_catalog()
+    firsts = [catalog[f"{t.id}@{t.seeds[0]}"] for t in catalog.templates.values() if t.seeds]
+    checked = asyncio.run(check_noise(firsts, [kind], tmp_path / "run", lambda _: None, concurrency=2))
+    assert all(r.aware_ok for r in checked.results), [(r.task_id, r.aware_outcome) for r in checked.results
+                                                      if not r.aware_ok]
+    assert all(r.plain_ok for r in checked.results), [r.task_id for r in checked.results if not r.plain_ok]
+    assert checked.verified, checked.verify_problems
+    assert checked.ok
