@@ -155,7 +155,9 @@ async def test_bench_without_fixture_pages_says_so_and_misses_the_fidelity_targe
     assert await bench_fixture_pages(browser, BenchOptions(), said.append, directory=tmp_path) == []
     assert said == [f"fixture pages: none at {tmp_path}"]
     committed = BenchReport.model_validate_json(LATEST.read_text(encoding="utf-8"))
-    assert not target_checks(committed.model_copy(update={"fixture_pages": []}))[-1].met
+    fidelity = next(t for t in target_checks(committed.model_copy(update={"fixture_pages": []}))
+                    if t.figure == "fidelity fixture pages")
+    assert not fidelity.met
 
 
 @pytest.mark.browser
