@@ -188,9 +188,8 @@ class Back(_Action):
 
 
 class More(_Action):
-    """Show the next part of a long page whose text was cut off; the observation says when it was. At the last part
-    of a page whose list loads more as it is scrolled (the observation says so), scroll to the list's end and load
-    more."""
+    """Show the next part of a long page whose text was cut off, or more of a list that loads on scroll; the
+    observation says when."""
 
     action: Literal["more"] = "more"
 
