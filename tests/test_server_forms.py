@@ -12,6 +12,8 @@ import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -191,6 +193,27 @@ def test_a_launched_run_is_starting_at_once_on_the_api_and_the_pages(client: tup
     run_page = c.get("/runs/new").text
     assert 'id="status">starting<' in run_page and 'data-live="new"' in run_page
     assert "No episode admitted yet" in run_page and "No admitted episodes" not in run_page
+
+
+def test_a_run_placed_while_its_progress_is_asked_is_not_a_404(client: tuple[TestClient, ServerState],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker renames the run into place between the progress route's look for the manifest and its look at the
+    index (which then finds the run running, no longer starting): the progress is the run's, never `not_found`."""
+    from computerops.server import api
+    from computerops.server.progress import RunProgress
+
+    c, state = client
+    placed = RunProgress(run_id="racing", planned=1, started=[], admitted=[], being_written=True, sealed=False)
+
+    def indexed(run_id: str) -> Any:
+        (state.run_path(run_id)).mkdir(parents=True, exist_ok=True)
+        (state.run_path(run_id) / "manifest.json").write_text("{}")  # the worker's rename, in the meantime
+        return SimpleNamespace(status="running", planned=1)
+
+    monkeypatch.setattr(state, "indexed", indexed)
+    monkeypatch.setattr(api, "run_progress", lambda path: placed)
+    progress = c.get("/api/runs/racing/progress")
+    assert progress.status_code == 200 and progress.json()["being_written"] is True, progress.text
 
 
 def test_a_cors_preflight_from_another_site_is_refused_in_words(client: tuple[TestClient, ServerState]) -> None:

@@ -303,7 +303,8 @@ def _progress(state: ServerState, run_id: str) -> RunProgress:
         if launched is not None and launched.status == "starting":  # its worker is on its way: nothing started yet
             return RunProgress(run_id=run_id, planned=launched.planned, started=[], admitted=[], being_written=False,
                                sealed=False)
-        raise ServiceError(f"no run named {run_id!r}", "not_found")
+        if not (path / MANIFEST).is_file():  # the worker may have placed the run between the two looks (CI: a 404
+            raise ServiceError(f"no run named {run_id!r}", "not_found")  # to a client that had been polling it)
     try:
         return run_progress(path)
     except ValueError as exc:
