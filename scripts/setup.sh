@@ -45,10 +45,11 @@ stamp=.venv/.computerops-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   say "installing computerops and its dev tools into .venv"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  # --no-compile: pip would byte-compile every module of every package (Ray, SciPy, inspect_ai: most never imported
-  # here), more than half of the install's CPU time (measured: 55 s of user time with, 22 s without); Python compiles
-  # what is imported on first import and keeps it in __pycache__ as usual.
-  .venv/bin/python -m pip install -q --no-compile -e '.[dev]'
+  # Byte-compiled at install (pip's default), not left to first import: this machine's environment sets
+  # PYTHONDONTWRITEBYTECODE=1, so a module compiled on import is compiled again by every process that imports it (a
+  # `pip --no-compile` CI run took 2,342 s against 1,882: every CLI subprocess and Ray worker compiled FastAPI,
+  # SQLAlchemy, Ray... from source).
+  .venv/bin/python -m pip install -q -e '.[dev]'
   touch "$stamp"
 fi
 
@@ -104,7 +105,7 @@ sys.exit(llama_cpp.__version__ != '$llama_version')" 2>/dev/null; then
     done
     if [ -n "$wheel" ]; then
       say "installing llama-cpp-python $llama_version from $wheel"
-      .venv/bin/python -m pip install -q --no-compile "$wheel" "llama-cpp-python[server]==$llama_version"
+      .venv/bin/python -m pip install -q "$wheel" "llama-cpp-python[server]==$llama_version"
     else
       say "installing llama-cpp-python $llama_version from PyPI's source: a build of about 45 minutes on 2 cores"
       command -v c++ >/dev/null || { say "installing a C++ compiler for the build"; apt_install build-essential; }
