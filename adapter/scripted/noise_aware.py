@@ -9,7 +9,10 @@ put in its way, by what they declare (never by a task's own files):
   where rows wait for a scroll or a submit control for a timer (`REVEALED_BY_WAITING`), it pauses (`WAIT_S`) and
   hovers over the control just before the kind's text, which scrolls it into view, and looks again.
 - It finds a step's button or column header by its name or by a name the kind's label variation gives it
-  (`BUTTON_LABELS`, `BUTTON_VERBS`, `HEADER_SYNONYMS`).
+  (`BUTTON_LABELS`, `BUTTON_VERBS`, `HEADER_SYNONYMS`); where two different synonyms each name a control, it cannot
+  tell which is the step's, and gives up rather than guess.
+- A dismissal or "Load more" clicked on a page that still shows just what it showed then (the click was refused, or
+  did nothing) is not clicked again on it; reveals in a row, refused ones too, are at most `MAX_WAITS`.
 
 **Stateless.** Which step comes next is read from the conversation (`turns_of`): an accepted action counts as the
 task's step unless it is one of the policy's own noise turns (a click on a declared dismiss control, a hover) that
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from adapter.observation import controls_in_text, parse_control_line
+from adapter.prompts import OMITTED, UNCHANGED, observations_shown
 from adapter.scripted.conversation import Conversation, Reply, _call, _give_up, _require_task, resolve_step
 from adapter.scripted.fallible import Turn, turns_of
 from sites.kit.noise import BUTTON_LABELS, BUTTON_VERBS, HEADER_SYNONYMS, NOISE, NoiseKind
@@ -71,11 +75,13 @@ class Progress:
 
     done: int
     handled: tuple[Handled, ...] = ()
+    refused_hovers: tuple[int, ...] = ()
+    """The turns whose hover the adapter refused (a reveal that could not even be tried)."""
 
     def waits_in_a_row(self, turns: int) -> int:
-        """How many of the last `turns` turns were reveals, counted back from the latest."""
+        """How many of the last `turns` turns were reveals, refused ones included, counted back from the latest."""
         count, at = 0, turns - 1
-        revealed = {h.turn for h in self.handled if h.handling == "revealed"}
+        revealed = {h.turn for h in self.handled if h.handling == "revealed"} | set(self.refused_hovers)
         while at in revealed:
             count, at = count + 1, at - 1
         return count
@@ -104,19 +110,25 @@ def _dismiss_label(kind: NoiseKind) -> str:
 
 
 def is_dismiss_name(name: str, kinds: Sequence[NoiseKind]) -> bool:
-    """Whether a control's name is the declared `dismiss` label of one of these kinds (or it with a count after it,
-    as "Load more (15 more)")."""
-    return any(name == (label := _dismiss_label(kind)) or name.startswith(f"{label} (") for kind in kinds)
+    """Whether a control's name is the declared `dismiss` label of one of these kinds, exactly; a kind that holds rows
+    back (`HOLDS_BACK`) counts them after it, as "Load more (15 more)" (sites/kit/noise.py writes it so). A task's own
+    control that only begins with a label ("Accept all (3)") is none."""
+    return any(name == (label := _dismiss_label(kind))
+               or (kind in HOLDS_BACK and re.fullmatch(re.escape(label) + r" \(\d+ more\)", name) is not None)
+               for kind in kinds)
 
 
-def offered_dismissal(observation: str, kinds: Sequence[NoiseKind]) -> tuple[str, str] | None:
+def offered_dismissal(observation: str, kinds: Sequence[NoiseKind],
+                      tried: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """The id and name of a dismiss control of one of these kinds the page offers while it shows the kind's text,
-    the first kind given first; None when none is shown."""
+    the first kind given first, leaving out the ids `tried` (clicked on this same page before, to no effect); None
+    when none is shown."""
     controls = controls_in_text(observation)
     for kind in kinds:
         if NOISE[kind].shows not in observation:
             continue
-        found = next(((cid, name) for cid, _, name in controls if is_dismiss_name(name, (kind,))), None)
+        found = next(((cid, name) for cid, _, name in controls
+                      if cid not in tried and is_dismiss_name(name, (kind,))), None)
         if found is not None:
             return found
     return None
@@ -158,8 +170,11 @@ def progress(control: Sequence[ScriptedStep], turns: Sequence[Turn]) -> Progress
     action is the step due (a step on a control found under another name is marked `renamed`)."""
     done = 0
     handled: list[Handled] = []
+    refused_hovers: list[int] = []
     for index, turn in enumerate(turns):
         if not turn.accepted:
+            if turn.action == "hover":
+                refused_hovers.append(index)
             continue
         acted = acted_on(turn.note)
         step = control[done] if done < len(control) else None
@@ -172,18 +187,38 @@ def progress(control: Sequence[ScriptedStep], turns: Sequence[Turn]) -> Progress
         if step is not None and acted is not None and acted[1] != step.name:
             handled.append(Handled(index, "renamed", done, acted[1]))
         done += 1
-    return Progress(done, tuple(handled))
+    return Progress(done, tuple(handled), tuple(refused_hovers))
+
+
+def tried_on(messages: Sequence[object], turns: Sequence[Turn], observation: str) -> frozenset[str]:
+    """The ids clicked on a page that showed just this observation (each turn acts on the observation shown before
+    its result): clicked there, and the page still shows the same, so the click was refused or did nothing."""
+    shown = observations_shown(messages)
+    before: str | None = shown[0] if shown else None
+    tried: set[str] = set()
+    for turn in turns:
+        if turn.action == "click" and before == observation:
+            tried.add(str(turn.arguments.get("id")))
+        if turn.observation != UNCHANGED:
+            before = None if turn.observation in (None, OMITTED) else turn.observation
+    return frozenset(tried)
+
+
+def synonyms_offered(step: ScriptedStep, observation: str) -> list[str]:
+    """The names other than its own that the label variation may give the step's control and that a control of its
+    role on the page has, in the order declared."""
+    offered = {name for _, role, name in controls_in_text(observation) if role == step.role}
+    return [name for name in names_of(step.role, step.name)[1:] if name in offered]
 
 
 def resolve_named(step: ScriptedStep, observation: str) -> Reply | None:
-    """`resolve_step` on the step's control under its own name, else under a name the label variation gives it."""
-    if step.name is None:  # done, navigate, back, more, dialog: no control to find
-        return resolve_step(step, observation)
-    for name in names_of(step.role, step.name):
-        reply = resolve_step(step if name == step.name else step.model_copy(update={"name": name}), observation)
-        if reply is not None:
-            return reply
-    return None
+    """`resolve_step` on the step's control under its own name, else under the one name the label variation gives
+    it that the page offers; None where none, or two different ones, are offered (nothing tells which is the step's)."""
+    own = resolve_step(step, observation)
+    if own is not None or step.name is None:  # done, navigate, back, more, dialog: no control to find
+        return own
+    synonyms = synonyms_offered(step, observation)
+    return resolve_step(step.model_copy(update={"name": synonyms[0]}), observation) if len(synonyms) == 1 else None
 
 
 def decide_noise_aware(control: Sequence[ScriptedStep], conversation: Conversation) -> Reply:
@@ -195,14 +230,18 @@ def decide_noise_aware(control: Sequence[ScriptedStep], conversation: Conversati
     if state.done >= len(control):
         return _give_up("The scripted steps are used up.")
     step = control[state.done]
-    in_the_way = offered_dismissal(observation, IN_THE_WAY)
+    tried = tried_on(conversation.messages, turns, observation)
+    in_the_way = offered_dismissal(observation, IN_THE_WAY, tried)
     if in_the_way is not None:
         return _call("click", id=in_the_way[0])
     reply = resolve_named(step, observation)
     if reply is not None:
         return reply
+    if len(synonyms := synonyms_offered(step, observation)) > 1:
+        return _give_up(f"The page shows {step.role}s named {' and '.join(map(repr, synonyms))}: either could be "
+                        f"{step.name!r}; cannot tell which.")
     if step.action in _CONTROL_ACTIONS:
-        held = offered_dismissal(observation, HOLDS_BACK)
+        held = offered_dismissal(observation, HOLDS_BACK, tried)
         if held is not None:
             return _call("click", id=held[0])
         target = reveal_target(observation, REVEALED_BY_WAITING)
