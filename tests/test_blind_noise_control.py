@@ -338,6 +338,25 @@ class TestRevealingMore:
         assert gives_up(replies[-1]), [(r.tool, r.arguments) for r in replies]
 
 
+class TestEveryEpisodeEnds:
+    @given(st.permutations(list(IN_THE_WAY)).flatmap(lambda kinds: st.integers(0, len(kinds)).map(
+               lambda n: kinds[:n])),
+           st.booleans(), st.booleans(), st.sampled_from(["refused", "ignored"]))
+    def test_on_a_page_that_answers_nothing_it_gives_up_honestly(self, standing: list[NoiseKind], load_more: bool,
+                                                                 waiting: bool, answer: str) -> None:
+        # the step's control never comes: whatever noise stands over the page and however the page answers, the
+        # policy stops with a claim of failure, never a success and never a loop
+        extra = ([line("2", "button", f"{NOISE['load_more'].dismiss} (5 more)")] if load_more else []) + (
+            [f"{NOISE[REVEALED_BY_WAITING[0]].shows}…"] if waiting else [])
+        held = f"{NOISE['load_more'].dismiss} (5 more)"
+        everything = {str(NOISE[kind].dismiss) for kind in IN_THE_WAY} | {"T-1", held}
+        noisy = NoisyPage(standing=list(standing), task_lines=[line("1", "link", "T-1")], extra=extra,
+                          refuses=everything if answer == "refused" else set(),
+                          ignores=everything if answer == "ignored" else set())
+        replies = run(noisy, [STEP, DONE], limit=len(IN_THE_WAY) + 2 + MAX_WAITS + 1)
+        assert gives_up(replies[-1]), [(r.tool, r.arguments) for r in replies]
+
+
 # --- Names the label variation gives --------------------------------------------------------------------------------
 
 DECLARED_BUTTONS = sorted({*BUTTON_LABELS, *(f"{verb} record" for verb in BUTTON_VERBS)})

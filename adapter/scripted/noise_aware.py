@@ -180,7 +180,9 @@ def progress(control: Sequence[ScriptedStep], turns: Sequence[Turn]) -> Progress
         step = control[done] if done < len(control) else None
         if turn.action in _NOISE_ACTIONS and not _is_step(step, turn, acted):
             name = acted[1] if acted is not None else ""
-            handling: Handling = ("dismissed" if is_dismiss_name(name, IN_THE_WAY) else
+            # the policy hovers only to reveal, whatever control lies just before the kind's text (a "Load more" too)
+            handling: Handling = ("revealed" if turn.action == "hover" else
+                                  "dismissed" if is_dismiss_name(name, IN_THE_WAY) else
                                   "loaded" if is_dismiss_name(name, HOLDS_BACK) else "revealed")
             handled.append(Handled(index, handling, done, name))
             continue
