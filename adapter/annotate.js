@@ -447,6 +447,7 @@
     return found;
   }
   co.pinnedBox = pinnedBox;
+  co.hitAt = hitAt;  // for the driver's click point (adapter/page_functions.py CLICK_POINT)
 
   // The scroll of the window (CSS px, down) that brings the middle of an element in the top document out from under
   // every box fixed or stuck over the window (pinnedBox), the least there is (0: clear where it is); null when no

@@ -191,15 +191,7 @@ CLICK_POINT = """([id, token, at = null, scroll = true]) => {
       ? "." + n.className.trim().split(/\\s+/).join(".") : "";
     return `<${n.localName}${ident}${cls}>`;
   };
-  const hitAt = (doc, x, y) => {
-    let hit = doc.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  };
+  const hitAt = co.hitAt;  // what a click at a point of a document lands on, through open shadow roots
   const within = (hit, target) => {
     for (let n = hit; n; n = n.parentNode || n.host) if (n === target) return true;
     return false;
