@@ -217,7 +217,8 @@
     if ((r.width === 0 || r.height === 0) && isToggle(el)) return !shownLabel(el);  // styled away behind its label
     const clips = /(hidden|clip)/.test(style.overflow);
     if ((r.width === 0 || r.height === 0) && clips) return true;
-    return r.width === 0 && r.height === 0 && el.children.length === 0 && !el.textContent.trim();
+    // a web component's host holds its content in its shadow root (a consent manager's, all fixed or in the top layer)
+    return r.width === 0 && r.height === 0 && el.children.length === 0 && !el.textContent.trim() && !el.shadowRoot;
   }
 
   // Focusable by the keyboard by the page's choice (a tabindex of 0 or more on an element that is no control).
@@ -369,11 +370,24 @@
   // elements holding the open one (through shadow hosts and frames) are `modalHolders`, walked for it.
   const modals = new Map();
   const modalHolders = new Set();
+  const unseenModals = new Set();  // the open modal dialog of a document is one CSS hid without close()
+  // The dialogs (<dialog>, or an element with aria-modal) of a document and of every open shadow root in it, nested,
+  // in the order of the flat tree (a shadow root's content where its host is): a web component's modal counts.
+  function dialogsIn(root, found = []) {
+    for (const n of root.querySelectorAll("*")) {
+      if (n.localName === "dialog" || n.hasAttribute("aria-modal")) found.push(n);
+      if (n.shadowRoot) dialogsIn(n.shadowRoot, found);
+    }
+    return found;
+  }
   function activeModal(doc) {
     if (modals.has(doc)) return modals.get(doc);
-    let shown = [];
-    try { shown = [...doc.querySelectorAll("dialog:modal")]; } catch (e) { /* no :modal in this browser */ }
-    for (const n of doc.querySelectorAll("[aria-modal]")) {
+    const candidates = dialogsIn(doc);
+    const native = candidates.filter((n) => {
+      try { return n.localName === "dialog" && n.matches(":modal"); } catch (e) { return false; }
+    });
+    let shown = [...native];
+    for (const n of candidates) {
       const role = (n.getAttribute("role") || "").trim().split(/\s+/)[0];
       if ((role === "dialog" || role === "alertdialog") && clean(n.getAttribute("aria-modal")).toLowerCase() === "true"
           && !shown.includes(n)) shown.push(n);
@@ -381,13 +395,20 @@
     shown = shown.filter((n) => {
       const box = n.getBoundingClientRect();
       return box.width > 0 && box.height > 0 && !hiddenAbove(n) && n.checkVisibility({ visibilityProperty: true });
-    }).sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+    }).sort((a, b) => candidates.indexOf(a) - candidates.indexOf(b));
     let focus = doc.activeElement;
     while (focus && focus.shadowRoot && focus.shadowRoot.activeElement) focus = focus.shadowRoot.activeElement;
     const onTop = shown.filter((n) => middleOnTop(n));
     let modal = shown.filter((n) => holds(n, focus)).pop() || onTop[onTop.length - 1]
       || shown.find((n) => n.localName === "dialog") || null;
     for (const n of onTop) if (modal && n !== modal && holds(modal, n)) modal = n;  // one opened inside it
+    if (!modal && native.length) {
+      // A <dialog> opened with showModal() that CSS hid (display:none, a closing animation's end) without close():
+      // the browser still holds the page behind it inert (a click there lands on nothing of it), so nothing there is
+      // offered, and the header says so.
+      modal = native[native.length - 1];
+      unseenModals.add(modal);
+    }
     modals.set(doc, modal);
     for (let n = modal; n; ) {
       modalHolders.add(n);
@@ -1088,7 +1109,14 @@
   function visit(el, into, flags) {
     const tag = el.localName;
     const svg = el.namespaceURI === SVG_NS;
-    if ((svg ? SVG_SKIP.has(tag) : SKIP.has(tag)) || isHidden(el)) return;
+    if (svg ? SVG_SKIP.has(tag) : SKIP.has(tag)) return;
+    if (isHidden(el)) {
+      // An aria-hidden, inert or sizeless sentinel still scrolls into view (an IntersectionObserver fires for it): found,
+      // never offered. One the browser does not render (display:none) never does.
+      if (!svg && !(flags & IN_CONTROL) && loadsOnScroll(el) && !behindModal(el) && el.checkVisibility()
+          && !roleOf(el)) sentinels.push(el);
+      return;
+    }
     if (behindModal(el) && !modalHolders.has(el)) return;  // inert behind the open modal dialog: its text too
     const invisible = isInvisible(el);
     if (!svg && (tag === "iframe" || tag === "frame")) {
@@ -1117,7 +1145,9 @@
     const c = into.appendChild(out.createElement(cloneTag));
     if (!BLOCK_TAGS.has(tag) && BLOCKISH.test(style.display)) c.setAttribute("data-co-block", "");
     if (invisible) {
-      // visibility:hidden: neither this element nor its text shows, but a descendant may set visible.
+      // visibility:hidden: neither this element nor its text shows, but a descendant may set visible. A hidden
+      // spinner at a list's end is still a sentinel (an IntersectionObserver fires for it).
+      if (!(flags & IN_CONTROL) && !role && loadsOnScroll(el)) sentinels.push(el);
       if (tag !== "select" && tag !== "textarea" && tag !== "option" && tag !== "optgroup") {
         walkChildren(el, c, false, below);
       }
@@ -1220,6 +1250,10 @@
   if (cut.chars) root.setAttribute("data-co-cut-chars", String(cut.chars));
   const modal = activeModal(document);
   if (modal) root.setAttribute("data-co-modal", boxName(modal));
+  if (modal && unseenModals.has(modal)) root.setAttribute("data-co-modal-unseen", "");
+  // a frame's modal dialog leaves that frame's page out (the frame was walked: no modal of the top page hides it)
+  const framed = [...modals].filter(([doc, m]) => doc !== document && m).map(([, m]) => boxName(m));
+  if (framed.length) root.setAttribute("data-co-frame-modals", JSON.stringify(framed));
   if (pinnedSeen) markCovered(root);
   co.sentinels = sentinels;
   if (sentinels.length) root.setAttribute("data-co-loads-more", String(sentinels.length));

@@ -118,15 +118,13 @@ class TestAModalDialogLeavesOnlyItself:
         assert observation.modal == "Setup wizard" and names(observation) == {"Next"}
         assert not observation.loads_more and "loads as its end" not in observation.text
 
-    @pytest.mark.xfail(strict=True, reason="annotate.js activeModal passes over a dialog opened with showModal() that "
-                                           "CSS hid (display:none) without close(): the browser still holds the page "
-                                           "behind it inert, yet its controls are offered as operable (a click is "
-                                           "refused as covered by <html>) and its list said to load more")
+    @pytest.mark.parametrize("state", ["styled-away", "faded"])
     async def test_a_modal_dialog_styled_away_without_closing_leaves_nothing_offered_behind_it(
-            self, driver: PageDriver) -> None:
-        observation = await observe(driver, "modal-hidden-open.html?state=styled-away")
+            self, driver: PageDriver, state: str) -> None:
+        observation = await observe(driver, f"modal-hidden-open.html?state={state}")
         assert "Behind action" not in names(observation), observation.text
         assert not observation.loads_more
+        assert "A modal dialog ('Setup wizard') is open but hidden" in observation.text, observation.text
 
 
 class TestWhatIsNoModal:
@@ -154,23 +152,19 @@ class TestWhatIsNoModal:
         assert (await click(driver, observation, "Framed modal action")).ok
         assert await received(driver) == ["Top action", "Framed modal action"]
 
-    @pytest.mark.xfail(strict=True, reason="annotate.js records data-co-modal for the top document's modal only "
-                                           "(activeModal(document)): a frame's modal leaves the frame's page out "
-                                           "without a header notice")
-    async def test_a_modal_inside_a_frame_is_said_in_the_header(self, driver: PageDriver) -> None:
-        observation = await observe(driver, "modal-in-frame.html")
-        assert "Framed behind its modal" not in names(observation)
+    @pytest.mark.parametrize("kind", ["native", "aria"])
+    async def test_a_modal_inside_a_frame_is_said_in_the_header(self, driver: PageDriver, kind: str) -> None:
+        observation = await observe(driver, f"modal-in-frame.html?kind={kind}")
+        offered = names(observation)
+        assert "Framed behind its modal" not in offered and {"Top action", "Framed modal action"} <= offered, offered
         assert "Framed confirmation" in observation.text.split("\n\n", 1)[0], observation.text
+        assert observation.modal is None  # the top page stays usable
 
 
 class TestAModalInAShadowRoot:
     """A web component's modal (a consent manager built as one) makes the page behind it inert as any other."""
 
-    @pytest.mark.xfail(strict=True, reason="annotate.js activeModal looks for dialog:modal and [aria-modal] with "
-                                           "document.querySelectorAll, which does not enter shadow roots: a modal "
-                                           "dialog inside a web component leaves the page behind it offered (and "
-                                           "isHidden drops the component first: below)")
-    @pytest.mark.parametrize("kind", ["native", "aria"])
+    @pytest.mark.parametrize("kind", ["native", "aria", "nested"])
     async def test_the_page_behind_a_modal_in_a_shadow_root_is_left_out(self, driver: PageDriver, kind: str) -> None:
         observation = await observe(driver, f"modal-shadow.html?kind={kind}")
         offered = names(observation)
@@ -178,11 +172,7 @@ class TestAModalInAShadowRoot:
         assert "Behind shadow modal" not in offered, offered
         assert observation.modal == "Privacy preferences"
 
-    @pytest.mark.xfail(strict=True, reason="annotate.js isHidden drops an element of no size with no child elements "
-                                           "and no text, without looking at its shadow root: a web component whose "
-                                           "shadow content is all fixed or in the top layer (a consent manager) is "
-                                           "skipped whole, its controls never offered")
-    @pytest.mark.parametrize("kind", ["native", "aria"])
+    @pytest.mark.parametrize("kind", ["native", "aria", "nested"])
     async def test_the_control_of_a_modal_in_a_shadow_root_is_offered_and_works(self, driver: PageDriver,
                                                                                  kind: str) -> None:
         observation = await observe(driver, f"modal-shadow.html?kind={kind}")
@@ -322,17 +312,7 @@ class TestAListThatLoadsOnScroll:
         assert (await click(driver, after, "Entry 15")).ok
         assert await received(driver) == ["Entry 15"]
 
-    @pytest.mark.parametrize("sentinel", [
-        "empty",
-        pytest.param("hidden", marks=pytest.mark.xfail(strict=True, reason=(
-            "annotate.js visit() returns for a visibility:hidden element before loadsOnScroll is asked, so a list "
-            "whose sentinel is a hidden spinner is not said to load more and `more` answers that the whole page is "
-            "shown"))),
-        pytest.param("aria-hidden", marks=pytest.mark.xfail(strict=True, reason=(
-            "annotate.js isHidden drops an aria-hidden element before loadsOnScroll is asked, so a list whose sentinel "
-            "is marked decorative (aria-hidden=true) is not said to load more and `more` answers that the whole page "
-            "is shown"))),
-    ])
+    @pytest.mark.parametrize("sentinel", ["empty", "hidden", "aria-hidden", "inert"])
     async def test_a_window_list_loads_more_whatever_its_sentinel_looks_like(self, driver: PageDriver,
                                                                              sentinel: str) -> None:
         observation = await observe(driver, f"lazy-sentinels.html?sentinel={sentinel}")
