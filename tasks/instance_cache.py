@@ -25,15 +25,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import importlib.metadata
 import os
-import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from computerops.core import code_keyed
 
 FORMAT_VERSION: Literal[1] = 1
 ENVIRONMENT = "COMPUTEROPS_INSTANCE_CACHE"
@@ -73,21 +72,11 @@ def cache_root() -> Path | None:
 def code_digest() -> str:
     """A hash of what generates an instance: the code under `CODE_FOLDERS` (task files excepted), the libraries'
     versions and Python's."""
-    digest = hashlib.sha256(f"format {FORMAT_VERSION}\0python {sys.version}\0".encode())
-    for name in LIBRARIES:
-        try:
-            version = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            version = "absent"
-        digest.update(f"{name}=={version}\0".encode())
-    for folder in CODE_FOLDERS:
-        for path in sorted((REPOSITORY / folder).rglob("*")):
-            if (not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".yaml")
-                    or (folder == "tasks" and path.suffix != ".py")):
-                continue
-            digest.update(path.relative_to(REPOSITORY).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    return code_keyed.code_digest(f"format {FORMAT_VERSION}", CODE_FOLDERS, LIBRARIES, _task_file, REPOSITORY)
+
+
+def _task_file(folder: str, path: Path) -> bool:
+    return path.suffix == ".yaml" or (folder == "tasks" and path.suffix != ".py")
 
 
 def shipped_site(name: str) -> bool:
@@ -153,13 +142,4 @@ back and forth keeps its instances, and the folder does not grow with every chan
 def prune(root: Path) -> list[Path]:
     """Remove the instances kept for all but the `KEPT_CODE_VERSIONS` newest code versions under `root` (never the
     current code's); returns what was removed. Errors are ignored: another process may be removing them too."""
-    try:
-        folders = [path for path in root.iterdir() if path.is_dir() and len(path.name) == 16]
-    except OSError:
-        return []
-    current = code_digest()[:16]
-    folders.sort(key=lambda path: (path.name == current, path.stat().st_mtime), reverse=True)
-    removed = [path for path in folders[KEPT_CODE_VERSIONS:] if path.name != current]
-    for path in removed:
-        shutil.rmtree(path, ignore_errors=True)
-    return removed
+    return code_keyed.prune_code_versions(root, code_digest()[:16], KEPT_CODE_VERSIONS)

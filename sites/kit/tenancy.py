@@ -10,6 +10,7 @@ the template's, which a table no statement wrote still equals.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import itertools
 import json
 import os
@@ -17,9 +18,11 @@ import secrets
 import shutil
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import Engine, Table, create_engine, event, func, select
@@ -28,6 +31,7 @@ from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.util import LRUCache
 
 from computerops.core.hashing import canonical_json, canonical_mapping_sha256
+from sites.kit import seeded_cache
 from sites.kit.bookkeeping import journal_table, normal_row, operation_table
 from sites.kit.broker import BrokerSession
 from sites.kit.idempotency import StoredResponse, remember
@@ -214,6 +218,96 @@ def _unwritten(tables: Sequence[Table], written: set[str], template: StateSnapsh
     return {t.name for t in tables if t.name not in changed and t.name in template}
 
 
+@dataclass(frozen=True)
+class _Seeded:
+    """One seeding of a site: its database file, its state and that state's tables as canonical JSON."""
+
+    definition: SiteDefinition
+    path: Path
+    state: StateSnapshot
+    state_json: Mapping[str, str]
+
+
+class SeededTemplates:
+    """Every (site definition, seed) seeded once per process, not once per registry: a run makes a registry for its
+    episodes and another for their replays, `verify` and `replay` one each, and seeding a site takes a few hundred
+    milliseconds (measured: 0.4 s a helpdesk seed, about a fifth of a scripted episode's CPU in the process), its
+    state's reading and encoding tens more. The database files live in a scratch directory of the process (removed
+    at exit, or by the next one made when the process was killed); a registry copies the file into its own root, so
+    nothing outside the process's own seeding is ever shared. Keyed by the definition object itself (a test's own
+    definition of a site is another key than the shipped one of the same name) and the seed. A forked child starts
+    a store of its own (the parent's directory may go with the parent)."""
+
+    KEEP = 16
+    """The most recent seedings kept (a long-lived process, the operator server's, meets many seeds; each kept
+    seeding holds its rows in memory)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seeded: OrderedDict[tuple[int, int], _Seeded] = OrderedDict()
+        self._made = itertools.count()
+        self._scratch: ScratchDirectory | None = None
+        self._pid = os.getpid()
+
+    def _entry(self, definition: SiteDefinition, seed: int) -> _Seeded:
+        key = (id(definition), seed)
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the parent's files are the parent's
+                self._seeded, self._scratch, self._pid = OrderedDict(), None, os.getpid()
+            found = self._seeded.get(key)
+            if found is not None and found.definition is definition:
+                self._seeded.move_to_end(key)
+                return found
+            if self._scratch is None:
+                self._scratch = ScratchDirectory("seeded")
+                atexit.register(self._scratch.close)
+            path = self._scratch.path / f"{definition.name}-{seed}-{next(self._made)}.sqlite"
+            kept = _shipped(definition)  # only the product's own sites are kept on disk (sites/kit/seeded_cache.py)
+            if not (kept and seeded_cache.read_into(definition.name, seed, path)):
+                engine = _sqlite_engine(path)
+                try:
+                    seed_database(engine, definition, seed)
+                finally:
+                    engine.dispose()
+                if kept:
+                    seeded_cache.keep(definition.name, seed, path)
+            engine = _sqlite_engine(path)
+            try:
+                state = Tenant(id="template", token="", site=definition.name, seed=seed, db_path=path, engine=engine,
+                               definition=definition).snapshot()
+            finally:
+                engine.dispose()
+            encoded = MappingProxyType({table: canonical_json(rows) for table, rows in state.items()})
+            entry = self._seeded[key] = _Seeded(definition, path, state, encoded)
+            while len(self._seeded) > self.KEEP:  # registries hold copies of the file, never the file itself
+                _, evicted = self._seeded.popitem(last=False)
+                evicted.path.unlink(missing_ok=True)
+            return entry
+
+    def database(self, definition: SiteDefinition, seed: int) -> Path:
+        """The seeded database of (definition, seed): copy it, never open it for writing."""
+        return self._entry(definition, seed).path
+
+    def state(self, definition: SiteDefinition, seed: int) -> StateSnapshot:
+        """Its rows by table (shared: read, never change them)."""
+        return self._entry(definition, seed).state
+
+    def state_json(self, definition: SiteDefinition, seed: int) -> Mapping[str, str]:
+        """Its tables as canonical JSON."""
+        return self._entry(definition, seed).state_json
+
+
+def _shipped(definition: SiteDefinition) -> bool:
+    """Whether `definition` is the product's own site of its name, as shipped (not a test's)."""
+    from sites.registry import SITES, shipped  # late: the registry imports every site, each of which imports this kit
+
+    return shipped(definition.name) and SITES[definition.name] is definition
+
+
+SEEDED = SeededTemplates()
+"""The process's seedings (`SeededTemplates`)."""
+
+
 class TenantRegistry:
     """Creates, resolves and drops the tenants of one server process."""
 
@@ -228,8 +322,6 @@ class TenantRegistry:
         self.sites: dict[str, SiteDefinition] = dict(sites)
         self._lock = threading.Lock()
         self._templates: dict[tuple[str, int], Path] = {}
-        self._template_states: dict[tuple[str, int], StateSnapshot] = {}
-        self._template_json: dict[tuple[str, int], dict[str, str]] = {}
         self._tenants: dict[str, Tenant] = {}
         self._numbers = itertools.count(1)
         self._entries: dict[str, str] = {}
@@ -244,56 +336,28 @@ class TenantRegistry:
             raise ValueError(f"unknown site {name!r}; known sites: {known}") from None
 
     def template(self, site: str, seed: int) -> Path:
-        """The template database of (site, seed), built on first use in this process."""
+        """The template database of (site, seed) in this registry's root: a copy of the process's seeding of it
+        (`SEEDED`), made on first use."""
         definition = self.site(site)
         with self._lock:
             path = self._templates.get((site, seed))
             if path is None:
-                path = self._build_template(definition, seed)
+                directory = self.root / "templates"
+                directory.mkdir(parents=True, exist_ok=True)
+                path = directory / f"{site}-{seed}.sqlite"
+                partial = directory / f".{site}-{seed}.{os.getpid()}.partial"
+                shutil.copyfile(SEEDED.database(definition, seed), partial)
+                os.replace(partial, path)
                 self._templates[(site, seed)] = path
             return path
 
     def template_state(self, site: str, seed: int) -> StateSnapshot:
-        """The snapshot of the template of (site, seed), read once; the template is built first when it is not."""
-        template = self.template(site, seed)
-        with self._lock:
-            state = self._template_states.get((site, seed))
-        if state is None:
-            engine = _sqlite_engine(template)
-            try:
-                state = Tenant(id="template", token="", site=site, seed=seed, db_path=template, engine=engine,
-                               definition=self.site(site)).snapshot()
-            finally:
-                engine.dispose()
-            with self._lock:
-                state = self._template_states.setdefault((site, seed), state)
-        return state
+        """The snapshot of the template of (site, seed), read once per process (`SEEDED`)."""
+        return SEEDED.state(self.site(site), seed)
 
     def template_json(self, site: str, seed: int) -> Mapping[str, str]:
-        """Each table of the template state of (site, seed) as its canonical JSON, encoded once."""
-        state = self.template_state(site, seed)
-        with self._lock:
-            encoded = self._template_json.get((site, seed))
-        if encoded is None:
-            encoded = {table: canonical_json(rows) for table, rows in state.items()}
-            with self._lock:
-                encoded = self._template_json.setdefault((site, seed), encoded)
-        return encoded
-
-    def _build_template(self, site: SiteDefinition, seed: int) -> Path:
-        directory = self.root / "templates"
-        directory.mkdir(parents=True, exist_ok=True)
-        final = directory / f"{site.name}-{seed}.sqlite"
-        partial = directory / f".{site.name}-{seed}.{os.getpid()}.partial"
-        partial.unlink(missing_ok=True)
-        engine = _sqlite_engine(partial)
-        try:
-            seed_database(engine, site, seed)
-        finally:
-            engine.dispose()
-        # Rebuilt once per process and swapped in atomically: a stale file never survives a code change.
-        os.replace(partial, final)
-        return final
+        """Each table of the template state of (site, seed) as its canonical JSON, encoded once per process."""
+        return SEEDED.state_json(self.site(site), seed)
 
     def create(self, site: str, seed: int, plant: Plant | None = None) -> Tenant:
         """A fresh tenant of (site, seed): a copy of the template with a new unguessable token, with an attack's
