@@ -8,10 +8,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, select
-from sqlalchemy.pool import StaticPool
+from sqlalchemy import Engine
 
-from sites.kit.bookkeeping import BOOKKEEPING, normal_row
+from sites.kit.bookkeeping import BOOKKEEPING
 from sites.kit.journal import seeding_session
 from sites.kit.operation import template_rng
 from sites.kit.records import Row
@@ -35,17 +34,10 @@ def seed_database(engine: Engine, site: SiteDefinition, seed: int) -> None:
 
 @functools.lru_cache(maxsize=32)
 def seeded_rows(site: SiteDefinition, seed: int) -> SeededRows:
-    """Every row the site's seeding for `seed` writes, by table (read-only; built in memory once per process and
-    (site, seed), the few most recent kept)."""
-    engine = create_engine("sqlite://", poolclass=StaticPool)
-    try:
-        seed_database(engine, site, seed)
-        with engine.connect() as connection:
-            tables = {
-                table.name: tuple(normal_row(row) for row in connection.execute(
-                    select(table).order_by(*table.primary_key.columns)).mappings())
-                for table in site.metadata.sorted_tables
-            }
-    finally:
-        engine.dispose()
-    return MappingProxyType(tables)
+    """Every row the site's seeding for `seed` writes, by table in primary-key order (read-only; the few most recent
+    kept): the tenant template's rows, from the process's one seeding of (site, seed), which another process may have
+    kept on disk (`sites.kit.tenancy.SEEDED`)."""
+    from sites.kit.tenancy import SEEDED  # late: tenancy seeds with this module
+
+    state = SEEDED.state(site, seed)
+    return MappingProxyType({table.name: tuple(state[table.name]) for table in site.metadata.sorted_tables})
