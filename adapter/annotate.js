@@ -188,7 +188,7 @@
   const clones = new Map();  // an offered element -> its marked clone
   let pinnedSeen = false;  // an element fixed or sticky was walked: controls may lie under it (markCovered)
   const sentinels = [];  // elements that load more of a list as they scroll into view (loadsOnScroll)
-  const pinMemo = { columns: new Map(), pinned: new Map() };  // co.clearScroll's hit tests, for this walk
+  const pinMemo = { lines: new Map(), pinned: new Map(), scrolls: new Map() };  // co.clearScroll's, for this walk
 
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
 
@@ -470,37 +470,180 @@
   co.pinnedBox = pinnedBox;
   co.hitAt = hitAt;  // for the driver's click point (adapter/page_functions.py CLICK_POINT)
 
-  // The scroll of the window (CSS px, down) that brings the middle of an element in the top document out from under
-  // every box fixed or stuck over the window (pinnedBox), the least there is (0: clear where it is); null when no
-  // scroll of the window can (a box over the whole window, a page too short to scroll it clear). Judged by hit tests
-  // down the element's column every PIN_STEP px (`memo` keeps them for one walk). A person scrolls a control out
-  // from under a cookie banner before clicking it; the driver does so (adapter/page_functions.py CLICK_POINT).
-  const PIN_STEP = 6;
-  co.clearScroll = (el, memo = { columns: new Map(), pinned: new Map() }) => {
-    if (el.ownerDocument !== document) return null;
-    const box = el.getBoundingClientRect();
-    const x = box.left + box.width / 2, middle = box.top + box.height / 2;
-    if (x < 0 || x >= innerWidth) return null;
-    const key = Math.round(x);
-    let column = memo.columns.get(key);
-    if (!column) {
-      column = [];
-      for (let y = PIN_STEP / 2; y < innerHeight; y += PIN_STEP) {
-        const hit = hitAt(document, x, y);
-        if (hit && !memo.pinned.has(hit)) memo.pinned.set(hit, pinnedBox(hit) !== null);
-        column.push(Boolean(hit) && memo.pinned.get(hit) && !holds(hit, el) && !holds(el, hit));
+  // What keeps a box over the same part of the view while `scroller` (an element, or a window) scrolls along `axis`
+  // ("y" down, "x" across): a box fixed to the window, or one stuck on that axis (position: sticky with a top or bottom
+  // offset for "y", left or right for "x") in `scroller` or in a box holding it (a grid's sticky header stays while
+  // the grid scrolls, and moves with it while the window scrolls). Whether `n` or a box holding it is one.
+  function pinnedFor(n, scroller, memo, axis) {
+    let known = memo.pinned.get(scroller);
+    if (!known) memo.pinned.set(scroller, known = new Map());
+    let found = known.get(n);
+    if (!found) {
+      found = { x: false, y: false };
+      for (let m = n; m && m.nodeType === Node.ELEMENT_NODE && !(found.x && found.y); m = parentOf(m)) {
+        const s = getComputedStyle(m);
+        if (s.position === "fixed") found.x = found.y = true;
+        if (s.position !== "sticky") continue;
+        const box = stickyContainer(m);
+        const inIt = box === scroller || (box.nodeType !== Node.ELEMENT_NODE ? box === viewOf(scroller)
+          : scroller.nodeType === Node.ELEMENT_NODE && holds(box, scroller));
+        if (inIt && (s.top !== "auto" || s.bottom !== "auto")) found.y = true;
+        if (inIt && (s.left !== "auto" || s.right !== "auto")) found.x = true;
       }
-      memo.columns.set(key, column);
+      known.set(n, found);
     }
-    const scroller = document.scrollingElement || document.documentElement;
-    const down = scroller.scrollHeight - innerHeight - scrollY, up = scrollY;
-    let best = null;
-    column.forEach((covered, i) => {
-      const by = Math.round(middle - (PIN_STEP / 2 + i * PIN_STEP));
-      if (!covered && by <= down && -by <= up && (best === null || Math.abs(by) < Math.abs(best))) best = by;
-    });
-    return best;
+    return found[axis];
+  }
+  const viewOf = (scroller) => (scroller.nodeType === Node.ELEMENT_NODE ? scroller.ownerDocument.defaultView : scroller);
+
+  // The overflow of a document's viewport: its root's, else (the root's is visible) its body's, which then is no box
+  // that scrolls of its own.
+  function viewportTakesBody(doc) {
+    const s = getComputedStyle(doc.documentElement);
+    return s.overflowX === "visible" && s.overflowY === "visible";
+  }
+  // The box a sticky element sticks in: its nearest ancestor whose overflow is not visible (or clip), else its window.
+  function stickyContainer(n) {
+    const doc = n.ownerDocument;
+    for (let m = parentOf(n); m && m !== doc.documentElement; m = parentOf(m)) {
+      if (m === doc.body && viewportTakesBody(doc)) continue;
+      const s = getComputedStyle(m);
+      if (/^(auto|scroll|hidden|overlay)$/.test(s.overflowY) || /^(auto|scroll|hidden|overlay)$/.test(s.overflowX)) {
+        return m;
+      }
+    }
+    return doc.defaultView;
+  }
+  // What a person scrolls to move an element, innermost first: each ancestor box that scrolls it (overflow auto or
+  // scroll, with more content than room on that axis), then its window when the page scrolls (not overflow hidden).
+  const SCROLLS = /^(auto|scroll|overlay)$/;
+  function scrollersOf(el, memo) {
+    const doc = el.ownerDocument, view = doc.defaultView, root = doc.documentElement;
+    const found = [];
+    for (let m = parentOf(el); m && m !== root; m = parentOf(m)) {
+      let scrolls = memo.scrolls.get(m);
+      if (scrolls === undefined) {
+        const s = getComputedStyle(m);
+        scrolls = !(m === doc.body && viewportTakesBody(doc)) && ((SCROLLS.test(s.overflowY)
+          && m.scrollHeight > m.clientHeight) || (SCROLLS.test(s.overflowX) && m.scrollWidth > m.clientWidth));
+        memo.scrolls.set(m, scrolls);
+      }
+      if (scrolls) found.push(m);
+    }
+    let scrolls = memo.scrolls.get(view);
+    if (scrolls === undefined) {
+      const viewport = getComputedStyle(viewportTakesBody(doc) && doc.body ? doc.body : root);
+      const page = doc.scrollingElement || root;
+      scrolls = (!/^(hidden|clip)$/.test(viewport.overflowY) && page.scrollHeight > view.innerHeight)
+        || (!/^(hidden|clip)$/.test(viewport.overflowX) && page.scrollWidth > view.innerWidth);
+      memo.scrolls.set(view, scrolls);
+    }
+    if (scrolls) found.push(view);
+    return found;
+  }
+  // Along one axis ("y" down, "x" across) of a scroller: the part of its window's view it shows [start, end), and how
+  // far it scrolls back and on from where it is.
+  function scrollBand(scroller, axis) {
+    const y = axis === "y";
+    if (scroller.nodeType !== Node.ELEMENT_NODE) {
+      const page = scroller.document.scrollingElement || scroller.document.documentElement;
+      const size = y ? scroller.innerHeight : scroller.innerWidth, at = y ? scroller.scrollY : scroller.scrollX;
+      return [0, size, at, (y ? page.scrollHeight : page.scrollWidth) - size - at];
+    }
+    const view = scroller.ownerDocument.defaultView, r = scroller.getBoundingClientRect();
+    const start = y ? r.top + scroller.clientTop : r.left + scroller.clientLeft;
+    const room = y ? scroller.clientHeight : scroller.clientWidth, at = y ? scroller.scrollTop : scroller.scrollLeft;
+    return [Math.max(start, 0), Math.min(start + room, y ? view.innerHeight : view.innerWidth), at,
+            (y ? scroller.scrollHeight : scroller.scrollWidth) - room - at];
+  }
+
+  // The scroll that brings a point of an element (its middle unless `point`, in its window's coordinates) out from
+  // under `cover` (what a click there lands on now; hit-tested when not given) and every other box pinned over it, the
+  // least there is: {scroller, top, left} (scroller.scrollBy those; 0, 0: clear where it is), trying each box that
+  // scrolls it, innermost first, down then across (scrollersOf: a grid under its sticky header, an app shell's
+  // content area under a cookie banner, then the window); null when none can (a box over the whole window, a page
+  // too short to scroll it clear, a cover that moves with the element). Judged by hit tests along the line of the
+  // point through the scroller's view every PIN_STEP px (`memo` keeps them for one walk). A person scrolls a control
+  // out from under a cookie banner before clicking it; the driver does so (adapter/page_functions.py CLICK_POINT).
+  // For a control in a frame that a box of a page around it covers, `el` is that page's frame element.
+  const PIN_STEP = 6;
+  const pinMemoNew = () => ({ lines: new Map(), pinned: new Map(), scrolls: new Map() });
+  co.clearScroll = (el, memo = pinMemoNew(), point = null, cover = null) => {
+    const doc = el.ownerDocument, view = doc.defaultView;
+    const box = el.getBoundingClientRect();
+    const [x, y] = point || [box.left + box.width / 2, box.top + box.height / 2];
+    const shown = x >= 0 && y >= 0 && x < view.innerWidth && y < view.innerHeight;
+    // out of the window with no cover named: any scroll that brings it where nothing pinned lies over it
+    const over = cover || (shown ? hitAt(doc, x, y) : null);
+    if (!over && shown) return null;
+    for (const scroller of scrollersOf(el, memo)) {
+      for (const axis of ["y", "x"]) {
+        // what covers it moves with it as this one scrolls, or it stays where it is
+        if ((over && !pinnedFor(over, scroller, memo, axis)) || pinnedFor(el, scroller, memo, axis)) continue;
+        const along = axis === "y" ? y : x, across = axis === "y" ? x : y;
+        if (across < 0 || across >= (axis === "y" ? view.innerWidth : view.innerHeight)) continue;
+        const [start, end, back, on] = scrollBand(scroller, axis);
+        if (back <= 0 && on <= 0) continue;
+        let lines = memo.lines.get(scroller);
+        if (!lines) memo.lines.set(scroller, lines = new Map());
+        const key = `${axis}${Math.round(across)}`;
+        let line = lines.get(key);
+        if (!line) {
+          line = [];
+          for (let at = start + PIN_STEP / 2; at < end; at += PIN_STEP) {
+            line.push([at, axis === "y" ? hitAt(doc, across, at) : hitAt(doc, at, across)]);
+          }
+          lines.set(key, line);
+        }
+        let best = null;
+        for (const [at, hit] of line) {
+          if (hit && pinnedFor(hit, scroller, memo, axis) && !holds(hit, el) && !holds(el, hit)) continue;
+          const by = Math.round(along - at);
+          if (by <= on && -by <= back && (best === null || Math.abs(by) < Math.abs(best))) best = by;
+        }
+        if (best !== null) return { scroller, top: axis === "y" ? best : 0, left: axis === "x" ? best : 0 };
+      }
+    }
+    return null;
   };
+
+  // The points of a control a click may land on besides its middle (fractions of its box), tried when its middle is
+  // covered (a banner over its lower half): a person clicks the part that shows. CLICK_POINT tries the same ones.
+  const COVER_POINTS = [[0.5, 0.25], [0.5, 0.75], [0.25, 0.5], [0.75, 0.5], [0.5, 0.1], [0.5, 0.9], [0.1, 0.5],
+                        [0.9, 0.5]];
+  co.coverPoints = COVER_POINTS;
+  // What a click at a point of an element's window takes, followed out through the frames that hold it: null when it
+  // lands on the element (or a label of it) and on each frame around it; else {hit, target, point}: what took it, and
+  // the element (or the frame holding it) it should have landed on, the point in that one's window.
+  function coveredAt(el, x, y) {
+    let target = el, doc = el.ownerDocument;
+    for (;;) {
+      const hit = hitAt(doc, x, y);
+      if (!hit) return { hit: null, target, point: [x, y] };
+      if (!holds(target, hit) && !(target === el && [...(el.labels || [])].some((label) => holds(label, hit)))) {
+        return { hit, target, point: [x, y] };
+      }
+      const view = doc.defaultView, frame = view.frameElement;
+      if (view === window || !frame) return null;
+      const f = frame.getBoundingClientRect();
+      x += f.left + frame.clientLeft;
+      y += f.top + frame.clientTop;
+      target = frame;
+      doc = frame.ownerDocument;
+    }
+  }
+  // Whether a point of an element other than its middle (COVER_POINTS, inside its window) takes a click.
+  function showsElsewhere(el) {
+    const box = el.getBoundingClientRect(), view = el.ownerDocument.defaultView;
+    const inset = (start, size, f) => {  // kept a pixel inside its edges, as CLICK_POINT's
+      const margin = Math.min(1, size / 2);
+      return start + Math.min(Math.max(f * size, margin), size - margin);
+    };
+    return COVER_POINTS.some(([fx, fy]) => {
+      const x = inset(box.left, box.width, fx), y = inset(box.top, box.height, fy);
+      return x >= 0 && y >= 0 && x < view.innerWidth && y < view.innerHeight && coveredAt(el, x, y) === null;
+    });
+  }
 
   // A short name for a box the observation tells of (a dialog, a banner): its aria-labelledby or aria-label, else its
   // first heading, else its tag, id and classes (as the driver names what covers a control).
@@ -516,29 +659,31 @@
     return name.length <= BOX_NAME ? name : name.slice(0, BOX_NAME - 1) + "…";
   }
 
-  // Offered controls of the top document whose middle, in the window, lies under a box fixed or stuck over it (a
-  // cookie banner at the bottom, a sticky header): one the driver cannot scroll clear (co.clearScroll) is marked
-  // covered (data-co-covered; its line says so); the root lists each such box with how many controls it covers
-  // and how many lie under it but are scrolled clear when used (data-co-covers: [[name, covered, clear], ...]).
-  // Out of the window (the driver scrolls such a control into view), a control is judged only when a box covers
-  // some in the window for good (one over the whole window covers them all wherever they are scrolled).
+  // Offered controls whose middle, in the window, lies under a box fixed or stuck over it (a cookie banner at the
+  // bottom, a sticky header; in a frame, one over the frame in a page around it too), and no other of their points
+  // (COVER_POINTS) takes a click: one the driver cannot scroll clear (co.clearScroll: the boxes that scroll it, then
+  // the window) is marked covered (data-co-covered; its line says so); the root lists each such box with how many
+  // controls it covers and how many lie under it but are scrolled clear when used (data-co-covers: [[name, covered,
+  // clear], ...]). Out of the window (the driver scrolls such a control into view), a control of the top document is
+  // judged only when a box covers some in the window (the last rows of a list the banner always covers, wherever the
+  // page or its content area is scrolled), and only when its middle is inside the window's width.
   function markCovered(root) {
     const covers = new Map();
     const outside = [];
     for (const [el, c] of clones) {
-      if (c.getAttribute("data-co-role") === "clickable" || el.ownerDocument !== document) continue;
+      if (c.getAttribute("data-co-role") === "clickable") continue;
+      const view = el.ownerDocument.defaultView;
       const box = el.getBoundingClientRect();
       const x = box.left + box.width / 2, y = box.top + box.height / 2;
-      if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) {
-        outside.push([el, c]);
+      if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) {
+        if (el.ownerDocument === document) outside.push([el, c]);
         continue;
       }
-      const hit = hitAt(document, x, y);
-      if (!hit || holds(el, hit) || [...(el.labels || [])].some((label) => holds(label, hit))) continue;
-      const cover = pinnedBox(hit);
-      if (!cover || holds(cover, el)) continue;
+      const at = coveredAt(el, x, y);
+      const cover = at && at.hit ? pinnedBox(at.hit) : null;
+      if (!cover || holds(cover, at.target) || showsElsewhere(el)) continue;
       const counts = covers.get(cover) || [0, 0];
-      if (co.clearScroll(el, pinMemo) === null) {
+      if (co.clearScroll(at.target, pinMemo, at.point, at.hit) === null) {
         c.setAttribute("data-co-covered", "");
         counts[0]++;
       } else {
@@ -546,19 +691,23 @@
       }
       covers.set(cover, counts);
     }
-    for (const [cover, counts] of covers) {
-      if (!counts[0]) continue;
-      for (const [el, c] of outside) {
-        if (!holds(cover, el) && co.clearScroll(el, pinMemo) === null) {
-          c.setAttribute("data-co-covered", "");
-          counts[0]++;
-        }
+    // each control counted once, under the first box that covers some for good, else the first there is
+    const mine = [...covers].filter(([cover]) => cover.ownerDocument === document);
+    const [cover, counts] = mine.find(([, counts]) => counts[0]) || mine[0] || [null, null];
+    for (const [el, c] of cover ? outside : []) {
+      const box = el.getBoundingClientRect(), x = box.left + box.width / 2;
+      if (x >= 0 && x < innerWidth && !holds(cover, el) && co.clearScroll(el, pinMemo) === null) {
+        c.setAttribute("data-co-covered", "");
+        counts[0]++;
       }
-      break;  // each control counted once, under the first box that covers some for good
     }
-    if (covers.size) {
-      root.setAttribute("data-co-covers", JSON.stringify([...covers].map(([n, counts]) => [boxName(n), ...counts])));
+    // boxes of one name told as one (each sticky cell of a grid's first column is a box of its own)
+    const named = new Map();
+    for (const [n, counts] of covers) {
+      const name = boxName(n), both = named.get(name) || [0, 0];
+      named.set(name, [both[0] + counts[0], both[1] + counts[1]]);
     }
+    if (named.size) root.setAttribute("data-co-covers", JSON.stringify([...named].map(([n, counts]) => [n, ...counts])));
   }
 
   // An element that loads more of a list as it scrolls into view (an IntersectionObserver's sentinel, an endless
@@ -966,9 +1115,11 @@
     }
     for (let n = hit; n; n = n.parentNode || n.host) if (n === el) return true;
     if (pointCutOff(el, x, y) === "scrolls") return true;
-    // under a box fixed over the window (a cookie banner): offered when the driver can scroll it clear first
+    // under a box fixed over the window (a cookie banner): offered when another point of it shows (CLICK_POINT clicks
+    // there), or the driver can scroll it clear first
     const cover = hit && pinnedBox(hit);
-    return Boolean(cover) && !holds(cover, el) && fx === 0.5 && fy === 0.5 && co.clearScroll(el, pinMemo) !== null;
+    if (!cover || holds(cover, el) || fx !== 0.5 || fy !== 0.5) return false;
+    return showsElsewhere(el) || co.clearScroll(el, pinMemo, [x, y], hit) !== null;
   }
 
   // Whether a point of an element (in its window's coordinates) is cut off by an ancestor that clips it, along its

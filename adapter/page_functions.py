@@ -177,8 +177,11 @@ VISIBLE_PART = """(el) => {
 # {x, y, label: null} for the element itself, {x, y, label: i} for its i-th label (a checkbox hidden under its
 # label; never for a point given by `at`), else {problem} with the element's own reason: no size, clipped away by
 # a container that scrolling does not move, outside the window, hidden by its own CSS clip, or covered by which
-# element. A target under a box fixed over the window (a cookie banner) is first scrolled clear of it when a scroll
-# of the window can (annotate.js co.clearScroll). {stale} when the id no longer names a connected element. One
+# element. The candidates besides those are the other points of its box that annotate.js tries when its middle is
+# covered (co.coverPoints: a control half under a banner is clicked on the half that shows, as markCovered judges it).
+# A target under a box fixed over the window (a cookie banner, a sticky header; for a target in a frame, a box over
+# the frame) is first scrolled clear of it when a scroll of the box that scrolls it, or of the window, can
+# (annotate.js co.clearScroll). {stale} when the id no longer names a connected element. One
 # round trip, in the isolated world (adapter/world.py).
 CLICK_POINT = """([id, token, at = null, scroll = true]) => {
   const co = window.__computerops;
@@ -207,7 +210,14 @@ CLICK_POINT = """([id, token, at = null, scroll = true]) => {
     if (point) return [[inset(box.left, box.width, point[0]), inset(box.top, box.height, point[1])]];
     const rects = [...target.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
     return [...rects.map((r) => [r.left + r.width / 2, r.top + r.height / 2]),
-            [box.left + box.width / 2, box.top + box.height / 2]];
+            [box.left + box.width / 2, box.top + box.height / 2],
+            ...(co.coverPoints || []).map(([fx, fy]) => [inset(box.left, box.width, fx),
+                                                         inset(box.top, box.height, fy)])];
+  };
+  const scrollClear = (clear) => {  // annotate.js co.clearScroll's answer, done; whether it moved anything
+    if (!clear || (!clear.top && !clear.left)) return false;
+    clear.scroller.scrollBy({ top: clear.top, left: clear.left, behavior: "instant" });
+    return true;
   };
   const clickAt = (target, point, cleared = false) => {  // {x, y} in top-level coordinates, or {problem}
     const box = target.getBoundingClientRect();
@@ -230,19 +240,33 @@ CLICK_POINT = """([id, token, at = null, scroll = true]) => {
       showing = [[(part.rect[0] + part.rect[2]) / 2 - part.ox, (part.rect[1] + part.rect[3]) / 2 - part.oy]];
     }
     const hits = [];
+    let framed = null;  // the first point on the target whose frame a page around it covers there
     for (const [px, py] of showing) {
       const hit = hitAt(target.ownerDocument, px, py);
-      if (hit && within(hit, target)) return inFrames(target, px, py);
+      if (hit && within(hit, target)) {
+        const up = inFrames(target, px, py);
+        if (!up.problem) return up;
+        framed = framed || up;
+        continue;
+      }
       hits.push(hit);
+    }
+    // Under a box fixed over the window (a cookie banner, a sticky header; in a frame, one over the frame): scrolled
+    // clear of it, as a person would, in the box that scrolls it or the window (annotate.js co.clearScroll), once; a
+    // box over the whole window, or a page too short to scroll, still refuses.
+    const clearing = scroll && !point && !cleared && co.pinnedBox;
+    if (framed) {
+      const cover = clearing ? co.pinnedBox(framed.over) : null;
+      if (cover && !within(framed.frame, cover)
+          && scrollClear(co.clearScroll(framed.frame, undefined, framed.at, framed.over))) {
+        return clickAt(target, point, true);
+      }
+      return { problem: framed.problem };
     }
     const first = hits[0];  // what a click at the first point would land on
     if (!first) return { problem: "it lies outside the window" };
-    // Under a box fixed over the window (a cookie banner, a sticky header): scrolled clear of it, as a person would
-    // (annotate.js co.clearScroll), once; a box over the whole window, or a page too short to scroll, still refuses.
-    const cover = scroll && !point && !cleared && co.pinnedBox ? co.pinnedBox(first) : null;
-    const by = cover && !within(target, cover) ? co.clearScroll(target) : null;
-    if (by) {
-      target.ownerDocument.defaultView.scrollBy({ top: by, left: 0, behavior: "instant" });
+    const cover = clearing ? co.pinnedBox(first) : null;
+    if (cover && !within(target, cover) && scrollClear(co.clearScroll(target, undefined, null, first))) {
       return clickAt(target, point, true);
     }
     const style = target.ownerDocument.defaultView.getComputedStyle(target);
@@ -256,7 +280,9 @@ CLICK_POINT = """([id, token, at = null, scroll = true]) => {
       x += f.left + frame.clientLeft;
       y += f.top + frame.clientTop;
       const over = hitAt(view.parent.document, x, y);  // the frame itself may be covered in its parent
-      if (!over || !within(over, frame)) return { problem: `it is covered by ${over ? describe(over) : "nothing"}` };
+      if (!over || !within(over, frame)) {
+        return { problem: `it is covered by ${over ? describe(over) : "nothing"}`, over, frame, at: [x, y] };
+      }
     }
     return { x, y };
   };

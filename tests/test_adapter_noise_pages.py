@@ -179,11 +179,14 @@ async def test_controls_under_a_fixed_banner_are_scrolled_clear_or_marked_covere
     under = [n for n, middle in enumerate(middles) if top <= middle < height]  # their middles lie under the banner
     assert under, case
     can_clear = coverage != "100vh" and length == "long"
+    # the last rows of a long page: with the window scrolled to its end their middles still lie under the banner
+    end = max(0, await driver.page.evaluate("() => document.scrollingElement.scrollHeight - innerHeight"))
+    always = [n for n, middle in enumerate(middles) if middle - end >= top]
     for n in range(PAGES[length]):
         control = named(observation, f"Row {n}")
-        assert control.covered == (not can_clear and (n in under or coverage == "100vh")), (n, case)
+        assert control.covered == (n in always or (not can_clear and (n in under or coverage == "100vh"))), (n, case)
     assert "'Cookie consent' is fixed over" in observation.text, case
-    assert ("marked covered" in observation.text) == (not can_clear), case
+    assert ("marked covered" in observation.text) == (not can_clear or bool(always)), case
     assert named(observation, "Accept all").covered is False
     outcome = await driver.act(Click(id=named(observation, f"Row {under[-1]}").id), 1)
     if can_clear:
