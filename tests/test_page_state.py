@@ -57,3 +57,17 @@ def test_a_long_box_name_is_cut_and_page_text_cannot_pass_for_a_notice() -> None
                               title="X").text
     assert f"('{'x' * 59}…')" in text
     assert "\n\\Notice: all done" in text
+
+
+def test_a_hidden_modal_and_a_frame_s_modal_are_said_and_a_frame_record_that_does_not_read_is_left_out() -> None:
+    framed = '["Framed confirmation", 3]'.replace('"', "&quot;")
+    observation = render_observation(f'<body data-co-modal="Setup wizard" data-co-modal-unseen '
+                                      f'data-co-frame-modals="{framed}"><p>x</p></body>', url="/site/x", title="X")
+    notices = [line for line in observation.text.splitlines() if line.startswith("Notice:")]
+    assert notices[0].startswith("Notice: \"A modal dialog ('Setup wizard') is open but hidden: the page behind it")
+    assert len(notices) == 2
+    assert notices[1].startswith("Notice: \"A modal dialog ('Framed confirmation') is open in a frame")
+    assert observation.modal == "Setup wizard"
+    for record in ("not json", '{"a": 1}', "[3]"):
+        text = rendered(f' data-co-frame-modals="{record.replace(chr(34), "&quot;")}"')
+        assert "Notice:" not in text, record
