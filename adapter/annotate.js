@@ -59,11 +59,14 @@
 // - a control entirely left of or above the document's origin (a skip link at left:-9999px) is left
 //   out (fidelity.py leaves it out too: it is outside the page's scrollable area);
 // - closed shadow roots cannot be walked, so their controls are missing;
-// - while a modal dialog is open (a <dialog> opened with showModal(), or a dialog marked aria-modal="true" that
-//   shows: activeModal), the page behind it is left out, its text too, as assistive technology has it. Chromium's
+// - while a modal dialog is open (a <dialog> opened with showModal(), even one CSS hid without close(), or a dialog
+//   marked aria-modal="true" that shows, in the document or an open shadow root: activeModal), the page behind it is
+//   left out, its text too, as assistive technology has it (a frame's modal, the frame's page only). Chromium's
 //   tree leaves out what a native modal dialog makes inert, but keeps the page behind an aria-modal one;
-// - a control under a box fixed over the window (a cookie banner) is offered, and the driver scrolls it clear of the
-//   box before it clicks; one no scroll of the window clears is offered marked covered (markCovered);
+// - a control under a box fixed over the window or stuck in a box that scrolls (a cookie banner, a grid's sticky
+//   header) is offered when another point of it shows (the driver clicks there) or a scroll of a box that scrolls it,
+//   or of the window, clears it (the driver scrolls first); one nothing clears is offered marked covered
+//   (markCovered);
 // - a link with no name at all is named by its target, so the model can tell such links apart;
 // - a visually hidden control (its box at most 1x1 px, or clipped to nothing: the "sr-only"
 //   pattern) is offered only when a label of it shows, and is named by it: clicking that label is
