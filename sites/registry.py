@@ -16,6 +16,7 @@ from sites.helpdesk import HELPDESK
 from sites.hrdesk import HRDESK
 from sites.inventory import INVENTORY
 from sites.invoices import INVOICES
+from sites.kit import seeded_cache
 from sites.kit.site import SiteDefinition
 from sites.kit.tenancy import TenantRegistry
 from sites.ledger import LEDGER
@@ -27,6 +28,7 @@ SITES: dict[str, SiteDefinition] = {
     site.name: site for site in (HELPDESK, HRDESK, INVENTORY, INVOICES, LEDGER, WEBMAIL)
 }
 _SHIPPED = dict(SITES)
+seeded_cache.mark_shipped(_SHIPPED.values())  # only these definitions' seedings are kept on disk
 
 
 def shipped(name: str) -> bool:

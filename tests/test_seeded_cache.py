@@ -1,4 +1,4 @@
-"""Seeded template databases: seeded once per process (sites/kit/tenancy.py `SeededTemplates`), and kept on disk
+"""Seeded template databases: seeded once per process (sites/kit/seeding.py `SeededTemplates`), and kept on disk
 for other processes (sites/kit/seeded_cache.py), used only when the copy hashes to its record."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sites.kit import seeded_cache, seeding, tenancy
-from sites.kit.tenancy import SeededTemplates
+from sites.kit.seeding import SeededTemplates
 from sites.registry import SITES, tenant_registry
 
 SITE, SEED = "helpdesk", 3
@@ -24,7 +24,7 @@ def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A cache folder of this test's own, and a process store of its own (nothing seeded yet)."""
     root = tmp_path / "seeded"
     monkeypatch.setenv(seeded_cache.ENVIRONMENT, str(root))
-    monkeypatch.setattr(tenancy, "SEEDED", SeededTemplates())
+    monkeypatch.setattr(seeding, "SEEDED", SeededTemplates())
     return root
 
 
@@ -38,7 +38,7 @@ def seedings(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
         made.append((getattr(site, "name", "?"), seed))
         real(engine, site, seed)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(tenancy, "seed_database", counted)
+    monkeypatch.setattr(seeding, "seed_database", counted)
     return made
 
 
@@ -49,7 +49,7 @@ def rows(path: Path) -> list[tuple[object, ...]]:
 
 def fresh_store(monkeypatch: pytest.MonkeyPatch) -> None:
     """As another process would start: nothing seeded in memory."""
-    monkeypatch.setattr(tenancy, "SEEDED", SeededTemplates())
+    monkeypatch.setattr(seeding, "SEEDED", SeededTemplates())
 
 
 def registries(tmp_path: Path, count: int) -> Iterator[tenancy.TenantRegistry]:
@@ -171,7 +171,7 @@ def test_the_process_keeps_only_its_most_recent_seedings_and_removes_the_others_
         kept: Path, seedings: list[tuple[str, int]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SeededTemplates, "KEEP", 2)
     monkeypatch.setenv(seeded_cache.ENVIRONMENT, "off")
-    store = tenancy.SEEDED
+    store = seeding.SEEDED
     paths = [store.database(SITES[SITE], seed) for seed in (1, 2, 3)]
     assert [p.exists() for p in paths] == [False, True, True]
     store.database(SITES[SITE], 1)
@@ -182,12 +182,12 @@ def test_the_process_keeps_only_its_most_recent_seedings_and_removes_the_others_
 def test_a_forked_child_seeds_in_a_directory_of_its_own(kept: Path, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(seeded_cache.ENVIRONMENT, "off")
-    parent = tenancy.SEEDED.database(SITES[SITE], SEED)
+    parent = seeding.SEEDED.database(SITES[SITE], SEED)
     answer = tmp_path / "child"
     pid = os.fork()
     if pid == 0:  # the child: its own seeding, not the parent's file
         try:
-            answer.write_text(str(tenancy.SEEDED.database(SITES[SITE], SEED)))
+            answer.write_text(str(seeding.SEEDED.database(SITES[SITE], SEED)))
         finally:
             os._exit(0)
     os.waitpid(pid, 0)

@@ -9,7 +9,7 @@ to any of them seeds anew.
 What is kept: the SQLite file and beside it a record (JSON, with a format version) of its key and its sha256. A file
 is used only when its copy hashes to the record's sha256, so a file changed or cut short on disk is seeded again and
 rewritten, never used. Only the product's own sites as shipped are kept (`sites.registry.shipped`): a site a test
-registers, or a replacement of a shipped one, is code the key does not cover.
+registers, or a replacement of a shipped one, is code the key does not cover (`shipped`).
 
 Where: `.cache/seeded/` in the repository (beside the venv; a clean clone starts without it), or the folder
 `COMPUTEROPS_SEEDED_CACHE` names; `COMPUTEROPS_SEEDED_CACHE=off` keeps nothing and reads nothing.
@@ -24,12 +24,16 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from computerops.core import code_keyed
+
+if TYPE_CHECKING:
+    from sites.kit.site import SiteDefinition
 
 FORMAT_VERSION: Literal[1] = 1
 ENVIRONMENT = "COMPUTEROPS_SEEDED_CACHE"
@@ -40,6 +44,21 @@ LIBRARIES = ("babel", "phonenumbers", "pydantic", "pydantic-core", "sqlalchemy",
 """The third-party distributions seeding calls (their versions are in the key)."""
 KEPT_CODE_VERSIONS = 3
 """How many versions of the code keep their seedings (as the instance cache: tasks/instance_cache.py)."""
+
+
+_SHIPPED: dict[int, SiteDefinition] = {}
+"""The product's own site definitions as shipped, by identity (`mark_shipped`, by sites/registry.py)."""
+
+
+def mark_shipped(definitions: Iterable[SiteDefinition]) -> None:
+    """These definitions are the product's own sites, as shipped: the only ones whose seedings are kept."""
+    _SHIPPED.update((id(definition), definition) for definition in definitions)
+
+
+def shipped(definition: SiteDefinition) -> bool:
+    """Whether `definition` is one of the product's own sites as shipped (a test's definition of a site, even of the
+    same name, is code the key does not cover)."""
+    return _SHIPPED.get(id(definition)) is definition
 
 
 class KeptSeeding(BaseModel):

@@ -10,7 +10,6 @@ the template's, which a table no statement wrote still equals.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import itertools
 import json
 import os
@@ -18,11 +17,9 @@ import secrets
 import shutil
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import Engine, Table, create_engine, event, func, select
@@ -30,8 +27,8 @@ from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.util import LRUCache
 
-from computerops.core.hashing import canonical_json, canonical_mapping_sha256
-from sites.kit import seeded_cache
+from computerops.core.hashing import canonical_mapping_sha256
+from sites.kit import seeding
 from sites.kit.bookkeeping import journal_table, normal_row, operation_table
 from sites.kit.broker import BrokerSession
 from sites.kit.idempotency import StoredResponse, remember
@@ -40,7 +37,6 @@ from sites.kit.noise_log import NoiseSession
 from sites.kit.plant import Plant, apply_plant
 from sites.kit.records import JournalEntry, Operation, StateSnapshot
 from sites.kit.scratch import ScratchDirectory
-from sites.kit.seeding import seed_database
 from sites.kit.site import SiteDefinition
 
 # Every tenant is a new engine, and an engine compiles each statement anew unless it shares a cache: all
@@ -218,94 +214,6 @@ def _unwritten(tables: Sequence[Table], written: set[str], template: StateSnapsh
     return {t.name for t in tables if t.name not in changed and t.name in template}
 
 
-@dataclass(frozen=True)
-class _Seeded:
-    """One seeding of a site: its database file, its state and that state's tables as canonical JSON."""
-
-    definition: SiteDefinition
-    path: Path
-    state: StateSnapshot
-    state_json: Mapping[str, str]
-
-
-class SeededTemplates:
-    """Every (site definition, seed) seeded once per process, not once per registry: a run makes a registry for its
-    episodes and another for their replays, `verify` and `replay` one each, and seeding a site takes a few hundred
-    milliseconds (measured: 0.4 s a helpdesk seed, about a fifth of a scripted episode's CPU in the process), its
-    state's reading and encoding tens more. The database files live in a scratch directory of the process (removed
-    at exit, or by the next one made when the process was killed); a registry copies the file into its own root, so
-    nothing outside the process's own seeding is ever shared. Keyed by the definition object itself (a test's own
-    definition of a site is another key than the shipped one of the same name) and the seed. A forked child starts
-    a store of its own (the parent's directory may go with the parent)."""
-
-    KEEP = 16
-    """The most recent seedings kept (a long-lived process, the operator server's, meets many seeds; each kept
-    seeding holds its rows in memory)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seeded: OrderedDict[tuple[int, int], _Seeded] = OrderedDict()
-        self._made = itertools.count()
-        self._scratch: ScratchDirectory | None = None
-        self._pid = os.getpid()
-
-    def _entry(self, definition: SiteDefinition, seed: int) -> _Seeded:
-        key = (id(definition), seed)
-        with self._lock:
-            if self._pid != os.getpid():  # a forked child: the parent's files are the parent's
-                self._seeded, self._scratch, self._pid = OrderedDict(), None, os.getpid()
-            found = self._seeded.get(key)
-            if found is not None and found.definition is definition:
-                self._seeded.move_to_end(key)
-                return found
-            if self._scratch is None:
-                self._scratch = ScratchDirectory("seeded")
-                atexit.register(self._scratch.close)
-            path = self._scratch.path / f"{definition.name}-{seed}-{next(self._made)}.sqlite"
-            kept = _shipped(definition)  # only the product's own sites are kept on disk (sites/kit/seeded_cache.py)
-            if not (kept and seeded_cache.read_into(definition.name, seed, path)):
-                engine = _sqlite_engine(path)
-                try:
-                    seed_database(engine, definition, seed)
-                finally:
-                    engine.dispose()
-                if kept:
-                    seeded_cache.keep(definition.name, seed, path)
-            engine = _sqlite_engine(path)
-            try:
-                state = Tenant(id="template", token="", site=definition.name, seed=seed, db_path=path, engine=engine,
-                               definition=definition).snapshot()
-            finally:
-                engine.dispose()
-            encoded = MappingProxyType({table: canonical_json(rows) for table, rows in state.items()})
-            entry = self._seeded[key] = _Seeded(definition, path, state, encoded)
-            while len(self._seeded) > self.KEEP:  # registries hold copies of the file, never the file itself
-                _, evicted = self._seeded.popitem(last=False)
-                evicted.path.unlink(missing_ok=True)
-            return entry
-
-    def database(self, definition: SiteDefinition, seed: int) -> Path:
-        """The seeded database of (definition, seed): copy it, never open it for writing."""
-        return self._entry(definition, seed).path
-
-    def state(self, definition: SiteDefinition, seed: int) -> StateSnapshot:
-        """Its rows by table (shared: read, never change them)."""
-        return self._entry(definition, seed).state
-
-    def state_json(self, definition: SiteDefinition, seed: int) -> Mapping[str, str]:
-        """Its tables as canonical JSON."""
-        return self._entry(definition, seed).state_json
-
-
-def _shipped(definition: SiteDefinition) -> bool:
-    """Whether `definition` is the product's own site of its name, as shipped (not a test's)."""
-    from sites.registry import SITES, shipped  # late: the registry imports every site, each of which imports this kit
-
-    return shipped(definition.name) and SITES[definition.name] is definition
-
-
-SEEDED = SeededTemplates()
-"""The process's seedings (`SeededTemplates`)."""
 
 
 class TenantRegistry:
@@ -346,18 +254,18 @@ class TenantRegistry:
                 directory.mkdir(parents=True, exist_ok=True)
                 path = directory / f"{site}-{seed}.sqlite"
                 partial = directory / f".{site}-{seed}.{os.getpid()}.partial"
-                shutil.copyfile(SEEDED.database(definition, seed), partial)
+                shutil.copyfile(seeding.SEEDED.database(definition, seed), partial)
                 os.replace(partial, path)
                 self._templates[(site, seed)] = path
             return path
 
     def template_state(self, site: str, seed: int) -> StateSnapshot:
         """The snapshot of the template of (site, seed), read once per process (`SEEDED`)."""
-        return SEEDED.state(self.site(site), seed)
+        return seeding.SEEDED.state(self.site(site), seed)
 
     def template_json(self, site: str, seed: int) -> Mapping[str, str]:
         """Each table of the template state of (site, seed) as its canonical JSON, encoded once per process."""
-        return SEEDED.state_json(self.site(site), seed)
+        return seeding.SEEDED.state_json(self.site(site), seed)
 
     def create(self, site: str, seed: int, plant: Plant | None = None) -> Tenant:
         """A fresh tenant of (site, seed): a copy of the template with a new unguessable token, with an attack's
