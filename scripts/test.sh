@@ -9,6 +9,7 @@ tier=()
 if [[ "${1:-}" == "--slow" ]]; then
   shift
   tier=(-m "slow or not slow")
+  export COMPUTEROPS_EXAMPLES=whole  # property tests' whole example counts (tests/tiers.py)
 fi
 bash scripts/setup.sh --postgres --real-model
 # This machine's environment sets PYTHONDONTWRITEBYTECODE=1: every process would compile the checkout's modules from
@@ -23,8 +24,8 @@ mypy_log=$(mktemp)
 trap 'rm -f "$mypy_log"' EXIT
 .venv/bin/mypy >"$mypy_log" 2>&1 &
 mypy_pid=$!
-# Property tests run their whole example counts here (tests/tiers.py); a plain `pytest` runs a twentieth. A missing
-# real model or llama-cpp-python fails the real_model tier here instead of skipping it.
+# Property tests run half their example counts here, their whole counts with --slow (tests/tiers.py); a plain `pytest`
+# runs a twentieth. A missing real model or llama-cpp-python fails the real_model tier here instead of skipping it.
 export COMPUTEROPS_TESTS=full
 # Two pytest-xdist workers by default (the reference machine's two cores): a browser test waits on Chromium's round
 # trips as much as it computes, so a second module beside it uses the idle time (measured: four browser modules, 181 s

@@ -26,32 +26,43 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.browser
 
 
-def _freeze(tmp_path: Path, name: str) -> tuple[Path, Path]:
+def _freeze(tmp_path: Path, name: str, change: tuple[bytes, bytes] | None = None) -> tuple[Path, Path]:
+    """A copy of the shipped experiment `name` (with one `change` of its bytes, where given), frozen."""
     source = tmp_path / name
-    shutil.copy(ROOT / "experiments" / name, source)
+    shipped = (ROOT / "experiments" / name).read_bytes()
+    if change is not None:
+        assert shipped.count(change[0]) == 1, change
+        shipped = shipped.replace(*change)
+    source.write_bytes(shipped)
     lock = tmp_path / (name + ".lock.json")
     text = finish(start("experiment", "freeze", str(source), "--out", str(lock)))
     assert "episodes" in text and lock.is_file()
     return source, lock
 
 
+REPETITIONS = 2
+"""The E3 replication here at two repetitions a task and condition (it ships with three: 36 episodes, a third more of
+this module's time): the same design, counterbalancing, faults and gate, 24 episodes."""
+
+
 @pytest.fixture(scope="module")
 def e3_frozen(tmp_path_factory: pytest.TempPathFactory, scratch: None) -> tuple[Path, Path]:
-    """The shipped E3 replication's copy and its lock: one freeze for the run below and the changed-file test (each
-    froze its own copy)."""
-    return _freeze(tmp_path_factory.mktemp("e3-frozen"), "e3-replication.yaml")
+    """The shipped E3 replication's copy (at `REPETITIONS`) and its lock: one freeze for the run below and the
+    changed-file test (each froze its own copy)."""
+    return _freeze(tmp_path_factory.mktemp("e3-frozen"), "e3-replication.yaml",
+                   (b"\nrepetitions: 3\n", f"\nrepetitions: {REPETITIONS}\n".encode()))
 
 
 @pytest.fixture(scope="module")
 def e3_run(tmp_path_factory: pytest.TempPathFactory, e3_frozen: tuple[Path, Path]) -> Path:
-    """The shipped E3 replication, frozen, run, killed with SIGKILL after seven admissions and resumed on Ray."""
+    """The E3 replication, frozen, run, killed with SIGKILL after seven admissions and resumed on Ray."""
     _, lock = e3_frozen
     run = tmp_path_factory.mktemp("e3") / "e3"
     # Two episodes at once, as the other experiment runs here: the same evidence as serial (tests/test_concurrency.py;
     # tests/test_resume.py kills and resumes serial runs).
     process = start("experiment", "run", str(lock), "--out", str(run), "--concurrency", "2")
     kill_when(process, lambda: admitted_lines(run) >= 7, "seven admitted episodes")
-    assert admitted_lines(run) < 36
+    assert admitted_lines(run) < 12 * REPETITIONS
     # The resume on Ray's executor (2 workers of a local Ray): an experiment run continued on the other executor
     # reaches the same verdicts, E3 and verify PASS (docs/scale.md; the evidence is the same on either).
     finish(start("experiment", "run", str(lock), "--resume", str(run), "--executor", "ray", "--workers", "2"),
@@ -62,14 +73,14 @@ def e3_run(tmp_path_factory: pytest.TempPathFactory, e3_frozen: tuple[Path, Path
 @pytest.mark.timeout(900)
 def test_the_e3_replication_resumed_after_sigkill_reports_and_verifies_as_e3(e3_run: Path, tmp_path: Path) -> None:
     run = e3_run
-    assert (run / EPISODES).read_bytes().count(b"\n") == 36
+    assert (run / EPISODES).read_bytes().count(b"\n") == 12 * REPETITIONS  # six tasks, two arms
     analysis = json.loads(finish(start("experiment", "report", str(run), "--json")))
     assert analysis["missing"]["not_run"] == [] and analysis["scripted"]
     gate = {item["name"]: item for item in analysis["gate"]["items"]}
     assert all(item["passed"] for item in gate.values()), gate
     cells = {(c["arm"]): c for c in analysis["cells"]}
-    assert cells["control"]["attempts"] == cells["treatment"]["attempts"] == 18
-    assert cells["treatment"]["exposed"] == 18 and cells["control"]["exposed"] == 0
+    assert cells["control"]["attempts"] == cells["treatment"]["attempts"] == 6 * REPETITIONS
+    assert cells["treatment"]["exposed"] == 6 * REPETITIONS and cells["control"]["exposed"] == 0
     paired = {p["measure"]: p for p in analysis["paired"]}
     assert paired["false_completion"]["n_tasks"] == 6
     if analysis["evidence_level"] != "E3":  # the first report comes before verify
