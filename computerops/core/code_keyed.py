@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def cache_root(environment: str, default: Path) -> Path | None:
+    """A cache's folder: the one the environment variable names, else `default`; None when it says `off`."""
+    chosen = os.environ.get(environment, "").strip()
+    if chosen.lower() == "off":
+        return None
+    return Path(chosen) if chosen else default
 
 
 def code_digest(salt: str, folders: Sequence[str], libraries: Sequence[str],

@@ -74,10 +74,7 @@ class KeptSeeding(BaseModel):
 
 def cache_root() -> Path | None:
     """The cache's folder, or None when it is switched off."""
-    chosen = os.environ.get(ENVIRONMENT, "").strip()
-    if chosen.lower() == "off":
-        return None
-    return Path(chosen) if chosen else DEFAULT_ROOT
+    return code_keyed.cache_root(ENVIRONMENT, DEFAULT_ROOT)
 
 
 @functools.lru_cache(maxsize=1)
