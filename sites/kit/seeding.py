@@ -7,6 +7,7 @@ import atexit
 import functools
 import itertools
 import os
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -90,7 +91,7 @@ class SeededTemplates:
     seeding holds its rows in memory)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._seeded: OrderedDict[tuple[int, int], _Seeded] = OrderedDict()
         self._made = itertools.count()
         self._scratch: ScratchDirectory | None = None
@@ -133,6 +134,12 @@ class SeededTemplates:
                 _, evicted = self._seeded.popitem(last=False)
                 evicted.path.unlink(missing_ok=True)
             return entry
+
+    def copy_to(self, definition: SiteDefinition, seed: int, target: Path) -> None:
+        """Copy the seeded database of (definition, seed) to `target`, under the store's lock (another thread's
+        seeding may evict and remove the file as soon as the lock is let go)."""
+        with self._lock:  # reentrant: _entry takes it too
+            shutil.copyfile(self._entry(definition, seed).path, target)
 
     def database(self, definition: SiteDefinition, seed: int) -> Path:
         """The seeded database of (definition, seed): copy it, never open it for writing."""

@@ -254,7 +254,7 @@ class TenantRegistry:
                 directory.mkdir(parents=True, exist_ok=True)
                 path = directory / f"{site}-{seed}.sqlite"
                 partial = directory / f".{site}-{seed}.{os.getpid()}.partial"
-                shutil.copyfile(seeding.SEEDED.database(definition, seed), partial)
+                seeding.SEEDED.copy_to(definition, seed, partial)
                 os.replace(partial, path)
                 self._templates[(site, seed)] = path
             return path
