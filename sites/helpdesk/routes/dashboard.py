@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
-from sqlmodel import col, select
+from sqlmodel import SQLModel, col, func, select
 from starlette.responses import HTMLResponse
 
 from sites.helpdesk.approvals import request_views
@@ -19,17 +21,23 @@ router = APIRouter()
 
 @router.get("/", response_class=HTMLResponse)
 def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Counts of tickets by status, active approvals, notifications sent, open work and waiting escalations."""
-    tickets = list(session.exec(select(Ticket)))
-    approvals = list(session.exec(select(RefundApproval)))
+    """Counts of tickets by status, active approvals, notifications sent, open work and waiting escalations, each
+    counted by the database (not by loading the rows)."""
+    tickets = dict(session.exec(select(Ticket.status, func.count()).group_by(col(Ticket.status))).all())
+    approvals = dict(session.exec(
+        select(RefundApproval.status, func.count()).group_by(col(RefundApproval.status))).all())
+
+    def count(model: type[SQLModel], *where: Any) -> int:
+        return int(session.exec(select(func.count()).select_from(model).where(*where)).one())
+
     counts = [
-        ("Open tickets", sum(ticket.status == "open" for ticket in tickets)),
-        ("Pending tickets", sum(ticket.status == "pending" for ticket in tickets)),
-        ("Solved tickets", sum(ticket.status == "solved" for ticket in tickets)),
-        ("Active approvals", sum(approval.status == "active" for approval in approvals)),
-        ("Notifications sent", len(list(session.exec(select(Notification))))),
-        ("Open follow-ups", len(list(session.exec(select(FollowUp).where(FollowUp.status == "open"))))),
-        ("Waiting escalations", len(list(session.exec(select(Escalation).where(Escalation.status == "waiting"))))),
+        ("Open tickets", tickets.get("open", 0)),
+        ("Pending tickets", tickets.get("pending", 0)),
+        ("Solved tickets", tickets.get("solved", 0)),
+        ("Active approvals", approvals.get("active", 0)),
+        ("Notifications sent", count(Notification)),
+        ("Open follow-ups", count(FollowUp, col(FollowUp.status) == "open")),
+        ("Waiting escalations", count(Escalation, col(Escalation.status) == "waiting")),
     ]
     return page(operation, "dashboard.html", title="Helpdesk", counts=counts)
 
