@@ -283,3 +283,17 @@ def test_the_scripted_endpoint_waits_the_pause_a_reply_asks_for_before_it_answer
     body["model"] = "scripted:oracle"  # a reply that asks for no pause is not held back
     client.post("/v1/chat/completions", json=body)
     assert waited == [WAIT_S]
+
+
+def test_a_slow_control_is_waited_out_for_its_declared_timer_in_one_pause_and_lazy_rows_for_the_short_one() -> None:
+    """A spinner's wait lasts the kind's declared `seconds`, whatever a step costs on the machine: waiting it out in
+    `WAIT_S` pauses took three or four of the action budget's turns a spinner, and a long task
+    (helpdesk.refund-after-delayed-approval@1, two spinners) ran out of its budget under the slow tier's check."""
+    done = [({"action": "click", "id": "1"}, _note("click", "link", "Tickets")),
+            ({"action": "fill", "id": "2"}, _note("fill", "searchbox", "Search tickets"))]
+    page = _page(f"{NOISE['slow_control'].shows}", controls=[("link", "Tickets"), ("searchbox", "Search tickets")])
+    reply = decide_noise_aware(CONTROL, _conversation(page, done))
+    assert _call(reply)[0] == "hover"
+    assert reply.pause_s == NOISE["slow_control"].seconds > WAIT_S
+    lazy = _page(f"{NOISE['lazy_rows'].shows}…", controls=[("link", "Tickets"), ("searchbox", "Search tickets")])
+    assert decide_noise_aware(CONTROL, _conversation(lazy, done)).pause_s == WAIT_S

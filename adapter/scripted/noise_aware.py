@@ -6,8 +6,9 @@ put in its way, by what they declare (never by a task's own files):
 - Before a step, it takes away what stands over the page (`IN_THE_WAY`: the consent banner, the survey interstitial,
   the expired-session page) by the kind's declared `dismiss` label, when the page shows the kind's text.
 - When the step's control is not offered yet, it reveals more of the page: the "Load more" button (`HOLDS_BACK`), or,
-  where rows wait for a scroll or a submit control for a timer (`REVEALED_BY_WAITING`), it pauses (`WAIT_S`) and
-  hovers over the control just before the kind's text, which scrolls it into view, and looks again.
+  where rows wait for a scroll or a submit control for a timer (`REVEALED_BY_WAITING`), it pauses (`wait_for`: a
+  timer's declared length, else `WAIT_S`) and hovers over the control just before the kind's text, which scrolls it
+  into view, and looks again.
 - It finds a step's button or column header by its name or by a name the kind's label variation gives it
   (`BUTTON_LABELS`, `BUTTON_VERBS`, `HEADER_SYNONYMS`); where two different synonyms each name a control, it cannot
   tell which is the step's, and gives up rather than guess.
@@ -37,7 +38,8 @@ from tasks import ScriptedStep
 
 NAME: Final = "noise-aware"
 WAIT_S: Final = 0.5
-"""How long the policy pauses before it looks again at a page whose control waits for a scroll or a timer."""
+"""How long the policy pauses before it looks again at a page whose control waits for a scroll (a timer's kind is
+waited out for its declared `seconds` instead: `wait_for`)."""
 MAX_WAITS: Final = 8
 """Reveals in a row before it gives up honestly: the control did not appear."""
 
@@ -134,19 +136,30 @@ def offered_dismissal(observation: str, kinds: Sequence[NoiseKind],
     return None
 
 
-def reveal_target(observation: str, kinds: Sequence[NoiseKind]) -> str | None:
+def revealing(observation: str, kinds: Sequence[NoiseKind]) -> tuple[str, NoiseKind] | None:
     """The id of the control just before the text of a kind that waits for a scroll or a timer (the first control
-    of the page when none comes before it); None when the page shows no such text."""
-    marks = [NOISE[kind].shows for kind in kinds if NOISE[kind].shows]
+    of the page when none comes before it), and that kind; None when the page shows no such text."""
+    marks = [(kind, NOISE[kind].shows) for kind in kinds if NOISE[kind].shows]
     last: str | None = None
     first: str | None = None
     for line in observation.splitlines():
         parsed = parse_control_line(line)
         if parsed is not None:
             last, first = parsed[0], first or parsed[0]
-        elif any(mark in line for mark in marks):
-            return last or first or next((cid for cid, _, _ in controls_in_text(observation)), None)
+            continue
+        kind = next((kind for kind, mark in marks if mark in line), None)
+        if kind is not None:
+            target = last or first or next((cid for cid, _, _ in controls_in_text(observation)), None)
+            return None if target is None else (target, kind)
     return None
+
+
+def wait_for(kind: NoiseKind) -> float:
+    """How long the policy pauses before it looks again at a page that shows `kind`'s text: a timer's declared
+    length (`seconds`: the slow control's spinner), so that one wait normally outlasts it however fast the machine
+    takes a step (a pause of WAIT_S a step took three to four of the action budget's turns a spinner, and a long task
+    ran out of them); WAIT_S for a list that loads on a scroll (the hover itself reveals it)."""
+    return max(WAIT_S, NOISE[kind].seconds)
 
 
 def acted_on(note: str) -> tuple[str, str] | None:
@@ -246,10 +259,10 @@ def decide_noise_aware(control: Sequence[ScriptedStep], conversation: Conversati
         held = offered_dismissal(observation, HOLDS_BACK, tried)
         if held is not None:
             return _call("click", id=held[0])
-        target = reveal_target(observation, REVEALED_BY_WAITING)
-        if target is not None and state.waits_in_a_row(len(turns)) < MAX_WAITS:
-            reply = _call("hover", id=target)
-            return Reply(tool=reply.tool, arguments=reply.arguments, pause_s=WAIT_S)
+        revealed = revealing(observation, REVEALED_BY_WAITING)
+        if revealed is not None and state.waits_in_a_row(len(turns)) < MAX_WAITS:
+            reply = _call("hover", id=revealed[0])
+            return Reply(tool=reply.tool, arguments=reply.arguments, pause_s=wait_for(revealed[1]))
     return _give_up(f"The page shows no {step.role} named {step.name!r}; cannot continue.")
 
 
