@@ -456,7 +456,9 @@ def test_writes_to_a_tenant_and_to_a_registrys_template_reach_no_other_registry_
         assert dump(seeding.SEEDED.database(WEBMAIL, 1)) == references.dump(1)
         assert reads_back(SITE, 1, tmp_path / "kept.sqlite") == references.dump(1)
         [child] = _seed_in_processes(cache, tmp_path, 1, count=1)
-        assert child["dump_sha256"] == dump_sha256(references.file(1)) and child["seeded"] == 0
+        assert child["dump_sha256"] == dump_sha256(references.file(1))
+        # read from the cache, not seeded (unless someone changed the code since this process keyed it)
+        assert child["seeded"] == 0 or child["digest"] != seeded_cache.code_digest()
     finally:
         first.close()
         if second is not None:
@@ -482,7 +484,9 @@ path = seeding.SEEDED.database(SITES["webmail"], seed)
 connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
 text = "\\n".join(connection.iterdump())
 connection.close()
-print(json.dumps({"dump_sha256": hashlib.sha256(text.encode()).hexdigest(), "seeded": len(calls)}))
+from sites.kit import seeded_cache
+print(json.dumps({"dump_sha256": hashlib.sha256(text.encode()).hexdigest(), "seeded": len(calls),
+                  "digest": seeded_cache.code_digest()}))
 """
 
 
@@ -515,10 +519,12 @@ def _seed_in_processes(root: Path, tmp_path: Path, seed: int, count: int) -> lis
 
 
 def test_two_processes_seeding_at_once_both_get_the_seeding_and_leave_a_whole_entry(
-        cache: Path, tmp_path: Path, references: References) -> None:
+        cache: Path, tmp_path: Path, references: References, monkeypatch: pytest.MonkeyPatch) -> None:
     results = _seed_in_processes(cache, tmp_path, 1, count=2)
     assert [result["dump_sha256"] for result in results] == [dump_sha256(references.file(1))] * 2
     assert sum(result["seeded"] for result in results) >= 1
+    [digest] = {result["digest"] for result in results}
+    monkeypatch.setattr(seeded_cache, "code_digest", lambda: digest)  # read the entry as the children keyed it
     database, record_path = kept(cache, SITE, 1)
     assert seeded_cache.KeptSeeding.model_validate_json(record_path.read_bytes()).sha256 == file_sha256(database)
     assert reads_back(SITE, 1, tmp_path / "after.sqlite") == references.dump(1)
@@ -678,19 +684,14 @@ def test_the_code_digest_follows_library_python_and_sqlite_versions(monkeypatch:
         assert code_keyed.code_digest("s", ("a",), ("sqlalchemy",), root=root) != base
     assert code_keyed.code_digest("s", ("a",), ("sqlalchemy", "no-such-distribution-blind"), root=root) != base
 
-    real = seeded_cache.code_digest()
-    try:
-        with monkeypatch.context() as patch:
-            patch.setattr(sqlite3, "sqlite_version", "0.0.0")
-            seeded_cache.code_digest.cache_clear()
-            assert seeded_cache.code_digest() != real
-        with monkeypatch.context() as patch:
-            patch.setattr(importlib.metadata, "version",
-                          lambda name: "0.0.1" if name == "sqlmodel" else real_version(name))
-            seeded_cache.code_digest.cache_clear()
-            assert seeded_cache.code_digest() != real
-    finally:
-        seeded_cache.code_digest.cache_clear()
+    fresh = seeded_cache.code_digest.__wrapped__  # computed anew, the process's cached digest left alone
+    real = fresh()
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite3, "sqlite_version", "0.0.0")
+        assert fresh() != real
+    with monkeypatch.context() as patch:
+        patch.setattr(importlib.metadata, "version", lambda name: "0.0.1" if name == "sqlmodel" else real_version(name))
+        assert fresh() != real
 
 
 def _load_code_keyed_from(copy: Path) -> ModuleType:
@@ -707,32 +708,28 @@ def test_the_seeded_caches_digest_follows_the_site_code(tmp_path: Path, monkeypa
         shutil.copytree(REPOSITORY / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     copied = _load_code_keyed_from(copy)
     assert Path(copied.REPOSITORY) == copy.resolve()
-    seeded_cache.code_digest.cache_clear()  # the tree as copied just now
-    real = seeded_cache.code_digest()
-    real_key = seeded_cache.key(SITE, 1)
+    fresh = seeded_cache.code_digest.__wrapped__  # computed anew, the process's cached digest left alone
+    real = fresh()  # the tree as copied just now
     seed_module = copy / "sites" / "webmail" / "__init__.py"
-    try:
-        monkeypatch.setattr(seeded_cache, "code_keyed", copied)
-
-        def digest() -> str:
-            seeded_cache.code_digest.cache_clear()
-            return seeded_cache.code_digest()
-
-        assert digest() == real, "the same code elsewhere is another digest"
-        original = seed_module.read_bytes()
-        seed_module.write_bytes(original + b"\n# a change to the site's code\n")
-        changed = digest()
-        assert changed != real and seeded_cache.key(SITE, 1) != real_key
-        seed_module.write_bytes(original)
-        assert digest() == real
-        (copy / "sites" / "kit" / "blind_new_module.py").write_text("X = 1\n", encoding="utf-8")
-        assert digest() != real
-        (copy / "sites" / "kit" / "blind_new_module.py").unlink()
-        (copy / "computerops" / "core" / "hashing.py").write_bytes(
-            (copy / "computerops" / "core" / "hashing.py").read_bytes() + b"\n")
-        assert digest() != real
-    finally:
-        seeded_cache.code_digest.cache_clear()
+    monkeypatch.setattr(seeded_cache, "code_keyed", copied)
+    assert fresh() == real, "the same code elsewhere is another digest"
+    original = seed_module.read_bytes()
+    seed_module.write_bytes(original + b"\n# a change to the site's code\n")
+    changed = fresh()
+    assert changed != real
+    keys = []
+    for digest in (real, changed):
+        monkeypatch.setattr(seeded_cache, "code_digest", lambda digest=digest: digest)
+        keys.append(seeded_cache.key(SITE, 1))
+    assert keys[0] != keys[1]
+    seed_module.write_bytes(original)
+    assert fresh() == real
+    (copy / "sites" / "kit" / "blind_new_module.py").write_text("X = 1\n", encoding="utf-8")
+    assert fresh() != real
+    (copy / "sites" / "kit" / "blind_new_module.py").unlink()
+    (copy / "computerops" / "core" / "hashing.py").write_bytes(
+        (copy / "computerops" / "core" / "hashing.py").read_bytes() + b"\n")
+    assert fresh() != real
 
 
 def test_a_seeding_kept_by_other_code_is_not_used_and_old_codes_folders_are_pruned(
