@@ -406,8 +406,6 @@ def test_a_damaged_entry_is_seeded_afresh_never_used(damage: str, cache: Path, t
     assert not list(cache.rglob(".*.tmp")), "a temporary file was left in the cache"
 
 
-@pytest.mark.xfail(strict=True, reason="defect: seeded_cache.read_into opens the record with Path.read_bytes, which "
-                                       "blocks forever on a FIFO planted in the record's place")
 def test_a_fifo_planted_as_the_record_does_not_hang_a_seeding(cache: Path, tmp_path: Path,
                                                              references: References) -> None:
     seeded_cache.keep(SITE, 1, references.file(1))
@@ -427,6 +425,7 @@ def test_a_fifo_planted_as_the_record_does_not_hang_a_seeding(cache: Path, tmp_p
         reader.join(10.0)
     assert not hung, "read_into blocked on a FIFO planted as the record (waits forever for a writer)"
     assert answers == [False]
+
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -983,9 +982,6 @@ print(json.dumps(result))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
-@pytest.mark.xfail(strict=True, reason="defect: SeededTemplates registers atexit(self._scratch.close) in the parent; "
-                                       "a forked child that exits normally runs it and removes the parent's "
-                                       "scratch directory, so the parent's seedings vanish (FileNotFoundError)")
 def test_a_forked_child_exiting_normally_leaves_the_parents_seedings(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", _FORK_EXIT, str(tmp_path / "copy.sqlite")], cwd=REPOSITORY,
                           capture_output=True, text=True, timeout=120, check=True)

@@ -73,13 +73,17 @@ class ScratchDirectory:
             fcntl.flock(self._owner.fileno(), fcntl.LOCK_EX)  # a new file: nobody else holds it
             self._owner.write(f"process {os.getpid()}\n")
             self._owner.flush()
+            self._pid = os.getpid()
 
     def close(self) -> None:
-        """Remove the directory and release it (idempotent)."""
+        """Remove the directory and release it (idempotent). Only in the process that made it: a child forked from
+        that process inherits this object and its exit handlers (`atexit`), and its exit must not remove what its
+        parent still uses; there it only forgets the directory."""
         if self._owner is None:
             return
-        shutil.rmtree(self.path, ignore_errors=True)
-        self._owner.close()
+        if self._pid == os.getpid():
+            shutil.rmtree(self.path, ignore_errors=True)
+            self._owner.close()
         self._owner = None
 
     def __enter__(self) -> Path:

@@ -23,6 +23,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -101,21 +102,52 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+RECORD_LIMIT = 64 * 1024
+"""The most a record's file is read (a record is some 300 bytes)."""
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of `path` for reading, when it is a regular file itself (not a link, a FIFO, a device or a
+    folder: opening a FIFO to read would wait for a writer, copying a device could run for ever); OSError else."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise OSError(f"{path} is not a regular file")
+    return descriptor
+
+
+def _read_record(path: Path) -> bytes:
+    with os.fdopen(_open_regular(path), "rb") as source:
+        return source.read(RECORD_LIMIT)
+
+
+def _copy_hashed(source_path: Path, target: Path) -> str:
+    """Copy the regular file `source_path` to `target`; the sha256 of what was copied."""
+    digest = hashlib.sha256()
+    with os.fdopen(_open_regular(source_path), "rb") as source, target.open("wb") as out:
+        for block in iter(lambda: source.read(1 << 20), b""):
+            digest.update(block)
+            out.write(block)
+    return digest.hexdigest()
+
+
 def read_into(site: str, seed: int, target: Path) -> bool:
     """Copy the kept seeding of (site, seed) to `target`; False (and no `target`) when none of this key is kept, the
-    cache is off, or the copy does not hash to its record (the caller seeds)."""
+    cache is off, a kept file is not a regular file of its own, or the copy does not hash to its record (the caller
+    seeds)."""
     root = cache_root()
     if root is None:
         return False
     database, record_path = _paths(root, site, seed)
     try:
-        record = KeptSeeding.model_validate_json(record_path.read_bytes())
+        record = KeptSeeding.model_validate_json(_read_record(record_path))
         if record.key != key(site, seed):
             return False
-        shutil.copyfile(database, target)
+        copied = _copy_hashed(database, target)
     except (OSError, ValidationError):
+        target.unlink(missing_ok=True)
         return False
-    if _file_sha256(target) != record.sha256:
+    if copied != record.sha256:
         target.unlink(missing_ok=True)
         return False
     return True
