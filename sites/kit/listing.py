@@ -9,13 +9,21 @@ a vocabulary, not the records, so a list page's size does not grow with them.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import String, cast, or_
 from sqlmodel import Session, col, select
 from sqlmodel.sql.expression import SelectOfScalar
 
 T = TypeVar("T")
+
+
+class _Keyed(Protocol):
+    id: int | None
+
+
+K = TypeVar("K", bound=_Keyed)
 
 
 def searched(statement: SelectOfScalar[T], text: str, *columns: Any) -> SelectOfScalar[T]:
@@ -38,3 +46,14 @@ def filtered(statement: SelectOfScalar[T], **conditions: tuple[Any, str]) -> Sel
 def choices(session: Session, column: Any) -> list[str]:
     """The distinct values the column holds, sorted: a filter's options."""
     return sorted(str(value) for value in session.exec(select(column).distinct()) if value is not None)
+
+
+def by_id(session: Session, model: type[K], ids: Iterable[int | None]) -> dict[int, K]:
+    """The rows of `model` whose id is one of `ids` (None ignored), keyed by id: the few rows a page's table points to
+    (a dependency's number, an order's supplier), read by `id IN (...)`, not the whole table. Plain reads (not a
+    listing: `sites.kit.shown` records only what the template then shows of them)."""
+    wanted = sorted({key for key in ids if key is not None})
+    if not wanted:
+        return {}
+    rows = session.exec(select(model).where(col(model.id).in_(wanted)))
+    return {row.id: row for row in rows if row.id is not None}

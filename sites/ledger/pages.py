@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from sqlmodel import Session, select
 
+from sites.kit.listing import by_id
 from sites.kit.pages import SitePages
 from sites.ledger.models import Delivery, Event
 
@@ -26,11 +28,12 @@ def delivery_by_number(session: Session, number: str) -> Delivery | None:
     return session.exec(select(Delivery).where(Delivery.number == number)).first()
 
 
-def events_by_id(session: Session) -> dict[int, Event]:
-    """Every event keyed by id, for tables that show dependencies and sources (the template reads the number)."""
-    return {event.id: event for event in session.exec(select(Event)) if event.id is not None}
+def events_by_id(session: Session, ids: Iterable[int | None]) -> dict[int, Event]:
+    """The events numbered by `ids` keyed by id, for tables that show dependencies and sources (the template reads
+    the number of the rows on the page, so only those are read)."""
+    return by_id(session, Event, ids)
 
 
-def deliveries_by_id(session: Session) -> dict[int, Delivery]:
-    """Every delivery keyed by id, for the dispatch log (the template reads the number)."""
-    return {delivery.id: delivery for delivery in session.exec(select(Delivery)) if delivery.id is not None}
+def deliveries_by_id(session: Session, ids: Iterable[int | None]) -> dict[int, Delivery]:
+    """The deliveries `ids` keyed by id, for the dispatch log (the template reads the number of the page's rows)."""
+    return by_id(session, Delivery, ids)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from sqlmodel import col, select
+from sqlmodel import col, func, select
 from starlette.responses import HTMLResponse
 
 from sites.kit.deps import OperationDep, SessionDep
@@ -18,15 +18,16 @@ router = APIRouter()
 
 @router.get("/", response_class=HTMLResponse)
 def dashboard(session: SessionDep, operation: OperationDep) -> HTMLResponse:
-    """Counts of queued, held and processed events and of pending and delivered deliveries."""
-    events = list(session.exec(select(Event)))
-    deliveries = list(session.exec(select(Delivery)))
+    """Counts of queued, held and processed events and of pending and delivered deliveries, each counted by the
+    database (not by loading the rows)."""
+    events = dict(session.exec(select(Event.status, func.count()).group_by(col(Event.status))).all())
+    deliveries = dict(session.exec(select(Delivery.status, func.count()).group_by(col(Delivery.status))).all())
     counts = [
-        ("Queued events", sum(event.status == "queued" for event in events)),
-        ("Held events", sum(event.status == "held" for event in events)),
-        ("Processed events", sum(event.status == "processed" for event in events)),
-        ("Pending deliveries", sum(delivery.status == "pending" for delivery in deliveries)),
-        ("Delivered deliveries", sum(delivery.status == "delivered" for delivery in deliveries)),
+        ("Queued events", events.get("queued", 0)),
+        ("Held events", events.get("held", 0)),
+        ("Processed events", events.get("processed", 0)),
+        ("Pending deliveries", deliveries.get("pending", 0)),
+        ("Delivered deliveries", deliveries.get("delivered", 0)),
     ]
     return page(operation, "dashboard.html", title="Dispatch console", counts=counts)
 
@@ -37,4 +38,4 @@ def dispatch_log(session: SessionDep, operation: OperationDep,
     """The dispatch submissions, oldest first, a page at a time, with their outcome (sent, duplicate or stale)."""
     pages = paged(session, select(Dispatch).order_by(col(Dispatch.id)), page=number, path=f"{PREFIX}/dispatches")
     return page(operation, "dispatches.html", title="Dispatch log", dispatches=pages.rows, pages=pages,
-                deliveries=deliveries_by_id(session))
+                deliveries=deliveries_by_id(session, (row.delivery_id for row in pages.rows)))

@@ -41,7 +41,7 @@ def entry_list(session: SessionDep, operation: OperationDep, created: str = "", 
         chosen=chosen,
         accounts=choices(session, Entry.account),
         currencies=choices(session, Entry.currency),
-        events=events_by_id(session),
+        events=events_by_id(session, (entry.event_id for entry in pages.rows)),
         notice="Entry created." if created else None,
     )
 

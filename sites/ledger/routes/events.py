@@ -78,7 +78,7 @@ def _list_page(
         kinds=choices(session, Event.kind),
         batches=batch_choices(session),
         every_batch=EVERY_BATCH,
-        events=events_by_id(session),
+        events=events_by_id(session, (event.depends_on_id for event in pages.rows)),
         notice=notice,
         error=error,
         selected=selected,
