@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from sites.inventory.models import Product, PurchaseOrder
 from sites.kit.pages import SitePages
@@ -25,8 +25,3 @@ def order_by_number(session: Session, number: str) -> PurchaseOrder | None:
     """The purchase order numbered `number` (e.g. PO-5002), or None."""
     return session.exec(select(PurchaseOrder).where(PurchaseOrder.number == number)).first()
 
-
-def products_by_id(session: Session) -> dict[int, Product]:
-    """Every product keyed by id, for tables that show SKUs."""
-    return {product.id: product for product in session.exec(select(Product).order_by(col(Product.id)))
-            if product.id is not None}

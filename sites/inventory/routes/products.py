@@ -34,6 +34,7 @@ from sites.inventory.stock import (
 )
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.injection import committed_part
+from sites.kit.listing import by_id
 from sites.kit.money import format_cents, parse_cents
 from sites.kit.notices import Notices
 from sites.kit.operation import OperationContext
@@ -164,7 +165,7 @@ def _product_page(
     open_lines = open_lines_of(session, product)
     for line in open_lines:  # "Open purchase orders" states that each of these orders has a line of this product
         operation.shown.row(line, "product_id", "purchase_order_id")
-    orders = {order.id: order for order in session.exec(select(PurchaseOrder)) if order.id is not None}
+    orders = by_id(session, PurchaseOrder, (line.purchase_order_id for line in open_lines))
     defaults: dict[str, Any] = {
         "notice": None,
         "edit_error": None,

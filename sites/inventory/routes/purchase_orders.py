@@ -9,9 +9,9 @@ from fastapi.responses import RedirectResponse
 from sqlmodel import Session
 from starlette.responses import HTMLResponse, Response
 
-from sites.inventory.lists import ALL, OrderFilters, suppliers
+from sites.inventory.lists import ALL, OrderFilters, products_of, suppliers
 from sites.inventory.models import PO_STATUSES, PurchaseOrder
-from sites.inventory.pages import PREFIX, not_found, order_by_number, products_by_id
+from sites.inventory.pages import PREFIX, not_found, order_by_number
 from sites.inventory.pages import page as show
 from sites.inventory.stock import lines_of, parse_integer, receive, refusal_for_cancelling, refusal_for_receiving
 from sites.kit.deps import OperationDep, SessionDep
@@ -53,7 +53,7 @@ def _order_page(
         title=f"Purchase order {order.number}",
         order=order,
         lines=lines,
-        products=products_by_id(session),
+        products=products_of(session, {line.product_id for line in lines}),
         **{**defaults, **context},
     )
 
@@ -87,10 +87,9 @@ def receive_order(
     if order is None:
         return not_found(operation, f"Purchase order {number}")
     typed_by_line = dict(zip(line or [], received or [], strict=False))
-    products = products_by_id(session)
-    entries = [
-        (item, products[item.product_id], typed_by_line.get(str(item.id), "0")) for item in lines_of(session, order)
-    ]
+    lines = lines_of(session, order)
+    products = products_of(session, {item.product_id for item in lines})
+    entries = [(item, products[item.product_id], typed_by_line.get(str(item.id), "0")) for item in lines]
     refusal = refusal_for_receiving(order, entries, operation.shown)
     if refusal is not None:
         typed = {item.id: text for item, _product, text in entries}
