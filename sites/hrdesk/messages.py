@@ -11,6 +11,7 @@ message: the messages stay after the desk acts on them, and some are about reque
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -80,3 +81,18 @@ def desk_messages(session: Session) -> list[DeskMessage]:
         if manager is not None:
             messages.extend(_messages_about(request, employee, manager))
     return sorted(messages, key=lambda m: (m.sent_at, m.key), reverse=True)
+
+
+def desk_message(session: Session, key: str) -> DeskMessage | None:
+    """The message keyed `key` (M-<request id>-<n>), or None: the same one `desk_messages` lists under that key,
+    read from its one request, its employee and the manager (not every request and employee)."""
+    found = re.fullmatch(r"M-([1-9][0-9]{0,17})-[0-9]+", key)  # a key's id as `desk_messages` writes it
+    request = None if found is None else session.get(LeaveRequest, int(found.group(1)))
+    if request is None or request.id is None or request.id < FIRST_FILLER_REQUEST or \
+            not request.submitted_at >= WRITTEN_FROM:
+        return None
+    employee = session.get(Employee, request.employee_id)
+    manager = None if employee is None or employee.manager_id is None else session.get(Employee, employee.manager_id)
+    if employee is None or manager is None:
+        return None
+    return next((message for message in _messages_about(request, employee, manager) if message.key == key), None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -9,6 +10,7 @@ from fastapi import Query
 from sqlmodel import Session, select
 
 from sites.hrdesk.models import Employee, ExpenseClaim, LeaveBalance, LeaveRequest
+from sites.kit.listing import by_id
 from sites.kit.pages import SitePages
 
 PAGES = SitePages(Path(__file__).parent / "templates")
@@ -40,9 +42,9 @@ def claim_by_number(session: Session, number: str) -> ExpenseClaim | None:
     return session.exec(select(ExpenseClaim).where(ExpenseClaim.number == number)).first()
 
 
-def employees_by_id(session: Session) -> dict[int, Employee]:
-    """Every employee keyed by id, for tables that show employee names."""
-    return {employee.id: employee for employee in session.exec(select(Employee)) if employee.id is not None}
+def employees_by_id(session: Session, ids: Iterable[int | None]) -> dict[int, Employee]:
+    """The employees `ids` keyed by id, for tables that show employee names (those of the page's rows)."""
+    return by_id(session, Employee, ids)
 
 
 def balance_of(session: Session, employee_id: int, leave_type: str) -> LeaveBalance | None:

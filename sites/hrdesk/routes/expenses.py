@@ -58,8 +58,9 @@ def _list_page(session: Session, operation: OperationContext, *, q: str = "", st
         query = query.where(Employee.department == department)
     filters = {"q": text, "status": status, "category": category, "currency": currency, "department": department}
     rows = paged(session, query, page=page_number, path=f"{PREFIX}/expenses", query=filters)
+    employees = employees_by_id(session, (claim.employee_id for claim in rows.rows))
     return page(operation, "expenses.html", status=http_status, title="Expense claims", pages=rows,
-                employees=employees_by_id(session), statuses=EXPENSE_STATUSES, categories=EXPENSE_CATEGORIES,
+                employees=employees, statuses=EXPENSE_STATUSES, categories=EXPENSE_CATEGORIES,
                 currencies=CURRENCIES, departments=DEPARTMENTS, notice=notice, error=error, filters=filters)
 
 

@@ -46,7 +46,8 @@ def leave_list(session: SessionDep, operation: OperationDep, q: str = "", status
         query = query.where(Employee.department == department)
     filters = {"q": text, "status": status, "type": type, "department": department}
     rows = paged(session, query, page=page_number, path=f"{PREFIX}/leave", query=filters)
-    return page(operation, "leave_list.html", title="Leave requests", pages=rows, employees=employees_by_id(session),
+    employees = employees_by_id(session, (request.employee_id for request in rows.rows))
+    return page(operation, "leave_list.html", title="Leave requests", pages=rows, employees=employees,
                 filters=filters, statuses=LEAVE_STATUSES, types=LEAVE_TYPES, departments=DEPARTMENTS)
 
 

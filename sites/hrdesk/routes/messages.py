@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.responses import HTMLResponse
 
-from sites.hrdesk.messages import desk_messages
+from sites.hrdesk.messages import desk_message, desk_messages
 from sites.hrdesk.pages import PREFIX, PageQuery, not_found, page
 from sites.kit.deps import OperationDep, SessionDep
 from sites.kit.paging import PAGE_SIZE, Pages, page_number
@@ -35,7 +35,7 @@ def message_list(session: SessionDep, operation: OperationDep, q: str = "",
 def message_detail(key: str, session: SessionDep, operation: OperationDep) -> HTMLResponse:
     """One message with its sender, time, subject, text and a link to the leave request it is about; 404 for an
     unknown key."""
-    found = next((m for m in desk_messages(session) if m.key == key), None)
+    found = desk_message(session, key)
     if found is None:
         return not_found(operation, f"Message {key}")
     return page(operation, "desk_message.html", title=found.subject, message=found)
