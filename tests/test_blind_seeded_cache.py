@@ -858,7 +858,6 @@ def test_the_store_keeps_at_most_KEEP_seedings_and_removes_the_evicted_files(
         cache: Path, seedings: list[tuple[str, int]]) -> None:
     store = SeededTemplates()
     keep = SeededTemplates.KEEP
-    assert keep == 16
     paths = [store.database(TINY, seed) for seed in range(keep + 1)]
     assert not paths[0].exists(), "the least recent seeding's file stayed"
     assert all(path.exists() for path in paths[1:])
