@@ -4,6 +4,7 @@ for other processes (sites/kit/seeded_cache.py), used only when the copy hashes 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import sqlite3
@@ -120,7 +121,7 @@ def test_a_kept_seeding_changed_on_disk_is_not_used_but_seeded_again_and_rewritt
         assert again.template_state(SITE, SEED) == state
         assert seedings == [(SITE, SEED), (SITE, SEED)]
         assert seeded_cache.KeptSeeding.model_validate_json(record.read_text()).sha256 == \
-            seeded_cache._file_sha256(database)  # rewritten whole
+            hashlib.sha256(database.read_bytes()).hexdigest()  # rewritten whole
     finally:
         again.close()
 

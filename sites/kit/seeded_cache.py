@@ -21,7 +21,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import shutil
 import sqlite3
 import stat
 import tempfile
@@ -94,14 +93,6 @@ def _paths(root: Path, site: str, seed: int) -> tuple[Path, Path]:
     return folder / f"{site}-{seed}.sqlite", folder / f"{site}-{seed}.json"
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as source:
-        for block in iter(lambda: source.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 RECORD_LIMIT = 64 * 1024
 """The most a record's file is read (a record is some 300 bytes)."""
 
@@ -166,11 +157,10 @@ def keep(site: str, seed: int, source: Path) -> None:
         if not database.parent.is_dir():  # the first seeding kept for this code: older code's go
             database.parent.mkdir(parents=True, exist_ok=True)
             code_keyed.prune_code_versions(root, code_digest()[:16], KEPT_CODE_VERSIONS)
-        record = KeptSeeding(key=key(site, seed), site=site, seed=seed, sha256=_file_sha256(source))
         descriptor, copy = tempfile.mkstemp(dir=database.parent, prefix=".", suffix=".tmp")
         os.close(descriptor)
         made.append(copy)
-        shutil.copyfile(source, copy)
+        record = KeptSeeding(key=key(site, seed), site=site, seed=seed, sha256=_copy_hashed(source, Path(copy)))
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=database.parent, prefix=".", suffix=".tmp",
                                          delete=False) as out:
             made.append(out.name)

@@ -92,7 +92,7 @@ class SeededTemplates:
     100 MB). Every tenant's creation and snapshot reads its template's rows here, and a run or a replay batch walks
     its instances in the same order again (episodes, then their replays): with fewer kept than the (site, seed) pairs
     it walks, every one of them was evicted before its turn came round and was read again from disk (the bench's 24
-    replays over 24 pairs: two thirds of a replay's CPU with 16 kept). The published catalog has 144 pairs."""
+    replays over 24 pairs: about a third of a warm replay's CPU with 16 kept). The published catalog has 144 pairs."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
